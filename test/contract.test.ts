@@ -1,0 +1,142 @@
+// The contract itself: lint-clean, generated files fresh, and the rules that Redocly's linter
+// cannot express (they need more than one node, or both generations at once).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { deref, generations, loadBundle, makeValidator, operations, pointerOf, root, type Json } from './support/spec.ts';
+
+const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
+const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
+
+describe('the contract', () => {
+  it('lints clean: no error, no warning, nothing ignored', () => {
+    let out: string;
+    try {
+      out = execFileSync(bin('redocly'), ['lint', '--format=json'], { cwd: root, env, encoding: 'utf8', stdio: 'pipe' });
+    } catch (e) {
+      out = (e as { stdout: string }).stdout;
+    }
+    const report = JSON.parse(out.slice(out.indexOf('{'))) as { totals: Json; problems: Json[] };
+    expect(report.problems.map((p) => `${p.ruleId}: ${p.message} @ ${p.location?.[0]?.pointer}`)).toEqual([]);
+    expect(report.totals).toEqual({ errors: 0, warnings: 0, ignored: 0 });
+  });
+
+  it('has fresh generated files (npm run generate changes nothing)', () => {
+    const out = mkdtempSync(path.join(tmpdir(), 'humantask-fresh-'));
+    try {
+      execFileSync(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', out], { cwd: root, env, stdio: 'pipe' });
+      for (const f of readdirSync(out)) {
+        expect(readFileSync(path.join(out, f), 'utf8'), `generated/${f} is stale: run npm run generate`).toBe(
+          readFileSync(path.join(root, 'generated', f), 'utf8'),
+        );
+      }
+      expect(readdirSync(out).sort()).toEqual(readdirSync(path.join(root, 'generated')).sort());
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  });
+});
+
+describe.each(generations)('%s generation', (gen) => {
+  const doc = loadBundle(gen);
+  const ops = operations(gen, doc);
+  const validate = makeValidator(gen, doc);
+
+  it.each(ops.map((o) => [`${o.method.toUpperCase()} ${o.path}`, o] as const))(
+    '%s documents its error answers',
+    (_name, { path: p, op }) => {
+      const codes = Object.keys(op.responses ?? {});
+      const expected = ['200', '400', '401', '429', '500'];
+      if (p.includes('{')) expected.push('404');
+      if (op.requestBody) expected.push('413');
+      if (/^\/v1\/task\/[a-z]+$/.test(p)) expected.push('402', '409');
+      expect(codes).toEqual(expect.arrayContaining(expected));
+      for (const code of codes.filter((c) => c !== '200')) {
+        const schema = deref(doc, op.responses[code]).content?.['application/json']?.schema;
+        expect(deref(doc, schema)?.title, `${code} answers with ErrorBody`).toBe('ErrorBody');
+      }
+    },
+  );
+
+  it('gives every request body and every answer a named example that validates (formats too)', () => {
+    const problems: string[] = [];
+    const check = (where: string, media: Json, pointer: string) => {
+      const examples = Object.entries<Json>(media.examples ?? {});
+      if (examples.length === 0) problems.push(`${where}: no named example`);
+      for (const [name, ex] of examples) {
+        const v = validate(pointer + '/schema');
+        if (!v(deref(doc, ex).value)) problems.push(`${where} example ${name}: ${JSON.stringify(v.errors?.slice(0, 3))}`);
+      }
+    };
+    for (const { op, pointer, method, path: p } of ops) {
+      const name = `${method.toUpperCase()} ${p}`;
+      const body = deref(doc, op.requestBody);
+      for (const [type, media] of Object.entries<Json>(body?.content ?? {})) {
+        check(`${name} request ${type}`, media, `${pointer}/requestBody/content/${type.replaceAll('/', '~1')}`);
+      }
+      for (const [code, resp] of Object.entries<Json>(op.responses ?? {})) {
+        const r = deref(doc, resp);
+        const base = resp.$ref ? resp.$ref : `${pointer}/responses/${code}`;
+        for (const [type, media] of Object.entries<Json>(r.content ?? {})) {
+          check(`${name} ${code} ${type}`, media, `${base}/content/${type.replaceAll('/', '~1')}`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('lists concrete paths before templated ones that could match them (Prism takes the first match)', () => {
+    const paths = Object.keys(doc.paths);
+    const asRegex = (p: string) => new RegExp('^' + p.replace(/\{[^}]+\}/g, '[^/]+') + '$');
+    for (const [i, templated] of paths.entries()) {
+      if (!templated.includes('{')) continue;
+      const shadowed = paths.slice(i + 1).filter((p) => !p.includes('{') && asRegex(templated).test(p));
+      expect(shadowed, `${templated} comes before`).toEqual([]);
+    }
+  });
+
+  it('answers every 401 with WWW-Authenticate and every 429 with Retry-After', () => {
+    for (const { op } of ops) {
+      expect(Object.keys(deref(doc, op.responses['401']).headers ?? {})).toContain('WWW-Authenticate');
+      expect(Object.keys(deref(doc, op.responses['429']).headers ?? {})).toContain('Retry-After');
+    }
+  });
+
+  it('validates a body against its schema (the validator is not vacuous)', () => {
+    const v = validate(pointerOf('components', 'schemas', 'ErrorBody'));
+    expect(v({ status_code: 400, error: 'x' })).toBe(true);
+    expect(v({ status_code: 400 })).toBe(false);
+    expect(v({ status_code: 400, error: 'x', stack: 'at ...' })).toBe(false);
+  });
+});
+
+describe('both generations together', () => {
+  const all = generations.flatMap((gen) => operations(gen));
+
+  it('use one operationId per operation, the same in both generations', () => {
+    const byId = new Map<string, Set<string>>();
+    for (const o of all) {
+      const key = `${o.method} ${o.path}`;
+      byId.set(o.op.operationId, (byId.get(o.op.operationId) ?? new Set()).add(key));
+    }
+    for (const [id, keys] of byId) expect([...keys], id).toHaveLength(1);
+  });
+
+  it('keep every component file in use', () => {
+    const used = new Set<string>();
+    for (const gen of generations) {
+      for (const [kind, entries] of Object.entries<Json>(loadBundle(gen).components ?? {})) {
+        for (const name of Object.keys(entries)) used.add(`${kind}/${name}`);
+      }
+    }
+    const kinds = ['schemas', 'parameters', 'responses', 'headers', 'examples'];
+    const files = kinds.flatMap((k) =>
+      readdirSync(path.join(root, 'openapi', 'components', k))
+        .filter((f) => f.endsWith('.yaml'))
+        .map((f) => `${k}/${f.replace(/\.yaml$/, '')}`),
+    );
+    expect(files.filter((f) => !used.has(f))).toEqual([]);
+  });
+});

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Browser, mock and server tests start processes; give them room, never time their speed.
+    testTimeout: 120_000,
+    hookTimeout: 180_000,
+    pool: 'forks',
+    // .ci/run reads the JSON report for its closing "N passed, N failed" line.
+    reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
+  },
+});
