@@ -11,10 +11,10 @@ const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
 const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
 
 describe('the contract', () => {
-  it('lints clean: no error, no warning, nothing ignored', () => {
+  it.each(generations)('lints clean (%s): no error, no warning, nothing ignored', (gen) => {
     let out: string;
     try {
-      out = execFileSync(bin('redocly'), ['lint', '--format=json'], { cwd: root, env, encoding: 'utf8', stdio: 'pipe' });
+      out = execFileSync(bin('redocly'), ['lint', gen, '--format=json'], { cwd: root, env, encoding: 'utf8', stdio: 'pipe' });
     } catch (e) {
       out = (e as { stdout: string }).stdout;
     }
@@ -51,7 +51,7 @@ describe.each(generations)('%s generation', (gen) => {
       const expected = ['200', '400', '401', '429', '500'];
       if (p.includes('{')) expected.push('404');
       if (op.requestBody) expected.push('413');
-      if (/^\/v1\/task\/[a-z]+$/.test(p)) expected.push('402', '409');
+      if (/^\/v1\/task\/[a-z]+$/.test(p)) expected.push('402', '404', '409');
       expect(codes).toEqual(expect.arrayContaining(expected));
       for (const code of codes.filter((c) => c !== '200')) {
         const schema = deref(doc, op.responses[code]).content?.['application/json']?.schema;
@@ -109,6 +109,46 @@ describe.each(generations)('%s generation', (gen) => {
     expect(v({ status_code: 400, error: 'x' })).toBe(true);
     expect(v({ status_code: 400 })).toBe(false);
     expect(v({ status_code: 400, error: 'x', stack: 'at ...' })).toBe(false);
+  });
+});
+
+// Every endpoint of the API description and of our decisions, per generation (seed §4, decisions
+// §3, §5, §6, §8): the contract has exactly these operations.
+const olderTypes = ['annotation', 'pointannotation', 'lineannotation', 'polygonannotation', 'segmentannotation',
+  'categorization', 'comparison', 'datacollection', 'transcription', 'audiotranscription'];
+const newerTypes = ['imageannotation', 'textcollection', 'namedentityrecognition', 'documenttranscription',
+  'documentranscription', 'videoplaybackannotation', 'lidarsegmentation'];
+const kinds = ['textcollection', 'imageannotation', 'namedentityrecognition', 'documentranscription',
+  'documenttranscription', 'segmentannoation', 'segmentannotation', 'videoplaybackannotation'];
+function expectedEndpoints(types: string[]): string[] {
+  return [
+    'GET /v1/tasks', 'GET /v1/task/{taskId}', 'POST /v1/task/{taskId}/cancel', 'POST /v1/task/{taskId}/setMetadata',
+    'POST /v1/task/{taskId}/unique_id', 'DELETE /v1/task/{taskId}/unique_id',
+    'POST /v1/task/{taskId}/tags', 'PUT /v1/task/{taskId}/tags', 'DELETE /v1/task/{taskId}/tags',
+    'POST /v1/task/{taskId}/audit',
+    ...types.map((t) => `POST /v1/task/${t}`),
+    'GET /v1/projects', 'POST /v1/projects', 'GET /v1/projects/{projectName}',
+    'POST /v1/projects/{projectName}/setParams', 'POST /v1/projects/{projectName}/setOntology',
+    'GET /v1/batches', 'POST /v1/batches', 'GET /v1/batches/{batchName}', 'POST /v1/batches/{batchName}/finalize',
+    'GET /v1/batches/{batchName}/status', 'POST /v1/batches/{batchName}/setMetadata',
+    ...['training', 'evaluation'].flatMap((k) => [
+      `GET /v1/${k}_tasks`, `GET /v1/${k}_tasks/{${k}TaskId}`, ...kinds.map((kind) => `POST /v1/${k}_tasks/${kind}`),
+    ]),
+  ].sort();
+}
+
+describe('coverage of the API description', () => {
+  it.each([
+    ['current', [...olderTypes, ...newerTypes]],
+    ['legacy', olderTypes],
+  ] as const)('the %s contract has every endpoint, and no other', (gen, types) => {
+    const actual = operations(gen).map((o) => `${o.method.toUpperCase()} ${o.path}`).sort();
+    expect(actual).toEqual(expectedEndpoints([...types]));
+  });
+
+  it.each(generations)('the %s contract has the three callbacks as webhooks', (gen) => {
+    const hooks = loadBundle(gen).webhooks ?? {};
+    expect(Object.keys(hooks).sort()).toEqual(['attachmentError', 'batchCompleted', 'taskCompleted']);
   });
 });
 

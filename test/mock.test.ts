@@ -40,7 +40,9 @@ describe.each(generations)('Prism mock, %s generation', (gen) => {
       const json = requestBody?.content?.['application/json'];
       if (json) {
         headers['content-type'] = 'application/json';
-        body = JSON.stringify(deref(doc, Object.values<Json>(json.examples)[0]).value);
+        const [first] = Object.values<Json>(json.examples ?? {});
+        if (!first) throw new Error(`${op.operationId} has no request example`);
+        body = JSON.stringify(deref(doc, first).value);
       }
       const res = await fetch(url, { method: method.toUpperCase(), headers, body });
       const text = await res.text();

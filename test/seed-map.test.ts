@@ -1,0 +1,29 @@
+// docs/seed-map.md points at the contract: every operation and component it names exists.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { expect, it } from 'vitest';
+import { generations, loadBundle, operations, root } from './support/spec.ts';
+
+it('names only operations, schemas, parameters and tags that exist in the contract', () => {
+  const map = readFileSync(path.join(root, 'docs', 'seed-map.md'), 'utf8');
+  const tokens = [...map.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+  const ops = new Set(generations.flatMap((g) => operations(g).map((o) => `${o.method.toUpperCase()} ${o.path}`)));
+  const components = new Set(
+    generations.flatMap((g) => {
+      const doc = loadBundle(g);
+      const c = doc.components ?? {};
+      return [
+        ...Object.keys(c.schemas ?? {}), ...Object.keys(c.parameters ?? {}), ...Object.keys(c.responses ?? {}),
+        ...(doc.tags ?? []).map((t: { name: string }) => t.name),
+      ];
+    }),
+  );
+  const namedOps = tokens.filter((t) => /^(GET|POST|PUT|DELETE) \//.test(t));
+  const namedComponents = tokens.filter((t) => /^[A-Z][A-Za-z]+$/.test(t));
+  expect(namedOps.filter((t) => !ops.has(t))).toEqual([]);
+  expect(namedComponents.filter((t) => !components.has(t))).toEqual([]);
+  // Every endpoint of the contract is named somewhere in the map.
+  expect([...ops].filter((o) => !namedOps.includes(o) && !/_tasks\//.test(o))).toEqual([]);
+  expect(namedOps.length).toBeGreaterThan(40);
+  expect(namedComponents.length).toBeGreaterThan(100);
+});
