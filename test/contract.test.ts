@@ -1,7 +1,7 @@
 // The contract itself: lint-clean, generated files fresh, and the rules that Redocly's linter
 // cannot express (they need more than one node, or both generations at once).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -172,8 +172,9 @@ describe('both generations together', () => {
       }
     }
     const kinds = ['schemas', 'parameters', 'responses', 'headers', 'examples'];
-    const files = kinds.flatMap((k) =>
-      readdirSync(path.join(root, 'openapi', 'components', k))
+    const dirs = kinds.map((k) => [k, path.join(root, 'openapi', 'components', k)] as const).filter(([, d]) => existsSync(d));
+    const files = dirs.flatMap(([k, dir]) =>
+      readdirSync(dir)
         .filter((f) => f.endsWith('.yaml'))
         .map((f) => `${k}/${f.replace(/\.yaml$/, '')}`),
     );
