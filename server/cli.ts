@@ -1,27 +1,154 @@
 // `humantask <command>`: the operator's and developer's entry point.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { startMock } from '../scripts/mock.ts';
+import { readConfig } from './config.ts';
+import { accountSummary, createAccount, rotateKey, updateAccount } from './domain/accounts.ts';
+import { DomainError } from './domain/errors.ts';
+import { docsSite, startServer } from './main.ts';
+import { openStore } from './store/db.ts';
+import { unitOfWork } from './store/repositories.ts';
+
+const projectRoot = path.join(docsSite, '..', '..');
 
 const usage = `usage: humantask <command>
 
 commands:
-  mock    Prism mocks of both generations on loopback (MOCK_PORT_CURRENT=4010, MOCK_PORT_LEGACY=4011)
+  serve                       run the service (both generations; docs at /docs)
+  accounts create --name NAME [--json]
+  accounts list
+  accounts rotate-key --name NAME --mode test|live
+  accounts set --name NAME [--default-callback-url URL|none] [--enable-type T]... [--disable-type T]...
+               [--test-completion-delay-ms N]
+  accounts usage --name NAME  live requests counted (the first 5 are free)
+  mock                        Prism mocks of both generations (MOCK_PORT_CURRENT=4010, MOCK_PORT_LEGACY=4011)
+
+configuration (environment): PORT, HOST, DATA_DIR, DATABASE_URL, LOG_LEVEL (see README.md)
 `;
 
-const [command] = process.argv.slice(2);
-switch (command) {
-  case 'mock': {
-    const mock = await startMock({
-      current: Number(process.env.MOCK_PORT_CURRENT ?? 4010),
-      legacy: Number(process.env.MOCK_PORT_LEGACY ?? 4011),
-    }, process.env.MOCK_HOST ?? '127.0.0.1');
-    console.log(`current generation mock: ${mock.urls.current}/v1/...`);
-    console.log(`legacy generation mock:  ${mock.urls.legacy}/v1/...`);
-    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-      process.once(signal, () => void mock.stop().then(() => process.exit(0)));
-    }
-    break;
+async function serve() {
+  const config = readConfig();
+  if (!existsSync(path.join(docsSite, 'index.html'))) {
+    console.log('building the docs site (first start only) ...');
+    const built = spawnSync(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'scripts', 'build-docs.ts')], { stdio: 'inherit' });
+    if (built.status !== 0) console.error('the docs site could not be built; /docs is not served');
   }
-  default:
-    process.stdout.write(usage);
-    process.exit(command === undefined || command === 'help' ? 0 : 2);
+  const server = await startServer(config);
+  console.log(`humantask listening on ${server.url} (current generation /v1, older /legacy/v1, docs /docs)`);
+  console.log(`store: ${server.store.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`}`);
+  if (server.devAccount) {
+    const a = server.devAccount;
+    console.log('\nA development account was created (its keys are shown only now):');
+    console.log(`  test key:          ${a.test_key}\n  live key:          ${a.live_key}`);
+    console.log(`  callback auth key: ${a.callback_auth_key}\n  signing secret:    ${a.signing_secret}`);
+    console.log(`\ntry: curl -u ${a.test_key}: ${server.url}/v1/tasks\n`);
+  }
+  let stopping = false;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      server.close().then(() => process.exit(0), (err) => {
+        console.error(err);
+        process.exit(1);
+      });
+    });
+  }
+}
+
+async function accounts(args: string[]) {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      mode: { type: 'string' },
+      'default-callback-url': { type: 'string' },
+      'enable-type': { type: 'string', multiple: true },
+      'disable-type': { type: 'string', multiple: true },
+      'test-completion-delay-ms': { type: 'string' },
+    },
+  });
+  const need = (v: string | undefined, flag: string) => {
+    if (!v) throw new DomainError('invalid', `${flag} is required`);
+    return v;
+  };
+  const store = await openStore(readConfig());
+  const uow = unitOfWork(store);
+  try {
+    switch (positionals[0]) {
+      case 'create': {
+        const secrets = await createAccount(uow, need(values.name, '--name'), new Date());
+        if (values.json) console.log(JSON.stringify(secrets, null, 2));
+        else for (const [k, v] of Object.entries(secrets)) console.log(`${k.padEnd(18)} ${v}`);
+        break;
+      }
+      case 'list':
+        console.log(JSON.stringify((await uow.accounts.list()).map(accountSummary), null, 2));
+        break;
+      case 'rotate-key': {
+        const mode = need(values.mode, '--mode');
+        if (mode !== 'test' && mode !== 'live') throw new DomainError('invalid', '--mode is test or live');
+        console.log(JSON.stringify(await rotateKey(uow, need(values.name, '--name'), mode), null, 2));
+        break;
+      }
+      case 'set': {
+        const delay = values['test-completion-delay-ms'];
+        const url = values['default-callback-url'];
+        const summary = await updateAccount(uow, need(values.name, '--name'), {
+          ...(url !== undefined ? { defaultCallbackUrl: url === 'none' ? null : url } : {}),
+          enableTypes: values['enable-type'] ?? [],
+          disableTypes: values['disable-type'] ?? [],
+          ...(delay !== undefined ? { testCompletionDelayMs: Number(delay) } : {}),
+        });
+        console.log(JSON.stringify(summary, null, 2));
+        break;
+      }
+      case 'usage': {
+        const account = await uow.accounts.findByName(need(values.name, '--name'));
+        if (!account) throw new DomainError('not_found', `No account named "${values.name}".`);
+        const { name, live_requests, live_requests_charged } = accountSummary(account);
+        console.log(JSON.stringify({ name, live_requests, live_requests_charged }, null, 2));
+        break;
+      }
+      default:
+        process.stdout.write(usage);
+        process.exitCode = 2;
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+const [command, ...rest] = process.argv.slice(2);
+try {
+  switch (command) {
+    case 'serve':
+      await serve();
+      break;
+    case 'accounts':
+      await accounts(rest);
+      break;
+    case 'mock': {
+      const mock = await startMock(
+        { current: Number(process.env.MOCK_PORT_CURRENT ?? 4010), legacy: Number(process.env.MOCK_PORT_LEGACY ?? 4011) },
+        process.env.MOCK_HOST ?? '127.0.0.1',
+      );
+      console.log(`current generation mock: ${mock.urls.current}/v1/...`);
+      console.log(`legacy generation mock:  ${mock.urls.legacy}/v1/...`);
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+        process.once(signal, () => void mock.stop().then(() => process.exit(0)));
+      }
+      break;
+    }
+    default:
+      process.stdout.write(usage);
+      process.exitCode = command === undefined || command === 'help' ? 0 : 2;
+  }
+} catch (err) {
+  console.error(err instanceof DomainError ? `humantask: ${err.message}` : err);
+  process.exitCode = err instanceof DomainError ? 2 : 1;
 }

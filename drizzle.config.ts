@@ -1,0 +1,8 @@
+// drizzle-kit: `npm run db:generate` writes a migration for every change of server/store/schema.ts.
+import { defineConfig } from 'drizzle-kit';
+
+export default defineConfig({
+  dialect: 'postgresql',
+  schema: './server/store/schema.ts',
+  out: './server/store/migrations',
+});

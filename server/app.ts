@@ -1,0 +1,84 @@
+// createApp(generation, deps): the Express app of one generation, made from its bundled contract:
+// parsers -> auth -> rate limit -> idempotency -> body coercion -> contract validation -> handler
+// -> error mapper.
+import express, { type RequestHandler } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import type { Logger } from 'pino';
+
+type ValidatorOptions = Parameters<typeof OpenApiValidator.middleware>[0];
+import type { Generation } from './domain/model.ts';
+import type { UnitOfWork } from './domain/ports.ts';
+import { authenticate } from './http/auth.ts';
+import { coerceBody } from './http/coerce.ts';
+import { loadContract, type Contract } from './http/contract.ts';
+import { HttpError, errorMapper } from './http/errors.ts';
+import { idempotency, saveErrorAnswer } from './http/idempotency.ts';
+import { taskHandlers, type Handler } from './http/tasks.ts';
+
+export interface AppDeps {
+  uow: UnitOfWork;
+  logger: Logger;
+  /** Shared by both generations: one key, one bucket. */
+  rateLimit: RequestHandler;
+  validateResponses: boolean;
+  idempotencyTtlMs: number;
+}
+
+/** Where each generation is served: the older one under /legacy. */
+export const basePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
+
+/** The handler of every operation of a generation's contract, by operationId. */
+export function handlerTable(contract: Contract, uow: UnitOfWork): Record<string, Handler> {
+  return { ...taskHandlers({ uow, contract }) };
+}
+
+export function createApp(generation: Generation, deps: AppDeps) {
+  const contract = loadContract(generation);
+  const handlers = handlerTable(contract, deps.uow);
+  const app = express();
+  app.disable('x-powered-by');
+
+  app.use(express.json({ limit: '10mb' }));
+  if (generation === 'legacy') app.use(express.urlencoded({ extended: true, limit: '10mb' }));
+  app.use(authenticate(deps.uow));
+  app.use(deps.rateLimit);
+  app.use(idempotency(deps.uow, deps.idempotencyTtlMs, (p) => contract.creations.has(p)));
+  app.use((req, _res, next) => {
+    const op = req.method === 'POST' ? contract.creations.get(req.path) : undefined;
+    if (op && req.body && typeof req.body === 'object') {
+      req.body = coerceBody(req.body, op.bodySchema, contract.resolve, req.is('application/x-www-form-urlencoded') !== false);
+    }
+    next();
+  });
+  // The validator fills in schema defaults; a task keeps the parameters as they were sent, so the
+  // body is validated as a copy.
+  app.use((req, res, next) => {
+    res.locals.body = req.body;
+    if (req.body && typeof req.body === 'object') req.body = structuredClone(req.body);
+    next();
+  });
+  // The validator gets its own copy of the bundled contract, served at this generation's base path.
+  const apiSpec = { ...structuredClone(contract.doc), servers: [{ url: basePath[generation] || '/' }] } as unknown as ValidatorOptions['apiSpec'];
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec,
+      validateRequests: { coerceTypes: false, allowUnknownQueryParameters: false, allErrors: true },
+      validateResponses: deps.validateResponses,
+      validateSecurity: false,
+      validateFormats: true,
+    }),
+  );
+  app.use(async (req, res, next) => {
+    const operationId = (req as typeof req & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
+    const handler = operationId ? handlers[operationId] : undefined;
+    try {
+      if (!handler) throw new HttpError(501, `${operationId ?? 'This operation'} is in the contract but not served by this server yet.`);
+      req.body = res.locals.body;
+      await handler(req, res);
+    } catch (err) {
+      next(err);
+    }
+  });
+  app.use(errorMapper(generation, deps.logger, saveErrorAnswer(deps.uow)));
+  return app;
+}

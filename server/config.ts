@@ -1,0 +1,44 @@
+// Configuration: every setting comes from an environment variable with a documented default, read
+// once here. README.md lists them.
+export interface Config {
+  /** Port of the HTTP server (PORT, default 8080; 0 picks a free one). */
+  port: number;
+  /** Address to listen on (HOST, default 127.0.0.1). */
+  host: string;
+  /** PostgreSQL connection string (DATABASE_URL); when set it takes precedence over DATA_DIR. */
+  databaseUrl: string | undefined;
+  /** Folder of the embedded PGlite database (DATA_DIR, default ./data); `memory://` keeps it in memory. */
+  dataDir: string;
+  /** pino level (LOG_LEVEL, default info; `silent` turns logging off). */
+  logLevel: string;
+  /** Validate answers against the contract too (VALIDATE_RESPONSES, default true unless NODE_ENV=production). */
+  validateResponses: boolean;
+  /** How long an Idempotency-Key and its saved answer are kept (IDEMPOTENCY_TTL_HOURS, default 24). */
+  idempotencyTtlMs: number;
+  /** Per-key token bucket: sustained requests per second (RATE_LIMIT_PER_SECOND, default 50) ... */
+  rateLimitPerSecond: number;
+  /** ... and burst size (RATE_LIMIT_BURST, default 100). 0 turns rate limiting off. */
+  rateLimitBurst: number;
+}
+
+function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return n;
+}
+
+export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    port: int('PORT', 8080, env),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: env.DATA_DIR || './data',
+    logLevel: env.LOG_LEVEL || 'info',
+    validateResponses: env.VALIDATE_RESPONSES ? env.VALIDATE_RESPONSES === 'true' : env.NODE_ENV !== 'production',
+    idempotencyTtlMs: int('IDEMPOTENCY_TTL_HOURS', 24, env) * 3_600_000,
+    rateLimitPerSecond: int('RATE_LIMIT_PER_SECOND', 50, env),
+    rateLimitBurst: int('RATE_LIMIT_BURST', 100, env),
+  };
+}

@@ -1,0 +1,27 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * A task id: 24 lowercase hex characters, time-ordered (12 hex of milliseconds since the epoch,
+ * then 12 random hex), so that ids sort like their creation times.
+ */
+export function newTaskId(now: Date): string {
+  return now.getTime().toString(16).padStart(12, '0') + randomBytes(6).toString('hex');
+}
+
+export function newAccountId(): string {
+  return 'acct_' + randomBytes(12).toString('hex');
+}
+
+/** A secret with a readable prefix (`test_`, `live_`, `cbauth_`): 128 random bits. */
+export function newSecret(prefix: string): string {
+  return prefix + randomBytes(16).toString('hex');
+}
+
+/** Standard Webhooks signing secret: `whsec_` + base64 of 32 random bytes. */
+export function newSigningSecret(): string {
+  return 'whsec_' + randomBytes(32).toString('base64');
+}
+
+export function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}

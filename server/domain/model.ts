@@ -1,0 +1,52 @@
+// The domain model: one task, whatever generation shows it.
+export type Mode = 'test' | 'live';
+export type Generation = 'current' | 'legacy';
+export type TaskStatus = 'pending' | 'completed' | 'canceled' | 'error';
+export type Json = Record<string, unknown>;
+
+export interface Account {
+  accountId: string;
+  name: string;
+  callbackAuthKey: string;
+  signingSecret: string;
+  defaultCallbackUrl: string | null;
+  disabledTypes: string[];
+  testCompletionDelayMs: number;
+  liveRequestCount: number;
+  createdAt: Date;
+}
+
+export interface Task {
+  taskId: string;
+  accountId: string;
+  mode: Mode;
+  generation: Generation;
+  type: string;
+  status: TaskStatus;
+  instruction: string | null;
+  params: Json;
+  response: Json | null;
+  callbackUrl: string | null;
+  callbackCompleted: boolean | null;
+  urgency: string;
+  createdAt: Date;
+  updatedAt: Date;
+  completedAt: Date | null;
+  customerReviewStatus: string | null;
+  timesRedone: number;
+  metadata: Json;
+  project: string | null;
+  batch: string | null;
+  projectParamVersion: number | null;
+  audits: Json[];
+  uniqueId: string | null;
+  tags: string[] | null;
+  clearUniqueIdOnError: boolean;
+  testCompleteAt: Date | null;
+}
+
+/** Who is asking: the account and the mode its key selects. */
+export interface Caller {
+  account: Account;
+  mode: Mode;
+}

@@ -1,0 +1,386 @@
+// The task rules: creation (with duplicate prevention and test-mode completion), retrieval, lists,
+// cancel, metadata, unique_id, tags and customer review. Each operation is one transaction.
+import { DomainError, conflict, invalid, notFound } from './errors.ts';
+import { newTaskId, sha256 } from './ids.ts';
+import type { Caller, Generation, Json, Task } from './model.ts';
+import type { PageRequest, Repositories, SavedAnswer, TaskFilters, UnitOfWork } from './ports.ts';
+import { UniqueIdTaken } from './ports.ts';
+import { sanitizeMarkdown } from './sanitize.ts';
+import { syntheticResponse, type TaskType } from './synthetic.ts';
+
+export const MAX_TAGS = 5;
+
+/** The creation parameters that are task fields of their own; everything else known is `params`. */
+const commonFields = new Set([
+  'callback_url', 'instruction', 'metadata', 'unique_id', 'clear_unique_id_on_error', 'tags',
+  'project', 'batch', 'project_param_version', 'urgency',
+]);
+
+export interface Answer {
+  statusCode: number;
+  body: string;
+}
+
+export interface CreateTaskInput {
+  caller: Caller;
+  generation: Generation;
+  type: string;
+  /** The request body, validated against the contract, numbers and booleans already typed. */
+  body: Json;
+  /** The type's parameter names, from the contract: only these are kept in `params`. */
+  paramNames: ReadonlySet<string>;
+  now: Date;
+  /** The answer the client gets for the created task; saved with an Idempotency-Key. */
+  render: (task: Task) => Answer;
+  idempotency?: { key: string; fingerprint: string; ttlMs: number };
+}
+
+/** Another request holds this Idempotency-Key; the caller replays its saved answer. */
+export class IdempotencyKeyBusy extends Error {}
+
+export async function createTask(uow: UnitOfWork, input: CreateTaskInput): Promise<Answer> {
+  const { caller, body, now } = input;
+  if (caller.account.disabledTypes.includes(input.type)) {
+    throw new DomainError('type_disabled', `Task type "${input.type}" is not enabled for this account.`);
+  }
+  for (const field of ['project', 'batch'] as const) {
+    // Projects and batches are not served yet, so no name can refer to one.
+    if (body[field] !== undefined) throw notFound(`${field === 'project' ? 'Project' : 'Batch'} "${String(body[field])}" not found.`);
+  }
+  const callbackUrl = (body.callback_url as string | undefined) ?? caller.account.defaultCallbackUrl;
+  if (!callbackUrl) {
+    throw invalid('callback_url is required (this account has no default callback URL).');
+  }
+  const params: Json = {};
+  for (const [key, value] of Object.entries(body)) {
+    if (input.paramNames.has(key) && !commonFields.has(key)) params[key] = value;
+  }
+  if (input.type === 'textcollection') sanitizeTextCollection(params);
+  const uniqueId = (body.unique_id as string | undefined) ?? null;
+  const task: Task = {
+    taskId: newTaskId(now),
+    accountId: caller.account.accountId,
+    mode: caller.mode,
+    generation: input.generation,
+    type: input.type,
+    status: 'pending',
+    instruction: (body.instruction as string | undefined) ?? null,
+    params,
+    response: null,
+    callbackUrl: (body.callback_url as string | undefined) ?? null,
+    callbackCompleted: null,
+    urgency: (body.urgency as string | undefined) ?? 'day',
+    createdAt: now,
+    updatedAt: now,
+    completedAt: null,
+    customerReviewStatus: null,
+    timesRedone: 0,
+    metadata: (body.metadata as Json | undefined) ?? {},
+    project: null,
+    batch: null,
+    projectParamVersion: null,
+    audits: [],
+    uniqueId,
+    tags: body.tags ? [...new Set(body.tags as string[])] : null,
+    clearUniqueIdOnError: body.clear_unique_id_on_error === true,
+    testCompleteAt: null,
+  };
+
+  try {
+    return await uow.transaction(async (repos) => {
+      // Claim the key first: a concurrent request with the same key waits here for this
+      // transaction, then finds the key taken and replays the answer saved below.
+      const saved = input.idempotency && savedAnswer(caller, input.idempotency, now);
+      if (saved && !(await repos.idempotency.claim(saved))) throw new IdempotencyKeyBusy();
+      if (uniqueId !== null) await assertUniqueIdFree(repos, caller, uniqueId, null);
+      await repos.tasks.insert(task);
+      const answer = input.render(task);
+      if (saved) await repos.idempotency.update({ ...saved, ...answer });
+      if (caller.mode === 'test') await completeInTestMode(repos, task, caller.account.testCompletionDelayMs, now);
+      return answer;
+    });
+  } catch (err) {
+    // Two requests raced for one unique_id: the loser learns which task won.
+    if (err instanceof UniqueIdTaken && uniqueId !== null) await assertUniqueIdFree(uow, caller, uniqueId, null);
+    throw err;
+  }
+}
+
+function savedAnswer(caller: Caller, idem: { key: string; fingerprint: string; ttlMs: number }, now: Date): SavedAnswer {
+  return {
+    accountId: caller.account.accountId,
+    key: idem.key,
+    mode: caller.mode,
+    fingerprint: idem.fingerprint,
+    statusCode: 0,
+    body: '',
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + idem.ttlMs),
+  };
+}
+
+async function assertUniqueIdFree(repos: Repositories, caller: Caller, uniqueId: string, taskId: string | null) {
+  const holder = await repos.tasks.findByUniqueId(caller.account.accountId, caller.mode, uniqueId);
+  if (holder && holder.taskId !== taskId) {
+    throw conflict(`The unique_id ("${uniqueId}") is already used for a different task (${holder.taskId}).`);
+  }
+}
+
+function sanitizeTextCollection(params: Json) {
+  const attachments = params.attachments;
+  if (!Array.isArray(attachments)) return;
+  params.attachments = attachments.map((a: Json) =>
+    a && a.type === 'markdown' && typeof a.content === 'string' ? { ...a, content: sanitizeMarkdown(a.content) } : a,
+  );
+}
+
+/** Test mode: no person works on the task; it is completed at once (or when its delay is over). */
+async function completeInTestMode(repos: Repositories, task: Task, delayMs: number, now: Date) {
+  if (delayMs > 0) {
+    task.testCompleteAt = new Date(now.getTime() + delayMs);
+    await repos.tasks.update(task);
+    return;
+  }
+  completeSynthetically(task, now);
+  await repos.tasks.update(task);
+}
+
+/** A host ending in `.invalid` simulates an attachment that cannot be fetched (test mode only). */
+export function failedTestAttachments(params: Json): string[] {
+  const urls: string[] = [];
+  const add = (v: unknown) => {
+    if (typeof v === 'string' && /^https?:\/\//i.test(v)) urls.push(v);
+  };
+  add(params.attachment);
+  if (Array.isArray(params.attachments)) {
+    for (const a of params.attachments) add(a && typeof a === 'object' ? (a as Json).content : a);
+  }
+  return urls.filter((u) => {
+    try {
+      return new URL(u).hostname.endsWith('.invalid');
+    } catch {
+      return false;
+    }
+  });
+}
+
+function completeSynthetically(task: Task, now: Date) {
+  const failed = failedTestAttachments(task.params);
+  task.testCompleteAt = null;
+  task.updatedAt = now;
+  task.completedAt = now;
+  if (failed.length > 0) {
+    task.status = 'error';
+    task.response = { error: `Attachment could not be fetched (HTTP 404): ${failed.join(', ')}` };
+    if (task.clearUniqueIdOnError) task.uniqueId = null;
+    return;
+  }
+  task.status = 'completed';
+  const seed = task.timesRedone === 0 ? task.taskId : `${task.taskId}:${task.timesRedone}`;
+  task.response = syntheticResponse(task.type as TaskType, task.params, seed);
+  task.customerReviewStatus = 'pending';
+}
+
+/** Completes the test-mode tasks whose delay is over; a read also completes a due task first. */
+async function settleDueTestTask(repos: Repositories, task: Task, now: Date): Promise<Task> {
+  if (task.status === 'pending' && task.testCompleteAt !== null && task.testCompleteAt <= now) {
+    completeSynthetically(task, now);
+    await repos.tasks.update(task);
+  }
+  return task;
+}
+
+async function lockedTask(repos: Repositories, caller: Caller, taskId: string, now: Date): Promise<Task> {
+  const task = await repos.tasks.get(caller.account.accountId, caller.mode, taskId, { forUpdate: true });
+  if (!task) throw notFound(`Task ${taskId} not found.`);
+  return settleDueTestTask(repos, task, now);
+}
+
+export async function getTask(uow: UnitOfWork, caller: Caller, taskId: string, now: Date): Promise<Task> {
+  return uow.transaction((repos) => lockedTask(repos, caller, taskId, now));
+}
+
+export interface ListTasksInput {
+  caller: Caller;
+  filters: TaskFilters;
+  limit: number;
+  /** Older generation: results to skip. Current generation: the token of the previous page. */
+  offset?: number;
+  nextToken?: string;
+  /** A canonical form of the filters as the client gave them (binds the token to them). */
+  filterKey: string;
+}
+
+export interface TaskPage {
+  tasks: Task[];
+  total: number;
+  hasMore: boolean;
+  nextToken?: string;
+}
+
+export async function listTasks(uow: UnitOfWork, input: ListTasksInput): Promise<TaskPage> {
+  const { caller } = input;
+  const binding = sha256(`${caller.account.accountId}\n${caller.mode}\n${input.filterKey}`).slice(0, 16);
+  let page: PageRequest;
+  if (input.offset !== undefined) {
+    page = { limit: input.limit, offset: input.offset };
+  } else {
+    page = { limit: input.limit, after: input.nextToken ? decodeToken(input.nextToken, binding) : null };
+  }
+  const { tasks, total } = await uow.tasks.list(caller.account.accountId, caller.mode, input.filters, page);
+  const hasMore = tasks.length > input.limit;
+  const pageTasks = tasks.slice(0, input.limit);
+  const last = pageTasks.at(-1);
+  return {
+    tasks: pageTasks,
+    total,
+    hasMore,
+    ...(hasMore && last && input.offset === undefined ? { nextToken: encodeToken(last, binding) } : {}),
+  };
+}
+
+// next_token: the position (created_at, task_id) of the page's last task, bound to the account,
+// mode and filters by a hash, so that it cannot be reused elsewhere.
+function encodeToken(last: Task, binding: string): string {
+  return Buffer.from(JSON.stringify({ c: last.createdAt.getTime(), i: last.taskId, b: binding })).toString('base64url');
+}
+
+function decodeToken(token: string, binding: string): { createdAt: Date; taskId: string } {
+  let decoded: { c?: unknown; i?: unknown; b?: unknown };
+  try {
+    decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid('next_token is not a token of this API.');
+  }
+  if (typeof decoded.c !== 'number' || typeof decoded.i !== 'string' || !/^[0-9a-f]{24}$/.test(decoded.i)) {
+    throw invalid('next_token is not a token of this API.');
+  }
+  if (decoded.b !== binding) {
+    throw invalid('next_token belongs to another query: repeat the request with the same filters and API key.');
+  }
+  return { createdAt: new Date(decoded.c), taskId: decoded.i };
+}
+
+export async function cancelTask(uow: UnitOfWork, caller: Caller, taskId: string, clearUniqueId: boolean, now: Date): Promise<Task> {
+  return uow.transaction(async (repos) => {
+    const task = await lockedTask(repos, caller, taskId, now);
+    if (task.status === 'completed' || task.status === 'error') {
+      throw new DomainError('cancel_completed', `Task ${taskId} is ${task.status === 'error' ? 'in error' : 'completed'}; only pending tasks can be canceled.`);
+    }
+    let changed = false;
+    if (task.status === 'pending') {
+      task.status = 'canceled';
+      task.testCompleteAt = null;
+      changed = true;
+    }
+    if (clearUniqueId && task.uniqueId !== null) {
+      task.uniqueId = null;
+      changed = true;
+    }
+    if (changed) {
+      task.updatedAt = now;
+      await repos.tasks.update(task);
+    }
+    return task;
+  });
+}
+
+/** Runs a change on a locked task; `updated_at` moves only when the change changed something. */
+async function changeTask(uow: UnitOfWork, caller: Caller, taskId: string, now: Date, change: (task: Task, repos: Repositories) => Promise<boolean> | boolean): Promise<Task> {
+  return uow.transaction(async (repos) => {
+    const task = await lockedTask(repos, caller, taskId, now);
+    if (await change(task, repos)) {
+      task.updatedAt = now;
+      await repos.tasks.update(task);
+    }
+    return task;
+  });
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+export function setTaskMetadata(uow: UnitOfWork, caller: Caller, taskId: string, metadata: Json, now: Date) {
+  return changeTask(uow, caller, taskId, now, (task) => {
+    if (same(task.metadata, metadata)) return false;
+    task.metadata = metadata;
+    return true;
+  });
+}
+
+export async function setTaskUniqueId(uow: UnitOfWork, caller: Caller, taskId: string, uniqueId: string, now: Date) {
+  try {
+    return await changeTask(uow, caller, taskId, now, async (task, repos) => {
+      if (task.uniqueId === uniqueId) return false;
+      await assertUniqueIdFree(repos, caller, uniqueId, taskId);
+      task.uniqueId = uniqueId;
+      return true;
+    });
+  } catch (err) {
+    if (err instanceof UniqueIdTaken) await assertUniqueIdFree(uow, caller, uniqueId, taskId);
+    throw err;
+  }
+}
+
+export function deleteTaskUniqueId(uow: UnitOfWork, caller: Caller, taskId: string, now: Date) {
+  return changeTask(uow, caller, taskId, now, (task) => {
+    if (task.uniqueId === null) return false;
+    task.uniqueId = null;
+    return true;
+  });
+}
+
+export function addTaskTags(uow: UnitOfWork, caller: Caller, taskId: string, tags: string[], now: Date) {
+  return changeTask(uow, caller, taskId, now, (task) => {
+    const current = task.tags ?? [];
+    const next = [...new Set([...current, ...tags])];
+    if (next.length > MAX_TAGS) {
+      throw invalid(`A task has at most ${MAX_TAGS} tags; this change would give it ${next.length}.`);
+    }
+    if (next.length === current.length) return false;
+    task.tags = next;
+    return true;
+  });
+}
+
+export function removeTaskTags(uow: UnitOfWork, caller: Caller, taskId: string, tags: string[], now: Date) {
+  return changeTask(uow, caller, taskId, now, (task) => {
+    const current = task.tags ?? [];
+    const next = current.filter((t) => !tags.includes(t));
+    if (next.length === current.length) return false;
+    task.tags = next.length > 0 ? next : null;
+    return true;
+  });
+}
+
+export function auditTask(uow: UnitOfWork, caller: Caller, taskId: string, review: { accepted: boolean; comments?: string }, now: Date) {
+  return changeTask(uow, caller, taskId, now, (task) => {
+    if (task.status !== 'completed') {
+      throw invalid(`Task ${taskId} is ${task.status === 'error' ? 'in error' : task.status}; only a completed task can be reviewed.`);
+    }
+    if (task.customerReviewStatus === 'rejected') {
+      throw invalid(`Task ${taskId} was rejected and is being redone; review it once the redo is delivered.`);
+    }
+    task.audits = [
+      ...task.audits,
+      {
+        audited_by: caller.account.accountId,
+        audited_at: now.toISOString(),
+        audit_time_secs: 0,
+        audit_result: review.accepted ? 'accepted' : 'rejected',
+        audit_source: 'customer',
+        ...(review.comments !== undefined ? { comments: review.comments } : {}),
+      },
+    ];
+    task.customerReviewStatus = review.accepted ? 'accepted' : 'rejected';
+    if (!review.accepted && caller.mode === 'test') {
+      // Test mode redoes a rejected task at once, with a new synthetic response.
+      // A redo keeps the task completed at its first completion time; updated_at moves.
+      const completedAt = task.completedAt;
+      task.timesRedone += 1;
+      completeSynthetically(task, now);
+      task.completedAt = completedAt;
+      task.customerReviewStatus = 'fixed';
+    }
+    return true;
+  });
+}

@@ -1,0 +1,56 @@
+// Creation bodies may carry numbers and booleans as strings (form bodies always do; JSON may:
+// `"min_width": "30"`), and a form's single repeated key is a one-entry list. This gives every
+// value the type its schema asks for, before validation, so that the rules see typed values.
+import type { Json } from './contract.ts';
+
+type Resolve = (node: Json | undefined) => Json | undefined;
+
+const numeric = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+const boolean = /^(true|false)$/i;
+
+function types(schema: Json): string[] {
+  return Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
+}
+
+/** The schemas that apply to an object's property `key`, across composition keywords. */
+function propertySchemas(schema: Json | undefined, key: string, resolve: Resolve, out: Json[] = []): Json[] {
+  const s = resolve(schema);
+  if (!s) return out;
+  const direct = s.properties?.[key] ?? (typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined);
+  if (direct) out.push(resolve(direct)!);
+  for (const sub of [...(s.allOf ?? []), ...(s.anyOf ?? []), ...(s.oneOf ?? []), s.then, s.else]) propertySchemas(sub, key, resolve, out);
+  return out;
+}
+
+function itemSchemas(schemas: Json[], resolve: Resolve): Json[] {
+  return schemas.flatMap((s) => (s.items ? [resolve(s.items)!] : []));
+}
+
+function coerceValue(value: unknown, schemas: Json[], resolve: Resolve, form: boolean): unknown {
+  if (schemas.length === 0) return value;
+  const wanted = new Set(schemas.flatMap(types));
+  if (typeof value === 'string') {
+    // A lenient `[integer, string]` field gets its number; a plain string field keeps its text.
+    if ((wanted.has('integer') || wanted.has('number')) && numeric.test(value)) return Number(value);
+    if (wanted.has('boolean') && boolean.test(value)) return value.toLowerCase() === 'true';
+    // A form's single repeated key arrives as a string; JSON keeps its types.
+    if (form && wanted.has('array') && !wanted.has('string')) return [coerceValue(value, itemSchemas(schemas, resolve), resolve, form)];
+    return value;
+  }
+  if (Array.isArray(value)) {
+    const items = itemSchemas(schemas, resolve);
+    return value.map((v) => coerceValue(v, items, resolve, form));
+  }
+  if (value && typeof value === 'object') {
+    const out: Json = {};
+    for (const [k, v] of Object.entries(value as Json)) {
+      out[k] = coerceValue(v, schemas.flatMap((s) => propertySchemas(s, k, resolve)), resolve, form);
+    }
+    return out;
+  }
+  return value;
+}
+
+export function coerceBody(body: unknown, schema: Json, resolve: Resolve, form: boolean): unknown {
+  return coerceValue(body, [resolve(schema)!], resolve, form);
+}

@@ -1,0 +1,72 @@
+// The bundled contract of a generation, and what the server derives from it at start: the
+// creation operations with their task type, parameter names and body schema.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import type { Generation } from '../domain/model.ts';
+
+export type Json = Record<string, any>;
+const generatedDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'generated');
+
+export interface CreationOperation {
+  operationId: string;
+  path: string;
+  type: string;
+  paramNames: ReadonlySet<string>;
+  bodySchema: Json;
+}
+
+export interface Contract {
+  generation: Generation;
+  doc: Json;
+  /** By path: POST /v1/task/<type>. */
+  creations: Map<string, CreationOperation>;
+  operationIds: string[];
+  resolve(node: Json | undefined): Json | undefined;
+}
+
+export function loadContract(generation: Generation): Contract {
+  const doc = parse(readFileSync(path.join(generatedDir, `${generation}.openapi.yaml`), 'utf8')) as Json;
+  const resolve = (node: Json | undefined): Json | undefined => {
+    let n = node;
+    while (n && typeof n.$ref === 'string') {
+      n = n.$ref.slice(2).split('/').reduce((acc: Json | undefined, k: string) => acc?.[k.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
+    }
+    return n;
+  };
+  /** Property names a schema defines, through allOf/anyOf/oneOf and if/then. */
+  const propertyNames = (schema: Json | undefined, out = new Set<string>()): Set<string> => {
+    const s = resolve(schema);
+    if (!s) return out;
+    for (const k of Object.keys(s.properties ?? {})) out.add(k);
+    for (const sub of [...(s.allOf ?? []), ...(s.anyOf ?? []), ...(s.oneOf ?? []), s.then, s.else]) propertyNames(sub, out);
+    return out;
+  };
+  const creations = new Map<string, CreationOperation>();
+  const operationIds: string[] = [];
+  for (const [p, item] of Object.entries<Json>(doc.paths)) {
+    for (const method of ['get', 'post', 'put', 'delete']) {
+      const op = item[method];
+      if (!op) continue;
+      operationIds.push(op.operationId);
+      const m = /^\/v1\/task\/([a-z]+)$/.exec(p);
+      if (method === 'post' && m) {
+        const bodySchema = op.requestBody.content['application/json'].schema as Json;
+        const details = resolve(doc.components.schemas.TaskTypeDetails)!;
+        // The stored type of the alias path (documentranscription) is its canonical type.
+        const example = Object.values<Json>(op.responses['200'].content['application/json'].examples)[0]!;
+        const type = String(example.value.type);
+        const branch = details.oneOf.map(resolve).find((b: Json) => b.properties.type.const === type);
+        creations.set(p, {
+          operationId: op.operationId,
+          path: p,
+          type,
+          paramNames: propertyNames(branch?.properties.params),
+          bodySchema,
+        });
+      }
+    }
+  }
+  return { generation, doc, creations, operationIds, resolve };
+}

@@ -1,0 +1,84 @@
+// One error mapper: every failure becomes `{status_code, error}` JSON (no HTML, no stack), with
+// WWW-Authenticate on 401 and Retry-After on 429.
+import type { ErrorRequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { DomainError } from '../domain/errors.ts';
+import type { Generation } from '../domain/model.ts';
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const authChallenge = { 'WWW-Authenticate': 'Basic realm="humantask"' };
+
+function domainStatus(err: DomainError, generation: Generation): number {
+  switch (err.kind) {
+    case 'invalid':
+      return 400;
+    case 'not_found':
+      return 404;
+    case 'conflict':
+      return 409;
+    case 'type_disabled':
+      return 402;
+    case 'cancel_completed':
+      // The generations differ here: the newer answers 400, the older 500 (seed §3.1, §7).
+      return generation === 'legacy' ? 500 : 400;
+  }
+}
+
+/** express-openapi-validator's messages, made to name the field: "request/body/x must ...". */
+function validationMessage(err: { message: string; errors?: { path?: string; message: string }[] }): string {
+  if (!err.errors?.length) return err.message;
+  return err.errors
+    .slice(0, 5)
+    .map((e) => {
+      const where = (e.path ?? '').replace(/^\//, '').replaceAll('/', '.');
+      return where && !e.message.includes(where) ? `${where} ${e.message}` : e.message;
+    })
+    .join('; ');
+}
+
+export interface ErrorAnswer {
+  status: number;
+  message: string;
+  headers: Record<string, string>;
+}
+
+export function toErrorAnswer(err: any, generation: Generation): ErrorAnswer {
+  if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
+  if (err instanceof DomainError) return { status: domainStatus(err, generation), message: err.message, headers: {} };
+  // body-parser
+  if (err?.type === 'entity.parse.failed') return { status: 400, message: `The request body is not valid JSON: ${err.message}`, headers: {} };
+  if (err?.type === 'entity.too.large') return { status: 413, message: 'Request body is larger than 10 MB.', headers: {} };
+  if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) {
+    // express-openapi-validator: 400 validation, 404 unknown path, 405 method, 415 media type.
+    const message = err.status === 404 ? 'Not found: no such endpoint.' : validationMessage(err);
+    return { status: err.status, message, headers: err.status === 405 && err.headers ? err.headers : {} };
+  }
+  return { status: 500, message: 'Internal server error.', headers: {} };
+}
+
+/** Saves an answer under the request's Idempotency-Key, when it has one (see idempotency.ts). */
+export type SaveAnswer = (res: import('express').Response, statusCode: number, body: string) => Promise<void>;
+
+export function errorMapper(generation: Generation, logger: Logger, saveAnswer: SaveAnswer): ErrorRequestHandler {
+  return async (err, req, res, _next) => {
+    const answer = toErrorAnswer(err, generation);
+    if (answer.status >= 500 && !(err instanceof DomainError)) logger.error({ err, url: req.originalUrl }, 'request failed');
+    const body = JSON.stringify({ status_code: answer.status, error: answer.message });
+    try {
+      await saveAnswer(res, answer.status, body);
+    } catch (saveErr) {
+      logger.error({ err: saveErr }, 'could not save the answer of an idempotent request');
+    }
+    for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);
+    res.status(answer.status).type('application/json').send(body);
+  };
+}

@@ -1,0 +1,79 @@
+// The process: config -> store -> apps -> listen -> graceful shutdown.
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express from 'express';
+import { pino, type Logger } from 'pino';
+import { basePath, createApp } from './app.ts';
+import type { Config } from './config.ts';
+import { createAccount, type AccountSecrets } from './domain/accounts.ts';
+import type { UnitOfWork } from './domain/ports.ts';
+import { rateLimit } from './http/auth.ts';
+import { openStore, type Store } from './store/db.ts';
+import { unitOfWork } from './store/repositories.ts';
+
+export const docsSite = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'site');
+
+export interface RunningServer {
+  url: string;
+  store: Store;
+  uow: UnitOfWork;
+  /** The development account's keys when this start created it (an empty database). */
+  devAccount: AccountSecrets | null;
+  close(): Promise<void>;
+}
+
+export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<RunningServer> {
+  const store = await openStore(config);
+  const uow = unitOfWork(store);
+  const devAccount = (await uow.accounts.count()) === 0 ? await createAccount(uow, 'dev', new Date()) : null;
+
+  const deps = {
+    uow,
+    logger,
+    rateLimit: rateLimit(config.rateLimitPerSecond, config.rateLimitBurst),
+    validateResponses: config.validateResponses,
+    idempotencyTtlMs: config.idempotencyTtlMs,
+  };
+  const root = express();
+  root.disable('x-powered-by');
+  root.use((req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      // No secrets: neither the Authorization header nor bodies are logged.
+      logger.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10, account: res.locals.caller?.account.accountId }, 'request');
+    });
+    next();
+  });
+  if (existsSync(docsSite)) root.use('/docs', express.static(docsSite));
+  root.use(basePath.legacy, createApp('legacy', deps));
+  root.use(createApp('current', deps));
+
+  const sweeper = setInterval(() => {
+    uow.idempotency.deleteExpired(new Date()).catch((err) => logger.error({ err }, 'idempotency sweep failed'));
+  }, 60_000);
+  sweeper.unref();
+
+  const server: Server = createServer(root);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  const { port } = server.address() as { port: number };
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return {
+    url: `http://${host}:${port}`,
+    store,
+    uow,
+    devAccount,
+    async close() {
+      clearInterval(sweeper);
+      // Stop accepting, let in-flight requests finish, then close the store.
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await store.close();
+    },
+  };
+}

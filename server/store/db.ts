@@ -1,0 +1,44 @@
+// Opens the store: embedded PGlite by default, PostgreSQL when a connection string is given. Both
+// go through drizzle-orm with the same schema, queries and migrations.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
+import * as schema from './schema.ts';
+
+export type Schema = typeof schema;
+export type Database = PgDatabase<PgQueryResultHKT, Schema>;
+/** A transaction: the same query interface as the database. */
+export type Tx = Parameters<Parameters<Database['transaction']>[0]>[0];
+
+export interface Store {
+  db: Database;
+  kind: 'pglite' | 'postgres';
+  close(): Promise<void>;
+}
+
+const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+// bigint columns come back as strings from pg; the schema maps the ones we use to numbers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export async function openStore(options: { databaseUrl?: string | undefined; dataDir: string }): Promise<Store> {
+  if (options.databaseUrl) {
+    const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
+    const db = drizzlePg(pool, { schema });
+    await migratePg(db, { migrationsFolder });
+    return { db: db as unknown as Database, kind: 'postgres', close: () => pool.end() };
+  }
+  const inMemory = options.dataDir === 'memory://';
+  if (!inMemory) mkdirSync(options.dataDir, { recursive: true });
+  const client = inMemory ? new PGlite() : new PGlite(path.resolve(options.dataDir));
+  const db = drizzlePglite(client, { schema });
+  await migratePglite(db, { migrationsFolder });
+  return { db: db as unknown as Database, kind: 'pglite', close: () => client.close() };
+}

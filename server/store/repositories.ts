@@ -1,0 +1,161 @@
+// The storage side of domain/ports.ts, in drizzle-orm: the same queries on PGlite and PostgreSQL.
+import { and, asc, count, desc, eq, gte, inArray, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import type { AccountRecord, PageRequest, Repositories, SavedAnswer, TaskFilters, UnitOfWork } from '../domain/ports.ts';
+import { UniqueIdTaken } from '../domain/ports.ts';
+import type { Mode, Task } from '../domain/model.ts';
+import type { Database, Store } from './db.ts';
+import { accounts, idempotencyKeys, tasks } from './schema.ts';
+
+const isUniqueViolation = (err: unknown, constraint: string): boolean => {
+  for (let e: any = err; e; e = e.cause) {
+    if (e.code === '23505' && (e.constraint === constraint || String(e.message).includes(constraint))) return true;
+  }
+  return false;
+};
+
+function taskConditions(accountId: string, mode: Mode, f: TaskFilters): SQL[] {
+  const c: SQL[] = [eq(tasks.accountId, accountId), eq(tasks.mode, mode)];
+  if (f.startTime) c.push(gte(tasks.createdAt, f.startTime));
+  if (f.endTime) c.push(lte(tasks.createdAt, f.endTime));
+  if (f.statuses) c.push(inArray(tasks.status, f.statuses));
+  if (f.type) c.push(eq(tasks.type, f.type));
+  if (f.project) c.push(eq(tasks.project, f.project));
+  if (f.batch) c.push(eq(tasks.batch, f.batch));
+  if (f.uniqueId) c.push(eq(tasks.uniqueId, f.uniqueId));
+  if (f.tags?.length) c.push(sql`${tasks.tags} @> ${JSON.stringify(f.tags)}::jsonb`);
+  if (f.customerReviewStatus) c.push(eq(tasks.customerReviewStatus, f.customerReviewStatus));
+  if (f.completedAfter) c.push(gte(tasks.completedAt, f.completedAfter));
+  if (f.completedBefore) c.push(lte(tasks.completedAt, f.completedBefore));
+  if (f.updatedAfter) c.push(gte(tasks.updatedAt, f.updatedAfter));
+  if (f.updatedBefore) c.push(lte(tasks.updatedAt, f.updatedBefore));
+  return c;
+}
+
+function repositories(db: Database): Repositories {
+  return {
+    tasks: {
+      async insert(task: Task) {
+        try {
+          await db.insert(tasks).values(task);
+        } catch (err) {
+          if (isUniqueViolation(err, 'tasks_unique_id')) throw new UniqueIdTaken();
+          throw err;
+        }
+      },
+      async update(task: Task) {
+        try {
+          await db.update(tasks).set(task).where(eq(tasks.taskId, task.taskId));
+        } catch (err) {
+          if (isUniqueViolation(err, 'tasks_unique_id')) throw new UniqueIdTaken();
+          throw err;
+        }
+      },
+      async get(accountId, mode, taskId, options) {
+        const q = db
+          .select()
+          .from(tasks)
+          .where(and(eq(tasks.taskId, taskId), eq(tasks.accountId, accountId), eq(tasks.mode, mode)));
+        const rows = options?.forUpdate ? await q.for('update') : await q;
+        return (rows[0] as Task | undefined) ?? null;
+      },
+      async findByUniqueId(accountId, mode, uniqueId) {
+        const rows = await db
+          .select()
+          .from(tasks)
+          .where(and(eq(tasks.accountId, accountId), eq(tasks.mode, mode), eq(tasks.uniqueId, uniqueId)));
+        return (rows[0] as Task | undefined) ?? null;
+      },
+      async list(accountId, mode, filters, page: PageRequest) {
+        const where = taskConditions(accountId, mode, filters);
+        const pageWhere = [...where];
+        if ('after' in page && page.after) {
+          const { createdAt, taskId } = page.after;
+          pageWhere.push(or(lt(tasks.createdAt, createdAt), and(eq(tasks.createdAt, createdAt), lt(tasks.taskId, taskId)))!);
+        }
+        let q = db
+          .select()
+          .from(tasks)
+          .where(and(...pageWhere))
+          .orderBy(desc(tasks.createdAt), desc(tasks.taskId))
+          .limit(page.limit + 1)
+          .$dynamic();
+        if ('offset' in page) q = q.offset(page.offset);
+        const [rows, totals] = await Promise.all([q, db.select({ n: count() }).from(tasks).where(and(...where))]);
+        return { tasks: rows as Task[], total: Number(totals[0]?.n ?? 0) };
+      },
+    },
+    idempotency: {
+      async find(accountId, key) {
+        const rows = await db
+          .select()
+          .from(idempotencyKeys)
+          .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
+        return (rows[0] as SavedAnswer | undefined) ?? null;
+      },
+      async claim(answer: SavedAnswer) {
+        const rows = await db
+          .insert(idempotencyKeys)
+          .values(answer)
+          .onConflictDoNothing()
+          .returning({ key: idempotencyKeys.key });
+        return rows.length === 1;
+      },
+      async update(answer: SavedAnswer) {
+        await db
+          .update(idempotencyKeys)
+          .set({ statusCode: answer.statusCode, body: answer.body, fingerprint: answer.fingerprint })
+          .where(and(eq(idempotencyKeys.accountId, answer.accountId), eq(idempotencyKeys.key, answer.key)));
+      },
+      async deleteExpired(now: Date) {
+        const rows = await db
+          .delete(idempotencyKeys)
+          .where(lt(idempotencyKeys.expiresAt, now))
+          .returning({ key: idempotencyKeys.key });
+        return rows.length;
+      },
+    },
+    accounts: {
+      async findByKeyHash(keyHash: string) {
+        const rows = await db
+          .select()
+          .from(accounts)
+          .where(or(eq(accounts.testKeyHash, keyHash), eq(accounts.liveKeyHash, keyHash)));
+        const row = rows[0];
+        if (!row) return null;
+        const { testKeyHash, liveKeyHash, ...account } = row;
+        return { account, mode: testKeyHash === keyHash ? 'test' : 'live' };
+      },
+      async findByName(name: string) {
+        const rows = await db.select().from(accounts).where(eq(accounts.name, name));
+        return rows[0] ?? null;
+      },
+      async insert(account: AccountRecord) {
+        await db.insert(accounts).values(account);
+      },
+      async update(account: AccountRecord) {
+        await db.update(accounts).set(account).where(eq(accounts.accountId, account.accountId));
+      },
+      async list() {
+        return db.select().from(accounts).orderBy(asc(accounts.createdAt));
+      },
+      async count() {
+        const rows = await db.select({ n: count() }).from(accounts);
+        return Number(rows[0]?.n ?? 0);
+      },
+      async countLiveRequest(accountId: string) {
+        await db
+          .update(accounts)
+          .set({ liveRequestCount: sql`${accounts.liveRequestCount} + 1` })
+          .where(eq(accounts.accountId, accountId));
+      },
+    },
+  };
+}
+
+export function unitOfWork(store: Store): UnitOfWork {
+  return {
+    ...repositories(store.db),
+    transaction: (work) => store.db.transaction((tx) => work(repositories(tx as unknown as Database))),
+  };
+}
+

@@ -1,0 +1,81 @@
+// The database schema (drizzle-orm, PostgreSQL dialect: the same SQL runs on PGlite and PostgreSQL).
+// Migrations in ./migrations are generated from this file by `npm run db:generate`.
+import { sql } from 'drizzle-orm';
+import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { precision: 3, withTimezone: true, mode: 'date' });
+
+export const accounts = pgTable('accounts', {
+  accountId: text('account_id').primaryKey(),
+  name: text('name').notNull().unique(),
+  // API keys are random 128-bit secrets, so a plain SHA-256 is a sound way to keep only their hash.
+  testKeyHash: text('test_key_hash').notNull().unique(),
+  liveKeyHash: text('live_key_hash').notNull().unique(),
+  // Sent with every callback and used to sign it, so they are kept as they are.
+  callbackAuthKey: text('callback_auth_key').notNull(),
+  signingSecret: text('signing_secret').notNull(),
+  defaultCallbackUrl: text('default_callback_url'),
+  /** Task types switched off for this account (all are enabled by default). */
+  disabledTypes: jsonb('disabled_types').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+  testCompletionDelayMs: integer('test_completion_delay_ms').notNull().default(0),
+  liveRequestCount: bigint('live_request_count', { mode: 'number' }).notNull().default(0),
+  createdAt: ts('created_at').notNull(),
+});
+
+export const tasks = pgTable(
+  'tasks',
+  {
+    taskId: text('task_id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    mode: text('mode').$type<'test' | 'live'>().notNull(),
+    /** The generation whose endpoint created the task (its callbacks show the task that way). */
+    generation: text('generation').$type<'current' | 'legacy'>().notNull(),
+    type: text('type').notNull(),
+    status: text('status').$type<'pending' | 'completed' | 'canceled' | 'error'>().notNull(),
+    instruction: text('instruction'),
+    params: jsonb('params').$type<Record<string, unknown>>().notNull(),
+    response: jsonb('response').$type<Record<string, unknown>>(),
+    callbackUrl: text('callback_url'),
+    callbackCompleted: boolean('callback_completed'),
+    urgency: text('urgency').notNull().default('day'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+    completedAt: ts('completed_at'),
+    customerReviewStatus: text('customer_review_status'),
+    timesRedone: integer('times_redone').notNull().default(0),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+    project: text('project'),
+    batch: text('batch'),
+    projectParamVersion: integer('project_param_version'),
+    audits: jsonb('audits').$type<Record<string, unknown>[]>().notNull(),
+    uniqueId: text('unique_id'),
+    tags: jsonb('tags').$type<string[]>(),
+    clearUniqueIdOnError: boolean('clear_unique_id_on_error').notNull().default(false),
+    /** Test mode with a completion delay: when the synthetic completion is due. */
+    testCompleteAt: ts('test_complete_at'),
+  },
+  (t) => [
+    // unique_id is unique per account and mode while it is set.
+    uniqueIndex('tasks_unique_id').on(t.accountId, t.mode, t.uniqueId).where(sql`${t.uniqueId} is not null`),
+    // Keyset pagination: list pages stay cheap however deep.
+    index('tasks_list').on(t.accountId, t.mode, t.createdAt.desc(), t.taskId.desc()),
+    index('tasks_test_due').on(t.testCompleteAt).where(sql`${t.testCompleteAt} is not null`),
+  ],
+);
+
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    key: text('key').notNull(),
+    mode: text('mode').$type<'test' | 'live'>().notNull(),
+    /** SHA-256 of method, path and the canonical JSON of the parsed body. */
+    fingerprint: text('fingerprint').notNull(),
+    statusCode: integer('status_code').notNull(),
+    /** The answer exactly as it was sent, replayed byte for byte. */
+    body: text('body').notNull(),
+    createdAt: ts('created_at').notNull(),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.key] }), index('idempotency_keys_expiry').on(t.expiresAt)],
+);

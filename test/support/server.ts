@@ -1,0 +1,69 @@
+// The reference server for tests: started in this process on loopback, on embedded PGlite (in
+// memory) or on a fresh database of the test run's PostgreSQL cluster.
+import { inject } from 'vitest';
+import { pino } from 'pino';
+import { readConfig, type Config } from '../../server/config.ts';
+import type { AccountSecrets } from '../../server/domain/accounts.ts';
+import { startServer, type RunningServer } from '../../server/main.ts';
+import { basicAuth } from './net.ts';
+import { clusterAt } from './postgres.ts';
+
+export const databases = ['pglite', 'postgres'] as const;
+export type DatabaseKind = (typeof databases)[number];
+
+/** PostgreSQL variants run where the test run has a cluster (always in CI). */
+export const hasPostgres = () => inject('postgresUrl') !== '';
+
+export interface TestServer extends RunningServer {
+  dev: AccountSecrets;
+}
+
+export async function startTestServer(db: DatabaseKind, env: Record<string, string> = {}): Promise<TestServer> {
+  const databaseUrl = db === 'postgres' ? await clusterAt(inject('postgresUrl')).createDatabase() : undefined;
+  const config: Config = {
+    ...readConfig({ RATE_LIMIT_BURST: '0', ...env }),
+    port: 0,
+    host: '127.0.0.1',
+    dataDir: 'memory://',
+    databaseUrl,
+  };
+  const server = await startServer(config, pino({ level: 'silent' }));
+  if (!server.devAccount) throw new Error('a fresh database should get a development account');
+  return { ...server, dev: server.devAccount };
+}
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: any;
+}
+
+/** A small client for one generation and one key: `call('POST', '/v1/task/annotation', {json})`. */
+export function client(server: { url: string }, generation: 'current' | 'legacy', key: string | null) {
+  const base = server.url + (generation === 'legacy' ? '/legacy' : '');
+  return async (
+    method: string,
+    path: string,
+    options: { json?: unknown; form?: string; headers?: Record<string, string> } = {},
+  ): Promise<Reply> => {
+    const headers: Record<string, string> = { ...(key !== null ? { authorization: basicAuth(key) } : {}), ...options.headers };
+    let body: string | undefined;
+    if (options.json !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      body = JSON.stringify(options.json);
+    } else if (options.form !== undefined) {
+      headers['content-type'] ??= 'application/x-www-form-urlencoded';
+      body = options.form;
+    }
+    const res = await fetch(base + path, { method, headers, body });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, text, body: parsed };
+  };
+}
