@@ -1,11 +1,11 @@
 // `humantask <command>`: the operator's and developer's entry point.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startMock } from '../scripts/mock.ts';
+import { adminFile, runAccountCommand, type AccountCommand } from './admin.ts';
 import { readConfig } from './config.ts';
-import { accountSummary, createAccount, rotateKey, updateAccount } from './domain/accounts.ts';
 import { DomainError } from './domain/errors.ts';
 import { docsSite, startServer } from './main.ts';
 import { openStore } from './store/db.ts';
@@ -58,6 +58,29 @@ async function serve() {
   }
 }
 
+/** Sends the command to a running server that holds the embedded database, if there is one. */
+async function viaRunningServer(dataDir: string, command: AccountCommand): Promise<{ result: unknown } | null> {
+  let admin: { url: string; token: string };
+  try {
+    admin = JSON.parse(readFileSync(adminFile(dataDir), 'utf8'));
+  } catch {
+    return null;
+  }
+  let res: Response;
+  try {
+    res = await fetch(`${admin.url}/accounts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(command),
+    });
+  } catch {
+    return null; // a stale file: no server is running, the store is free
+  }
+  const body = (await res.json()) as { result?: unknown; error?: string };
+  if (!res.ok) throw new DomainError('invalid', body.error ?? `admin interface answered ${res.status}`);
+  return { result: body.result };
+}
+
 async function accounts(args: string[]) {
   const { values, positionals } = parseArgs({
     args,
@@ -72,54 +95,36 @@ async function accounts(args: string[]) {
       'test-completion-delay-ms': { type: 'string' },
     },
   });
-  const need = (v: string | undefined, flag: string) => {
-    if (!v) throw new DomainError('invalid', `${flag} is required`);
-    return v;
-  };
-  const store = await openStore(readConfig());
-  const uow = unitOfWork(store);
-  try {
-    switch (positionals[0]) {
-      case 'create': {
-        const secrets = await createAccount(uow, need(values.name, '--name'), new Date());
-        if (values.json) console.log(JSON.stringify(secrets, null, 2));
-        else for (const [k, v] of Object.entries(secrets)) console.log(`${k.padEnd(18)} ${v}`);
-        break;
-      }
-      case 'list':
-        console.log(JSON.stringify((await uow.accounts.list()).map(accountSummary), null, 2));
-        break;
-      case 'rotate-key': {
-        const mode = need(values.mode, '--mode');
-        if (mode !== 'test' && mode !== 'live') throw new DomainError('invalid', '--mode is test or live');
-        console.log(JSON.stringify(await rotateKey(uow, need(values.name, '--name'), mode), null, 2));
-        break;
-      }
-      case 'set': {
-        const delay = values['test-completion-delay-ms'];
-        const url = values['default-callback-url'];
-        const summary = await updateAccount(uow, need(values.name, '--name'), {
-          ...(url !== undefined ? { defaultCallbackUrl: url === 'none' ? null : url } : {}),
-          enableTypes: values['enable-type'] ?? [],
-          disableTypes: values['disable-type'] ?? [],
-          ...(delay !== undefined ? { testCompletionDelayMs: Number(delay) } : {}),
-        });
-        console.log(JSON.stringify(summary, null, 2));
-        break;
-      }
-      case 'usage': {
-        const account = await uow.accounts.findByName(need(values.name, '--name'));
-        if (!account) throw new DomainError('not_found', `No account named "${values.name}".`);
-        const { name, live_requests, live_requests_charged } = accountSummary(account);
-        console.log(JSON.stringify({ name, live_requests, live_requests_charged }, null, 2));
-        break;
-      }
-      default:
-        process.stdout.write(usage);
-        process.exitCode = 2;
+  const url = values['default-callback-url'];
+  const delay = values['test-completion-delay-ms'];
+  const command = {
+    command: positionals[0],
+    name: values.name,
+    mode: values.mode,
+    ...(url !== undefined ? { defaultCallbackUrl: url === 'none' ? null : url } : {}),
+    enableTypes: values['enable-type'] ?? [],
+    disableTypes: values['disable-type'] ?? [],
+    ...(delay !== undefined ? { testCompletionDelayMs: Number(delay) } : {}),
+  } as AccountCommand;
+  if (!['create', 'list', 'rotate-key', 'set', 'usage'].includes(String(command.command))) {
+    process.stdout.write(usage);
+    process.exitCode = 2;
+    return;
+  }
+  const config = readConfig();
+  let answer = config.databaseUrl ? null : await viaRunningServer(config.dataDir, command);
+  if (!answer) {
+    const store = await openStore(config);
+    try {
+      answer = { result: await runAccountCommand(unitOfWork(store), command) };
+    } finally {
+      await store.close();
     }
-  } finally {
-    await store.close();
+  }
+  if (command.command === 'create' && !values.json) {
+    for (const [k, v] of Object.entries(answer.result as Record<string, string>)) console.log(`${k.padEnd(18)} ${v}`);
+  } else {
+    console.log(JSON.stringify(answer.result, null, 2));
   }
 }
 

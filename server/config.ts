@@ -19,6 +19,8 @@ export interface Config {
   rateLimitPerSecond: number;
   /** ... and burst size (RATE_LIMIT_BURST, default 100). 0 turns rate limiting off. */
   rateLimitBurst: number;
+  /** How often delayed test-mode completions are looked for (TEST_COMPLETION_POLL_MS, default 1000). */
+  testCompletionPollMs: number;
 }
 
 function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -40,5 +42,6 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idempotencyTtlMs: int('IDEMPOTENCY_TTL_HOURS', 24, env) * 3_600_000,
     rateLimitPerSecond: int('RATE_LIMIT_PER_SECOND', 50, env),
     rateLimitBurst: int('RATE_LIMIT_BURST', 100, env),
+    testCompletionPollMs: int('TEST_COMPLETION_POLL_MS', 1000, env),
   };
 }

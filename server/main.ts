@@ -5,10 +5,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { pino, type Logger } from 'pino';
+import { startAdmin } from './admin.ts';
 import { basePath, createApp } from './app.ts';
 import type { Config } from './config.ts';
 import { createAccount, type AccountSecrets } from './domain/accounts.ts';
 import type { UnitOfWork } from './domain/ports.ts';
+import { completeDueTestTasks } from './domain/tasks.ts';
 import { rateLimit } from './http/auth.ts';
 import { openStore, type Store } from './store/db.ts';
 import { unitOfWork } from './store/repositories.ts';
@@ -55,6 +57,19 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     uow.idempotency.deleteExpired(new Date()).catch((err) => logger.error({ err }, 'idempotency sweep failed'));
   }, 60_000);
   sweeper.unref();
+  // Test mode with a completion delay: the due time is stored with the task, so a restart loses none.
+  let completing = false;
+  const testCompleter = setInterval(() => {
+    if (completing) return;
+    completing = true;
+    completeDueTestTasks(uow, new Date())
+      .catch((err) => logger.error({ err }, 'test-mode completion failed'))
+      .finally(() => (completing = false));
+  }, config.testCompletionPollMs);
+  testCompleter.unref();
+
+  // The CLI reaches a server that holds the embedded database through a loopback admin interface.
+  const admin = store.kind === 'pglite' && config.dataDir !== 'memory://' ? await startAdmin(uow, config.dataDir) : null;
 
   const server: Server = createServer(root);
   await new Promise<void>((resolve, reject) => {
@@ -70,9 +85,12 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     devAccount,
     async close() {
       clearInterval(sweeper);
+      clearInterval(testCompleter);
+      while (completing) await new Promise((r) => setTimeout(r, 10));
       // Stop accepting, let in-flight requests finish, then close the store.
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await admin?.close();
       await store.close();
     },
   };

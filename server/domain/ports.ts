@@ -31,6 +31,8 @@ export interface TaskRepository {
   findByUniqueId(accountId: string, mode: Mode, uniqueId: string): Promise<Task | null>;
   /** One page (limit + 1 rows fetched to tell whether more follow) and the count of all matches. */
   list(accountId: string, mode: Mode, filters: TaskFilters, page: PageRequest): Promise<{ tasks: Task[]; total: number }>;
+  /** Ids of test-mode tasks whose completion delay is over (any account). */
+  dueTestTaskIds(now: Date, limit: number): Promise<{ taskId: string; accountId: string; mode: Mode }[]>;
 }
 
 export interface SavedAnswer {

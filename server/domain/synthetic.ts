@@ -479,7 +479,7 @@ function attributeValuesFor(rng: SeededRandom, definitions: readonly AttributeDe
     (definition) => [definition.name],
     (definition) => definition.attributeConditions.flatMap((condition) => Object.keys(condition)),
     (definition, ready) => {
-      if (!ready || !holds(definition)) return;
+      if (!ready) return;
       const value = attributeValue(rng, definition, target);
       if (value !== undefined) values.set(definition.name, value);
     },

@@ -190,6 +190,21 @@ async function settleDueTestTask(repos: Repositories, task: Task, now: Date): Pr
   return task;
 }
 
+/**
+ * Completes the test-mode tasks whose completion delay is over. Runs periodically; a read of a
+ * due task completes it first anyway, so no reader ever sees it late.
+ */
+export async function completeDueTestTasks(uow: UnitOfWork, now: Date, batch = 100): Promise<number> {
+  const due = await uow.tasks.dueTestTaskIds(now, batch);
+  for (const { taskId, accountId, mode } of due) {
+    await uow.transaction(async (repos) => {
+      const task = await repos.tasks.get(accountId, mode, taskId, { forUpdate: true });
+      if (task) await settleDueTestTask(repos, task, now);
+    });
+  }
+  return due.length;
+}
+
 async function lockedTask(repos: Repositories, caller: Caller, taskId: string, now: Date): Promise<Task> {
   const task = await repos.tasks.get(caller.account.accountId, caller.mode, taskId, { forUpdate: true });
   if (!task) throw notFound(`Task ${taskId} not found.`);

@@ -1,5 +1,5 @@
 // The storage side of domain/ports.ts, in drizzle-orm: the same queries on PGlite and PostgreSQL.
-import { and, asc, count, desc, eq, gte, inArray, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, isNotNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { AccountRecord, PageRequest, Repositories, SavedAnswer, TaskFilters, UnitOfWork } from '../domain/ports.ts';
 import { UniqueIdTaken } from '../domain/ports.ts';
 import type { Mode, Task } from '../domain/model.ts';
@@ -82,6 +82,14 @@ function repositories(db: Database): Repositories {
         if ('offset' in page) q = q.offset(page.offset);
         const [rows, totals] = await Promise.all([q, db.select({ n: count() }).from(tasks).where(and(...where))]);
         return { tasks: rows as Task[], total: Number(totals[0]?.n ?? 0) };
+      },
+      async dueTestTaskIds(now: Date, limit: number) {
+        return db
+          .select({ taskId: tasks.taskId, accountId: tasks.accountId, mode: tasks.mode })
+          .from(tasks)
+          .where(and(isNotNull(tasks.testCompleteAt), lte(tasks.testCompleteAt, now)))
+          .orderBy(asc(tasks.testCompleteAt))
+          .limit(limit);
       },
     },
     idempotency: {

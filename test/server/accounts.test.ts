@@ -1,0 +1,101 @@
+// Account settings as a client sees them: completion delay in test mode, disabled task types,
+// default callback URL, the per-key rate limit; and Markdown sanitizing of text-collection content.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { updateAccount } from '../../server/domain/accounts.ts';
+import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+
+const body = {
+  callback_url: 'https://example.com/cb',
+  instruction: 'Pick one',
+  attachment_type: 'text',
+  attachment: 'hello',
+  categories: ['a', 'b'],
+};
+
+async function until<T>(probe: () => Promise<T>, done: (v: T) => boolean, what: string): Promise<T> {
+  for (let i = 0; i < 600; i++) {
+    const v = await probe();
+    if (done(v)) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('account settings on %s', (db) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(db, { TEST_COMPLETION_POLL_MS: '20' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('delays test-mode completion, so that a test task can be canceled; a due task completes by itself', async () => {
+    await updateAccount(server.uow, 'dev', { testCompletionDelayMs: 2000 });
+    const api = client(server, 'current', server.dev.test_key);
+    try {
+      const a = await api('POST', '/v1/task/categorization', { json: body });
+      const b = await api('POST', '/v1/task/categorization', { json: body });
+      expect((await api('GET', `/v1/task/${a.body.task_id}`)).body.status).toBe('pending');
+      const canceled = await api('POST', `/v1/task/${a.body.task_id}/cancel`);
+      expect(canceled.body.status, canceled.text).toBe('canceled');
+      // Nobody reads b: the background completion finishes it, and the list shows it completed.
+      const listed = await until(
+        () => api('GET', `/v1/tasks?status=completed`),
+        (r) => r.body.docs.some((d: { task_id: string }) => d.task_id === b.body.task_id),
+        'the delayed task to complete',
+      );
+      expect(listed.status).toBe(200);
+      expect((await api('GET', `/v1/task/${a.body.task_id}`)).body.status).toBe('canceled');
+    } finally {
+      await updateAccount(server.uow, 'dev', { testCompletionDelayMs: 0 });
+    }
+  });
+
+  it('answers 402 for a disabled task type, and takes the default callback URL when a task gives none', async () => {
+    const api = client(server, 'current', server.dev.live_key);
+    await updateAccount(server.uow, 'dev', { disableTypes: ['lidarsegmentation'], defaultCallbackUrl: 'https://example.com/default' });
+    const refused = await api('POST', '/v1/task/lidarsegmentation', {
+      json: { callback_url: 'https://example.com/cb', attachments: ['https://example.com/f0.json'], labels: ['car'] },
+    });
+    expect(refused.status).toBe(402);
+    expect(refused.body).toEqual({ status_code: 402, error: expect.stringContaining('lidarsegmentation') });
+    const { callback_url: _omitted, ...withoutCallback } = body;
+    const taken = await api('POST', '/v1/task/categorization', { json: withoutCallback });
+    expect(taken.status).toBe(200);
+    expect(taken.body).not.toHaveProperty('callback_url');
+    await updateAccount(server.uow, 'dev', { enableTypes: ['lidarsegmentation'], defaultCallbackUrl: null });
+    expect((await api('POST', '/v1/task/categorization', { json: withoutCallback })).status).toBe(400);
+  });
+
+  it('keeps only the allowed tags of Markdown attachment content', async () => {
+    const api = client(server, 'current', server.dev.live_key);
+    const res = await api('POST', '/v1/task/textcollection', {
+      json: {
+        callback_url: 'https://example.com/cb',
+        attachments: [{ type: 'markdown', content: '# Title\n<script>alert(1)</script><b onclick="x()">bold</b> <blink>x</blink>' }],
+        fields: [{ type: 'text', field_id: 'summary', title: 'Summary' }],
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.params.attachments[0].content).toBe('# Title\n<b>bold</b> x');
+  });
+});
+
+describe('rate limit', () => {
+  it('answers 429 with Retry-After once a key has used its burst', async () => {
+    const server = await startTestServer('pglite', { RATE_LIMIT_BURST: '3', RATE_LIMIT_PER_SECOND: '1' });
+    try {
+      const api = client(server, 'current', server.dev.test_key);
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push(await api('GET', '/v1/tasks'));
+      expect(statuses.map((r) => r.status)).toEqual([200, 200, 200, 429]);
+      expect(statuses[3]!.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
+      expect(statuses[3]!.body).toEqual({ status_code: 429, error: expect.stringContaining('retry') });
+      // Another key has its own bucket.
+      expect((await client(server, 'current', server.dev.live_key)('GET', '/v1/tasks')).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,99 @@
+// `humantask` as an operator runs it: a server process, and the accounts CLI beside it, on the
+// same embedded database (through the server's loopback admin interface) and on PostgreSQL.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { inject, afterAll, describe, expect, it } from 'vitest';
+import { clusterAt } from '../support/postgres.ts';
+import { client, hasPostgres } from '../support/server.ts';
+import { root } from '../support/spec.ts';
+
+const run = promisify(execFile);
+const bin = path.join(root, 'bin', 'humantask.js');
+
+async function cli(env: Record<string, string>, ...args: string[]) {
+  const { stdout } = await run(process.execPath, [bin, 'accounts', ...args], { env: { ...process.env, ...env }, cwd: root });
+  return JSON.parse(stdout);
+}
+
+async function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
+  const child = spawn(process.execPath, [bin, 'serve'], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_BURST: '0', ...env },
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (c) => (output += c));
+  child.stderr!.on('data', (c) => (output += c));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const m = /listening on (http:\/\/\S+)/.exec(output);
+      if (m) {
+        clearInterval(timer);
+        resolve(m[1]!);
+      }
+    }, 20);
+    child.once('exit', (code) => {
+      clearInterval(timer);
+      reject(new Error(`serve exited with ${code}: ${output}`));
+    });
+  });
+  return { child, url, output: () => output };
+}
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+describe('accounts CLI', () => {
+  it('works beside a running server on the embedded database, and on it once the server stopped', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-cli-'));
+    dirs.push(dataDir);
+    const env = { DATA_DIR: dataDir };
+    const server = await serve(env);
+    try {
+      expect(server.output()).toMatch(/test key: +test_[0-9a-f]{32}/);
+      expect(statSync(path.join(dataDir, 'admin.json')).mode & 0o777).toBe(0o600);
+      const alice = await cli(env, 'create', '--name', 'alice', '--json');
+      expect(alice).toMatchObject({ name: 'alice', test_key: expect.stringMatching(/^test_/), live_key: expect.stringMatching(/^live_/) });
+      const api = client({ url: server.url }, 'current', alice.live_key);
+      const task = { callback_url: 'https://example.com/cb', instruction: 'x', attachment_type: 'text', attachment: 'y', categories: ['a'] };
+      expect((await api('POST', '/v1/task/categorization', { json: task })).status).toBe(200);
+      await cli(env, 'set', '--name', 'alice', '--disable-type', 'categorization');
+      expect((await api('POST', '/v1/task/categorization', { json: task })).status).toBe(402);
+      expect(await cli(env, 'usage', '--name', 'alice')).toEqual({ name: 'alice', live_requests: 2, live_requests_charged: 0 });
+      const rotated = await cli(env, 'rotate-key', '--name', 'alice', '--mode', 'live');
+      expect((await api('GET', '/v1/tasks')).status).toBe(401);
+      expect((await client({ url: server.url }, 'current', rotated.key)('GET', '/v1/tasks')).body.total).toBe(1);
+    } finally {
+      server.child.kill('SIGTERM');
+      const [code] = await once(server.child, 'exit');
+      expect(code).toBe(0);
+    }
+    expect(existsSync(path.join(dataDir, 'admin.json'))).toBe(false);
+    const names = (await cli(env, 'list')).map((a: { name: string }) => a.name);
+    expect(names).toEqual(['dev', 'alice']);
+    // Restarted on the same data: nothing lost, no second development account.
+    const again = await serve(env);
+    try {
+      expect(again.output()).not.toMatch(/test key/);
+    } finally {
+      again.child.kill('SIGTERM');
+      await once(again.child, 'exit');
+    }
+  });
+
+  it.skipIf(!hasPostgres())('works on PostgreSQL at any time', async () => {
+    const env = { DATABASE_URL: await clusterAt(inject('postgresUrl')).createDatabase() };
+    const server = await serve(env);
+    try {
+      const bob = await cli(env, 'create', '--name', 'bob', '--json');
+      expect((await client({ url: server.url }, 'current', bob.test_key)('GET', '/v1/tasks')).status).toBe(200);
+    } finally {
+      server.child.kill('SIGTERM');
+      await once(server.child, 'exit');
+    }
+  });
+});
