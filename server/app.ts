@@ -13,7 +13,7 @@ import { coerceBody } from './http/coerce.ts';
 import { loadContract, type Contract } from './http/contract.ts';
 import { HttpError, errorMapper } from './http/errors.ts';
 import { idempotency, saveErrorAnswer } from './http/idempotency.ts';
-import { taskHandlers, type Handler } from './http/tasks.ts';
+import { taskHandlers, type HandlerTable, type OperationId } from './http/tasks.ts';
 
 export interface AppDeps {
   uow: UnitOfWork;
@@ -28,7 +28,7 @@ export interface AppDeps {
 export const basePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
 
 /** The handler of every operation of a generation's contract, by operationId. */
-export function handlerTable(contract: Contract, uow: UnitOfWork): Record<string, Handler> {
+export function handlerTable(contract: Contract, uow: UnitOfWork): HandlerTable {
   return { ...taskHandlers({ uow, contract }) };
 }
 
@@ -70,7 +70,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
   );
   app.use(async (req, res, next) => {
     const operationId = (req as typeof req & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
-    const handler = operationId ? handlers[operationId] : undefined;
+    const handler = operationId ? handlers[operationId as OperationId] : undefined;
     try {
       if (!handler) throw new HttpError(501, `${operationId ?? 'This operation'} is in the contract but not served by this server yet.`);
       req.body = res.locals.body;

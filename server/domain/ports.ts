@@ -69,10 +69,132 @@ export interface AccountRepository {
   countLiveRequest(accountId: string): Promise<void>;
 }
 
+export interface Project {
+  projectId: string;
+  accountId: string;
+  mode: Mode;
+  name: string;
+  type: string;
+  rapid: boolean;
+  studio: boolean;
+  createdAt: Date;
+}
+
+export interface ParamVersion {
+  projectId: string;
+  version: number;
+  params: Record<string, unknown>;
+  createdAt: Date;
+}
+
+export interface OntologyVersion {
+  projectId: string;
+  version: number;
+  name: string | null;
+  ontology: unknown[];
+  createdAt: Date;
+}
+
+export interface ProjectRepository {
+  /** Inserts a project; false when the name is taken (for this account and mode). */
+  insert(project: Project): Promise<boolean>;
+  get(accountId: string, mode: Mode, name: string, options?: { forUpdate?: boolean }): Promise<Project | null>;
+  list(accountId: string, mode: Mode): Promise<Project[]>;
+  paramVersions(projectIds: string[]): Promise<ParamVersion[]>;
+  ontologyVersions(projectIds: string[]): Promise<OntologyVersion[]>;
+  addParamVersion(version: ParamVersion): Promise<void>;
+  addOntologyVersion(version: OntologyVersion): Promise<void>;
+}
+
+export type BatchStatus = 'staging' | 'in_progress' | 'completed';
+
+export interface Batch {
+  batchId: string;
+  accountId: string;
+  mode: Mode;
+  name: string;
+  project: string;
+  status: BatchStatus;
+  callback: string | null;
+  metadata: Record<string, unknown>;
+  calibrationBatch: boolean;
+  selfLabelBatch: boolean;
+  createdAt: Date;
+  completedAt: Date | null;
+}
+
+export interface BatchFilters {
+  project?: string;
+  status?: BatchStatus;
+  startTime?: Date;
+  endTime?: Date;
+}
+
+export interface BatchRepository {
+  /** Inserts a batch; false when the name is taken (for this account and mode). */
+  insert(batch: Batch): Promise<boolean>;
+  update(batch: Batch): Promise<void>;
+  get(accountId: string, mode: Mode, name: string, options?: { forUpdate?: boolean }): Promise<Batch | null>;
+  list(accountId: string, mode: Mode, filters: BatchFilters, page: { limit: number; offset: number }): Promise<{ batches: Batch[]; total: number }>;
+  /** Task counts of a batch by status. */
+  taskCounts(accountId: string, mode: Mode, name: string): Promise<Record<'pending' | 'completed' | 'canceled' | 'error', number>>;
+  /** Whether some batch of this project with calibration_batch has completed. */
+  hasCompletedCalibration(accountId: string, mode: Mode, project: string): Promise<boolean>;
+}
+
+export interface TrainingTask {
+  id: string;
+  accountId: string;
+  mode: Mode;
+  kind: 'training' | 'evaluation';
+  type: string;
+  params: Record<string, unknown>;
+  expectedResponse: Record<string, unknown>;
+  initialResponse: Record<string, unknown> | null;
+  createdAt: Date;
+}
+
+export interface TrainingTaskRepository {
+  insert(task: TrainingTask): Promise<void>;
+  get(accountId: string, mode: Mode, kind: TrainingTask['kind'], id: string): Promise<TrainingTask | null>;
+  /** Newest first (created_at, then id, descending). */
+  list(
+    accountId: string,
+    mode: Mode,
+    kind: TrainingTask['kind'],
+    filters: { type?: string; startTime?: Date; endTime?: Date },
+    page: { limit: number; offset: number },
+  ): Promise<{ tasks: TrainingTask[]; total: number }>;
+}
+
+export interface OutboxMessage {
+  id: string;
+  accountId: string;
+  mode: Mode;
+  event: 'task_completed' | 'attachment_error' | 'batch_completed';
+  subject: string;
+  url: string;
+  payload: Record<string, unknown>;
+  createdAt: Date;
+  nextAttemptAt: Date;
+  attempts: number;
+  deliveredAt: Date | null;
+  failedAt: Date | null;
+}
+
+export interface OutboxRepository {
+  add(message: OutboxMessage): Promise<void>;
+  forSubject(accountId: string, subject: string): Promise<OutboxMessage[]>;
+}
+
 export interface Repositories {
   tasks: TaskRepository;
   idempotency: IdempotencyRepository;
   accounts: AccountRepository;
+  projects: ProjectRepository;
+  batches: BatchRepository;
+  training: TrainingTaskRepository;
+  outbox: OutboxRepository;
 }
 
 /** The repositories, and a way to run several operations as one transaction. */

@@ -1,5 +1,7 @@
 // Handlers of the task operations (tag Tasks and Task creation), for either generation.
 import type { Request, Response } from 'express';
+import type { components, operations as CurrentOperations } from '../../generated/current.ts';
+import type { operations as LegacyOperations } from '../../generated/legacy.ts';
 import { invalid } from '../domain/errors.ts';
 import type { Generation, Json, Task } from '../domain/model.ts';
 import type { TaskFilters, UnitOfWork } from '../domain/ports.ts';
@@ -14,6 +16,10 @@ import { HttpError } from './errors.ts';
 import { matchingAnswer, replay, type IdempotencyContext } from './idempotency.ts';
 
 export type Handler = (req: Request, res: Response) => Promise<void>;
+/** Every operationId of the two contracts. */
+export type OperationId = keyof CurrentOperations | keyof LegacyOperations;
+export type HandlerTable = Partial<Record<OperationId, Handler>>;
+type Schemas = components['schemas'];
 
 export interface HandlerDeps {
   uow: UnitOfWork;
@@ -41,7 +47,7 @@ const listOf = (value: unknown): string[] | undefined => {
   return items.length ? items : undefined;
 };
 
-export function taskHandlers({ uow, contract }: HandlerDeps): Record<string, Handler> {
+export function taskHandlers({ uow, contract }: HandlerDeps): HandlerTable {
   const gen: Generation = contract.generation;
   const send = (res: Response, task: Task) => void res.status(200).json(taskView(task, gen));
 
@@ -77,7 +83,7 @@ export function taskHandlers({ uow, contract }: HandlerDeps): Record<string, Han
     }
   };
 
-  const handlers: Record<string, Handler> = {
+  const handlers: HandlerTable = {
     async getTask(req, res) {
       send(res, await getTask(uow, callerOf(res), pathParam(req, 'taskId'), new Date()));
     },
@@ -117,28 +123,28 @@ export function taskHandlers({ uow, contract }: HandlerDeps): Record<string, Han
       send(res, await cancelTask(uow, callerOf(res), pathParam(req, 'taskId'), clear, new Date()));
     },
     async setTaskMetadata(req, res) {
-      send(res, await setTaskMetadata(uow, callerOf(res), pathParam(req, 'taskId'), req.body as Json, new Date()));
+      send(res, await setTaskMetadata(uow, callerOf(res), pathParam(req, 'taskId'), req.body as Schemas['Metadata'], new Date()));
     },
     async setTaskUniqueId(req, res) {
-      const { unique_id } = req.body as { unique_id: string };
+      const { unique_id } = req.body as Schemas['UniqueIdRequest'];
       send(res, await setTaskUniqueId(uow, callerOf(res), pathParam(req, 'taskId'), unique_id, new Date()));
     },
     async deleteTaskUniqueId(req, res) {
       send(res, await deleteTaskUniqueId(uow, callerOf(res), pathParam(req, 'taskId'), new Date()));
     },
     async addTaskTags(req, res) {
-      send(res, await addTaskTags(uow, callerOf(res), pathParam(req, 'taskId'), req.body as string[], new Date()));
+      send(res, await addTaskTags(uow, callerOf(res), pathParam(req, 'taskId'), req.body as Schemas['TagList'], new Date()));
     },
     async putTaskTags(req, res) {
-      send(res, await addTaskTags(uow, callerOf(res), pathParam(req, 'taskId'), req.body as string[], new Date()));
+      send(res, await addTaskTags(uow, callerOf(res), pathParam(req, 'taskId'), req.body as Schemas['TagList'], new Date()));
     },
     async removeTaskTags(req, res) {
-      send(res, await removeTaskTags(uow, callerOf(res), pathParam(req, 'taskId'), (req.body ?? []) as string[], new Date()));
+      send(res, await removeTaskTags(uow, callerOf(res), pathParam(req, 'taskId'), (req.body ?? []) as Schemas['TagList'], new Date()));
     },
     async auditTask(req, res) {
-      send(res, await auditTask(uow, callerOf(res), pathParam(req, 'taskId'), req.body as { accepted: boolean; comments?: string }, new Date()));
+      send(res, await auditTask(uow, callerOf(res), pathParam(req, 'taskId'), req.body as Schemas['AuditRequest'], new Date()));
     },
   };
-  for (const op of contract.creations.values()) handlers[op.operationId] = create;
+  for (const op of contract.creations.values()) handlers[op.operationId as OperationId] = create;
   return handlers;
 }

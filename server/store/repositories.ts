@@ -4,7 +4,7 @@ import type { AccountRecord, PageRequest, Repositories, SavedAnswer, TaskFilters
 import { UniqueIdTaken } from '../domain/ports.ts';
 import type { Mode, Task } from '../domain/model.ts';
 import type { Database, Store } from './db.ts';
-import { accounts, idempotencyKeys, tasks } from './schema.ts';
+import { accounts, batches, idempotencyKeys, outbox, projectOntologyVersions, projectParamVersions, projects, tasks, trainingTasks } from './schema.ts';
 
 const isUniqueViolation = (err: unknown, constraint: string): boolean => {
   for (let e: any = err; e; e = e.cause) {
@@ -120,6 +120,121 @@ function repositories(db: Database): Repositories {
           .where(lt(idempotencyKeys.expiresAt, now))
           .returning({ key: idempotencyKeys.key });
         return rows.length;
+      },
+    },
+    projects: {
+      async insert(project) {
+        const rows = await db.insert(projects).values(project).onConflictDoNothing().returning({ id: projects.projectId });
+        return rows.length === 1;
+      },
+      async get(accountId, mode, name, options) {
+        const q = db.select().from(projects).where(and(eq(projects.accountId, accountId), eq(projects.mode, mode), eq(projects.name, name)));
+        const rows = options?.forUpdate ? await q.for('update') : await q;
+        return rows[0] ?? null;
+      },
+      async list(accountId, mode) {
+        return db
+          .select()
+          .from(projects)
+          .where(and(eq(projects.accountId, accountId), eq(projects.mode, mode)))
+          .orderBy(asc(projects.createdAt), asc(projects.name));
+      },
+      async paramVersions(projectIds) {
+        if (projectIds.length === 0) return [];
+        return db
+          .select()
+          .from(projectParamVersions)
+          .where(inArray(projectParamVersions.projectId, projectIds))
+          .orderBy(asc(projectParamVersions.version));
+      },
+      async ontologyVersions(projectIds) {
+        if (projectIds.length === 0) return [];
+        return db
+          .select()
+          .from(projectOntologyVersions)
+          .where(inArray(projectOntologyVersions.projectId, projectIds))
+          .orderBy(asc(projectOntologyVersions.version));
+      },
+      async addParamVersion(version) {
+        await db.insert(projectParamVersions).values(version);
+      },
+      async addOntologyVersion(version) {
+        await db.insert(projectOntologyVersions).values(version);
+      },
+    },
+    batches: {
+      async insert(batch) {
+        const rows = await db.insert(batches).values(batch).onConflictDoNothing().returning({ id: batches.batchId });
+        return rows.length === 1;
+      },
+      async update(batch) {
+        await db.update(batches).set(batch).where(eq(batches.batchId, batch.batchId));
+      },
+      async get(accountId, mode, name, options) {
+        const q = db.select().from(batches).where(and(eq(batches.accountId, accountId), eq(batches.mode, mode), eq(batches.name, name)));
+        const rows = options?.forUpdate ? await q.for('update') : await q;
+        return rows[0] ?? null;
+      },
+      async list(accountId, mode, f, page) {
+        const where: SQL[] = [eq(batches.accountId, accountId), eq(batches.mode, mode)];
+        if (f.project) where.push(eq(batches.project, f.project));
+        if (f.status) where.push(eq(batches.status, f.status));
+        if (f.startTime) where.push(gte(batches.createdAt, f.startTime));
+        if (f.endTime) where.push(lte(batches.createdAt, f.endTime));
+        const [rows, totals] = await Promise.all([
+          db.select().from(batches).where(and(...where)).orderBy(desc(batches.createdAt), asc(batches.name)).limit(page.limit + 1).offset(page.offset),
+          db.select({ n: count() }).from(batches).where(and(...where)),
+        ]);
+        return { batches: rows, total: Number(totals[0]?.n ?? 0) };
+      },
+      async taskCounts(accountId, mode, name) {
+        const rows = await db
+          .select({ status: tasks.status, n: count() })
+          .from(tasks)
+          .where(and(eq(tasks.accountId, accountId), eq(tasks.mode, mode), eq(tasks.batch, name)))
+          .groupBy(tasks.status);
+        const counts = { pending: 0, completed: 0, canceled: 0, error: 0 };
+        for (const r of rows) counts[r.status] = Number(r.n);
+        return counts;
+      },
+      async hasCompletedCalibration(accountId, mode, project) {
+        const rows = await db
+          .select({ id: batches.batchId })
+          .from(batches)
+          .where(and(eq(batches.accountId, accountId), eq(batches.mode, mode), eq(batches.project, project), eq(batches.calibrationBatch, true), eq(batches.status, 'completed')))
+          .limit(1);
+        return rows.length > 0;
+      },
+    },
+    training: {
+      async insert(task) {
+        await db.insert(trainingTasks).values(task);
+      },
+      async get(accountId, mode, kind, id) {
+        const rows = await db
+          .select()
+          .from(trainingTasks)
+          .where(and(eq(trainingTasks.id, id), eq(trainingTasks.accountId, accountId), eq(trainingTasks.mode, mode), eq(trainingTasks.kind, kind)));
+        return rows[0] ?? null;
+      },
+      async list(accountId, mode, kind, f, page) {
+        const where: SQL[] = [eq(trainingTasks.accountId, accountId), eq(trainingTasks.mode, mode), eq(trainingTasks.kind, kind)];
+        if (f.type) where.push(eq(trainingTasks.type, f.type));
+        if (f.startTime) where.push(gte(trainingTasks.createdAt, f.startTime));
+        if (f.endTime) where.push(lte(trainingTasks.createdAt, f.endTime));
+        const [rows, totals] = await Promise.all([
+          db.select().from(trainingTasks).where(and(...where)).orderBy(desc(trainingTasks.createdAt), desc(trainingTasks.id)).limit(page.limit + 1).offset(page.offset),
+          db.select({ n: count() }).from(trainingTasks).where(and(...where)),
+        ]);
+        return { tasks: rows, total: Number(totals[0]?.n ?? 0) };
+      },
+    },
+    outbox: {
+      async add(message) {
+        await db.insert(outbox).values(message);
+      },
+      async forSubject(accountId, subject) {
+        return db.select().from(outbox).where(and(eq(outbox.accountId, accountId), eq(outbox.subject, subject))).orderBy(asc(outbox.createdAt));
       },
     },
     accounts: {

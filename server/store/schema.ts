@@ -79,3 +79,104 @@ export const idempotencyKeys = pgTable(
   },
   (t) => [primaryKey({ columns: [t.accountId, t.key] }), index('idempotency_keys_expiry').on(t.expiresAt)],
 );
+
+export const projects = pgTable(
+  'projects',
+  {
+    projectId: text('project_id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    mode: text('mode').$type<'test' | 'live'>().notNull(),
+    name: text('name').notNull(),
+    type: text('type').notNull(),
+    rapid: boolean('rapid').notNull().default(false),
+    studio: boolean('studio').notNull().default(false),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('projects_name').on(t.accountId, t.mode, t.name)],
+);
+
+export const projectParamVersions = pgTable(
+  'project_param_versions',
+  {
+    projectId: text('project_id').notNull().references(() => projects.projectId),
+    version: integer('version').notNull(),
+    params: jsonb('params').$type<Record<string, unknown>>().notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.version] })],
+);
+
+export const projectOntologyVersions = pgTable(
+  'project_ontology_versions',
+  {
+    projectId: text('project_id').notNull().references(() => projects.projectId),
+    version: integer('version').notNull(),
+    name: text('name'),
+    ontology: jsonb('ontology').$type<unknown[]>().notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.version] })],
+);
+
+export const batches = pgTable(
+  'batches',
+  {
+    batchId: text('batch_id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    mode: text('mode').$type<'test' | 'live'>().notNull(),
+    name: text('name').notNull(),
+    project: text('project').notNull(),
+    status: text('status').$type<'staging' | 'in_progress' | 'completed'>().notNull(),
+    callback: text('callback'),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+    calibrationBatch: boolean('calibration_batch').notNull().default(false),
+    selfLabelBatch: boolean('self_label_batch').notNull().default(false),
+    createdAt: ts('created_at').notNull(),
+    completedAt: ts('completed_at'),
+  },
+  (t) => [
+    uniqueIndex('batches_name').on(t.accountId, t.mode, t.name),
+    index('batches_list').on(t.accountId, t.mode, t.createdAt.desc()),
+  ],
+);
+
+/** Training and evaluation tasks: their own id space, never in the task list, no callbacks. */
+export const trainingTasks = pgTable(
+  'training_tasks',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    mode: text('mode').$type<'test' | 'live'>().notNull(),
+    kind: text('kind').$type<'training' | 'evaluation'>().notNull(),
+    type: text('type').notNull(),
+    params: jsonb('params').$type<Record<string, unknown>>().notNull(),
+    expectedResponse: jsonb('expected_response').$type<Record<string, unknown>>().notNull(),
+    initialResponse: jsonb('initial_response').$type<Record<string, unknown>>(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('training_tasks_list').on(t.accountId, t.mode, t.kind, t.createdAt.desc(), t.id.desc())],
+);
+
+/**
+ * Callbacks to send, written in the same transaction as the change they report (outbox). The
+ * delivery side (dispatcher, retries) reads them.
+ */
+export const outbox = pgTable(
+  'outbox',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    mode: text('mode').$type<'test' | 'live'>().notNull(),
+    event: text('event').$type<'task_completed' | 'attachment_error' | 'batch_completed'>().notNull(),
+    /** The task id, or the batch name. */
+    subject: text('subject').notNull(),
+    url: text('url').notNull(),
+    payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+    createdAt: ts('created_at').notNull(),
+    nextAttemptAt: ts('next_attempt_at').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    deliveredAt: ts('delivered_at'),
+    failedAt: ts('failed_at'),
+  },
+  (t) => [index('outbox_due').on(t.nextAttemptAt), index('outbox_subject').on(t.accountId, t.subject)],
+);

@@ -21,7 +21,7 @@ async function cli(env: Record<string, string>, ...args: string[]) {
 
 async function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   const child = spawn(process.execPath, [bin, 'serve'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_BURST: '0', ...env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_BURST: '0', ...env },
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -67,6 +67,9 @@ describe('accounts CLI', () => {
       const rotated = await cli(env, 'rotate-key', '--name', 'alice', '--mode', 'live');
       expect((await api('GET', '/v1/tasks')).status).toBe(401);
       expect((await client({ url: server.url }, 'current', rotated.key)('GET', '/v1/tasks')).body.total).toBe(1);
+      // Structured request logs, and no secret in them.
+      expect(server.output()).toMatch(/"status":402.*"msg":"request"/);
+      for (const secret of [alice.test_key, alice.live_key, rotated.key, alice.signing_secret]) expect(server.output()).not.toContain(secret);
     } finally {
       server.child.kill('SIGTERM');
       const [code] = await once(server.child, 'exit');

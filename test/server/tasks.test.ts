@@ -122,16 +122,20 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
   });
 
   describe('the task state table (seed 3.1)', () => {
-    it('pending → canceled by cancel; cancel again → 200 canceled', async () => {
-      const t = await live('POST', '/v1/task/categorization', { json: { ...categorization, unique_id: `c-${db}-1` } });
-      const c1 = await live('POST', `/v1/task/${t.body.task_id}/cancel`);
+    it.each(['current', 'legacy'] as const)('%s: pending → canceled by cancel; cancel again → 200 canceled', async (gen) => {
+      const api = client(server, gen, server.dev.live_key);
+      const t = await api('POST', '/v1/task/categorization', { json: { ...categorization, unique_id: `c-${db}-${gen}` } });
+      expect(t.body.status).toBe('pending');
+      const c1 = await api('POST', `/v1/task/${t.body.task_id}/cancel`);
       expect(c1.status).toBe(200);
       expect(c1.body.status).toBe('canceled');
-      expect(c1.body.unique_id).toBe(`c-${db}-1`);
-      const c2 = await live('POST', `/v1/task/${t.body.task_id}/cancel?clear_unique_id=TRUE`);
+      expect(c1.body.unique_id).toBe(`c-${db}-${gen}`);
+      const c2 = await api('POST', `/v1/task/${t.body.task_id}/cancel?clear_unique_id=TRUE`);
       expect(c2.status).toBe(200);
       expect(c2.body).toMatchObject({ status: 'canceled' });
       expect(c2.body).not.toHaveProperty('unique_id');
+      // The unique_id is free again.
+      expect((await api('POST', '/v1/task/categorization', { json: { ...categorization, unique_id: `c-${db}-${gen}` } })).status).toBe(200);
     });
 
     it('completed: cancel is refused, 400 in the current generation and 500 in the older one', async () => {
