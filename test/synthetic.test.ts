@@ -28,12 +28,13 @@ const validator = makeValidator('current');
 function expectValid(schema: string, value: unknown, what: string): void {
   const validate = validator(`#/components/schemas/${schema}`);
   if (!validate(value)) {
-    throw new Error(`${what} is not a valid ${schema}: ${JSON.stringify(validate.errors?.slice(0, 4))}\n${JSON.stringify(value)}`);
+    throw new Error(`expected ${what} to validate against ${schema}: ${JSON.stringify(validate.errors?.slice(0, 4))}\n${JSON.stringify(value)}`);
   }
 }
 
 const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const codePoints = (text: string) => Array.from(text);
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
 // ---------------------------------------------------------------------------------------------
 // Arbitraries shared by the types.
@@ -285,7 +286,7 @@ function describeType<P extends object>(c: TypeCase<P>): void {
       }
     });
 
-    it('gives different tasks (and a redo) different responses', () => {
+    it('varies with the task id: another task, or a redo, gets a new answer (unless the params leave nothing to choose)', () => {
       const samples = fc.sample(c.params, { numRuns: 30, seed: SEED });
       const varied = samples.filter((params) => {
         const seeds = ['65f1c0a2b3c4d5e6f7a8b9c0', '65f1c0a2b3c4d5e6f7a8b9c1', '65f1c0a2b3c4d5e6f7a8b9c0:1', '0123456789abcdef01234567'];
@@ -1216,7 +1217,8 @@ function checkOneAnswer(field: TopField, answer: unknown, options: ChoiceValue[]
       }
       for (const part of field.include) {
         const preset = field.defaults?.[part];
-        const dayDoesNotFit = part === 'day' && preset !== undefined && value.month !== undefined && field.defaults?.month !== undefined && preset > daysInMonth(value.year ?? 2000, value.month);
+        // A pre-filled day the month lacks (31 February) cannot be kept.
+        const dayDoesNotFit = part === 'day' && preset !== undefined && preset > daysInMonth(value.year ?? 2000, value.month ?? 1);
         if (preset !== undefined && !dayDoesNotFit) expect(value[part], `pre-filled ${part} kept`).toBe(preset);
       }
       break;
@@ -1268,6 +1270,60 @@ describeType<TextCollectionParams>({
     ];
     checkFieldAnswers(params.fields, annotations, everywhere, params.attachments.length);
   },
+});
+
+// Two cases the random forms reach too rarely, written out.
+describe('textcollection in test mode: forms filled several times, pre-filled dates', () => {
+  const taskIdsFor = (count: number) => range(count).map((n) => `65f1c0a2b3c4d5e6f7a8b9${n.toString(16).padStart(2, '0')}`);
+
+  it("in each filling of a form, a child's conditions look at that filling's answers, not at earlier fillings", () => {
+    const params: TextCollectionParams = {
+      attachments: [{ type: 'text', content: 'Receipt 1041' }],
+      fields: [
+        {
+          type: 'form',
+          field_id: 'item',
+          title: 'Item',
+          min_responses_required: 3,
+          max_responses_required: 3,
+          fields: [
+            { type: 'category', field_id: 'kind', title: 'Kind', choices: [{ label: 'Food', value: 'food' }, { label: 'Other', value: 'other' }] },
+            { type: 'category', field_id: 'diet', title: 'Diet', choices: [{ label: 'Vegan', value: 'vegan' }], conditions: [{ kind: 'food' }] },
+            { type: 'boolean', field_id: 'certified', title: 'Certified vegan', conditions: [{ diet: 'vegan' }] },
+          ],
+        },
+      ],
+    };
+    expectValid('TextCollectionParams', params, 'the example params');
+    let mixedTasks = 0;
+    for (const taskId of taskIdsFor(40)) {
+      const response = syntheticResponse('textcollection', params as unknown as Json, taskId);
+      expectValid('TextCollectionResponse', response, 'the synthetic response');
+      const fillings = (response.annotations as Json).item as Json[];
+      for (const filling of fillings) expect('certified' in filling, JSON.stringify(filling)).toBe('diet' in filling);
+      if (fillings.some((f) => 'diet' in f) && fillings.some((f) => !('diet' in f))) mixedTasks += 1;
+    }
+    expect(mixedTasks, 'some tasks mix fillings with and without the conditional child').toBeGreaterThan(0);
+  });
+
+  it('keeps pre-filled date parts, but a pre-filled day the month lacks becomes its last day', () => {
+    const dateField = (field_id: string, include: DatePart[], defaults: Partial<Record<DatePart, number>>): LeafField => ({ type: 'datetime', field_id, title: field_id, include, defaults });
+    const params: TextCollectionParams = {
+      attachments: [{ type: 'text', content: 'Diary' }],
+      fields: [
+        dateField('yearless', ['month', 'day'], { month: 2, day: 31 }),
+        dateField('in_2027', ['year', 'month', 'day'], { year: 2027, month: 2, day: 30 }),
+        dateField('kept', ['year', 'month', 'day', 'hour'], { year: 2026, month: 11, day: 21, hour: 10 }),
+      ],
+    };
+    expectValid('TextCollectionParams', params, 'the example params');
+    for (const taskId of taskIdsFor(5)) {
+      const { annotations } = syntheticResponse('textcollection', params as unknown as Json, taskId) as { annotations: Json };
+      expect(annotations.yearless, 'a date without a year may be 29 February').toEqual({ month: 2, day: 29 });
+      expect(annotations.in_2027).toEqual({ year: 2027, month: 2, day: 28 });
+      expect(annotations.kept).toEqual({ year: 2026, month: 11, day: 21, hour: 10 });
+    }
+  });
 });
 
 // ---------------------------------------------------------------------------------------------

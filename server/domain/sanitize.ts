@@ -30,3 +30,15 @@ export function sanitizeMarkdown(markdown: string): string {
     parser: { decodeEntities: false },
   });
 }
+
+/** Text-collection parameters: Markdown attachment content is stored sanitized. */
+export function sanitizeTextCollectionParams(params: Record<string, unknown>): void {
+  const attachments = params.attachments;
+  if (!Array.isArray(attachments)) return;
+  params.attachments = attachments.map((a: unknown) => {
+    const att = a as { type?: unknown; content?: unknown } | null;
+    return att && typeof att === 'object' && att.type === 'markdown' && typeof att.content === 'string'
+      ? { ...att, content: sanitizeMarkdown(att.content) }
+      : a;
+  });
+}

@@ -20,8 +20,6 @@ type Params = Record<string, unknown>;
 export const NOMINAL_IMAGE = { width: 1024, height: 768 } as const;
 /** A PDF page is taken to be US Letter at 72 dpi, i.e. 612×792 PDF points (documenttranscription's unit for PDFs). */
 export const NOMINAL_PDF_PAGE = { width: 612, height: 792 } as const;
-/** A PDF is taken to have one page: the only page count every document has. */
-export const NOMINAL_PDF_PAGES = 1;
 /** A video attachment is taken to last 10 seconds; its frames are sampled at the task's `frame_rate`. */
 export const NOMINAL_VIDEO_SECONDS = 10;
 /** An audio attachment is taken to last 30 seconds. */
@@ -45,24 +43,24 @@ export function syntheticResponse(type: TaskType, params: Record<string, unknown
 
 type Generator = (params: Params, rng: SeededRandom, seed: string) => Record<string, unknown>;
 
-// One generator per type; each is defined below with the helpers it shares.
+// One generator per type, each defined below next to the helpers it uses.
 const generators: { [T in TaskType]: Generator } = {
-  annotation: (p, rng) => boxAnnotationResponse(p, rng),
-  pointannotation: (p, rng) => pointAnnotationResponse(p, rng),
-  lineannotation: (p, rng) => lineAnnotationResponse(p, rng),
-  polygonannotation: (p, rng) => polygonAnnotationResponse(p, rng),
-  segmentannotation: (p, rng, seed) => segmentAnnotationResponse(p, rng, seed),
-  categorization: (p, rng) => categorizationResponse(p, rng),
-  comparison: (p, rng) => comparisonResponse(p, rng),
-  datacollection: (p, rng) => dataCollectionResponse(p, rng),
-  transcription: (p, rng) => transcriptionResponse(p, rng),
-  audiotranscription: (_p, rng) => audioTranscriptionResponse(rng),
-  imageannotation: (p, rng) => imageAnnotationResponse(p, rng),
-  textcollection: (p, rng) => textCollectionResponse(p, rng),
-  namedentityrecognition: (p, rng) => namedEntityRecognitionResponse(p, rng),
-  documenttranscription: (p, rng) => documentTranscriptionResponse(p, rng),
-  videoplaybackannotation: (p, rng) => videoPlaybackAnnotationResponse(p, rng),
-  lidarsegmentation: (p, rng) => lidarSegmentationResponse(p, rng),
+  annotation: boxAnnotationResponse,
+  pointannotation: pointAnnotationResponse,
+  lineannotation: lineAnnotationResponse,
+  polygonannotation: polygonAnnotationResponse,
+  segmentannotation: segmentAnnotationResponse,
+  categorization: categorizationResponse,
+  comparison: comparisonResponse,
+  datacollection: dataCollectionResponse,
+  transcription: transcriptionResponse,
+  audiotranscription: audioTranscriptionResponse,
+  imageannotation: imageAnnotationResponse,
+  textcollection: textCollectionResponse,
+  namedentityrecognition: namedEntityRecognitionResponse,
+  documenttranscription: documentTranscriptionResponse,
+  videoplaybackannotation: videoPlaybackAnnotationResponse,
+  lidarsegmentation: lidarSegmentationResponse,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -479,7 +477,7 @@ function attributeValuesFor(rng: SeededRandom, definitions: readonly AttributeDe
     (definition) => [definition.name],
     (definition) => definition.attributeConditions.flatMap((condition) => Object.keys(condition)),
     (definition, ready) => {
-      if (!ready) return;
+      if (!ready || !holds(definition)) return;
       const value = attributeValue(rng, definition, target);
       if (value !== undefined) values.set(definition.name, value);
     },
@@ -708,7 +706,7 @@ function transcriptionResponse(params: Params, rng: SeededRandom): Transcription
   };
 }
 
-function audioTranscriptionResponse(rng: SeededRandom): Schemas['AudioTranscriptionResponse'] {
+function audioTranscriptionResponse(_params: Params, rng: SeededRandom): Schemas['AudioTranscriptionResponse'] {
   const count = rng.int(1, 4);
   const slot = NOMINAL_AUDIO_SECONDS / count;
   const segments = range(count).map((i) => {
@@ -765,28 +763,35 @@ function frameCount(params: Params): number {
   return NOMINAL_VIDEO_SECONDS * clamp(asCount(params.frame_rate, 1, 1), 1, 60);
 }
 
-/** A run of consecutive frames in which the object is visible, moving a little from frame to frame. */
-function trackFrames(rng: SeededRandom, plan: GeometryPlan, frames: number): Schemas['VideoFrameGeometry'][] {
+/**
+ * A run of consecutive frames in which the object is visible, moving a little from frame to
+ * frame (moving keeps its size, so the first frame's box is the box of the whole track).
+ */
+function trackFrames(rng: SeededRandom, plan: GeometryPlan, frames: number): { start: Shape; frames: Schemas['VideoFrameGeometry'][] } {
   const canvas = canvasFor(plan.kind, plan.bounds);
   const first = rng.int(0, frames - 1);
   const visible = rng.int(1, Math.min(5, frames - first));
   const start = randomShape(rng, plan.kind, canvas, plan.bounds);
   const [vx, vy] = [rng.int(-8, 8), rng.int(-8, 8)];
-  return range(visible).map((i) => {
-    const { type: _kind, ...geometry } = moveWithin(start, vx * i, vy * i, canvas);
-    return { frame: first + i, ...geometry };
-  });
+  return {
+    start,
+    frames: range(visible).map((i) => {
+      const { type: _kind, ...geometry } = moveWithin(start, vx * i, vy * i, canvas);
+      return { frame: first + i, ...geometry };
+    }),
+  };
 }
 
 function videoPlaybackAnnotationResponse(params: Params, rng: SeededRandom): Schemas['VideoPlaybackAnnotationResponse'] {
   const frames = frameCount(params);
-  const tracks = geometryPlans(rng, params.geometries).map((plan) => {
-    const geometryFrames = trackFrames(rng, plan, frames);
-    const box = plan.kind === 'box' ? (geometryFrames[0] as Box | undefined) : undefined;
-    return { uuid: rng.uuid(), type: plan.kind, label: plan.label, box, frames: geometryFrames };
-  });
-  const annotations = withAttributes(rng, params.annotation_attributes, tracks, (t) => t.uuid, (t) => t.box).map(
-    ({ box: _box, ...track }) => track,
+  const tracks = geometryPlans(rng, params.geometries).map((plan) => ({
+    uuid: rng.uuid(),
+    type: plan.kind,
+    label: plan.label,
+    ...trackFrames(rng, plan, frames),
+  }));
+  const annotations = withAttributes(rng, params.annotation_attributes, tracks, (t) => t.uuid, (t) => boxOfShape(t.start)).map(
+    ({ start: _start, ...track }) => track,
   );
   const events = asStrings(params.events_to_annotate)
     .map((label) => {
@@ -1007,20 +1012,24 @@ type DatePart = (typeof DATE_PARTS)[number];
 
 const daysInMonth = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
 
-/** The included parts of a valid date and time; pre-filled `defaults` are kept, as a worker would. */
+/**
+ * The included parts of a valid date and time. Pre-filled `defaults` are kept, as a worker would
+ * keep them, except a day the month lacks (`{month: 2, day: 31}`), which becomes its last day.
+ */
 function datetimeAnswer(rng: SeededRandom, include: readonly string[], defaults: Params): Schemas['TextCollectionDatetimeValue'] {
   const preset = (part: DatePart, lo: number, hi: number) => {
     const value = asNumber(defaults[part]);
     return value !== undefined && Number.isInteger(value) && value >= lo && value <= hi && include.includes(part) ? value : undefined;
   };
-  const year = preset('year', 1, 9999) ?? rng.int(2000, 2030);
+  // Without a year, month and day are checked against a leap year: a yearless date may be 29 February.
+  const year = preset('year', 1, 9999) ?? (include.includes('year') ? rng.int(2000, 2030) : 2000);
   const presetDay = preset('day', 1, 31);
   const longEnough = range(12).map((m) => m + 1).filter((m) => daysInMonth(year, m) >= (presetDay ?? 1));
   const month = preset('month', 1, 12) ?? rng.pick(longEnough);
   const value: Record<DatePart, number> = {
     year,
     month,
-    day: presetDay ?? rng.int(1, daysInMonth(year, month)),
+    day: Math.min(presetDay ?? rng.int(1, daysInMonth(year, month)), daysInMonth(year, month)),
     hour: preset('hour', 0, 23) ?? rng.int(0, 23),
     minute: preset('minute', 0, 59) ?? rng.int(0, 59),
   };
@@ -1134,23 +1143,28 @@ function documentTranscriptionResponse(params: Params, rng: SeededRandom): Schem
     .map((f) => asString(f.name))
     .filter((name): name is string => !!name);
   const bodyLines = range(rng.int(1, 3)).map(() => phrase(rng, 2, 6));
-  // Rows from top to bottom (reading order): one per feature, then a block of body text and its lines.
+  // The page count is unknown, and every document has a first page: all regions go on page 1,
+  // in rows from top to bottom (reading order): one per feature, then a block of body text and its lines.
   const rows = features.length + bodyLines.length;
   const rowHeight = Math.min(20, (page.height - 2 * PAGE_MARGIN) / rows);
   const textHeight = round1(rowHeight * 0.7);
   const maxWidth = page.width - 2 * PAGE_MARGIN;
-  const region = (type: 'block' | 'line', row: number, text: string, lines = 1) => ({
+  const region = (type: 'block' | 'line', row: number, text: string, width: number, lines = 1) => ({
     type,
     text,
-    page: NOMINAL_PDF_PAGES,
+    page: 1,
     left: PAGE_MARGIN,
     top: round1(PAGE_MARGIN + row * rowHeight),
-    width: round1(rng.decimal(maxWidth * 0.3, maxWidth)),
+    width,
     height: round1(rowHeight * (lines - 1) + textHeight),
   });
-  const featureLines = features.map((name, row) => ({ ...region('line', row, `${phrase(rng, 1, 2)} ${rng.int(100, 9999)}`), label: name }));
-  const block = region('block', features.length, bodyLines.join('\n'), bodyLines.length);
-  const lines = bodyLines.map((text, i) => ({ ...region('line', features.length + i, text), width: block.width }));
+  const someWidth = () => rng.decimal(maxWidth * 0.3, maxWidth);
+  const featureLines = features.map((name, row) => ({
+    ...region('line', row, `${phrase(rng, 1, 2)} ${rng.int(100, 9999)}`, someWidth()),
+    label: name,
+  }));
+  const block = region('block', features.length, bodyLines.join('\n'), someWidth(), bodyLines.length);
+  const lines = bodyLines.map((text, i) => region('line', features.length + i, text, block.width));
   return { annotations: [...featureLines, block, ...lines] };
 }
 

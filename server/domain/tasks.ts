@@ -5,7 +5,9 @@ import { newTaskId, sha256 } from './ids.ts';
 import type { Caller, Generation, Json, Task } from './model.ts';
 import type { PageRequest, Repositories, SavedAnswer, TaskFilters, UnitOfWork } from './ports.ts';
 import { UniqueIdTaken } from './ports.ts';
-import { sanitizeMarkdown } from './sanitize.ts';
+import { batchToJoin, taskSettled } from './batches.ts';
+import { mergeProjectParams } from './projects.ts';
+import { sanitizeTextCollectionParams } from './sanitize.ts';
 import { syntheticResponse, type TaskType } from './synthetic.ts';
 
 export const MAX_TAGS = 5;
@@ -30,6 +32,8 @@ export interface CreateTaskInput {
   /** The type's parameter names, from the contract: only these are kept in `params`. */
   paramNames: ReadonlySet<string>;
   now: Date;
+  /** Checks parameters merged from a project against the type's required ones: a message, or null. */
+  checkMerged?: (body: Json) => string | null;
   /** The answer the client gets for the created task; saved with an Idempotency-Key. */
   render: (task: Task) => Answer;
   idempotency?: { key: string; fingerprint: string; ttlMs: number };
@@ -39,25 +43,55 @@ export interface CreateTaskInput {
 export class IdempotencyKeyBusy extends Error {}
 
 export async function createTask(uow: UnitOfWork, input: CreateTaskInput): Promise<Answer> {
-  const { caller, body, now } = input;
+  const { caller, now } = input;
   if (caller.account.disabledTypes.includes(input.type)) {
     throw new DomainError('type_disabled', `Task type "${input.type}" is not enabled for this account.`);
   }
-  for (const field of ['project', 'batch'] as const) {
-    // Projects and batches are not served yet, so no name can refer to one.
-    if (body[field] !== undefined) throw notFound(`${field === 'project' ? 'Project' : 'Batch'} "${String(body[field])}" not found.`);
+  const uniqueId = (input.body.unique_id as string | undefined) ?? null;
+  try {
+    return await uow.transaction(async (repos) => {
+      // Claim the key first: a concurrent request with the same key waits here for this
+      // transaction, then finds the key taken and replays the answer saved below.
+      const saved = input.idempotency && savedAnswer(caller, input.idempotency, now);
+      if (saved && !(await repos.idempotency.claim(saved))) throw new IdempotencyKeyBusy();
+      const task = await newTask(repos, input);
+      if (uniqueId !== null) await assertUniqueIdFree(repos, caller, uniqueId, null);
+      await repos.tasks.insert(task);
+      const answer = input.render(task);
+      if (saved) await repos.idempotency.update({ ...saved, ...answer });
+      if (caller.mode === 'test') await completeInTestMode(repos, task, caller.account.testCompletionDelayMs, now);
+      return answer;
+    });
+  } catch (err) {
+    // Two requests raced for one unique_id: the loser learns which task won.
+    if (err instanceof UniqueIdTaken && uniqueId !== null) await assertUniqueIdFree(uow, caller, uniqueId, null);
+    throw err;
+  }
+}
+
+/** The task a creation request describes, after its batch and project are applied. */
+async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Task> {
+  const { caller, now } = input;
+  let body = input.body;
+  const batch = typeof body.batch === 'string' ? await batchToJoin(repos, caller, body.batch, body.project as string | undefined) : null;
+  const projectName = batch?.project ?? (body.project as string | undefined);
+  let projectParamVersion: number | null = null;
+  if (projectName !== undefined) {
+    const merged = await mergeProjectParams(repos, caller, projectName, input.type, body);
+    body = merged.body;
+    projectParamVersion = merged.version;
+    // With a project, the type-defining parameters may come from it: check what the merge gave.
+    const problem = input.checkMerged?.(body);
+    if (problem) throw invalid(`${problem} (neither the request nor the project's parameter version ${merged.version ?? '(none)'} supplies it)`);
   }
   const callbackUrl = (body.callback_url as string | undefined) ?? caller.account.defaultCallbackUrl;
-  if (!callbackUrl) {
-    throw invalid('callback_url is required (this account has no default callback URL).');
-  }
+  if (!callbackUrl) throw invalid('callback_url is required (this account has no default callback URL).');
   const params: Json = {};
   for (const [key, value] of Object.entries(body)) {
     if (input.paramNames.has(key) && !commonFields.has(key)) params[key] = value;
   }
-  if (input.type === 'textcollection') sanitizeTextCollection(params);
-  const uniqueId = (body.unique_id as string | undefined) ?? null;
-  const task: Task = {
+  if (input.type === 'textcollection') sanitizeTextCollectionParams(params);
+  return {
     taskId: newTaskId(now),
     accountId: caller.account.accountId,
     mode: caller.mode,
@@ -76,34 +110,15 @@ export async function createTask(uow: UnitOfWork, input: CreateTaskInput): Promi
     customerReviewStatus: null,
     timesRedone: 0,
     metadata: (body.metadata as Json | undefined) ?? {},
-    project: null,
-    batch: null,
-    projectParamVersion: null,
+    project: projectName ?? null,
+    batch: batch?.name ?? null,
+    projectParamVersion,
     audits: [],
-    uniqueId,
+    uniqueId: (body.unique_id as string | undefined) ?? null,
     tags: body.tags ? [...new Set(body.tags as string[])] : null,
     clearUniqueIdOnError: body.clear_unique_id_on_error === true,
     testCompleteAt: null,
   };
-
-  try {
-    return await uow.transaction(async (repos) => {
-      // Claim the key first: a concurrent request with the same key waits here for this
-      // transaction, then finds the key taken and replays the answer saved below.
-      const saved = input.idempotency && savedAnswer(caller, input.idempotency, now);
-      if (saved && !(await repos.idempotency.claim(saved))) throw new IdempotencyKeyBusy();
-      if (uniqueId !== null) await assertUniqueIdFree(repos, caller, uniqueId, null);
-      await repos.tasks.insert(task);
-      const answer = input.render(task);
-      if (saved) await repos.idempotency.update({ ...saved, ...answer });
-      if (caller.mode === 'test') await completeInTestMode(repos, task, caller.account.testCompletionDelayMs, now);
-      return answer;
-    });
-  } catch (err) {
-    // Two requests raced for one unique_id: the loser learns which task won.
-    if (err instanceof UniqueIdTaken && uniqueId !== null) await assertUniqueIdFree(uow, caller, uniqueId, null);
-    throw err;
-  }
 }
 
 function savedAnswer(caller: Caller, idem: { key: string; fingerprint: string; ttlMs: number }, now: Date): SavedAnswer {
@@ -126,14 +141,6 @@ async function assertUniqueIdFree(repos: Repositories, caller: Caller, uniqueId:
   }
 }
 
-function sanitizeTextCollection(params: Json) {
-  const attachments = params.attachments;
-  if (!Array.isArray(attachments)) return;
-  params.attachments = attachments.map((a: Json) =>
-    a && a.type === 'markdown' && typeof a.content === 'string' ? { ...a, content: sanitizeMarkdown(a.content) } : a,
-  );
-}
-
 /** Test mode: no person works on the task; it is completed at once (or when its delay is over). */
 async function completeInTestMode(repos: Repositories, task: Task, delayMs: number, now: Date) {
   if (delayMs > 0) {
@@ -143,6 +150,7 @@ async function completeInTestMode(repos: Repositories, task: Task, delayMs: numb
   }
   completeSynthetically(task, now);
   await repos.tasks.update(task);
+  await taskSettled(repos, task, now);
 }
 
 /** A host ending in `.invalid` simulates an attachment that cannot be fetched (test mode only). */
@@ -186,6 +194,7 @@ async function settleDueTestTask(repos: Repositories, task: Task, now: Date): Pr
   if (task.status === 'pending' && task.testCompleteAt !== null && task.testCompleteAt <= now) {
     completeSynthetically(task, now);
     await repos.tasks.update(task);
+    await taskSettled(repos, task, now);
   }
   return task;
 }
@@ -295,6 +304,7 @@ export async function cancelTask(uow: UnitOfWork, caller: Caller, taskId: string
     if (changed) {
       task.updatedAt = now;
       await repos.tasks.update(task);
+      await taskSettled(repos, task, now);
     }
     return task;
   });

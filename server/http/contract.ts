@@ -3,6 +3,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import type { Generation } from '../domain/model.ts';
 
@@ -15,6 +17,11 @@ export interface CreationOperation {
   type: string;
   paramNames: ReadonlySet<string>;
   bodySchema: Json;
+  /**
+   * Checks a body whose parameters were merged from a project against the creation rules as if
+   * the task named no project (so the type-defining parameters are required): a message, or null.
+   */
+  checkMerged(body: Json): string | null;
 }
 
 export interface Contract {
@@ -24,6 +31,8 @@ export interface Contract {
   creations: Map<string, CreationOperation>;
   operationIds: string[];
   resolve(node: Json | undefined): Json | undefined;
+  /** The parameter names of a task type (those kept in `params`). */
+  paramNamesOf(type: string): ReadonlySet<string>;
 }
 
 export function loadContract(generation: Generation): Contract {
@@ -43,6 +52,14 @@ export function loadContract(generation: Generation): Contract {
     for (const sub of [...(s.allOf ?? []), ...(s.anyOf ?? []), ...(s.oneOf ?? []), s.then, s.else]) propertyNames(sub, out);
     return out;
   };
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+  addFormats.default(ajv);
+  ajv.addSchema({ ...doc, $id: generation });
+  const details = resolve(doc.components.schemas.TaskTypeDetails)!;
+  const paramNamesOf = (type: string): ReadonlySet<string> => {
+    const branch = details.oneOf.map(resolve).find((b: Json) => b.properties.type.const === type);
+    return propertyNames(branch?.properties.params);
+  };
   const creations = new Map<string, CreationOperation>();
   const operationIds: string[] = [];
   for (const [p, item] of Object.entries<Json>(doc.paths)) {
@@ -53,20 +70,30 @@ export function loadContract(generation: Generation): Contract {
       const m = /^\/v1\/task\/([a-z]+)$/.exec(p);
       if (method === 'post' && m) {
         const bodySchema = op.requestBody.content['application/json'].schema as Json;
-        const details = resolve(doc.components.schemas.TaskTypeDetails)!;
         // The stored type of the alias path (documentranscription) is its canonical type.
         const example = Object.values<Json>(op.responses['200'].content['application/json'].examples)[0]!;
         const type = String(example.value.type);
-        const branch = details.oneOf.map(resolve).find((b: Json) => b.properties.type.const === type);
+        const pointer = `${generation}#/paths/${p.replaceAll('/', '~1')}/post/requestBody/content/application~1json/schema`;
+        let validate: ValidateFunction | undefined;
         creations.set(p, {
           operationId: op.operationId,
           path: p,
           type,
-          paramNames: propertyNames(branch?.properties.params),
+          paramNames: paramNamesOf(type),
           bodySchema,
+          checkMerged(body) {
+            validate ??= ajv.compile({ $ref: pointer });
+            const { project: _p, batch: _b, project_param_version: _v, ...rest } = body;
+            if (validate(rest)) return null;
+            const e = validate.errors?.find((x) => x.keyword === 'required') ?? validate.errors?.[0];
+            if (!e) return 'the merged parameters are invalid';
+            return e.keyword === 'required'
+              ? `${String(e.params.missingProperty)} is required`
+              : `${e.instancePath.slice(1).replaceAll('/', '.') || 'body'} ${e.message ?? 'is invalid'}`;
+          },
         });
       }
     }
   }
-  return { generation, doc, creations, operationIds, resolve };
+  return { generation, doc, creations, operationIds, resolve, paramNamesOf };
 }

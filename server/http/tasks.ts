@@ -37,7 +37,12 @@ export function parseTimeFilter(name: string, value: unknown): Date | undefined 
   const text = String(value);
   const iso = /^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : /([Zz]|[+-]\d{2}:?\d{2})$/.test(text) ? text : `${text}Z`;
   const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) throw invalid(`${name} is not a date or date-time: "${text}".`);
+  // Date() rolls 2026-02-30 over to March 2; such a date does not exist.
+  const [y, m, d] = text.slice(0, 10).split('-').map(Number);
+  const sameDay = date.getUTCFullYear() === y && date.getUTCMonth() + 1 === m && date.getUTCDate() === d;
+  if (Number.isNaN(date.getTime()) || (!/[+-]\d{2}:?\d{2}$/.test(text) && !sameDay)) {
+    throw invalid(`${name} is not a date or date-time: "${text}".`);
+  }
   return date;
 }
 
@@ -64,6 +69,7 @@ export function taskHandlers({ uow, contract }: HandlerDeps): HandlerTable {
         type: op.type,
         body: (req.body ?? {}) as Json,
         paramNames: op.paramNames,
+        checkMerged: op.checkMerged,
         now: new Date(),
         idempotency: idem,
         render: (task) => {

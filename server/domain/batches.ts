@@ -1,0 +1,156 @@
+// Batches: a lifecycle (staging → in_progress → completed), joining rules for tasks, and a
+// completion callback queued in the same transaction as the change that completes the batch.
+import { DomainError, conflict, invalid, notFound } from './errors.ts';
+import { newTaskId } from './ids.ts';
+import type { Caller, Json, Task } from './model.ts';
+import type { Batch, BatchFilters, Repositories, UnitOfWork } from './ports.ts';
+
+export interface CreateBatchInput {
+  project: string;
+  name: string;
+  callback?: string;
+  calibration_batch?: boolean;
+  self_label_batch?: boolean;
+  metadata?: Json;
+}
+
+export function batchView(b: Batch): Json {
+  return {
+    project: b.project,
+    name: b.name,
+    status: b.status,
+    ...(b.callback !== null ? { callback: b.callback } : {}),
+    created_at: b.createdAt.toISOString(),
+    ...(b.completedAt !== null ? { completed_at: b.completedAt.toISOString() } : {}),
+    metadata: b.metadata,
+    calibration_batch: b.calibrationBatch,
+    self_label_batch: b.selfLabelBatch,
+  };
+}
+
+async function batchByName(repos: Repositories, caller: Caller, name: string, forUpdate = false): Promise<Batch> {
+  const batch = await repos.batches.get(caller.account.accountId, caller.mode, name, { forUpdate });
+  if (!batch) throw notFound(`Batch "${name}" not found.`);
+  return batch;
+}
+
+export async function createBatch(uow: UnitOfWork, caller: Caller, input: CreateBatchInput, now: Date): Promise<Batch> {
+  return uow.transaction(async (repos) => {
+    const project = await repos.projects.get(caller.account.accountId, caller.mode, input.project);
+    if (!project) throw notFound(`Project "${input.project}" not found.`);
+    if (caller.account.disabledTypes.includes(project.type)) {
+      throw new DomainError('type_disabled', `Task type "${project.type}" is not enabled for this account.`);
+    }
+    if ((input.calibration_batch || input.self_label_batch) && !project.rapid) {
+      throw invalid('calibration_batch and self_label_batch are for batches of rapid projects only.');
+    }
+    if (input.calibration_batch && input.self_label_batch) throw invalid('A batch is a calibration batch or a self-label batch, not both.');
+    const batch: Batch = {
+      batchId: newTaskId(now),
+      accountId: caller.account.accountId,
+      mode: caller.mode,
+      name: input.name,
+      project: project.name,
+      // Rapid and Studio batches are staged until finalized; Enterprise batches start at once.
+      status: project.rapid || project.studio ? 'staging' : 'in_progress',
+      callback: input.callback ?? null,
+      metadata: input.metadata ?? {},
+      calibrationBatch: input.calibration_batch ?? false,
+      selfLabelBatch: input.self_label_batch ?? false,
+      createdAt: now,
+      completedAt: null,
+    };
+    if (!(await repos.batches.insert(batch))) throw conflict(`A batch named "${input.name}" exists already.`);
+    return batch;
+  });
+}
+
+export async function getBatch(uow: UnitOfWork, caller: Caller, name: string): Promise<Batch> {
+  return batchByName(uow, caller, name);
+}
+
+export async function batchStatus(uow: UnitOfWork, caller: Caller, name: string) {
+  const batch = await batchByName(uow, caller, name);
+  return { status: batch.status, ...(await uow.batches.taskCounts(caller.account.accountId, caller.mode, name)) };
+}
+
+export async function listBatches(uow: UnitOfWork, caller: Caller, filters: BatchFilters, limit: number, offset: number) {
+  const { batches, total } = await uow.batches.list(caller.account.accountId, caller.mode, filters, { limit, offset });
+  return { batches: batches.slice(0, limit), total, hasMore: batches.length > limit };
+}
+
+export async function setBatchMetadata(uow: UnitOfWork, caller: Caller, name: string, metadata: Json): Promise<Batch> {
+  return uow.transaction(async (repos) => {
+    const batch = await batchByName(repos, caller, name, true);
+    batch.metadata = metadata;
+    await repos.batches.update(batch);
+    return batch;
+  });
+}
+
+export async function finalizeBatch(uow: UnitOfWork, caller: Caller, name: string, now: Date): Promise<Batch> {
+  return uow.transaction(async (repos) => {
+    const batch = await batchByName(repos, caller, name, true);
+    if (batch.status !== 'staging') return batch; // nothing to do: still 200
+    const project = await repos.projects.get(caller.account.accountId, caller.mode, batch.project);
+    if (project?.rapid && !batch.calibrationBatch && !(await repos.batches.hasCompletedCalibration(caller.account.accountId, caller.mode, batch.project))) {
+      throw invalid(`Batch "${name}" cannot be finalized yet: no calibration batch of project "${batch.project}" has completed.`);
+    }
+    batch.status = 'in_progress';
+    await repos.batches.update(batch);
+    await completeBatchIfDone(repos, batch, now);
+    return batch;
+  });
+}
+
+/** The batch a new task joins, checked against the joining rules; its project name. */
+export async function batchToJoin(repos: Repositories, caller: Caller, name: string, project: string | undefined): Promise<Batch> {
+  const batch = await batchByName(repos, caller, name, true);
+  if (project !== undefined && project !== batch.project) {
+    throw invalid(`batch: "${name}" belongs to project "${batch.project}", not "${project}".`);
+  }
+  if (batch.status === 'completed') throw invalid(`batch: "${name}" is completed and takes no more tasks.`);
+  const owner = await repos.projects.get(caller.account.accountId, caller.mode, batch.project);
+  if ((owner?.rapid || owner?.studio) && batch.status !== 'staging') {
+    throw invalid(`batch: "${name}" was finalized; a ${owner.rapid ? 'rapid' : 'studio'} batch takes tasks only while staging.`);
+  }
+  return batch;
+}
+
+/**
+ * A batch with at least one task completes when none of its tasks is pending any more. Called in
+ * the transaction that changed a task; the batch row is locked, so that two tasks finishing at
+ * once complete it (and queue its callback) exactly once.
+ */
+export async function completeBatchIfDone(repos: Repositories, batch: Batch, now: Date): Promise<void> {
+  if (batch.status !== 'in_progress') return;
+  const counts = await repos.batches.taskCounts(batch.accountId, batch.mode, batch.name);
+  const total = counts.pending + counts.completed + counts.canceled + counts.error;
+  if (total === 0 || counts.pending > 0) return;
+  batch.status = 'completed';
+  batch.completedAt = now;
+  await repos.batches.update(batch);
+  if (batch.callback) {
+    await repos.outbox.add({
+      id: newTaskId(now),
+      accountId: batch.accountId,
+      mode: batch.mode,
+      event: 'batch_completed',
+      subject: batch.name,
+      url: batch.callback,
+      payload: { batch: batchView(batch), counts: { completed: counts.completed, canceled: counts.canceled, error: counts.error } },
+      createdAt: now,
+      nextAttemptAt: now,
+      attempts: 0,
+      deliveredAt: null,
+      failedAt: null,
+    });
+  }
+}
+
+/** After a task left `pending`: its batch may be done. */
+export async function taskSettled(repos: Repositories, task: Task, now: Date): Promise<void> {
+  if (task.batch === null || task.status === 'pending') return;
+  const batch = await repos.batches.get(task.accountId, task.mode, task.batch, { forUpdate: true });
+  if (batch) await completeBatchIfDone(repos, batch, now);
+}

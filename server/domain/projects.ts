@@ -1,0 +1,177 @@
+// Projects: versioned default parameters and versioned ontologies, per account and mode.
+import { DomainError, conflict, invalid, notFound } from './errors.ts';
+import { newTaskId } from './ids.ts';
+import type { Caller, Json } from './model.ts';
+import type { OntologyVersion, ParamVersion, Project, Repositories, UnitOfWork } from './ports.ts';
+
+export interface ProjectDetails {
+  project: Project;
+  params: ParamVersion[];
+  ontologies: OntologyVersion[];
+}
+
+/** Only the type's own parameters and `instruction` are kept in a version; other keys are ignored. */
+function versionParams(params: Json, paramNames: ReadonlySet<string>): Json {
+  return Object.fromEntries(Object.entries(params).filter(([k]) => paramNames.has(k) || k === 'instruction'));
+}
+
+async function details(repos: Repositories, project: Project): Promise<ProjectDetails> {
+  const [params, ontologies] = await Promise.all([
+    repos.projects.paramVersions([project.projectId]),
+    repos.projects.ontologyVersions([project.projectId]),
+  ]);
+  return { project, params, ontologies };
+}
+
+async function projectByName(repos: Repositories, caller: Caller, name: string, forUpdate = false): Promise<Project> {
+  const project = await repos.projects.get(caller.account.accountId, caller.mode, name, { forUpdate });
+  if (!project) throw notFound(`Project "${name}" not found.`);
+  return project;
+}
+
+export interface CreateProjectInput {
+  type: string;
+  name: string;
+  params?: Json;
+  rapid?: boolean;
+  studio?: boolean;
+}
+
+export async function createProject(uow: UnitOfWork, caller: Caller, input: CreateProjectInput, paramNames: ReadonlySet<string>, now: Date): Promise<ProjectDetails> {
+  if (caller.account.disabledTypes.includes(input.type)) {
+    throw new DomainError('type_disabled', `Task type "${input.type}" is not enabled for this account.`);
+  }
+  if (input.rapid && input.studio) throw invalid('A project is rapid or studio, not both.');
+  return uow.transaction(async (repos) => {
+    const project: Project = {
+      projectId: newTaskId(now),
+      accountId: caller.account.accountId,
+      mode: caller.mode,
+      name: input.name,
+      type: input.type,
+      rapid: input.rapid ?? false,
+      studio: input.studio ?? false,
+      createdAt: now,
+    };
+    if (!(await repos.projects.insert(project))) throw conflict(`A project named "${input.name}" exists already.`);
+    if (input.params) {
+      await repos.projects.addParamVersion({ projectId: project.projectId, version: 0, params: versionParams(input.params, paramNames), createdAt: now });
+    }
+    return details(repos, project);
+  });
+}
+
+export async function getProject(uow: UnitOfWork, caller: Caller, name: string): Promise<ProjectDetails> {
+  return details(uow, await projectByName(uow, caller, name));
+}
+
+export async function listProjects(uow: UnitOfWork, caller: Caller): Promise<ProjectDetails[]> {
+  const list = await uow.projects.list(caller.account.accountId, caller.mode);
+  const ids = list.map((p) => p.projectId);
+  const [params, ontologies] = await Promise.all([uow.projects.paramVersions(ids), uow.projects.ontologyVersions(ids)]);
+  return list.map((project) => ({
+    project,
+    params: params.filter((v) => v.projectId === project.projectId),
+    ontologies: ontologies.filter((v) => v.projectId === project.projectId),
+  }));
+}
+
+/** A new parameter version: `patch` merges into the latest one, otherwise it replaces it. */
+export async function setProjectParams(uow: UnitOfWork, caller: Caller, name: string, body: Json, paramNamesOf: (type: string) => ReadonlySet<string>, now: Date): Promise<ProjectDetails> {
+  return uow.transaction(async (repos) => {
+    const project = await projectByName(repos, caller, name, true);
+    const versions = await repos.projects.paramVersions([project.projectId]);
+    const latest = versions.at(-1);
+    const { patch, ...given } = body;
+    const params = versionParams(given, paramNamesOf(project.type));
+    await repos.projects.addParamVersion({
+      projectId: project.projectId,
+      version: latest ? latest.version + 1 : 0,
+      params: patch === true && latest ? { ...latest.params, ...params } : params,
+      createdAt: now,
+    });
+    return details(repos, project);
+  });
+}
+
+/** Choice names are unique across the whole tree (a label must name one choice). */
+function assertUniqueChoices(ontology: unknown[]): void {
+  const seen = new Set<string>();
+  const visit = (items: unknown[], depth: number) => {
+    for (const item of items) {
+      const choice = typeof item === 'string' ? item : (item as { choice: string }).choice;
+      if (seen.has(choice)) throw invalid(`ontology: the choice "${choice}" appears more than once (depth ${depth}).`);
+      seen.add(choice);
+      const sub = typeof item === 'object' && item ? (item as { subchoices?: unknown[] }).subchoices : undefined;
+      if (sub) visit(sub, depth + 1);
+    }
+  };
+  visit(ontology, 1);
+}
+
+export async function setProjectOntology(uow: UnitOfWork, caller: Caller, name: string, body: { ontology: unknown[]; name?: string }, now: Date): Promise<ProjectDetails> {
+  if (body.ontology.length === 0) throw invalid('ontology must have at least one choice.');
+  assertUniqueChoices(body.ontology);
+  return uow.transaction(async (repos) => {
+    const project = await projectByName(repos, caller, name, true);
+    const versions = await repos.projects.ontologyVersions([project.projectId]);
+    await repos.projects.addOntologyVersion({
+      projectId: project.projectId,
+      version: (versions.at(-1)?.version ?? -1) + 1,
+      name: body.name ?? null,
+      ontology: body.ontology,
+      createdAt: now,
+    });
+    return details(repos, project);
+  });
+}
+
+export function projectView(d: ProjectDetails): Json {
+  const history = d.params.map((v) => ({ version: v.version, created_at: v.createdAt.toISOString(), ...v.params }));
+  return {
+    type: d.project.type,
+    name: d.project.name,
+    created_at: d.project.createdAt.toISOString(),
+    rapid: d.project.rapid,
+    studio: d.project.studio,
+    param_history: history,
+    paramHistory: history,
+    ontologyHistory: d.ontologies.map((v) => ({
+      version: v.version,
+      ...(v.name !== null ? { name: v.name } : {}),
+      created_at: v.createdAt.toISOString(),
+      ontology: v.ontology,
+    })),
+  };
+}
+
+export interface MergedParams {
+  project: Project;
+  version: number | null;
+  /** The version's parameters under the task's own; instruction concatenated. */
+  body: Json;
+}
+
+/**
+ * The merge rule: the task uses the latest parameter version of its project (or the one it
+ * names); its own parameters override the version's, except `instruction`, which is the project
+ * text, a blank line, then the task text.
+ */
+export async function mergeProjectParams(repos: Repositories, caller: Caller, projectName: string, type: string, body: Json): Promise<MergedParams> {
+  const project = await projectByName(repos, caller, projectName);
+  if (project.type !== type) {
+    throw invalid(`project: "${projectName}" is a ${project.type} project; a ${type} task cannot join it.`);
+  }
+  const versions = await repos.projects.paramVersions([project.projectId]);
+  const wanted = body.project_param_version as number | undefined;
+  const version = wanted === undefined ? versions.at(-1) : versions.find((v) => v.version === wanted);
+  if (wanted !== undefined && !version) {
+    throw invalid(`project_param_version: project "${projectName}" has no parameter version ${wanted}.`);
+  }
+  if (!version) return { project, version: null, body };
+  const { instruction: projectInstruction, ...projectParams } = version.params;
+  const merged: Json = { ...projectParams, ...body };
+  const parts = [projectInstruction, body.instruction].filter((t): t is string => typeof t === 'string' && t !== '');
+  if (parts.length > 0) merged.instruction = parts.join('\n\n');
+  return { project, version: version.version, body: merged };
+}

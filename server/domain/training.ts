@@ -1,0 +1,124 @@
+// Training and evaluation tasks: a task's parameters with its correct answer, used to train workers
+// (training) or to score them (evaluation). They are kept apart from ordinary tasks: their own id
+// space, no status, no callback, never in the task list.
+import { DomainError, invalid, notFound } from './errors.ts';
+import { newTaskId } from './ids.ts';
+import type { Caller, Json } from './model.ts';
+import type { SavedAnswer, TrainingTask, UnitOfWork } from './ports.ts';
+import { sanitizeTextCollectionParams } from './sanitize.ts';
+import { IdempotencyKeyBusy } from './tasks.ts';
+
+export type TrainingKind = TrainingTask['kind'];
+
+const kindName: Record<TrainingKind, string> = { training: 'Training task', evaluation: 'Evaluation task' };
+
+export interface CreateTrainingTaskInput {
+  caller: Caller;
+  kind: TrainingKind;
+  /** The stored type: a misspelt path kind (`segmentannoation`) already mapped to its type. */
+  type: string;
+  /** The request body, validated against the contract. */
+  body: Json;
+  /** The type's parameter names, from the contract: only these are kept in `params`. */
+  paramNames: ReadonlySet<string>;
+  now: Date;
+  /** With an Idempotency-Key, the answer is saved in the same transaction as the task. */
+  idempotency?: { key: string; fingerprint: string; ttlMs: number };
+}
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Creates a training or evaluation task. The contract's schema has already checked the body,
+ * `expected_response` included; whether the answer fits the parameters (its labels among the
+ * task's labels) is the client's responsibility (contract: "decided here"), so it is not checked.
+ */
+export async function createTrainingTask(uow: UnitOfWork, input: CreateTrainingTaskInput): Promise<TrainingTask> {
+  const { caller, kind, body, now } = input;
+  if (caller.account.disabledTypes.includes(input.type)) {
+    throw new DomainError('type_disabled', `Task type "${input.type}" is not enabled for this account.`);
+  }
+  if (!isObject(body.expected_response)) throw invalid('expected_response is required: an object in the format of the type\'s response.');
+  // Common task fields (callback_url, metadata, ...) are no parameters of the type: dropped here.
+  const params: Json = {};
+  for (const [key, value] of Object.entries(body)) if (input.paramNames.has(key)) params[key] = value;
+  if (input.type === 'textcollection') sanitizeTextCollectionParams(params);
+  const task: TrainingTask = {
+    id: newTaskId(now),
+    accountId: caller.account.accountId,
+    mode: caller.mode,
+    kind,
+    type: input.type,
+    params,
+    expectedResponse: body.expected_response,
+    // A training task has no starting answer; its request schema does not even know the key.
+    initialResponse: kind === 'evaluation' && isObject(body.initial_response) ? body.initial_response : null,
+    createdAt: now,
+  };
+  const idem = input.idempotency;
+  return uow.transaction(async (repos) => {
+    // As on task creation: claim the key first, so that a concurrent request with the same key
+    // waits for this transaction and then replays the answer saved below.
+    const saved: SavedAnswer | undefined = idem && {
+      accountId: caller.account.accountId,
+      key: idem.key,
+      mode: caller.mode,
+      fingerprint: idem.fingerprint,
+      statusCode: 0,
+      body: '',
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + idem.ttlMs),
+    };
+    if (saved && !(await repos.idempotency.claim(saved))) throw new IdempotencyKeyBusy();
+    await repos.training.insert(task);
+    if (saved) await repos.idempotency.update({ ...saved, statusCode: 200, body: JSON.stringify(trainingTaskView(task)) });
+    return task;
+  });
+}
+
+/** One task of this kind, account and mode; another kind's id (or an ordinary task's) is not found. */
+export async function getTrainingTask(uow: UnitOfWork, caller: Caller, kind: TrainingKind, id: string): Promise<TrainingTask> {
+  const task = await uow.training.get(caller.account.accountId, caller.mode, kind, id);
+  if (!task) throw notFound(`${kindName[kind]} ${id} not found.`);
+  return task;
+}
+
+export interface ListTrainingTasksInput {
+  caller: Caller;
+  kind: TrainingKind;
+  filters: { type?: string; startTime?: Date; endTime?: Date };
+  limit: number;
+  offset: number;
+}
+
+export interface TrainingTaskPage {
+  tasks: TrainingTask[];
+  total: number;
+  hasMore: boolean;
+}
+
+/** One page, newest first, by offset. */
+export async function listTrainingTasks(uow: UnitOfWork, input: ListTrainingTasksInput): Promise<TrainingTaskPage> {
+  const { caller, limit, offset } = input;
+  // The store fetches one row more than the page, which tells whether more follow.
+  const { tasks, total } = await uow.training.list(caller.account.accountId, caller.mode, input.kind, input.filters, { limit, offset });
+  return { tasks: tasks.slice(0, limit), total, hasMore: tasks.length > limit };
+}
+
+/** The contract's `TrainingTask` (the same in both generations): an absent value is left out, never null. */
+export function trainingTaskView(task: TrainingTask): Json {
+  return {
+    id: task.id,
+    type: task.type,
+    kind: task.kind,
+    params: task.params,
+    expected_response: task.expectedResponse,
+    ...(task.initialResponse !== null ? { initial_response: task.initialResponse } : {}),
+    created_at: task.createdAt.toISOString(),
+  };
+}
+
+/** The contract's `TrainingTaskList`: offset paging. */
+export function trainingTaskListView(page: TrainingTaskPage, limit: number, offset: number): Json {
+  return { docs: page.tasks.map(trainingTaskView), total: page.total, limit, offset, has_more: page.hasMore };
+}
