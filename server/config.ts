@@ -13,7 +13,7 @@ export interface Config {
   logLevel: string;
   /** Validate answers against the contract too (VALIDATE_RESPONSES, default true unless NODE_ENV=production). */
   validateResponses: boolean;
-  /** How long an Idempotency-Key and its saved answer are kept (IDEMPOTENCY_TTL_HOURS, default 24). */
+  /** How long an Idempotency-Key and its saved answer are kept (IDEMPOTENCY_TTL_SECONDS, default 86400: 24 h). */
   idempotencyTtlMs: number;
   /** Per-key token bucket: sustained requests per second (RATE_LIMIT_PER_SECOND, default 50) ... */
   rateLimitPerSecond: number;
@@ -39,7 +39,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: env.DATA_DIR || './data',
     logLevel: env.LOG_LEVEL || 'info',
     validateResponses: env.VALIDATE_RESPONSES ? env.VALIDATE_RESPONSES === 'true' : env.NODE_ENV !== 'production',
-    idempotencyTtlMs: int('IDEMPOTENCY_TTL_HOURS', 24, env) * 3_600_000,
+    idempotencyTtlMs: int('IDEMPOTENCY_TTL_SECONDS', 86_400, env) * 1000,
     rateLimitPerSecond: int('RATE_LIMIT_PER_SECOND', 50, env),
     rateLimitBurst: int('RATE_LIMIT_BURST', 100, env),
     testCompletionPollMs: int('TEST_COMPLETION_POLL_MS', 1000, env),

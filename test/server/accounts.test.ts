@@ -99,3 +99,25 @@ describe('rate limit', () => {
     }
   });
 });
+
+describe('Idempotency-Key retention', () => {
+  it('forgets a key after its retention: the same key then creates a new task', async () => {
+    const server = await startTestServer('pglite', { IDEMPOTENCY_TTL_SECONDS: '1' });
+    try {
+      const api = client(server, 'current', server.dev.live_key);
+      const headers = { 'Idempotency-Key': 'short-lived' };
+      const first = await api('POST', '/v1/task/categorization', { json: body, headers });
+      const replay = await api('POST', '/v1/task/categorization', { json: body, headers });
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      expect(replay.body.task_id).toBe(first.body.task_id);
+      await new Promise((r) => setTimeout(r, 1100));
+      const later = await api('POST', '/v1/task/categorization', { json: body, headers });
+      expect(later.status).toBe(200);
+      expect(later.headers.get('idempotent-replayed')).toBeNull();
+      expect(later.body.task_id).not.toBe(first.body.task_id);
+      expect((await api('GET', '/v1/tasks')).body.total).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+});
