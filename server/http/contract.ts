@@ -33,6 +33,8 @@ export interface Contract {
   resolve(node: Json | undefined): Json | undefined;
   /** The parameter names of a task type (those kept in `params`). */
   paramNamesOf(type: string): ReadonlySet<string>;
+  /** Property names a schema defines, through allOf/anyOf/oneOf and if/then. */
+  propertyNames(schema: Json | undefined): Set<string>;
 }
 
 export function loadContract(generation: Generation): Contract {
@@ -95,5 +97,5 @@ export function loadContract(generation: Generation): Contract {
       }
     }
   }
-  return { generation, doc, creations, operationIds, resolve, paramNamesOf };
+  return { generation, doc, creations, operationIds, resolve, paramNamesOf, propertyNames: (schema) => propertyNames(schema) };
 }

@@ -79,3 +79,16 @@ export function saveErrorAnswer(uow: UnitOfWork) {
     });
   };
 }
+
+/**
+ * The creation lost the race for its key to a concurrent request with the same key (the rules
+ * throw IdempotencyKeyBusy): answer what that request answered.
+ */
+export async function replayConcurrentAnswer(uow: UnitOfWork, res: Response, idem: IdempotencyContext): Promise<void> {
+  const caller = res.locals.caller as Caller;
+  const saved = await uow.idempotency.find(caller.account.accountId, idem.key);
+  if (!saved || saved.statusCode === 0) {
+    throw new HttpError(429, 'A request with this Idempotency-Key is still in progress; retry after 1 second.', { 'Retry-After': '1' });
+  }
+  replay(res, matchingAnswer(saved, caller, idem.fingerprint));
+}

@@ -13,7 +13,7 @@ import { statusesFor, taskListView, taskView } from '../domain/views.ts';
 import { callerOf } from './auth.ts';
 import type { Contract } from './contract.ts';
 import { HttpError } from './errors.ts';
-import { matchingAnswer, replay, type IdempotencyContext } from './idempotency.ts';
+import { replayConcurrentAnswer, type IdempotencyContext } from './idempotency.ts';
 
 export type Handler = (req: Request, res: Response) => Promise<void>;
 /** Every operationId of the two contracts. */
@@ -80,12 +80,7 @@ export function taskHandlers({ uow, contract }: HandlerDeps): HandlerTable {
       res.status(200).json(view);
     } catch (err) {
       if (!(err instanceof IdempotencyKeyBusy) || !idem) throw err;
-      // A concurrent request with the same key finished first: answer what it answered.
-      const saved = await uow.idempotency.find(caller.account.accountId, idem.key);
-      if (!saved || saved.statusCode === 0) {
-        throw new HttpError(429, 'A request with this Idempotency-Key is still in progress; retry after 1 second.', { 'Retry-After': '1' });
-      }
-      replay(res, matchingAnswer(saved, caller, idem.fingerprint));
+      await replayConcurrentAnswer(uow, res, idem);
     }
   };
 

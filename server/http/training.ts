@@ -1,7 +1,7 @@
 // Handlers of the training and evaluation task operations (tag "Training and evaluation"), for
 // either generation: creation per kind and type (the seed's misspelt paths and their aliases),
 // retrieval and lists.
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import type { Json } from '../domain/model.ts';
 import { IdempotencyKeyBusy } from '../domain/tasks.ts';
 import {
@@ -10,8 +10,7 @@ import {
 import { callerOf } from './auth.ts';
 import { coerceBody } from './coerce.ts';
 import type { Contract, Json as Schema } from './contract.ts';
-import { HttpError } from './errors.ts';
-import { matchingAnswer, replay, type IdempotencyContext } from './idempotency.ts';
+import { replayConcurrentAnswer, type IdempotencyContext } from './idempotency.ts';
 import { parseTimeFilter, type Handler, type HandlerDeps, type HandlerTable, type OperationId } from './tasks.ts';
 
 export interface TrainingCreation {
@@ -28,14 +27,7 @@ export interface TrainingCreation {
  * /v1/evaluation_tasks/<kind>), each with its task type and the type's parameter names.
  */
 export function trainingCreations(contract: Contract): Map<string, TrainingCreation> {
-  const { doc, resolve } = contract;
-  const propertyNames = (schema: Schema | undefined, out = new Set<string>()): Set<string> => {
-    const s = resolve(schema);
-    if (!s) return out;
-    for (const k of Object.keys(s.properties ?? {})) out.add(k);
-    for (const sub of [...(s.allOf ?? []), ...(s.anyOf ?? []), ...(s.oneOf ?? []), s.then, s.else]) propertyNames(sub, out);
-    return out;
-  };
+  const { doc, resolve, propertyNames } = contract;
   const branches = ((resolve(doc.components.schemas.TrainingTask)?.oneOf ?? []) as Schema[]).map((b) => resolve(b)!);
   const creations = new Map<string, TrainingCreation>();
   for (const [p, item] of Object.entries<Schema>(doc.paths)) {
@@ -87,12 +79,7 @@ export function trainingHandlers({ uow, contract }: HandlerDeps): HandlerTable {
       res.status(200).json(trainingTaskView(task));
     } catch (err) {
       if (!(err instanceof IdempotencyKeyBusy) || !idem) throw err;
-      // A concurrent request with the same key finished first: answer what it answered.
-      const saved = await uow.idempotency.find(caller.account.accountId, idem.key);
-      if (!saved || saved.statusCode === 0) {
-        throw new HttpError(429, 'A request with this Idempotency-Key is still in progress; retry after 1 second.', { 'Retry-After': '1' });
-      }
-      replay(res, matchingAnswer(saved, caller, idem.fingerprint));
+      await replayConcurrentAnswer(uow, res, idem);
     }
   };
 
