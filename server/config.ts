@@ -21,6 +21,16 @@ export interface Config {
   rateLimitBurst: number;
   /** How often delayed test-mode completions are looked for (TEST_COMPLETION_POLL_MS, default 1000). */
   testCompletionPollMs: number;
+  /** Callback delivery: see README.md (DELIVERY_*, CALLBACK_*, ALLOW_PRIVATE_NETWORKS). */
+  delivery: {
+    pollMs: number;
+    leaseMs: number;
+    concurrency: number;
+    timeoutMs: number;
+    maxResponseBytes: number;
+    scheduleScale: number;
+    allowPrivateNetworks: string[];
+  };
 }
 
 function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -43,5 +53,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerSecond: int('RATE_LIMIT_PER_SECOND', 50, env),
     rateLimitBurst: int('RATE_LIMIT_BURST', 100, env),
     testCompletionPollMs: int('TEST_COMPLETION_POLL_MS', 1000, env),
+    delivery: {
+      pollMs: int('DELIVERY_POLL_MS', 250, env),
+      leaseMs: int('DELIVERY_LEASE_MS', 60_000, env),
+      concurrency: Math.max(1, int('DELIVERY_CONCURRENCY', 32, env)),
+      timeoutMs: int('CALLBACK_TIMEOUT_MS', 15_000, env),
+      maxResponseBytes: 20 * 1024,
+      scheduleScale: env.CALLBACK_SCHEDULE_SCALE ? Number(env.CALLBACK_SCHEDULE_SCALE) : 1,
+      allowPrivateNetworks: (env.ALLOW_PRIVATE_NETWORKS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    },
   };
 }

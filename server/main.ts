@@ -11,6 +11,8 @@ import type { Config } from './config.ts';
 import { createAccount, type AccountSecrets } from './domain/accounts.ts';
 import type { UnitOfWork } from './domain/ports.ts';
 import { completeDueTestTasks } from './domain/tasks.ts';
+import { startDispatcher } from './delivery/dispatcher.ts';
+import { parseCidr, safeRequest } from './delivery/net.ts';
 import { rateLimit } from './http/auth.ts';
 import { openStore, type Store } from './store/db.ts';
 import { unitOfWork } from './store/repositories.ts';
@@ -27,6 +29,8 @@ export interface RunningServer {
 }
 
 export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<RunningServer> {
+  // A wrong ALLOW_PRIVATE_NETWORKS entry stops the start instead of failing every delivery.
+  for (const cidr of config.delivery.allowPrivateNetworks) parseCidr(cidr);
   const store = await openStore(config);
   const uow = unitOfWork(store);
   const devAccount = (await uow.accounts.count()) === 0 ? await createAccount(uow, 'dev', new Date()) : null;
@@ -68,6 +72,9 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   }, config.testCompletionPollMs);
   testCompleter.unref();
 
+  // DELIVERY_POLL_MS=0 turns delivery off (callbacks stay queued).
+  const dispatcher = startDispatcher(uow, safeRequest, config.delivery, logger, config.delivery.pollMs > 0);
+
   // The CLI reaches a server that holds the embedded database through a loopback admin interface.
   const admin = store.kind === 'pglite' && config.dataDir !== 'memory://' ? await startAdmin(uow, config.dataDir) : null;
 
@@ -86,6 +93,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     async close() {
       clearInterval(sweeper);
       clearInterval(testCompleter);
+      await dispatcher.stop();
       while (completing) await new Promise((r) => setTimeout(r, 10));
       // Stop accepting, let in-flight requests finish, then close the store.
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -2,6 +2,7 @@
 // completion callback queued in the same transaction as the change that completes the batch.
 import { DomainError, conflict, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
+import { newOutboxMessage } from './outbox.ts';
 import type { Caller, Json, Task } from './model.ts';
 import type { Batch, BatchFilters, Repositories, UnitOfWork } from './ports.ts';
 
@@ -131,20 +132,13 @@ export async function completeBatchIfDone(repos: Repositories, batch: Batch, now
   batch.completedAt = now;
   await repos.batches.update(batch);
   if (batch.callback) {
-    await repos.outbox.add({
-      id: newTaskId(now),
-      accountId: batch.accountId,
-      mode: batch.mode,
-      event: 'batch_completed',
-      subject: batch.name,
-      url: batch.callback,
-      payload: { batch: batchView(batch), counts: { completed: counts.completed, canceled: counts.canceled, error: counts.error } },
-      createdAt: now,
-      nextAttemptAt: now,
-      attempts: 0,
-      deliveredAt: null,
-      failedAt: null,
-    });
+    const counts3 = { completed: counts.completed, canceled: counts.canceled, error: counts.error };
+    await repos.outbox.add(
+      newOutboxMessage(
+        { accountId: batch.accountId, mode: batch.mode, event: 'batch_completed', subject: batch.name, url: batch.callback, payload: { batch: batchView(batch), counts: counts3 } },
+        now,
+      ),
+    );
   }
 }
 

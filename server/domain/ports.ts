@@ -60,6 +60,7 @@ export interface AccountRecord extends Account {
 }
 
 export interface AccountRepository {
+  findById(accountId: string): Promise<AccountRecord | null>;
   findByKeyHash(keyHash: string): Promise<{ account: Account; mode: Mode } | null>;
   findByName(name: string): Promise<AccountRecord | null>;
   insert(account: AccountRecord): Promise<void>;
@@ -178,13 +179,35 @@ export interface OutboxMessage {
   createdAt: Date;
   nextAttemptAt: Date;
   attempts: number;
+  firstAttemptAt: Date | null;
+  leaseUntil: Date | null;
   deliveredAt: Date | null;
   failedAt: Date | null;
+}
+
+export interface DeliveryAttempt {
+  id: string;
+  messageId: string;
+  accountId: string;
+  subject: string;
+  url: string;
+  attemptedAt: Date;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
 }
 
 export interface OutboxRepository {
   add(message: OutboxMessage): Promise<void>;
   forSubject(accountId: string, subject: string): Promise<OutboxMessage[]>;
+  /**
+   * Leases up to `limit` due messages (not delivered, not failed, not leased by another
+   * dispatcher) until `leaseUntil`; rows locked by a concurrent claim are skipped.
+   */
+  claimDue(now: Date, leaseUntil: Date, limit: number): Promise<OutboxMessage[]>;
+  /** Stores the outcome of an attempt: the message's new state and the attempt's record. */
+  recordAttempt(message: OutboxMessage, attempt: DeliveryAttempt): Promise<void>;
+  attemptsFor(accountId: string, subject: string): Promise<DeliveryAttempt[]>;
 }
 
 export interface Repositories {

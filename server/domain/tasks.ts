@@ -7,6 +7,9 @@ import type { PageRequest, Repositories, SavedAnswer, TaskFilters, UnitOfWork } 
 import { UniqueIdTaken } from './ports.ts';
 import { batchToJoin, taskSettled } from './batches.ts';
 import { mergeProjectParams } from './projects.ts';
+import { checkTaskParams } from './param-rules.ts';
+import { failedTestAttachments } from './attachments.ts';
+import { queueTaskCallback } from './outbox.ts';
 import { sanitizeTextCollectionParams } from './sanitize.ts';
 import { syntheticResponse, type TaskType } from './synthetic.ts';
 
@@ -91,6 +94,8 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
     if (input.paramNames.has(key) && !commonFields.has(key)) params[key] = value;
   }
   if (input.type === 'textcollection') sanitizeTextCollectionParams(params);
+  const problem = checkTaskParams(input.type, params);
+  if (problem) throw invalid(problem);
   return {
     taskId: newTaskId(now),
     accountId: caller.account.accountId,
@@ -150,26 +155,8 @@ async function completeInTestMode(repos: Repositories, task: Task, delayMs: numb
   }
   completeSynthetically(task, now);
   await repos.tasks.update(task);
+  await queueTaskCallback(repos, task, now);
   await taskSettled(repos, task, now);
-}
-
-/** A host ending in `.invalid` simulates an attachment that cannot be fetched (test mode only). */
-export function failedTestAttachments(params: Json): string[] {
-  const urls: string[] = [];
-  const add = (v: unknown) => {
-    if (typeof v === 'string' && /^https?:\/\//i.test(v)) urls.push(v);
-  };
-  add(params.attachment);
-  if (Array.isArray(params.attachments)) {
-    for (const a of params.attachments) add(a && typeof a === 'object' ? (a as Json).content : a);
-  }
-  return urls.filter((u) => {
-    try {
-      return new URL(u).hostname.endsWith('.invalid');
-    } catch {
-      return false;
-    }
-  });
 }
 
 function completeSynthetically(task: Task, now: Date) {
@@ -194,6 +181,7 @@ async function settleDueTestTask(repos: Repositories, task: Task, now: Date): Pr
   if (task.status === 'pending' && task.testCompleteAt !== null && task.testCompleteAt <= now) {
     completeSynthetically(task, now);
     await repos.tasks.update(task);
+    await queueTaskCallback(repos, task, now);
     await taskSettled(repos, task, now);
   }
   return task;
@@ -378,7 +366,7 @@ export function removeTaskTags(uow: UnitOfWork, caller: Caller, taskId: string, 
 }
 
 export function auditTask(uow: UnitOfWork, caller: Caller, taskId: string, review: { accepted: boolean; comments?: string }, now: Date) {
-  return changeTask(uow, caller, taskId, now, (task) => {
+  return changeTask(uow, caller, taskId, now, async (task, repos) => {
     if (task.status !== 'completed') {
       throw invalid(`Task ${taskId} is ${task.status === 'error' ? 'in error' : task.status}; only a completed task can be reviewed.`);
     }
@@ -405,6 +393,8 @@ export function auditTask(uow: UnitOfWork, caller: Caller, taskId: string, revie
       completeSynthetically(task, now);
       task.completedAt = completedAt;
       task.customerReviewStatus = 'fixed';
+      // The redone task's callback is sent again.
+      await queueTaskCallback(repos, task, now);
     }
     return true;
   });

@@ -3,6 +3,7 @@
 // space, no status, no callback, never in the task list.
 import { DomainError, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
+import { checkTaskParams } from './param-rules.ts';
 import type { Caller, Json } from './model.ts';
 import type { SavedAnswer, TrainingTask, UnitOfWork } from './ports.ts';
 import { sanitizeTextCollectionParams } from './sanitize.ts';
@@ -43,6 +44,8 @@ export async function createTrainingTask(uow: UnitOfWork, input: CreateTrainingT
   const params: Json = {};
   for (const [key, value] of Object.entries(body)) if (input.paramNames.has(key)) params[key] = value;
   if (input.type === 'textcollection') sanitizeTextCollectionParams(params);
+  const problem = checkTaskParams(input.type, params);
+  if (problem) throw invalid(problem);
   const task: TrainingTask = {
     id: newTaskId(now),
     accountId: caller.account.accountId,

@@ -26,13 +26,26 @@ function itemSchemas(schemas: Json[], resolve: Resolve): Json[] {
   return schemas.flatMap((s) => (s.items ? [resolve(s.items)!] : []));
 }
 
+/**
+ * Whether a string may become a `kind` value for these schemas: when a schema wants that kind and
+ * no string, or when its string branch is the contract's lenient form (`type: [integer, string]`
+ * with a `pattern`). A true union such as CategoryChoiceValue (`[string, number]`, no pattern)
+ * keeps `"3"` as the string it is.
+ */
+function mayBecome(schemas: Json[], kind: 'number' | 'boolean'): boolean {
+  return schemas.some((s) => {
+    const t = types(s);
+    const wants = kind === 'number' ? t.includes('integer') || t.includes('number') : t.includes('boolean');
+    return wants && (!t.includes('string') || typeof s.pattern === 'string');
+  });
+}
+
 function coerceValue(value: unknown, schemas: Json[], resolve: Resolve, form: boolean): unknown {
   if (schemas.length === 0) return value;
   const wanted = new Set(schemas.flatMap(types));
   if (typeof value === 'string') {
-    // A lenient `[integer, string]` field gets its number; a plain string field keeps its text.
-    if ((wanted.has('integer') || wanted.has('number')) && numeric.test(value)) return Number(value);
-    if (wanted.has('boolean') && boolean.test(value)) return value.toLowerCase() === 'true';
+    if (numeric.test(value) && mayBecome(schemas, 'number')) return Number(value);
+    if (boolean.test(value) && mayBecome(schemas, 'boolean')) return value.toLowerCase() === 'true';
     // A form's single repeated key arrives as a string; JSON keeps its types.
     if (form && wanted.has('array') && !wanted.has('string')) return [coerceValue(value, itemSchemas(schemas, resolve), resolve, form)];
     return value;

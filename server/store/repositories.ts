@@ -1,10 +1,10 @@
 // The storage side of domain/ports.ts, in drizzle-orm: the same queries on PGlite and PostgreSQL.
-import { and, asc, count, desc, eq, gte, inArray, isNotNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { AccountRecord, PageRequest, Repositories, SavedAnswer, TaskFilters, UnitOfWork } from '../domain/ports.ts';
 import { UniqueIdTaken } from '../domain/ports.ts';
 import type { Mode, Task } from '../domain/model.ts';
 import type { Database, Store } from './db.ts';
-import { accounts, batches, idempotencyKeys, outbox, projectOntologyVersions, projectParamVersions, projects, tasks, trainingTasks } from './schema.ts';
+import { accounts, batches, deliveryAttempts, idempotencyKeys, outbox, projectOntologyVersions, projectParamVersions, projects, tasks, trainingTasks } from './schema.ts';
 
 const isUniqueViolation = (err: unknown, constraint: string): boolean => {
   for (let e: any = err; e; e = e.cause) {
@@ -236,8 +236,40 @@ function repositories(db: Database): Repositories {
       async forSubject(accountId, subject) {
         return db.select().from(outbox).where(and(eq(outbox.accountId, accountId), eq(outbox.subject, subject))).orderBy(asc(outbox.createdAt));
       },
+      async claimDue(now, leaseUntil, limit) {
+        const due = db
+          .select({ id: outbox.id })
+          .from(outbox)
+          .where(
+            and(
+              isNull(outbox.deliveredAt),
+              isNull(outbox.failedAt),
+              lte(outbox.nextAttemptAt, now),
+              or(isNull(outbox.leaseUntil), lt(outbox.leaseUntil, now)),
+            ),
+          )
+          .orderBy(asc(outbox.nextAttemptAt))
+          .limit(limit)
+          .for('update', { skipLocked: true });
+        return db.update(outbox).set({ leaseUntil }).where(inArray(outbox.id, due)).returning();
+      },
+      async recordAttempt(message, attempt) {
+        await db.insert(deliveryAttempts).values(attempt);
+        await db.update(outbox).set(message).where(eq(outbox.id, message.id));
+      },
+      async attemptsFor(accountId, subject) {
+        return db
+          .select()
+          .from(deliveryAttempts)
+          .where(and(eq(deliveryAttempts.accountId, accountId), eq(deliveryAttempts.subject, subject)))
+          .orderBy(asc(deliveryAttempts.attemptedAt), asc(deliveryAttempts.id));
+      },
     },
     accounts: {
+      async findById(accountId: string) {
+        const rows = await db.select().from(accounts).where(eq(accounts.accountId, accountId));
+        return rows[0] ?? null;
+      },
       async findByKeyHash(keyHash: string) {
         const rows = await db
           .select()

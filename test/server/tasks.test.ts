@@ -336,3 +336,23 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
     });
   });
 });
+
+describe('value types', () => {
+  it('keeps a string choice value a string ("3" is not 3), while a lenient number field takes "30"', async () => {
+    const server = await startTestServer('pglite');
+    try {
+      const api = client(server, 'current', server.dev.live_key);
+      const res = await api('POST', '/v1/task/textcollection', {
+        json: {
+          callback_url: 'https://example.com/cb',
+          attachments: [{ type: 'text', content: 'Rate this.' }],
+          fields: [{ type: 'category', field_id: 'stars', title: 'Stars', choices: [{ label: 'Three', value: '3' }, { label: 'Four', value: 4 }] }],
+        },
+      });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.params.fields[0].choices.map((c: { value: unknown }) => c.value)).toEqual(['3', 4]);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -21,7 +21,8 @@ export interface TestServer extends RunningServer {
 export async function startTestServer(db: DatabaseKind, env: Record<string, string> = {}): Promise<TestServer> {
   const databaseUrl = db === 'postgres' ? await clusterAt(inject('postgresUrl')).createDatabase() : undefined;
   const config: Config = {
-    ...readConfig({ RATE_LIMIT_BURST: '0', ...env }),
+    // No callback leaves the machine unless a test turns delivery on (to a loopback receiver).
+    ...readConfig({ RATE_LIMIT_BURST: '0', DELIVERY_POLL_MS: '0', ...env }),
     port: 0,
     host: '127.0.0.1',
     dataDir: 'memory://',

@@ -1,0 +1,138 @@
+// The outbox dispatcher: claims due callbacks (FOR UPDATE SKIP LOCKED, with a lease, so that
+// several server processes share the work and none sends a message another one holds), POSTs
+// each outside any transaction, and records the attempt and its outcome.
+import type { Logger } from 'pino';
+import { newTaskId } from '../domain/ids.ts';
+import type { OutboxMessage, UnitOfWork } from '../domain/ports.ts';
+import type { SafeResponse } from './net.ts';
+import { nextAttemptAt, parseRetryAfter } from './schedule.ts';
+import { signatureHeaders } from './sign.ts';
+
+export interface DispatcherOptions {
+  pollMs: number;
+  /** How long a claimed message is held before another dispatcher may take it over. */
+  leaseMs: number;
+  /** Messages in flight at once. */
+  concurrency: number;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  /** Compresses the retry schedule (1 = real time). */
+  scheduleScale: number;
+  allowPrivateNetworks: string[];
+}
+
+export type Send = (
+  url: string,
+  options: { method: 'POST'; headers: Record<string, string>; body: string; timeoutMs: number; maxResponseBytes: number; allowPrivateNetworks: string[] },
+) => Promise<SafeResponse>;
+
+export interface Dispatcher {
+  /** One round: claim what is due and deliver it. Resolves when those attempts are recorded. */
+  runOnce(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export function startDispatcher(uow: UnitOfWork, send: Send, options: DispatcherOptions, logger: Logger, autostart = true): Dispatcher {
+  let stopped = false;
+
+  async function deliver(message: OutboxMessage): Promise<void> {
+    const account = await uow.accounts.findById(message.accountId);
+    if (!account) return;
+    const body = JSON.stringify(message.payload);
+    const started = new Date();
+    const headers = {
+      'content-type': 'application/json',
+      'service-callback-auth': account.callbackAuthKey,
+      ...signatureHeaders(account.signingSecret, `msg_${message.id}`, Math.floor(started.getTime() / 1000), body),
+    };
+    const result = /^https?:\/\//i.test(message.url)
+      ? await send(message.url, { method: 'POST', headers, body, timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes, allowPrivateNetworks: options.allowPrivateNetworks })
+      : ({ ok: false, error: 'other', message: 'e-mail callbacks are not delivered by this server yet', durationMs: 0 } as const);
+    const now = new Date();
+    const success = result.ok && result.status >= 200 && result.status < 300;
+    const firstAttemptAt = message.firstAttemptAt ?? started;
+    const attempts = message.attempts + 1;
+    const next = success
+      ? null
+      : nextAttemptAt(
+          {
+            attempts,
+            firstAttemptAt,
+            now,
+            slowDown: result.ok ? result.status === 429 : result.error === 'timeout',
+            ...(result.ok ? { retryAfterSeconds: parseRetryAfter(result.headers['retry-after'], now) } : {}),
+          },
+          options.scheduleScale,
+        );
+    const updated: OutboxMessage = {
+      ...message,
+      attempts,
+      firstAttemptAt,
+      leaseUntil: null,
+      nextAttemptAt: next ?? message.nextAttemptAt,
+      deliveredAt: success ? now : null,
+      failedAt: !success && next === null ? now : null,
+    };
+    await uow.transaction(async (repos) => {
+      await repos.outbox.recordAttempt(updated, {
+        id: newTaskId(now),
+        messageId: message.id,
+        accountId: message.accountId,
+        subject: message.subject,
+        url: message.url,
+        attemptedAt: started,
+        statusCode: result.ok ? result.status : null,
+        error: result.ok ? null : `${result.error}: ${result.message}`,
+        durationMs: Math.round(result.durationMs),
+      });
+      // The task's callback flag: true on success, false once every retry has failed.
+      if (message.event !== 'batch_completed' && (success || updated.failedAt)) {
+        const task = await repos.tasks.get(message.accountId, message.mode, message.subject, { forUpdate: true });
+        if (task) await repos.tasks.update({ ...task, callbackCompleted: success });
+      }
+    });
+  }
+
+  // A pool of at most `concurrency` deliveries: each tick claims only as many messages as there
+  // are free places, so that one slow receiver does not hold up the others.
+  const inFlight = new Set<Promise<void>>();
+  let claiming = false;
+
+  async function claimAndStart(): Promise<Promise<void>[]> {
+    const free = options.concurrency - inFlight.size;
+    if (free <= 0 || claiming || stopped) return [];
+    claiming = true;
+    try {
+      const now = new Date();
+      const claimed = await uow.outbox.claimDue(now, new Date(now.getTime() + options.leaseMs), free);
+      return claimed.map((m) => {
+        const work = deliver(m)
+          .catch((err) => logger.error({ err, message: m.id }, 'callback delivery failed to record'))
+          .finally(() => inFlight.delete(work));
+        inFlight.add(work);
+        return work;
+      });
+    } finally {
+      claiming = false;
+    }
+  }
+
+  async function runOnce(): Promise<number> {
+    const started = await claimAndStart();
+    await Promise.all(started);
+    return started.length;
+  }
+
+  const tick = () => void claimAndStart().catch((err) => logger.error({ err }, 'callback dispatch failed'));
+  const timer = autostart ? setInterval(tick, options.pollMs) : null;
+  timer?.unref();
+  return {
+    runOnce,
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      while (claiming) await new Promise((r) => setTimeout(r, 5));
+      await Promise.all(inFlight);
+    },
+  };
+}

@@ -1,0 +1,33 @@
+// Callbacks are queued in the outbox in the same transaction as the change they report; the
+// dispatcher (server/delivery) sends them.
+import { newTaskId } from './ids.ts';
+import type { Json, Mode, Task } from './model.ts';
+import type { OutboxMessage, Repositories } from './ports.ts';
+import { failedTestAttachments } from './attachments.ts';
+import { taskView } from './views.ts';
+
+export function newOutboxMessage(
+  m: { accountId: string; mode: Mode; event: OutboxMessage['event']; subject: string; url: string; payload: Json },
+  now: Date,
+): OutboxMessage {
+  return { id: newTaskId(now), ...m, createdAt: now, nextAttemptAt: now, attempts: 0, firstAttemptAt: null, leaseUntil: null, deliveredAt: null, failedAt: null };
+}
+
+/**
+ * Queues the callback of a task that was completed (or redone) or ran into an error: the task's
+ * callback_url, else the account's default. The task is shown as the generation that created it.
+ */
+export async function queueTaskCallback(repos: Repositories, task: Task, now: Date): Promise<void> {
+  const url = task.callbackUrl ?? (await repos.accounts.findById(task.accountId))?.defaultCallbackUrl;
+  if (!url) return;
+  const failed = task.status === 'error';
+  const payload: Json = failed
+    ? {
+        error: (task.response as { error?: string } | null)?.error ?? 'The task ran into an error.',
+        attachments: failedTestAttachments(task.params).map((u) => ({ statusCode: 404, url: u })),
+      }
+    : { task_id: task.taskId, response: task.response, task: taskView(task, task.generation) };
+  await repos.outbox.add(
+    newOutboxMessage({ accountId: task.accountId, mode: task.mode, event: failed ? 'attachment_error' : 'task_completed', subject: task.taskId, url, payload }, now),
+  );
+}

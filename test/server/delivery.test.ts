@@ -1,0 +1,180 @@
+// Callbacks as a receiver sees them: a real HTTP receiver on loopback, the retry schedule
+// compressed through configuration (CALLBACK_SCHEDULE_SCALE), on PGlite and on PostgreSQL.
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readConfig } from '../../server/config.ts';
+import { startServer } from '../../server/main.ts';
+import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+
+interface Received {
+  at: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A callback receiver on 127.0.0.1 answering each POST with the next status of `statuses`. */
+async function receiver(statusOf: (n: number) => number) {
+  const received: Received[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push({ at: performance.now(), headers: req.headers, body });
+      res.writeHead(statusOf(received.length)).end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+  return { url, received, close: () => new Promise((r) => server.close(r)) };
+}
+
+async function until(done: () => boolean | Promise<boolean>, what: string, ms = 30_000) {
+  const end = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+const task = {
+  instruction: 'Pick one',
+  attachment_type: 'text',
+  attachment: 'My invoice is wrong.',
+  categories: ['billing', 'support'],
+};
+
+const env = { DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32' };
+
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('callbacks on %s', (db) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(db, { ...env, CALLBACK_SCHEDULE_SCALE: '0.005' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('POSTs the completed task once, signed, with service-callback-auth; the flag becomes true', async () => {
+    const hook = await receiver(() => 200);
+    try {
+      const api = client(server, 'current', server.dev.test_key);
+      const created = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } });
+      await until(async () => (await api('GET', `/v1/task/${created.body.task_id}`)).body.callback_completed === true, 'the flag');
+      expect(hook.received).toHaveLength(1);
+      const [{ headers, body }] = hook.received as [Received];
+      const read = (await api('GET', `/v1/task/${created.body.task_id}`)).body;
+      const { callback_completed: _flag, ...taskAtCompletion } = read;
+      expect(JSON.parse(body)).toEqual({ task_id: read.task_id, response: read.response, task: taskAtCompletion });
+      expect(headers['content-type']).toBe('application/json');
+      expect(headers['service-callback-auth']).toBe(server.dev.callback_auth_key);
+      const key = Buffer.from(server.dev.signing_secret.replace(/^whsec_/, ''), 'base64');
+      const signed = createHmac('sha256', key).update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`).digest('base64');
+      expect(headers['webhook-signature']).toBe(`v1,${signed}`);
+      expect(Math.abs(Number(headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(300);
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('retries after 500 on the schedule: 500 three times then 200 → exactly 4 POSTs', async () => {
+    const hook = await receiver((n) => (n <= 3 ? 500 : 200));
+    try {
+      const api = client(server, 'legacy', server.dev.test_key);
+      const created = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } });
+      await until(async () => (await api('GET', `/v1/task/${created.body.task_id}`)).body.callback_succeeded === true, 'the legacy flag');
+      expect(hook.received).toHaveLength(4);
+      // The older generation's task shows in its own view (urgency, callback_succeeded).
+      expect(JSON.parse(hook.received[0]!.body).task).toMatchObject({ urgency: 'day', status: 'completed' });
+      const ids = new Set(hook.received.map((r) => r.headers['webhook-id']));
+      expect(ids.size).toBe(1);
+      const scale = 0.005;
+      [5, 30, 60].forEach((seconds, i) => {
+        const gap = hook.received[i + 1]!.at - hook.received[i]!.at;
+        expect(gap).toBeGreaterThanOrEqual(seconds * 1000 * scale * 0.9 - 1);
+        expect(gap).toBeLessThanOrEqual(seconds * 1000 * scale * 1.1 + 250);
+      });
+      const attempts = await server.uow.outbox.attemptsFor(server.dev.account_id, created.body.task_id);
+      expect(attempts.map((a) => a.statusCode)).toEqual([500, 500, 500, 200]);
+    } finally {
+      await hook.close();
+    }
+  });
+
+  it('sends the attachment error body for a task in error, and the batch completion callback', async () => {
+    const hook = await receiver(() => 200);
+    try {
+      const api = client(server, 'current', server.dev.test_key);
+      const failing = await api('POST', '/v1/task/categorization', {
+        json: { ...task, attachment_type: 'image', attachment: 'https://gone.invalid/x.png', callback_url: hook.url },
+      });
+      await until(() => hook.received.length === 1, 'the error callback');
+      expect(JSON.parse(hook.received[0]!.body)).toEqual({
+        error: expect.stringContaining('gone.invalid'),
+        attachments: [{ statusCode: 404, url: 'https://gone.invalid/x.png' }],
+      });
+      expect((await api('GET', `/v1/task/${failing.body.task_id}`)).body.status).toBe('error');
+      await api('POST', '/v1/projects', { json: { type: 'categorization', name: `p-${db}`, params: { attachment_type: 'text', categories: ['a'], instruction: 'i' } } });
+      await api('POST', '/v1/batches', { json: { project: `p-${db}`, name: `b-${db}`, callback: hook.url } });
+      await api('POST', '/v1/task/categorization', { json: { callback_url: hook.url, batch: `b-${db}`, attachment: 't' } });
+      await until(() => hook.received.some((r) => 'batch' in JSON.parse(r.body)), 'the batch callback');
+      const batchCallback = JSON.parse(hook.received.find((r) => 'batch' in JSON.parse(r.body))!.body);
+      expect(batchCallback).toEqual({ batch: expect.objectContaining({ name: `b-${db}`, status: 'completed' }), counts: { completed: 1, canceled: 0, error: 0 } });
+    } finally {
+      await hook.close();
+    }
+  });
+});
+
+describe('callbacks that keep failing', () => {
+  it('stops after the 20th retry (21 POSTs in all) and sets the flag to false', async () => {
+    const server = await startTestServer('pglite', { ...env, CALLBACK_SCHEDULE_SCALE: '0.0001' });
+    const hook = await receiver(() => 500);
+    try {
+      const api = client(server, 'current', server.dev.test_key);
+      const created = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } });
+      await until(async () => (await api('GET', `/v1/task/${created.body.task_id}`)).body.callback_completed === false, 'the final failure');
+      expect(hook.received).toHaveLength(21);
+      const [message] = await server.uow.outbox.forSubject(server.dev.account_id, created.body.task_id);
+      expect(message).toMatchObject({ attempts: 21, deliveredAt: null, failedAt: expect.any(Date) });
+    } finally {
+      await hook.close();
+      await server.close();
+    }
+  });
+});
+
+describe('callbacks across a restart', () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+  it('delivers what was pending after a restart, without resetting the attempt count', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-restart-'));
+    dirs.push(dataDir);
+    const config = { ...readConfig({ ...env, CALLBACK_SCHEDULE_SCALE: '0.01', RATE_LIMIT_BURST: '0' }), port: 0, dataDir };
+    let up = false;
+    const hook = await receiver(() => (up ? 200 : 503));
+    const first = await startServer(config, pino({ level: 'silent' }));
+    const key = first.devAccount!.test_key;
+    const created = await client(first, 'current', key)('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } });
+    await until(() => hook.received.length >= 2, 'two failed attempts');
+    await first.close();
+    const failedBefore = hook.received.length;
+    up = true;
+    const second = await startServer(config, pino({ level: 'silent' }));
+    try {
+      const api = client(second, 'current', key);
+      await until(async () => (await api('GET', `/v1/task/${created.body.task_id}`)).body.callback_completed === true, 'delivery after restart');
+      const [message] = await second.uow.outbox.forSubject(first.devAccount!.account_id, created.body.task_id);
+      expect(message!.attempts).toBe(failedBefore + 1);
+      expect(hook.received.at(-1)!.headers['webhook-id']).toBe(hook.received[0]!.headers['webhook-id']);
+    } finally {
+      await second.close();
+      await hook.close();
+    }
+  });
+});
