@@ -963,6 +963,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/task/{taskId}/callbacks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the callback deliveries of a task
+         * @description The delivery attempts of the task's callbacks, oldest first: time, address, the receiver's
+         *     status or the error, and the duration. Use it to see why a callback did not arrive; retried
+         *     attempts follow the schedule described under Callbacks. (Our addition: the API description
+         *     does not show it; other webhook providers offer the same.)
+         */
+        get: operations["listTaskCallbacks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/task/{taskId}/callbacks/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a task's callback again
+         * @description Queues a fresh delivery of the task's callback (its result, or its attachment error) to its
+         *     callback address (or the account's default), on the usual retry schedule; earlier attempts are
+         *     kept. The delivery is new: it has its own `webhook-id`. The task's `callback_succeeded` is set again by
+         *     the outcome. Only a task that has a callback to send (completed, or in error) can be
+         *     redelivered (400 otherwise). (Our addition: the API description does not show it; other
+         *     webhook providers offer the same.)
+         */
+        post: operations["redeliverTaskCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projects": {
         parameters: {
             query?: never;
@@ -6586,6 +6634,40 @@ export interface components {
             comments?: string;
         };
         /**
+         * CallbackAttempt
+         * @description One attempt to deliver a callback of the task (completion, redo or attachment error): when, to
+         *     which address, and what came of it: the receiver's HTTP status, or the error when there was no
+         *     answer (timeout, refused address, connection failure, SMTP refusal for an e-mail address).
+         */
+        CallbackAttempt: {
+            /**
+             * @description Which callback this attempt sent.
+             * @enum {string}
+             */
+            event: "task_completed" | "attachment_error";
+            /**
+             * Format: date-time
+             * @description When the attempt started.
+             */
+            attempted_at: string;
+            /** @description The callback address of the attempt (the task's `callback_url`, or the account's default). */
+            url: string;
+            /** @description The receiver's HTTP status; absent when no answer came. Any 2xx is a successful delivery. */
+            status_code?: number;
+            /** @description What went wrong when no answer came (absent otherwise). */
+            error?: string;
+            /** @description How long the attempt took, in milliseconds. */
+            duration_ms: number;
+        };
+        /**
+         * CallbackAttemptList
+         * @description The delivery attempts of a task's callbacks, oldest first.
+         */
+        CallbackAttemptList: {
+            /** @description Every attempt so far, oldest first; empty while nothing was sent. */
+            docs: components["schemas"]["CallbackAttempt"][];
+        };
+        /**
          * ProjectParamVersion
          * @description One version of a project's default task parameters: `version`, `created_at`, and the stored
          *     parameters themselves as further keys (the type-specific parameters of the project's type and
@@ -8822,6 +8904,80 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listTaskCallbacks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
+                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @example 65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                taskId: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attempts, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallbackAttemptList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    redeliverTaskCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
+                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @example 65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                taskId: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task; its callback is queued. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LegacyTask"];
+                };
+            };
+            /** @description The task has no callback to send (it is pending or canceled), or no callback address. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

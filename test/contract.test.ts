@@ -125,7 +125,7 @@ function expectedEndpoints(types: string[]): string[] {
     'GET /v1/tasks', 'GET /v1/task/{taskId}', 'POST /v1/task/{taskId}/cancel', 'POST /v1/task/{taskId}/setMetadata',
     'POST /v1/task/{taskId}/unique_id', 'DELETE /v1/task/{taskId}/unique_id',
     'POST /v1/task/{taskId}/tags', 'PUT /v1/task/{taskId}/tags', 'DELETE /v1/task/{taskId}/tags',
-    'POST /v1/task/{taskId}/audit',
+    'POST /v1/task/{taskId}/audit', 'GET /v1/task/{taskId}/callbacks', 'POST /v1/task/{taskId}/callbacks/redeliver',
     ...types.map((t) => `POST /v1/task/${t}`),
     'GET /v1/projects', 'POST /v1/projects', 'GET /v1/projects/{projectName}',
     'POST /v1/projects/{projectName}/setParams', 'POST /v1/projects/{projectName}/setOntology',

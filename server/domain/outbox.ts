@@ -16,10 +16,11 @@ export function newOutboxMessage(
 /**
  * Queues the callback of a task that was completed (or redone) or ran into an error: the task's
  * callback_url, else the account's default. The task is shown as the generation that created it.
+ * False when there is no address to send to.
  */
-export async function queueTaskCallback(repos: Repositories, task: Task, now: Date): Promise<void> {
+export async function queueTaskCallback(repos: Repositories, task: Task, now: Date): Promise<boolean> {
   const url = task.callbackUrl ?? (await repos.accounts.findById(task.accountId))?.defaultCallbackUrl;
-  if (!url) return;
+  if (!url) return false;
   const failed = task.status === 'error';
   const payload: Json = failed
     ? {
@@ -30,4 +31,5 @@ export async function queueTaskCallback(repos: Repositories, task: Task, now: Da
   await repos.outbox.add(
     newOutboxMessage({ accountId: task.accountId, mode: task.mode, event: failed ? 'attachment_error' : 'task_completed', subject: task.taskId, url, payload }, now),
   );
+  return true;
 }

@@ -399,3 +399,36 @@ export function auditTask(uow: UnitOfWork, caller: Caller, taskId: string, revie
     return true;
   });
 }
+
+/** The delivery attempts of a task's callbacks, oldest first. */
+export async function listTaskCallbacks(uow: UnitOfWork, caller: Caller, taskId: string) {
+  const task = await uow.tasks.get(caller.account.accountId, caller.mode, taskId);
+  if (!task) throw notFound(`Task ${taskId} not found.`);
+  const [messages, attempts] = await Promise.all([
+    uow.outbox.forSubject(caller.account.accountId, taskId),
+    uow.outbox.attemptsFor(caller.account.accountId, taskId),
+  ]);
+  const eventOf = new Map(messages.map((m) => [m.id, m.event]));
+  return attempts.map((a) => ({
+    event: eventOf.get(a.messageId) ?? 'task_completed',
+    attempted_at: a.attemptedAt.toISOString(),
+    url: a.url,
+    ...(a.statusCode !== null ? { status_code: a.statusCode } : {}),
+    ...(a.error !== null ? { error: a.error } : {}),
+    duration_ms: a.durationMs,
+  }));
+}
+
+/** Queues a fresh delivery of the task's callback (its result, or its attachment error). */
+export function redeliverTaskCallback(uow: UnitOfWork, caller: Caller, taskId: string, now: Date) {
+  return uow.transaction(async (repos) => {
+    const task = await lockedTask(repos, caller, taskId, now);
+    if (task.status !== 'completed' && task.status !== 'error') {
+      throw invalid(`Task ${taskId} is ${task.status}; only a completed task or one in error has a callback to send.`);
+    }
+    if (!(await queueTaskCallback(repos, task, now))) {
+      throw invalid(`Task ${taskId} has no callback address (no callback_url, and the account has no default).`);
+    }
+    return task;
+  });
+}

@@ -6,8 +6,8 @@ import { invalid } from '../domain/errors.ts';
 import type { Generation, Json, Task } from '../domain/model.ts';
 import type { TaskFilters, UnitOfWork } from '../domain/ports.ts';
 import {
-  IdempotencyKeyBusy, addTaskTags, auditTask, cancelTask, createTask, deleteTaskUniqueId, getTask, listTasks,
-  removeTaskTags, setTaskMetadata, setTaskUniqueId,
+  IdempotencyKeyBusy, addTaskTags, auditTask, cancelTask, createTask, deleteTaskUniqueId, getTask, listTaskCallbacks, listTasks,
+  redeliverTaskCallback, removeTaskTags, setTaskMetadata, setTaskUniqueId,
 } from '../domain/tasks.ts';
 import { statusesFor, taskListView, taskView } from '../domain/views.ts';
 import { callerOf } from './auth.ts';
@@ -141,6 +141,12 @@ export function taskHandlers({ uow, contract }: HandlerDeps): HandlerTable {
     },
     async removeTaskTags(req, res) {
       send(res, await removeTaskTags(uow, callerOf(res), pathParam(req, 'taskId'), (req.body ?? []) as Schemas['TagList'], new Date()));
+    },
+    async listTaskCallbacks(req, res) {
+      res.status(200).json({ docs: await listTaskCallbacks(uow, callerOf(res), pathParam(req, 'taskId')) });
+    },
+    async redeliverTaskCallback(req, res) {
+      send(res, await redeliverTaskCallback(uow, callerOf(res), pathParam(req, 'taskId'), new Date()));
     },
     async auditTask(req, res) {
       send(res, await auditTask(uow, callerOf(res), pathParam(req, 'taskId'), req.body as Schemas['AuditRequest'], new Date()));
