@@ -2278,8 +2278,10 @@ export interface components {
          * AttachmentUrl
          * Format: uri
          * @description A direct link to the file (not a preview page), fetched by the service; only `http` and `https`
-         *     are accepted (any other scheme → 400). Well-known storage preview links are rewritten to direct
-         *     links. If the fetch does not answer HTTP 200, the task moves to `error` (older generation:
+         *     are accepted (any other scheme → 400). Preview links of well-known storage providers are stored
+         *     rewritten to direct links: Dropbox (`?dl=0` → `?dl=1`), Google Drive (`/file/d/<id>/view` →
+         *     `/uc?export=download&id=<id>`) and GitHub (`/blob/` pages → `raw.githubusercontent.com`). In live
+         *     mode the service fetches every attachment after creation (public addresses only). If the fetch does not answer HTTP 200, the task moves to `error` (older generation:
          *     `completed` with `response.error`) and the callback address receives the attachment error body.
          *     In test mode nothing is fetched; a host ending in `.invalid` simulates a failed fetch (404).
          * @example https://example.com/images/street-1041.jpg

@@ -43,6 +43,7 @@ export interface Task {
   tags: string[] | null;
   clearUniqueIdOnError: boolean;
   testCompleteAt: Date | null;
+  attachmentCheckAt: Date | null;
 }
 
 /** Who is asking: the account and the mode its key selects. */

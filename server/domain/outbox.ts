@@ -18,18 +18,31 @@ export function newOutboxMessage(
  * callback_url, else the account's default. The task is shown as the generation that created it.
  * False when there is no address to send to.
  */
-export async function queueTaskCallback(repos: Repositories, task: Task, now: Date): Promise<boolean> {
+export async function queueTaskCallback(
+  repos: Repositories,
+  task: Task,
+  now: Date,
+  attachments: { url: string; statusCode: number }[] = failedTestAttachments(task.params).map((url) => ({ url, statusCode: 404 })),
+): Promise<boolean> {
   const url = task.callbackUrl ?? (await repos.accounts.findById(task.accountId))?.defaultCallbackUrl;
   if (!url) return false;
   const failed = task.status === 'error';
   const payload: Json = failed
     ? {
         error: (task.response as { error?: string } | null)?.error ?? 'The task ran into an error.',
-        attachments: failedTestAttachments(task.params).map((u) => ({ statusCode: 404, url: u })),
+        attachments: attachments.map(({ url, statusCode }) => ({ statusCode, url })),
       }
     : { task_id: task.taskId, response: task.response, task: taskView(task, task.generation) };
   await repos.outbox.add(
     newOutboxMessage({ accountId: task.accountId, mode: task.mode, event: failed ? 'attachment_error' : 'task_completed', subject: task.taskId, url, payload }, now),
   );
+  return true;
+}
+
+/** Sends the latest callback of a task again, as a new message; false when it had none. */
+export async function resendLatestCallback(repos: Repositories, task: Task, now: Date): Promise<boolean> {
+  const latest = (await repos.outbox.forSubject(task.accountId, task.taskId)).filter((m) => m.event !== 'batch_completed').at(-1);
+  if (!latest) return false;
+  await repos.outbox.add(newOutboxMessage({ accountId: latest.accountId, mode: latest.mode, event: latest.event, subject: latest.subject, url: latest.url, payload: latest.payload }, now));
   return true;
 }

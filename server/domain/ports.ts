@@ -31,6 +31,11 @@ export interface TaskRepository {
   findByUniqueId(accountId: string, mode: Mode, uniqueId: string): Promise<Task | null>;
   /** One page (limit + 1 rows fetched to tell whether more follow) and the count of all matches. */
   list(accountId: string, mode: Mode, filters: TaskFilters, page: PageRequest): Promise<{ tasks: Task[]; total: number }>;
+  /**
+   * Leases up to `limit` tasks whose attachment check is due (moves their due time to
+   * `leaseUntil`, so that another checker takes them over only if this one dies).
+   */
+  claimAttachmentChecks(now: Date, leaseUntil: Date, limit: number): Promise<Task[]>;
   /** Ids of test-mode tasks whose completion delay is over (any account). */
   dueTestTaskIds(now: Date, limit: number): Promise<{ taskId: string; accountId: string; mode: Mode }[]>;
 }
@@ -200,6 +205,8 @@ export interface DeliveryAttempt {
 export interface OutboxRepository {
   add(message: OutboxMessage): Promise<void>;
   forSubject(accountId: string, subject: string): Promise<OutboxMessage[]>;
+  /** Messages that failed for good, newest first (for the operator). */
+  failed(limit: number): Promise<OutboxMessage[]>;
   /**
    * Leases up to `limit` due messages (not delivered, not failed, not leased by another
    * dispatcher) until `leaseUntil`; rows locked by a concurrent claim are skipped.

@@ -8,8 +8,8 @@ import { UniqueIdTaken } from './ports.ts';
 import { batchToJoin, taskSettled } from './batches.ts';
 import { mergeProjectParams } from './projects.ts';
 import { checkTaskParams } from './param-rules.ts';
-import { failedTestAttachments } from './attachments.ts';
-import { queueTaskCallback } from './outbox.ts';
+import { attachmentUrls, failedTestAttachments, withDirectLinks } from './attachments.ts';
+import { queueTaskCallback, resendLatestCallback } from './outbox.ts';
 import { sanitizeTextCollectionParams } from './sanitize.ts';
 import { syntheticResponse, type TaskType } from './synthetic.ts';
 
@@ -96,6 +96,7 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
   if (input.type === 'textcollection') sanitizeTextCollectionParams(params);
   const problem = checkTaskParams(input.type, params);
   if (problem) throw invalid(problem);
+  const stored = withDirectLinks(params);
   return {
     taskId: newTaskId(now),
     accountId: caller.account.accountId,
@@ -104,7 +105,7 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
     type: input.type,
     status: 'pending',
     instruction: (body.instruction as string | undefined) ?? null,
-    params,
+    params: stored,
     response: null,
     callbackUrl: (body.callback_url as string | undefined) ?? null,
     callbackCompleted: null,
@@ -123,6 +124,8 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
     tags: body.tags ? [...new Set(body.tags as string[])] : null,
     clearUniqueIdOnError: body.clear_unique_id_on_error === true,
     testCompleteAt: null,
+    // Live mode fetches the attachments (test mode only simulates that).
+    attachmentCheckAt: caller.mode === 'live' && attachmentUrls(stored).length > 0 ? now : null,
   };
 }
 
@@ -426,9 +429,40 @@ export function redeliverTaskCallback(uow: UnitOfWork, caller: Caller, taskId: s
     if (task.status !== 'completed' && task.status !== 'error') {
       throw invalid(`Task ${taskId} is ${task.status}; only a completed task or one in error has a callback to send.`);
     }
-    if (!(await queueTaskCallback(repos, task, now))) {
+    if (!(await resendLatestCallback(repos, task, now)) && !(await queueTaskCallback(repos, task, now))) {
       throw invalid(`Task ${taskId} has no callback address (no callback_url, and the account has no default).`);
     }
     return task;
+  });
+}
+
+/** The failed fetches of an attachment check: `statusCode` 0 when no HTTP answer came. */
+export interface FailedAttachment {
+  url: string;
+  statusCode: number;
+  reason: string;
+}
+
+/**
+ * The outcome of a live task's attachment check: when a fetch failed, the task moves to `error`
+ * (its unique_id cleared if it asked for that) and the attachment-error callback is queued.
+ */
+export function finishAttachmentCheck(uow: UnitOfWork, task: Task, failures: FailedAttachment[], now: Date) {
+  return uow.transaction(async (repos) => {
+    const current = await repos.tasks.get(task.accountId, task.mode, task.taskId, { forUpdate: true });
+    if (!current) return;
+    current.attachmentCheckAt = null;
+    if (current.status === 'pending' && failures.length > 0) {
+      current.status = 'error';
+      current.response = { error: `Attachment could not be fetched: ${failures.map((f) => `${f.url} (${f.reason})`).join(', ')}` };
+      current.completedAt = now;
+      current.updatedAt = now;
+      if (current.clearUniqueIdOnError) current.uniqueId = null;
+      await repos.tasks.update(current);
+      await queueTaskCallback(repos, current, now, failures.map(({ url, statusCode }) => ({ url, statusCode })));
+      await taskSettled(repos, current, now);
+      return;
+    }
+    await repos.tasks.update(current);
   });
 }

@@ -83,6 +83,16 @@ function repositories(db: Database): Repositories {
         const [rows, totals] = await Promise.all([q, db.select({ n: count() }).from(tasks).where(and(...where))]);
         return { tasks: rows as Task[], total: Number(totals[0]?.n ?? 0) };
       },
+      async claimAttachmentChecks(now, leaseUntil, limit) {
+        const due = db
+          .select({ id: tasks.taskId })
+          .from(tasks)
+          .where(and(isNotNull(tasks.attachmentCheckAt), lte(tasks.attachmentCheckAt, now)))
+          .orderBy(asc(tasks.attachmentCheckAt))
+          .limit(limit)
+          .for('update', { skipLocked: true });
+        return (await db.update(tasks).set({ attachmentCheckAt: leaseUntil }).where(inArray(tasks.taskId, due)).returning()) as Task[];
+      },
       async dueTestTaskIds(now: Date, limit: number) {
         return db
           .select({ taskId: tasks.taskId, accountId: tasks.accountId, mode: tasks.mode })
@@ -235,6 +245,9 @@ function repositories(db: Database): Repositories {
       },
       async forSubject(accountId, subject) {
         return db.select().from(outbox).where(and(eq(outbox.accountId, accountId), eq(outbox.subject, subject))).orderBy(asc(outbox.createdAt));
+      },
+      async failed(limit) {
+        return db.select().from(outbox).where(isNotNull(outbox.failedAt)).orderBy(desc(outbox.failedAt)).limit(limit);
       },
       async claimDue(now, leaseUntil, limit) {
         const due = db

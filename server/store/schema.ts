@@ -53,6 +53,8 @@ export const tasks = pgTable(
     clearUniqueIdOnError: boolean('clear_unique_id_on_error').notNull().default(false),
     /** Test mode with a completion delay: when the synthetic completion is due. */
     testCompleteAt: ts('test_complete_at'),
+    /** Live mode: when the attachments are to be fetched (a lease while a checker holds it). */
+    attachmentCheckAt: ts('attachment_check_at'),
   },
   (t) => [
     // unique_id is unique per account and mode while it is set.
@@ -60,6 +62,7 @@ export const tasks = pgTable(
     // Keyset pagination: list pages stay cheap however deep.
     index('tasks_list').on(t.accountId, t.mode, t.createdAt.desc(), t.taskId.desc()),
     index('tasks_test_due').on(t.testCompleteAt).where(sql`${t.testCompleteAt} is not null`),
+    index('tasks_attachment_check_due').on(t.attachmentCheckAt).where(sql`${t.attachmentCheckAt} is not null`),
   ],
 );
 

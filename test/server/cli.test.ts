@@ -21,7 +21,7 @@ async function cli(env: Record<string, string>, ...args: string[]) {
 
 async function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   const child = spawn(process.execPath, [bin, 'serve'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_BURST: '0', DELIVERY_POLL_MS: '0', ...env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_BURST: '0', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', ...env },
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

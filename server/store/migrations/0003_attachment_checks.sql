@@ -1,0 +1,2 @@
+ALTER TABLE "tasks" ADD COLUMN "attachment_check_at" timestamp (3) with time zone;--> statement-breakpoint
+CREATE INDEX "tasks_attachment_check_due" ON "tasks" USING btree ("attachment_check_at") WHERE "tasks"."attachment_check_at" is not null;
