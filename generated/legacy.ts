@@ -6481,7 +6481,9 @@ export interface components {
              */
             task_id: string;
             /** @description The task's response (equals `task.response`), in the format of the task's type. */
-            response: Record<string, never>;
+            response: {
+                [key: string]: unknown;
+            };
             task: components["schemas"]["LegacyTask"];
         };
         /**
@@ -6493,6 +6495,12 @@ export interface components {
          *     its delivery sets the task's callback flag. The same in both generations.
          */
         AttachmentErrorCallback: {
+            /**
+             * @description The task whose attachments could not be fetched (our addition to the body the API
+             *     description shows, so that receivers can tell the task and deduplicate on it).
+             * @example 65f1c0a2b3c4d5e6f7a8b9c0
+             */
+            task_id: string;
             /**
              * @description What went wrong, in words (the same text as the task's `response.error`).
              * @example The attachment https://example.com/images/missing.jpg could not be fetched (HTTP 404).
@@ -6654,7 +6662,10 @@ export interface components {
             attempted_at: string;
             /** @description The callback address of the attempt (the task's `callback_url`, or the account's default). */
             url: string;
-            /** @description The receiver's HTTP status; absent when no answer came. Any 2xx is a successful delivery. */
+            /**
+             * @description The receiver's HTTP status (for an e-mail address: the SMTP server's reply code, 250 when it
+             *     accepted the mail); absent when no answer came. Any 2xx is a successful delivery.
+             */
             status_code?: number;
             /** @description What went wrong when no answer came (absent otherwise). */
             error?: string;

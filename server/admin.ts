@@ -52,6 +52,27 @@ export async function runAccountCommand(uow: UnitOfWork, c: AccountCommand): Pro
   }
 }
 
+/** The operator's view of callbacks that failed for good: newest first, with the last error. */
+export async function failedDeliveries(uow: UnitOfWork, limit: number) {
+  const failed = await uow.outbox.failed(limit);
+  return Promise.all(
+    failed.map(async (m) => {
+      const last = (await uow.outbox.attemptsFor(m.accountId, m.subject)).filter((a) => a.messageId === m.id).at(-1);
+      return {
+        account_id: m.accountId,
+        mode: m.mode,
+        event: m.event,
+        subject: m.subject,
+        url: m.url,
+        attempts: m.attempts,
+        first_attempt_at: m.firstAttemptAt?.toISOString(),
+        failed_at: m.failedAt?.toISOString(),
+        last_result: last ? (last.statusCode !== null ? `HTTP ${last.statusCode}` : last.error) : null,
+      };
+    }),
+  );
+}
+
 export const adminFile = (dataDir: string) => path.join(dataDir, 'admin.json');
 
 /** Starts the admin interface of a server that holds an embedded database. */
@@ -64,12 +85,16 @@ export async function startAdmin(uow: UnitOfWork, dataDir: string): Promise<{ cl
     const given = Buffer.from(req.headers.authorization ?? '');
     const expected = Buffer.from(`Bearer ${token}`);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return answer(401, { error: 'bad admin token' });
-    if (req.method !== 'POST' || req.url !== '/accounts') return answer(404, { error: 'not found' });
+    if (req.method !== 'POST' || (req.url !== '/accounts' && req.url !== '/deliveries')) return answer(404, { error: 'not found' });
+    const run = (input: unknown) =>
+      req.url === '/deliveries'
+        ? failedDeliveries(uow, Number((input as { limit?: number }).limit ?? 100))
+        : runAccountCommand(uow, input as AccountCommand);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       Promise.resolve()
-        .then(() => runAccountCommand(uow, JSON.parse(Buffer.concat(chunks).toString('utf8')) as AccountCommand))
+        .then(() => run(JSON.parse(Buffer.concat(chunks).toString('utf8'))))
         .then(
           (result) => answer(200, { result }),
           (err) => answer(err instanceof DomainError ? 400 : 500, { error: err instanceof Error ? err.message : String(err) }),

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startMock } from '../scripts/mock.ts';
-import { adminFile, runAccountCommand, type AccountCommand } from './admin.ts';
+import { adminFile, failedDeliveries, runAccountCommand, type AccountCommand } from './admin.ts';
 import { readConfig } from './config.ts';
 import { DomainError } from './domain/errors.ts';
 import { docsSite, startServer } from './main.ts';
@@ -23,6 +23,7 @@ commands:
   accounts set --name NAME [--default-callback-url URL|none] [--enable-type T]... [--disable-type T]...
                [--test-completion-delay-ms N]
   accounts usage --name NAME  live requests counted (the first 5 are free)
+  deliveries --failed [--limit N]   callbacks that failed for good, newest first, with their last error
   mock                        Prism mocks of both generations (MOCK_PORT_CURRENT=4010, MOCK_PORT_LEGACY=4011)
 
 configuration (environment): PORT, HOST, DATA_DIR, DATABASE_URL, LOG_LEVEL (see README.md)
@@ -59,7 +60,7 @@ async function serve() {
 }
 
 /** Sends the command to a running server that holds the embedded database, if there is one. */
-async function viaRunningServer(dataDir: string, command: AccountCommand): Promise<{ result: unknown } | null> {
+async function viaRunningServer(dataDir: string, command: unknown, route = '/accounts'): Promise<{ result: unknown } | null> {
   let admin: { url: string; token: string };
   try {
     admin = JSON.parse(readFileSync(adminFile(dataDir), 'utf8'));
@@ -68,7 +69,7 @@ async function viaRunningServer(dataDir: string, command: AccountCommand): Promi
   }
   let res: Response;
   try {
-    res = await fetch(`${admin.url}/accounts`, {
+    res = await fetch(`${admin.url}${route}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json' },
       body: JSON.stringify(command),
@@ -128,6 +129,27 @@ async function accounts(args: string[]) {
   }
 }
 
+async function deliveries(args: string[]) {
+  const { values } = parseArgs({ args, options: { failed: { type: 'boolean', default: false }, limit: { type: 'string', default: '100' } } });
+  if (!values.failed) {
+    process.stdout.write(usage);
+    process.exitCode = 2;
+    return;
+  }
+  const config = readConfig();
+  const limit = Number(values.limit);
+  let answer = config.databaseUrl ? null : await viaRunningServer(config.dataDir, { limit }, '/deliveries');
+  if (!answer) {
+    const store = await openStore(config);
+    try {
+      answer = { result: await failedDeliveries(unitOfWork(store), limit) };
+    } finally {
+      await store.close();
+    }
+  }
+  console.log(JSON.stringify(answer.result, null, 2));
+}
+
 const [command, ...rest] = process.argv.slice(2);
 try {
   switch (command) {
@@ -136,6 +158,9 @@ try {
       break;
     case 'accounts':
       await accounts(rest);
+      break;
+    case 'deliveries':
+      await deliveries(rest);
       break;
     case 'mock': {
       const mock = await startMock(

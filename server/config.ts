@@ -21,6 +21,16 @@ export interface Config {
   rateLimitBurst: number;
   /** How often delayed test-mode completions are looked for (TEST_COMPLETION_POLL_MS, default 1000). */
   testCompletionPollMs: number;
+  /**
+   * SMTP server through which callbacks to e-mail addresses are mailed (SMTP_URL, e.g.
+   * `smtp://user:pass@mail.example.com:587`, `smtps://` for TLS from the start; none by default:
+   * such callbacks then fail and are retried on the schedule).
+   */
+  smtpUrl: string | undefined;
+  /** From of those mails (SMTP_FROM, default `humantask <callbacks@localhost>`). */
+  smtpFrom: string;
+  /** Live-mode attachment checks (ATTACHMENT_CHECK_POLL_MS, 0 = off; ATTACHMENT_TIMEOUT_MS). */
+  attachments: { pollMs: number; timeoutMs: number };
   /** Callback delivery: see README.md (DELIVERY_*, CALLBACK_*, ALLOW_PRIVATE_NETWORKS). */
   delivery: {
     pollMs: number;
@@ -29,6 +39,7 @@ export interface Config {
     timeoutMs: number;
     maxResponseBytes: number;
     scheduleScale: number;
+    jitter: number;
     allowPrivateNetworks: string[];
   };
 }
@@ -53,6 +64,12 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerSecond: int('RATE_LIMIT_PER_SECOND', 50, env),
     rateLimitBurst: int('RATE_LIMIT_BURST', 100, env),
     testCompletionPollMs: int('TEST_COMPLETION_POLL_MS', 1000, env),
+    smtpUrl: env.SMTP_URL || undefined,
+    smtpFrom: env.SMTP_FROM || 'humantask <callbacks@localhost>',
+    attachments: {
+      pollMs: int('ATTACHMENT_CHECK_POLL_MS', 250, env),
+      timeoutMs: int('ATTACHMENT_TIMEOUT_MS', 15_000, env),
+    },
     delivery: {
       pollMs: int('DELIVERY_POLL_MS', 250, env),
       leaseMs: int('DELIVERY_LEASE_MS', 60_000, env),
@@ -60,6 +77,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: int('CALLBACK_TIMEOUT_MS', 15_000, env),
       maxResponseBytes: 20 * 1024,
       scheduleScale: env.CALLBACK_SCHEDULE_SCALE ? Number(env.CALLBACK_SCHEDULE_SCALE) : 1,
+      jitter: env.CALLBACK_JITTER ? Number(env.CALLBACK_JITTER) : 0.1,
       allowPrivateNetworks: (env.ALLOW_PRIVATE_NETWORKS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     },
   };

@@ -11,7 +11,9 @@ import type { Config } from './config.ts';
 import { createAccount, type AccountSecrets } from './domain/accounts.ts';
 import type { UnitOfWork } from './domain/ports.ts';
 import { completeDueTestTasks } from './domain/tasks.ts';
+import { startAttachmentChecker } from './delivery/attachment-checker.ts';
 import { startDispatcher } from './delivery/dispatcher.ts';
+import { createMailer } from './delivery/mail.ts';
 import { parseCidr, safeRequest } from './delivery/net.ts';
 import { rateLimit } from './http/auth.ts';
 import { openStore, type Store } from './store/db.ts';
@@ -31,6 +33,8 @@ export interface RunningServer {
 export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<RunningServer> {
   // A wrong ALLOW_PRIVATE_NETWORKS entry stops the start instead of failing every delivery.
   for (const cidr of config.delivery.allowPrivateNetworks) parseCidr(cidr);
+  // Likewise an SMTP_URL that is no smtp(s) URL.
+  const mail = createMailer(config.smtpUrl, { from: config.smtpFrom, timeoutMs: config.delivery.timeoutMs });
   const store = await openStore(config);
   const uow = unitOfWork(store);
   const devAccount = (await uow.accounts.count()) === 0 ? await createAccount(uow, 'dev', new Date()) : null;
@@ -73,7 +77,14 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   testCompleter.unref();
 
   // DELIVERY_POLL_MS=0 turns delivery off (callbacks stay queued).
-  const dispatcher = startDispatcher(uow, safeRequest, config.delivery, logger, config.delivery.pollMs > 0);
+  const dispatcher = startDispatcher(uow, safeRequest, mail, config.delivery, logger, config.delivery.pollMs > 0);
+
+  const attachmentChecker = startAttachmentChecker(
+    uow,
+    safeRequest,
+    { ...config.attachments, leaseMs: config.delivery.leaseMs, concurrency: config.delivery.concurrency, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
+    logger,
+  );
 
   // The CLI reaches a server that holds the embedded database through a loopback admin interface.
   const admin = store.kind === 'pglite' && config.dataDir !== 'memory://' ? await startAdmin(uow, config.dataDir) : null;
@@ -94,6 +105,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
       clearInterval(sweeper);
       clearInterval(testCompleter);
       await dispatcher.stop();
+      await attachmentChecker.stop();
       while (completing) await new Promise((r) => setTimeout(r, 10));
       // Stop accepting, let in-flight requests finish, then close the store.
       await new Promise<void>((resolve) => server.close(() => resolve()));

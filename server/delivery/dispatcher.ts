@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import { newTaskId } from '../domain/ids.ts';
 import type { OutboxMessage, UnitOfWork } from '../domain/ports.ts';
+import { isEmailTarget, mailSubject, type SendMail } from './mail.ts';
 import type { SafeResponse } from './net.ts';
 import { nextAttemptAt, parseRetryAfter } from './schedule.ts';
 import { signatureHeaders } from './sign.ts';
@@ -18,6 +19,8 @@ export interface DispatcherOptions {
   maxResponseBytes: number;
   /** Compresses the retry schedule (1 = real time). */
   scheduleScale: number;
+  /** Random spread of each delay (0.1 = ±10 %). */
+  jitter: number;
   allowPrivateNetworks: string[];
 }
 
@@ -32,7 +35,8 @@ export interface Dispatcher {
   stop(): Promise<void>;
 }
 
-export function startDispatcher(uow: UnitOfWork, send: Send, options: DispatcherOptions, logger: Logger, autostart = true): Dispatcher {
+/** `send` POSTs to http(s) addresses; `mail` mails to e-mail addresses (`ops@example.com`, `mailto:...`). */
+export function startDispatcher(uow: UnitOfWork, send: Send, mail: SendMail, options: DispatcherOptions, logger: Logger, autostart = true): Dispatcher {
   let stopped = false;
 
   async function deliver(message: OutboxMessage): Promise<void> {
@@ -47,7 +51,9 @@ export function startDispatcher(uow: UnitOfWork, send: Send, options: Dispatcher
     };
     const result = /^https?:\/\//i.test(message.url)
       ? await send(message.url, { method: 'POST', headers, body, timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes, allowPrivateNetworks: options.allowPrivateNetworks })
-      : ({ ok: false, error: 'other', message: 'e-mail callbacks are not delivered by this server yet', durationMs: 0 } as const);
+      : isEmailTarget(message.url)
+        ? await mail(message.url, { subject: mailSubject(message.event, message.subject), json: body, event: message.event, headers })
+        : ({ ok: false, error: 'invalid_url', message: 'not an http(s) URL or an e-mail address', durationMs: 0 } as const);
     const now = new Date();
     const success = result.ok && result.status >= 200 && result.status < 300;
     const firstAttemptAt = message.firstAttemptAt ?? started;
@@ -63,6 +69,7 @@ export function startDispatcher(uow: UnitOfWork, send: Send, options: Dispatcher
             ...(result.ok ? { retryAfterSeconds: parseRetryAfter(result.headers['retry-after'], now) } : {}),
           },
           options.scheduleScale,
+          options.jitter,
         );
     const updated: OutboxMessage = {
       ...message,

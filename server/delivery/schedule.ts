@@ -19,11 +19,11 @@ export interface FailedAttempt {
 }
 
 /** When to try again, or null when the message has failed for good. */
-export function nextAttemptAt(f: FailedAttempt, scale: number, random: () => number = Math.random): Date | null {
+export function nextAttemptAt(f: FailedAttempt, scale: number, jitter = 0.1, random: () => number = Math.random): Date | null {
   const retry = f.attempts - 1; // the index of the retry to come
   const base = retryDelaysSeconds[retry];
   if (base === undefined) return null;
-  let delay = base * (0.9 + 0.2 * random());
+  let delay = base * (1 - jitter + 2 * jitter * random());
   if (f.slowDown) delay = Math.max(delay, slowDownFloorSeconds);
   if (f.retryAfterSeconds !== undefined) delay = Math.min(Math.max(f.retryAfterSeconds, delay), 2 * delay);
   const at = f.now.getTime() + delay * scale * 1000;

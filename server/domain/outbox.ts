@@ -29,6 +29,7 @@ export async function queueTaskCallback(
   const failed = task.status === 'error';
   const payload: Json = failed
     ? {
+        task_id: task.taskId,
         error: (task.response as { error?: string } | null)?.error ?? 'The task ran into an error.',
         attachments: attachments.map(({ url, statusCode }) => ({ statusCode, url })),
       }

@@ -74,7 +74,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('attac
     const old = await client(server, 'legacy', server.dev.live_key)('GET', `/v1/task/${cleared.body.task_id}`);
     expect(old.body).toMatchObject({ status: 'completed', response: { error: expect.stringContaining('missing.jpg') } });
     await until(() => callbacks.length >= 2, 'the error callbacks');
-    expect(callbacks).toContainEqual({ error: now.body.response.error, attachments: [{ statusCode: 404, url }] });
+    expect(callbacks).toContainEqual({ task_id: cleared.body.task_id, error: now.body.response.error, attachments: [{ statusCode: 404, url }] });
   });
 
   it('treats an address that is not allowed as a failed fetch (no HTTP answer: statusCode 0)', async () => {

@@ -67,6 +67,9 @@ describe('accounts CLI', () => {
       const rotated = await cli(env, 'rotate-key', '--name', 'alice', '--mode', 'live');
       expect((await api('GET', '/v1/tasks')).status).toBe(401);
       expect((await client({ url: server.url }, 'current', rotated.key)('GET', '/v1/tasks')).body.total).toBe(1);
+      // The operator's list of failed callbacks, through the same admin interface.
+      const { stdout } = await run(process.execPath, [bin, 'deliveries', '--failed'], { env: { ...process.env, ...env }, cwd: root });
+      expect(JSON.parse(stdout)).toEqual([]);
       // Structured request logs, and no secret in them.
       expect(server.output()).toMatch(/"status":402.*"msg":"request"/);
       for (const secret of [alice.test_key, alice.live_key, rotated.key, alice.signing_secret]) expect(server.output()).not.toContain(secret);

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { failedDeliveries } from '../../server/admin.ts';
 import { readConfig } from '../../server/config.ts';
 import { startServer } from '../../server/main.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
@@ -143,6 +144,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('callb
       });
       await until(() => hook.received.length === 1, 'the error callback');
       expect(JSON.parse(hook.received[0]!.body)).toEqual({
+        task_id: failing.body.task_id,
         error: expect.stringContaining('gone.invalid'),
         attachments: [{ statusCode: 404, url: 'https://gone.invalid/x.png' }],
       });
@@ -161,7 +163,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('callb
 
 describe('callbacks that keep failing', () => {
   it('stops after the 20th retry (21 POSTs in all) and sets the flag to false', async () => {
-    const server = await startTestServer('pglite', { ...env, CALLBACK_SCHEDULE_SCALE: '0.0001' });
+    // No jitter, so that the whole ladder (21.8 h of 24) fits the window whatever the machine's load.
+    const server = await startTestServer('pglite', { ...env, CALLBACK_SCHEDULE_SCALE: '0.0002', CALLBACK_JITTER: '0' });
     const hook = await receiver(() => 500);
     try {
       const api = client(server, 'current', server.dev.test_key);
@@ -170,6 +173,10 @@ describe('callbacks that keep failing', () => {
       expect(hook.received).toHaveLength(21);
       const [message] = await server.uow.outbox.forSubject(server.dev.account_id, created.body.task_id);
       expect(message).toMatchObject({ attempts: 21, deliveredAt: null, failedAt: expect.any(Date) });
+      // The operator's list (`humantask deliveries --failed`).
+      expect(await failedDeliveries(server.uow, 10)).toEqual([
+        expect.objectContaining({ subject: created.body.task_id, event: 'task_completed', url: hook.url, attempts: 21, last_result: 'HTTP 500' }),
+      ]);
     } finally {
       await hook.close();
       await server.close();
