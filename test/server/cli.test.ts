@@ -1,6 +1,6 @@
 // `humantask` as an operator runs it: a server process, and the accounts CLI beside it, on the
 // same embedded database (through the server's loopback admin interface) and on PostgreSQL.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
@@ -9,39 +9,14 @@ import { promisify } from 'node:util';
 import { inject, afterAll, describe, expect, it } from 'vitest';
 import { clusterAt } from '../support/postgres.ts';
 import { client, hasPostgres } from '../support/server.ts';
+import { bin, serve } from '../support/process.ts';
 import { root } from '../support/spec.ts';
 
 const run = promisify(execFile);
-const bin = path.join(root, 'bin', 'humantask.js');
 
 async function cli(env: Record<string, string>, ...args: string[]) {
   const { stdout } = await run(process.execPath, [bin, 'accounts', ...args], { env: { ...process.env, ...env }, cwd: root });
   return JSON.parse(stdout);
-}
-
-async function serve(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(process.execPath, [bin, 'serve'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_BURST: '0', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', ...env },
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (c) => (output += c));
-  child.stderr!.on('data', (c) => (output += c));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const m = /listening on (http:\/\/\S+)/.exec(output);
-      if (m) {
-        clearInterval(timer);
-        resolve(m[1]!);
-      }
-    }, 20);
-    child.once('exit', (code) => {
-      clearInterval(timer);
-      reject(new Error(`serve exited with ${code}: ${output}`));
-    });
-  });
-  return { child, url, output: () => output };
 }
 
 const dirs: string[] = [];

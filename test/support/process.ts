@@ -1,0 +1,38 @@
+// `humantask serve` as a child process, as an operator runs it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { root } from './spec.ts';
+
+export const bin = path.join(root, 'bin', 'humantask.js');
+
+export interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+/** Starts `humantask serve` (delivery and attachment checks off unless `env` turns them on). */
+export async function serve(env: Record<string, string>): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [bin, 'serve'], {
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_BURST: '0', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', ...env },
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (c) => (output += c));
+  child.stderr!.on('data', (c) => (output += c));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setInterval(() => {
+      const m = /listening on (http:\/\/\S+)/.exec(output);
+      if (m) {
+        clearInterval(timer);
+        resolve(m[1]!);
+      }
+    }, 20);
+    child.once('exit', (code) => {
+      clearInterval(timer);
+      reject(new Error(`serve exited with ${code}: ${output}`));
+    });
+  });
+  return { child, url, output: () => output };
+}
