@@ -111,6 +111,30 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('callb
     }
   });
 
+  it('waits at least the 60 s floor after a 429 with Retry-After, and follows no redirect', async () => {
+    const canary = await receiver(() => 200);
+    const hook = await receiver((n) => (n === 1 ? 429 : 200));
+    const redirecting = createServer((_req, res) => res.writeHead(302, { location: canary.url }).end());
+    await new Promise<void>((r) => redirecting.listen(0, '127.0.0.1', r));
+    try {
+      const api = client(server, 'current', server.dev.test_key);
+      const slowed = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } });
+      await until(async () => (await api('GET', `/v1/task/${slowed.body.task_id}`)).body.callback_completed === true, 'the retry');
+      expect(hook.received).toHaveLength(2);
+      expect(hook.received[1]!.at - hook.received[0]!.at).toBeGreaterThanOrEqual(60 * 1000 * 0.005 - 1);
+      const redirectUrl = `http://127.0.0.1:${(redirecting.address() as { port: number }).port}/moved`;
+      const moved = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: redirectUrl } });
+      await until(async () => (await api('GET', `/v1/task/${moved.body.task_id}/callbacks`)).body.docs.length >= 2, 'two attempts');
+      const history = (await api('GET', `/v1/task/${moved.body.task_id}/callbacks`)).body.docs;
+      expect(history.slice(0, 2).map((d: { status_code: number }) => d.status_code)).toEqual([302, 302]);
+      expect(canary.received).toEqual([]);
+    } finally {
+      redirecting.close();
+      await hook.close();
+      await canary.close();
+    }
+  });
+
   it('redelivers a callback on request, as a new message; only a task with a callback can be redelivered', async () => {
     const hook = await receiver(() => 200);
     try {
