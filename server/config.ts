@@ -34,11 +34,15 @@ export interface Config {
   /** Callback delivery: see README.md (DELIVERY_*, CALLBACK_*, ALLOW_PRIVATE_NETWORKS). */
   delivery: {
     pollMs: number;
+    /** How long a claimed message is held before another dispatcher may take it over. */
     leaseMs: number;
+    /** Messages in flight at once. */
     concurrency: number;
     timeoutMs: number;
     maxResponseBytes: number;
+    /** Compresses the retry schedule (1 = real time). */
     scheduleScale: number;
+    /** Random spread of each delay (0.1 = ±10 %). */
     jitter: number;
     allowPrivateNetworks: string[];
   };

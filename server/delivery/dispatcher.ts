@@ -2,6 +2,7 @@
 // several server processes share the work and none sends a message another one holds), POSTs
 // each outside any transaction, and records the attempt and its outcome.
 import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
 import { newTaskId } from '../domain/ids.ts';
 import type { OutboxMessage, UnitOfWork } from '../domain/ports.ts';
 import { isEmailTarget, mailSubject, type SendMail } from './mail.ts';
@@ -9,20 +10,7 @@ import type { SafeResponse } from './net.ts';
 import { nextAttemptAt, parseRetryAfter } from './schedule.ts';
 import { signatureHeaders } from './sign.ts';
 
-export interface DispatcherOptions {
-  pollMs: number;
-  /** How long a claimed message is held before another dispatcher may take it over. */
-  leaseMs: number;
-  /** Messages in flight at once. */
-  concurrency: number;
-  timeoutMs: number;
-  maxResponseBytes: number;
-  /** Compresses the retry schedule (1 = real time). */
-  scheduleScale: number;
-  /** Random spread of each delay (0.1 = ±10 %). */
-  jitter: number;
-  allowPrivateNetworks: string[];
-}
+export type DispatcherOptions = Config['delivery'];
 
 export type Send = (
   url: string,

@@ -3,13 +3,14 @@
 import { DomainError, conflict, invalid, notFound } from './errors.ts';
 import { newTaskId, sha256 } from './ids.ts';
 import type { Caller, Generation, Json, Task } from './model.ts';
-import type { PageRequest, Repositories, SavedAnswer, TaskFilters, UnitOfWork } from './ports.ts';
+import type { PageRequest, Repositories, TaskFilters, UnitOfWork } from './ports.ts';
 import { UniqueIdTaken } from './ports.ts';
 import { batchToJoin, taskSettled } from './batches.ts';
 import { mergeProjectParams } from './projects.ts';
 import { checkTaskParams } from './param-rules.ts';
 import { attachmentUrls, failedTestAttachments, withDirectLinks } from './attachments.ts';
 import { queueTaskCallback, resendLatestCallback } from './outbox.ts';
+import { claimIdempotencyKey, type IdempotencyInput } from './idempotency.ts';
 import { sanitizeTextCollectionParams } from './sanitize.ts';
 import { syntheticResponse, type TaskType } from './synthetic.ts';
 
@@ -39,11 +40,8 @@ export interface CreateTaskInput {
   checkMerged?: (body: Json) => string | null;
   /** The answer the client gets for the created task; saved with an Idempotency-Key. */
   render: (task: Task) => Answer;
-  idempotency?: { key: string; fingerprint: string; ttlMs: number };
+  idempotency?: IdempotencyInput;
 }
-
-/** Another request holds this Idempotency-Key; the caller replays its saved answer. */
-export class IdempotencyKeyBusy extends Error {}
 
 export async function createTask(uow: UnitOfWork, input: CreateTaskInput): Promise<Answer> {
   const { caller, now } = input;
@@ -55,13 +53,12 @@ export async function createTask(uow: UnitOfWork, input: CreateTaskInput): Promi
     return await uow.transaction(async (repos) => {
       // Claim the key first: a concurrent request with the same key waits here for this
       // transaction, then finds the key taken and replays the answer saved below.
-      const saved = input.idempotency && savedAnswer(caller, input.idempotency, now);
-      if (saved && !(await repos.idempotency.claim(saved))) throw new IdempotencyKeyBusy();
+      const claimed = input.idempotency && (await claimIdempotencyKey(repos, caller, input.idempotency, now));
       const task = await newTask(repos, input);
       if (uniqueId !== null) await assertUniqueIdFree(repos, caller, uniqueId, null);
       await repos.tasks.insert(task);
       const answer = input.render(task);
-      if (saved) await repos.idempotency.update({ ...saved, ...answer });
+      await claimed?.save(answer);
       if (caller.mode === 'test') await completeInTestMode(repos, task, caller.account.testCompletionDelayMs, now);
       return answer;
     });
@@ -126,19 +123,6 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
     testCompleteAt: null,
     // Live mode fetches the attachments (test mode only simulates that).
     attachmentCheckAt: caller.mode === 'live' && attachmentUrls(stored).length > 0 ? now : null,
-  };
-}
-
-function savedAnswer(caller: Caller, idem: { key: string; fingerprint: string; ttlMs: number }, now: Date): SavedAnswer {
-  return {
-    accountId: caller.account.accountId,
-    key: idem.key,
-    mode: caller.mode,
-    fingerprint: idem.fingerprint,
-    statusCode: 0,
-    body: '',
-    createdAt: now,
-    expiresAt: new Date(now.getTime() + idem.ttlMs),
   };
 }
 

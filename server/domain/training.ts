@@ -5,9 +5,9 @@ import { DomainError, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
 import { checkTaskParams } from './param-rules.ts';
 import type { Caller, Json } from './model.ts';
-import type { SavedAnswer, TrainingTask, UnitOfWork } from './ports.ts';
+import type { TrainingTask, UnitOfWork } from './ports.ts';
 import { sanitizeTextCollectionParams } from './sanitize.ts';
-import { IdempotencyKeyBusy } from './tasks.ts';
+import { claimIdempotencyKey, type IdempotencyInput } from './idempotency.ts';
 
 export type TrainingKind = TrainingTask['kind'];
 
@@ -24,7 +24,7 @@ export interface CreateTrainingTaskInput {
   paramNames: ReadonlySet<string>;
   now: Date;
   /** With an Idempotency-Key, the answer is saved in the same transaction as the task. */
-  idempotency?: { key: string; fingerprint: string; ttlMs: number };
+  idempotency?: IdempotencyInput;
 }
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -60,21 +60,9 @@ export async function createTrainingTask(uow: UnitOfWork, input: CreateTrainingT
   };
   const idem = input.idempotency;
   return uow.transaction(async (repos) => {
-    // As on task creation: claim the key first, so that a concurrent request with the same key
-    // waits for this transaction and then replays the answer saved below.
-    const saved: SavedAnswer | undefined = idem && {
-      accountId: caller.account.accountId,
-      key: idem.key,
-      mode: caller.mode,
-      fingerprint: idem.fingerprint,
-      statusCode: 0,
-      body: '',
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + idem.ttlMs),
-    };
-    if (saved && !(await repos.idempotency.claim(saved))) throw new IdempotencyKeyBusy();
+    const claimed = idem && (await claimIdempotencyKey(repos, caller, idem, now));
     await repos.training.insert(task);
-    if (saved) await repos.idempotency.update({ ...saved, statusCode: 200, body: JSON.stringify(trainingTaskView(task)) });
+    await claimed?.save({ statusCode: 200, body: JSON.stringify(trainingTaskView(task)) });
     return task;
   });
 }

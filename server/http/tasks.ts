@@ -6,9 +6,10 @@ import { invalid } from '../domain/errors.ts';
 import type { Generation, Json, Task } from '../domain/model.ts';
 import type { TaskFilters, UnitOfWork } from '../domain/ports.ts';
 import {
-  IdempotencyKeyBusy, addTaskTags, auditTask, cancelTask, createTask, deleteTaskUniqueId, getTask, listTaskCallbacks, listTasks,
+  addTaskTags, auditTask, cancelTask, createTask, deleteTaskUniqueId, getTask, listTaskCallbacks, listTasks,
   redeliverTaskCallback, removeTaskTags, setTaskMetadata, setTaskUniqueId,
 } from '../domain/tasks.ts';
+import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
 import { statusesFor, taskListView, taskView } from '../domain/views.ts';
 import { callerOf } from './auth.ts';
 import type { Contract } from './contract.ts';

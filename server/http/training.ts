@@ -3,7 +3,7 @@
 // retrieval and lists.
 import type { Request } from 'express';
 import type { Json } from '../domain/model.ts';
-import { IdempotencyKeyBusy } from '../domain/tasks.ts';
+import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
 import {
   createTrainingTask, getTrainingTask, listTrainingTasks, trainingTaskListView, trainingTaskView, type TrainingKind,
 } from '../domain/training.ts';

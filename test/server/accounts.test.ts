@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateAccount } from '../../server/domain/accounts.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/wait.ts';
 
 const body = {
   callback_url: 'https://example.com/cb',
@@ -11,15 +12,6 @@ const body = {
   attachment: 'hello',
   categories: ['a', 'b'],
 };
-
-async function until<T>(probe: () => Promise<T>, done: (v: T) => boolean, what: string): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const v = await probe();
-    if (done(v)) return v;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('account settings on %s', (db) => {
   let server: TestServer;
@@ -40,11 +32,11 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('accou
       const canceled = await api('POST', `/v1/task/${a.body.task_id}/cancel`);
       expect(canceled.body.status, canceled.text).toBe('canceled');
       // Nobody reads b: the background completion finishes it, and the list shows it completed.
-      const listed = await until(
-        () => api('GET', `/v1/tasks?status=completed`),
-        (r) => r.body.docs.some((d: { task_id: string }) => d.task_id === b.body.task_id),
+      await until(
+        async () => (await api('GET', `/v1/tasks?status=completed`)).body.docs.some((d: { task_id: string }) => d.task_id === b.body.task_id),
         'the delayed task to complete',
       );
+      const listed = await api('GET', `/v1/tasks?status=completed`);
       expect(listed.status).toBe(200);
       expect((await api('GET', `/v1/task/${a.body.task_id}`)).body.status).toBe('canceled');
     } finally {

@@ -4,19 +4,12 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { directLink } from '../../server/domain/attachments.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/wait.ts';
 
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; base: string }> {
   const server = createServer(handler);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, base: `http://127.0.0.1:${(server.address() as { port: number }).port}` };
-}
-
-async function until(done: () => boolean | Promise<boolean>, what: string) {
-  const end = Date.now() + 30_000;
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('attachment checks on %s', (db) => {

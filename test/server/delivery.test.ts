@@ -11,6 +11,7 @@ import { failedDeliveries } from '../../server/admin.ts';
 import { readConfig } from '../../server/config.ts';
 import { startServer } from '../../server/main.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/wait.ts';
 
 interface Received {
   at: number;
@@ -32,14 +33,6 @@ async function receiver(statusOf: (n: number) => number) {
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
   return { url, received, close: () => new Promise((r) => server.close(r)) };
-}
-
-async function until(done: () => boolean | Promise<boolean>, what: string, ms = 30_000) {
-  const end = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 const task = {

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { clusterAt } from '../support/postgres.ts';
 import { serve } from '../support/process.ts';
 import { client, databases, hasPostgres } from '../support/server.ts';
+import { until } from '../support/wait.ts';
 
 const task = { instruction: 'Pick one', attachment_type: 'text', attachment: 'hello', categories: ['a', 'b'] };
 
@@ -30,14 +31,6 @@ async function receiver() {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/cb`, posts, state, close: () => new Promise((r) => server.close(r)) };
-}
-
-async function until(done: () => boolean | Promise<boolean>, what: string, ms = 60_000) {
-  const end = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 const testKeyOf = (output: string) => /test key: +(test_[0-9a-f]{32})/.exec(output)![1]!;

@@ -6,6 +6,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isEmailTarget, mailRecipient, mailSubject } from '../../server/delivery/mail.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/wait.ts';
 
 interface Mail {
   from: string | undefined;
@@ -92,14 +93,6 @@ function parseMail(raw: string): { headers: Map<string, string>; parts: Part[] }
     .slice(1, -1) // before the first boundary: the preamble; after the last (`--`): the epilogue
     .map((p) => parsePart(p.replace(/^\r\n/, '').replace(/\r\n$/, '')));
   return { headers: top.headers, parts };
-}
-
-async function until(done: () => boolean | Promise<boolean>, what: string, ms = 30_000) {
-  const end = Date.now() + ms;
-  while (!(await done())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 const task = {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, updateAccount } from '../../server/domain/accounts.ts';
 import type { Caller } from '../../server/domain/model.ts';
-import { IdempotencyKeyBusy } from '../../server/domain/tasks.ts';
+import { IdempotencyKeyBusy } from '../../server/domain/idempotency.ts';
 import { createTrainingTask, trainingTaskView } from '../../server/domain/training.ts';
 import { loadContract } from '../../server/http/contract.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
