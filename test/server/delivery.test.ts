@@ -11,6 +11,7 @@ import { failedDeliveries } from '../../server/admin.ts';
 import { readConfig } from '../../server/config.ts';
 import { startServer } from '../../server/main.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { freePort } from '../support/net.ts';
 import { until } from '../support/wait.ts';
 
 interface Received {
@@ -125,6 +126,33 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('callb
       redirecting.close();
       await hook.close();
       await canary.close();
+    }
+  });
+
+  it('keeps retrying while the receiver is down (nothing listening) and delivers once it is up', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/hook`;
+    const api = client(server, 'current', server.dev.test_key);
+    const created = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: url } });
+    await until(async () => (await api('GET', `/v1/task/${created.body.task_id}/callbacks`)).body.docs.length >= 2, 'two refused attempts');
+    const refused = (await api('GET', `/v1/task/${created.body.task_id}/callbacks`)).body.docs;
+    expect(refused[0]).toMatchObject({ url, error: expect.stringContaining('connection_refused') });
+    const received: string[] = [];
+    const up = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        received.push(body);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => up.listen(port, '127.0.0.1', r));
+    try {
+      await until(async () => (await api('GET', `/v1/task/${created.body.task_id}`)).body.callback_completed === true, 'the delivery');
+      expect(received).toHaveLength(1);
+      expect(JSON.parse(received[0]!).task_id).toBe(created.body.task_id);
+    } finally {
+      await new Promise((r) => up.close(r));
     }
   });
 
