@@ -1,0 +1,419 @@
+// Benchmarks of the reference server: `node --import tsx bench/run.ts [--quick]` (see bench/README.md).
+// Starts, one after the other so they do not share the CPUs: the reference server on a throwaway
+// PostgreSQL 15 cluster, the baseline (bare node:http + one INSERT) on the same database, the
+// reference server on embedded PGlite, and the Prism mock. Each runs as a child process; autocannon
+// drives it from this process on loopback. Writes bench/results/<date>.json and docs/performance.md.
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon, { type Options } from 'autocannon';
+import pg from 'pg';
+import type { AccountSecrets } from '../server/domain/accounts.ts';
+import { startMock } from '../scripts/mock.ts';
+import { freePort, basicAuth } from '../test/support/net.ts';
+import { postgresAvailable, startCluster, type Cluster } from '../test/support/postgres.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.join(here, '..');
+const quick = process.argv.includes('--quick');
+const DURATION = quick ? 5 : 20;
+const WARMUP = quick ? 1 : 3;
+const CONNECTIONS = 32;
+const SEED = 1000;
+
+type Target = 'postgres' | 'pglite' | 'baseline' | 'prism';
+type CaseName = 'create-idempotency-key' | 'create-insert' | 'create-test-mode' | 'get-task' | 'list-page';
+
+interface CaseResult {
+  target: Target;
+  case: CaseName;
+  rpsMedian: number;
+  rpsMean: number;
+  latencyP50: number;
+  latencyP99: number;
+  requests: number;
+  errors: number;
+  non2xx: number;
+  /** rps / baseline (creation) or rps / Prism (GET, list). */
+  ratio: number | null;
+  /** Server RSS in MB right after this case (creation with Idempotency-Key only). */
+  rssMb: number | null;
+}
+
+const categorization = JSON.stringify({
+  callback_url: 'https://example.com/cb',
+  instruction: 'Pick one',
+  attachment_type: 'text',
+  attachment: 'My invoice is wrong.',
+  categories: ['billing', 'support'],
+});
+
+// ---- child processes ---------------------------------------------------------------------------
+
+interface Child {
+  url: string;
+  account: AccountSecrets | undefined;
+  request<T>(msg: object, field: string): Promise<T>;
+  stop(): Promise<void>;
+}
+
+async function forkChild(file: string, env: Record<string, string>): Promise<Child> {
+  const child: ChildProcess = fork(path.join(here, file), [], {
+    env: { ...process.env, ...env },
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ready = await new Promise<{ url: string; account?: AccountSecrets }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${file} did not start within 60 s`)), 60_000);
+    child.once('exit', (code) => reject(new Error(`${file} exited with ${code}`)));
+    child.on('message', (m: { ready?: boolean; url: string; account?: AccountSecrets }) => {
+      if (m.ready) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    });
+  });
+  child.removeAllListeners('exit');
+  return {
+    url: ready.url,
+    account: ready.account,
+    request<T>(msg: object, field: string) {
+      return new Promise<T>((resolve) => {
+        const on = (m: Record<string, unknown>) => {
+          if (field in m) {
+            child.off('message', on);
+            resolve(m[field] as T);
+          }
+        };
+        child.on('message', on);
+        child.send(msg);
+      });
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
+      child.send({ stop: true });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+const rssMb = async (c: Child) => Math.round(((await c.request<number>({ rss: true }, 'rss')) / 1024 / 1024) * 10) / 10;
+
+// ---- load --------------------------------------------------------------------------------------
+
+async function measure(target: Target, name: CaseName, options: Options): Promise<CaseResult> {
+  const opts: Options = { connections: CONNECTIONS, timeout: 10, ...options };
+  process.stdout.write(`  ${target.padEnd(9)} ${name.padEnd(23)} `);
+  await autocannon({ ...opts, duration: WARMUP });
+  const r = await autocannon({ ...opts, duration: DURATION });
+  const result: CaseResult = {
+    target,
+    case: name,
+    rpsMedian: r.requests.p50,
+    rpsMean: Math.round(r.requests.average),
+    latencyP50: r.latency.p50,
+    latencyP99: r.latency.p99,
+    requests: r.requests.total,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+    ratio: null,
+    rssMb: null,
+  };
+  console.log(`${result.rpsMedian} rps, p99 ${result.latencyP99} ms, ${result.errors} errors, ${result.non2xx} non-2xx`);
+  return result;
+}
+
+function createOptions(url: string, key: string, idempotent: boolean): Options {
+  const headers = { authorization: basicAuth(key), 'content-type': 'application/json' };
+  return {
+    url,
+    requests: [
+      {
+        method: 'POST',
+        path: '/v1/task/categorization',
+        headers,
+        body: categorization,
+        // A new Idempotency-Key for every request: each one creates a task (no replays).
+        ...(idempotent ? { setupRequest: (req) => ({ ...req, headers: { ...headers, 'idempotency-key': randomUUID() } }) } : {}),
+      },
+    ],
+  };
+}
+
+/** SEED live tasks on a separate account, 32 at a time; returns one task id. */
+async function seed(url: string, key: string): Promise<string> {
+  const headers = { authorization: basicAuth(key), 'content-type': 'application/json' };
+  let next = 0;
+  let taskId = '';
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (next++ < SEED) {
+        const res = await fetch(`${url}/v1/task/categorization`, { method: 'POST', headers, body: categorization });
+        const body = (await res.json()) as { task_id?: string };
+        if (!res.ok || !body.task_id) throw new Error(`seeding failed: ${res.status} ${JSON.stringify(body)}`);
+        taskId ||= body.task_id;
+      }
+    }),
+  );
+  return taskId;
+}
+
+/** All four cases against one reference server. */
+async function referenceCases(target: 'postgres' | 'pglite', server: Child, results: CaseResult[], rss: Record<string, number>) {
+  const dev = server.account!;
+  const idem = await measure(target, 'create-idempotency-key', createOptions(server.url, dev.live_key, true));
+  idem.rssMb = await rssMb(server);
+  rss[target] = idem.rssMb;
+  results.push(idem);
+  results.push(await measure(target, 'create-test-mode', createOptions(server.url, dev.test_key, false)));
+  // Reads on an account of its own holding exactly SEED live tasks.
+  const reader = await server.request<AccountSecrets>({ createAccount: `bench-read-${Date.now()}` }, 'created');
+  const taskId = await seed(server.url, reader.live_key);
+  const auth = { authorization: basicAuth(reader.live_key) };
+  results.push(await measure(target, 'get-task', { url: `${server.url}/v1/task/${taskId}`, headers: auth }));
+  results.push(await measure(target, 'list-page', { url: `${server.url}/v1/tasks?limit=100`, headers: auth }));
+}
+
+const serverEnv = {
+  LOG_LEVEL: 'silent',
+  NODE_ENV: 'production',
+  RATE_LIMIT_BURST: '0',
+  DELIVERY_POLL_MS: '0',
+  ATTACHMENT_CHECK_POLL_MS: '0',
+};
+
+// ---- the run -----------------------------------------------------------------------------------
+
+async function main() {
+  if (!postgresAvailable()) throw new Error('PostgreSQL 15 binaries not found (PG_BIN, default /usr/lib/postgresql/15/bin)');
+  const started = Date.now();
+  const results: CaseResult[] = [];
+  const rss: Record<string, number> = {};
+  const stops: (() => Promise<void> | void)[] = [];
+  let postgresVersion = '';
+  const cleanup = async () => {
+    for (const stop of stops.reverse()) await Promise.resolve(stop()).catch(() => {});
+    stops.length = 0;
+  };
+  process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+  try {
+    console.log(`humantask benchmarks${quick ? ' (--quick)' : ''}: ${CONNECTIONS} connections, ${WARMUP} s warm-up, ${DURATION} s per case`);
+
+    // PostgreSQL: the reference server, then the baseline on the same database.
+    const cluster: Cluster = await startCluster(await freePort());
+    stops.push(() => cluster.stop());
+    const databaseUrl = await cluster.createDatabase();
+    {
+      const client = new pg.Client({ connectionString: databaseUrl });
+      await client.connect();
+      postgresVersion = ((await client.query('show server_version')).rows[0] as { server_version: string }).server_version;
+      await client.end();
+    }
+    const pgServer = await forkChild('server.ts', { ...serverEnv, DATABASE_URL: databaseUrl });
+    stops.push(() => pgServer.stop());
+    await referenceCases('postgres', pgServer, results, rss);
+    await pgServer.stop();
+
+    const baseline = await forkChild('baseline.ts', { DATABASE_URL: databaseUrl, ACCOUNT_ID: pgServer.account!.account_id });
+    stops.push(() => baseline.stop());
+    const base = await measure('baseline', 'create-insert', {
+      url: baseline.url,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: categorization,
+    });
+    base.rssMb = await rssMb(baseline);
+    rss.baseline = base.rssMb;
+    results.push(base);
+    await baseline.stop();
+
+    // Embedded PGlite, in a throwaway folder (as `npm start` keeps it on disk).
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-bench-pglite-'));
+    stops.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const pgliteServer = await forkChild('server.ts', { ...serverEnv, DATA_DIR: dataDir });
+    stops.push(() => pgliteServer.stop());
+    await referenceCases('pglite', pgliteServer, results, rss);
+    await pgliteServer.stop();
+
+    // Prism: the same reads on the mock of the current generation.
+    const mock = await startMock({ current: await freePort(), legacy: await freePort() });
+    stops.push(() => mock.stop());
+    const auth = { authorization: basicAuth('test_bench') };
+    results.push(await measure('prism', 'get-task', { url: `${mock.urls.current}/v1/task/0123456789abcdef01234567`, headers: auth }));
+    results.push(await measure('prism', 'list-page', { url: `${mock.urls.current}/v1/tasks?limit=100`, headers: auth }));
+    await mock.stop();
+  } finally {
+    await cleanup();
+  }
+
+  // Ratios: creation against the baseline, reads against Prism.
+  const find = (t: Target, c: CaseName) => results.find((r) => r.target === t && r.case === c);
+  for (const r of results) {
+    if (r.target !== 'postgres' && r.target !== 'pglite') continue;
+    const ref = r.case.startsWith('create') ? find('baseline', 'create-insert') : find('prism', r.case);
+    if (ref && ref.rpsMedian > 0) r.ratio = Math.round((r.rpsMedian / ref.rpsMedian) * 100) / 100;
+  }
+
+  const date = new Date().toISOString().slice(0, 10);
+  const environment = {
+    node: process.version,
+    cpu: `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown'}`,
+    memoryGb: Math.round(totalmem() / 1024 ** 3),
+    postgres: postgresVersion,
+    pglite: pkgVersion('@electric-sql/pglite'),
+    autocannon: pkgVersion('autocannon'),
+    prism: pkgVersion('@stoplight/prism-cli'),
+  };
+  const report = {
+    date: new Date().toISOString(),
+    quick,
+    settings: { connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, seededTasks: SEED },
+    environment,
+    results,
+    targets: targets(results),
+    wallSeconds: Math.round((Date.now() - started) / 1000),
+  };
+  mkdirSync(path.join(here, 'results'), { recursive: true });
+  const jsonFile = path.join(here, 'results', `${date}.json`);
+  writeFileSync(jsonFile, JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(path.join(root, 'docs', 'performance.md'), markdown(report, `bench/results/${date}.json`));
+
+  console.log('\n' + table(results) + '\n');
+  for (const t of report.targets) console.log(`${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.measured}`);
+  console.log(`\nwrote ${path.relative(root, jsonFile)} and docs/performance.md (${report.wallSeconds} s)`);
+}
+
+function pkgVersion(name: string): string {
+  return (JSON.parse(readFileSync(path.join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+// ---- targets (from the issue "Benchmarks and soak") --------------------------------------------
+
+interface TargetCheck {
+  target: string;
+  measured: string;
+  met: boolean;
+}
+
+function targets(results: CaseResult[]): TargetCheck[] {
+  const get = (t: Target, c: CaseName) => results.find((r) => r.target === t && r.case === c);
+  const checks: TargetCheck[] = [];
+  const pgCreate = get('postgres', 'create-idempotency-key');
+  const liteCreate = get('pglite', 'create-idempotency-key');
+  const clean = (r: CaseResult) => r.errors === 0 && r.non2xx === 0;
+  if (pgCreate) {
+    checks.push({ target: 'PostgreSQL create with Idempotency-Key ≥ 3,000 rps', measured: `${pgCreate.rpsMedian} rps`, met: pgCreate.rpsMedian >= 3000 && clean(pgCreate) });
+    checks.push({ target: 'PostgreSQL create with Idempotency-Key p99 ≤ 50 ms', measured: `${pgCreate.latencyP99} ms`, met: pgCreate.latencyP99 <= 50 });
+    checks.push({ target: 'PostgreSQL create ≥ 0.6 × baseline', measured: `${pgCreate.ratio ?? '?'} ×`, met: (pgCreate.ratio ?? 0) >= 0.6 });
+  }
+  if (liteCreate) checks.push({ target: 'PGlite create with Idempotency-Key ≥ 800 rps', measured: `${liteCreate.rpsMedian} rps`, met: liteCreate.rpsMedian >= 800 && clean(liteCreate) });
+  for (const t of ['postgres', 'pglite'] as const) {
+    for (const c of ['get-task', 'list-page'] as const) {
+      const r = get(t, c);
+      if (r) checks.push({ target: `${t} ${c} ≥ 1.3 × Prism`, measured: `${r.ratio ?? '?'} ×`, met: (r.ratio ?? 0) >= 1.3 && clean(r) });
+    }
+    const r = get(t, 'create-idempotency-key');
+    if (r?.rssMb != null) checks.push({ target: `${t} server RSS after creation ≤ 250 MB`, measured: `${r.rssMb} MB`, met: r.rssMb <= 250 });
+  }
+  return checks;
+}
+
+// ---- output ------------------------------------------------------------------------------------
+
+const headers = ['server', 'case', 'rps (median)', 'p50 ms', 'p99 ms', 'errors / non-2xx', 'ratio', 'RSS MB'];
+
+function rows(results: CaseResult[]): string[][] {
+  return results.map((r) => [
+    r.target,
+    r.case,
+    String(r.rpsMedian),
+    String(r.latencyP50),
+    String(r.latencyP99),
+    `${r.errors} / ${r.non2xx}`,
+    r.ratio === null ? '' : `${r.ratio} × ${r.case.startsWith('create') ? 'baseline' : 'Prism'}`,
+    r.rssMb === null ? '' : String(r.rssMb),
+  ]);
+}
+
+function table(results: CaseResult[]): string {
+  const all = [headers, ...rows(results)];
+  const widths = headers.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
+  return all.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')).join('\n');
+}
+
+const colors: Record<Target, string> = { postgres: '#336791', pglite: '#2a9d8f', baseline: '#999999', prism: '#e76f51' };
+
+/** A horizontal bar chart of the median rps of every case, by hand. */
+function svg(results: CaseResult[]): string {
+  const labelW = 250, barW = 420, valueW = 70, rowH = 22, top = 10;
+  const width = labelW + barW + valueW;
+  const height = top * 2 + rowH * results.length + 24;
+  const max = Math.max(1, ...results.map((r) => r.rpsMedian));
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12" role="img" aria-label="Median requests per second per server and case">`,
+    `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
+  ];
+  results.forEach((r, i) => {
+    const y = top + i * rowH;
+    const w = Math.max(1, Math.round((r.rpsMedian / max) * barW));
+    out.push(`<text x="${labelW - 8}" y="${y + 15}" text-anchor="end" fill="#222">${r.target} · ${r.case}</text>`);
+    out.push(`<rect x="${labelW}" y="${y + 3}" width="${w}" height="${rowH - 6}" fill="${colors[r.target]}"/>`);
+    out.push(`<text x="${labelW + w + 6}" y="${y + 15}" fill="#222">${r.rpsMedian}</text>`);
+  });
+  const axisY = top + rowH * results.length + 4;
+  out.push(`<line x1="${labelW}" y1="${top}" x2="${labelW}" y2="${axisY}" stroke="#444"/>`);
+  out.push(`<text x="${labelW}" y="${axisY + 16}" fill="#444">0</text>`);
+  out.push(`<text x="${labelW + barW}" y="${axisY + 16}" text-anchor="end" fill="#444">${max} requests/s (median of 1 s samples)</text>`);
+  out.push('</svg>');
+  return out.join('\n');
+}
+
+function markdown(report: { date: string; quick: boolean; environment: Record<string, string | number>; results: CaseResult[]; targets: TargetCheck[]; settings: Record<string, number> }, jsonPath: string): string {
+  const { results, environment: env, settings } = report;
+  const md = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return `# Performance
+
+How fast the reference server answers on loopback, on PostgreSQL and on embedded PGlite, next to a
+bare baseline (creation) and to the Prism mock (reads). Written by \`bench/run.ts\`; the raw numbers
+are in [\`${jsonPath}\`](../${jsonPath}). What each case does and the targets: [bench/README.md](../bench/README.md).
+
+Measured ${report.date.slice(0, 10)}${report.quick ? ' with `--quick`' : ''}: ${settings.connections} connections, ${settings.warmupSeconds} s warm-up,
+${settings.durationSeconds} s per case; ${env.cpu}, ${env.memoryGb} GB, Node ${env.node},
+PostgreSQL ${env.postgres} (fsync off), PGlite ${env.pglite}, Prism ${env.prism}, autocannon ${env.autocannon}.
+Load generator, server and database share the machine${report.quick ? '; a `--quick` run is short and noisy' : ''}.
+
+${md(headers)}
+${md(headers.map(() => '---'))}
+${rows(results).map(md).join('\n')}
+
+Ratio: creation against the baseline (a bare \`node:http\` server doing one INSERT), reads against Prism.
+RSS: the server process right after the creation case.
+
+${svg(results)}
+
+## Targets
+
+${md(['target', 'measured', 'met'])}
+${md(['---', '---', '---'])}
+${report.targets.map((t) => md([t.target, t.measured, t.met ? 'yes' : '**no**'])).join('\n')}
+
+## Running it
+
+\`\`\`sh
+node --import tsx bench/run.ts           # 20 s per case after 3 s warm-up (about 5 minutes)
+node --import tsx bench/run.ts --quick   # 5 s per case after 1 s warm-up (under 2 minutes)
+\`\`\`
+
+It needs the PostgreSQL 15 binaries (\`PG_BIN\`, default \`/usr/lib/postgresql/15/bin\`; as root the
+cluster runs as the \`postgres\` user) and writes \`bench/results/<date>.json\` and this page.
+`;
+}
+
+await main();
