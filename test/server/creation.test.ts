@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../server/domain/accounts.ts';
 import { loadContract } from '../../server/http/contract.ts';
+import { creationExamples } from '../support/examples.ts';
 import { client, startTestServer, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -16,12 +17,7 @@ afterAll(async () => {
 
 describe.each(['current', 'legacy'] as const)('%s generation', (gen) => {
   const contract = loadContract(gen);
-  const cases = [...contract.creations.values()].flatMap((op) => {
-    const requestBody = contract.resolve(contract.doc.paths[op.path].post.requestBody)!;
-    return Object.entries<{ value: Record<string, unknown> }>(requestBody.content['application/json'].examples).map(
-      ([name, ex]) => [`${op.path} example ${name}`, op.path, contract.resolve(ex)!.value] as const,
-    );
-  });
+  const cases = creationExamples(contract).map(([path, name, body]) => [`${path} example ${name}`, path, body] as const);
 
   // One account per generation: the examples of both share unique_ids, and one account sees both.
   let key: string;
