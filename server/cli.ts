@@ -37,15 +37,26 @@ async function serve() {
     if (built.status !== 0) console.error('the docs site could not be built; /docs is not served');
   }
   const server = await startServer(config);
-  console.log(`humantask listening on ${server.url} (current generation /v1, older /legacy/v1, docs /docs)`);
-  console.log(`store: ${server.store.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`}`);
+  // One write: whoever reads the output sees the address and the keys together.
+  const lines = [
+    `humantask listening on ${server.url} (current generation /v1, older /legacy/v1, docs /docs)`,
+    `store: ${server.store.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`}`,
+  ];
   if (server.devAccount) {
     const a = server.devAccount;
-    console.log('\nA development account was created (its keys are shown only now):');
-    console.log(`  test key:          ${a.test_key}\n  live key:          ${a.live_key}`);
-    console.log(`  callback auth key: ${a.callback_auth_key}\n  signing secret:    ${a.signing_secret}`);
-    console.log(`\ntry: curl -u ${a.test_key}: ${server.url}/v1/tasks\n`);
+    lines.push(
+      '',
+      'A development account was created (its keys are shown only now):',
+      `  test key:          ${a.test_key}`,
+      `  live key:          ${a.live_key}`,
+      `  callback auth key: ${a.callback_auth_key}`,
+      `  signing secret:    ${a.signing_secret}`,
+      '',
+      `try: curl -u ${a.test_key}: ${server.url}/v1/tasks`,
+      '',
+    );
   }
+  process.stdout.write(lines.join('\n') + '\n');
   let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {

@@ -23,8 +23,10 @@ export async function serve(env: Record<string, string>): Promise<ServeProcess> 
   child.stderr!.on('data', (c) => (output += c));
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setInterval(() => {
+      // The start banner is one write (address, store, and the dev keys when they are printed).
       const m = /listening on (http:\/\/\S+)/.exec(output);
-      if (m) {
+      const complete = /\nstore: .*\n/.test(output) && (!output.includes('development account was created') || output.includes('try: curl'));
+      if (m && complete) {
         clearInterval(timer);
         resolve(m[1]!);
       }
