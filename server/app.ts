@@ -41,7 +41,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
   app.disable('x-powered-by');
 
   app.use(express.json({ limit: '10mb' }));
-  if (generation === 'legacy') app.use(express.urlencoded({ extended: true, limit: '10mb' }));
+  if (contract.acceptsForms) app.use(express.urlencoded({ extended: true, limit: '10mb' }));
   app.use(authenticate(deps.uow));
   app.use(deps.rateLimit);
   const trainingPaths = trainingCreations(contract);

@@ -50,3 +50,9 @@ export function taskListView(page: TaskListPage, generation: Generation, limit: 
   if (generation === 'legacy') return { docs, total: page.total, limit, offset, has_more: page.hasMore };
   return { docs, total: page.total, limit, has_more: page.hasMore, ...(page.nextToken ? { next_token: page.nextToken } : {}) };
 }
+
+/** How a generation pages its task list: by offset (older) or by next_token (current). */
+export const pagesByOffset = (generation: Generation): boolean => generation === 'legacy';
+
+/** The status answering a cancel of a completed task: 400 (current) or 500 (older), seed §3.1, §7. */
+export const cancelCompletedStatus = (generation: Generation): number => (generation === 'legacy' ? 500 : 400);

@@ -31,6 +31,8 @@ export interface Contract {
   creations: Map<string, CreationOperation>;
   operationIds: string[];
   resolve(node: Json | undefined): Json | undefined;
+  /** Whether some operation takes `application/x-www-form-urlencoded` bodies (the older generation's creation). */
+  acceptsForms: boolean;
   /** The parameter names of a task type (those kept in `params`). */
   paramNamesOf(type: string): ReadonlySet<string>;
   /** Property names a schema defines, through allOf/anyOf/oneOf and if/then. */
@@ -97,5 +99,6 @@ export function loadContract(generation: Generation): Contract {
       }
     }
   }
-  return { generation, doc, creations, operationIds, resolve, paramNamesOf, propertyNames: (schema) => propertyNames(schema) };
+  const acceptsForms = JSON.stringify(doc.paths).includes('"application/x-www-form-urlencoded"');
+  return { generation, doc, creations, operationIds, resolve, acceptsForms, paramNamesOf, propertyNames: (schema) => propertyNames(schema) };
 }

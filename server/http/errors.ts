@@ -4,6 +4,7 @@ import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.ts';
 import type { Generation } from '../domain/model.ts';
+import { cancelCompletedStatus } from '../domain/views.ts';
 
 export class HttpError extends Error {
   constructor(
@@ -28,8 +29,7 @@ function domainStatus(err: DomainError, generation: Generation): number {
     case 'type_disabled':
       return 402;
     case 'cancel_completed':
-      // The generations differ here: the newer answers 400, the older 500 (seed §3.1, §7).
-      return generation === 'legacy' ? 500 : 400;
+      return cancelCompletedStatus(generation);
   }
 }
 

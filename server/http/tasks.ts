@@ -10,7 +10,7 @@ import {
   redeliverTaskCallback, removeTaskTags, setTaskMetadata, setTaskUniqueId,
 } from '../domain/tasks.ts';
 import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
-import { statusesFor, taskListView, taskView } from '../domain/views.ts';
+import { pagesByOffset, statusesFor, taskListView, taskView } from '../domain/views.ts';
 import { callerOf } from './auth.ts';
 import type { Contract } from './contract.ts';
 import { HttpError } from './errors.ts';
@@ -108,7 +108,7 @@ export function taskHandlers({ uow, contract }: HandlerDeps): HandlerTable {
       };
       for (const key of Object.keys(filters) as (keyof TaskFilters)[]) if (filters[key] === undefined) delete filters[key];
       const limit = (q.limit as number | undefined) ?? 100;
-      const offset = gen === 'legacy' ? ((q.offset as number | undefined) ?? 0) : undefined;
+      const offset = pagesByOffset(gen) ? ((q.offset as number | undefined) ?? 0) : undefined;
       const { limit: _l, offset: _o, next_token: _n, ...filterParams } = q;
       const page = await listTasks(uow, {
         caller: callerOf(res),
