@@ -45,7 +45,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
   app.use(authenticate(deps.uow));
   app.use(deps.rateLimit);
   const trainingPaths = trainingCreations(contract);
-  app.use(idempotency(deps.uow, deps.idempotencyTtlMs, (p) => contract.creations.has(p) || trainingPaths.has(p)));
+  app.use(idempotency(deps.idempotencyTtlMs, (p) => contract.creations.has(p) || trainingPaths.has(p)));
   app.use((req, _res, next) => {
     const op = req.method === 'POST' ? contract.creations.get(req.path) : undefined;
     if (op && req.body && typeof req.body === 'object') {

@@ -48,15 +48,18 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   };
   const root = express();
   root.disable('x-powered-by');
-  root.use((req, res, next) => {
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      // No secrets: neither the Authorization header nor bodies are logged.
-      logger.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10, account: res.locals.caller?.account.accountId }, 'request');
+  // The access log (none at all when the level leaves it out: it is on every request's path).
+  if (logger.isLevelEnabled('info')) {
+    root.use((req, res, next) => {
+      const started = process.hrtime.bigint();
+      res.on('finish', () => {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        // No secrets: neither the Authorization header nor bodies are logged.
+        logger.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10, account: res.locals.caller?.account.accountId }, 'request');
+      });
+      next();
     });
-    next();
-  });
+  }
   if (existsSync(docsSite)) root.use('/docs', express.static(docsSite));
   root.use(basePath.legacy, createApp('legacy', deps));
   root.use(createApp('current', deps));

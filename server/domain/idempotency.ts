@@ -1,5 +1,6 @@
-// Idempotency-Key on creation: the key is claimed first in the creating transaction, so that a
-// concurrent request with the same key waits for that transaction and then replays its answer.
+// Idempotency-Key on creation: the key is claimed in the creating transaction (with the answer, or
+// first as a placeholder), so that a concurrent request with the same key waits for that
+// transaction and then replays its answer.
 import type { Caller } from './model.ts';
 import type { Repositories, SavedAnswer } from './ports.ts';
 
@@ -12,18 +13,25 @@ export interface IdempotencyInput {
 /** Another request holds this Idempotency-Key; the caller replays its saved answer. */
 export class IdempotencyKeyBusy extends Error {}
 
-/** Claims the key (throws IdempotencyKeyBusy when it is taken); save the answer with the result. */
-export async function claimIdempotencyKey(repos: Repositories, caller: Caller, idem: IdempotencyInput, now: Date) {
-  const placeholder: SavedAnswer = {
+/** The answer to save under the request's key (kept for the key's time to live). */
+export function savedAnswer(caller: Caller, idem: IdempotencyInput, answer: { statusCode: number; body: string }, now: Date): SavedAnswer {
+  return {
     accountId: caller.account.accountId,
     key: idem.key,
     mode: caller.mode,
     fingerprint: idem.fingerprint,
-    statusCode: 0,
-    body: '',
+    ...answer,
     createdAt: now,
     expiresAt: new Date(now.getTime() + idem.ttlMs),
   };
+}
+
+/**
+ * Claims the key before the work is done (throws IdempotencyKeyBusy when it is taken); save the
+ * answer with the result. (Task creation claims the key with its answer in one statement instead.)
+ */
+export async function claimIdempotencyKey(repos: Repositories, caller: Caller, idem: IdempotencyInput, now: Date) {
+  const placeholder = savedAnswer(caller, idem, { statusCode: 0, body: '' }, now);
   if (!(await repos.idempotency.claim(placeholder))) throw new IdempotencyKeyBusy();
   return { save: (answer: { statusCode: number; body: string }) => repos.idempotency.update({ ...placeholder, ...answer }) };
 }

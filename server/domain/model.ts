@@ -12,7 +12,6 @@ export interface Account {
   defaultCallbackUrl: string | null;
   disabledTypes: string[];
   testCompletionDelayMs: number;
-  liveRequestCount: number;
   createdAt: Date;
 }
 

@@ -14,18 +14,18 @@ export function newOutboxMessage(
 }
 
 /**
- * Queues the callback of a task that was completed (or redone) or ran into an error: the task's
- * callback_url, else the account's default. The task is shown as the generation that created it.
- * False when there is no address to send to.
+ * The callback of a task that was completed (or redone) or ran into an error, to the task's
+ * callback_url, else the account's default; null when there is no address. The task is shown as
+ * the generation that created it.
  */
-export async function queueTaskCallback(
-  repos: Repositories,
+export function taskCallback(
   task: Task,
+  defaultCallbackUrl: string | null,
   now: Date,
   attachments: { url: string; statusCode: number }[] = failedTestAttachments(task.params).map((url) => ({ url, statusCode: 404 })),
-): Promise<boolean> {
-  const url = task.callbackUrl ?? (await repos.accounts.findById(task.accountId))?.defaultCallbackUrl;
-  if (!url) return false;
+): OutboxMessage | null {
+  const url = task.callbackUrl ?? defaultCallbackUrl;
+  if (!url) return null;
   const failed = task.status === 'error';
   const payload: Json = failed
     ? {
@@ -34,10 +34,15 @@ export async function queueTaskCallback(
         attachments: attachments.map(({ url, statusCode }) => ({ statusCode, url })),
       }
     : { task_id: task.taskId, response: task.response, task: taskView(task, task.generation) };
-  await repos.outbox.add(
-    newOutboxMessage({ accountId: task.accountId, mode: task.mode, event: failed ? 'attachment_error' : 'task_completed', subject: task.taskId, url, payload }, now),
-  );
-  return true;
+  return newOutboxMessage({ accountId: task.accountId, mode: task.mode, event: failed ? 'attachment_error' : 'task_completed', subject: task.taskId, url, payload }, now);
+}
+
+/** Queues the callback of a task (see taskCallback); false when there is no address to send to. */
+export async function queueTaskCallback(repos: Repositories, task: Task, now: Date, attachments?: { url: string; statusCode: number }[]): Promise<boolean> {
+  const defaultUrl = task.callbackUrl ? null : ((await repos.accounts.findById(task.accountId))?.defaultCallbackUrl ?? null);
+  const message = taskCallback(task, defaultUrl, now, attachments);
+  if (message) await repos.outbox.add(message);
+  return message !== null;
 }
 
 /** Sends the latest callback of a task again, as a new message; false when it had none. */

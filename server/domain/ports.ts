@@ -23,8 +23,12 @@ export type PageRequest =
   | { limit: number; after: { createdAt: Date; taskId: string } | null };
 
 export interface TaskRepository {
-  /** Inserts a task; throws UniqueIdTaken when its unique_id is in use. */
-  insert(task: Task): Promise<void>;
+  /**
+   * Creates a task, all or nothing: with `answer`, first claims its Idempotency-Key (saving the
+   * answer; false and nothing written when the key is held, after waiting for a concurrent holder);
+   * with `callback`, queues that message too. Throws UniqueIdTaken when the unique_id is in use.
+   */
+  create(task: Task, extras: { answer?: SavedAnswer; callback?: OutboxMessage }): Promise<boolean>;
   update(task: Task): Promise<void>;
   /** The task if it belongs to this account and mode; with forUpdate, locked until the transaction ends. */
   get(accountId: string, mode: Mode, taskId: string, options?: { forUpdate?: boolean }): Promise<Task | null>;
@@ -53,7 +57,7 @@ export interface SavedAnswer {
 
 export interface IdempotencyRepository {
   find(accountId: string, key: string): Promise<SavedAnswer | null>;
-  /** Inserts unless the key exists; true when this call inserted it. Waits for a concurrent holder. */
+  /** Inserts unless the key is held (unexpired); true when this call claimed it. Waits for a concurrent holder. */
   claim(answer: SavedAnswer): Promise<boolean>;
   update(answer: SavedAnswer): Promise<void>;
   deleteExpired(now: Date): Promise<number>;
@@ -62,17 +66,19 @@ export interface IdempotencyRepository {
 export interface AccountRecord extends Account {
   testKeyHash: string;
   liveKeyHash: string;
+  /** Live requests counted so far (read-only: counted by `authenticate`). */
+  liveRequestCount: number;
 }
 
 export interface AccountRepository {
   findById(accountId: string): Promise<AccountRecord | null>;
-  findByKeyHash(keyHash: string): Promise<{ account: Account; mode: Mode } | null>;
+  /** The account and mode of an API key (by its hash); a live request is counted at the same time. */
+  authenticate(keyHash: string): Promise<{ account: Account; mode: Mode } | null>;
   findByName(name: string): Promise<AccountRecord | null>;
   insert(account: AccountRecord): Promise<void>;
   update(account: AccountRecord): Promise<void>;
   list(): Promise<AccountRecord[]>;
   count(): Promise<number>;
-  countLiveRequest(accountId: string): Promise<void>;
 }
 
 export interface Project {

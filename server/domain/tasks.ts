@@ -3,14 +3,14 @@
 import { DomainError, conflict, invalid, notFound } from './errors.ts';
 import { newTaskId, sha256 } from './ids.ts';
 import type { Caller, Generation, Json, Task } from './model.ts';
-import type { PageRequest, Repositories, TaskFilters, UnitOfWork } from './ports.ts';
+import type { OutboxMessage, PageRequest, Repositories, TaskFilters, UnitOfWork } from './ports.ts';
 import { UniqueIdTaken } from './ports.ts';
 import { batchToJoin, taskSettled } from './batches.ts';
 import { mergeProjectParams } from './projects.ts';
 import { checkTaskParams } from './param-rules.ts';
 import { attachmentUrls, failedTestAttachments, withDirectLinks } from './attachments.ts';
-import { queueTaskCallback, resendLatestCallback } from './outbox.ts';
-import { claimIdempotencyKey, type IdempotencyInput } from './idempotency.ts';
+import { queueTaskCallback, resendLatestCallback, taskCallback } from './outbox.ts';
+import { IdempotencyKeyBusy, savedAnswer, type IdempotencyInput } from './idempotency.ts';
 import { sanitizeTextCollectionParams } from './sanitize.ts';
 import { syntheticResponse, type TaskType } from './synthetic.ts';
 
@@ -44,29 +44,45 @@ export interface CreateTaskInput {
 }
 
 export async function createTask(uow: UnitOfWork, input: CreateTaskInput): Promise<Answer> {
-  const { caller, now } = input;
+  const { caller } = input;
   if (caller.account.disabledTypes.includes(input.type)) {
     throw new DomainError('type_disabled', `Task type "${input.type}" is not enabled for this account.`);
   }
   const uniqueId = (input.body.unique_id as string | undefined) ?? null;
   try {
-    return await uow.transaction(async (repos) => {
-      // Claim the key first: a concurrent request with the same key waits here for this
-      // transaction, then finds the key taken and replays the answer saved below.
-      const claimed = input.idempotency && (await claimIdempotencyKey(repos, caller, input.idempotency, now));
-      const task = await newTask(repos, input);
-      if (uniqueId !== null) await assertUniqueIdFree(repos, caller, uniqueId, null);
-      await repos.tasks.insert(task);
-      const answer = input.render(task);
-      await claimed?.save(answer);
-      if (caller.mode === 'test') await completeInTestMode(repos, task, caller.account.testCompletionDelayMs, now);
-      return answer;
-    });
+    // A task of a batch or a project is made from what they hold (read and locked in the
+    // transaction); any other creation is a single statement.
+    if (typeof input.body.batch !== 'string' && input.body.project === undefined) return await writeNewTask(uow, input, await newTask(uow, input));
+    return await uow.transaction(async (repos) => writeNewTask(repos, input, await newTask(repos, input)));
   } catch (err) {
     // Two requests raced for one unique_id: the loser learns which task won.
     if (err instanceof UniqueIdTaken && uniqueId !== null) await assertUniqueIdFree(uow, caller, uniqueId, null);
     throw err;
   }
+}
+
+/**
+ * Writes a new task with its Idempotency-Key claim and, in test mode, its synthetic completion and
+ * callback: one statement. The answer shows the task as it was created (pending).
+ */
+async function writeNewTask(repos: Repositories, input: CreateTaskInput, task: Task): Promise<Answer> {
+  const { caller, now } = input;
+  const answer = input.render(task);
+  let callback: OutboxMessage | null = null;
+  if (caller.mode === 'test') {
+    // Test mode: no person works on the task; it is completed at once (or when its delay is over).
+    const delayMs = caller.account.testCompletionDelayMs;
+    if (delayMs > 0) task.testCompleteAt = new Date(now.getTime() + delayMs);
+    else {
+      completeSynthetically(task, now);
+      callback = taskCallback(task, caller.account.defaultCallbackUrl, now);
+    }
+  }
+  const saved = input.idempotency && savedAnswer(caller, input.idempotency, answer, now);
+  const created = await repos.tasks.create(task, { ...(saved ? { answer: saved } : {}), ...(callback ? { callback } : {}) });
+  if (!created) throw new IdempotencyKeyBusy();
+  await taskSettled(repos, task, now);
+  return answer;
 }
 
 /** The task a creation request describes, after its batch and project are applied. */
@@ -133,19 +149,6 @@ async function assertUniqueIdFree(repos: Repositories, caller: Caller, uniqueId:
   }
 }
 
-/** Test mode: no person works on the task; it is completed at once (or when its delay is over). */
-async function completeInTestMode(repos: Repositories, task: Task, delayMs: number, now: Date) {
-  if (delayMs > 0) {
-    task.testCompleteAt = new Date(now.getTime() + delayMs);
-    await repos.tasks.update(task);
-    return;
-  }
-  completeSynthetically(task, now);
-  await repos.tasks.update(task);
-  await queueTaskCallback(repos, task, now);
-  await taskSettled(repos, task, now);
-}
-
 function completeSynthetically(task: Task, now: Date) {
   const failed = failedTestAttachments(task.params);
   task.testCompleteAt = null;
@@ -163,9 +166,11 @@ function completeSynthetically(task: Task, now: Date) {
   task.customerReviewStatus = 'pending';
 }
 
+const isDueTestTask = (task: Task, now: Date) => task.status === 'pending' && task.testCompleteAt !== null && task.testCompleteAt <= now;
+
 /** Completes the test-mode tasks whose delay is over; a read also completes a due task first. */
 async function settleDueTestTask(repos: Repositories, task: Task, now: Date): Promise<Task> {
-  if (task.status === 'pending' && task.testCompleteAt !== null && task.testCompleteAt <= now) {
+  if (isDueTestTask(task, now)) {
     completeSynthetically(task, now);
     await repos.tasks.update(task);
     await queueTaskCallback(repos, task, now);
@@ -196,6 +201,10 @@ async function lockedTask(repos: Repositories, caller: Caller, taskId: string, n
 }
 
 export async function getTask(uow: UnitOfWork, caller: Caller, taskId: string, now: Date): Promise<Task> {
+  // A plain read, unless the task is a test-mode task due for completion: then it is completed first.
+  const task = await uow.tasks.get(caller.account.accountId, caller.mode, taskId);
+  if (!task) throw notFound(`Task ${taskId} not found.`);
+  if (!isDueTestTask(task, now)) return task;
   return uow.transaction((repos) => lockedTask(repos, caller, taskId, now));
 }
 

@@ -16,13 +16,13 @@ export function authenticate(uow: UnitOfWork): RequestHandler {
       const header = req.headers.authorization ?? '';
       const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
       const key = m ? Buffer.from(m[1]!, 'base64').toString('utf8').replace(/:.*$/s, '') : '';
-      const found = key ? await uow.accounts.findByKeyHash(hashKey(key)) : null;
+      const keyHash = key ? hashKey(key) : '';
+      const found = key ? await uow.accounts.authenticate(keyHash) : null;
       if (!found) {
         throw new HttpError(401, 'A valid API key is required (HTTP Basic, the key as user name, empty password).', authChallenge);
       }
       res.locals.caller = found satisfies Caller;
-      res.locals.keyHash = hashKey(key);
-      if (found.mode === 'live') await uow.accounts.countLiveRequest(found.account.accountId);
+      res.locals.keyHash = keyHash;
       next();
     } catch (err) {
       next(err);

@@ -65,18 +65,25 @@ export function toErrorAnswer(err: any, generation: Generation): ErrorAnswer {
   return { status: 500, message: 'Internal server error.', headers: {} };
 }
 
-/** Saves an answer under the request's Idempotency-Key, when it has one (see idempotency.ts). */
-export type SaveAnswer = (res: import('express').Response, statusCode: number, body: string) => Promise<void>;
+/**
+ * Saves an answer under the request's Idempotency-Key, when it has one (see idempotency.ts); true
+ * when the key had an answer already, which was sent instead.
+ */
+export type SaveAnswer = (res: import('express').Response, statusCode: number, body: string) => Promise<boolean>;
 
 export function errorMapper(generation: Generation, logger: Logger, saveAnswer: SaveAnswer): ErrorRequestHandler {
   return async (err, req, res, _next) => {
-    const answer = toErrorAnswer(err, generation);
+    let answer = toErrorAnswer(err, generation);
     if (answer.status >= 500 && !(err instanceof DomainError)) logger.error({ err, url: req.originalUrl }, 'request failed');
-    const body = JSON.stringify({ status_code: answer.status, error: answer.message });
+    let body = JSON.stringify({ status_code: answer.status, error: answer.message });
     try {
-      await saveAnswer(res, answer.status, body);
+      if (await saveAnswer(res, answer.status, body)) return;
     } catch (saveErr) {
-      logger.error({ err: saveErr }, 'could not save the answer of an idempotent request');
+      // The key belongs to a different request (409), or its request is still running (429).
+      if (saveErr instanceof HttpError) {
+        answer = toErrorAnswer(saveErr, generation);
+        body = JSON.stringify({ status_code: answer.status, error: answer.message });
+      } else logger.error({ err: saveErr }, 'could not save the answer of an idempotent request');
     }
     for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);
     res.status(answer.status).type('application/json').send(body);

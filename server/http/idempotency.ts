@@ -1,8 +1,10 @@
 // Idempotency-Key on creation requests: a request whose key was seen gets the saved answer again
-// (status and body byte for byte, `Idempotent-Replayed: true`) and creates nothing.
+// (status and body byte for byte, `Idempotent-Replayed: true`) and creates nothing. The key is
+// claimed where the answer is written, so a request costs no extra round trip for it.
 import type { RequestHandler, Response } from 'express';
 import { sha256 } from '../domain/ids.ts';
 import type { Caller } from '../domain/model.ts';
+import { savedAnswer } from '../domain/idempotency.ts';
 import type { SavedAnswer, UnitOfWork } from '../domain/ports.ts';
 import { HttpError } from './errors.ts';
 
@@ -40,49 +42,38 @@ export function matchingAnswer(saved: SavedAnswer, caller: Caller, fingerprint: 
   return saved;
 }
 
-/** Before the creation handler: replay a saved answer, or note the key for the handler. */
-export function idempotency(uow: UnitOfWork, ttlMs: number, isCreation: (path: string) => boolean): RequestHandler {
-  return async (req, res, next) => {
-    try {
-      const key = req.get('Idempotency-Key');
-      if (key === undefined || req.method !== 'POST' || !isCreation(req.path)) return next();
-      if (!validKey.test(key)) throw new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
-      const caller = res.locals.caller as Caller;
-      const fingerprint = fingerprintOf(req.method, req.baseUrl + req.path, req.body);
-      const saved = await uow.idempotency.find(caller.account.accountId, key);
-      if (saved && saved.expiresAt > new Date()) return replay(res, matchingAnswer(saved, caller, fingerprint));
-      if (saved) await uow.idempotency.deleteExpired(new Date());
-      res.locals.idempotency = { key, fingerprint, ttlMs } satisfies IdempotencyContext;
-      next();
-    } catch (err) {
-      next(err);
-    }
-  };
-}
-
-/** Saves an error answer under the request's key (answers after authentication, not 401/429/5xx). */
-export function saveErrorAnswer(uow: UnitOfWork) {
-  return async (res: Response, statusCode: number, body: string) => {
-    const idem = res.locals.idempotency as IdempotencyContext | undefined;
-    if (!idem || ![400, 402, 404, 409].includes(statusCode)) return;
-    const caller = res.locals.caller as Caller;
-    const now = new Date();
-    await uow.idempotency.claim({
-      accountId: caller.account.accountId,
-      key: idem.key,
-      mode: caller.mode,
-      fingerprint: idem.fingerprint,
-      statusCode,
-      body,
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + idem.ttlMs),
-    });
+/**
+ * Before a creation handler: checks the key and notes it for the handler, which claims it in the
+ * creating statement (or finds it held, and replays what was answered under it).
+ */
+export function idempotency(ttlMs: number, isCreation: (path: string) => boolean): RequestHandler {
+  return (req, res, next) => {
+    const key = req.get('Idempotency-Key');
+    if (key === undefined || req.method !== 'POST' || !isCreation(req.path)) return next();
+    if (!validKey.test(key)) return next(new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters.'));
+    const fingerprint = fingerprintOf(req.method, req.baseUrl + req.path, req.body);
+    res.locals.idempotency = { key, fingerprint, ttlMs } satisfies IdempotencyContext;
+    next();
   };
 }
 
 /**
- * The creation lost the race for its key to a concurrent request with the same key (the rules
- * throw IdempotencyKeyBusy): answer what that request answered.
+ * An error answer of a request with a key (after authentication; not 401/429/5xx) is saved under
+ * the key. If the key was used before, that request's answer is replayed instead (true: answered).
+ */
+export function saveErrorAnswer(uow: UnitOfWork) {
+  return async (res: Response, statusCode: number, body: string): Promise<boolean> => {
+    const idem = res.locals.idempotency as IdempotencyContext | undefined;
+    if (!idem || ![400, 402, 404, 409].includes(statusCode)) return false;
+    if (await uow.idempotency.claim(savedAnswer(res.locals.caller as Caller, idem, { statusCode, body }, new Date()))) return false;
+    await replayConcurrentAnswer(uow, res, idem);
+    return true;
+  };
+}
+
+/**
+ * The key is held by an earlier or concurrent request with the same key (the rules threw
+ * IdempotencyKeyBusy): answer what that request answered.
  */
 export async function replayConcurrentAnswer(uow: UnitOfWork, res: Response, idem: IdempotencyContext): Promise<void> {
   const caller = res.locals.caller as Caller;

@@ -17,9 +17,25 @@ export type Database = PgDatabase<PgQueryResultHKT, Schema>;
 /** A transaction: the same query interface as the database. */
 export type Tx = Parameters<Parameters<Database['transaction']>[0]>[0];
 
+/**
+ * One SQL statement with `$1`-style parameters. The hot paths (authentication, creation, reading a
+ * task, a list page) run as such single statements, prepared once per connection on PostgreSQL, so
+ * that a request costs one round trip and no query building.
+ */
+export interface Statement {
+  /** The prepared statement's name: the same name always goes with the same text. */
+  name: string;
+  text: string;
+  values: unknown[];
+}
+
+export type Execute = <R = Record<string, unknown>>(statement: Statement) => Promise<R[]>;
+
 export interface Store {
   db: Database;
   kind: 'pglite' | 'postgres';
+  /** Runs one statement outside any transaction (it is a transaction of its own). */
+  execute: Execute;
   close(): Promise<void>;
 }
 
@@ -33,12 +49,14 @@ export async function openStore(options: { databaseUrl?: string | undefined; dat
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
     const db = drizzlePg(pool, { schema });
     await migratePg(db, { migrationsFolder });
-    return { db: db as unknown as Database, kind: 'postgres', close: () => pool.end() };
+    const execute: Execute = async <R,>(st: Statement) => (await pool.query({ name: st.name, text: st.text, values: st.values })).rows as R[];
+    return { db: db as unknown as Database, kind: 'postgres', execute, close: () => pool.end() };
   }
   const inMemory = options.dataDir === 'memory://';
   if (!inMemory) mkdirSync(options.dataDir, { recursive: true });
   const client = inMemory ? new PGlite() : new PGlite(path.resolve(options.dataDir));
   const db = drizzlePglite(client, { schema });
   await migratePglite(db, { migrationsFolder });
-  return { db: db as unknown as Database, kind: 'pglite', close: () => client.close() };
+  const execute: Execute = async <R,>(st: Statement) => (await client.query<R>(st.text, st.values)).rows;
+  return { db: db as unknown as Database, kind: 'pglite', execute, close: () => client.close() };
 }

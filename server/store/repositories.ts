@@ -1,10 +1,14 @@
 // The storage side of domain/ports.ts, in drizzle-orm: the same queries on PGlite and PostgreSQL.
-import { and, asc, count, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
-import type { AccountRecord, PageRequest, Repositories, SavedAnswer, TaskFilters, UnitOfWork } from '../domain/ports.ts';
+import { and, asc, count, desc, eq, getTableColumns, gte, inArray, isNotNull, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
+import type { AccountRecord, OutboxMessage, PageRequest, Repositories, SavedAnswer, TaskFilters, UnitOfWork } from '../domain/ports.ts';
 import { UniqueIdTaken } from '../domain/ports.ts';
-import type { Mode, Task } from '../domain/model.ts';
-import type { Database, Store } from './db.ts';
-import { accounts, batches, deliveryAttempts, idempotencyKeys, outbox, projectOntologyVersions, projectParamVersions, projects, tasks, trainingTasks } from './schema.ts';
+import type { Account, Mode, Task } from '../domain/model.ts';
+import type { Database, Execute, Store } from './db.ts';
+import { executeIn, rowCodec, statement } from './rows.ts';
+import {
+  accounts, batches, deliveryAttempts, idempotencyKeys, liveRequestCounts, outbox, projectOntologyVersions, projectParamVersions, projects, tasks,
+  trainingTasks,
+} from './schema.ts';
 
 const isUniqueViolation = (err: unknown, constraint: string): boolean => {
   for (let e: any = err; e; e = e.cause) {
@@ -13,30 +17,76 @@ const isUniqueViolation = (err: unknown, constraint: string): boolean => {
   return false;
 };
 
-function taskConditions(accountId: string, mode: Mode, f: TaskFilters): SQL[] {
-  const c: SQL[] = [eq(tasks.accountId, accountId), eq(tasks.mode, mode)];
-  if (f.startTime) c.push(gte(tasks.createdAt, f.startTime));
-  if (f.endTime) c.push(lte(tasks.createdAt, f.endTime));
-  if (f.statuses) c.push(inArray(tasks.status, f.statuses));
-  if (f.type) c.push(eq(tasks.type, f.type));
-  if (f.project) c.push(eq(tasks.project, f.project));
-  if (f.batch) c.push(eq(tasks.batch, f.batch));
-  if (f.uniqueId) c.push(eq(tasks.uniqueId, f.uniqueId));
-  if (f.tags?.length) c.push(sql`${tasks.tags} @> ${JSON.stringify(f.tags)}::jsonb`);
-  if (f.customerReviewStatus) c.push(eq(tasks.customerReviewStatus, f.customerReviewStatus));
-  if (f.completedAfter) c.push(gte(tasks.completedAt, f.completedAfter));
-  if (f.completedBefore) c.push(lte(tasks.completedAt, f.completedBefore));
-  if (f.updatedAfter) c.push(gte(tasks.updatedAt, f.updatedAfter));
-  if (f.updatedBefore) c.push(lte(tasks.updatedAt, f.updatedBefore));
-  return c;
+/** An account row with its live requests counted (the sum of its counter rows). */
+const accountWithCount = {
+  ...getTableColumns(accounts),
+  liveRequestCount: sql<number>`(SELECT coalesce(sum(${liveRequestCounts.count}), 0) FROM ${liveRequestCounts} WHERE ${liveRequestCounts.accountId} = ${accounts.accountId})`.mapWith(Number),
+};
+
+const taskRow = rowCodec<Task>(tasks);
+const outboxRow = rowCodec<OutboxMessage>(outbox);
+const answerRow = rowCodec<SavedAnswer>(idempotencyKeys);
+const accountRow = rowCodec<Account & { testKeyHash: string; liveKeyHash: string }>(accounts);
+
+/**
+ * The filters of a task list as SQL over `tasks`; their values are appended to `values`.
+ * The text depends only on which filters are present, so each shape is one prepared statement.
+ */
+function taskFilterSql(accountId: string, mode: Mode, f: TaskFilters, values: unknown[]): string {
+  const add = (value: unknown) => `$${values.push(value)}`;
+  const c = [`account_id = ${add(accountId)}`, `mode = ${add(mode)}`];
+  const time = (column: string, op: string, d: Date | undefined) => d && c.push(`${column} ${op} ${add(d.toISOString())}::timestamptz`);
+  time('created_at', '>=', f.startTime);
+  time('created_at', '<=', f.endTime);
+  if (f.statuses) c.push(`status = ANY(${add(f.statuses)}::text[])`);
+  if (f.type) c.push(`type = ${add(f.type)}`);
+  if (f.project) c.push(`project = ${add(f.project)}`);
+  if (f.batch) c.push(`batch = ${add(f.batch)}`);
+  if (f.uniqueId) c.push(`unique_id = ${add(f.uniqueId)}`);
+  if (f.tags?.length) c.push(`tags @> ${add(JSON.stringify(f.tags))}::jsonb`);
+  if (f.customerReviewStatus) c.push(`customer_review_status = ${add(f.customerReviewStatus)}`);
+  time('completed_at', '>=', f.completedAfter);
+  time('completed_at', '<=', f.completedBefore);
+  time('updated_at', '>=', f.updatedAfter);
+  time('updated_at', '<=', f.updatedBefore);
+  return c.join(' AND ');
 }
 
-function repositories(db: Database): Repositories {
+/**
+ * The creation statement: claims the Idempotency-Key with the answer (an expired claim is taken
+ * over), inserts the task only if the claim succeeded, and queues its callback: all or nothing, in
+ * one round trip. Answers whether the key was claimed (always true without a key).
+ */
+function createTaskStatement(task: Task, extras: { answer?: SavedAnswer; callback?: OutboxMessage }) {
+  const values: unknown[] = [];
+  const parts: string[] = [];
+  const insert = (codec: { placeholders(first: number): string; values(row: never): unknown[] }, row: unknown) => {
+    const placeholders = codec.placeholders(values.length + 1);
+    values.push(...codec.values(row as never));
+    return placeholders;
+  };
+  if (extras.answer) {
+    parts.push(`claim AS (
+      INSERT INTO idempotency_keys (${answerRow.columnList}) VALUES (${insert(answerRow, extras.answer)})
+      ON CONFLICT (account_id, key) DO UPDATE SET ${['mode', 'fingerprint', 'status_code', 'body', 'created_at', 'expires_at'].map((c) => `${c} = excluded.${c}`).join(', ')}
+      WHERE idempotency_keys.expires_at <= excluded.created_at
+      RETURNING 1)`);
+  }
+  const onlyIfClaimed = extras.answer ? ' WHERE EXISTS (SELECT 1 FROM claim)' : '';
+  parts.push(`task AS (INSERT INTO tasks (${taskRow.columnList}) SELECT ${insert(taskRow, task)}${onlyIfClaimed} RETURNING 1)`);
+  if (extras.callback) {
+    parts.push(`callback AS (INSERT INTO outbox (${outboxRow.columnList}) SELECT ${insert(outboxRow, extras.callback)} WHERE EXISTS (SELECT 1 FROM task))`);
+  }
+  return statement(`WITH ${parts.join(', ')} SELECT EXISTS (SELECT 1 FROM task) AS created`, values);
+}
+
+function repositories(db: Database, execute: Execute): Repositories {
   return {
     tasks: {
-      async insert(task: Task) {
+      async create(task, extras) {
         try {
-          await db.insert(tasks).values(task);
+          const [row] = await execute<{ created: boolean }>(createTaskStatement(task, extras));
+          return row?.created === true;
         } catch (err) {
           if (isUniqueViolation(err, 'tasks_unique_id')) throw new UniqueIdTaken();
           throw err;
@@ -51,12 +101,10 @@ function repositories(db: Database): Repositories {
         }
       },
       async get(accountId, mode, taskId, options) {
-        const q = db
-          .select()
-          .from(tasks)
-          .where(and(eq(tasks.taskId, taskId), eq(tasks.accountId, accountId), eq(tasks.mode, mode)));
-        const rows = options?.forUpdate ? await q.for('update') : await q;
-        return (rows[0] as Task | undefined) ?? null;
+        const lock = options?.forUpdate ? ' FOR UPDATE' : '';
+        const text = `SELECT ${taskRow.columnList} FROM tasks WHERE task_id = $1 AND account_id = $2 AND mode = $3${lock}`;
+        const [row] = await execute(statement(text, [taskId, accountId, mode]));
+        return row ? taskRow.fromRow(row) : null;
       },
       async findByUniqueId(accountId, mode, uniqueId) {
         const rows = await db
@@ -66,22 +114,23 @@ function repositories(db: Database): Repositories {
         return (rows[0] as Task | undefined) ?? null;
       },
       async list(accountId, mode, filters, page: PageRequest) {
-        const where = taskConditions(accountId, mode, filters);
-        const pageWhere = [...where];
+        // One round trip: the count of all matches, joined with the page (a row of nulls if empty).
+        const values: unknown[] = [];
+        const where = taskFilterSql(accountId, mode, filters, values);
+        let pageWhere = where;
         if ('after' in page && page.after) {
-          const { createdAt, taskId } = page.after;
-          pageWhere.push(or(lt(tasks.createdAt, createdAt), and(eq(tasks.createdAt, createdAt), lt(tasks.taskId, taskId)))!);
+          // Keyset position: the index tasks_list serves it at any depth.
+          pageWhere += ` AND (created_at, task_id) < ($${values.push(page.after.createdAt.toISOString())}::timestamptz, $${values.push(page.after.taskId)})`;
         }
-        let q = db
-          .select()
-          .from(tasks)
-          .where(and(...pageWhere))
-          .orderBy(desc(tasks.createdAt), desc(tasks.taskId))
-          .limit(page.limit + 1)
-          .$dynamic();
-        if ('offset' in page) q = q.offset(page.offset);
-        const [rows, totals] = await Promise.all([q, db.select({ n: count() }).from(tasks).where(and(...where))]);
-        return { tasks: rows as Task[], total: Number(totals[0]?.n ?? 0) };
+        let tail = ` LIMIT $${values.push(page.limit + 1)}`;
+        if ('offset' in page) tail += ` OFFSET $${values.push(page.offset)}`;
+        const text = `SELECT n.total, ${taskRow.qualified('p')} FROM (SELECT count(*) AS total FROM tasks WHERE ${where}) n
+          LEFT JOIN LATERAL (SELECT * FROM tasks WHERE ${pageWhere} ORDER BY created_at DESC, task_id DESC${tail}) p ON true`;
+        const rows = await execute<Record<string, unknown> & { total: number | string }>(statement(text, values));
+        return {
+          tasks: rows.filter((r) => r.task_id !== null).map((r) => taskRow.fromRow(r)),
+          total: Number(rows[0]?.total ?? 0),
+        };
       },
       async claimAttachmentChecks(now, leaseUntil, limit) {
         const due = db
@@ -104,17 +153,20 @@ function repositories(db: Database): Repositories {
     },
     idempotency: {
       async find(accountId, key) {
-        const rows = await db
-          .select()
-          .from(idempotencyKeys)
-          .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
-        return (rows[0] as SavedAnswer | undefined) ?? null;
+        const text = `SELECT ${answerRow.columnList} FROM idempotency_keys WHERE account_id = $1 AND key = $2`;
+        const [row] = await execute(statement(text, [accountId, key]));
+        return row ? answerRow.fromRow(row) : null;
       },
       async claim(answer: SavedAnswer) {
+        // An expired claim is taken over.
         const rows = await db
           .insert(idempotencyKeys)
           .values(answer)
-          .onConflictDoNothing()
+          .onConflictDoUpdate({
+            target: [idempotencyKeys.accountId, idempotencyKeys.key],
+            set: { mode: answer.mode, fingerprint: answer.fingerprint, statusCode: answer.statusCode, body: answer.body, createdAt: answer.createdAt, expiresAt: answer.expiresAt },
+            setWhere: lte(idempotencyKeys.expiresAt, answer.createdAt),
+          })
           .returning({ key: idempotencyKeys.key });
         return rows.length === 1;
       },
@@ -280,41 +332,38 @@ function repositories(db: Database): Repositories {
     },
     accounts: {
       async findById(accountId: string) {
-        const rows = await db.select().from(accounts).where(eq(accounts.accountId, accountId));
+        const rows = await db.select(accountWithCount).from(accounts).where(eq(accounts.accountId, accountId));
         return rows[0] ?? null;
       },
-      async findByKeyHash(keyHash: string) {
-        const rows = await db
-          .select()
-          .from(accounts)
-          .where(or(eq(accounts.testKeyHash, keyHash), eq(accounts.liveKeyHash, keyHash)));
-        const row = rows[0];
+      async authenticate(keyHash: string) {
+        // One round trip: find the account of the key and, for a live key, count the request on one
+        // of 16 rows of the account (concurrent requests seldom wait for each other's row lock).
+        const text = `WITH found AS (SELECT ${accountRow.columnList} FROM accounts WHERE test_key_hash = $1 OR live_key_hash = $1),
+          counted AS (
+            INSERT INTO live_request_counts (account_id, shard, count) SELECT account_id, $2, 1 FROM found WHERE live_key_hash = $1
+            ON CONFLICT (account_id, shard) DO UPDATE SET count = live_request_counts.count + 1)
+          SELECT * FROM found`;
+        const [row] = await execute(statement(text, [keyHash, Math.floor(Math.random() * 16)]));
         if (!row) return null;
-        const { testKeyHash, liveKeyHash, ...account } = row;
+        const { testKeyHash, liveKeyHash: _live, ...account } = accountRow.fromRow(row);
         return { account, mode: testKeyHash === keyHash ? 'test' : 'live' };
       },
       async findByName(name: string) {
-        const rows = await db.select().from(accounts).where(eq(accounts.name, name));
+        const rows = await db.select(accountWithCount).from(accounts).where(eq(accounts.name, name));
         return rows[0] ?? null;
       },
-      async insert(account: AccountRecord) {
+      async insert({ liveRequestCount: _count, ...account }: AccountRecord) {
         await db.insert(accounts).values(account);
       },
-      async update(account: AccountRecord) {
+      async update({ liveRequestCount: _count, ...account }: AccountRecord) {
         await db.update(accounts).set(account).where(eq(accounts.accountId, account.accountId));
       },
       async list() {
-        return db.select().from(accounts).orderBy(asc(accounts.createdAt));
+        return db.select(accountWithCount).from(accounts).orderBy(asc(accounts.createdAt));
       },
       async count() {
         const rows = await db.select({ n: count() }).from(accounts);
         return Number(rows[0]?.n ?? 0);
-      },
-      async countLiveRequest(accountId: string) {
-        await db
-          .update(accounts)
-          .set({ liveRequestCount: sql`${accounts.liveRequestCount} + 1` })
-          .where(eq(accounts.accountId, accountId));
       },
     },
   };
@@ -322,8 +371,12 @@ function repositories(db: Database): Repositories {
 
 export function unitOfWork(store: Store): UnitOfWork {
   return {
-    ...repositories(store.db),
-    transaction: (work) => store.db.transaction((tx) => work(repositories(tx as unknown as Database))),
+    ...repositories(store.db, store.execute),
+    transaction: (work) =>
+      store.db.transaction((tx) => {
+        const db = tx as unknown as Database;
+        return work(repositories(db, executeIn(db)));
+      }),
   };
 }
 

@@ -18,9 +18,22 @@ export const accounts = pgTable('accounts', {
   /** Task types switched off for this account (all are enabled by default). */
   disabledTypes: jsonb('disabled_types').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
   testCompletionDelayMs: integer('test_completion_delay_ms').notNull().default(0),
-  liveRequestCount: bigint('live_request_count', { mode: 'number' }).notNull().default(0),
   createdAt: ts('created_at').notNull(),
 });
+
+/**
+ * Live requests counted per account, spread over a few rows (shards) so that concurrent requests
+ * of one account do not queue for one row lock; the count is their sum.
+ */
+export const liveRequestCounts = pgTable(
+  'live_request_counts',
+  {
+    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    shard: integer('shard').notNull(),
+    count: bigint('count', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.shard] })],
+);
 
 export const tasks = pgTable(
   'tasks',

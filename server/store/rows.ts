@@ -1,0 +1,81 @@
+// Rows of a drizzle table as plain SQL: column list, placeholders with casts, values, and the
+// object back from a result row. The hot statements are written in SQL (one round trip each); the
+// columns still come from schema.ts, so there is one place where a column is named.
+import { getTableColumns, sql, type SQL } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
+import type { Database, Execute, Statement } from './db.ts';
+
+interface Column {
+  prop: string;
+  name: string;
+  cast: '' | '::jsonb' | '::timestamptz';
+  /** drizzle's own reading of a driver value (drivers give dates as text inside drizzle's transactions). */
+  read: (value: unknown) => unknown;
+}
+
+export interface RowCodec<T> {
+  /** `"a", "b", ...` in schema order. */
+  columnList: string;
+  /** The same list qualified by a table alias: `t."a", t."b", ...`. */
+  qualified(alias: string): string;
+  /** `$n::cast, ...` for the columns, numbered from `first`. */
+  placeholders(first: number): string;
+  /** The values in column order (JSON as text, dates as ISO text: both drivers take them alike). */
+  values(row: T): unknown[];
+  fromRow(row: Record<string, unknown>): T;
+}
+
+export function rowCodec<T>(table: PgTable): RowCodec<T> {
+  const columns: Column[] = Object.entries(getTableColumns(table)).map(([prop, c]) => ({
+    prop,
+    name: c.name,
+    cast: c.columnType === 'PgJsonb' ? '::jsonb' : c.columnType === 'PgTimestamp' ? '::timestamptz' : '',
+    read: (value: unknown) => (value instanceof Date ? value : c.mapFromDriverValue(value)),
+  }));
+  const columnList = columns.map((c) => `"${c.name}"`).join(', ');
+  return {
+    columnList,
+    qualified: (alias) => columns.map((c) => `${alias}."${c.name}"`).join(', '),
+    placeholders: (first) => columns.map((c, i) => `$${first + i}${c.cast}`).join(', '),
+    values(row) {
+      const r = row as Record<string, unknown>;
+      return columns.map((c) => {
+        const v = r[c.prop];
+        if (v === null || v === undefined) return null;
+        if (c.cast === '::jsonb') return JSON.stringify(v);
+        if (c.cast === '::timestamptz') return (v as Date).toISOString();
+        return v;
+      });
+    },
+    fromRow(row) {
+      const out: Record<string, unknown> = {};
+      for (const c of columns) {
+        const v = row[c.name];
+        out[c.prop] = v === null || v === undefined ? null : c.read(v);
+      }
+      return out as T;
+    },
+  };
+}
+
+const names = new Map<string, string>();
+
+/** A statement named after its text: prepared once per connection, whatever builds the text. */
+export function statement(text: string, values: unknown[]): Statement {
+  let name = names.get(text);
+  if (name === undefined) {
+    name = `humantask_${names.size}`;
+    names.set(text, name);
+  }
+  return { name, text, values };
+}
+
+/** Runs statements inside a drizzle transaction (on its connection), as drizzle SQL. */
+export function executeIn(tx: Database): Execute {
+  return async <R,>(st: Statement) => {
+    const parts = st.text.split(/\$(\d+)/);
+    const chunks: SQL[] = parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${st.values[Number(part) - 1]}`));
+    const result = (await tx.execute(sql.join(chunks))) as unknown as { rows: R[] };
+    return result.rows;
+  };
+}
