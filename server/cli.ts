@@ -25,6 +25,11 @@ commands:
   accounts usage --name NAME  live requests counted (the first 5 are free)
   deliveries --failed [--limit N]   callbacks that failed for good, newest first, with their last error
   mock                        Prism mocks of both generations (MOCK_PORT_CURRENT=4010, MOCK_PORT_LEGACY=4011)
+  conformance --base-url URL --key KEY [--generation current|legacy|both] [--other-key KEY2]
+              [--live-key KEY3] [--callback-host 127.0.0.1] [--only PATTERN] [--report DIR]
+              [--seed N] [--runs N] [--profile full|mock]
+                              test any server of this API against the contract (docs/conformance.md;
+                              humantask conformance --help)
 
 configuration (environment): PORT, HOST, DATA_DIR, DATABASE_URL, LOG_LEVEL (see README.md)
 `;
@@ -173,6 +178,12 @@ try {
     case 'deliveries':
       await deliveries(rest);
       break;
+    case 'conformance': {
+      // Loaded only here: the suite (fast-check, reports) is not needed to serve.
+      const { main } = await import('../test/conformance/cli.ts');
+      process.exitCode = await main(rest);
+      break;
+    }
     case 'mock': {
       const mock = await startMock(
         { current: Number(process.env.MOCK_PORT_CURRENT ?? 4010), legacy: Number(process.env.MOCK_PORT_LEGACY ?? 4011) },

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { newTaskId } from '../domain/ids.ts';
-import type { OutboxMessage, UnitOfWork } from '../domain/ports.ts';
+import type { ClaimedMessage, OutboxMessage, UnitOfWork } from '../domain/ports.ts';
 import { isEmailTarget, mailSubject, type SendMail } from './mail.ts';
 import type { SafeResponse } from './net.ts';
 import { nextAttemptAt, parseRetryAfter } from './schedule.ts';
@@ -27,15 +27,13 @@ export interface Dispatcher {
 export function startDispatcher(uow: UnitOfWork, send: Send, mail: SendMail, options: DispatcherOptions, logger: Logger, autostart = true): Dispatcher {
   let stopped = false;
 
-  async function deliver(message: OutboxMessage): Promise<void> {
-    const account = await uow.accounts.findById(message.accountId);
-    if (!account) return;
+  async function deliver({ message, callbackAuthKey, signingSecret }: ClaimedMessage): Promise<void> {
     const body = JSON.stringify(message.payload);
     const started = new Date();
     const headers = {
       'content-type': 'application/json',
-      'service-callback-auth': account.callbackAuthKey,
-      ...signatureHeaders(account.signingSecret, `msg_${message.id}`, Math.floor(started.getTime() / 1000), body),
+      'service-callback-auth': callbackAuthKey,
+      ...signatureHeaders(signingSecret, `msg_${message.id}`, Math.floor(started.getTime() / 1000), body),
     };
     const result = /^https?:\/\//i.test(message.url)
       ? await send(message.url, { method: 'POST', headers, body, timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes, allowPrivateNetworks: options.allowPrivateNetworks })
@@ -68,8 +66,11 @@ export function startDispatcher(uow: UnitOfWork, send: Send, mail: SendMail, opt
       deliveredAt: success ? now : null,
       failedAt: !success && next === null ? now : null,
     };
-    await uow.transaction(async (repos) => {
-      await repos.outbox.recordAttempt(updated, {
+    // The task's callback flag: true on success, false once every retry has failed.
+    const callbackCompleted = message.event !== 'batch_completed' && (success || updated.failedAt) ? success : null;
+    await uow.outbox.recordAttempt(
+      updated,
+      {
         id: newTaskId(now),
         messageId: message.id,
         accountId: message.accountId,
@@ -79,19 +80,16 @@ export function startDispatcher(uow: UnitOfWork, send: Send, mail: SendMail, opt
         statusCode: result.ok ? result.status : null,
         error: result.ok ? null : `${result.error}: ${result.message}`,
         durationMs: Math.round(result.durationMs),
-      });
-      // The task's callback flag: true on success, false once every retry has failed.
-      if (message.event !== 'batch_completed' && (success || updated.failedAt)) {
-        const task = await repos.tasks.get(message.accountId, message.mode, message.subject, { forUpdate: true });
-        if (task) await repos.tasks.update({ ...task, callbackCompleted: success });
-      }
-    });
+      },
+      callbackCompleted,
+    );
   }
 
   // A pool of at most `concurrency` deliveries: each tick claims only as many messages as there
   // are free places, so that one slow receiver does not hold up the others.
   const inFlight = new Set<Promise<void>>();
   let claiming = false;
+  let backlog = false;
 
   async function claimAndStart(): Promise<Promise<void>[]> {
     const free = options.concurrency - inFlight.size;
@@ -100,10 +98,16 @@ export function startDispatcher(uow: UnitOfWork, send: Send, mail: SendMail, opt
     try {
       const now = new Date();
       const claimed = await uow.outbox.claimDue(now, new Date(now.getTime() + options.leaseMs), free);
+      // All free places filled: more may be due, so each finished delivery claims again at once
+      // instead of waiting for the next poll.
+      backlog = claimed.length === free;
       return claimed.map((m) => {
         const work = deliver(m)
-          .catch((err) => logger.error({ err, message: m.id }, 'callback delivery failed to record'))
-          .finally(() => inFlight.delete(work));
+          .catch((err) => logger.error({ err, message: m.message.id }, 'callback delivery failed to record'))
+          .finally(() => {
+            inFlight.delete(work);
+            if (backlog && autostart) tick();
+          });
         inFlight.add(work);
         return work;
       });

@@ -208,6 +208,13 @@ export interface DeliveryAttempt {
   durationMs: number;
 }
 
+/** A claimed message with what its sender needs of the account (the callback auth key and signing secret). */
+export interface ClaimedMessage {
+  message: OutboxMessage;
+  callbackAuthKey: string;
+  signingSecret: string;
+}
+
 export interface OutboxRepository {
   add(message: OutboxMessage): Promise<void>;
   forSubject(accountId: string, subject: string): Promise<OutboxMessage[]>;
@@ -217,9 +224,12 @@ export interface OutboxRepository {
    * Leases up to `limit` due messages (not delivered, not failed, not leased by another
    * dispatcher) until `leaseUntil`; rows locked by a concurrent claim are skipped.
    */
-  claimDue(now: Date, leaseUntil: Date, limit: number): Promise<OutboxMessage[]>;
-  /** Stores the outcome of an attempt: the message's new state and the attempt's record. */
-  recordAttempt(message: OutboxMessage, attempt: DeliveryAttempt): Promise<void>;
+  claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedMessage[]>;
+  /**
+   * Stores the outcome of an attempt, all or nothing: the attempt's record, the message's new
+   * state and, when `callbackCompleted` is not null, the task's callback flag.
+   */
+  recordAttempt(message: OutboxMessage, attempt: DeliveryAttempt, callbackCompleted: boolean | null): Promise<void>;
   attemptsFor(accountId: string, subject: string): Promise<DeliveryAttempt[]>;
 }
 

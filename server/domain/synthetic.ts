@@ -385,9 +385,15 @@ function extentOf(shape: Shape): { minX: number; minY: number; maxX: number; max
       return { minX: shape.x - r, minY: shape.y - r, maxX: shape.x + r, maxY: shape.y + r };
     }
     default: {
-      const xs = shape.vertices.map((v) => v.x);
-      const ys = shape.vertices.map((v) => v.y);
-      return { minX: Math.min(...xs), minY: Math.min(...ys), maxX: Math.max(...xs), maxY: Math.max(...ys) };
+      // A loop, not Math.min(...xs): a task may ask for more vertices than a call takes arguments.
+      const extent = { minX: Infinity, minY: Infinity, maxX: -Infinity, maxY: -Infinity };
+      for (const { x, y } of shape.vertices) {
+        extent.minX = Math.min(extent.minX, x);
+        extent.minY = Math.min(extent.minY, y);
+        extent.maxX = Math.max(extent.maxX, x);
+        extent.maxY = Math.max(extent.maxY, y);
+      }
+      return extent;
     }
   }
 }

@@ -12,6 +12,22 @@ function types(schema: Json): string[] {
   return Array.isArray(schema.type) ? schema.type : schema.type ? [schema.type] : [];
 }
 
+// The contract's schema objects live as long as the process: their lookups are kept.
+const lookups = new WeakMap<Json, Map<string, Json[]>>();
+
+/** propertySchemas, remembered per schema object and key (every creation request asks the same). */
+function schemasOfProperty(schema: Json, key: string, resolve: Resolve): Json[] {
+  let byKey = lookups.get(schema);
+  if (!byKey) lookups.set(schema, (byKey = new Map()));
+  let found = byKey.get(key);
+  if (!found) {
+    found = propertySchemas(schema, key, resolve);
+    // Keys are the client's (metadata takes any): a bounded memory, not one entry per key ever sent.
+    if (byKey.size < 512) byKey.set(key, found);
+  }
+  return found;
+}
+
 /** The schemas that apply to an object's property `key`, across composition keywords. */
 function propertySchemas(schema: Json | undefined, key: string, resolve: Resolve, out: Json[] = []): Json[] {
   const s = resolve(schema);
@@ -57,7 +73,7 @@ function coerceValue(value: unknown, schemas: Json[], resolve: Resolve, form: bo
   if (value && typeof value === 'object') {
     const out: Json = {};
     for (const [k, v] of Object.entries(value as Json)) {
-      out[k] = coerceValue(v, schemas.flatMap((s) => propertySchemas(s, k, resolve)), resolve, form);
+      out[k] = coerceValue(v, schemas.length === 1 ? schemasOfProperty(schemas[0]!, k, resolve) : schemas.flatMap((s) => schemasOfProperty(s, k, resolve)), resolve, form);
     }
     return out;
   }

@@ -1,8 +1,9 @@
 // The storage side of domain/ports.ts, in drizzle-orm: the same queries on PGlite and PostgreSQL.
-import { and, asc, count, desc, eq, getTableColumns, gte, inArray, isNotNull, isNull, lt, lte, or, sql, type SQL } from 'drizzle-orm';
-import type { AccountRecord, OutboxMessage, PageRequest, Repositories, SavedAnswer, TaskFilters, UnitOfWork } from '../domain/ports.ts';
+import { and, asc, count, desc, eq, getTableColumns, gte, inArray, isNotNull, lt, lte, sql, type SQL } from 'drizzle-orm';
+import type { AccountRecord, DeliveryAttempt, OutboxMessage, PageRequest, Repositories, SavedAnswer, TaskFilters, UnitOfWork } from '../domain/ports.ts';
 import { UniqueIdTaken } from '../domain/ports.ts';
 import type { Account, Mode, Task } from '../domain/model.ts';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Database, Execute, Store } from './db.ts';
 import { executeIn, rowCodec, statement } from './rows.ts';
 import {
@@ -17,6 +18,9 @@ const isUniqueViolation = (err: unknown, constraint: string): boolean => {
   return false;
 };
 
+/** Descending as the list indexes are made (drizzle's `.desc()` is DESC NULLS LAST). */
+const descNullsLast = (column: AnyPgColumn) => sql`${column} desc nulls last`;
+
 /** An account row with its live requests counted (the sum of its counter rows). */
 const accountWithCount = {
   ...getTableColumns(accounts),
@@ -26,6 +30,7 @@ const accountWithCount = {
 const taskRow = rowCodec<Task>(tasks);
 const outboxRow = rowCodec<OutboxMessage>(outbox);
 const answerRow = rowCodec<SavedAnswer>(idempotencyKeys);
+const attemptRow = rowCodec<DeliveryAttempt>(deliveryAttempts);
 const accountRow = rowCodec<Account & { testKeyHash: string; liveKeyHash: string }>(accounts);
 
 /**
@@ -115,6 +120,8 @@ function repositories(db: Database, execute: Execute): Repositories {
       },
       async list(accountId, mode, filters, page: PageRequest) {
         // One round trip: the count of all matches, joined with the page (a row of nulls if empty).
+        // NULLS LAST as in the index tasks_list (the columns are never null, but the planner only
+        // uses an index whose order is spelled the same).
         const values: unknown[] = [];
         const where = taskFilterSql(accountId, mode, filters, values);
         let pageWhere = where;
@@ -125,7 +132,7 @@ function repositories(db: Database, execute: Execute): Repositories {
         let tail = ` LIMIT $${values.push(page.limit + 1)}`;
         if ('offset' in page) tail += ` OFFSET $${values.push(page.offset)}`;
         const text = `SELECT n.total, ${taskRow.qualified('p')} FROM (SELECT count(*) AS total FROM tasks WHERE ${where}) n
-          LEFT JOIN LATERAL (SELECT * FROM tasks WHERE ${pageWhere} ORDER BY created_at DESC, task_id DESC${tail}) p ON true`;
+          LEFT JOIN LATERAL (SELECT * FROM tasks WHERE ${pageWhere} ORDER BY created_at DESC NULLS LAST, task_id DESC NULLS LAST${tail}) p ON true`;
         const rows = await execute<Record<string, unknown> & { total: number | string }>(statement(text, values));
         return {
           tasks: rows.filter((r) => r.task_id !== null).map((r) => taskRow.fromRow(r)),
@@ -244,7 +251,7 @@ function repositories(db: Database, execute: Execute): Repositories {
         if (f.startTime) where.push(gte(batches.createdAt, f.startTime));
         if (f.endTime) where.push(lte(batches.createdAt, f.endTime));
         const [rows, totals] = await Promise.all([
-          db.select().from(batches).where(and(...where)).orderBy(desc(batches.createdAt), asc(batches.name)).limit(page.limit + 1).offset(page.offset),
+          db.select().from(batches).where(and(...where)).orderBy(descNullsLast(batches.createdAt), asc(batches.name)).limit(page.limit + 1).offset(page.offset),
           db.select({ n: count() }).from(batches).where(and(...where)),
         ]);
         return { batches: rows, total: Number(totals[0]?.n ?? 0) };
@@ -285,7 +292,7 @@ function repositories(db: Database, execute: Execute): Repositories {
         if (f.startTime) where.push(gte(trainingTasks.createdAt, f.startTime));
         if (f.endTime) where.push(lte(trainingTasks.createdAt, f.endTime));
         const [rows, totals] = await Promise.all([
-          db.select().from(trainingTasks).where(and(...where)).orderBy(desc(trainingTasks.createdAt), desc(trainingTasks.id)).limit(page.limit + 1).offset(page.offset),
+          db.select().from(trainingTasks).where(and(...where)).orderBy(descNullsLast(trainingTasks.createdAt), descNullsLast(trainingTasks.id)).limit(page.limit + 1).offset(page.offset),
           db.select({ n: count() }).from(trainingTasks).where(and(...where)),
         ]);
         return { tasks: rows, total: Number(totals[0]?.n ?? 0) };
@@ -302,25 +309,34 @@ function repositories(db: Database, execute: Execute): Repositories {
         return db.select().from(outbox).where(isNotNull(outbox.failedAt)).orderBy(desc(outbox.failedAt)).limit(limit);
       },
       async claimDue(now, leaseUntil, limit) {
-        const due = db
-          .select({ id: outbox.id })
-          .from(outbox)
-          .where(
-            and(
-              isNull(outbox.deliveredAt),
-              isNull(outbox.failedAt),
-              lte(outbox.nextAttemptAt, now),
-              or(isNull(outbox.leaseUntil), lt(outbox.leaseUntil, now)),
-            ),
-          )
-          .orderBy(asc(outbox.nextAttemptAt))
-          .limit(limit)
-          .for('update', { skipLocked: true });
-        return db.update(outbox).set({ leaseUntil }).where(inArray(outbox.id, due)).returning();
+        // One statement: lease the due messages (skipping those another dispatcher is claiming)
+        // and return them with their account's sending secrets.
+        const text = `WITH due AS (
+            SELECT id FROM outbox
+            WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= $1::timestamptz AND (lease_until IS NULL OR lease_until < $1::timestamptz)
+            ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+          UPDATE outbox o SET lease_until = $2::timestamptz FROM due, accounts a
+          WHERE o.id = due.id AND a.account_id = o.account_id
+          RETURNING ${outboxRow.qualified('o')}, a.callback_auth_key, a.signing_secret`;
+        const rows = await execute<Record<string, unknown> & { callback_auth_key: string; signing_secret: string }>(
+          statement(text, [now.toISOString(), leaseUntil.toISOString(), limit]),
+        );
+        return rows.map((r) => ({ message: outboxRow.fromRow(r), callbackAuthKey: r.callback_auth_key, signingSecret: r.signing_secret }));
       },
-      async recordAttempt(message, attempt) {
-        await db.insert(deliveryAttempts).values(attempt);
-        await db.update(outbox).set(message).where(eq(outbox.id, message.id));
+      async recordAttempt(message, attempt, callbackCompleted) {
+        // One statement, only the changed columns: no read, no lost update of the task's other fields.
+        const values: unknown[] = attemptRow.values(attempt);
+        const add = (v: unknown) => `$${values.push(v)}`;
+        const iso = (d: Date | null) => d?.toISOString() ?? null;
+        const text = `WITH attempt AS (INSERT INTO delivery_attempts (${attemptRow.columnList}) VALUES (${attemptRow.placeholders(1)})),
+          message AS (
+            UPDATE outbox SET attempts = ${add(message.attempts)}, first_attempt_at = ${add(iso(message.firstAttemptAt))}::timestamptz,
+              lease_until = NULL, next_attempt_at = ${add(iso(message.nextAttemptAt))}::timestamptz, delivered_at = ${add(iso(message.deliveredAt))}::timestamptz,
+              failed_at = ${add(iso(message.failedAt))}::timestamptz
+            WHERE id = ${add(message.id)})
+          UPDATE tasks SET callback_completed = ${add(callbackCompleted)}::boolean
+          WHERE ${add(callbackCompleted)}::boolean IS NOT NULL AND task_id = ${add(message.subject)} AND account_id = ${add(message.accountId)} AND mode = ${add(message.mode)}`;
+        await execute(statement(text, values));
       },
       async attemptsFor(accountId, subject) {
         return db
