@@ -34,6 +34,19 @@ export function handlerTable(contract: Contract, uow: UnitOfWork): HandlerTable 
   return { ...taskHandlers({ uow, contract }), ...projectHandlers({ uow, contract }), ...trainingHandlers({ uow, contract }) };
 }
 
+/** Where a string (or an object key) of a parsed body or query holds U+0000, as `body.a.b`; else null. */
+function nulIn(value: unknown, where: string): string | null {
+  if (typeof value === 'string') return value.includes('\0') ? where : null;
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes('\0')) return `${where} (a key)`;
+      const found = nulIn(v, `${where}.${k}`);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
 export function createApp(generation: Generation, deps: AppDeps) {
   const contract = loadContract(generation);
   const handlers = handlerTable(contract, deps.uow);
@@ -42,6 +55,11 @@ export function createApp(generation: Generation, deps: AppDeps) {
 
   app.use(express.json({ limit: '10mb' }));
   if (contract.acceptsForms) app.use(express.urlencoded({ extended: true, limit: '10mb' }));
+  // PostgreSQL stores no U+0000 in text or JSON: such a request is refused, not failed with a 500.
+  app.use((req, _res, next) => {
+    const where = nulIn(req.body, 'body') ?? nulIn(req.query, 'query') ?? (/%00/.test(req.path) ? 'the path' : null);
+    next(where ? new HttpError(400, `${where} contains the character U+0000, which is not accepted in text.`) : undefined);
+  });
   app.use(authenticate(deps.uow));
   app.use(deps.rateLimit);
   const trainingPaths = trainingCreations(contract);

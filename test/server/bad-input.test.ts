@@ -57,3 +57,21 @@ describe.each(['current', 'legacy'] as const)('%s generation', (gen) => {
     expect((await api('GET', '/v1/tasks')).body.total).toBe(0);
   });
 });
+
+// PostgreSQL cannot store U+0000 in text: anywhere it appears, the answer is a 400 naming where.
+describe('the character U+0000', () => {
+  it.each([
+    ['current', 'POST', '/v1/task/categorization', { json: { callback_url: 'https://example.com/cb', instruction: 'a\u0000b', attachment_type: 'text', attachment: 'x', categories: ['a', 'b'] } }, 'body.instruction'],
+    ['current', 'POST', '/v1/task/categorization', { json: { callback_url: 'https://example.com/cb', attachment_type: 'text', attachment: 'x', categories: ['a', 'b'], metadata: { 'k\u0000': 1 } } }, 'body.metadata (a key)'],
+    ['legacy', 'POST', '/v1/task/categorization', { form: 'callback_url=https%3A%2F%2Fexample.com%2Fcb&instruction=a%00&attachment_type=text&attachment=x&categories=a&categories=b' }, 'body.instruction'],
+    ['current', 'GET', '/v1/tasks?project=a%00b', {}, 'query.project'],
+    ['legacy', 'GET', '/v1/projects/a%00b', {}, 'the path'],
+  ] as const)('%s %s %s → 400 naming it, nothing stored', async (gen, method, path, options, where) => {
+    const account = await createAccount(server.uow, `nul-${gen}-${method}-${path.length}-${where.length}`, new Date());
+    const api = client(server, gen, account.test_key);
+    const res = await api(method, path, options);
+    expect(res.status, res.text).toBe(400);
+    expect(res.body).toEqual({ status_code: 400, error: `${where} contains the character U+0000, which is not accepted in text.` });
+    expect((await api('GET', '/v1/tasks')).body.total).toBe(0);
+  });
+});

@@ -1,0 +1,288 @@
+// The conformance suite catches broken servers: each case puts a small fault-injecting proxy
+// (loopback) in front of the reference server, runs the checks of the broken rule, and expects
+// them to fail, naming that rule; the same checks pass through the proxy without the fault, so
+// no case can pass vacuously.
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount, type AccountSecrets } from '../server/domain/accounts.ts';
+import { behaviourChecks } from './conformance/checks/index.ts';
+import { runConformance, type ConformanceRun } from './conformance/runner.ts';
+import type { Check, Generation, Options } from './conformance/types.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+interface ProxiedRequest {
+  method: string;
+  /** Path and query as the client sent them (e.g. `/legacy/v1/tasks?limit=2`). */
+  url: URL;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+interface ProxiedResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** One planted fault: it may change the request on its way in and the answer on its way out. */
+interface Fault {
+  request?(req: ProxiedRequest): void;
+  response?(req: ProxiedRequest, res: ProxiedResponse, upstream: (req: ProxiedRequest) => Promise<ProxiedResponse>): Promise<void> | void;
+}
+
+/** The API path without the older generation's prefix: `/v1/...`. */
+const apiPath = (url: URL) => url.pathname.replace(/^\/legacy(?=\/v1\/)/, '');
+
+const isCreation = (req: ProxiedRequest) =>
+  req.method === 'POST' && /^\/v1\/task\/[a-z]+$/.test(apiPath(req.url)) && !/^\/v1\/task\/[0-9a-f]{24}$/.test(apiPath(req.url));
+const isList = (req: ProxiedRequest) => req.method === 'GET' && apiPath(req.url) === '/v1/tasks';
+
+function json(res: ProxiedResponse): any {
+  return JSON.parse(res.body.toString('utf8'));
+}
+function setJson(res: ProxiedResponse, value: unknown) {
+  res.body = Buffer.from(JSON.stringify(value));
+}
+
+/** A proxy on 127.0.0.1 in front of `target`, applying `fault` (when set) to every exchange. */
+async function startProxy(target: string) {
+  const strip = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
+  const flatten = (headers: IncomingHttpHeaders | Headers): Record<string, string> => {
+    const out: Record<string, string> = {};
+    const entries = headers instanceof Headers ? [...headers.entries()] : Object.entries(headers);
+    for (const [k, v] of entries) if (v !== undefined && !strip.has(k.toLowerCase())) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+    return out;
+  };
+  const upstream = async (req: ProxiedRequest): Promise<ProxiedResponse> => {
+    const res = await fetch(target + req.url.pathname + req.url.search, {
+      method: req.method,
+      headers: req.headers,
+      body: req.body.length > 0 ? new Uint8Array(req.body) : undefined,
+    });
+    const headers = flatten(res.headers);
+    delete headers['content-encoding'];
+    return { status: res.status, headers, body: Buffer.from(await res.arrayBuffer()) };
+  };
+  const state: { fault?: Fault; server?: Server } = {};
+  const server = createServer((incoming, outgoing) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (c: Buffer) => chunks.push(c));
+    incoming.on('end', () => {
+      void (async () => {
+        const req: ProxiedRequest = {
+          method: incoming.method ?? 'GET',
+          url: new URL(incoming.url ?? '/', 'http://proxy'),
+          headers: flatten(incoming.headers),
+          body: Buffer.concat(chunks),
+        };
+        const fault = state.fault;
+        fault?.request?.(req);
+        const res = await upstream(req);
+        await fault?.response?.(req, res, upstream);
+        outgoing.writeHead(res.status, { ...res.headers, 'content-length': String(res.body.length) });
+        outgoing.end(res.body);
+      })().catch((err: Error) => {
+        outgoing.writeHead(502, { 'content-type': 'text/plain' });
+        outgoing.end(`proxy failure: ${err.message}`);
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  state.server = server;
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    set fault(f: Fault | undefined) {
+      state.fault = f;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const byId = (...ids: string[]): Check[] =>
+  ids.map((id) => {
+    const check = behaviourChecks.find((c) => c.id === id);
+    if (!check) throw new Error(`no behaviour check ${id}`);
+    return check;
+  });
+
+interface Case {
+  fault: Fault;
+  /** The checks to run: behaviour checks by id, or `only` over the whole suite (for shape rules). */
+  checks?: Check[];
+  only?: string;
+  generations?: Generation[];
+  /** Ids of results that must fail with the fault (exact, or a prefix ending in `/`). */
+  expectFailed: string[];
+}
+
+const cases: Record<string, Case> = {
+  'cancel of a completed task answers 200 (with the task)': {
+    fault: {
+      async response(req, res, upstream) {
+        const m = /^\/v1\/task\/([0-9a-f]{24})\/cancel$/.exec(apiPath(req.url));
+        if (!m || req.method !== 'POST' || (res.status !== 400 && res.status !== 500)) return;
+        const prefix = req.url.pathname.startsWith('/legacy/') ? '/legacy' : '';
+        const task = await upstream({ ...req, method: 'GET', url: new URL(`${prefix}/v1/task/${m[1]}`, req.url), body: Buffer.alloc(0) });
+        Object.assign(res, { status: 200, body: task.body, headers: task.headers });
+      },
+    },
+    checks: byId('task-states/cancel-pending', 'task-states/cancel-completed-current', 'task-states/cancel-completed-legacy'),
+    generations: ['current', 'legacy'],
+    expectFailed: ['task-states/cancel-completed-current', 'task-states/cancel-completed-legacy'],
+  },
+  'unique_id is not enforced (the proxy drops it from creation bodies)': {
+    fault: {
+      request(req) {
+        if (!isCreation(req) || !req.headers['content-type']?.includes('json')) return;
+        const body = JSON.parse(req.body.toString('utf8'));
+        delete body.unique_id;
+        req.body = Buffer.from(JSON.stringify(body));
+      },
+    },
+    checks: byId('unique-id/conflict-409', 'unique-id/across-types'),
+    expectFailed: ['unique-id/conflict-409', 'unique-id/across-types'],
+  },
+  'the task list comes oldest first (the proxy reverses docs)': {
+    fault: {
+      response(req, res) {
+        if (!isList(req) || res.status !== 200) return;
+        const body = json(res);
+        body.docs.reverse();
+        setJson(res, body);
+      },
+    },
+    checks: byId('lists/newest-first'),
+    generations: ['current', 'legacy'],
+    expectFailed: ['lists/newest-first'],
+  },
+  'the status filter is ignored (the proxy drops it)': {
+    fault: {
+      request(req) {
+        if (isList(req)) req.url.searchParams.delete('status');
+      },
+    },
+    checks: byId('lists/filter-status'),
+    expectFailed: ['lists/filter-status'],
+  },
+  'limit is ignored (the proxy drops it)': {
+    fault: {
+      request(req) {
+        if (isList(req)) req.url.searchParams.delete('limit');
+      },
+    },
+    checks: byId('lists/limit', 'lists/limit-bounds'),
+    expectFailed: ['lists/limit', 'lists/limit-bounds'],
+  },
+  'next_token is ignored (every page is the first)': {
+    fault: {
+      request(req) {
+        if (isList(req)) req.url.searchParams.delete('next_token');
+      },
+    },
+    checks: byId('lists/next-token', 'lists/cursor-stable'),
+    expectFailed: ['lists/next-token', 'lists/cursor-stable'],
+  },
+  'an Idempotency-Key replay creates a second task (the proxy drops the header)': {
+    fault: {
+      request(req) {
+        delete req.headers['idempotency-key'];
+      },
+    },
+    checks: byId('idempotency/replay', 'idempotency/concurrent'),
+    expectFailed: ['idempotency/replay', 'idempotency/concurrent'],
+  },
+  "another account's key acts for the main account (the proxy swaps the key)": {
+    fault: {}, // set in beforeAll, when the keys are known
+    checks: byId('isolation/tasks'),
+    expectFailed: ['isolation/tasks'],
+  },
+  '401 without WWW-Authenticate (a shape rule)': {
+    fault: {
+      response(_req, res) {
+        if (res.status === 401) delete res.headers['www-authenticate'];
+      },
+    },
+    only: 'auth/no-key/listTasks',
+    expectFailed: ['shape/listTasks/401/www-authenticate'],
+  },
+  'created_at is a number, not a string (a shape rule)': {
+    fault: {
+      response(req, res) {
+        if (req.method !== 'GET' || !/^\/v1\/task\/[0-9a-f]{24}$/.test(apiPath(req.url)) || res.status !== 200) return;
+        const task = json(res);
+        task.created_at = Date.parse(task.created_at);
+        setJson(res, task);
+      },
+    },
+    checks: byId('task-states/create-pending'),
+    expectFailed: ['shape/getTask/200/body-schema'],
+  },
+};
+
+describe('the conformance suite reports planted faults', () => {
+  let server: TestServer;
+  let other: AccountSecrets;
+  let proxy: Awaited<ReturnType<typeof startProxy>>;
+
+  beforeAll(async () => {
+    server = await startTestServer('pglite', { DELIVERY_POLL_MS: '20', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32' });
+    other = await createAccount(server.uow, 'faults-other', new Date());
+    proxy = await startProxy(server.url);
+    const swap = cases["another account's key acts for the main account (the proxy swaps the key)"]!;
+    const otherAuth = `Basic ${Buffer.from(`${other.test_key}:`).toString('base64')}`;
+    const mainAuth = `Basic ${Buffer.from(`${server.dev.test_key}:`).toString('base64')}`;
+    swap.fault = {
+      request(req) {
+        if (req.headers.authorization === otherAuth) req.headers.authorization = mainAuth;
+      },
+    };
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await server?.close();
+  });
+
+  function run(c: Case): Promise<ConformanceRun> {
+    const options: Options = {
+      baseUrl: proxy.url,
+      key: server.dev.test_key,
+      liveKey: server.dev.live_key,
+      otherKey: other.test_key,
+      generations: c.generations ?? ['current'],
+      callbackHost: '127.0.0.1',
+      seed: 7,
+      profile: 'full',
+      ...(c.only ? { only: c.only } : {}),
+    };
+    return runConformance(options, c.checks ? { checks: c.checks } : {});
+  }
+
+  const summary = (r: ConformanceRun) =>
+    r.results.map((x) => `${x.outcome} ${x.check.id} [${x.generation}]${x.outcome === 'failed' ? `: ${x.message.split('\n')[0]}` : ''}`).join('\n');
+
+  it.each(Object.entries(cases))('%s', async (_name, c) => {
+    proxy.fault = undefined;
+    const clean = await run(c);
+    expect(clean.passed, summary(clean)).toBe(true);
+    // The checks themselves ran and passed (not only the shape results made from their answers).
+    const ran = clean.results.filter((r) => !r.check.id.startsWith('shape/') && r.outcome === 'passed');
+    expect(ran.length, summary(clean)).toBeGreaterThan(0);
+
+    proxy.fault = c.fault;
+    try {
+      const broken = await run(c);
+      expect(broken.passed, summary(broken)).toBe(false);
+      const failed = broken.results.filter((r) => r.outcome === 'failed').map((r) => r.check.id);
+      for (const id of c.expectFailed) {
+        expect(failed.some((f) => (id.endsWith('/') ? f.startsWith(id) : f === id)), `${id} should fail:\n${summary(broken)}`).toBe(true);
+      }
+    } finally {
+      proxy.fault = undefined;
+    }
+  });
+});

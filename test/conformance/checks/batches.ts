@@ -1,0 +1,127 @@
+// Seed 2.7 (batches) and 3.2 (batch status): lifecycle, joining rules and task counts.
+import { isDeepStrictEqual } from 'node:util';
+import { expectStatus, expectThat, type Check, type CheckContext, type KeyName } from '../types.ts';
+import { SINK, createTask, expectError, postTask } from './helpers.ts';
+
+const area = 'Batches';
+
+const projectParams = { attachment_type: 'text', categories: ['billing', 'support'], instruction: 'Route the ticket.' };
+
+/** A project and a batch in it (names fresh); returns the created batch. */
+export async function projectAndBatch(ctx: CheckContext, options: { key?: KeyName; studio?: boolean; callback?: string; metadata?: Record<string, unknown> } = {}) {
+  const key: KeyName = options.key ?? 'main';
+  const project = ctx.unique('proj');
+  const name = ctx.unique('batch');
+  const p = await ctx.call('POST', '/v1/projects', { key, json: { type: 'categorization', name: project, params: projectParams, ...(options.studio ? { studio: true } : {}) } });
+  expectStatus(p, 200, 'creating a project');
+  const b = await ctx.call('POST', '/v1/batches', {
+    key,
+    json: { project, name, ...(options.callback ? { callback: options.callback } : {}), ...(options.metadata ? { metadata: options.metadata } : {}) },
+  });
+  expectStatus(b, 200, 'creating a batch');
+  return { project, name, batch: b.body };
+}
+
+async function counts(ctx: CheckContext, name: string, key: KeyName = 'main') {
+  const ex = await ctx.call('GET', `/v1/batches/${encodeURIComponent(name)}/status`, { key });
+  expectStatus(ex, 200, `GET /v1/batches/${name}/status`);
+  return ex.body;
+}
+
+const batchTask = (batch: string, text: string) => ({ callback_url: SINK, batch, attachment: text });
+
+export const batchChecks: Check[] = [
+  {
+    id: 'batches/enterprise-lifecycle',
+    area,
+    seed: '3.2 Batch status > Enterprise (in_progress at creation; completed when the last task completes); 2.7 Batch',
+    rule: 'A batch of a plain project starts in_progress, counts its tasks by status, completes when its last task completes, and then takes no more tasks (400).',
+    kind: 'behaviour',
+    async run(ctx) {
+      const { project, name, batch } = await projectAndBatch(ctx, { metadata: { week: 47 } });
+      expectThat(batch.status === 'in_progress' && batch.project === project && batch.name === name, 'a new batch of a plain project should be in_progress in its project', batch);
+      expectThat(isDeepStrictEqual(batch.metadata, { week: 47 }), 'the batch should keep its metadata', batch.metadata);
+      const task = await createTask(ctx, 'categorization', batchTask(name, 'In the batch.'));
+      expectThat(task.batch === name && task.project === project, 'a task joining a batch should show the batch and its project', task);
+      const done = await ctx.until('the batch to complete once its only (test-mode) task completed', async () => {
+        const c = await counts(ctx, name);
+        return c.status === 'completed' ? c : undefined;
+      });
+      expectThat(
+        done.completed === 1 && done.pending === 0 && done.canceled === 0 && done.error === 0,
+        `the completed batch should count 1 completed task, got ${JSON.stringify(done)}`,
+      );
+      const read = await ctx.call('GET', `/v1/batches/${encodeURIComponent(name)}`);
+      expectStatus(read, 200, 'reading the batch');
+      expectThat(read.body?.status === 'completed' && typeof read.body?.completed_at === 'string', 'a completed batch should read completed, with completed_at', read.body);
+      const late = await postTask(ctx, 'categorization', batchTask(name, 'Too late.'));
+      expectError(late, 400, 'adding a task to a completed batch');
+      const listed = await ctx.call('GET', '/v1/batches', { query: { project } });
+      expectStatus(listed, 200, 'listing the batches of the project');
+      expectThat(listed.body?.total === 1 && listed.body?.docs?.[0]?.name === name, 'GET /v1/batches?project= should list the one batch of the project', listed.body);
+    },
+  },
+  {
+    id: 'batches/staging-finalize',
+    area,
+    seed: '3.2 Batch status > Rapid and Studio (staging → finalize → in_progress; no task added afterwards)',
+    rule: 'A studio batch starts staging and takes tasks; finalize moves it to in_progress (again: 200, unchanged), after which adding a task answers 400; it completes when no task is pending.',
+    kind: 'behaviour',
+    needs: ['liveKey'],
+    async run(ctx) {
+      const key: KeyName = 'live';
+      const { name, batch } = await projectAndBatch(ctx, { key, studio: true });
+      expectThat(batch.status === 'staging', `a studio batch should start in staging, got ${batch.status}`, batch);
+      const tasks = [
+        await createTask(ctx, 'categorization', batchTask(name, 'One.'), { key }),
+        await createTask(ctx, 'categorization', batchTask(name, 'Two.'), { key }),
+      ];
+      const staged = await counts(ctx, name, key);
+      expectThat(staged.status === 'staging' && staged.pending === 2, `a staging batch with 2 live tasks should count 2 pending, got ${JSON.stringify(staged)}`);
+      const path = `/v1/batches/${encodeURIComponent(name)}/finalize`;
+      for (const attempt of ['finalize', 'repeated finalize']) {
+        const fin = await ctx.call('POST', path, { key });
+        expectStatus(fin, 200, attempt);
+        expectThat(fin.body?.status === 'in_progress', `${attempt} should answer the batch in_progress, got ${fin.body?.status}`, fin.body);
+      }
+      expectError(await postTask(ctx, 'categorization', batchTask(name, 'Late.'), { key }), 400, 'adding a task to a finalized studio batch');
+      expectStatus(await ctx.call('POST', `/v1/task/${tasks[0].task_id}/cancel`, { key }), 200, 'cancel of the first task');
+      const half = await counts(ctx, name, key);
+      expectThat(half.status === 'in_progress' && half.pending === 1 && half.canceled === 1, `after one cancel: expected in_progress, 1 pending, 1 canceled; got ${JSON.stringify(half)}`);
+      expectStatus(await ctx.call('POST', `/v1/task/${tasks[1].task_id}/cancel`, { key }), 200, 'cancel of the second task');
+      const done = await ctx.until('the batch to complete once no task is pending', async () => {
+        const c = await counts(ctx, name, key);
+        return c.status === 'completed' ? c : undefined;
+      });
+      expectThat(done.canceled === 2 && done.pending === 0, `the completed batch should count 2 canceled, got ${JSON.stringify(done)}`);
+    },
+  },
+  {
+    id: 'batches/names',
+    area,
+    seed: '2.7 Batch (tasks join by name); decision: names unique, unknown project 404',
+    rule: 'A batch name is unique (409 for a duplicate); a batch of an unknown project and an unknown batch answer 404.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const { project, name } = await projectAndBatch(ctx);
+      expectError(await ctx.call('POST', '/v1/batches', { json: { project, name } }), 409, 'a second batch with the same name');
+      expectError(await ctx.call('POST', '/v1/batches', { json: { project: ctx.unique('none'), name: ctx.unique('batch') } }), 404, 'a batch of an unknown project');
+      expectError(await ctx.call('GET', `/v1/batches/${encodeURIComponent(ctx.unique('none'))}`), 404, 'an unknown batch');
+    },
+  },
+  {
+    id: 'batches/set-metadata',
+    area,
+    seed: '2.7 Batch; decision: setMetadata replaces the batch metadata',
+    rule: 'POST /v1/batches/{batchName}/setMetadata replaces the batch metadata and answers the batch.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const { name } = await projectAndBatch(ctx, { metadata: { a: 1 } });
+      const set = await ctx.call('POST', `/v1/batches/${encodeURIComponent(name)}/setMetadata`, { json: { b: 2 } });
+      expectStatus(set, 200, 'setMetadata of a batch');
+      expectThat(isDeepStrictEqual(set.body?.metadata, { b: 2 }), 'the batch metadata should be replaced', set.body);
+      const read = await ctx.call('GET', `/v1/batches/${encodeURIComponent(name)}`);
+      expectThat(isDeepStrictEqual(read.body?.metadata, { b: 2 }), 'the batch should read with the new metadata', read.body);
+    },
+  },
+];

@@ -1,0 +1,184 @@
+// Seed 6 (events: the completion callback, delivery rules, the attachment error callback, the batch
+// completion callback) and 5.6 (callback authentication). Callbacks go to the suite's receiver.
+import { isDeepStrictEqual } from 'node:util';
+import { expectStatus, expectThat, type Check, type CheckContext, type KeyName, type ReceivedCallback, type Receiver } from '../types.ts';
+import { projectAndBatch } from './batches.ts';
+import { FAILING_ATTACHMENT_HOST, SINK, callbackFlag, categorization, createTask, postTask, readTask, settledTask } from './helpers.ts';
+
+const area = 'Callbacks';
+const DELIVERY_MS = 60_000;
+
+function header(cb: ReceivedCallback, name: string): string | undefined {
+  const entry = Object.entries(cb.headers).find(([k]) => k.toLowerCase() === name);
+  const value = entry?.[1];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** A fresh mailbox on the receiver: its label and URL. */
+async function mailbox(ctx: CheckContext, prefix = 'cb'): Promise<{ receiver: Receiver; label: string; url: string }> {
+  const receiver = await ctx.receiver();
+  const label = ctx.unique(prefix);
+  return { receiver, label, url: receiver.url(label) };
+}
+
+/** Waits until `label` has received at least `n` POSTs; returns them. */
+function arrivals(ctx: CheckContext, receiver: Receiver, label: string, n: number, what: string, timeoutMs = DELIVERY_MS): Promise<ReceivedCallback[]> {
+  return ctx.until(what, async () => {
+    const got = receiver.received(label).filter((r) => (r.method ?? 'POST') === 'POST');
+    return got.length >= n ? got : undefined;
+  }, timeoutMs);
+}
+
+/** The headers every callback carries: JSON content type and the service-callback-auth key. */
+function expectCallbackHeaders(cb: ReceivedCallback, what: string): string {
+  const type = header(cb, 'content-type') ?? '';
+  expectThat(type.toLowerCase().startsWith('application/json'), `${what}: content-type should be application/json, got ${JSON.stringify(type)}`);
+  const auth = header(cb, 'service-callback-auth');
+  expectThat(typeof auth === 'string' && auth.length > 0, `${what}: the service-callback-auth header should carry the account's callback auth key`, cb.headers);
+  return auth;
+}
+
+async function flagBecomes(ctx: CheckContext, taskId: string, value: boolean, key?: KeyName) {
+  const flag = callbackFlag(ctx);
+  await ctx.until(`the task's ${flag} to become ${value}`, async () => (await readTask(ctx, taskId, key))[flag] === value, DELIVERY_MS);
+}
+
+export const callbackChecks: Check[] = [
+  {
+    id: 'callbacks/task-completed',
+    area,
+    seed: '6.1 Task completion callback; 6.2 Delivery rules; 5 Authentication (6: service-callback-auth)',
+    rule: 'A completed task POSTs {task_id, response, task} as JSON to its callback_url with the service-callback-auth header (the same key on every callback); a 2xx answer sets the callback flag true.',
+    kind: 'behaviour',
+    needs: ['callback'],
+    async run(ctx) {
+      const boxes = [await mailbox(ctx), await mailbox(ctx)];
+      const tasks = await Promise.all(boxes.map((b) => createTask(ctx, 'categorization', categorization({ callback_url: b.url }))));
+      const keys: string[] = [];
+      for (const [i, box] of boxes.entries()) {
+        const task = tasks[i];
+        const [cb] = await arrivals(ctx, box.receiver, box.label, 1, `the completion callback of task ${task.task_id}`);
+        if (!cb) continue;
+        keys.push(expectCallbackHeaders(cb, 'the completion callback'));
+        const body = cb.body;
+        expectThat(body && body.task_id === task.task_id, `the callback body should name the task (task_id ${task.task_id})`, body ?? cb.text.slice(0, 300));
+        const read = await settledTask(ctx, task.task_id, ['completed']);
+        expectThat(isDeepStrictEqual(body.response, read.response), 'the callback response should be the task response', { callback: body.response, task: read.response });
+        expectThat(body.task?.task_id === task.task_id && body.task?.status === 'completed', 'the callback should carry the completed task', body.task);
+        if (ctx.generation === 'legacy') {
+          expectThat(typeof body.task?.urgency === 'string', 'a task created through the older generation is sent in its own view (with urgency)', body.task);
+        }
+        await flagBecomes(ctx, task.task_id, true);
+      }
+      expectThat(keys.length === 2 && keys[0] === keys[1], 'every callback of one account should carry the same service-callback-auth value', keys);
+    },
+  },
+  {
+    id: 'callbacks/signature-headers',
+    area,
+    seed: '6 Events; decision: Standard Webhooks headers on every callback',
+    rule: 'Every callback carries webhook-id, webhook-timestamp (Unix seconds) and webhook-signature (v1,<base64>).',
+    kind: 'behaviour',
+    needs: ['callback'],
+    async run(ctx) {
+      const box = await mailbox(ctx);
+      await createTask(ctx, 'categorization', categorization({ callback_url: box.url }));
+      const [cb] = await arrivals(ctx, box.receiver, box.label, 1, 'the completion callback');
+      if (!cb) return;
+      expectThat((header(cb, 'webhook-id') ?? '').length > 0, 'webhook-id should be present', cb.headers);
+      expectThat(/^[0-9]+$/.test(header(cb, 'webhook-timestamp') ?? ''), 'webhook-timestamp should be Unix seconds', cb.headers);
+      expectThat(/(^| )v1,[A-Za-z0-9+/]+=*/.test(header(cb, 'webhook-signature') ?? ''), 'webhook-signature should hold v1,<base64 signature>', cb.headers);
+    },
+  },
+  {
+    id: 'callbacks/retry',
+    area,
+    seed: '6.2 Delivery rules (without 2xx the service retries)',
+    rule: 'A callback answered without 2xx is retried (the same message again), and the flag becomes true once a retry gets 2xx.',
+    kind: 'behaviour',
+    needs: ['callback'],
+    async run(ctx) {
+      const box = await mailbox(ctx);
+      box.receiver.respond(box.label, 500);
+      const task = await createTask(ctx, 'categorization', categorization({ callback_url: box.url }));
+      const [first] = await arrivals(ctx, box.receiver, box.label, 1, 'the first attempt');
+      const flag = callbackFlag(ctx);
+      const meanwhile = (await readTask(ctx, task.task_id))[flag];
+      expectThat(meanwhile !== true, `after a 500 the task's ${flag} must not be true`, meanwhile);
+      box.receiver.respond(box.label, 200);
+      // The first retry is due 5 s after the failure (the operator may compress the schedule).
+      const all = await arrivals(ctx, box.receiver, box.label, 2, 'a retry after the 500', 90_000);
+      const second = all[1];
+      expectThat(second?.body?.task_id === task.task_id && isDeepStrictEqual(second?.body, first?.body), 'the retry should carry the same body', second?.body);
+      expectThat(header(second!, 'webhook-id') === header(first!, 'webhook-id'), 'a retry of one message should keep its webhook-id');
+      await flagBecomes(ctx, task.task_id, true);
+    },
+  },
+  {
+    id: 'callbacks/attachment-error',
+    area,
+    seed: '6.3 Attachment error callback; 2.3 Attachment (test mode: .invalid host simulates a 404)',
+    rule: 'When an attachment fetch does not answer 200 the callback address receives {error, attachments: [{statusCode, url}]} with the service-callback-auth header.',
+    kind: 'behaviour',
+    needs: ['callback'],
+    async run(ctx) {
+      const box = await mailbox(ctx);
+      const attachment = `https://${FAILING_ATTACHMENT_HOST}/${ctx.unique('missing')}.jpg`;
+      const task = await createTask(ctx, 'categorization', categorization({ attachment_type: 'image', attachment, callback_url: box.url }));
+      const [cb] = await arrivals(ctx, box.receiver, box.label, 1, 'the attachment error callback');
+      expectCallbackHeaders(cb!, 'the attachment error callback');
+      const body = cb!.body;
+      expectThat(typeof body?.error === 'string' && body.error.length > 0, 'the attachment error callback should carry error text', body);
+      expectThat(
+        isDeepStrictEqual(body.attachments, [{ statusCode: 404, url: attachment }]),
+        `attachments should be [{statusCode: 404, url: ${attachment}}]`,
+        body.attachments,
+      );
+      await settledTask(ctx, task.task_id, [ctx.generation === 'legacy' ? 'completed' : 'error']);
+    },
+  },
+  {
+    id: 'callbacks/attachment-error-live',
+    area,
+    seed: '6.3 Attachment error callback; 2.3 Attachment (live mode fetches; not HTTP 200 → error body)',
+    rule: 'In live mode an attachment URL answering 404 moves the task to error and sends {error, attachments: [{statusCode: 404, url}]} to the callback address.',
+    kind: 'behaviour',
+    needs: ['liveKey', 'callback'],
+    async run(ctx) {
+      const box = await mailbox(ctx);
+      const attachment = box.receiver.fileUrl(ctx.unique('gone'), 404);
+      const task = await createTask(ctx, 'categorization', categorization({ attachment_type: 'image', attachment, callback_url: box.url }), { key: 'live' });
+      const [cb] = await arrivals(ctx, box.receiver, box.label, 1, 'the attachment error callback of a live task');
+      expectCallbackHeaders(cb!, 'the attachment error callback');
+      expectThat(
+        typeof cb!.body?.error === 'string' && isDeepStrictEqual(cb!.body?.attachments, [{ statusCode: 404, url: attachment }]),
+        `the body should be {error, attachments: [{statusCode: 404, url: ${attachment}}]}`,
+        cb!.body,
+      );
+      const read = await settledTask(ctx, task.task_id, [ctx.generation === 'legacy' ? 'completed' : 'error'], 'live');
+      expectThat(typeof read.response?.error === 'string', 'the task should carry response.error', read);
+    },
+  },
+  {
+    id: 'callbacks/batch-completed',
+    area,
+    seed: '6.4 Batch completion callback; 3.2 Batch status (completed; callback fired)',
+    rule: "When a batch completes its callback address receives {batch, counts} with the completed batch and its final task counts.",
+    kind: 'behaviour',
+    needs: ['callback'],
+    async run(ctx) {
+      const box = await mailbox(ctx, 'batch');
+      const { name } = await projectAndBatch(ctx, { callback: box.url });
+      expectStatus(
+        await postTask(ctx, 'categorization', { callback_url: SINK, batch: name, attachment: 'The only task.' }),
+        200,
+        'adding a task to the batch',
+      );
+      const [cb] = await arrivals(ctx, box.receiver, box.label, 1, 'the batch completion callback');
+      expectCallbackHeaders(cb!, 'the batch completion callback');
+      const body = cb!.body;
+      expectThat(body?.batch?.name === name && body?.batch?.status === 'completed', 'the body should carry the completed batch', body);
+      expectThat(isDeepStrictEqual(body.counts, { completed: 1, canceled: 0, error: 0 }), 'counts should be {completed: 1, canceled: 0, error: 0}', body.counts);
+    },
+  },
+];

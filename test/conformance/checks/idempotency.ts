@@ -1,0 +1,138 @@
+// Seed 4.4 (2): the Idempotency-Key header on creation requests.
+import { expectStatus, expectThat, type Check, type CheckContext, type Exchange } from '../types.ts';
+import { categorization, expectError, idsOf, listTasks, postTask } from './helpers.ts';
+
+const area = 'Idempotency';
+const seed = '4.4 Duplicate prevention > Idempotency-Key';
+
+const post = (ctx: CheckContext, body: unknown, key: string, who: 'main' | 'live' = 'main') =>
+  postTask(ctx, 'categorization', body, { key: who, headers: { 'Idempotency-Key': key } });
+
+/** Ids of the tasks carrying `tag` (each check tags its tasks with a fresh tag). */
+async function tagged(ctx: CheckContext, tag: string): Promise<string[]> {
+  return idsOf((await listTasks(ctx, { tags: tag })).docs);
+}
+
+function expectReplay(first: Exchange, again: Exchange, why: string) {
+  const shown = { first: first.body ?? first.text.slice(0, 300), again: again.body ?? again.text.slice(0, 300) };
+  expectThat(again.status === first.status, `${why}: the saved status ${first.status} should come back, got ${again.status}`, shown);
+  const otherTask = first.body?.task_id && again.body?.task_id && first.body.task_id !== again.body.task_id;
+  expectThat(
+    again.text === first.text,
+    `${why}: the saved body should come back byte for byte${otherTask ? ` (it names another task: ${again.body.task_id} instead of ${first.body.task_id})` : ''}`,
+    shown,
+  );
+  expectThat(
+    again.headers.get('idempotent-replayed') === 'true',
+    `${why}: a replayed answer should carry Idempotent-Replayed: true, got ${JSON.stringify(again.headers.get('idempotent-replayed'))}`,
+  );
+}
+
+export const idempotencyChecks: Check[] = [
+  {
+    id: 'idempotency/replay',
+    area,
+    seed,
+    rule: 'A repeated creation with the same Idempotency-Key and the same body (key order aside) gets the saved answer again and creates no second task.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const tag = ctx.unique('idem');
+      const key = ctx.unique('key');
+      const body = categorization({ tags: [tag] });
+      const first = await post(ctx, body, key);
+      expectStatus(first, 200, 'the first creation with an Idempotency-Key');
+      expectThat(first.headers.get('idempotent-replayed') === null, 'a first (not replayed) answer should not say Idempotent-Replayed');
+      const reordered = Object.fromEntries(Object.entries(body).reverse());
+      const again = await post(ctx, reordered, key);
+      expectReplay(first, again, 'the same request again with the same Idempotency-Key');
+      const ids = await tagged(ctx, tag);
+      expectThat(ids.length === 1 && ids[0] === first.body.task_id, `one task should exist, found ${ids.length}`, ids);
+    },
+  },
+  {
+    id: 'idempotency/errors-saved',
+    area,
+    seed,
+    rule: 'The answer saved for an Idempotency-Key includes errors: a repeated invalid request gets the same 400 again, marked as replayed.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const key = ctx.unique('key');
+      const bad = categorization({ categories: 'not a list' });
+      const first = await post(ctx, bad, key);
+      expectError(first, 400, 'a creation with categories not a list');
+      const again = await post(ctx, bad, key);
+      expectReplay(first, again, 'the same invalid request again with the same Idempotency-Key');
+    },
+  },
+  {
+    id: 'idempotency/mismatch-409',
+    area,
+    seed,
+    rule: 'The same Idempotency-Key with different parameters answers 409 and creates nothing.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const tag = ctx.unique('idem');
+      const key = ctx.unique('key');
+      expectStatus(await post(ctx, categorization({ tags: [tag] }), key), 200, 'the first creation with an Idempotency-Key');
+      const changed = await post(ctx, categorization({ tags: [tag], instruction: 'Something else entirely.' }), key);
+      expectError(changed, 409, 'the same Idempotency-Key with a different body');
+      expectThat(changed.headers.get('idempotent-replayed') !== 'true', 'a 409 for a different body is not a replay');
+      const ids = await tagged(ctx, tag);
+      expectThat(ids.length === 1, `only the first request should have created a task, found ${ids.length}`, ids);
+    },
+  },
+  {
+    id: 'idempotency/concurrent',
+    area,
+    seed: '4.4 Duplicate prevention > Idempotency-Key (simultaneous requests); 7 Errors (429)',
+    rule: 'Simultaneous identical requests with one Idempotency-Key create one task: each answers 200 with that task (or 429, safe to retry), never 5xx.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const tag = ctx.unique('idem');
+      const key = ctx.unique('key');
+      const body = categorization({ tags: [tag] });
+      const results = await Promise.all(Array.from({ length: 8 }, () => post(ctx, body, key)));
+      const statuses = results.map((r) => r.status);
+      expectThat(statuses.every((s) => s === 200 || s === 429), `expected only 200 or 429, got ${JSON.stringify(statuses)}`);
+      const answered = new Set(results.filter((r) => r.status === 200).map((r) => r.body?.task_id));
+      expectThat(answered.size <= 1, `every 200 should name the same task, got ${JSON.stringify([...answered])}`);
+      // A retry after the race is a plain replay of the one task.
+      const retry = await ctx.until('a retry with the same key to answer 200', async () => {
+        const r = await post(ctx, body, key);
+        return r.status === 200 ? r : undefined;
+      });
+      expectThat(answered.size === 0 || answered.has(retry.body?.task_id), 'the retry should replay the task the race created', retry.body);
+      const ids = await tagged(ctx, tag);
+      expectThat(ids.length === 1, `exactly one task should exist after the race, found ${ids.length}`, ids);
+    },
+  },
+  {
+    id: 'idempotency/invalid-key-400',
+    area,
+    seed: '4.4 Duplicate prevention > Idempotency-Key (decision: 1 to 255 visible ASCII characters)',
+    rule: 'An Idempotency-Key that is not 1 to 255 visible ASCII characters answers 400 and creates nothing.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const tag = ctx.unique('idem');
+      for (const key of ['with space', 'x'.repeat(256)]) {
+        expectError(await post(ctx, categorization({ tags: [tag] }), key), 400, `Idempotency-Key ${JSON.stringify(key.slice(0, 20))}${key.length > 20 ? '…' : ''}`);
+      }
+      const ids = await tagged(ctx, tag);
+      expectThat(ids.length === 0, `no task should be created with an invalid key, found ${ids.length}`, ids);
+    },
+  },
+  {
+    id: 'idempotency/other-mode-409',
+    area,
+    seed: '4.4 Duplicate prevention > Idempotency-Key (a different user: 409; decision: scope is account and mode)',
+    rule: 'An Idempotency-Key already used with the test key answers 409 when used with the live key.',
+    kind: 'behaviour',
+    needs: ['liveKey'],
+    async run(ctx) {
+      const key = ctx.unique('key');
+      const body = categorization();
+      expectStatus(await post(ctx, body, key), 200, 'the first creation (test key)');
+      expectError(await post(ctx, body, key, 'live'), 409, 'the same Idempotency-Key with the live key');
+    },
+  },
+];

@@ -1,0 +1,27 @@
+// Behaviour checks, each named after the section of the API description its rule comes from.
+// One file per area; every check uses fresh names (ctx.unique) and deletes nothing, so that a run
+// can be repeated on the same server.
+import type { Check } from '../types.ts';
+import { batchChecks } from './batches.ts';
+import { callbackChecks } from './callbacks.ts';
+import { idempotencyChecks } from './idempotency.ts';
+import { isolationChecks } from './isolation.ts';
+import { listChecks } from './lists.ts';
+import { projectChecks } from './projects.ts';
+import { taskChangeChecks } from './task-changes.ts';
+import { taskStateChecks } from './task-states.ts';
+import { testModeChecks } from './test-mode.ts';
+import { uniqueIdChecks } from './unique-id.ts';
+
+export const behaviourChecks: Check[] = [
+  ...taskStateChecks,
+  ...testModeChecks,
+  ...uniqueIdChecks,
+  ...idempotencyChecks,
+  ...taskChangeChecks,
+  ...listChecks,
+  ...projectChecks,
+  ...batchChecks,
+  ...callbackChecks,
+  ...isolationChecks,
+];

@@ -1,0 +1,188 @@
+// Seed 2.5 (projects: versioned parameters, the merge rule), 2.6 (ontologies) and 9 (versioning).
+import { isDeepStrictEqual } from 'node:util';
+import { expectStatus, expectThat, type Check, type CheckContext } from '../types.ts';
+import { SINK, createTask, expectError, postTask, readTask } from './helpers.ts';
+
+const area = 'Projects';
+
+interface Versioned {
+  version: number;
+  [k: string]: unknown;
+}
+
+async function createProject(ctx: CheckContext, body: Record<string, unknown>): Promise<any> {
+  const ex = await ctx.call('POST', '/v1/projects', { json: body });
+  expectStatus(ex, 200, `creating project ${String(body.name)}`);
+  return ex.body;
+}
+
+async function setParams(ctx: CheckContext, name: string, body: Record<string, unknown>): Promise<any> {
+  const ex = await ctx.call('POST', `/v1/projects/${encodeURIComponent(name)}/setParams`, { json: body });
+  expectStatus(ex, 200, `setParams on project ${name}`);
+  return ex.body;
+}
+
+/** The project with three parameter versions: v0 as created, v1 replaced, v2 patched over v1. */
+async function versionedProject(ctx: CheckContext) {
+  const name = ctx.unique('proj');
+  await createProject(ctx, {
+    type: 'categorization',
+    name,
+    params: { attachment_type: 'text', categories: ['a', 'b'], instruction: 'Project text v0.' },
+  });
+  await setParams(ctx, name, { categories: ['x', 'y'] });
+  const project = await setParams(ctx, name, { patch: true, attachment_type: 'text', instruction: 'Project text.' });
+  return { name, project };
+}
+
+const paramsOf = (v: Versioned | undefined) => {
+  if (!v) return undefined;
+  const { version: _v, created_at: _c, ...params } = v;
+  return params;
+};
+
+export const projectChecks: Check[] = [
+  {
+    id: 'projects/param-versions',
+    area,
+    seed: '2.5 Project (versioned parameters, paramHistory); 9 Versioning',
+    rule: 'Each setParams adds a parameter version (0, 1, 2, ...) kept in paramHistory: without patch it replaces the parameters, with patch: true it merges into the latest.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const { name, project } = await versionedProject(ctx);
+      const read = await ctx.call('GET', `/v1/projects/${encodeURIComponent(name)}`);
+      expectStatus(read, 200, 'reading the project');
+      for (const body of [project, read.body]) {
+        const history: Versioned[] = body?.paramHistory ?? [];
+        expectThat(isDeepStrictEqual(history.map((v) => v.version), [0, 1, 2]), `paramHistory should hold versions [0, 1, 2], got ${JSON.stringify(history.map((v) => v.version))}`, history);
+        expectThat(isDeepStrictEqual(paramsOf(history[0]), { attachment_type: 'text', categories: ['a', 'b'], instruction: 'Project text v0.' }), 'version 0 should hold the parameters given at creation', history[0]);
+        expectThat(isDeepStrictEqual(paramsOf(history[1]), { categories: ['x', 'y'] }), 'version 1 (setParams without patch) should hold exactly the new parameters', history[1]);
+        expectThat(
+          isDeepStrictEqual(paramsOf(history[2]), { attachment_type: 'text', categories: ['x', 'y'], instruction: 'Project text.' }),
+          'version 2 (setParams with patch: true) should be version 1 with the new keys merged over it',
+          history[2],
+        );
+      }
+      const listed = await ctx.call('GET', '/v1/projects');
+      expectStatus(listed, 200, 'listing projects');
+      expectThat(Array.isArray(listed.body) && listed.body.some((p: { name: string }) => p.name === name), 'GET /v1/projects should list the project', listed.body);
+    },
+  },
+  {
+    id: 'projects/merge-latest',
+    area,
+    seed: '2.5 Project > merge rule (latest version; task parameters override; instruction concatenated)',
+    rule: 'A task of a project uses the latest parameter version, records it in project_param_version, its own parameters override the project ones, and instruction is project text then task text.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const { name } = await versionedProject(ctx);
+      const only = await createTask(ctx, 'categorization', { callback_url: SINK, project: name, attachment: 'Only the attachment.' });
+      expectThat(only.project_param_version === 2, `a project-only task should use the latest version (2), got ${JSON.stringify(only.project_param_version)}`, only);
+      expectThat(
+        isDeepStrictEqual(only.params?.categories, ['x', 'y']) && only.params?.attachment_type === 'text' && only.params?.attachment === 'Only the attachment.',
+        'a project-only task should take its parameters from the latest version',
+        only.params,
+      );
+      expectThat(only.instruction === 'Project text.', `a task without instruction should get the project instruction, got ${JSON.stringify(only.instruction)}`);
+      const hybrid = await createTask(ctx, 'categorization', {
+        callback_url: SINK,
+        project: name,
+        attachment: 'Hybrid.',
+        categories: ['mine'],
+        instruction: 'Task text.',
+      });
+      expectThat(isDeepStrictEqual(hybrid.params?.categories, ['mine']), 'task parameters should override project ones', hybrid.params);
+      const instruction = String(hybrid.instruction ?? '');
+      expectThat(
+        instruction.includes('Project text.') && instruction.includes('Task text.') && instruction.indexOf('Project text.') < instruction.indexOf('Task text.'),
+        `instruction should be the project text followed by the task text, got ${JSON.stringify(hybrid.instruction)}`,
+      );
+      const stored = await readTask(ctx, hybrid.task_id);
+      expectThat(isDeepStrictEqual(stored.params?.categories, ['mine']) && stored.project_param_version === 2, 'the stored task should keep the merged parameters and version', stored);
+    },
+  },
+  {
+    id: 'projects/pinned-version',
+    area,
+    seed: '2.5 Project > merge rule; 9 Versioning (project_param_version selects an earlier version)',
+    rule: 'A task giving project_param_version uses that version; an unknown version answers 400.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const { name } = await versionedProject(ctx);
+      const pinned = await createTask(ctx, 'categorization', { callback_url: SINK, project: name, project_param_version: 0, attachment: 'Pinned.' });
+      expectThat(pinned.project_param_version === 0, `project_param_version 0 should be recorded, got ${JSON.stringify(pinned.project_param_version)}`, pinned);
+      expectThat(isDeepStrictEqual(pinned.params?.categories, ['a', 'b']), 'a task pinned to version 0 should take version 0 parameters', pinned.params);
+      expectThat(pinned.instruction === 'Project text v0.', 'a task pinned to version 0 should get version 0 instruction', pinned.instruction);
+      const unknown = await postTask(ctx, 'categorization', { callback_url: SINK, project: name, project_param_version: 9, attachment: 'x' });
+      expectError(unknown, 400, 'project_param_version 9 of a project with versions 0 to 2');
+    },
+  },
+  {
+    id: 'projects/no-version-null',
+    area,
+    seed: '2.1 Task > project_param_version (null if the project has no version)',
+    rule: 'A task of a project without parameter versions records project_param_version null.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const name = ctx.unique('proj');
+      await createProject(ctx, { type: 'categorization', name });
+      const task = await createTask(ctx, 'categorization', {
+        callback_url: SINK,
+        project: name,
+        instruction: 'Pick one.',
+        attachment_type: 'text',
+        attachment: 'Versionless.',
+        categories: ['a', 'b'],
+      });
+      expectThat(task.project_param_version === null, `project_param_version should be null, got ${JSON.stringify(task.project_param_version)}`, task);
+    },
+  },
+  {
+    id: 'projects/names',
+    area,
+    seed: '2.5 Project (a task joins a project by its name); decision: names unique, 404 for unknown, type must match',
+    rule: 'A project name is unique (409 for a duplicate), an unknown project answers 404, and a task of another type than its project answers 400.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const name = ctx.unique('proj');
+      await createProject(ctx, { type: 'categorization', name });
+      expectError(await ctx.call('POST', '/v1/projects', { json: { type: 'categorization', name } }), 409, 'a second project with the same name');
+      expectError(await ctx.call('GET', `/v1/projects/${encodeURIComponent(ctx.unique('none'))}`), 404, 'an unknown project');
+      const wrongType = await postTask(ctx, 'annotation', {
+        callback_url: SINK,
+        project: name,
+        attachment: 'https://example.com/conformance/a.jpg',
+        objects_to_annotate: ['car'],
+      });
+      expectError(wrongType, 400, 'an annotation task in a categorization project');
+    },
+  },
+  {
+    id: 'projects/ontology-versions',
+    area,
+    seed: '2.6 Ontology (versions are queryable; ontologyHistory)',
+    rule: 'Each setOntology adds an ontology version (0, 1, ...) kept in ontologyHistory with its choices; a duplicate choice answers 400 and adds no version.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const name = ctx.unique('proj');
+      await createProject(ctx, { type: 'categorization', name });
+      const path = `/v1/projects/${encodeURIComponent(name)}/setOntology`;
+      const ontologies = [
+        ['car', 'truck'],
+        ['car', { choice: 'vehicle', display: 'Vehicle', description: 'Anything with wheels.', subchoices: ['bus', 'tram'] }],
+      ];
+      for (const [i, ontology] of ontologies.entries()) {
+        expectStatus(await ctx.call('POST', path, { json: { ontology, name: `v${i}` } }), 200, `setOntology #${i + 1}`);
+      }
+      expectError(await ctx.call('POST', path, { json: { ontology: ['car', 'car'] } }), 400, 'an ontology with a duplicate choice');
+      const read = await ctx.call('GET', `/v1/projects/${encodeURIComponent(name)}`);
+      expectStatus(read, 200, 'reading the project');
+      const history: Array<Versioned & { ontology?: unknown; name?: string }> = read.body?.ontologyHistory ?? [];
+      expectThat(isDeepStrictEqual(history.map((v) => v.version), [0, 1]), `ontologyHistory should hold versions [0, 1], got ${JSON.stringify(history.map((v) => v.version))}`, history);
+      for (const [i, ontology] of ontologies.entries()) {
+        expectThat(isDeepStrictEqual(history[i]?.ontology, ontology), `ontology version ${i} should be kept as given`, history[i]);
+        expectThat(history[i]?.name === `v${i}`, `ontology version ${i} should keep its name v${i}`, history[i]);
+      }
+    },
+  },
+];

@@ -1,0 +1,107 @@
+// Seed 4.1 task management: tags (rules and limit) and metadata (replaced, allowed on any task).
+import { isDeepStrictEqual as same } from 'node:util';
+import { expectStatus, expectThat, type Check, type CheckContext } from '../types.ts';
+import { categorization, completedTask, createTask, expectError, postTask, readTask } from './helpers.ts';
+
+
+async function tagsCall(ctx: CheckContext, method: 'POST' | 'PUT' | 'DELETE', taskId: string, tags: unknown) {
+  return ctx.call(method, `/v1/task/${taskId}/tags`, { json: tags });
+}
+
+async function expectTags(ctx: CheckContext, taskId: string, expected: string[], why: string) {
+  const task = await readTask(ctx, taskId);
+  const actual = task.tags ?? [];
+  expectThat(same(actual, expected), `${why}: the task should read with tags ${JSON.stringify(expected)}, got ${JSON.stringify(task.tags)}`, task);
+}
+
+export const taskChangeChecks: Check[] = [
+  {
+    id: 'tags/add',
+    area: 'Tags',
+    seed: '4.1 Task management > POST /v1/task/{task_id}/tags (tag rules)',
+    rule: 'Adding tags appends the new ones in order and ignores tags already on the task; the answer is the task.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const [a, b, c] = [ctx.unique('t'), ctx.unique('t'), ctx.unique('t')];
+      const task = await createTask(ctx, 'categorization', categorization({ tags: [a] }));
+      expectThat(same(task.tags, [a]), 'the creation answer should carry the tags given', task.tags);
+      const added = await tagsCall(ctx, 'POST', task.task_id, [a, b]);
+      expectStatus(added, 200, 'POST tags');
+      expectThat(same(added.body?.tags, [a, b]), `POST [a, b] on a task tagged [a] should give [a, b], got ${JSON.stringify(added.body?.tags)}`, added.body);
+      await expectTags(ctx, task.task_id, [a, b], 'after POST');
+      const put = await tagsCall(ctx, 'PUT', task.task_id, [b, c]);
+      expectStatus(put, 200, 'PUT tags (the sample code uses PUT)');
+      expectThat(same(put.body?.tags, [a, b, c]), `PUT [b, c] on [a, b] should add c, giving [a, b, c]; got ${JSON.stringify(put.body?.tags)}`, put.body);
+    },
+  },
+  {
+    id: 'tags/limit-5',
+    area: 'Tags',
+    seed: '4.1 Task management (tag rules); 8 Limits > tags at most 5 per task',
+    rule: 'A task has at most 5 tags: a change or a creation that would give more answers 400 and changes nothing.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const tags = Array.from({ length: 6 }, () => ctx.unique('t'));
+      const four = tags.slice(0, 4);
+      const task = await createTask(ctx, 'categorization', categorization({ tags: four }));
+      expectError(await tagsCall(ctx, 'POST', task.task_id, tags.slice(4, 6)), 400, 'adding 2 tags to a task with 4');
+      await expectTags(ctx, task.task_id, four, 'after a refused change');
+      const five = await tagsCall(ctx, 'POST', task.task_id, [tags[4], tags[0]]);
+      expectStatus(five, 200, 'adding a fifth tag (and one already there)');
+      expectThat(same(five.body?.tags, tags.slice(0, 5)), 'five tags are allowed', five.body);
+      const six = await postTask(ctx, 'categorization', categorization({ tags }));
+      expectError(six, 400, 'creating a task with 6 tags');
+    },
+  },
+  {
+    id: 'tags/empty-400',
+    area: 'Tags',
+    seed: '4.1 Task management (tag rules: an empty or null tag is not allowed)',
+    rule: 'An empty or null tag answers 400 and changes nothing.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const a = ctx.unique('t');
+      const task = await createTask(ctx, 'categorization', categorization({ tags: [a] }));
+      expectError(await tagsCall(ctx, 'POST', task.task_id, ['']), 400, 'adding an empty tag');
+      expectError(await tagsCall(ctx, 'POST', task.task_id, [null]), 400, 'adding a null tag');
+      await expectTags(ctx, task.task_id, [a], 'after refused changes');
+    },
+  },
+  {
+    id: 'tags/remove',
+    area: 'Tags',
+    seed: '4.1 Task management > tags (decision: DELETE removes the listed tags)',
+    rule: 'DELETE /v1/task/{taskId}/tags removes the listed tags (absent ones are ignored); a task left without tags has no tags field.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const [a, b] = [ctx.unique('t'), ctx.unique('t')];
+      const task = await createTask(ctx, 'categorization', categorization({ tags: [a, b] }));
+      const removed = await tagsCall(ctx, 'DELETE', task.task_id, [a, ctx.unique('absent')]);
+      expectStatus(removed, 200, 'DELETE tags');
+      expectThat(same(removed.body?.tags, [b]), `DELETE [a, absent] on [a, b] should leave [b], got ${JSON.stringify(removed.body?.tags)}`, removed.body);
+      const none = await tagsCall(ctx, 'DELETE', task.task_id, [b]);
+      expectStatus(none, 200, 'DELETE the last tag');
+      expectThat(!('tags' in none.body), 'a task without tags should have no tags field', none.body);
+    },
+  },
+  {
+    id: 'metadata/replace',
+    area: 'Metadata',
+    seed: '4.1 Task management > POST /v1/task/{taskId}/setMetadata',
+    rule: 'setMetadata replaces the task metadata with the body (on any existing task, completed too), answers the task with 200, and is idempotent.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const task = await completedTask(ctx, 'categorization', categorization({ metadata: { a: 1, keep: 'no' } }));
+      expectThat(same(task.metadata, { a: 1, keep: 'no' }), 'the metadata given at creation should be kept', task.metadata);
+      const replacement = { b: 2, nested: { c: [1, 2] } };
+      for (const attempt of ['first', 'repeated']) {
+        const set = await ctx.call('POST', `/v1/task/${task.task_id}/setMetadata`, { json: replacement });
+        expectStatus(set, 200, `${attempt} setMetadata on a completed task`);
+        expectThat(same(set.body?.metadata, replacement), `${attempt} setMetadata should answer the task with exactly the new metadata (replaced, not merged)`, set.body?.metadata);
+      }
+      const read = await readTask(ctx, task.task_id);
+      expectThat(same(read.metadata, replacement), 'the task should read with the new metadata', read.metadata);
+      expectThat(read.status === 'completed', 'setMetadata should not change the status', read);
+    },
+  },
+];

@@ -1,0 +1,99 @@
+// `humantask conformance`: runs the conformance suite against any server of this API and reports.
+import { parseArgs } from 'node:util';
+import { progressSink } from './progress.ts';
+import { summaryText, writeReports } from './report.ts';
+import { defaultRuns, runConformance } from './runner.ts';
+import type { Generation, Options } from './types.ts';
+
+export const conformanceUsage = `usage: humantask conformance --base-url URL --key KEY [options]
+
+Tests a server of this API against the contract and the API description's rules.
+
+  --base-url URL          origin of the server (current generation at URL, older at URL/legacy)
+  --key KEY               a test-mode API key of an account
+  --generation G          current | legacy | both (default both)
+  --other-key KEY2        a key of a second account (isolation checks; skipped without it)
+  --live-key KEY3         the live key of the account of --key (live-mode checks; skipped without it)
+  --callback-host HOST    address of this machine that the server can reach; the suite receives
+                          callbacks there (callback checks are skipped without it), e.g. 127.0.0.1
+  --only PATTERN          only checks whose id or area contains PATTERN (case-insensitive)
+  --report DIR            write report.xml (JUnit), report.html and report.json into DIR
+  --seed N                seed of the generated input (default 1; printed, so any run can be repeated)
+  --runs N                generated requests per operation, valid and invalid each (default ${defaultRuns})
+  --profile P             full | mock (default full); mock runs the shape checks and generated valid
+                          requests only, for a mock such as Prism, and lists the checks it skipped
+  --legacy-prefix PATH    base path of the older generation (default /legacy; '' when it has its own origin)
+
+Exit status: 0 when every check passed, 1 when one failed, 2 for a usage error.
+`;
+
+class UsageError extends Error {}
+
+export function parseConformanceArgs(args: string[]): Options & { reportDir?: string } {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      'base-url': { type: 'string' },
+      key: { type: 'string' },
+      generation: { type: 'string', default: 'both' },
+      'other-key': { type: 'string' },
+      'live-key': { type: 'string' },
+      'callback-host': { type: 'string' },
+      only: { type: 'string' },
+      report: { type: 'string' },
+      seed: { type: 'string', default: '1' },
+      runs: { type: 'string', default: String(defaultRuns) },
+      profile: { type: 'string', default: 'full' },
+      'legacy-prefix': { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) throw new UsageError('');
+  if (positionals.length) throw new UsageError(`unexpected argument: ${positionals[0]}`);
+  const baseUrl = values['base-url'];
+  if (!baseUrl || !/^https?:\/\//.test(baseUrl)) throw new UsageError('--base-url URL is required (http:// or https://)');
+  if (!values.key) throw new UsageError('--key KEY is required');
+  const generationsOf: Record<string, Generation[]> = { current: ['current'], legacy: ['legacy'], both: ['current', 'legacy'] };
+  const generations = generationsOf[values.generation];
+  if (!generations) throw new UsageError('--generation is current, legacy or both');
+  const seed = Number(values.seed);
+  if (!Number.isSafeInteger(seed)) throw new UsageError('--seed is an integer');
+  const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1) throw new UsageError('--runs is a positive integer');
+  if (values.profile !== 'full' && values.profile !== 'mock') throw new UsageError('--profile is full or mock');
+  return {
+    baseUrl,
+    key: values.key,
+    ...(values['other-key'] ? { otherKey: values['other-key'] } : {}),
+    ...(values['live-key'] ? { liveKey: values['live-key'] } : {}),
+    generations,
+    callbackHost: values['callback-host'] ?? '',
+    ...(values.only ? { only: values.only } : {}),
+    ...(values.report ? { reportDir: values.report } : {}),
+    seed,
+    runs,
+    profile: values.profile,
+    ...(values['legacy-prefix'] !== undefined ? { legacyPrefix: values['legacy-prefix'] } : {}),
+  };
+}
+
+/** Runs the suite as the command line says; resolves to the exit status. */
+export async function main(args: string[], io: { stdout: NodeJS.WriteStream; stderr: NodeJS.WriteStream } = process): Promise<number> {
+  let options: ReturnType<typeof parseConformanceArgs>;
+  try {
+    options = parseConformanceArgs(args);
+  } catch (err) {
+    const message = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (err as Error).message : String(err);
+    if (message) io.stderr.write(`humantask conformance: ${message}\n\n`);
+    io.stdout.write(conformanceUsage);
+    return message ? 2 : 0;
+  }
+  const run = await runConformance(options, { out: progressSink(io.stderr) });
+  io.stdout.write(`\n${summaryText(run)}\n`);
+  if (options.reportDir) {
+    const files = writeReports(run, options.reportDir);
+    io.stdout.write(`reports: ${files.xml}, ${files.html}, ${files.json}\n`);
+  }
+  return run.passed ? 0 : 1;
+}

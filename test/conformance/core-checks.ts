@@ -1,0 +1,154 @@
+// The suite's own checks that exercise every operation of the contract once or twice:
+//  - without a key and with an unknown key: 401 (with WWW-Authenticate; the shape rules check it);
+//  - on a templated path naming nothing that exists: 404;
+//  - each documented request example (or, for operations without a body, one plain request): the
+//    documented answer.
+// Each answer also goes through the shape checks of the runner.
+import { loadContract, type Contract, type ContractOperation } from './contract.ts';
+import { formEncode, isRecord, operationKind, personalize, requestExamples, type SuiteState } from './fixtures.ts';
+import { describeExchange } from './shape.ts';
+import { ConformanceFailure, type Check, type CheckContext, type Exchange, type Generation } from './types.ts';
+
+/** The status the seed gives for a cancel of a completed task: 400 (newer), 500 (older). */
+export const cancelCompletedStatus: Record<Generation, number> = { current: 400, legacy: 500 };
+
+/** Every operation id of both contracts, with the generations that have it (document order). */
+export function operationsOfBothGenerations(): { operationId: string; generations: Generation[] }[] {
+  const out = new Map<string, Generation[]>();
+  for (const gen of ['current', 'legacy'] as const) {
+    for (const op of loadContract(gen).operations) out.set(op.operationId, [...(out.get(op.operationId) ?? []), gen]);
+  }
+  return [...out].map(([operationId, generations]) => ({ operationId, generations }));
+}
+
+export function operationOf(ctx: CheckContext, operationId: string): { contract: Contract; op: ContractOperation } {
+  const contract = loadContract(ctx.generation);
+  const op = contract.byId.get(operationId);
+  if (!op) throw new Error(`the ${ctx.generation} contract has no operation ${operationId}`);
+  return { contract, op };
+}
+
+function expectOneOf(ex: Exchange, statuses: number[], why: string): void {
+  if (!statuses.includes(ex.status)) throw new ConformanceFailure(`${why}: expected ${statuses.join(' or ')}, got ${ex.status}\n${describeExchange(ex)}`);
+}
+
+/** The answers an operation may give to a valid request of the suite (besides 200). */
+export function businessOutcomes(ctx: CheckContext, op: ContractOperation): number[] {
+  // Test-mode tasks are completed at once, so a cancel meets a completed task (seed 3.1).
+  return op.operationId === 'cancelTask' ? [200, cancelCompletedStatus[ctx.generation]] : [200];
+}
+
+export function coreChecks(state: SuiteState): Check[] {
+  const checks: Check[] = [];
+  for (const { operationId, generations } of operationsOfBothGenerations()) {
+    const label = operationId;
+    checks.push({
+      id: `auth/no-key/${label}`,
+      area: 'Authentication',
+      seed: '5 Authentication (5.1 HTTP Basic, 5.5 missing or invalid key: 401)',
+      rule: 'A request without an API key, or with a key the server does not know, gets 401 with WWW-Authenticate.',
+      kind: 'shape',
+      generations,
+      async run(ctx) {
+        const { op } = operationOf(ctx, operationId);
+        const path = state.fixtures(loadContract(ctx.generation)).examplePathFor(op);
+        const method = op.method.toUpperCase();
+        const none = await ctx.call(method, path, { key: 'none' });
+        expectOneOf(none, [401], `${operationId} without a key`);
+        if (ctx.options.profile === 'mock') {
+          ctx.note('profile mock: a mock takes any key, so the unknown-key request is not sent');
+          return;
+        }
+        const unknown = await ctx.call(method, path, { key: 'none', headers: { authorization: `Basic ${Buffer.from(`${ctx.unique('not-a-key')}:`).toString('base64')}` } });
+        expectOneOf(unknown, [401], `${operationId} with an unknown key`);
+      },
+    });
+  }
+
+  for (const { operationId, generations } of operationsOfBothGenerations()) {
+    const templated = loadContract(generations[0]!).byId.get(operationId)!.templated;
+    if (!templated) continue;
+    checks.push({
+      id: `not-found/${operationId}`,
+      area: 'Not found',
+      seed: '4.1 Task management (404 for an unknown id); 7 Errors (404: the resource does not exist)',
+      rule: 'A request on a path that names no existing task, project, batch, training or evaluation task gets 404.',
+      kind: 'shape',
+      // A mock keeps no state: every well-formed id exists for it.
+      mock: false,
+      generations,
+      async run(ctx) {
+        const { contract, op } = operationOf(ctx, operationId);
+        const fixtures = state.fixtures(contract);
+        const [, example] = requestExamples(contract, op)[0] ?? [];
+        const json = example === undefined ? undefined : await personalize(ctx, op, example);
+        const ex = await ctx.call(op.method.toUpperCase(), fixtures.unknownPathFor(ctx, op), json === undefined ? {} : { json });
+        expectOneOf(ex, [404], `${operationId} naming nothing that exists`);
+      },
+    });
+  }
+
+  for (const { operationId, generations } of operationsOfBothGenerations()) {
+    checks.push({
+      id: `examples/${operationId}`,
+      area: 'Examples',
+      seed: '4 Endpoints (each operation answers its documented request)',
+      rule: "Each of the contract's request examples of the operation (or a plain request, when it takes no body) gets the documented answer.",
+      kind: 'shape',
+      generations,
+      run: (ctx) => runExamples(ctx, state, operationId),
+    });
+  }
+  return checks;
+}
+
+async function runExamples(ctx: CheckContext, state: SuiteState, operationId: string): Promise<void> {
+  const { contract, op } = operationOf(ctx, operationId);
+  const fixtures = state.fixtures(contract);
+  const mock = ctx.options.profile === 'mock';
+  const method = op.method.toUpperCase();
+  const kind = operationKind(op);
+  const idempotency = op.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
+  const bodies: { name: string; json?: unknown; form?: boolean }[] = [];
+  for (const [name, value] of requestExamples(contract, op)) bodies.push({ name, json: value });
+  const forms = requestExamples(contract, op, 'application/x-www-form-urlencoded');
+  // Prism (5.14) stops on form bodies of operations with callbacks: a mock gets JSON only.
+  if (mock && forms.length) ctx.note('profile mock: the form examples are not sent (Prism cannot take them)');
+  else for (const [name, value] of forms) bodies.push({ name: `${name} (form)`, json: value, form: true });
+  if (bodies.length === 0) {
+    if (contract.requestBody(op)?.required) throw new ConformanceFailure(`${operationId} requires a body, but the contract gives no request example`);
+    bodies.push({ name: '(no body)' });
+  }
+
+  const failures: string[] = [];
+  for (const b of bodies) {
+    let body = b.json === undefined ? undefined : await personalize(ctx, op, b.json);
+    let expected = [200];
+    if (!mock && isRecord(body)) {
+      if (kind === 'task-creation' && (body.project !== undefined || body.batch !== undefined)) {
+        // The example's project exists only in the example: an unknown project or batch is a 404.
+        body = { ...body, ...(body.project !== undefined ? { project: ctx.unique('no-such-project') } : {}), ...(body.batch !== undefined ? { batch: ctx.unique('no-such-batch') } : {}) };
+        expected = [404];
+      } else if (kind === 'batch-creation' && typeof body.project === 'string') {
+        // createBatch examples name projects that createProject examples create.
+        const projectExample = fixtures.projectExampleNamed(body.project);
+        if (projectExample) body = { ...body, project: await fixtures.projectFrom(ctx, projectExample) };
+        else {
+          body = { ...body, project: ctx.unique('no-such-project') };
+          expected = [404];
+        }
+      }
+    }
+    if (!mock) expected = expected.includes(200) ? [...new Set([...expected, ...businessOutcomes(ctx, op)])] : expected;
+    const path = op.templated ? await fixtures.pathFor(ctx, op) : op.path;
+    const headers = idempotency ? { 'Idempotency-Key': ctx.unique('idem') } : undefined;
+    const request = b.form && isRecord(body) ? { form: formEncode(body), ...(headers ? { headers } : {}) } : { ...(body !== undefined ? { json: body } : {}), ...(headers ? { headers } : {}) };
+    const ex = await ctx.call(method, path, request);
+    if (ex.status === 402 && kind !== 'other' && !mock) {
+      ctx.note(`example ${b.name}: 402, the task type is not enabled for this account (a documented business answer)`);
+      continue;
+    }
+    if (!expected.includes(ex.status)) failures.push(`example ${b.name}: expected ${expected.join(' or ')}, got ${ex.status}\n${describeExchange(ex)}`);
+  }
+  if (failures.length) throw new ConformanceFailure(`${failures.length} of ${bodies.length} example request(s) of ${operationId} got another answer than documented:\n${failures.join('\n')}`);
+}

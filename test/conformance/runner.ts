@@ -1,0 +1,377 @@
+// runConformance: runs the checks against a server, one after another, per generation. Every
+// answer any check sees is shape-checked against the bundled contract and counted for coverage.
+import { randomBytes } from 'node:crypto';
+import { behaviourChecks } from './checks/index.ts';
+import { documentedPairs, loadContract, type Contract, type ContractOperation } from './contract.ts';
+import { coreChecks } from './core-checks.ts';
+import { generatedChecks } from './generated-checks.ts';
+import { startReceiver, type RunningReceiver } from './receiver.ts';
+import { describeExchange, shapeProblems, shapeRuleText, type ShapeRule } from './shape.ts';
+import { SuiteState } from './fixtures.ts';
+import {
+  ConformanceFailure,
+  type Check,
+  type CheckContext,
+  type CheckResult,
+  type Exchange,
+  type Generation,
+  type KeyName,
+  type Options,
+  type ProgressSink,
+  type RequestOptions,
+} from './types.ts';
+
+/** One documented (operation, status) pair of a generation, and how often the run saw it. */
+export interface CoverageEntry {
+  generation: Generation;
+  operationId: string;
+  method: string;
+  path: string;
+  status: string;
+  /** False for a status the run saw but the contract does not document (a shape failure too). */
+  documented: boolean;
+  count: number;
+}
+
+export interface Coverage {
+  entries: CoverageEntry[];
+  /** Documented pairs seen at least once / documented pairs (of the generations run). */
+  exercised: number;
+  documented: number;
+}
+
+export interface ConformanceRun {
+  results: CheckResult[];
+  coverage: Coverage;
+  seed: number;
+  passed: boolean;
+  options: Options;
+  startedAt: Date;
+  ms: number;
+  /** Requests sent to the server under test. */
+  requests: number;
+}
+
+export interface RunExtras {
+  /** The checks to run instead of the built-in ones (shape checks of every answer still apply). */
+  checks?: Check[];
+  /** Progress: a sink, or a function that gets plain lines. */
+  out?: ProgressSink | ((line: string) => void);
+}
+
+export const defaultRuns = 6;
+const requestTimeoutMs = 30_000;
+
+/** The seed section each shape rule comes from. */
+const shapeSeed: Record<ShapeRule, string> = {
+  'status-documented': '7 Errors; 4 Endpoints',
+  'content-type': '4 Endpoints (responses are JSON)',
+  'body-schema': '2 Resources and their fields; 4 Endpoints',
+  'error-body': '7 Errors (409 body {status_code, error}; decision: every error body)',
+  'www-authenticate': '5 Authentication (missing or invalid key: 401)',
+  'retry-after': '7 Errors (429: too many requests, safe to retry)',
+  'header-schema': '4 Endpoints',
+};
+
+interface ShapeRecord {
+  generation: Generation;
+  operationId: string;
+  status: number;
+  seen: number;
+  failures: Map<ShapeRule, { count: number; first: string; example: Exchange; checkId: string }>;
+}
+
+function basicAuth(key: string): string {
+  return `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
+}
+
+function sinkOf(out: RunExtras['out']): ProgressSink {
+  if (!out) return {};
+  if (typeof out === 'function') {
+    return {
+      log: (text) => out(text),
+      result: (r, done, total) => out(`[${done}/${total}] ${r.outcome.padEnd(7)} ${r.generation.padEnd(7)} ${r.check.id}${r.outcome === 'failed' ? `: ${r.message.split('\n')[0]}` : ''}`),
+    };
+  }
+  return out;
+}
+
+export function keyFor(options: Options, name: KeyName): string | null {
+  switch (name) {
+    case 'main':
+      return options.key;
+    case 'other':
+      if (!options.otherKey) throw new Error('this check needs --other-key (a key of another account)');
+      return options.otherKey;
+    case 'live':
+      if (!options.liveKey) throw new Error('this check needs --live-key (the live key of the account)');
+      return options.liveKey;
+    case 'none':
+      return null;
+  }
+}
+
+/**
+ * Percent-encodes everything but RFC 3986's unreserved characters: a space is `%20` (not the
+ * form encoding's `+`), and no reserved character goes out as itself (the contract's query
+ * parameters do not allow reserved characters unless they say so).
+ */
+export const strictEncode = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+/** The URL of a request: the generation's base, the path, the query (arrays as repeated keys). */
+export function requestUrl(options: Options, generation: Generation, path: string, query?: RequestOptions['query']): string {
+  const base = options.baseUrl.replace(/\/+$/, '') + (generation === 'legacy' ? (options.legacyPrefix ?? '/legacy') : '');
+  const pairs: string[] = [];
+  for (const [k, v] of Object.entries(query ?? {})) {
+    if (v === undefined) continue;
+    for (const item of Array.isArray(v) ? v : [v]) pairs.push(`${strictEncode(k)}=${strictEncode(String(item))}`);
+  }
+  const qs = pairs.join('&');
+  return `${base}${path}${qs ? (path.includes('?') ? '&' : '?') + qs : ''}`;
+}
+
+function missingNeed(check: Check, options: Options): string | undefined {
+  for (const need of check.needs ?? []) {
+    if (need === 'otherKey' && !options.otherKey) return 'needs --other-key (a key of a second account)';
+    if (need === 'liveKey' && !options.liveKey) return 'needs --live-key (the live key of the account)';
+    if (need === 'callback' && !options.callbackHost) return 'needs --callback-host (an address of this machine the server can reach)';
+  }
+  return undefined;
+}
+
+/** Whether a check runs with --profile mock (Prism keeps no state: behaviour checks do not). */
+export const runsOnMock = (check: Check) => check.mock ?? check.kind !== 'behaviour';
+
+export function matchesOnly(check: Check, only: string | undefined): boolean {
+  if (!only) return true;
+  const needle = only.toLowerCase();
+  return check.id.toLowerCase().includes(needle) || check.area.toLowerCase().includes(needle);
+}
+
+export async function runConformance(input: Options, extra: RunExtras = {}): Promise<ConformanceRun> {
+  const options: Options = { runs: defaultRuns, ...input };
+  const startedAt = new Date();
+  const started = performance.now();
+  const sink = sinkOf(extra.out);
+  const contracts = new Map<Generation, Contract>(options.generations.map((g) => [g, loadContract(g)]));
+  const state = new SuiteState();
+  const checks = extra.checks ?? [...coreChecks(state), ...behaviourChecks, ...generatedChecks(state)];
+
+  const plan: { check: Check; generation: Generation }[] = [];
+  for (const generation of options.generations) {
+    for (const check of checks) {
+      if ((check.generations ?? ['current', 'legacy']).includes(generation) && matchesOnly(check, options.only)) plan.push({ check, generation });
+    }
+  }
+
+  // Unique texts of this run: another run against the same server must not collide with them.
+  const runTag = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+  let counter = 0;
+  let receiver: Promise<RunningReceiver> | undefined;
+  const shapes = new Map<string, ShapeRecord>();
+  const undocumented = new Map<string, CoverageEntry>();
+  const seen = new Map<string, number>();
+  let requests = 0;
+
+  function record(check: Check, ex: Exchange, contract: Contract) {
+    const op = ex.operationId ? contract.byId.get(ex.operationId) : undefined;
+    const problems = shapeProblems(contract, op, ex);
+    ex.shapeProblems.push(...problems.map((p) => `${p.rule}: ${p.message}`));
+    const opName = ex.operationId ?? `${ex.method} ${ex.path} (no operation of the contract)`;
+    const key = `${ex.generation}|${opName}|${ex.status}`;
+    let rec = shapes.get(key);
+    if (!rec) {
+      rec = { generation: ex.generation, operationId: opName, status: ex.status, seen: 0, failures: new Map() };
+      shapes.set(key, rec);
+    }
+    rec.seen++;
+    for (const p of problems) {
+      const f = rec.failures.get(p.rule);
+      if (f) f.count++;
+      else rec.failures.set(p.rule, { count: 1, first: p.message, example: ex, checkId: check.id });
+    }
+    if (op) {
+      const documentedKey = contract.response(op, ex.status)?.key;
+      if (documentedKey) {
+        const k = `${ex.generation}|${op.operationId}|${documentedKey}`;
+        seen.set(k, (seen.get(k) ?? 0) + 1);
+      } else {
+        const k = `${ex.generation}|${op.operationId}|${ex.status}`;
+        const e = undocumented.get(k) ?? { generation: ex.generation, operationId: op.operationId, method: op.method.toUpperCase(), path: op.path, status: String(ex.status), documented: false, count: 0 };
+        e.count++;
+        undocumented.set(k, e);
+      }
+    }
+  }
+
+  /** One request and its answer, as an Exchange (not yet shape-checked). */
+  async function exchange(
+    generation: Generation,
+    upper: string,
+    url: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    pathOnly: string,
+    op: ContractOperation | undefined,
+  ): Promise<Exchange> {
+    let res: Response;
+    requests++;
+    try {
+      res = await fetch(url, { method: upper, headers, body, signal: AbortSignal.timeout(requestTimeoutMs) });
+    } catch (err) {
+      throw new ConformanceFailure(`${upper} ${url} got no answer: ${(err as Error).message}${(err as { cause?: Error }).cause ? ` (${(err as { cause: Error }).cause.message})` : ''}`);
+    }
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return {
+      generation,
+      method: upper,
+      path: pathOnly,
+      ...(op ? { operationId: op.operationId, template: op.path } : {}),
+      status: res.status,
+      headers: res.headers,
+      text,
+      body: parsed,
+      shapeProblems: [],
+      url,
+      ...(body !== undefined ? { requestText: body } : {}),
+    };
+  }
+
+  function contextFor(check: Check, generation: Generation, notes: string[]): CheckContext {
+    const contract = contracts.get(generation)!;
+    return {
+      generation,
+      options,
+      async call(method, path, req: RequestOptions = {}) {
+        const key = keyFor(options, req.key ?? 'main');
+        const headers: Record<string, string> = {};
+        if (key !== null) headers.authorization = basicAuth(key);
+        let body: string | undefined;
+        if (req.json !== undefined) {
+          headers['content-type'] = 'application/json';
+          body = JSON.stringify(req.json);
+        } else if (req.form !== undefined) {
+          headers['content-type'] = 'application/x-www-form-urlencoded';
+          body = req.form;
+        }
+        Object.assign(headers, req.headers);
+        const url = requestUrl(options, generation, path, req.query);
+        const upper = method.toUpperCase();
+        const pathOnly = path.split('?')[0]!;
+        const op = contract.match(upper, pathOnly);
+        // A rate-limited request (429) is shape-checked, then sent again after its Retry-After
+        // (at most 10 s, 5 times): a server's rate limit is no failure of the check that hit it.
+        for (let attempt = 1; ; attempt++) {
+          const ex = await exchange(generation, upper, url, headers, body, pathOnly, op);
+          record(check, ex, contract);
+          if (ex.status !== 429 || attempt === 5) return ex;
+          const retryAfter = Number(ex.headers.get('retry-after'));
+          await new Promise((r) => setTimeout(r, Math.min(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 1000, 10_000)));
+        }
+      },
+      receiver() {
+        receiver ??= startReceiver(options.callbackHost || '127.0.0.1');
+        return receiver;
+      },
+      unique(prefix = 'conformance') {
+        return `${prefix}-${runTag}-${++counter}`;
+      },
+      async until(what, probe, timeoutMs = 30_000) {
+        const end = Date.now() + timeoutMs;
+        let wait = 20;
+        for (;;) {
+          const value = await probe();
+          if (value !== undefined && value !== false) return value as never;
+          if (Date.now() > end) throw new ConformanceFailure(`timed out after ${timeoutMs} ms waiting for ${what}`);
+          await new Promise((r) => setTimeout(r, wait));
+          wait = Math.min(wait * 2, 250);
+        }
+      },
+      note(text) {
+        notes.push(text);
+      },
+    };
+  }
+
+  sink.log?.(`humantask conformance: ${options.baseUrl}, generations ${options.generations.join(', ')}, profile ${options.profile}, seed ${options.seed} (repeat with --seed ${options.seed})`);
+  sink.start?.(plan.length);
+  const results: CheckResult[] = [];
+  try {
+    for (const [i, { check, generation }] of plan.entries()) {
+      let result: CheckResult;
+      const skip =
+        options.profile === 'mock' && !runsOnMock(check)
+          ? 'behaviour check: not run with --profile mock (a mock keeps no state)'
+          : missingNeed(check, options);
+      if (skip) {
+        result = { check, generation, outcome: 'skipped', ms: 0, notes: [], reason: skip };
+      } else {
+        const notes: string[] = [];
+        const t0 = performance.now();
+        try {
+          await check.run(contextFor(check, generation, notes));
+          result = { check, generation, outcome: 'passed', ms: Math.round(performance.now() - t0), notes };
+        } catch (err) {
+          const ms = Math.round(performance.now() - t0);
+          if (err instanceof ConformanceFailure) {
+            result = { check, generation, outcome: 'failed', ms, notes, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) };
+          } else {
+            const e = err as Error;
+            result = { check, generation, outcome: 'failed', ms, notes, message: `the check stopped with an error: ${e?.name ?? 'Error'}: ${e?.message ?? String(err)}`, details: e?.stack };
+          }
+        }
+      }
+      results.push(result);
+      sink.result?.(result, i + 1, plan.length);
+    }
+  } finally {
+    if (receiver) await (await receiver).close();
+    sink.stop?.();
+  }
+
+  // One Shape result per (generation, operation, status) seen; a failure per broken rule.
+  for (const rec of shapes.values()) {
+    const base = { area: 'Shape', kind: 'shape' as const, generations: [rec.generation], run: async () => {} };
+    if (rec.failures.size === 0) {
+      const check: Check = { ...base, id: `shape/${rec.operationId}/${rec.status}`, seed: '4 Endpoints; 7 Errors', rule: `Every answer of ${rec.operationId} with status ${rec.status} fits the contract.` };
+      results.push({ check, generation: rec.generation, outcome: 'passed', ms: 0, notes: [`${rec.seen} answer(s) checked`] });
+      continue;
+    }
+    for (const [rule, f] of rec.failures) {
+      const check: Check = { ...base, id: `shape/${rec.operationId}/${rec.status}/${rule}`, seed: shapeSeed[rule], rule: shapeRuleText[rule] };
+      results.push({
+        check,
+        generation: rec.generation,
+        outcome: 'failed',
+        ms: 0,
+        notes: [],
+        message: `${f.first}\n${f.count} of ${rec.seen} answer(s) broke this rule; the first came to check ${f.checkId}:\n${describeExchange(f.example)}`,
+      });
+    }
+  }
+
+  const entries: CoverageEntry[] = [];
+  for (const generation of options.generations) {
+    for (const pair of documentedPairs(contracts.get(generation)!)) {
+      entries.push({ generation, ...pair, documented: true, count: seen.get(`${generation}|${pair.operationId}|${pair.status}`) ?? 0 });
+    }
+  }
+  entries.push(...undocumented.values());
+  const documented = entries.filter((e) => e.documented);
+  return {
+    results,
+    coverage: { entries, exercised: documented.filter((e) => e.count > 0).length, documented: documented.length },
+    seed: options.seed,
+    passed: results.every((r) => r.outcome !== 'failed'),
+    options,
+    startedAt,
+    ms: Math.round(performance.now() - started),
+    requests,
+  };
+}

@@ -1,0 +1,171 @@
+// The conformance suite's vocabulary: what a check is, what it can do, how it fails.
+// `humantask conformance` runs the checks against any server; nothing here imports from server/.
+
+export type Generation = 'current' | 'legacy';
+
+/** Which key a request is sent with: the main (test-mode) key, another account's key, the live key, or none. */
+export type KeyName = 'main' | 'other' | 'live' | 'none';
+
+export interface Options {
+  /** Origin of the server under test; the current generation is at `${baseUrl}`, the older at `${baseUrl}/legacy`. */
+  baseUrl: string;
+  key: string;
+  otherKey?: string;
+  liveKey?: string;
+  generations: Generation[];
+  /**
+   * Address the callback receiver listens on (it must be reachable from the server). Empty: none
+   * was given; checks that need callbacks are skipped (the receiver then listens on 127.0.0.1).
+   */
+  callbackHost: string;
+  /** Runs only the checks whose id or area contains this text (case-insensitive). */
+  only?: string;
+  reportDir?: string;
+  /** fast-check seed; printed so that any run can be repeated. */
+  seed: number;
+  /** `mock`: shape checks and generated valid requests only (for Prism); behaviour checks are listed as skipped. */
+  profile: 'full' | 'mock';
+  /** Base path of the older generation (default `/legacy`). */
+  legacyPrefix?: string;
+  /** Generated requests per operation and kind (valid, invalid); default 6. */
+  runs?: number;
+}
+
+export interface RequestOptions {
+  key?: KeyName;
+  json?: unknown;
+  /** An `application/x-www-form-urlencoded` body (the older generation accepts forms). */
+  form?: string;
+  query?: Record<string, string | number | boolean | string[] | undefined>;
+  headers?: Record<string, string>;
+}
+
+/** One request and its answer, as the suite saw it. */
+export interface Exchange {
+  generation: Generation;
+  method: string;
+  /** The path as sent, e.g. `/v1/task/abc` (without the generation prefix). */
+  path: string;
+  /** The contract's operation that the path matched, if any. */
+  operationId?: string;
+  /** The contract's path template that matched, e.g. `/v1/task/{taskId}`. */
+  template?: string;
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The parsed JSON body, or undefined when the body is not JSON. */
+  body: any;
+  /** Shape problems found in this answer (already recorded as failures of the shape area). */
+  shapeProblems: string[];
+  /** The full URL sent (query included), for reports. */
+  url?: string;
+  /** The request body as sent, for reports. */
+  requestText?: string;
+}
+
+/**
+ * What a check gets. Every `call` is shape-checked against the bundled contract and counted for
+ * coverage by the runner, whatever the check then asserts.
+ */
+export interface CheckContext {
+  generation: Generation;
+  options: Options;
+  call(method: string, path: string, options?: RequestOptions): Promise<Exchange>;
+  /** A callback receiver on `options.callbackHost` (started on first use, shared, stopped at the end). */
+  receiver(): Promise<Receiver>;
+  /** A fresh unique text for this run (unique_ids, names, Idempotency-Keys). */
+  unique(prefix?: string): string;
+  /** Waits until `probe` returns a value other than undefined/false, or fails the check after `timeoutMs` with `what`. */
+  until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs?: number): Promise<T>;
+  /** Notes something in the report without failing (e.g. why a part was not exercised). */
+  note(text: string): void;
+}
+
+export interface ReceivedCallback {
+  path: string;
+  /** `POST` for callbacks; `GET` for fetches of `fileUrl` addresses. */
+  method?: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+  text: string;
+  receivedAt: number;
+}
+
+export interface Receiver {
+  /** URL to put in `callback_url`; each call gives a distinct path so checks do not see each other's callbacks. */
+  url(label?: string): string;
+  /** Callbacks that reached the URL made with `label`. */
+  received(label: string): ReceivedCallback[];
+  /** Sets the status the receiver answers for `label` (default 200). */
+  respond(label: string, status: number): void;
+  /**
+   * URL of a small file the receiver serves to GET (an attachment that the server may fetch):
+   * answered with `status` (default 200, e.g. 404 for a failed fetch). Fetches are listed by `fetches`.
+   */
+  fileUrl(label: string, status?: number): string;
+  /** The GET requests that reached `fileUrl(label)`. */
+  fetches(label: string): ReceivedCallback[];
+}
+
+export interface Check {
+  /** Stable id, e.g. `idempotency/replay-same-body`. */
+  id: string;
+  /** Summary area, e.g. `Idempotency`, `Task states`, `Shape`, `Generated input`. */
+  area: string;
+  /** The section of the API description the rule comes from, e.g. `Duplicate prevention > Idempotency-Key`. */
+  seed: string;
+  /** What the rule is, in one sentence (shown in the report and in failure messages). */
+  rule: string;
+  kind: 'shape' | 'behaviour' | 'generated';
+  /** Generations it applies to (default both). */
+  generations?: Generation[];
+  /** Options it needs; the check is skipped (and listed) when one is missing. */
+  needs?: Array<'otherKey' | 'liveKey' | 'callback'>;
+  /** Whether it runs with `--profile mock` (default: shape and generated checks do, behaviour checks do not). */
+  mock?: boolean;
+  run(ctx: CheckContext): Promise<void>;
+}
+
+/** Thrown by a check: the rule it names is broken. */
+export class ConformanceFailure extends Error {
+  constructor(
+    message: string,
+    readonly details?: unknown,
+  ) {
+    super(message);
+    this.name = 'ConformanceFailure';
+  }
+}
+
+/** Throws a ConformanceFailure with `message` unless `condition` holds. */
+export function expectThat(condition: unknown, message: string, details?: unknown): asserts condition {
+  if (!condition) throw new ConformanceFailure(message, details);
+}
+
+/** Throws unless the exchange answered `status`; the message shows what came instead. */
+export function expectStatus(ex: Exchange, status: number | number[], why: string): void {
+  const wanted = Array.isArray(status) ? status : [status];
+  if (!wanted.includes(ex.status)) {
+    throw new ConformanceFailure(
+      `${why}: expected ${wanted.join(' or ')} from ${ex.method} ${ex.path}, got ${ex.status}`,
+      { status: ex.status, body: ex.body ?? ex.text.slice(0, 500) },
+    );
+  }
+}
+
+export type CheckResult =
+  | { check: Check; generation: Generation; outcome: 'passed'; ms: number; notes: string[] }
+  | { check: Check; generation: Generation; outcome: 'failed'; ms: number; notes: string[]; message: string; details?: unknown }
+  | { check: Check; generation: Generation; outcome: 'skipped'; ms: 0; notes: string[]; reason: string };
+
+/** Where the runner reports progress (the CLI's progress bar or plain lines; tests may collect lines). */
+export interface ProgressSink {
+  /** The run starts: `total` check runs (check × generation) are planned. */
+  start?(total: number): void;
+  /** One check run has ended. */
+  result?(result: CheckResult, done: number, total: number): void;
+  /** A line of information (the seed, the generation being run, ...). */
+  log?(text: string): void;
+  /** The run has ended. */
+  stop?(): void;
+}
