@@ -24,9 +24,22 @@ const DURATION = quick ? 5 : 20;
 const WARMUP = quick ? 1 : 3;
 const CONNECTIONS = 32;
 const SEED = 1000;
+/** The memory case: creation load this long, the server's RSS sampled every second. */
+const MEMORY_SECONDS = quick ? 20 : 60;
 
 type Target = 'postgres' | 'pglite' | 'baseline' | 'prism';
 type CaseName = 'create-idempotency-key' | 'create-insert' | 'create-test-mode' | 'get-task' | 'list-page';
+
+/** RSS of a reference server under sustained creation load (the memory target). */
+interface MemoryResult {
+  target: 'postgres' | 'pglite';
+  seconds: number;
+  /** RSS in MB, one sample per second. */
+  samples: number[];
+  endMb: number;
+  /** RSS growth over the last half of the run (the last 30 s of a full run), in MB. */
+  growthMb: number;
+}
 
 interface CaseResult {
   target: Target;
@@ -181,6 +194,22 @@ async function referenceCases(target: 'postgres' | 'pglite', server: Child, resu
   results.push(await measure(target, 'list-page', { url: `${server.url}/v1/tasks?limit=100`, headers: auth }));
 }
 
+/** Creation load for MEMORY_SECONDS while the server's RSS is sampled every second. */
+async function memoryCase(target: 'postgres' | 'pglite', server: Child): Promise<MemoryResult> {
+  process.stdout.write(`  ${target.padEnd(9)} ${'memory'.padEnd(23)} `);
+  const samples: number[] = [];
+  const load = autocannon({ ...createOptions(server.url, server.account!.live_key, true), connections: CONNECTIONS, timeout: 10, duration: MEMORY_SECONDS });
+  const sampler = setInterval(() => void rssMb(server).then((mb) => samples.push(mb)), 1000);
+  await load;
+  clearInterval(sampler);
+  await new Promise((r) => setTimeout(r, 100));
+  const half = samples.slice(Math.floor(samples.length / 2));
+  const endMb = samples.at(-1) ?? 0;
+  const growthMb = Math.round((endMb - (half[0] ?? endMb)) * 10) / 10;
+  console.log(`RSS ${endMb} MB after ${MEMORY_SECONDS} s, ${growthMb >= 0 ? '+' : ''}${growthMb} MB over the last ${MEMORY_SECONDS / 2} s`);
+  return { target, seconds: MEMORY_SECONDS, samples, endMb, growthMb };
+}
+
 const serverEnv = {
   LOG_LEVEL: 'silent',
   NODE_ENV: 'production',
@@ -195,6 +224,7 @@ async function main() {
   if (!postgresAvailable()) throw new Error('PostgreSQL 15 binaries not found (PG_BIN, default /usr/lib/postgresql/15/bin)');
   const started = Date.now();
   const results: CaseResult[] = [];
+  const memory: MemoryResult[] = [];
   const rss: Record<string, number> = {};
   const stops: (() => Promise<void> | void)[] = [];
   let postgresVersion = '';
@@ -219,6 +249,7 @@ async function main() {
     const pgServer = await forkChild('server.ts', { ...serverEnv, DATABASE_URL: databaseUrl });
     stops.push(() => pgServer.stop());
     await referenceCases('postgres', pgServer, results, rss);
+    memory.push(await memoryCase('postgres', pgServer));
     await pgServer.stop();
 
     const baseline = await forkChild('baseline.ts', { DATABASE_URL: databaseUrl, ACCOUNT_ID: pgServer.account!.account_id });
@@ -240,6 +271,7 @@ async function main() {
     const pgliteServer = await forkChild('server.ts', { ...serverEnv, DATA_DIR: dataDir });
     stops.push(() => pgliteServer.stop());
     await referenceCases('pglite', pgliteServer, results, rss);
+    memory.push(await memoryCase('pglite', pgliteServer));
     await pgliteServer.stop();
 
     // Prism: the same reads on the mock of the current generation.
@@ -274,10 +306,11 @@ async function main() {
   const report = {
     date: new Date().toISOString(),
     quick,
-    settings: { connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, seededTasks: SEED },
+    settings: { connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, seededTasks: SEED, memorySeconds: MEMORY_SECONDS },
     environment,
     results,
-    targets: targets(results),
+    memory,
+    targets: targets(results, memory),
     wallSeconds: Math.round((Date.now() - started) / 1000),
   };
   mkdirSync(path.join(here, 'results'), { recursive: true });
@@ -302,7 +335,7 @@ interface TargetCheck {
   met: boolean;
 }
 
-function targets(results: CaseResult[]): TargetCheck[] {
+function targets(results: CaseResult[], memory: MemoryResult[]): TargetCheck[] {
   const get = (t: Target, c: CaseName) => results.find((r) => r.target === t && r.case === c);
   const checks: TargetCheck[] = [];
   const pgCreate = get('postgres', 'create-idempotency-key');
@@ -319,8 +352,13 @@ function targets(results: CaseResult[]): TargetCheck[] {
       const r = get(t, c);
       if (r) checks.push({ target: `${t} ${c} ≥ 1.3 × Prism`, measured: `${r.ratio ?? '?'} ×`, met: (r.ratio ?? 0) >= 1.3 && clean(r) });
     }
-    const r = get(t, 'create-idempotency-key');
-    if (r?.rssMb != null) checks.push({ target: `${t} server RSS after creation ≤ 250 MB`, measured: `${r.rssMb} MB`, met: r.rssMb <= 250 });
+  }
+  // The server process alone: on PGlite the database lives in it too, so only PostgreSQL is held to it.
+  const m = memory.find((x) => x.target === 'postgres');
+  if (m) {
+    checks.push({ target: `PostgreSQL server RSS after ${m.seconds} s of creation ≤ 250 MB`, measured: `${m.endMb} MB`, met: m.endMb <= 250 });
+    // Flat: no more than 5 % growth over the last half of the run.
+    checks.push({ target: `… and flat over the last ${m.seconds / 2} s (growth ≤ 5 %)`, measured: `${m.growthMb >= 0 ? '+' : ''}${m.growthMb} MB`, met: m.growthMb <= m.endMb * 0.05 });
   }
   return checks;
 }
@@ -375,14 +413,18 @@ function svg(results: CaseResult[]): string {
   return out.join('\n');
 }
 
-function markdown(report: { date: string; quick: boolean; environment: Record<string, string | number>; results: CaseResult[]; targets: TargetCheck[]; settings: Record<string, number> }, jsonPath: string): string {
-  const { results, environment: env, settings } = report;
+function markdown(
+  report: { date: string; quick: boolean; environment: Record<string, string | number>; results: CaseResult[]; memory: MemoryResult[]; targets: TargetCheck[]; settings: Record<string, number> },
+  jsonPath: string,
+): string {
+  const { results, memory, environment: env, settings } = report;
   const md = (cells: string[]) => `| ${cells.join(' | ')} |`;
   return `# Performance
 
 How fast the reference server answers on loopback, on PostgreSQL and on embedded PGlite, next to a
 bare baseline (creation) and to the Prism mock (reads). Written by \`bench/run.ts\`; the raw numbers
 are in [\`${jsonPath}\`](../${jsonPath}). What each case does and the targets: [bench/README.md](../bench/README.md).
+At scale (10⁶ tasks, 10,000 callbacks) and under \`kill -9\` (\`npm run bench:scale\`, \`npm run soak\`): [performance-scale.md](performance-scale.md).
 
 Measured ${report.date.slice(0, 10)}${report.quick ? ' with `--quick`' : ''}: ${settings.connections} connections, ${settings.warmupSeconds} s warm-up,
 ${settings.durationSeconds} s per case; ${env.cpu}, ${env.memoryGb} GB, Node ${env.node},
@@ -397,6 +439,15 @@ Ratio: creation against the baseline (a bare \`node:http\` server doing one INSE
 RSS: the server process right after the creation case.
 
 ${svg(results)}
+
+## Memory under load
+
+Creation with Idempotency-Key for ${settings.memorySeconds} s, the server's resident set sampled every second (on
+PGlite the database's WASM heap is part of the process).
+
+${md(['server', 'RSS at the end', `growth over the last ${(settings.memorySeconds ?? 0) / 2} s`, 'samples (MB, every 5 s)'])}
+${md(['---', '---', '---', '---'])}
+${memory.map((m) => md([m.target, `${m.endMb} MB`, `${m.growthMb >= 0 ? '+' : ''}${m.growthMb} MB`, m.samples.filter((_, i) => i % 5 === 4).map((x) => Math.round(x)).join(' ')])).join('\n')}
 
 ## Targets
 

@@ -1,0 +1,88 @@
+// docs/performance-scale.md from the latest bench/results/scale-*.json and soak-*.json. Written by
+// bench/scale.ts and bench/soak.ts after each run (each keeps the other's latest section), so that
+// `npm run bench`, which rewrites docs/performance.md, never loses them; that page links here.
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.join(here, '..');
+const resultsDir = path.join(here, 'results');
+
+function latest(prefix: string): { file: string; data: any } | null {
+  const files = readdirSync(resultsDir).filter((f) => f.startsWith(`${prefix}-`) && f.endsWith('.json')).sort();
+  const file = files.at(-1);
+  return file ? { file: `bench/results/${file}`, data: JSON.parse(readFileSync(path.join(resultsDir, file), 'utf8')) } : null;
+}
+
+const md = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
+const head = (cells: string[]) => `${md(cells)}\n${md(cells.map(() => '---'))}`;
+
+function scaleSection(file: string, r: any): string {
+  const first = r.lists[0];
+  const d = r.delivery;
+  return `## Scale: ${Number(r.settings.tasks).toLocaleString('en')} tasks in one account
+
+\`npm run bench:scale\`, ${r.date.slice(0, 10)}: ${r.environment.cpu}, ${r.environment.memoryGb} GB, Node ${r.environment.node},
+PostgreSQL ${r.environment.postgres} (${r.environment.postgresSettings}). Raw numbers and the query plans:
+[\`${file}\`](../${file}). ${Number(r.load.liveTasks).toLocaleString('en')} live tasks (table ${r.load.tableMb} MB, indexes ${r.load.indexesMb} MB),
+loaded in ${r.load.insertSeconds} s plus ${r.load.vacuumAnalyzeSeconds} s \`VACUUM ANALYZE\`. Each list case is one client's
+\`GET\` over loopback, ${r.settings.warmup} warm-up + ${r.settings.samples} timed, all cases interleaved; "SQL" is \`EXPLAIN ANALYZE\` of the
+server's own statements for that page (Execution Time; "count" is the count of all matches for \`total\`,
+"page" the rows of the page: the actual time of the plan's first Aggregate and Limit nodes).
+
+${head(['list (limit 100)', 'total', 'median ms', 'min', 'p90', 'max', '× first page', 'SQL ms', 'of which count', 'page'])}
+${r.lists
+  .map((l: any) =>
+    md([l.case, l.total, l.ms.median, l.ms.min, l.ms.p90, l.ms.max, l === first ? '' : (r.ratios[l.case] ?? ''), l.explain.executionMs, l.explain.countMs ?? '', l.explain.pageMs ?? '']),
+  )
+  .join('\n')}
+
+Delivery: ${d.tasks} test-mode tasks completed while delivery was off (${d.queued} callbacks queued), then a server with
+\`DELIVERY_POLL_MS=${d.pollMs}\` and \`DELIVERY_CONCURRENCY=${d.concurrencyCap}\` sent them to a loopback receiver.
+
+${head(['receiver answers 200 after', 'callbacks', 'all arrived after s', 'callbacks/s', 'first to last s', 'all recorded delivered after s', 'peak POSTs open at once', 'received twice'])}
+${[d, r.capCheck].filter(Boolean).map((x: any) => md([`${x.receiverDelayMs} ms`, x.tasks, x.secondsToAll, `**${x.callbacksPerSecond}**`, x.firstToLastSeconds, x.secondsToAllRecorded, x.peakConcurrent, x.duplicates])).join('\n')}
+
+Times run from the moment the server could deliver (its start banner, or the first arrival if earlier).
+
+${head(['target', 'measured', 'met'])}
+${r.targets.map((t: any) => md([t.target, t.measured, t.met ? 'yes' : '**no**'])).join('\n')}
+`;
+}
+
+function soakSection(file: string, r: any): string {
+  const s = r.settings;
+  return `## Soak: creation with Idempotency-Key under \`kill -9\`
+
+\`npm run soak\`, ${r.date.slice(0, 10)}: ${s.clients} clients for ${s.seconds} s per database, ${s.kills} SIGKILLs of \`humantask serve\` at
+seeded moments (seed ${s.seed}), each followed by a restart on the same database and port; test-mode tasks with a
+callback to a loopback receiver (\`DELIVERY_LEASE_MS=${s.leaseMs}\`). Raw numbers: [\`${file}\`](../${file}).
+
+${head(['database', 'kills', 'acknowledged', 'present', 'duplicates', 'lost', 'connection errors / 5xx while down', 'replayed', 'callbacks delivered / still scheduled / failed / missing', 'received twice (sent again after a recorded delivery)', 'creation ms p50 / p90 / max', 'server RSS max MB', 'result'])}
+${r.results
+  .map((x: any) =>
+    md([
+      x.db, x.kills.length, x.acknowledged, x.present, x.duplicates, x.lost,
+      `${x.requests.connectionErrors} / ${x.requests.status5xx}`, x.requests.replayed,
+      `${x.callbacks.delivered} / ${x.callbacks.stillScheduled} / ${x.callbacks.failed} / ${x.callbacks.missing}`,
+      `${x.callbacks.receivedTwice} (${x.callbacks.twiceRecorded ?? '?'})`, `${x.creationMs.median} / ${x.creationMs.p90} / ${x.creationMs.max}`, x.serverRssMbMax ?? '', x.ok ? 'ok' : '**failed**',
+    ]),
+  )
+  .join('\n')}
+`;
+}
+
+/** Rewrites docs/performance-scale.md from the latest results of both. */
+export function writeScaleAndSoakPage(): void {
+  const scale = latest('scale');
+  const soak = latest('soak');
+  const page = `# Performance at scale and under kill -9
+
+Written by \`bench/scale.ts\` and \`bench/soak.ts\` from their latest results (what they do: [bench/README.md](../bench/README.md)).
+Throughput and latency of single requests: [performance.md](performance.md).
+
+${scale ? scaleSection(scale.file, scale.data) : '## Scale\n\nNot run yet (`npm run bench:scale`).\n'}
+${soak ? soakSection(soak.file, soak.data) : '## Soak\n\nNot run yet (`npm run soak`).\n'}`;
+  writeFileSync(path.join(root, 'docs', 'performance-scale.md'), page);
+}

@@ -1,0 +1,582 @@
+// Scale benchmark: `npm run bench:scale [-- --tasks N --samples N --deliveries N]` (see bench/README.md).
+//
+// On a throwaway PostgreSQL 15 cluster: a few tasks and projects are created through the API, then
+// 1,000,000 tasks are cloned from them straight into the tables (INSERT ... SELECT over
+// generate_series, varied created_at/ids/status/project/tags), then `humantask serve` (a child
+// process) answers list pages at depth 0, 100k and 900k (reached with a next_token that the
+// domain's own listTasks encodes for the Nth row) and filtered lists, each timed several times,
+// interleaved. EXPLAIN ANALYZE of the server's exact SQL (captured at the pg client) goes with each case.
+// Then delivery: 10,000 test-mode tasks with a callback URL to a loopback receiver are created
+// while delivery is off, and a server with delivery on sends them all at once.
+// Writes bench/results/scale-<date>.json and docs/performance-scale.md.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { readConfig } from '../server/config.ts';
+import type { Caller, Task } from '../server/domain/model.ts';
+import type { PageRequest, TaskFilters, UnitOfWork } from '../server/domain/ports.ts';
+import { listTasks } from '../server/domain/tasks.ts';
+import { openStore } from '../server/store/db.ts';
+import { unitOfWork } from '../server/store/repositories.ts';
+import { basicAuth, freePort } from '../test/support/net.ts';
+import { postgresAvailable, startCluster } from '../test/support/postgres.ts';
+import { keysOf, onCleanup, rssMbOf, run, serveChild, spread, startReceiver, textTable, today, type Spread } from './lib.ts';
+import { writeScaleAndSoakPage } from './report.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.join(here, '..');
+
+const { values: args } = parseArgs({
+  options: {
+    tasks: { type: 'string', default: '1000000' },
+    samples: { type: 'string', default: '15' },
+    warmup: { type: 'string', default: '3' },
+    deliveries: { type: 'string', default: '10000' },
+    'delivery-poll-ms': { type: 'string', default: '10' },
+    /** Keep the cluster (and the loaded database) until Ctrl-C, for EXPLAIN by hand. */
+    hold: { type: 'boolean', default: false },
+  },
+});
+const TASKS = Number(args.tasks);
+const SAMPLES = Number(args.samples);
+const WARMUP = Number(args.warmup);
+const DELIVERIES = Number(args.deliveries);
+const DELIVERY_POLL_MS = Number(args['delivery-poll-ms']);
+const LIMIT = 100;
+const PROJECTS = 10;
+const CHUNK = 100_000;
+/** The cap check: a slow receiver, so that the dispatcher's in-flight limit is what limits. */
+const CAP_CHECK_DELIVERIES = Math.min(2000, DELIVERIES);
+const CAP_CHECK_DELAY_MS = 100;
+
+const serverEnv = {
+  LOG_LEVEL: 'warn',
+  NODE_ENV: 'production',
+  RATE_LIMIT_BURST: '0',
+  DELIVERY_POLL_MS: '0',
+  ATTACHMENT_CHECK_POLL_MS: '0',
+};
+
+const categorization = {
+  callback_url: 'https://example.com/cb',
+  instruction: 'Pick the department this message is for',
+  attachment_type: 'text',
+  attachment: 'My invoice is wrong: I was charged twice for the March subscription.',
+  categories: ['billing', 'support', 'sales'],
+};
+
+// ---- the API, plainly --------------------------------------------------------------------------
+
+type Api = (method: string, path: string, json?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any; ms: number }>;
+
+function apiOf(url: string, key: string): Api {
+  return async (method, p, json, headers = {}) => {
+    const started = performance.now();
+    const res = await fetch(url + p, {
+      method,
+      headers: { authorization: basicAuth(key), ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+    });
+    const text = await res.text();
+    const ms = performance.now() - started;
+    let body: any = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, body, ms };
+  };
+}
+
+async function ok(api: Api, method: string, p: string, json?: unknown): Promise<any> {
+  const r = await api(method, p, json);
+  if (r.status !== 200) throw new Error(`${method} ${p}: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+
+// ---- seeding: real tasks through the API, then clones of them in bulk -------------------------
+
+/** Projects and one template task per status, created through the API; their ids by status. */
+async function seedThroughApi(live: Api, test: Api): Promise<{ templates: Record<string, string>; projectVersion: number | null; apiTasks: number }> {
+  for (let p = 0; p < PROJECTS; p++) {
+    await ok(live, 'POST', '/v1/projects', {
+      type: 'categorization',
+      name: `proj-${p}`,
+      params: { attachment_type: 'text', categories: ['billing', 'support', 'sales'], instruction: `Project ${p}: pick one` },
+    });
+  }
+  const pending = await ok(live, 'POST', '/v1/task/categorization', {
+    ...categorization,
+    project: 'proj-0',
+    tags: ['priority', 'region-eu'],
+    unique_id: 'seed-pending',
+    metadata: { customer_ref: 'c-1' },
+  });
+  const toCancel = await ok(live, 'POST', '/v1/task/categorization', { ...categorization, tags: ['region-us'], metadata: { customer_ref: 'c-2' } });
+  const cancel = await live('POST', `/v1/task/${toCancel.task_id}/cancel`);
+  if (cancel.status !== 200) {
+    // Not what this benchmark measures: note it, and let bulkLoad make that template canceled.
+    console.warn(`  warning: POST /v1/task/{id}/cancel answered ${cancel.status} ${JSON.stringify(cancel.body)}; the canceled template is set by SQL`);
+  }
+  // Test mode completes at once with a synthetic response: the shape of a completed task.
+  const completed = await ok(test, 'POST', '/v1/task/categorization', { ...categorization, tags: ['region-eu'], metadata: { customer_ref: 'c-3' } });
+  // A `.invalid` host: test mode's attachment that cannot be fetched, so the task is in error.
+  const failed = await ok(test, 'POST', '/v1/task/categorization', { ...categorization, attachment_type: 'image', attachment: 'https://files.invalid/scan.png', metadata: { customer_ref: 'c-4' } });
+  const states = [(await ok(test, 'GET', `/v1/task/${completed.task_id}`)).status, (await ok(test, 'GET', `/v1/task/${failed.task_id}`)).status];
+  if (states[0] !== 'completed' || states[1] !== 'error') throw new Error(`unexpected template states: ${states.join(', ')}`);
+  // A few hundred more live tasks through the API: the newest ones of the list.
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (n < 200) {
+        const i = n++;
+        await ok(live, 'POST', '/v1/task/categorization', {
+          ...categorization,
+          project: `proj-${i % PROJECTS}`,
+          tags: i % 20 === 0 ? ['priority'] : ['region-us'],
+          metadata: { customer_ref: `api-${i}` },
+        });
+      }
+    }),
+  );
+  return {
+    templates: { pending: pending.task_id, canceled: toCancel.task_id, completed: completed.task_id, error: failed.task_id },
+    projectVersion: pending.project_param_version ?? null,
+    apiTasks: 204,
+  };
+}
+
+/**
+ * Clones the templates into TASKS live tasks of the same account: created_at spread over the
+ * year before `endMs` (with jitter), a time-ordered id from it as the server makes them, status
+ * 60 % completed / 28 % pending / 9 % canceled / 3 % error, 80 % in one of the projects, tags
+ * region-eu/region-us on two thirds, `priority` on 5 %, `rare` on 0.1 %, unique_id on half.
+ */
+async function bulkLoad(db: pg.Client, accountId: string, seeds: Awaited<ReturnType<typeof seedThroughApi>>, endMs: number): Promise<number> {
+  const started = performance.now();
+  const { templates } = seeds;
+  await db.query(
+    `create temp table tpl as select * from tasks where task_id in ($1, $2, $3, $4)`,
+    [templates.pending, templates.canceled, templates.completed, templates.error],
+  );
+  // Only if the cancel through the API failed (see seedThroughApi): as cancelTask would leave it.
+  await db.query(`update tpl set status = 'canceled', updated_at = now() where task_id = $1 and status = 'pending'`, [templates.canceled]);
+  const { rows } = await db.query<{ n: string }>(`select count(distinct status) as n from tpl`);
+  if (Number(rows[0]?.n) !== 4) throw new Error('templates missing');
+  const stepMs = Math.floor((365 * 86_400_000) / TASKS);
+  const startMs = endMs - 366 * 86_400_000;
+  for (let from = 1; from <= TASKS; from += CHUNK) {
+    const to = Math.min(TASKS, from + CHUNK - 1);
+    await db.query(
+      `insert into tasks (task_id, account_id, mode, generation, type, status, instruction, params, response, callback_url,
+         callback_completed, urgency, created_at, updated_at, completed_at, customer_review_status, times_redone, metadata,
+         project, batch, project_param_version, audits, unique_id, tags, clear_unique_id_on_error, test_complete_at, attachment_check_at)
+       select lpad(to_hex(g.ms), 12, '0') || substr(md5(g.i::text), 1, 12),
+         $1, 'live', t.generation, t.type, t.status, t.instruction, t.params, t.response, t.callback_url,
+         case when t.status in ('completed', 'error') then true end,
+         t.urgency,
+         to_timestamp(g.ms / 1000.0),
+         to_timestamp(g.ms / 1000.0) + case when t.status = 'pending' then interval '0' else make_interval(secs => 60 + g.i % 3600) end,
+         case when t.status in ('completed', 'error') then to_timestamp(g.ms / 1000.0) + make_interval(secs => 60 + g.i % 3600) end,
+         t.customer_review_status, 0,
+         jsonb_build_object('customer_ref', 'c-' || (g.i % 5000), 'seq', g.i),
+         g.project, null, case when g.project is not null then $5::int end, t.audits,
+         case when g.i % 2 = 0 then 'ext-' || g.i end,
+         nullif(to_jsonb(array_remove(array[
+           case when g.i % 3 = 1 then 'region-eu' when g.i % 3 = 2 then 'region-us' end,
+           case when (g.i * 11) % 20 = 0 then 'priority' end,
+           case when (g.i * 17) % 1000 = 0 then 'rare' end
+         ], null)), '[]'::jsonb),
+         false, null, null
+       from (
+         select i,
+           ($2::bigint + i * $3::bigint + (i * 7919) % 20000) as ms,
+           case when (i * 37) % 100 < 60 then 'completed' when (i * 37) % 100 < 88 then 'pending' when (i * 37) % 100 < 97 then 'canceled' else 'error' end as status,
+           case when i % 5 = 0 then null else 'proj-' || ((i * 7) % ${PROJECTS}) end as project
+         from generate_series($4::bigint, $6::bigint) as i
+       ) g
+       join tpl t on t.status = g.status`,
+      [accountId, startMs, stepMs, from, seeds.projectVersion ?? 0, to],
+    );
+    process.stdout.write(`\r  inserted ${to.toLocaleString('en')} of ${TASKS.toLocaleString('en')} tasks (${Math.round((performance.now() - started) / 1000)} s)`);
+  }
+  process.stdout.write('\n');
+  return (performance.now() - started) / 1000;
+}
+
+// ---- the server's exact SQL, for EXPLAIN ANALYZE ----------------------------------------------
+
+interface Captured {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * Records every statement that any pg client of this process sends while `capture.on` is set
+ * (whether the store builds it with drizzle or writes it by hand), so that EXPLAIN ANALYZE sees
+ * the server's exact SQL and parameters.
+ */
+const capture = { on: false, statements: [] as Captured[] };
+{
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    if (capture.on) {
+      const [first, second] = args;
+      if (typeof first === 'string') capture.statements.push({ sql: first, params: Array.isArray(second) ? second : [] });
+      else if (first && typeof first === 'object' && 'text' in first) {
+        const q = first as { text: string; values?: unknown[] };
+        capture.statements.push({ sql: q.text, params: q.values ?? (Array.isArray(second) ? second : []) });
+      }
+    }
+    return original.apply(this, args);
+  };
+}
+
+interface Explained {
+  statements: { sql: string; params: unknown[]; executionMs: number; plan: string }[];
+  /** Execution Time of all the statements of one list call. */
+  executionMs: number;
+  /** The count of all matches (the first Aggregate node's actual total time). */
+  countMs: number | null;
+  /** The page itself (the first Limit node's actual total time). */
+  pageMs: number | null;
+}
+
+const nodeMs = (plan: string, node: string) => {
+  const m = new RegExp(`${node}\\b.*?actual time=[\\d.]+\\.\\.([\\d.]+)`).exec(plan);
+  return m ? Number(m[1]) : null;
+};
+
+async function explain(db: pg.Client, statements: Captured[]): Promise<Explained> {
+  const out: Explained = { statements: [], executionMs: 0, countMs: null, pageMs: null };
+  for (const q of statements) {
+    if (/^\s*(begin|commit|rollback|set)\b/i.test(q.sql)) continue;
+    const { rows } = await db.query<{ 'QUERY PLAN': string }>(`explain (analyze, buffers) ${q.sql}`, q.params);
+    const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+    const executionMs = Number(/Execution Time: ([\d.]+) ms/.exec(plan)?.[1] ?? NaN);
+    out.statements.push({ sql: q.sql, params: q.params, executionMs, plan });
+    out.executionMs += executionMs;
+    out.countMs ??= nodeMs(plan, 'Aggregate');
+    out.pageMs ??= nodeMs(plan, 'Limit');
+  }
+  out.executionMs = round(out.executionMs);
+  if (out.countMs !== null) out.countMs = round(out.countMs);
+  if (out.pageMs !== null) out.pageMs = round(out.pageMs);
+  return out;
+}
+
+/**
+ * A next_token positioned after the `depth`-th task of the unfiltered list, made by the domain's
+ * own listTasks/encodeToken: its repository is asked for the page at offset depth - 1 (limit 1),
+ * so the token it encodes is that of the depth-th row. Also returns the task that must open the
+ * next page (the row at offset `depth`).
+ */
+async function tokenAt(uow: UnitOfWork, caller: Caller, depth: number): Promise<{ token: string; after: { createdAt: Date; taskId: string }; firstOfPage: string }> {
+  let rows: Task[] = [];
+  const atDepth: UnitOfWork = {
+    ...uow,
+    tasks: {
+      ...uow.tasks,
+      async list(accountId, mode, filters, page: PageRequest) {
+        const result = await uow.tasks.list(accountId, mode, filters, { limit: page.limit, offset: depth - 1 });
+        rows = result.tasks;
+        return result;
+      },
+    },
+  };
+  // filterKey as the list handler computes it for `?limit=100` (no filter parameters): "[]".
+  const page = await listTasks(atDepth, { caller, filters: {}, limit: 1, filterKey: JSON.stringify([]) });
+  const [last, next] = rows;
+  if (!page.nextToken || !last || !next) throw new Error(`no task at depth ${depth}`);
+  return { token: page.nextToken, after: { createdAt: last.createdAt, taskId: last.taskId }, firstOfPage: next.taskId };
+}
+
+// ---- list timings ------------------------------------------------------------------------------
+
+interface ListCase {
+  name: string;
+  query: string;
+  /** What the repository is asked, for EXPLAIN. */
+  filters: TaskFilters;
+  after: { createdAt: Date; taskId: string } | null;
+  depth: number;
+  /** The task that must open the page, when known. */
+  firstOfPage?: string;
+}
+
+interface ListResult {
+  case: string;
+  query: string;
+  depth: number;
+  total: number;
+  docs: number;
+  ms: Spread;
+  explain: Explained;
+}
+
+async function timeLists(api: Api, cases: ListCase[]): Promise<Map<string, { samples: number[]; total: number; docs: number }>> {
+  const out = new Map(cases.map((c) => [c.name, { samples: [] as number[], total: 0, docs: 0 }]));
+  // Rounds over all cases (interleaved), so that a noisy moment on the machine hits them alike.
+  for (let round = 0; round < WARMUP + SAMPLES; round++) {
+    for (const c of cases) {
+      const r = await api('GET', c.query);
+      if (r.status !== 200) throw new Error(`GET ${c.query}: ${r.status} ${JSON.stringify(r.body)}`);
+      const docs = r.body.docs as { task_id: string }[];
+      if (c.firstOfPage && docs[0]?.task_id !== c.firstOfPage) throw new Error(`${c.name}: the page opens with ${docs[0]?.task_id}, expected ${c.firstOfPage}`);
+      const o = out.get(c.name)!;
+      o.total = r.body.total;
+      o.docs = docs.length;
+      if (round >= WARMUP) o.samples.push(r.ms);
+    }
+    process.stdout.write(`\r  round ${round + 1} of ${WARMUP + SAMPLES} (${WARMUP} warm-up)`);
+  }
+  process.stdout.write('\n');
+  return out;
+}
+
+// ---- delivery ----------------------------------------------------------------------------------
+
+async function createTestTasks(api: Api, n: number, callbackUrl: string): Promise<string[]> {
+  const ids: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < n) {
+        next++;
+        const body = await ok(api, 'POST', '/v1/task/categorization', { ...categorization, callback_url: callbackUrl });
+        ids.push(body.task_id);
+        if (ids.length % 500 === 0) process.stdout.write(`\r  created ${ids.length} of ${n} test-mode tasks`);
+      }
+    }),
+  );
+  process.stdout.write('\n');
+  return ids;
+}
+
+/**
+ * `n` test-mode tasks with a callback to a new loopback receiver, created while delivery is off
+ * (each is completed at once and its callback queued); then a server with delivery on sends them
+ * all. Times the arrivals and counts the POSTs open at once at the receiver.
+ */
+async function deliveryRun(databaseUrl: string, db: pg.Client, testKey: string, n: number, receiverDelayMs: number) {
+  const receiver = await startReceiver(receiverDelayMs);
+  let server = await serveChild({ ...serverEnv, DATABASE_URL: databaseUrl });
+  console.log(`creating ${n} test-mode tasks with a callback to ${receiver.url} (delivery off) ...`);
+  const createStarted = performance.now();
+  const ids = await createTestTasks(apiOf(server.url, testKey), n, receiver.url);
+  const createSeconds = (performance.now() - createStarted) / 1000;
+  await server.stop();
+  const undelivered = async () => Number(((await db.query(`select count(*) as n from outbox where delivered_at is null and url = $1`, [receiver.url])).rows[0] as { n: string }).n);
+  const queued = await undelivered();
+  const concurrencyCap = readConfig(process.env).delivery.concurrency;
+  console.log(`  ${queued} callbacks queued; a server with delivery on (DELIVERY_POLL_MS=${DELIVERY_POLL_MS}, DELIVERY_CONCURRENCY=${concurrencyCap}) sends them to a receiver answering after ${receiverDelayMs} ms ...`);
+  const spawnAt = performance.now();
+  server = await serveChild({
+    ...serverEnv,
+    DATABASE_URL: databaseUrl,
+    DELIVERY_POLL_MS: String(DELIVERY_POLL_MS),
+    DELIVERY_CONCURRENCY: String(concurrencyCap),
+    ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
+  });
+  const readyAt = performance.now();
+  await receiver.waitFor(ids, 15 * 60_000);
+  const lastAt = receiver.lastAt!;
+  const firstAt = receiver.firstAt!;
+  // The attempts are recorded after each answer: wait until the outbox shows every one delivered.
+  let recordedAt = performance.now();
+  for (;;) {
+    const left = await undelivered();
+    recordedAt = performance.now();
+    if (left === 0) break;
+    if (recordedAt - lastAt > 120_000) throw new Error(`${left} callbacks received but not recorded as delivered after 2 minutes`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const serverRssMb = rssMbOf(server.pid);
+  await server.stop();
+  await receiver.close();
+  // From the moment the server could deliver (its banner, or the first arrival if that came first).
+  const from = Math.min(readyAt, firstAt);
+  return {
+    tasks: n,
+    queued,
+    receiverDelayMs,
+    pollMs: DELIVERY_POLL_MS,
+    concurrencyCap,
+    createSeconds: round(createSeconds),
+    serverStartSeconds: round((readyAt - spawnAt) / 1000, 2),
+    secondsToAll: round((lastAt - from) / 1000, 2),
+    firstToLastSeconds: round((lastAt - firstAt) / 1000, 2),
+    callbacksPerSecond: Math.round(n / ((lastAt - from) / 1000)),
+    secondsToAllRecorded: round((recordedAt - from) / 1000, 2),
+    peakConcurrent: receiver.peakConcurrent,
+    received: receiver.total,
+    distinct: receiver.posts.size,
+    duplicates: receiver.total - receiver.posts.size,
+    serverRssMb,
+  };
+}
+
+// ---- the run -----------------------------------------------------------------------------------
+
+async function main(): Promise<number> {
+  if (!postgresAvailable()) throw new Error('PostgreSQL 15 binaries not found (PG_BIN, default /usr/lib/postgresql/15/bin)');
+  const started = Date.now();
+  console.log(`humantask scale benchmark: ${TASKS.toLocaleString('en')} tasks, ${WARMUP} warm-up + ${SAMPLES} timed requests per list case, ${DELIVERIES} callbacks`);
+
+  const cluster = await startCluster(await freePort());
+  onCleanup(() => cluster.stop(), () => cluster.stop());
+  const databaseUrl = await cluster.createDatabase();
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  onCleanup(() => db.end());
+  const postgresVersion = ((await db.query('show server_version')).rows[0] as { server_version: string }).server_version;
+
+  // 1. Real tasks through the API (an empty database: the server makes the dev account).
+  console.log('seeding through the API ...');
+  let server = await serveChild({ ...serverEnv, DATABASE_URL: databaseUrl });
+  const keys = keysOf(server.output());
+  const seeds = await seedThroughApi(apiOf(server.url, keys.live), apiOf(server.url, keys.test));
+  await server.stop();
+  const accountId = ((await db.query(`select account_id from accounts where name = 'dev'`)).rows[0] as { account_id: string }).account_id;
+
+  // 2. The clones, straight into the table.
+  console.log(`loading ${TASKS.toLocaleString('en')} tasks with INSERT ... SELECT generate_series ...`);
+  const insertSeconds = await bulkLoad(db, accountId, seeds, Date.now() - 86_400_000);
+  const vacuumStarted = performance.now();
+  await db.query('vacuum analyze tasks');
+  const vacuumSeconds = (performance.now() - vacuumStarted) / 1000;
+  const sizes = (
+    await db.query<{ table_mb: string; indexes_mb: string; live: string }>(
+      `select round(pg_table_size('tasks') / 1048576.0) as table_mb, round(pg_indexes_size('tasks') / 1048576.0) as indexes_mb,
+              (select count(*) from tasks where account_id = $1 and mode = 'live') as live`,
+      [accountId],
+    )
+  ).rows[0]!;
+  const liveTasks = Number(sizes.live);
+  console.log(`  ${liveTasks.toLocaleString('en')} live tasks in the account; table ${sizes.table_mb} MB, indexes ${sizes.indexes_mb} MB; insert ${insertSeconds.toFixed(1)} s, vacuum analyze ${vacuumSeconds.toFixed(1)} s`);
+
+  // 3. Tokens at depth, and the server's SQL of every case.
+  const store = await openStore({ databaseUrl, dataDir: 'memory://' });
+  onCleanup(() => store.close().catch(() => {}));
+  const uow = unitOfWork(store);
+  const account = (await uow.accounts.findById(accountId))!;
+  const caller: Caller = { account, mode: 'live' };
+  // 100k and 900k of 1M (10 % and 90 % of a smaller --tasks).
+  const depths = [Math.round(TASKS * 0.1), Math.round(TASKS * 0.9)];
+  const cases: ListCase[] = [{ name: 'first page', query: `/v1/tasks?limit=${LIMIT}`, filters: {}, after: null, depth: 0 }];
+  for (const depth of depths) {
+    const t = await tokenAt(uow, caller, depth);
+    cases.push({ name: `depth ${depth >= 1000 ? `${Math.round(depth / 1000)}k` : depth}`, query: `/v1/tasks?limit=${LIMIT}&next_token=${t.token}`, filters: {}, after: t.after, depth, firstOfPage: t.firstOfPage });
+  }
+  cases.push(
+    { name: 'project (8 %)', query: `/v1/tasks?limit=${LIMIT}&project=proj-3`, filters: { project: 'proj-3' }, after: null, depth: 0 },
+    { name: 'status canceled (9 %)', query: `/v1/tasks?limit=${LIMIT}&status=canceled`, filters: { statuses: ['canceled'] }, after: null, depth: 0 },
+    { name: 'status error (3 %)', query: `/v1/tasks?limit=${LIMIT}&status=error`, filters: { statuses: ['error'] }, after: null, depth: 0 },
+    { name: 'tag priority (5 %)', query: `/v1/tasks?limit=${LIMIT}&tags=priority`, filters: { tags: ['priority'] }, after: null, depth: 0 },
+    { name: 'tag rare (0.1 %)', query: `/v1/tasks?limit=${LIMIT}&tags=rare`, filters: { tags: ['rare'] }, after: null, depth: 0 },
+  );
+  const explained = new Map<string, Explained>();
+  console.log('EXPLAIN ANALYZE of the server\'s list queries ...');
+  for (const c of cases) {
+    capture.statements = [];
+    capture.on = true;
+    await uow.tasks.list(accountId, 'live', c.filters, { limit: LIMIT, after: c.after });
+    capture.on = false;
+    if (capture.statements.length === 0) throw new Error('the list queries were not captured');
+    explained.set(c.name, await explain(db, capture.statements));
+  }
+  await store.close();
+
+  // 4. Timed over HTTP by `humantask serve` on the loaded database.
+  server = await serveChild({ ...serverEnv, DATABASE_URL: databaseUrl });
+  const live = apiOf(server.url, keys.live);
+  console.log('timing list pages over HTTP ...');
+  const timed = await timeLists(live, cases);
+  const lists: ListResult[] = cases.map((c) => {
+    const t = timed.get(c.name)!;
+    return { case: c.name, query: c.query.replace(/next_token=[^&]+/, 'next_token=…'), depth: c.depth, total: t.total, docs: t.docs, ms: spread(t.samples), explain: explained.get(c.name)! };
+  });
+  const readRssMb = rssMbOf(server.pid);
+
+  // 5. Delivery: test-mode tasks completed while delivery is off, then sent at once; first to a
+  // receiver answering at once (throughput), then to one answering after 100 ms (the cap).
+  await server.stop();
+  const delivery = await deliveryRun(databaseUrl, db, keys.test, DELIVERIES, 0);
+  const capCheck = await deliveryRun(databaseUrl, db, keys.test, CAP_CHECK_DELIVERIES, CAP_CHECK_DELAY_MS);
+  const concurrencyCap = delivery.concurrencyCap;
+
+  // 6. Report.
+  const first = lists[0]!;
+  const ratio = (name: string) => {
+    const r = lists.find((l) => l.case === name);
+    return r ? round(r.ms.median / first.ms.median, 2) : null;
+  };
+  const deepest = lists.filter((l) => l.depth > 0).at(-1)!;
+  const targets = [
+    { target: `page at ${deepest.case} ≤ 1.5 × first page (median)`, measured: `${ratio(deepest.case) ?? '?'} ×`, met: (ratio(deepest.case) ?? Infinity) <= 1.5 },
+    { target: `delivery ≥ 1,000 callbacks/s`, measured: `${delivery.callbacksPerSecond}/s`, met: delivery.callbacksPerSecond >= 1000 },
+    {
+      target: `peak concurrent callback POSTs ≤ DELIVERY_CONCURRENCY (${concurrencyCap})`,
+      measured: `${delivery.peakConcurrent} (receiver answering at once), ${capCheck.peakConcurrent} (answering after ${CAP_CHECK_DELAY_MS} ms)`,
+      met: delivery.peakConcurrent <= concurrencyCap && capCheck.peakConcurrent <= concurrencyCap,
+    },
+    {
+      target: 'every callback delivered, once',
+      measured: `${delivery.distinct} of ${delivery.tasks} (${delivery.duplicates} twice); ${capCheck.distinct} of ${capCheck.tasks} (${capCheck.duplicates} twice)`,
+      met: delivery.distinct === delivery.tasks && delivery.duplicates === 0 && capCheck.distinct === capCheck.tasks && capCheck.duplicates === 0,
+    },
+  ];
+  const report = {
+    date: new Date().toISOString(),
+    settings: { tasks: TASKS, limit: LIMIT, warmup: WARMUP, samples: SAMPLES, deliveries: DELIVERIES, deliveryPollMs: DELIVERY_POLL_MS, serverEnv },
+    environment: {
+      node: process.version,
+      cpu: `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown'}`,
+      memoryGb: Math.round(totalmem() / 1024 ** 3),
+      postgres: postgresVersion,
+      postgresSettings: 'throwaway cluster (test/support/postgres.ts): fsync=off, defaults otherwise (shared_buffers 128 MB)',
+    },
+    load: { apiTasks: seeds.apiTasks, liveTasks, insertSeconds: round(insertSeconds), vacuumAnalyzeSeconds: round(vacuumSeconds), tableMb: Number(sizes.table_mb), indexesMb: Number(sizes.indexes_mb) },
+    lists,
+    ratios: Object.fromEntries(lists.slice(1).map((l) => [l.case, ratio(l.case)])),
+    readServerRssMb: readRssMb,
+    delivery,
+    capCheck,
+    targets,
+    wallSeconds: Math.round((Date.now() - started) / 1000),
+  };
+  mkdirSync(path.join(here, 'results'), { recursive: true });
+  const file = path.join(here, 'results', `scale-${today()}.json`);
+  writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
+  writeScaleAndSoakPage();
+
+  console.log('\n' + textTable([
+    ['list case', 'total', 'median ms', 'min', 'p90', 'max', '× first', 'SQL ms', 'count ms', 'page ms'],
+    ...lists.map((l) => [
+      l.case, String(l.total), String(l.ms.median), String(l.ms.min), String(l.ms.p90), String(l.ms.max),
+      l === first ? '' : String(ratio(l.case)), String(l.explain.executionMs), String(l.explain.countMs ?? ''), String(l.explain.pageMs ?? ''),
+    ]),
+  ]));
+  for (const d of [delivery, capCheck]) {
+    console.log(`${d === delivery ? '\n' : ''}delivery (receiver answering after ${d.receiverDelayMs} ms): ${d.tasks} callbacks in ${d.secondsToAll} s (${d.callbacksPerSecond}/s; first to last ${d.firstToLastSeconds} s; all recorded after ${d.secondsToAllRecorded} s), peak ${d.peakConcurrent} concurrent POSTs (cap ${d.concurrencyCap}), ${d.duplicates} duplicates`);
+  }
+  console.log('');
+  for (const t of targets) console.log(`${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.measured}`);
+  console.log(`\nwrote ${path.relative(root, file)} and docs/performance-scale.md (${report.wallSeconds} s)`);
+  if (args.hold) {
+    console.log(`\n--hold: the loaded database stays at ${databaseUrl} (account ${accountId}) until Ctrl-C`);
+    await new Promise(() => {});
+  }
+  return 0;
+}
+
+function round(x: number, digits = 1): number {
+  return Math.round(x * 10 ** digits) / 10 ** digits;
+}
+
+run(main);
