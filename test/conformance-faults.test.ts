@@ -286,3 +286,29 @@ describe('the conformance suite reports planted faults', () => {
     }
   });
 });
+
+describe('the conformance suite verifies callback signatures', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer('pglite', { DELIVERY_POLL_MS: '20', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  // A server signing with another secret (or sending another auth key) looks, to the suite, like
+  // being given other secrets than the account's.
+  it.each([
+    ['the right secrets', (s: AccountSecrets) => ({ callbackAuthKey: s.callback_auth_key, signingSecret: s.signing_secret }), true],
+    ['another signing secret', (s: AccountSecrets) => ({ callbackAuthKey: s.callback_auth_key, signingSecret: 'whsec_' + Buffer.from('another secret of 32 bytes......').toString('base64') }), false],
+    ['another callback auth key', (s: AccountSecrets) => ({ callbackAuthKey: `${s.callback_auth_key}x`, signingSecret: s.signing_secret }), false],
+  ] as const)('callbacks/verified with %s', async (_what, secrets, passes) => {
+    const run = await runConformance(
+      { baseUrl: server.url, key: server.dev.test_key, generations: ['current'], callbackHost: '127.0.0.1', seed: 7, profile: 'full', ...secrets(server.dev) },
+      { checks: behaviourChecks.filter((c) => c.id === 'callbacks/verified') },
+    );
+    const result = run.results.find((r) => r.check.id === 'callbacks/verified');
+    expect(result?.outcome, JSON.stringify(result)).toBe(passes ? 'passed' : 'failed');
+    if (!passes && result?.outcome === 'failed') expect(result.message).toContain('the callback does not verify');
+  });
+});

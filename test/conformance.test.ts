@@ -54,6 +54,8 @@ describe.each(databases)('our server on %s', (db) => {
         key: server.dev.test_key,
         otherKey,
         liveKey: server.dev.live_key,
+        callbackAuthKey: server.dev.callback_auth_key,
+        signingSecret: server.dev.signing_secret,
         generations: ['current', 'legacy'],
         callbackHost: '127.0.0.1',
         seed: 1,

@@ -14,6 +14,8 @@ Tests a server of this API against the contract and the API description's rules.
   --generation G          current | legacy | both (default both)
   --other-key KEY2        a key of a second account (isolation checks; skipped without it)
   --live-key KEY3         the live key of the account of --key (live-mode checks; skipped without it)
+  --callback-auth-key K   the account's callback auth key and signing secret (whsec_...): callbacks
+  --signing-secret S      are then verified (service-callback-auth, webhook-signature); else inspected
   --callback-host HOST    address of this machine that the server can reach; the suite receives
                           callbacks there (callback checks are skipped without it), e.g. 127.0.0.1
   --only PATTERN          only checks whose id or area contains PATTERN (case-insensitive)
@@ -38,6 +40,8 @@ export function parseConformanceArgs(args: string[]): Options & { reportDir?: st
       key: { type: 'string' },
       generation: { type: 'string', default: 'both' },
       'other-key': { type: 'string' },
+      'callback-auth-key': { type: 'string' },
+      'signing-secret': { type: 'string' },
       'live-key': { type: 'string' },
       'callback-host': { type: 'string' },
       only: { type: 'string' },
@@ -66,6 +70,8 @@ export function parseConformanceArgs(args: string[]): Options & { reportDir?: st
     baseUrl,
     key: values.key,
     ...(values['other-key'] ? { otherKey: values['other-key'] } : {}),
+    ...(values['callback-auth-key'] ? { callbackAuthKey: values['callback-auth-key'] } : {}),
+    ...(values['signing-secret'] ? { signingSecret: values['signing-secret'] } : {}),
     ...(values['live-key'] ? { liveKey: values['live-key'] } : {}),
     generations,
     callbackHost: values['callback-host'] ?? '',

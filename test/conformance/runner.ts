@@ -134,6 +134,7 @@ function missingNeed(check: Check, options: Options): string | undefined {
   for (const need of check.needs ?? []) {
     if (need === 'otherKey' && !options.otherKey) return 'needs --other-key (a key of a second account)';
     if (need === 'liveKey' && !options.liveKey) return 'needs --live-key (the live key of the account)';
+    if (need === 'callbackSecrets' && !(options.callbackAuthKey && options.signingSecret)) return 'needs --callback-auth-key and --signing-secret (the account\'s callback secrets)';
     if (need === 'callback' && !options.callbackHost) return 'needs --callback-host (an address of this machine the server can reach)';
   }
   return undefined;

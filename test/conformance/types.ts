@@ -12,6 +12,9 @@ export interface Options {
   key: string;
   otherKey?: string;
   liveKey?: string;
+  /** The account's callback auth key and signing secret (`whsec_...`): callbacks are then verified, not only inspected. */
+  callbackAuthKey?: string;
+  signingSecret?: string;
   generations: Generation[];
   /**
    * Address the callback receiver listens on (it must be reachable from the server). Empty: none
@@ -120,7 +123,7 @@ export interface Check {
   /** Generations it applies to (default both). */
   generations?: Generation[];
   /** Options it needs; the check is skipped (and listed) when one is missing. */
-  needs?: Array<'otherKey' | 'liveKey' | 'callback'>;
+  needs?: Array<'otherKey' | 'liveKey' | 'callback' | 'callbackSecrets'>;
   /** Whether it runs with `--profile mock` (default: shape and generated checks do, behaviour checks do not). */
   mock?: boolean;
   run(ctx: CheckContext): Promise<void>;

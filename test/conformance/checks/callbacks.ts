@@ -1,7 +1,8 @@
 // Seed 6 (events: the completion callback, delivery rules, the attachment error callback, the batch
 // completion callback) and 5.6 (callback authentication). Callbacks go to the suite's receiver.
 import { isDeepStrictEqual } from 'node:util';
-import { expectStatus, expectThat, type Check, type CheckContext, type KeyName, type ReceivedCallback, type Receiver } from '../types.ts';
+import { verifyCallback } from '../../../client/node.ts';
+import { ConformanceFailure, expectStatus, expectThat, type Check, type CheckContext, type KeyName, type ReceivedCallback, type Receiver } from '../types.ts';
 import { projectAndBatch } from './batches.ts';
 import { FAILING_ATTACHMENT_HOST, SINK, callbackFlag, categorization, createTask, postTask, readTask, settledTask } from './helpers.ts';
 
@@ -88,6 +89,25 @@ export const callbackChecks: Check[] = [
       expectThat((header(cb, 'webhook-id') ?? '').length > 0, 'webhook-id should be present', cb.headers);
       expectThat(/^[0-9]+$/.test(header(cb, 'webhook-timestamp') ?? ''), 'webhook-timestamp should be Unix seconds', cb.headers);
       expectThat(/(^| )v1,[A-Za-z0-9+/]+=*/.test(header(cb, 'webhook-signature') ?? ''), 'webhook-signature should hold v1,<base64 signature>', cb.headers);
+    },
+  },
+  {
+    id: 'callbacks/verified',
+    area,
+    seed: '5 Authentication (6: service-callback-auth); 6 Events; decision: Standard Webhooks signatures',
+    rule: "Every callback carries the account's callback auth key and a webhook-signature that verifies with the account's signing secret over the exact body.",
+    kind: 'behaviour',
+    needs: ['callback', 'callbackSecrets'],
+    async run(ctx) {
+      const box = await mailbox(ctx);
+      await createTask(ctx, 'categorization', categorization({ callback_url: box.url }));
+      const [cb] = await arrivals(ctx, box.receiver, box.label, 1, 'the completion callback');
+      if (!cb) return;
+      try {
+        await verifyCallback(cb.headers, cb.text, { callbackAuthKey: ctx.options.callbackAuthKey!, signingSecret: ctx.options.signingSecret!, seen: false });
+      } catch (err) {
+        throw new ConformanceFailure(`the callback does not verify: ${(err as Error).message}`, cb.headers);
+      }
     },
   },
   {
