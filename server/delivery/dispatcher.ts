@@ -98,15 +98,15 @@ export function startDispatcher(uow: UnitOfWork, send: Send, mail: SendMail, opt
     try {
       const now = new Date();
       const claimed = await uow.outbox.claimDue(now, new Date(now.getTime() + options.leaseMs), free);
-      // All free places filled: more may be due, so each finished delivery claims again at once
-      // instead of waiting for the next poll.
+      // All free places filled: more may be due, so deliveries that end claim again at once
+      // (once half the places are free: one claim for many messages) instead of at the next poll.
       backlog = claimed.length === free;
       return claimed.map((m) => {
         const work = deliver(m)
           .catch((err) => logger.error({ err, message: m.message.id }, 'callback delivery failed to record'))
           .finally(() => {
             inFlight.delete(work);
-            if (backlog && autostart) tick();
+            if (backlog && autostart && inFlight.size <= options.concurrency / 2) tick();
           });
         inFlight.add(work);
         return work;
