@@ -52,6 +52,8 @@ export function createApp(generation: Generation, deps: AppDeps) {
   const handlers = handlerTable(contract, deps.uow);
   const app = express();
   app.disable('x-powered-by');
+  // No ETag: the contract has no conditional requests, and hashing every body costs each answer.
+  app.set('etag', false);
 
   app.use(express.json({ limit: '10mb' }));
   if (contract.acceptsForms) app.use(express.urlencoded({ extended: true, limit: '10mb' }));
