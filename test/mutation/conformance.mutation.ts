@@ -1,0 +1,66 @@
+// The mutation run's only test file (`npm run mutation`, stryker.config.mjs): the reference server
+// in this process on PGlite in memory, and every conformance check as its own test, both
+// generations. Its name does not end in .test.ts: `npm test` does not run it.
+import { appendFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../server/domain/accounts.ts';
+import { failureText } from '../conformance/report.ts';
+import { runConformance } from '../conformance/runner.ts';
+import type { CheckResult } from '../conformance/types.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { checkUnits } from './checks.ts';
+
+/** As in test/conformance.test.ts (but for VALIDATE_RESPONSES): delivery and attachment checks on, towards loopback; the retry schedule compressed. */
+const env = {
+  DELIVERY_POLL_MS: '50',
+  ATTACHMENT_CHECK_POLL_MS: '50',
+  ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
+  CALLBACK_SCHEDULE_SCALE: '0.001',
+  TEST_COMPLETION_POLL_MS: '50',
+  // The server's own check of its answers against the contract is off: the run measures what the
+  // conformance suite notices, not what the server's response validator turns into a 500.
+  VALIDATE_RESPONSES: 'false',
+};
+
+/** Generated requests per operation and kind: few, so that each test stays quick. */
+const runs = Number(process.env.MUTATION_RUNS ?? 1);
+
+describe('conformance', () => {
+  let server: TestServer;
+  let otherKey: string;
+  beforeAll(async () => {
+    // Stryker runs this file once per mutant, each time in a new worker: a server start per mutant.
+    server = await startTestServer('pglite', env);
+    otherKey = (await createAccount(server.uow, 'conformance-other', new Date())).test_key;
+    // MUTATION_TRACE=file: one line per run of this file, to see the pace of a mutation run.
+    if (process.env.MUTATION_TRACE) appendFileSync(process.env.MUTATION_TRACE, `${new Date().toISOString()} pid ${process.pid}\n`);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  // `gen | id |`: no test name is part of another (Stryker selects tests by an unanchored name pattern).
+  for (const unit of checkUnits()) {
+    it(`${unit.generation} | ${unit.id} |`, async () => {
+      const run = await runConformance(
+        {
+          baseUrl: server.url,
+          key: server.dev.test_key,
+          otherKey,
+          liveKey: server.dev.live_key,
+          callbackAuthKey: server.dev.callback_auth_key,
+          signingSecret: server.dev.signing_secret,
+          generations: [unit.generation],
+          callbackHost: '127.0.0.1',
+          seed: 1,
+          runs,
+          profile: 'full',
+        },
+        { checks: [unit.check()] },
+      );
+      const failures = run.results.filter((r): r is Extract<CheckResult, { outcome: 'failed' }> => r.outcome === 'failed');
+      expect(failures.map(failureText).join('\n\n')).toBe('');
+      expect(run.results.filter((r) => r.outcome === 'skipped').map((r) => r.check.id)).toEqual([]);
+    });
+  }
+});
