@@ -361,8 +361,11 @@ export function removeTaskTags(uow: UnitOfWork, caller: Caller, taskId: string, 
   });
 }
 
-export function auditTask(uow: UnitOfWork, caller: Caller, taskId: string, review: { accepted: boolean; comments?: string }, now: Date) {
-  return changeTask(uow, caller, taskId, now, async (task, repos) => {
+export async function auditTask(uow: UnitOfWork, caller: Caller, taskId: string, review: { accepted: boolean; comments?: string }, now: Date): Promise<Task> {
+  // The answer shows the task as the audit left it (as a creation's shows the task as created),
+  // even where test mode has redone it by the time the answer is sent.
+  let asAudited: Task | null = null;
+  const task = await changeTask(uow, caller, taskId, now, async (task, repos) => {
     if (task.status !== 'completed') {
       throw invalid(`Task ${taskId} is ${task.status === 'error' ? 'in error' : task.status}; only a completed task can be reviewed.`);
     }
@@ -382,6 +385,7 @@ export function auditTask(uow: UnitOfWork, caller: Caller, taskId: string, revie
     ];
     task.customerReviewStatus = review.accepted ? 'accepted' : 'rejected';
     if (!review.accepted && caller.mode === 'test') {
+      asAudited = { ...task, updatedAt: now };
       // Test mode redoes a rejected task at once, with a new synthetic response.
       // A redo keeps the task completed at its first completion time; updated_at moves.
       const completedAt = task.completedAt;
@@ -394,6 +398,7 @@ export function auditTask(uow: UnitOfWork, caller: Caller, taskId: string, revie
     }
     return true;
   });
+  return asAudited ?? task;
 }
 
 /** The delivery attempts of a task's callbacks, oldest first. */

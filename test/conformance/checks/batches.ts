@@ -1,7 +1,7 @@
 // Seed 2.7 (batches) and 3.2 (batch status): lifecycle, joining rules and task counts.
 import { isDeepStrictEqual } from 'node:util';
 import { expectStatus, expectThat, type Check, type CheckContext, type KeyName } from '../types.ts';
-import { SINK, createTask, expectError, postTask } from './helpers.ts';
+import { SINK, createTask, expectError, idsOf, listTasks, postTask } from './helpers.ts';
 
 const area = 'Batches';
 
@@ -122,6 +122,68 @@ export const batchChecks: Check[] = [
       expectThat(isDeepStrictEqual(set.body?.metadata, { b: 2 }), 'the batch metadata should be replaced', set.body);
       const read = await ctx.call('GET', `/v1/batches/${encodeURIComponent(name)}`);
       expectThat(isDeepStrictEqual(read.body?.metadata, { b: 2 }), 'the batch should read with the new metadata', read.body);
+    },
+  },
+  {
+    id: 'batches/list-paging',
+    area,
+    seed: '2.7 Batch; decision: GET /v1/batches with limit and offset (total, has_more)',
+    rule: 'GET /v1/batches pages by limit and offset: 3 batches in pages of 2 give 2 docs with has_more true, then 1 doc with has_more false, total 3 on both, no batch twice.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const { project, name } = await projectAndBatch(ctx);
+      const names = [name];
+      for (let i = 0; i < 2; i++) {
+        const more = ctx.unique('batch');
+        expectStatus(await ctx.call('POST', '/v1/batches', { json: { project, name: more } }), 200, 'creating another batch in the project');
+        names.push(more);
+      }
+      const page = async (offset?: number) => {
+        const ex = await ctx.call('GET', '/v1/batches', { query: { project, limit: 2, ...(offset !== undefined ? { offset } : {}) } });
+        expectStatus(ex, 200, `listing the batches of the project with limit=2${offset !== undefined ? ` offset=${offset}` : ''}`);
+        expectThat(Array.isArray(ex.body?.docs), 'GET /v1/batches answered 200 without a docs array', ex.body);
+        return ex.body;
+      };
+      const first = await page();
+      expectThat(
+        first.docs.length === 2 && first.has_more === true && first.total === 3 && first.limit === 2 && first.offset === 0,
+        `limit=2 over 3 batches: expected 2 docs, has_more true, total 3, limit 2, offset 0; got ${first.docs.length}, ${first.has_more}, ${first.total}, ${first.limit}, ${first.offset}`,
+        first,
+      );
+      const second = await page(2);
+      expectThat(
+        second.docs.length === 1 && second.has_more === false && second.total === 3 && second.offset === 2,
+        `offset=2 limit=2 over 3 batches: expected 1 doc, has_more false, total 3, offset 2; got ${second.docs.length}, ${second.has_more}, ${second.total}, ${second.offset}`,
+        second,
+      );
+      const walked = [...first.docs, ...second.docs].map((b: { name: string }) => b.name);
+      expectThat(
+        new Set(walked).size === 3 && names.every((n) => walked.includes(n)),
+        `the two pages together should list each of the 3 batches once: expected ${JSON.stringify(names)}, got ${JSON.stringify(walked)}`,
+      );
+    },
+  },
+  {
+    id: 'batches/join-other-project-400',
+    area,
+    seed: '2.7 Batch (tasks join by name); decision: the project is taken from the batch and must match when given',
+    rule: 'A task naming a batch and a project the batch does not belong to answers 400 and is not created.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const { project: ownProject, name } = await projectAndBatch(ctx);
+      const { project: otherProject } = await projectAndBatch(ctx);
+      const tag = ctx.unique('join');
+      const ex = await postTask(ctx, 'categorization', { ...batchTask(name, 'In the wrong project.'), project: otherProject, tags: [tag] });
+      expectError(ex, 400, `a task naming batch ${name} (of project ${ownProject}) and project ${otherProject}`);
+      const created = [
+        ...idsOf((await listTasks(ctx, { tags: tag })).docs),
+        ...idsOf((await listTasks(ctx, { batch: name })).docs),
+        ...idsOf((await listTasks(ctx, { project: otherProject })).docs),
+      ];
+      expectThat(created.length === 0, `no task should be created, found ${JSON.stringify(created)}`);
+      // The same task naming the batch's own project joins it: the 400 was for the mismatch.
+      const joined = await createTask(ctx, 'categorization', { ...batchTask(name, 'In the right project.'), project: ownProject });
+      expectThat(joined.batch === name && joined.project === ownProject, 'a task naming the batch and its own project should join the batch', joined);
     },
   },
 ];

@@ -44,6 +44,16 @@ async function flagBecomes(ctx: CheckContext, taskId: string, value: boolean, ke
   await ctx.until(`the task's ${flag} to become ${value}`, async () => (await readTask(ctx, taskId, key))[flag] === value, DELIVERY_MS);
 }
 
+/** GET /v1/task/{taskId}/callbacks until `accept` holds for its docs; returns them. */
+async function attempts(ctx: CheckContext, taskId: string, what: string, accept: (docs: any[]) => boolean): Promise<any[]> {
+  return ctx.until(what, async () => {
+    const ex = await ctx.call('GET', `/v1/task/${taskId}/callbacks`);
+    expectStatus(ex, 200, `GET /v1/task/${taskId}/callbacks`);
+    expectThat(Array.isArray(ex.body?.docs), 'GET /v1/task/{taskId}/callbacks should answer {docs: [...]}', ex.body);
+    return accept(ex.body.docs) ? (ex.body.docs as any[]) : undefined;
+  }, DELIVERY_MS);
+}
+
 export const callbackChecks: Check[] = [
   {
     id: 'callbacks/task-completed',
@@ -199,6 +209,53 @@ export const callbackChecks: Check[] = [
       const body = cb!.body;
       expectThat(body?.batch?.name === name && body?.batch?.status === 'completed', 'the body should carry the completed batch', body);
       expectThat(isDeepStrictEqual(body.counts, { completed: 1, canceled: 0, error: 0 }), 'counts should be {completed: 1, canceled: 0, error: 0}', body.counts);
+    },
+  },
+  {
+    id: 'callbacks/history-events',
+    area,
+    seed: '6 Events; 6.2 Delivery rules; decision: GET /v1/task/{taskId}/callbacks lists the delivery attempts',
+    rule: 'After a completion callback was delivered, GET /v1/task/{taskId}/callbacks lists its attempt with event task_completed, the callback address and the 2xx status.',
+    kind: 'behaviour',
+    needs: ['callback'],
+    async run(ctx) {
+      const box = await mailbox(ctx);
+      const task = await createTask(ctx, 'categorization', categorization({ callback_url: box.url }));
+      await arrivals(ctx, box.receiver, box.label, 1, `the completion callback of task ${task.task_id}`);
+      const docs = await attempts(ctx, task.task_id, 'the delivered callback to be listed', (d) => d.some((a) => a.status_code === 200));
+      const delivered = docs.find((a) => a.status_code === 200);
+      expectThat(
+        delivered.event === 'task_completed' && delivered.url === box.url,
+        `the delivered completion callback should be listed with event task_completed and url ${box.url}`,
+        docs,
+      );
+    },
+  },
+  {
+    id: 'callbacks/redeliver',
+    area,
+    seed: '6.2 Delivery rules; decision: POST /v1/task/{taskId}/callbacks/redeliver sends the callback again',
+    rule: 'POST /v1/task/{taskId}/callbacks/redeliver on a completed task answers 200 with the task and sends its callback again (a new delivery); both attempts are listed.',
+    kind: 'behaviour',
+    needs: ['callback'],
+    async run(ctx) {
+      const box = await mailbox(ctx);
+      const task = await createTask(ctx, 'categorization', categorization({ callback_url: box.url }));
+      const [first] = await arrivals(ctx, box.receiver, box.label, 1, `the completion callback of task ${task.task_id}`);
+      const again = await ctx.call('POST', `/v1/task/${task.task_id}/callbacks/redeliver`);
+      expectStatus(again, 200, 'redelivering the callback of a completed task');
+      expectThat(again.body?.task_id === task.task_id, 'the redeliver answer should be the task', again.body);
+      const all = await arrivals(ctx, box.receiver, box.label, 2, 'the redelivered callback');
+      const second = all[1]!;
+      expectThat(second.body?.task_id === task.task_id, `the redelivered callback should name the task (task_id ${task.task_id})`, second.body ?? second.text.slice(0, 300));
+      expectThat(
+        isDeepStrictEqual(second.body?.response, first!.body?.response),
+        'the redelivered callback should carry the same response',
+        { first: first!.body?.response, again: second.body?.response },
+      );
+      const firstId = header(first!, 'webhook-id');
+      expectThat(firstId === undefined || header(second, 'webhook-id') !== firstId, 'a redelivery is a new message: it should have its own webhook-id', [firstId, header(second, 'webhook-id')]);
+      await attempts(ctx, task.task_id, 'both deliveries to be listed', (d) => d.filter((a) => a.event === 'task_completed').length >= 2);
     },
   },
 ];

@@ -82,6 +82,55 @@ export const idempotencyChecks: Check[] = [
     },
   },
   {
+    id: 'idempotency/other-endpoint-409',
+    area,
+    seed: '4.4 Duplicate prevention > Idempotency-Key (same key, different request: 409; decision: the path is part of the fingerprint)',
+    rule: 'An Idempotency-Key used for a creation on one path answers 409 (not a replay) when the same body is sent with it to another creation path.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const tag = ctx.unique('idem');
+      const key = ctx.unique('key');
+      const body = categorization({ tags: [tag] });
+      const first = await post(ctx, body, key);
+      expectStatus(first, 200, 'the first creation with an Idempotency-Key (POST /v1/task/categorization)');
+      const elsewhere = await postTask(ctx, 'comparison', body, { headers: { 'Idempotency-Key': key } });
+      expectThat(
+        elsewhere.body?.task_id === undefined,
+        `the same body and Idempotency-Key sent to /v1/task/comparison must not replay the categorization answer (got task ${elsewhere.body?.task_id})`,
+        elsewhere.body,
+      );
+      expectError(elsewhere, 409, 'the same Idempotency-Key and body on another creation path');
+      expectThat(elsewhere.headers.get('idempotent-replayed') !== 'true', 'a 409 for another path is not a replay');
+      const ids = await tagged(ctx, tag);
+      expectThat(ids.length === 1 && ids[0] === first.body.task_id, `only the first request should have created a task, found ${ids.length}`, ids);
+    },
+  },
+  {
+    id: 'idempotency/array-change-409',
+    area,
+    seed: '4.4 Duplicate prevention > Idempotency-Key (same key, different parameters: 409)',
+    rule: 'The same Idempotency-Key with a body that differs only in the order of an array (categories) answers 409 and creates nothing.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const tag = ctx.unique('idem');
+      const key = ctx.unique('key');
+      const body = categorization({ tags: [tag] });
+      const first = await post(ctx, body, key);
+      expectStatus(first, 200, 'the first creation with an Idempotency-Key');
+      const categories = [...(body.categories as string[])].reverse();
+      const changed = await post(ctx, { ...body, categories }, key);
+      expectThat(
+        changed.body?.task_id === undefined,
+        `a body whose categories are in another order is another request: it must not replay the first answer (got task ${changed.body?.task_id})`,
+        changed.body,
+      );
+      expectError(changed, 409, `the same Idempotency-Key with categories ${JSON.stringify(categories)} instead of ${JSON.stringify(body.categories)}`);
+      expectThat(changed.headers.get('idempotent-replayed') !== 'true', 'a 409 for a different body is not a replay');
+      const ids = await tagged(ctx, tag);
+      expectThat(ids.length === 1 && ids[0] === first.body.task_id, `only the first request should have created a task, found ${ids.length}`, ids);
+    },
+  },
+  {
     id: 'idempotency/concurrent',
     area,
     seed: '4.4 Duplicate prevention > Idempotency-Key (simultaneous requests); 7 Errors (429)',

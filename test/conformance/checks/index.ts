@@ -2,6 +2,7 @@
 // One file per area; every check uses fresh names (ctx.unique) and deletes nothing, so that a run
 // can be repeated on the same server.
 import type { Check } from '../types.ts';
+import { authChecks } from './auth.ts';
 import { batchChecks } from './batches.ts';
 import { callbackChecks } from './callbacks.ts';
 import { idempotencyChecks } from './idempotency.ts';
@@ -24,4 +25,5 @@ export const behaviourChecks: Check[] = [
   ...batchChecks,
   ...callbackChecks,
   ...isolationChecks,
+  ...authChecks,
 ];

@@ -1,4 +1,5 @@
-// Seed 4.1 task management: tags (rules and limit) and metadata (replaced, allowed on any task).
+// Seed 4.1 task management: tags (rules and limit), metadata (replaced, allowed on any task) and
+// the customer review (3.3; the audit endpoint is our decision).
 import { isDeepStrictEqual as same } from 'node:util';
 import { expectStatus, expectThat, type Check, type CheckContext } from '../types.ts';
 import { categorization, completedTask, createTask, expectError, postTask, readTask } from './helpers.ts';
@@ -85,6 +86,19 @@ export const taskChangeChecks: Check[] = [
     },
   },
   {
+    id: 'tags/empty-list-absent',
+    area: 'Tags',
+    seed: '2.1 Task > tags (optional); decision: a task without tags has no tags key',
+    rule: 'A task created with tags [] has no tags key, in the creation answer and on a read.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const created = await createTask(ctx, 'categorization', categorization({ tags: [] }));
+      expectThat(!('tags' in created), `the creation answer of a task created with tags [] should have no tags key, got ${JSON.stringify(created.tags)}`, created);
+      const read = await readTask(ctx, created.task_id);
+      expectThat(!('tags' in read), `a task created with tags [] should read without a tags key, got ${JSON.stringify(read.tags)}`, read);
+    },
+  },
+  {
     id: 'metadata/replace',
     area: 'Metadata',
     seed: '4.1 Task management > POST /v1/task/{taskId}/setMetadata',
@@ -102,6 +116,57 @@ export const taskChangeChecks: Check[] = [
       const read = await readTask(ctx, task.task_id);
       expectThat(same(read.metadata, replacement), 'the task should read with the new metadata', read.metadata);
       expectThat(read.status === 'completed', 'setMetadata should not change the status', read);
+    },
+  },
+  {
+    id: 'task-changes/audit',
+    area: 'Customer review',
+    seed: '3.3 Customer review status; 2.1 Task (customer_review_status, times_redone, audits); decision: POST /v1/task/{taskId}/audit',
+    rule: 'An accepting review sets customer_review_status accepted and appends a customer audit record; a rejecting one (test mode) redoes the task at once: it reads completed, fixed, times_redone 1, completed_at unchanged.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const lastAudit = (task: any) => (Array.isArray(task?.audits) ? task.audits.at(-1) : undefined);
+      const accepted = await completedTask(ctx, 'categorization', categorization());
+      expectThat(accepted.customer_review_status === 'pending', `a completed task not reviewed yet should show customer_review_status pending, got ${JSON.stringify(accepted.customer_review_status)}`, accepted);
+      expectThat(same(accepted.audits, []) && !('times_redone' in accepted), 'a task not reviewed yet should have audits [] and no times_redone', accepted);
+      const accept = await ctx.call('POST', `/v1/task/${accepted.task_id}/audit`, { json: { accepted: true } });
+      expectStatus(accept, 200, 'an accepting review of a completed task');
+      for (const [what, task] of [['the answer', accept.body], ['a later read', await readTask(ctx, accepted.task_id)]] as const) {
+        expectThat(
+          task?.customer_review_status === 'accepted' && task?.status === 'completed' && !('times_redone' in task),
+          `after accepted: true, ${what} should show status completed, customer_review_status accepted and no times_redone`,
+          task,
+        );
+        const record = lastAudit(task);
+        expectThat(
+          task.audits.length === 1 && record?.audit_source === 'customer' && record?.audit_result === 'accepted',
+          `after accepted: true, ${what} should have one audit record {audit_source: customer, audit_result: accepted}`,
+          task.audits,
+        );
+      }
+
+      const rejected = await completedTask(ctx, 'categorization', categorization());
+      const reject = await ctx.call('POST', `/v1/task/${rejected.task_id}/audit`, { json: { accepted: false, comments: 'Wrong department.' } });
+      expectStatus(reject, 200, 'a rejecting review of a completed test-mode task');
+      expectThat(reject.body?.status === 'completed', `a rejected task stays completed, the answer shows ${reject.body?.status}`, reject.body);
+      expectThat(
+        reject.body?.customer_review_status === 'rejected',
+        `the answer to a rejecting review shows the task as the audit left it: customer_review_status rejected (later reads show the redo), got ${JSON.stringify(reject.body?.customer_review_status)}`,
+        reject.body,
+      );
+      const redone = await readTask(ctx, rejected.task_id);
+      expectThat(
+        redone.status === 'completed' && redone.customer_review_status === 'fixed' && redone.times_redone === 1,
+        `a test-mode task rejected once is redone at once: a later read should show status completed, customer_review_status fixed, times_redone 1; got ${redone.status}, ${JSON.stringify(redone.customer_review_status)}, ${JSON.stringify(redone.times_redone)}`,
+        redone,
+      );
+      expectThat(redone.completed_at === rejected.completed_at, `a redo keeps completed_at (${rejected.completed_at}), got ${redone.completed_at}`);
+      const record = lastAudit(redone);
+      expectThat(
+        redone.audits.length === 1 && record?.audit_source === 'customer' && record?.audit_result === 'rejected' && record?.comments === 'Wrong department.',
+        'the redone task should have one audit record {audit_source: customer, audit_result: rejected, comments}',
+        redone.audits,
+      );
     },
   },
 ];

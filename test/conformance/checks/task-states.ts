@@ -1,4 +1,5 @@
 // Seed 3.1, the task state table, row by row (and the 404 of section 4.1).
+import { isDeepStrictEqual } from 'node:util';
 import { expectStatus, expectThat, type Check, type CheckContext, type Generation } from '../types.ts';
 import { categorization, createTask, erroredTask, expectError, readTask, settledTask, unknownTaskId, completedTask } from './helpers.ts';
 
@@ -49,6 +50,25 @@ export const taskStateChecks: Check[] = [
       );
       const read = await readTask(ctx, created.task_id);
       expectThat(read.task_id === created.task_id, 'GET /v1/task/{taskId} should return the task with that id', read);
+    },
+  },
+  {
+    id: 'task-states/fields-echoed',
+    area,
+    seed: '2.1 Task (callback_url, instruction, metadata); 4.2 Task creation',
+    rule: 'The callback_url, instruction and metadata given at creation are shown as sent, in the creation answer and on every read.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const callbackUrl = (await ctx.receiver()).url('sink');
+      const instruction = `Which department should handle ticket ${ctx.unique('ticket')}?`;
+      const metadata = { ref: ctx.unique('meta'), count: 3, nested: { ok: true, list: [1, 'two', null] } };
+      const sent = { callback_url: callbackUrl, instruction, metadata };
+      const created = await createTask(ctx, 'categorization', categorization(sent));
+      const read = await readTask(ctx, created.task_id);
+      for (const [what, task] of [['the creation answer', created], ['GET /v1/task/{taskId}', read]] as const) {
+        const shown = { callback_url: task.callback_url, instruction: task.instruction, metadata: task.metadata };
+        expectThat(isDeepStrictEqual(shown, sent), `${what} should show callback_url, instruction and metadata as sent`, { sent, shown });
+      }
     },
   },
   {
