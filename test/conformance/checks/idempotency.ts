@@ -28,6 +28,15 @@ function expectReplay(first: Exchange, again: Exchange, why: string) {
   );
 }
 
+/** A key reused for another request: 409 (not a replay of the first answer), and only the first request's task exists. */
+async function expectReuseRefused(ctx: CheckContext, answer: Exchange, what: string, tag: string, firstTaskId: string) {
+  expectThat(answer.body?.task_id === undefined, `${what}: must not replay the first answer (got task ${answer.body?.task_id})`, answer.body);
+  expectError(answer, 409, what);
+  expectThat(answer.headers.get('idempotent-replayed') !== 'true', `${what}: a 409 is not a replay`);
+  const ids = await tagged(ctx, tag);
+  expectThat(ids.length === 1 && ids[0] === firstTaskId, `only the first request should have created a task, found ${ids.length}`, ids);
+}
+
 export const idempotencyChecks: Check[] = [
   {
     id: 'idempotency/replay',
@@ -94,15 +103,7 @@ export const idempotencyChecks: Check[] = [
       const first = await post(ctx, body, key);
       expectStatus(first, 200, 'the first creation with an Idempotency-Key (POST /v1/task/categorization)');
       const elsewhere = await postTask(ctx, 'comparison', body, { headers: { 'Idempotency-Key': key } });
-      expectThat(
-        elsewhere.body?.task_id === undefined,
-        `the same body and Idempotency-Key sent to /v1/task/comparison must not replay the categorization answer (got task ${elsewhere.body?.task_id})`,
-        elsewhere.body,
-      );
-      expectError(elsewhere, 409, 'the same Idempotency-Key and body on another creation path');
-      expectThat(elsewhere.headers.get('idempotent-replayed') !== 'true', 'a 409 for another path is not a replay');
-      const ids = await tagged(ctx, tag);
-      expectThat(ids.length === 1 && ids[0] === first.body.task_id, `only the first request should have created a task, found ${ids.length}`, ids);
+      await expectReuseRefused(ctx, elsewhere, 'the same Idempotency-Key and body sent to another creation path (/v1/task/comparison)', tag, first.body.task_id);
     },
   },
   {
@@ -119,15 +120,7 @@ export const idempotencyChecks: Check[] = [
       expectStatus(first, 200, 'the first creation with an Idempotency-Key');
       const categories = [...(body.categories as string[])].reverse();
       const changed = await post(ctx, { ...body, categories }, key);
-      expectThat(
-        changed.body?.task_id === undefined,
-        `a body whose categories are in another order is another request: it must not replay the first answer (got task ${changed.body?.task_id})`,
-        changed.body,
-      );
-      expectError(changed, 409, `the same Idempotency-Key with categories ${JSON.stringify(categories)} instead of ${JSON.stringify(body.categories)}`);
-      expectThat(changed.headers.get('idempotent-replayed') !== 'true', 'a 409 for a different body is not a replay');
-      const ids = await tagged(ctx, tag);
-      expectThat(ids.length === 1 && ids[0] === first.body.task_id, `only the first request should have created a task, found ${ids.length}`, ids);
+      await expectReuseRefused(ctx, changed, `the same Idempotency-Key with categories ${JSON.stringify(categories)} instead of ${JSON.stringify(body.categories)}`, tag, first.body.task_id);
     },
   },
   {
