@@ -82,12 +82,10 @@ export const idempotencyChecks: Check[] = [
     async run(ctx) {
       const tag = ctx.unique('idem');
       const key = ctx.unique('key');
-      expectStatus(await post(ctx, categorization({ tags: [tag] }), key), 200, 'the first creation with an Idempotency-Key');
+      const first = await post(ctx, categorization({ tags: [tag] }), key);
+      expectStatus(first, 200, 'the first creation with an Idempotency-Key');
       const changed = await post(ctx, categorization({ tags: [tag], instruction: 'Something else entirely.' }), key);
-      expectError(changed, 409, 'the same Idempotency-Key with a different body');
-      expectThat(changed.headers.get('idempotent-replayed') !== 'true', 'a 409 for a different body is not a replay');
-      const ids = await tagged(ctx, tag);
-      expectThat(ids.length === 1, `only the first request should have created a task, found ${ids.length}`, ids);
+      await expectReuseRefused(ctx, changed, 'the same Idempotency-Key with a different body', tag, first.body.task_id);
     },
   },
   {
