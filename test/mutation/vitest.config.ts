@@ -7,6 +7,8 @@ export default defineConfig({
   root: fileURLToPath(new URL('../..', import.meta.url)),
   test: {
     include: ['test/mutation/**/*.mutation.ts'],
+    // A PostgreSQL cluster for the run (npm run mutation starts one for all of Stryker's processes).
+    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 90_000,
     hookTimeout: 120_000,
     reporters: ['default'],

@@ -14,8 +14,8 @@ export function postgresAvailable(): boolean {
 }
 
 export interface Cluster {
-  /** A connection string for a new, empty database of this cluster. */
-  createDatabase(): Promise<string>;
+  /** A connection string for a new database of this cluster: empty, or a copy of `template`. */
+  createDatabase(options?: { template?: string; name?: string }): Promise<string>;
   stop(): void;
 }
 
@@ -42,14 +42,27 @@ export async function startCluster(port: number): Promise<Cluster> {
   return clusterAt(`postgres://postgres@127.0.0.1:${port}/postgres`, stop);
 }
 
+/** Drops the database that `databaseUrl` names (with its connections). */
+export async function dropDatabase(databaseUrl: string): Promise<void> {
+  const u = new URL(databaseUrl);
+  const name = u.pathname.slice(1);
+  u.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: u.toString() });
+  await client.connect();
+  try {
+    await client.query(`drop database if exists ${name} with (force)`);
+  } finally {
+    await client.end();
+  }
+}
+
 export function clusterAt(url: string, stop: () => void = () => {}): Cluster {
   let n = 0;
   return {
-    async createDatabase() {
-      const name = `humantask_test_${process.pid}_${Date.now()}_${n++}`;
+    async createDatabase({ template, name = `humantask_test_${process.pid}_${Date.now()}_${n++}` } = {}) {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
-      await client.query(`create database ${name}`);
+      await client.query(`create database ${name}${template ? ` template ${template}` : ''}`);
       await client.end();
       const u = new URL(url);
       u.pathname = `/${name}`;

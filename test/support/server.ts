@@ -6,7 +6,7 @@ import { readConfig, type Config } from '../../server/config.ts';
 import type { AccountSecrets } from '../../server/domain/accounts.ts';
 import { startServer, type RunningServer } from '../../server/main.ts';
 import { basicAuth } from './net.ts';
-import { clusterAt } from './postgres.ts';
+import { clusterAt, dropDatabase } from './postgres.ts';
 
 export const databases = ['pglite', 'postgres'] as const;
 export type DatabaseKind = (typeof databases)[number];
@@ -19,7 +19,7 @@ export interface TestServer extends RunningServer {
 }
 
 export async function startTestServer(db: DatabaseKind, env: Record<string, string> = {}): Promise<TestServer> {
-  const databaseUrl = db === 'postgres' ? await clusterAt(inject('postgresUrl')).createDatabase() : undefined;
+  const databaseUrl = db === 'postgres' ? await clusterAt(inject('postgresUrl')).createDatabase({ template: inject('postgresTemplate') }) : undefined;
   const config: Config = {
     // No callback leaves the machine unless a test turns delivery on (to a loopback receiver).
     ...readConfig({ RATE_LIMIT_BURST: '0', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', ...env }),
@@ -30,7 +30,15 @@ export async function startTestServer(db: DatabaseKind, env: Record<string, stri
   };
   const server = await startServer(config, pino({ level: 'silent' }));
   if (!server.devAccount) throw new Error('a fresh database should get a development account');
-  return { ...server, dev: server.devAccount };
+  return {
+    ...server,
+    dev: server.devAccount,
+    // The database goes with the server: a long run (the mutation run starts thousands) leaves none.
+    async close() {
+      await server.close();
+      if (databaseUrl) await dropDatabase(databaseUrl);
+    },
+  };
 }
 
 export interface Reply {

@@ -8,18 +8,39 @@ const area = 'Batches';
 const projectParams = { attachment_type: 'text', categories: ['billing', 'support'], instruction: 'Route the ticket.' };
 
 /** A project and a batch in it (names fresh); returns the created batch. */
-export async function projectAndBatch(ctx: CheckContext, options: { key?: KeyName; studio?: boolean; callback?: string; metadata?: Record<string, unknown> } = {}) {
+export async function projectAndBatch(
+  ctx: CheckContext,
+  options: { key?: KeyName; studio?: boolean; rapid?: boolean; callback?: string; metadata?: Record<string, unknown>; calibration?: boolean } = {},
+) {
   const key: KeyName = options.key ?? 'main';
   const project = ctx.unique('proj');
-  const name = ctx.unique('batch');
-  const p = await ctx.call('POST', '/v1/projects', { key, json: { type: 'categorization', name: project, params: projectParams, ...(options.studio ? { studio: true } : {}) } });
-  expectStatus(p, 200, 'creating a project');
-  const b = await ctx.call('POST', '/v1/batches', {
+  const p = await ctx.call('POST', '/v1/projects', {
     key,
-    json: { project, name, ...(options.callback ? { callback: options.callback } : {}), ...(options.metadata ? { metadata: options.metadata } : {}) },
+    json: { type: 'categorization', name: project, params: projectParams, ...(options.studio ? { studio: true } : {}), ...(options.rapid ? { rapid: true } : {}) },
   });
-  expectStatus(b, 200, 'creating a batch');
-  return { project, name, batch: b.body };
+  expectStatus(p, 200, 'creating a project');
+  return { project, ...(await batchIn(ctx, project, options)) };
+}
+
+/** A new batch (name fresh) in `project`; returns its name and the created batch. */
+async function batchIn(ctx: CheckContext, project: string, options: { key?: KeyName; callback?: string; metadata?: Record<string, unknown>; calibration?: boolean } = {}) {
+  const name = ctx.unique('batch');
+  const b = await ctx.call('POST', '/v1/batches', {
+    key: options.key ?? 'main',
+    json: {
+      project,
+      name,
+      ...(options.callback ? { callback: options.callback } : {}),
+      ...(options.metadata ? { metadata: options.metadata } : {}),
+      ...(options.calibration ? { calibration_batch: true } : {}),
+    },
+  });
+  expectStatus(b, 200, `creating a ${options.calibration ? 'calibration ' : ''}batch`);
+  return { name, batch: b.body };
+}
+
+async function finalize(ctx: CheckContext, name: string) {
+  return ctx.call('POST', `/v1/batches/${encodeURIComponent(name)}/finalize`);
 }
 
 async function counts(ctx: CheckContext, name: string, key: KeyName = 'main') {
@@ -184,6 +205,82 @@ export const batchChecks: Check[] = [
       // The same task naming the batch's own project joins it: the 400 was for the mismatch.
       const joined = await createTask(ctx, 'categorization', { ...batchTask(name, 'In the right project.'), project: ownProject });
       expectThat(joined.batch === name && joined.project === ownProject, 'a task naming the batch and its own project should join the batch', joined);
+    },
+  },
+  {
+    id: 'batches/callback-echoed',
+    area,
+    seed: '2.7 Batch (callback); decision: absent when none was given',
+    rule: 'A batch shows the callback it was created with, on creation and on reading; a batch created without one has no callback field.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const callback = 'https://example.com/conformance/batch-callback';
+      const { name, batch } = await projectAndBatch(ctx, { callback });
+      expectThat(batch.callback === callback, `the created batch should show callback ${callback}`, batch);
+      const read = await ctx.call('GET', `/v1/batches/${encodeURIComponent(name)}`);
+      expectStatus(read, 200, 'reading the batch');
+      expectThat(read.body?.callback === callback, `the batch should read with callback ${callback}`, read.body);
+      const { batch: plain } = await projectAndBatch(ctx);
+      expectThat(!('callback' in plain), 'a batch created without a callback should have no callback field', plain);
+    },
+  },
+  {
+    id: 'batches/flags',
+    area,
+    seed: '2.7 Batch (calibration_batch, self_label_batch: Rapid projects only, not both)',
+    rule: 'In a Rapid project a batch can be a calibration batch or a self-label batch (shown as such, the other flag false), not both (400); in another project either flag answers 400; a plain batch shows both false.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const { project: rapid, batch: production } = await projectAndBatch(ctx, { rapid: true });
+      expectThat(production.calibration_batch === false && production.self_label_batch === false, 'a plain batch of a Rapid project should show calibration_batch and self_label_batch false', production);
+      expectThat(production.status === 'staging', `a batch of a Rapid project should start in staging, got ${production.status}`, production);
+      const create = (project: string, flags: Record<string, boolean>) => ctx.call('POST', '/v1/batches', { json: { project, name: ctx.unique('batch'), ...flags } });
+      const calibration = await create(rapid, { calibration_batch: true });
+      expectStatus(calibration, 200, 'creating a calibration batch in a Rapid project');
+      expectThat(calibration.body?.calibration_batch === true && calibration.body?.self_label_batch === false, 'a calibration batch should show calibration_batch true and self_label_batch false', calibration.body);
+      const selfLabel = await create(rapid, { self_label_batch: true });
+      expectStatus(selfLabel, 200, 'creating a self-label batch in a Rapid project');
+      expectThat(selfLabel.body?.self_label_batch === true && selfLabel.body?.calibration_batch === false, 'a self-label batch should show self_label_batch true and calibration_batch false', selfLabel.body);
+      expectError(await create(rapid, { calibration_batch: true, self_label_batch: true }), 400, 'a batch that is both a calibration and a self-label batch');
+      const { project: plain } = await projectAndBatch(ctx);
+      expectError(await create(plain, { calibration_batch: true }), 400, 'a calibration batch in a project that is not Rapid');
+      expectError(await create(plain, { self_label_batch: true }), 400, 'a self-label batch in a project that is not Rapid');
+    },
+  },
+  {
+    id: 'batches/rapid-calibration-first',
+    area,
+    seed: '2.7 Batch (calibration batches check readiness before production batches); 3.2 Batch status > Rapid',
+    rule: 'A production batch of a Rapid project cannot be finalized (400) until a calibration batch of the project has completed; a staging batch whose tasks are done stays staging until finalized, then completes; finalizing a completed batch changes nothing.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const { project, name: production } = await projectAndBatch(ctx, { rapid: true });
+      expectError(await finalize(ctx, production), 400, 'finalizing a production batch before any calibration batch completed');
+      const { name: calibration } = await batchIn(ctx, project, { calibration: true });
+      const task = await createTask(ctx, 'categorization', batchTask(calibration, 'Calibrate.'));
+      await ctx.until('the calibration task to complete (test mode)', async () => {
+        const t = await ctx.call('GET', `/v1/task/${task.task_id}`);
+        return t.body?.status === 'completed';
+      });
+      const staged = await counts(ctx, calibration);
+      expectThat(staged.status === 'staging' && staged.completed === 1, `a staging batch whose only task completed should stay staging (counting it), got ${JSON.stringify(staged)}`);
+      expectError(await finalize(ctx, production), 400, 'finalizing a production batch while the calibration batch is still staging');
+      const fin = await finalize(ctx, calibration);
+      expectStatus(fin, 200, 'finalizing the calibration batch');
+      const done = await ctx.until('the finalized calibration batch to complete (its only task is done)', async () => {
+        const b = await ctx.call('GET', `/v1/batches/${encodeURIComponent(calibration)}`);
+        return b.body?.status === 'completed' ? b.body : undefined;
+      });
+      const again = await finalize(ctx, calibration);
+      expectStatus(again, 200, 'finalizing a completed batch');
+      expectThat(
+        again.body?.status === 'completed' && again.body?.completed_at === done.completed_at,
+        `finalizing a completed batch should change nothing: expected completed at ${done.completed_at}, got ${again.body?.status} at ${again.body?.completed_at}`,
+        again.body,
+      );
+      const ready = await finalize(ctx, production);
+      expectStatus(ready, 200, 'finalizing the production batch once a calibration batch completed');
+      expectThat(ready.body?.status === 'in_progress', `the finalized production batch should be in_progress, got ${ready.body?.status}`, ready.body);
     },
   },
 ];

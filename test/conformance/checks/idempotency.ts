@@ -175,4 +175,63 @@ export const idempotencyChecks: Check[] = [
       expectError(await post(ctx, body, key, 'live'), 409, 'the same Idempotency-Key with the live key');
     },
   },
+  {
+    id: 'idempotency/training-replay',
+    area,
+    seed: '4.4 Duplicate prevention > Idempotency-Key (as on task creation: createTextCollectionTrainingTask)',
+    rule: 'A training task creation repeated with the same Idempotency-Key gets the saved answer again and creates no second training task; with another body the key answers 409.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const key = ctx.unique('key');
+      const created = async (body: unknown) => ctx.call('POST', '/v1/training_tasks/textcollection', { json: body, headers: { 'Idempotency-Key': key } });
+      const count = async () => {
+        const ex = await ctx.call('GET', '/v1/training_tasks', { query: { type: 'textcollection', limit: 1 } });
+        expectStatus(ex, 200, 'listing the text-collection training tasks');
+        return ex.body?.total as number;
+      };
+      const before = await count();
+      const body = trainingBody(ctx.unique('training'));
+      const first = await created(body);
+      expectStatus(first, 200, 'the first training task creation with an Idempotency-Key');
+      expectThat(first.headers.get('idempotent-replayed') === null, 'a first (not replayed) answer should not say Idempotent-Replayed');
+      const again = await created(body);
+      expectReplay(first, again, 'the same training task creation again with the same Idempotency-Key');
+      const changed = await created(trainingBody(ctx.unique('training')));
+      expectError(changed, 409, 'the same Idempotency-Key with another training task body');
+      const after = await count();
+      expectThat(after === before + 1, `one training task should have been created, the list total went from ${before} to ${after}`);
+    },
+  },
+  {
+    id: 'idempotency/training-concurrent',
+    area,
+    seed: '4.4 Duplicate prevention > Idempotency-Key (simultaneous requests); 7 Errors (429)',
+    rule: 'Simultaneous identical training task creations with one Idempotency-Key create one training task: each answers 200 with it (or 429 with Retry-After, safe to retry), never 5xx.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const key = ctx.unique('key');
+      const body = trainingBody(ctx.unique('training'));
+      const post = () => ctx.call('POST', '/v1/training_tasks/textcollection', { json: body, headers: { 'Idempotency-Key': key } });
+      const results = await Promise.all(Array.from({ length: 8 }, post));
+      const statuses = results.map((r) => r.status);
+      expectThat(statuses.every((s) => s === 200 || s === 429), `expected only 200 or 429, got ${JSON.stringify(statuses)}`);
+      const answered = new Set(results.filter((r) => r.status === 200).map((r) => r.body?.id));
+      expectThat(answered.size <= 1, `every 200 should name the same training task, got ${JSON.stringify([...answered])}`);
+      const retry = await ctx.until('a retry with the same key to answer 200', async () => {
+        const r = await post();
+        return r.status === 200 ? r : undefined;
+      });
+      expectThat(answered.size === 0 || answered.has(retry.body?.id), 'the retry should replay the training task the race created', retry.body);
+      expectStatus(await ctx.call('GET', `/v1/training_tasks/${retry.body?.id}`), 200, 'reading the training task the race created');
+    },
+  },
 ];
+
+/** A text-collection training task whose summary field names `label` (so bodies differ). */
+function trainingBody(label: string) {
+  return {
+    attachments: [{ type: 'text', content: `Conformance ${label}.` }],
+    fields: [{ type: 'text', field_id: 'summary', title: `Summary (${label})`, max_characters: 200 }],
+    expected_response: { annotations: { summary: 'A short text.' } },
+  };
+}
