@@ -8,6 +8,7 @@ import { callbackChecks } from './callbacks.ts';
 import { idempotencyChecks } from './idempotency.ts';
 import { isolationChecks } from './isolation.ts';
 import { listChecks } from './lists.ts';
+import { paramRuleChecks } from './param-rules.ts';
 import { projectChecks } from './projects.ts';
 import { taskChangeChecks } from './task-changes.ts';
 import { taskStateChecks } from './task-states.ts';
@@ -20,6 +21,7 @@ export const behaviourChecks: Check[] = [
   ...uniqueIdChecks,
   ...idempotencyChecks,
   ...taskChangeChecks,
+  ...paramRuleChecks,
   ...listChecks,
   ...projectChecks,
   ...batchChecks,

@@ -1,7 +1,11 @@
 // Seed 5.3 (test mode) and 3.1 (pending → completed): a test-mode task is completed without a
 // person, with a response that fits its type and its own parameters.
-import { expectThat, type Check } from '../types.ts';
-import { annotation, categorization, comparison, createTask, settledTask } from './helpers.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { loadContract } from '../contract.ts';
+import { operationsOfBothGenerations, operationOf } from '../core-checks.ts';
+import { isRecord, operationKind, personalize, requestExamples } from '../fixtures.ts';
+import { expectStatus, expectThat, type Check } from '../types.ts';
+import { annotation, categorization, comparison, createTask, readTask, settledTask } from './helpers.ts';
 
 const area = 'Test mode';
 
@@ -63,4 +67,74 @@ export const testModeChecks: Check[] = [
       );
     },
   },
+  ...responseChecks(),
 ];
+
+/** Every string anywhere in `value`. */
+function stringsIn(value: unknown, out = new Set<string>()): Set<string> {
+  if (typeof value === 'string') out.add(value);
+  else if (Array.isArray(value)) value.forEach((v) => stringsIn(v, out));
+  else if (isRecord(value)) Object.values(value).forEach((v) => stringsIn(v, out));
+  return out;
+}
+
+/** Every (key, value, path) in `value`, depth first. */
+function* fields(value: unknown, path = ''): Generator<[string, unknown, string]> {
+  if (Array.isArray(value)) for (const [i, v] of value.entries()) yield* fields(v, `${path}/${i}`);
+  else if (isRecord(value)) {
+    for (const [k, v] of Object.entries(value)) {
+      yield [k, v, `${path}/${k}`];
+      yield* fields(v, `${path}/${k}`);
+    }
+  }
+}
+
+const coordinates = new Set(['left', 'top', 'width', 'height', 'x', 'y']);
+
+/**
+ * For each task type: the contract's own request examples, created in test mode, complete with a
+ * response that the runner's shape check validates against the type's response schema (it checks
+ * every answer), whose labels come from the task's parameters and whose shapes lie in the image,
+ * and that reads the same twice.
+ */
+function responseChecks(): Check[] {
+  return operationsOfBothGenerations()
+    .filter(({ operationId, generations }) => operationKind(loadContract(generations[0]!).byId.get(operationId)!) === 'task-creation')
+    .map(({ operationId, generations }) => ({
+      id: `test-mode/responses/${operationId}`,
+      area,
+      seed: '5 Authentication (3: test mode: a synthetic response valid for the type and the task\'s own parameters, the same every time)',
+      rule: "Each request example of the operation, created in test mode, completes with a response valid for its type, labels from the task's parameters, shapes inside the image (no negative coordinate or size), the same on a second read.",
+      kind: 'behaviour' as const,
+      generations,
+      async run(ctx) {
+        const { contract, op } = operationOf(ctx, operationId);
+        // Examples naming a project or batch rely on objects that exist only in the example.
+        const examples = requestExamples(contract, op).filter(([, v]) => isRecord(v) && v.project === undefined && v.batch === undefined);
+        if (examples.length === 0) {
+          ctx.note(`no example of ${operationId} stands alone (each names a project or batch)`);
+          return;
+        }
+        for (const [name, example] of examples) {
+          const created = await ctx.call('POST', op.path, { json: await personalize(ctx, op, example) });
+          if (created.status === 402) {
+            ctx.note(`example ${name}: 402, the task type is not enabled for this account`);
+            continue;
+          }
+          expectStatus(created, 200, `creating the example ${name} of ${operationId}`);
+          const task = await settledTask(ctx, created.body.task_id, ['completed']);
+          const labels = stringsIn(task.params);
+          for (const [key, value, path] of fields(task.response)) {
+            if (key === 'label' && typeof value === 'string') {
+              expectThat(labels.has(value), `example ${name}: response${path} is ${JSON.stringify(value)}, which no parameter of the task names`, task.response);
+            }
+            if (coordinates.has(key) && typeof value === 'number') {
+              expectThat(value >= 0, `example ${name}: response${path} is ${value}: a shape should lie inside the image`, task.response);
+            }
+          }
+          const again = await readTask(ctx, task.task_id);
+          expectThat(isDeepStrictEqual(again.response, task.response), `example ${name}: the response should read the same every time`, { first: task.response, again: again.response });
+        }
+      },
+    }));
+}
