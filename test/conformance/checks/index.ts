@@ -8,6 +8,7 @@ import { callbackChecks } from './callbacks.ts';
 import { idempotencyChecks } from './idempotency.ts';
 import { isolationChecks } from './isolation.ts';
 import { listChecks } from './lists.ts';
+import { markdownChecks } from './markdown.ts';
 import { paramRuleChecks } from './param-rules.ts';
 import { projectChecks } from './projects.ts';
 import { taskChangeChecks } from './task-changes.ts';
@@ -22,6 +23,7 @@ export const behaviourChecks: Check[] = [
   ...idempotencyChecks,
   ...taskChangeChecks,
   ...paramRuleChecks,
+  ...markdownChecks,
   ...listChecks,
   ...projectChecks,
   ...batchChecks,

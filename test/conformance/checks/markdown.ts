@@ -1,0 +1,74 @@
+// Seed 2.3 (TextCollectionAttachment): Markdown content may contain HTML; only the tags of the
+// allowlist remain, all others are removed, and the task's params hold the sanitized content.
+import { expectStatus, expectThat, type Check, type CheckContext } from '../types.ts';
+import { SINK, createTask, readTask } from './helpers.ts';
+
+const area = 'Attachments';
+const seed = '2.3 Text-collection attachment (Markdown HTML: only the allowlisted tags remain)';
+
+/** The seed's allowlist (h1-h6 spelt out). */
+const allowed = [
+  'address', 'article', 'aside', 'footer', 'header', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hgroup',
+  'main', 'nav', 'section', 'blockquote', 'dd', 'div', 'dl', 'dt', 'figcaption', 'figure', 'hr',
+  'li', 'ol', 'p', 'pre', 'ul', 'a', 'abbr', 'b', 'bdi', 'bdo', 'br', 'cite', 'code', 'data', 'dfn',
+  'em', 'i', 'kbd', 'mark', 'q', 'rb', 'rp', 'rt', 'rtc', 'ruby', 's', 'samp', 'small', 'span',
+  'strong', 'sub', 'sup', 'time', 'u', 'var', 'caption', 'col', 'colgroup', 'table', 'tbody', 'td',
+  'tfoot', 'th', 'thead', 'tr', 'img', 'iframe',
+];
+const removed = ['script', 'style', 'object', 'embed', 'form', 'input', 'button', 'svg', 'marquee', 'font'];
+
+/** Every tag as an element of its own (each checked apart, so nesting rules cannot drop one). */
+const html = (tags: string[]) => tags.map((t) => `<${t}>${t}-text</${t}>`).join('\n');
+const plain = 'Plain <script>alert(1)</script> text stays as written.';
+
+/** The tags that an HTML text opens. */
+const opened = (text: string) => new Set([...text.matchAll(/<([a-z][a-z0-9]*)\b/gi)].map((m) => m[1]!.toLowerCase()));
+
+function expectSanitized(content: unknown, where: string) {
+  expectThat(typeof content === 'string', `${where}: the markdown attachment should keep its content`, content);
+  const tags = opened(content as string);
+  const lost = allowed.filter((t) => !tags.has(t));
+  expectThat(lost.length === 0, `${where}: the allowlisted tags ${JSON.stringify(lost)} should remain`, content);
+  const kept = removed.filter((t) => tags.has(t));
+  expectThat(kept.length === 0, `${where}: the tags ${JSON.stringify(kept)} are not on the allowlist and should be removed`, content);
+}
+
+async function attachmentsOf(ctx: CheckContext, path: string): Promise<any[]> {
+  const read = await ctx.call('GET', path);
+  expectStatus(read, 200, `GET ${path}`);
+  return read.body?.params?.attachments ?? [];
+}
+
+export const markdownChecks: Check[] = [
+  {
+    id: 'attachments/markdown-sanitized',
+    area,
+    seed,
+    rule: "A text-collection task's (and training task's) Markdown attachment keeps every allowlisted tag and loses every other; a text attachment is kept as written.",
+    kind: 'behaviour',
+    // The older generation has no text-collection tasks.
+    generations: ['current'],
+    async run(ctx) {
+      const attachments = [
+        { type: 'markdown', content: `${html(allowed)}\n${html(removed)}` },
+        { type: 'text', content: plain },
+      ];
+      const fields = [{ type: 'text', field_id: 'summary', title: 'Summary' }];
+      const task = await createTask(ctx, 'textcollection', { callback_url: SINK, instruction: 'Read the attachments.', attachments, fields });
+      for (const [where, atts] of [
+        ['the creation answer', task.params?.attachments ?? []],
+        ['the task as read', (await readTask(ctx, task.task_id)).params?.attachments ?? []],
+      ] as const) {
+        expectSanitized(atts[0]?.content, `${where} (task)`);
+        expectThat(atts[1]?.content === plain, `${where} (task): a text attachment should be kept as written`, atts[1]);
+      }
+      const training = await ctx.call('POST', '/v1/training_tasks/textcollection', {
+        json: { attachments, fields, expected_response: { annotations: { summary: 'Tags.' } } },
+      });
+      expectStatus(training, 200, 'creating a text-collection training task');
+      const stored = await attachmentsOf(ctx, `/v1/training_tasks/${training.body?.id}`);
+      expectSanitized(stored[0]?.content, 'the training task as read');
+      expectThat(stored[1]?.content === plain, 'the training task: a text attachment should be kept as written', stored[1]);
+    },
+  },
+];
