@@ -5,6 +5,7 @@ import type { Check } from '../types.ts';
 import { authChecks } from './auth.ts';
 import { batchChecks } from './batches.ts';
 import { callbackChecks } from './callbacks.ts';
+import { errorChecks } from './errors.ts';
 import { idempotencyChecks } from './idempotency.ts';
 import { isolationChecks } from './isolation.ts';
 import { listChecks } from './lists.ts';
@@ -24,6 +25,7 @@ export const behaviourChecks: Check[] = [
   ...taskChangeChecks,
   ...paramRuleChecks,
   ...markdownChecks,
+  ...errorChecks,
   ...listChecks,
   ...projectChecks,
   ...batchChecks,

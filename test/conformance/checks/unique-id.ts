@@ -10,11 +10,8 @@ async function expectTaken(ctx: CheckContext, uniqueId: string, holder: string, 
   const body = type === 'annotation' ? annotation({ unique_id: uniqueId }) : categorization({ unique_id: uniqueId });
   const again = await postTask(ctx, type, body, key ? { key } : {});
   expectError(again, 409, `creating a task of type ${type} with the unique_id ${uniqueId} already used by task ${holder}`);
-  expectThat(
-    again.body.error.includes(uniqueId) && again.body.error.includes(holder),
-    `the 409 error text should name the unique_id (${uniqueId}) and the existing task (${holder})`,
-    again.body,
-  );
+  const text = `The unique_id ("${uniqueId}") is already used for a different task (${holder}).`;
+  expectThat(again.body.error === text, `the 409 error text should be the contract's ${JSON.stringify(text)}`, again.body);
 }
 
 async function holders(ctx: CheckContext, uniqueId: string, key?: KeyName): Promise<string[]> {
