@@ -164,7 +164,11 @@ export const callbackChecks: Check[] = [
         `attachments should be [{statusCode: 404, url: ${attachment}}]`,
         body.attachments,
       );
-      await settledTask(ctx, task.task_id, [ctx.generation === 'legacy' ? 'completed' : 'error']);
+      expectThat(body.task_id === task.task_id, `the callback should name the task ${task.task_id}, got ${JSON.stringify(body.task_id)}`, body);
+      const read = await settledTask(ctx, task.task_id, [ctx.generation === 'legacy' ? 'completed' : 'error']);
+      if (ctx.generation === 'current') {
+        expectThat(read.response?.error === body.error, "the callback's error should be the errored task's response.error", { callback: body.error, task: read.response });
+      }
     },
   },
   {
