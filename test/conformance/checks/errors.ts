@@ -90,4 +90,49 @@ export const errorChecks: Check[] = [
       expectThat(cancel.status !== 400 || !/body/i.test(String(cancel.body?.error)), `cancel without a body was refused for its body: ${cancel.text.slice(0, 300)}`);
     },
   },
+  {
+    id: 'errors/form-bodies-typed',
+    area,
+    seed: '4.2 (older generation: creation bodies as application/x-www-form-urlencoded; numeric strings accepted where a number is expected)',
+    rule: 'A form creation body gives each value the type the contract asks for: repeated keys a list (one key a one-item list), "true" a boolean, "30" a number; a list of strings keeps numeric-looking strings as strings.',
+    kind: 'behaviour',
+    generations: ['legacy'],
+    async run(ctx) {
+      const receiver = await ctx.receiver();
+      const form = (fields: [string, string][]) => new URLSearchParams([['callback_url', receiver.url('forms')], ...fields]).toString();
+      const created = async (type: string, fields: [string, string][]) => {
+        const ex = await ctx.call('POST', `/v1/task/${type}`, { form: form(fields) });
+        expectStatus(ex, 200, `a ${type} creation as a form body`);
+        return ex.body;
+      };
+      const boxes = await created('annotation', [
+        ['instruction', 'Box the vehicles.'],
+        ['attachment', 'https://example.com/conformance/street.jpg'],
+        ['objects_to_annotate', 'car'],
+        ['objects_to_annotate', 'truck'],
+        ['with_labels', 'true'],
+        ['min_width', '30'],
+      ]);
+      const p = boxes.params ?? {};
+      expectThat(
+        JSON.stringify(p.objects_to_annotate) === '["car","truck"]' && p.with_labels === true && p.min_width === 30,
+        `expected objects_to_annotate ["car","truck"], with_labels true, min_width 30; got ${JSON.stringify({ objects_to_annotate: p.objects_to_annotate, with_labels: p.with_labels, min_width: p.min_width })}`,
+        p,
+      );
+      const one = await created('annotation', [
+        ['instruction', 'Box the cars.'],
+        ['attachment', 'https://example.com/conformance/street.jpg'],
+        ['objects_to_annotate', 'car'],
+      ]);
+      expectThat(JSON.stringify(one.params?.objects_to_annotate) === '["car"]', `a single objects_to_annotate key should be the list ["car"], got ${JSON.stringify(one.params?.objects_to_annotate)}`, one.params);
+      const numbers = await created('categorization', [
+        ['instruction', 'Pick a floor.'],
+        ['attachment_type', 'text'],
+        ['attachment', 'Which floor?'],
+        ['categories', '1'],
+        ['categories', '2'],
+      ]);
+      expectThat(JSON.stringify(numbers.params?.categories) === '["1","2"]', `categories 1 and 2 should stay the strings ["1","2"], got ${JSON.stringify(numbers.params?.categories)}`, numbers.params);
+    },
+  },
 ];
