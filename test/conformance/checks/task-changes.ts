@@ -169,4 +169,36 @@ export const taskChangeChecks: Check[] = [
       );
     },
   },
+  {
+    id: 'task-changes/updated-at',
+    area: 'Task changes',
+    seed: '2 Resources > Task.updated_at (moves on every change; a request that changes nothing leaves it alone)',
+    rule: 'Metadata, tag and unique_id changes move updated_at; the same metadata again, tags already there, removing absent tags and deleting a unique_id the task does not have leave it alone. A task without tags gets exactly the tags added.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const task = await completedTask(ctx, 'categorization', categorization());
+      const path = `/v1/task/${task.task_id}`;
+      let last = (await readTask(ctx, task.task_id)).updated_at as string;
+      // Timestamps have milliseconds: let one pass, so that a change shows as a later updated_at.
+      const tick = () => new Promise((r) => setTimeout(r, 5));
+      const step = async (what: string, send: () => Promise<unknown>, changes: boolean) => {
+        await tick();
+        await send();
+        const now = (await readTask(ctx, task.task_id)).updated_at as string;
+        if (changes) expectThat(now > last, `${what} should move updated_at (was ${last}, now ${now})`);
+        else expectThat(now === last, `${what} changes nothing and should leave updated_at at ${last}, got ${now}`);
+        last = now;
+      };
+      const tag = ctx.unique('t');
+      await step('setMetadata {a: 1}', () => ctx.call('POST', `${path}/setMetadata`, { json: { a: 1 } }), true);
+      await step('the same metadata again', () => ctx.call('POST', `${path}/setMetadata`, { json: { a: 1 } }), false);
+      await step(`adding the tag ${tag} to a task without tags`, () => tagsCall(ctx, 'POST', task.task_id, [tag]), true);
+      await expectTags(ctx, task.task_id, [tag], 'a task without tags, after adding one');
+      await step('adding a tag already there', () => tagsCall(ctx, 'POST', task.task_id, [tag]), false);
+      await step('removing a tag the task does not have', () => tagsCall(ctx, 'DELETE', task.task_id, [ctx.unique('absent')]), false);
+      await step('deleting a unique_id the task does not have', () => ctx.call('DELETE', `${path}/unique_id`), false);
+      await step('setting a unique_id', () => ctx.call('POST', `${path}/unique_id`, { json: { unique_id: ctx.unique('uid') } }), true);
+      await step('deleting the unique_id', () => ctx.call('DELETE', `${path}/unique_id`), true);
+    },
+  },
 ];
