@@ -137,6 +137,12 @@ export const listChecks: Check[] = [
       await expectListed(ctx, { tags: tag, start_time: day }, [t1.id, t2.id, t3.id], `start_time as a plain date (${day})`);
       await expectListed(ctx, { tags: tag, end_time: dayBefore }, [], `end_time as a plain date before the tasks (${dayBefore})`);
       expectError(await ctx.call('GET', '/v1/tasks', { query: { start_time: 'yesterday' } }), 400, 'a malformed start_time');
+      // Each time filter refuses a date that is no day of the calendar, naming itself.
+      for (const name of ['start_time', 'end_time', 'completed_after', 'completed_before', 'updated_after', 'updated_before']) {
+        const bad = await ctx.call('GET', '/v1/tasks', { query: { [name]: '2026-02-30' } });
+        expectError(bad, 400, `${name}=2026-02-30 (no such day)`);
+        expectThat(String(bad.body?.error).includes(name), `the 400 for ${name}=2026-02-30 should name ${name}, got ${JSON.stringify(bad.body?.error)}`);
+      }
     },
   },
   {
