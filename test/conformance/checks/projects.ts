@@ -175,6 +175,11 @@ export const projectChecks: Check[] = [
         expectStatus(await ctx.call('POST', path, { json: { ontology, name: `v${i}` } }), 200, `setOntology #${i + 1}`);
       }
       expectError(await ctx.call('POST', path, { json: { ontology: ['car', 'car'] } }), 400, 'an ontology with a duplicate choice');
+      expectError(
+        await ctx.call('POST', path, { json: { ontology: ['car', { choice: 'vehicle', subchoices: ['bus', { choice: 'rail', subchoices: ['car'] }] }] } }),
+        400,
+        'an ontology whose choice "car" comes again two levels down',
+      );
       const read = await ctx.call('GET', `/v1/projects/${encodeURIComponent(name)}`);
       expectStatus(read, 200, 'reading the project');
       const history: Array<Versioned & { ontology?: unknown; name?: string }> = read.body?.ontologyHistory ?? [];
@@ -183,6 +188,31 @@ export const projectChecks: Check[] = [
         expectThat(isDeepStrictEqual(history[i]?.ontology, ontology), `ontology version ${i} should be kept as given`, history[i]);
         expectThat(history[i]?.name === `v${i}`, `ontology version ${i} should keep its name v${i}`, history[i]);
       }
+    },
+  },
+  {
+    id: 'projects/list',
+    area,
+    seed: '2.5 Project (GET /v1/projects lists the projects, each with its own parameter history)',
+    rule: 'GET /v1/projects lists every project of the account and mode, each with its own param_history and ontologyHistory only.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const names = [ctx.unique('proj'), ctx.unique('proj')];
+      for (const [i, name] of names.entries()) {
+        await createProject(ctx, { type: 'categorization', name, params: { attachment_type: 'text', categories: [`c${i}`], instruction: `Project ${i}.` } });
+      }
+      await setParams(ctx, names[1]!, { patch: true, instruction: 'Project 1, again.' });
+      expectStatus(await ctx.call('POST', `/v1/projects/${encodeURIComponent(names[1]!)}/setOntology`, { json: { ontology: ['only-here'] } }), 200, 'setOntology');
+      const list = await ctx.call('GET', '/v1/projects');
+      expectStatus(list, 200, 'GET /v1/projects');
+      const listed: any[] = Array.isArray(list.body) ? list.body : (list.body?.docs ?? []);
+      const [p0, p1] = names.map((n) => listed.find((p) => p?.name === n));
+      expectThat(p0 && p1, `both new projects should be listed (${names.join(', ')})`, listed.map((p) => p?.name));
+      expectThat(
+        p0.param_history?.length === 1 && p1.param_history?.length === 2 && p0.ontologyHistory?.length === 0 && p1.ontologyHistory?.length === 1,
+        `each listed project should carry only its own versions: expected 1 and 2 parameter versions, 0 and 1 ontology versions; got ${p0.param_history?.length} and ${p1.param_history?.length}, ${p0.ontologyHistory?.length} and ${p1.ontologyHistory?.length}`,
+        { p0, p1 },
+      );
     },
   },
 ];
