@@ -283,4 +283,33 @@ export const batchChecks: Check[] = [
       expectThat(ready.body?.status === 'in_progress', `the finalized production batch should be in_progress, got ${ready.body?.status}`, ready.body);
     },
   },
+  {
+    id: 'batches/list-filters',
+    area,
+    seed: '2.7 Batch; decision: GET /v1/batches filters project, status, start_time and end_time (created_at bounds, inclusive)',
+    rule: "GET /v1/batches keeps the batches of the project, of the status and created within start_time and end_time (inclusive), and no other.",
+    kind: 'behaviour',
+    async run(ctx) {
+      const { project, name, batch } = await projectAndBatch(ctx);
+      const names = async (query: Record<string, string>) => {
+        const ex = await ctx.call('GET', '/v1/batches', { query: { project, ...query } });
+        expectStatus(ex, 200, `GET /v1/batches ${JSON.stringify(query)}`);
+        return (ex.body?.docs ?? []).map((b: { name: string }) => b.name);
+      };
+      const created = Date.parse(batch.created_at);
+      const iso = (ms: number) => new Date(ms).toISOString();
+      const cases: [Record<string, string>, string[]][] = [
+        [{}, [name]],
+        [{ status: 'in_progress' }, [name]],
+        [{ status: 'completed' }, []],
+        [{ start_time: iso(created), end_time: iso(created) }, [name]],
+        [{ end_time: iso(created - 1) }, []],
+        [{ start_time: iso(created + 1) }, []],
+      ];
+      for (const [query, expected] of cases) {
+        const got = await names(query);
+        expectThat(isDeepStrictEqual(got, expected), `GET /v1/batches?project=…&${new URLSearchParams(query)} should list ${JSON.stringify(expected)}, got ${JSON.stringify(got)}`);
+      }
+    },
+  },
 ];

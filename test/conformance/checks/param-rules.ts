@@ -306,6 +306,18 @@ export const paramRuleChecks: Check[] = [
         names: 'hypothesis',
       },
       {
+        what: 'a category answer selecting one value twice',
+        valid: textCollection([categoryField('c', { max_choices: 2 })], hypothesis({ c: answer('category', 'c', [['yes', 'no']]) })),
+        invalid: textCollection([categoryField('c', { max_choices: 2 })], hypothesis({ c: answer('category', 'c', [['yes', 'yes']]) })),
+        names: 'hypothesis',
+      },
+      {
+        what: 'a datetime answer with a part its field does not include',
+        valid: textCollection([{ type: 'datetime', field_id: 'd', title: 'When?', include: ['year', 'month', 'day'] }], hypothesis({ d: answer('datetime', 'd', [{ year: 2026, month: 11, day: 21 }]) })),
+        invalid: textCollection([{ type: 'datetime', field_id: 'd', title: 'When?', include: ['year', 'month', 'day'] }], hypothesis({ d: answer('datetime', 'd', [{ year: 2026, month: 11, day: 21, hour: 9 }]) })),
+        names: 'hypothesis',
+      },
+      {
         what: 'a time range answer with from above to',
         valid: textCollection([{ type: 'time_range', field_id: 't', title: 'When?', default_seconds: [0, 5] }], hypothesis({ t: answer('time_range', 't', [{ from_seconds: 3, to_seconds: 3 }]) })),
         invalid: textCollection([{ type: 'time_range', field_id: 't', title: 'When?', default_seconds: [0, 5] }], hypothesis({ t: answer('time_range', 't', [{ from_seconds: 4, to_seconds: 3 }]) })),
