@@ -1,20 +1,25 @@
 // Seed 2.3 (TextCollectionAttachment): Markdown content may contain HTML; only the tags of the
 // allowlist remain, all others are removed, and the task's params hold the sanitized content.
-import { expectStatus, expectThat, type Check, type CheckContext } from '../types.ts';
+import { loadContract } from '../contract.ts';
+import { ConformanceFailure, expectStatus, expectThat, type Check, type CheckContext } from '../types.ts';
 import { SINK, createTask, readTask } from './helpers.ts';
 
 const area = 'Attachments';
 const seed = '2.3 Text-collection attachment (Markdown HTML: only the allowlisted tags remain)';
 
-/** The seed's allowlist (h1-h6 spelt out). */
-const allowed = [
-  'address', 'article', 'aside', 'footer', 'header', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hgroup',
-  'main', 'nav', 'section', 'blockquote', 'dd', 'div', 'dl', 'dt', 'figcaption', 'figure', 'hr',
-  'li', 'ol', 'p', 'pre', 'ul', 'a', 'abbr', 'b', 'bdi', 'bdo', 'br', 'cite', 'code', 'data', 'dfn',
-  'em', 'i', 'kbd', 'mark', 'q', 'rb', 'rp', 'rt', 'rtc', 'ruby', 's', 'samp', 'small', 'span',
-  'strong', 'sub', 'sup', 'time', 'u', 'var', 'caption', 'col', 'colgroup', 'table', 'tbody', 'td',
-  'tfoot', 'th', 'thead', 'tr', 'img', 'iframe',
-];
+/**
+ * The allowlist as the contract states it (TextCollectionAttachment: "only these tags remain, all
+ * other tags are removed: address, article, ..., h1-h6, ..."), ranges such as h1-h6 spelt out.
+ */
+function allowlist(): string[] {
+  const text = String(loadContract('current').doc.components?.schemas?.TextCollectionAttachment?.description ?? '').replace(/\s+/g, ' ');
+  const listed = /all other tags are removed: ([^.]+)\./.exec(text)?.[1];
+  if (!listed) throw new ConformanceFailure('the contract\'s TextCollectionAttachment should state the allowlist of Markdown HTML tags');
+  return listed.split(',').flatMap((item) => {
+    const range = /^([a-z]+)(\d)-\1(\d)$/.exec(item.trim());
+    return range ? Array.from({ length: Number(range[3]) - Number(range[2]) + 1 }, (_, i) => `${range[1]}${Number(range[2]) + i}`) : [item.trim()];
+  });
+}
 const removed = ['script', 'style', 'object', 'embed', 'form', 'input', 'button', 'svg', 'marquee', 'font'];
 
 /** Every tag as an element of its own (each checked apart, so nesting rules cannot drop one). */
@@ -24,7 +29,7 @@ const plain = 'Plain <script>alert(1)</script> text stays as written.';
 /** The tags that an HTML text opens. */
 const opened = (text: string) => new Set([...text.matchAll(/<([a-z][a-z0-9]*)\b/gi)].map((m) => m[1]!.toLowerCase()));
 
-function expectSanitized(content: unknown, where: string) {
+function expectSanitized(content: unknown, where: string, allowed: string[]) {
   expectThat(typeof content === 'string', `${where}: the markdown attachment should keep its content`, content);
   const tags = opened(content as string);
   const lost = allowed.filter((t) => !tags.has(t));
@@ -49,6 +54,7 @@ export const markdownChecks: Check[] = [
     // The older generation has no text-collection tasks.
     generations: ['current'],
     async run(ctx) {
+      const allowed = allowlist();
       const attachments = [
         { type: 'markdown', content: `${html(allowed)}\n${html(removed)}` },
         { type: 'text', content: plain },
@@ -59,7 +65,7 @@ export const markdownChecks: Check[] = [
         ['the creation answer', task.params?.attachments ?? []],
         ['the task as read', (await readTask(ctx, task.task_id)).params?.attachments ?? []],
       ] as const) {
-        expectSanitized(atts[0]?.content, `${where} (task)`);
+        expectSanitized(atts[0]?.content, `${where} (task)`, allowed);
         expectThat(atts[1]?.content === plain, `${where} (task): a text attachment should be kept as written`, atts[1]);
       }
       const training = await ctx.call('POST', '/v1/training_tasks/textcollection', {
@@ -67,7 +73,7 @@ export const markdownChecks: Check[] = [
       });
       expectStatus(training, 200, 'creating a text-collection training task');
       const stored = await attachmentsOf(ctx, `/v1/training_tasks/${training.body?.id}`);
-      expectSanitized(stored[0]?.content, 'the training task as read');
+      expectSanitized(stored[0]?.content, 'the training task as read', allowed);
       expectThat(stored[1]?.content === plain, 'the training task: a text attachment should be kept as written', stored[1]);
     },
   },
