@@ -16,17 +16,9 @@ import { failureText } from './conformance/report.ts';
 import { runConformance, type ConformanceRun } from './conformance/runner.ts';
 import type { CheckResult, Generation } from './conformance/types.ts';
 import { freePort } from './support/net.ts';
-import { databases, hasPostgres, startTestServer, type TestServer } from './support/server.ts';
+import { conformanceEnv as env, databases, hasPostgres, startTestServer, type TestServer } from './support/server.ts';
 import { root } from './support/spec.ts';
 
-/** Delivery and attachment checks on, towards loopback; the retry schedule compressed. */
-const env = {
-  DELIVERY_POLL_MS: '50',
-  ATTACHMENT_CHECK_POLL_MS: '50',
-  ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
-  CALLBACK_SCHEDULE_SCALE: '0.001',
-  TEST_COMPLETION_POLL_MS: '50',
-};
 
 const failuresOf = (run: ConformanceRun) =>
   run.results

@@ -8,16 +8,11 @@ import { createAccount } from '../../server/domain/accounts.ts';
 import { failureText } from '../conformance/report.ts';
 import { runConformance } from '../conformance/runner.ts';
 import type { CheckResult } from '../conformance/types.ts';
-import { hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { conformanceEnv, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { checkUnits } from './checks.ts';
 
-/** As in test/conformance.test.ts (but for VALIDATE_RESPONSES): delivery and attachment checks on, towards loopback; the retry schedule compressed. */
 const env = {
-  DELIVERY_POLL_MS: '50',
-  ATTACHMENT_CHECK_POLL_MS: '50',
-  ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
-  CALLBACK_SCHEDULE_SCALE: '0.001',
-  TEST_COMPLETION_POLL_MS: '50',
+  ...conformanceEnv,
   // The server's own check of its answers against the contract is off: the run measures what the
   // conformance suite notices, not what the server's response validator turns into a 500.
   VALIDATE_RESPONSES: 'false',

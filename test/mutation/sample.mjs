@@ -11,8 +11,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { declareValuePlugin, PluginKind } from '@stryker-mutator/api/plugin';
-import { commonTokens } from '@stryker-mutator/api/plugin';
+import { commonTokens, declareValuePlugin, PluginKind } from '@stryker-mutator/api/plugin';
 import { createInstrumenter } from '@stryker-mutator/instrumenter';
 import { createInjector } from 'typed-inject';
 

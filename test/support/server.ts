@@ -14,6 +14,18 @@ export type DatabaseKind = (typeof databases)[number];
 /** PostgreSQL variants run where the test run has a cluster (always in CI). */
 export const hasPostgres = () => inject('postgresUrl') !== '';
 
+/**
+ * The server settings under which the conformance suite runs against our server (its tests and the
+ * mutation run): delivery and attachment checks on, towards loopback; the retry schedule compressed.
+ */
+export const conformanceEnv = {
+  DELIVERY_POLL_MS: '50',
+  ATTACHMENT_CHECK_POLL_MS: '50',
+  ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
+  CALLBACK_SCHEDULE_SCALE: '0.001',
+  TEST_COMPLETION_POLL_MS: '50',
+} as const;
+
 export interface TestServer extends RunningServer {
   dev: AccountSecrets;
 }
