@@ -4540,8 +4540,12 @@ export interface components {
          *     h1-h6, hgroup, main, nav, section, blockquote, dd, div, dl, dt, figcaption, figure, hr, li,
          *     ol, p, pre, ul, a, abbr, b, bdi, bdo, br, cite, code, data, dfn, em, i, kbd, mark, q, rb, rp,
          *     rt, rtc, ruby, s, samp, small, span, strong, sub, sup, time, u, var, caption, col, colgroup,
-         *     table, tbody, td, tfoot, th, thead, tr, img, iframe. The task's `params` hold the sanitized
-         *     content.
+         *     table, tbody, td, tfoot, th, thead, tr, img, iframe. Of their attributes only these remain
+         *     (our decision; the API description lists tags only): `a`: href, title; `img`: src, alt,
+         *     title, width, height; `iframe`: src, width, height, allowfullscreen; `data`: value; `time`:
+         *     datetime; `td`, `th`: colspan, rowspan; `col`, `colgroup`: span. A link (`href`, `src`) stays
+         *     only with the scheme `http`, `https` or `mailto` (or none, for a relative link). The task's
+         *     `params` hold the sanitized content.
          * @example {
          *       "type": "audio",
          *       "content": "https://example.com/podcasts/episode-112.mp3"
