@@ -77,4 +77,48 @@ export const markdownChecks: Check[] = [
       expectThat(stored[1]?.content === plain, 'the training task: a text attachment should be kept as written', stored[1]);
     },
   },
+  {
+    id: 'attachments/markdown-attributes',
+    area,
+    seed: `${seed}; the contract's attribute list and link schemes (our decision)`,
+    rule: 'In a Markdown attachment, the allowlisted tags keep the attributes the contract lists (links with http, https or mailto only) and lose every other attribute.',
+    kind: 'behaviour',
+    generations: ['current'],
+    async run(ctx) {
+      const kept = [
+        '<a href="https://example.com/a" title="A link">a</a>',
+        '<a href="mailto:team@example.com">mail</a>',
+        '<img src="https://example.com/i.png" alt="An image" title="Image" width="10" height="20">',
+        '<iframe src="https://example.com/v" width="30" height="40" allowfullscreen></iframe>',
+        '<data value="42">forty-two</data>',
+        '<time datetime="2026-11-21">today</time>',
+        '<table><colgroup span="2"><col span="1"></colgroup><tr><th colspan="2" rowspan="1">h</th><td colspan="1" rowspan="2">d</td></tr></table>',
+      ];
+      const dropped: Array<[string, string]> = [
+        ['<a href="javascript:alert(1)" onclick="alert(2)" style="color:red" id="x">bad</a>', 'javascript:'],
+        ['<img src="data:image/png;base64,AAAA" onerror="alert(3)" class="c">', 'data:'],
+        ['<p onclick="alert(4)" style="x" class="y">p</p>', 'onclick'],
+        ['<a href="ftp://example.com/f">ftp</a>', 'ftp:'],
+      ];
+      const content = [...kept, ...dropped.map(([html]) => html)].join('\n');
+      const task = await createTask(ctx, 'textcollection', {
+        callback_url: SINK,
+        instruction: 'Read the attachment.',
+        attachments: [{ type: 'markdown', content }],
+        fields: [{ type: 'text', field_id: 'summary', title: 'Summary' }],
+      });
+      const stored = String((await readTask(ctx, task.task_id)).params?.attachments?.[0]?.content ?? '');
+      const attributesOf = (html: string) => [...html.matchAll(/\s([a-z-]+)(?:="([^"]*)")?/gi)].map((m) => `${m[1]!.toLowerCase()}=${m[2] ?? ''}`);
+      const present = new Set([...stored.matchAll(/<[a-z][^>]*>/gi)].flatMap((m) => attributesOf(m[0])));
+      for (const html of kept) {
+        for (const attribute of [...html.matchAll(/<[a-z][^>]*>/gi)].flatMap((m) => attributesOf(m[0]))) {
+          expectThat(present.has(attribute), `the listed attribute ${attribute} should remain in the stored Markdown`, stored);
+        }
+      }
+      for (const [, bad] of dropped) expectThat(!stored.includes(bad), `${JSON.stringify(bad)} should not remain in the stored Markdown`, stored);
+      for (const attribute of ['onclick', 'onerror', 'style', 'class', 'id']) {
+        expectThat(![...present].some((a) => a.startsWith(`${attribute}=`)), `the attribute ${attribute} is not listed and should be removed`, stored);
+      }
+    },
+  },
 ];

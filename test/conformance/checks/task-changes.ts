@@ -2,7 +2,7 @@
 // the customer review (3.3; the audit endpoint is our decision).
 import { isDeepStrictEqual as same } from 'node:util';
 import { expectStatus, expectThat, type Check, type CheckContext } from '../types.ts';
-import { categorization, completedTask, createTask, expectError, postTask, readTask } from './helpers.ts';
+import { annotation, categorization, completedTask, createTask, expectError, postTask, readTask } from './helpers.ts';
 
 
 async function tagsCall(ctx: CheckContext, method: 'POST' | 'PUT' | 'DELETE', taskId: string, tags: unknown) {
@@ -167,6 +167,13 @@ export const taskChangeChecks: Check[] = [
         'the redone task should have one audit record {audit_source: customer, audit_result: rejected, comments}',
         redone.audits,
       );
+
+      // A redo gets a new synthetic response: boxes drawn again, which never land exactly where the first ones did.
+      const boxes = await completedTask(ctx, 'annotation', annotation());
+      expectStatus(await ctx.call('POST', `/v1/task/${boxes.task_id}/audit`, { json: { accepted: false } }), 200, 'a rejecting review of a completed annotation task');
+      const redrawn = await readTask(ctx, boxes.task_id);
+      expectThat(redrawn.times_redone === 1 && !same(redrawn.response, boxes.response), 'a rejected test-mode task is redone with a new synthetic response', { first: boxes.response, redone: redrawn.response });
+      expectThat(same(redrawn.response, (await readTask(ctx, boxes.task_id)).response), 'the redone response should read the same every time', redrawn.response);
     },
   },
   {

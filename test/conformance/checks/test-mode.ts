@@ -6,6 +6,7 @@ import { operationsOfBothGenerations, operationOf } from '../core-checks.ts';
 import { isRecord, operationKind, personalize, requestExamples } from '../fixtures.ts';
 import { expectStatus, expectThat, type Check } from '../types.ts';
 import { annotation, categorization, comparison, createTask, readTask, settledTask } from './helpers.ts';
+import { textCollectionProblems } from './test-mode-text-collection.ts';
 
 const area = 'Test mode';
 
@@ -159,50 +160,6 @@ function nerProblems(task: any): string[] {
     for (const [end, wanted] of [['source_ref', definition?.source_label], ['target_ref', definition?.target_label]] as const) {
       if (!ids.has(r[end])) problems.push(`response/relationships/${i}/${end} ${JSON.stringify(r[end])} is no span of the response`);
       else if (typeof wanted === 'string' && labelOf.get(r[end]) !== wanted) problems.push(`response/relationships/${i}/${end} is a ${labelOf.get(r[end])} span, the relationship's definition wants ${wanted}`);
-    }
-  }
-  return problems;
-}
-
-/** Leaf choice values of a category field (subchoices included). */
-function leafValues(choices: unknown, out: unknown[] = []): unknown[] {
-  for (const c of Array.isArray(choices) ? choices : []) {
-    if (Array.isArray(c?.subchoices) && c.subchoices.length) leafValues(c.subchoices, out);
-    else out.push(c?.value);
-  }
-  return out;
-}
-
-/** Text-collection answers lie within their fields' bounds (top-level fields and those of field sets). */
-function textCollectionProblems(task: any): string[] {
-  if (task.type !== 'textcollection') return [];
-  const fieldsOf = (items: unknown): any[] => (Array.isArray(items) ? items.flatMap((f: any) => (f?.type === 'fieldset' ? fieldsOf(f.fields) : [f])) : []);
-  const attachments = Array.isArray(task.params?.attachments) ? task.params.attachments.length : 0;
-  const problems: string[] = [];
-  for (const field of fieldsOf(task.params?.fields)) {
-    const given = task.response.annotations?.[field.field_id];
-    if (given === undefined) continue;
-    const many = (field.max_responses_required ?? 1) > 1;
-    const answers: unknown[] = many ? (Array.isArray(given) ? given : [given]) : [given];
-    const at = `response/annotations/${field.field_id}`;
-    if (many && answers.length > field.max_responses_required) problems.push(`${at} has ${answers.length} answers, above max_responses_required ${field.max_responses_required}`);
-    for (const a of answers) {
-      if (field.type === 'text' && typeof a === 'string' && [...a].length > (field.max_characters ?? 1000)) problems.push(`${at}: ${[...a].length} characters, above max_characters`);
-      if (field.type === 'number') {
-        const n = Number(a);
-        if (typeof a !== 'string' || !Number.isFinite(n) || (field.min !== undefined && n < field.min) || (field.max !== undefined && n > field.max)) problems.push(`${at}: ${JSON.stringify(a)} is not a number from min to max`);
-      }
-      if (field.type === 'category') {
-        const leaves = leafValues(field.choices);
-        const chosen = Array.isArray(a) ? a : [];
-        if (!chosen.every((v) => leaves.includes(v)) || new Set(chosen).size !== chosen.length) problems.push(`${at}: ${JSON.stringify(a)} is not a set of the field's choice values`);
-        if (chosen.length < (field.min_choices ?? 1) || chosen.length > (field.max_choices ?? 1)) problems.push(`${at}: ${chosen.length} choices, outside min_choices to max_choices`);
-      }
-      if (field.type === 'ranking_order') {
-        const ranked = Array.isArray(a) ? a : [];
-        if (!ranked.every((i) => Number.isInteger(i) && i >= 0 && i < attachments) || new Set(ranked).size !== ranked.length) problems.push(`${at}: ${JSON.stringify(a)} is not a ranking of the task's ${attachments} attachments`);
-      }
-      if (field.type === 'time_range' && a && typeof a === 'object' && !((a as any).from_seconds <= (a as any).to_seconds)) problems.push(`${at}: from_seconds above to_seconds`);
     }
   }
   return problems;
