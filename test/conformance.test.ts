@@ -10,13 +10,12 @@ import path from 'node:path';
 import { XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMock, type RunningMock } from '../scripts/mock.ts';
-import { createAccount } from '../server/domain/accounts.ts';
 import { behaviourChecks } from './conformance/checks/index.ts';
 import { failureText } from './conformance/report.ts';
 import { runConformance, type ConformanceRun } from './conformance/runner.ts';
 import type { CheckResult, Generation } from './conformance/types.ts';
 import { freePort } from './support/net.ts';
-import { conformanceEnv as env, databases, hasPostgres, startTestServer, type TestServer } from './support/server.ts';
+import { conformanceEnv as env, conformanceKeys, databases, hasPostgres, startTestServer, type TestServer } from './support/server.ts';
 import { root } from './support/spec.ts';
 
 
@@ -28,11 +27,11 @@ const failuresOf = (run: ConformanceRun) =>
 
 describe.each(databases)('our server on %s', (db) => {
   let server: TestServer;
-  let otherKey: string;
+  let keys: { otherKey: string; settingsKey: string };
   beforeAll(async () => {
     if (db === 'postgres' && !hasPostgres()) return;
     server = await startTestServer(db, env);
-    otherKey = (await createAccount(server.uow, 'conformance-other', new Date())).test_key;
+    keys = await conformanceKeys(server);
   });
   afterAll(async () => {
     await server?.close();
@@ -44,7 +43,7 @@ describe.each(databases)('our server on %s', (db) => {
       const run = await runConformance({
         baseUrl: server.url,
         key: server.dev.test_key,
-        otherKey,
+        ...keys,
         liveKey: server.dev.live_key,
         callbackAuthKey: server.dev.callback_auth_key,
         signingSecret: server.dev.signing_secret,

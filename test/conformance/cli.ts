@@ -14,6 +14,9 @@ Tests a server of this API against the contract and the API description's rules.
   --generation G          current | legacy | both (default both)
   --other-key KEY2        a key of a second account (isolation checks; skipped without it)
   --live-key KEY3         the live key of the account of --key (live-mode checks; skipped without it)
+  --settings-key KEY4     the test key of an account set up to try the account settings: a test
+                          completion delay of at least 1 s, audiotranscription and segmentannotation
+                          disabled, a default callback URL (account-settings checks; skipped without it)
   --callback-auth-key K   the account's callback auth key and signing secret (whsec_...): callbacks
   --signing-secret S      are then verified (service-callback-auth, webhook-signature); else inspected
   --callback-host HOST    address of this machine that the server can reach; the suite receives
@@ -43,6 +46,7 @@ export function parseConformanceArgs(args: string[]): Options & { reportDir?: st
       'callback-auth-key': { type: 'string' },
       'signing-secret': { type: 'string' },
       'live-key': { type: 'string' },
+      'settings-key': { type: 'string' },
       'callback-host': { type: 'string' },
       only: { type: 'string' },
       report: { type: 'string' },
@@ -73,6 +77,7 @@ export function parseConformanceArgs(args: string[]): Options & { reportDir?: st
     ...(values['callback-auth-key'] ? { callbackAuthKey: values['callback-auth-key'] } : {}),
     ...(values['signing-secret'] ? { signingSecret: values['signing-secret'] } : {}),
     ...(values['live-key'] ? { liveKey: values['live-key'] } : {}),
+    ...(values['settings-key'] ? { settingsKey: values['settings-key'] } : {}),
     generations,
     callbackHost: values['callback-host'] ?? '',
     ...(values.only ? { only: values.only } : {}),

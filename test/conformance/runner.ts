@@ -106,6 +106,9 @@ export function keyFor(options: Options, name: KeyName): string | null {
     case 'live':
       if (!options.liveKey) throw new Error('this check needs --live-key (the live key of the account)');
       return options.liveKey;
+    case 'settings':
+      if (!options.settingsKey) throw new Error('this check needs --settings-key (the test key of an account set up to try the account settings)');
+      return options.settingsKey;
     case 'none':
       return null;
   }
@@ -134,6 +137,7 @@ function missingNeed(check: Check, options: Options): string | undefined {
   for (const need of check.needs ?? []) {
     if (need === 'otherKey' && !options.otherKey) return 'needs --other-key (a key of a second account)';
     if (need === 'liveKey' && !options.liveKey) return 'needs --live-key (the live key of the account)';
+    if (need === 'settingsKey' && !options.settingsKey) return 'needs --settings-key (the test key of an account set up to try the account settings)';
     if (need === 'callbackSecrets' && !(options.callbackAuthKey && options.signingSecret)) return 'needs --callback-auth-key and --signing-secret (the account\'s callback secrets)';
     if (need === 'callback' && !options.callbackHost) return 'needs --callback-host (an address of this machine the server can reach)';
   }

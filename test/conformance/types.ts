@@ -4,7 +4,7 @@
 export type Generation = 'current' | 'legacy';
 
 /** Which key a request is sent with: the main (test-mode) key, another account's key, the live key, or none. */
-export type KeyName = 'main' | 'other' | 'live' | 'none';
+export type KeyName = 'main' | 'other' | 'live' | 'settings' | 'none';
 
 export interface Options {
   /** Origin of the server under test; the current generation is at `${baseUrl}`, the older at `${baseUrl}/legacy`. */
@@ -12,6 +12,11 @@ export interface Options {
   key: string;
   otherKey?: string;
   liveKey?: string;
+  /**
+   * The test key of an account set up to try the account settings (SETTINGS_ACCOUNT in
+   * checks/account-settings.ts); the account-settings checks are skipped without it.
+   */
+  settingsKey?: string;
   /** The account's callback auth key and signing secret (`whsec_...`): callbacks are then verified, not only inspected. */
   callbackAuthKey?: string;
   signingSecret?: string;
@@ -123,7 +128,7 @@ export interface Check {
   /** Generations it applies to (default both). */
   generations?: Generation[];
   /** Options it needs; the check is skipped (and listed) when one is missing. */
-  needs?: Array<'otherKey' | 'liveKey' | 'callback' | 'callbackSecrets'>;
+  needs?: Array<'otherKey' | 'liveKey' | 'settingsKey' | 'callback' | 'callbackSecrets'>;
   /** Whether it runs with `--profile mock` (default: shape and generated checks do, behaviour checks do not). */
   mock?: boolean;
   run(ctx: CheckContext): Promise<void>;

@@ -4,11 +4,10 @@
 // generations. Its name does not end in .test.ts: `npm test` does not run it.
 import { appendFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../server/domain/accounts.ts';
 import { failureText } from '../conformance/report.ts';
 import { runConformance } from '../conformance/runner.ts';
 import type { CheckResult } from '../conformance/types.ts';
-import { conformanceEnv, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { conformanceEnv, conformanceKeys, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { checkUnits } from './checks.ts';
 
 const env = {
@@ -23,11 +22,11 @@ const runs = Number(process.env.MUTATION_RUNS ?? 1);
 
 describe('conformance', () => {
   let server: TestServer;
-  let otherKey: string;
+  let keys: { otherKey: string; settingsKey: string };
   beforeAll(async () => {
     // Stryker runs this file once per mutant, each time in a new worker: a server start per mutant.
     server = await startTestServer(hasPostgres() ? 'postgres' : 'pglite', env);
-    otherKey = (await createAccount(server.uow, 'conformance-other', new Date())).test_key;
+    keys = await conformanceKeys(server);
     // MUTATION_TRACE=file: one line per run of this file, to see the pace of a mutation run.
     if (process.env.MUTATION_TRACE) appendFileSync(process.env.MUTATION_TRACE, `${new Date().toISOString()} pid ${process.pid}\n`);
   });
@@ -42,7 +41,7 @@ describe('conformance', () => {
         {
           baseUrl: server.url,
           key: server.dev.test_key,
-          otherKey,
+          ...keys,
           liveKey: server.dev.live_key,
           callbackAuthKey: server.dev.callback_auth_key,
           signingSecret: server.dev.signing_secret,

@@ -3,7 +3,8 @@
 import { inject } from 'vitest';
 import { pino } from 'pino';
 import { readConfig, type Config } from '../../server/config.ts';
-import type { AccountSecrets } from '../../server/domain/accounts.ts';
+import { createAccount, updateAccount, type AccountSecrets } from '../../server/domain/accounts.ts';
+import { DISABLED_TYPES } from '../conformance/checks/account-settings.ts';
 import { startServer, type RunningServer } from '../../server/main.ts';
 import { basicAuth } from './net.ts';
 import { clusterAt, dropDatabase } from './postgres.ts';
@@ -87,4 +88,17 @@ export function client(server: { url: string }, generation: 'current' | 'legacy'
     }
     return { status: res.status, headers: res.headers, text, body: parsed };
   };
+}
+
+/**
+ * The keys that the conformance suite needs besides the dev account's: a second account's
+ * (isolation) and the settings account's (--settings-key: a 2-second test-completion delay, the
+ * suite's disabled types, a default callback URL on the discard port, refused at once).
+ */
+export async function conformanceKeys(server: TestServer): Promise<{ otherKey: string; settingsKey: string }> {
+  const now = new Date();
+  const otherKey = (await createAccount(server.uow, 'conformance-other', now)).test_key;
+  const settingsKey = (await createAccount(server.uow, 'conformance-settings', now)).test_key;
+  await updateAccount(server.uow, 'conformance-settings', { testCompletionDelayMs: 2000, disableTypes: [...DISABLED_TYPES], defaultCallbackUrl: 'http://127.0.0.1:9/default-callback' });
+  return { otherKey, settingsKey };
 }

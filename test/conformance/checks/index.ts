@@ -2,6 +2,7 @@
 // One file per area; every check uses fresh names (ctx.unique) and deletes nothing, so that a run
 // can be repeated on the same server.
 import type { Check } from '../types.ts';
+import { accountSettingChecks } from './account-settings.ts';
 import { authChecks } from './auth.ts';
 import { batchChecks } from './batches.ts';
 import { callbackChecks } from './callbacks.ts';
@@ -15,11 +16,13 @@ import { projectChecks } from './projects.ts';
 import { taskChangeChecks } from './task-changes.ts';
 import { taskStateChecks } from './task-states.ts';
 import { testModeChecks } from './test-mode.ts';
+import { testModeRuleChecks } from './test-mode-rules.ts';
 import { uniqueIdChecks } from './unique-id.ts';
 
 export const behaviourChecks: Check[] = [
   ...taskStateChecks,
   ...testModeChecks,
+  ...testModeRuleChecks,
   ...uniqueIdChecks,
   ...idempotencyChecks,
   ...taskChangeChecks,
@@ -31,5 +34,6 @@ export const behaviourChecks: Check[] = [
   ...batchChecks,
   ...callbackChecks,
   ...isolationChecks,
+  ...accountSettingChecks,
   ...authChecks,
 ];
