@@ -262,4 +262,26 @@ export const callbackChecks: Check[] = [
       await attempts(ctx, task.task_id, 'both deliveries to be listed', (d) => d.filter((a) => a.event === 'task_completed').length >= 2);
     },
   },
+  {
+    id: 'callbacks/redeliver-once',
+    area,
+    seed: '6.2 Delivery rules; decision: POST /v1/task/{taskId}/callbacks/redeliver sends the callback again',
+    rule: 'Each redeliver sends the callback exactly once more: after two redelivers the receiver has exactly three callbacks and the task lists exactly three deliveries.',
+    kind: 'behaviour',
+    needs: ['callback'],
+    async run(ctx) {
+      const box = await mailbox(ctx);
+      const task = await createTask(ctx, 'categorization', categorization({ callback_url: box.url }));
+      await arrivals(ctx, box.receiver, box.label, 1, `the completion callback of task ${task.task_id}`);
+      for (const n of [2, 3]) {
+        expectStatus(await ctx.call('POST', `/v1/task/${task.task_id}/callbacks/redeliver`), 200, 'redelivering the callback of a completed task');
+        const got = await arrivals(ctx, box.receiver, box.label, n, `redelivered callback ${n - 1}`);
+        expectThat(got.length === n, `after ${n - 1} redeliver(s) the receiver should have exactly ${n} callbacks, it has ${got.length}`);
+      }
+      // Deliveries queued earlier go out first: had a redeliver queued two, the second would be here by now.
+      const listed = await attempts(ctx, task.task_id, 'the three deliveries to be listed', (d) => d.filter((a) => a.event === 'task_completed').length >= 3);
+      const received = box.receiver.received(box.label).filter((r) => (r.method ?? 'POST') === 'POST').length;
+      expectThat(received === 3 && listed.filter((a) => a.event === 'task_completed').length === 3, `two redelivers should make exactly three deliveries: received ${received}, listed ${listed.length}`, listed);
+    },
+  },
 ];

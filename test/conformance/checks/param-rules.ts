@@ -130,6 +130,7 @@ export const paramRuleChecks: Check[] = [
     () => {
       const geometries = { box: { objects_to_annotate: ['car'] }, polygon: { objects_to_annotate: ['lawn'], min_vertices: 3, max_vertices: 3 } };
       const box = { uuid: '6f1c2b7e-1d1a-4a55-9f4e-3c2b1a0d9e8f', type: 'box', label: 'car', left: 10, top: 10, width: 50, height: 40 };
+      const second = '7a2d3c8f-2e2b-4b66-8a5f-4d3c2b1e0f9a';
       return [
         {
           what: 'a geometry with max_vertices below min_vertices',
@@ -148,6 +149,12 @@ export const paramRuleChecks: Check[] = [
           valid: image({ geometries, hypothesis: { annotations: [box] } }),
           invalid: image({ geometries, hypothesis: { annotations: [{ ...box, label: 'lawn' }] } }),
           names: 'hypothesis',
+        },
+        {
+          what: 'the second pre-label broken (the message names which)',
+          valid: image({ geometries, hypothesis: { annotations: [box, { ...box, uuid: second }] } }),
+          invalid: image({ geometries, hypothesis: { annotations: [box, { ...box, uuid: second, label: 'lawn' }] } }),
+          names: 'hypothesis/annotations/1',
         },
       ];
     },
@@ -328,6 +335,30 @@ export const paramRuleChecks: Check[] = [
         valid: textCollection([{ type: 'ranking_order', field_id: 'r', title: 'Rank them' }], hypothesis({ r: answer('ranking_order', 'r', [[1, 0]]) })),
         invalid: textCollection([{ type: 'ranking_order', field_id: 'r', title: 'Rank them' }], hypothesis({ r: answer('ranking_order', 'r', [[2, 0]]) })),
         names: 'hypothesis',
+      },
+      {
+        what: 'a select answer that is none of its choices',
+        valid: textCollection([{ type: 'select', field_id: 's', title: 'Pick', choices: ['a', 'b'] }], hypothesis({ s: answer('select', 's', [['b']]) })),
+        invalid: textCollection([{ type: 'select', field_id: 's', title: 'Pick', choices: ['a', 'b'] }], hypothesis({ s: answer('select', 's', [['c']]) })),
+        names: 'hypothesis',
+      },
+      {
+        what: 'a ranking answer ranking more than num_items_to_rank',
+        valid: textCollection([{ type: 'ranking_order', field_id: 'r', title: 'Rank the best', num_items_to_rank: 1 }], hypothesis({ r: answer('ranking_order', 'r', [[1]]) })),
+        invalid: textCollection([{ type: 'ranking_order', field_id: 'r', title: 'Rank the best', num_items_to_rank: 1 }], hypothesis({ r: answer('ranking_order', 'r', [[1, 0]]) })),
+        names: 'hypothesis',
+      },
+      {
+        what: 'more pre-filled answers than max_responses_required',
+        valid: textCollection([textField('a', { max_responses_required: 2 })], hypothesis({ a: answer('text', 'a', ['x', 'y']) })),
+        invalid: textCollection([textField('a', { max_responses_required: 2 })], hypothesis({ a: answer('text', 'a', ['x', 'y', 'z']) })),
+        names: 'hypothesis',
+      },
+      {
+        what: "an attachment's forms naming a field that is no form",
+        valid: textCollection([{ type: 'form', field_id: 'f', title: 'Form', fields: [textField('a')] }], { attachments: [{ type: 'text', content: 'Shown with the form.', forms: ['f'] }] }),
+        invalid: textCollection([{ type: 'form', field_id: 'f', title: 'Form', fields: [textField('a')] }], { attachments: [{ type: 'text', content: 'Shown with the form.', forms: ['a'] }] }),
+        names: 'forms',
       },
       {
         what: 'a pre-annotation of the wrong type for its field',

@@ -94,6 +94,8 @@ function cuboidProblems(at: string, vertices: any[]): string[] {
   if (!tl || !bl || !tr || !br) return [`${at} lacks a corner of its front face`];
   if (!(tl.x === bl.x && tr.x === br.x && tl.y === tr.y && bl.y === br.y && tl.x < tr.x && tl.y < bl.y)) problems.push(`${at}: the front face is not an upright rectangle: ${show([tl, bl, tr, br])}`);
   if (!(vertices.length === 4 + sides && (sides === 0 || (sides === 2 && corner('side-topcorner') && corner('side-bottomcorner'))))) problems.push(`${at} should have the four face corners and both side corners or none: ${show(vertices.map((v) => v.description))}`);
+  const [st, sb] = [corner('side-topcorner'), corner('side-bottomcorner')];
+  if (st && sb && !(st.x - tr.x === sb.x - br.x && st.y - tr.y === sb.y - br.y)) problems.push(`${at}: the side's corners should be the face's right corners moved by one offset: ${show({ tr, br, st, sb })}`);
   return problems;
 }
 
@@ -217,8 +219,8 @@ const allGeometries = {
   polygon: { objects_to_annotate: ['sidewalk'], min_vertices: 5, max_vertices: 6, min_width: 1200, min_height: 900 },
   line: { objects_to_annotate: ['lane'], min_vertices: 2, max_vertices: 3, min_width: 1200, min_height: 900 },
   point: { objects_to_annotate: ['light', 'sign'], min_width: 1200, min_height: 900 },
-  cuboid: { objects_to_annotate: ['van'], min_width: 1200, min_height: 900 },
-  ellipse: { objects_to_annotate: ['wheel'], min_width: 1200, min_height: 900 },
+  cuboid: { objects_to_annotate: ['van', 'crate', 'lorry', 'container'], min_width: 1200, min_height: 900 },
+  ellipse: { objects_to_annotate: ['wheel', 'ball', 'lamp'], min_width: 1200, min_height: 900 },
 };
 const newerAttributes = {
   ...attributes,
@@ -400,6 +402,8 @@ const segmentationRule: Rule = {
     const problems: string[] = [];
     const isMask = (url: unknown) => typeof url === 'string' && url.startsWith(MASK_ORIGIN) && url.length > MASK_ORIGIN.length;
     const a = r.annotations ?? {};
+    const urls = [a.unlabeled, a.combined?.image, a.combined?.indexedImage, ...Object.values(a.labeled ?? {}).flat()].filter((u) => u !== null);
+    if (new Set(urls).size !== urls.length) problems.push(`response/annotations: each mask should have its own URL, got ${show(urls)}`);
     if (!(bool(p.allow_unlabeled) ? a.unlabeled === null || isMask(a.unlabeled) : a.unlabeled === null)) problems.push(`response/annotations/unlabeled ${show(a.unlabeled)} should be null${bool(p.allow_unlabeled) ? ' or a mask URL' : ' (allow_unlabeled is false)'}`);
     if (!isMask(a.combined?.image) || !isMask(a.combined?.indexedImage)) problems.push(`response/annotations/combined should hold mask URLs under ${MASK_ORIGIN}`);
     const labeled = a.labeled ?? {};

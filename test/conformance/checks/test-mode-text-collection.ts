@@ -227,7 +227,17 @@ export function textCollectionCases(): Record<string, unknown>[] {
     ],
   };
 
-  return [flat, cycles, forms, stringly];
+  // A select declared before the field it takes its options from.
+  const selectFirst = {
+    callback_url: SINK,
+    instruction: 'Pick a colour, then the best of the picked ones.',
+    attachments: [{ type: 'text', content: 'A palette.' }],
+    fields: [
+      { type: 'select', field_id: 'best_colour', title: 'Best of the picked colours', choices_from_field: 'colours' },
+      { type: 'category', field_id: 'colours', title: 'Colours', min_choices: 1, max_choices: 3, choices: [{ label: 'Red', value: 'red' }, { label: 'Green', value: 'green' }, { label: 'Blue', value: 'blue' }] },
+    ],
+  };
+  return [flat, cycles, forms, stringly, selectFirst];
 }
 
 // ---------------------------------------------------------------------------------------------
