@@ -39,7 +39,9 @@ const valid = (s: Status) => detected(s) || s === 'Survived' || s === 'NoCoverag
 
 const counted = sample ? rows.filter((r) => drawn(r.file, r.mutant.location, sample)) : rows;
 const extras = sample ? rows.filter((r) => r.mutant.status !== 'Ignored' && !drawn(r.file, r.mutant.location, sample)).length : 0;
-const pending = counted.filter((r) => r.mutant.status === 'Pending' || (r.mutant.status === 'Ignored' && !/static/i.test(r.mutant.statusReason ?? '')));
+const pending = counted.filter((r) => r.mutant.status === 'Pending');
+/** Mutants a `// Stryker disable` comment marks as equivalent (its reason says why no client can tell). */
+const markedEquivalent = counted.filter((r) => r.mutant.status === 'Ignored' && !/static|not drawn/i.test(r.mutant.statusReason ?? ''));
 const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 
 /** Score and, for a sample, the 95 % interval of the ratio estimator over drawn nodes. */
@@ -90,6 +92,10 @@ console.log(`# Mutation score: ${reportFile}\n`);
 console.log(sample ? `Sample: MUTATION_SAMPLE=${sample.rate}, MUTATION_SEED=${sample.seed}; ${counted.length} drawn mutants (${extras} more were tested as nodes inside drawn ones, not counted).` : `Whole run: ${rows.length} mutants.`);
 console.log(`Statuses: ${JSON.stringify(statusCounts(counted))}`);
 if (pending.length) console.log(`**Not finished:** ${pending.length} drawn mutants have no result.`);
+if (markedEquivalent.length) {
+  const all = score([...counted.filter((r) => valid(r.mutant.status)), ...markedEquivalent.map((r) => ({ ...r, mutant: { ...r.mutant, status: 'Survived' as Status } }))]);
+  console.log(`${markedEquivalent.length} drawn mutants are marked equivalent by a \`// Stryker disable\` comment (reasons below) and not counted; counted as survivors, the score would be ${pct(all.score)}.`);
+}
 console.log(`\n**Score: ${pct(total.score)}** (${total.killed} of ${total.valid} valid mutants killed or timed out)${sample ? `, 95 % interval ${pct(total.score - total.half)} to ${pct(total.score + total.half)}` : ''}.`);
 table('file', (r) => r.file);
 table('mutator', (r) => r.mutant.mutatorName);
@@ -99,4 +105,8 @@ for (const { file, mutant } of counted) {
   if (mutant.status !== 'Survived' && mutant.status !== 'NoCoverage') continue;
   const source = report.files[file]!.source.split('\n')[mutant.location.start.line - 1]!.trim();
   console.log(`- ${mutant.status === 'NoCoverage' ? 'no coverage' : 'survived'} ${file}:${mutant.location.start.line} ${mutant.mutatorName}: \`${source.slice(0, 100)}\` → \`${(mutant.replacement ?? '').replace(/\s+/g, ' ').slice(0, 80)}\``);
+}
+if (markedEquivalent.length) {
+  console.log('\n## Marked equivalent (not counted)\n');
+  for (const { file, mutant } of markedEquivalent) console.log(`- ${file}:${mutant.location.start.line} ${mutant.mutatorName}: ${mutant.statusReason}`);
 }
