@@ -13,8 +13,8 @@ export interface Options {
   otherKey?: string;
   liveKey?: string;
   /**
-   * The test key of an account set up to try the account settings (SETTINGS_ACCOUNT in
-   * checks/account-settings.ts); the account-settings checks are skipped without it.
+   * The test key of an account set up to try the account settings (checks/account-settings.ts
+   * says how); the account-settings checks are skipped without it.
    */
   settingsKey?: string;
   /** The account's callback auth key and signing secret (`whsec_...`): callbacks are then verified, not only inspected. */

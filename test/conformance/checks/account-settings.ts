@@ -1,7 +1,9 @@
 // The account settings the contract names without an endpoint to change them (an operator sets
 // them): a test-completion delay (so that cancel flows can be tried in test mode), task types not
 // enabled for the account (402), a default callback URL (callback_url may then be left out). They
-// are tried with `--settings-key`: the test key of an account set up as SETTINGS_ACCOUNT says.
+// are tried with `--settings-key`: the test key of an account with a test-completion delay of at
+// least 1 s (a task read right after its creation is still pending), DISABLED_TYPES disabled and
+// a default callback URL (the CLI's usage and docs/conformance.md say the same).
 import { loadContract } from '../contract.ts';
 import { isRecord, personalize, requestExamples } from '../fixtures.ts';
 import { expectStatus, expectThat, type Check } from '../types.ts';
@@ -11,10 +13,6 @@ const area = 'Account settings';
 
 /** The types the settings account has disabled: both exist in both generations, one also as a training task. */
 export const DISABLED_TYPES = ['audiotranscription', 'segmentannotation'] as const;
-/** The smallest test-completion delay the checks rely on: a task read right after creation is still pending. */
-export const MIN_DELAY_MS = 1000;
-/** What `--settings-key` stands for (the CLI's usage and docs/conformance.md say the same). */
-export const SETTINGS_ACCOUNT = `a test-completion delay of at least ${MIN_DELAY_MS / 1000} s, ${DISABLED_TYPES.join(' and ')} disabled, a default callback URL`;
 
 const key = 'settings' as const;
 
