@@ -22,6 +22,14 @@ async function mailbox(ctx: CheckContext, prefix = 'cb'): Promise<{ receiver: Re
   return { receiver, label, url: receiver.url(label) };
 }
 
+/** A test task calling back to a fresh mailbox, once its completion callback has arrived. */
+async function calledBackTask(ctx: CheckContext) {
+  const box = await mailbox(ctx);
+  const task = await createTask(ctx, 'categorization', categorization({ callback_url: box.url }));
+  const [first] = await arrivals(ctx, box.receiver, box.label, 1, `the completion callback of task ${task.task_id}`);
+  return { box, task, first: first! };
+}
+
 /** Waits until `label` has received at least `n` POSTs; returns them. */
 function arrivals(ctx: CheckContext, receiver: Receiver, label: string, n: number, what: string, timeoutMs = DELIVERY_MS): Promise<ReceivedCallback[]> {
   return ctx.until(what, async () => {
@@ -92,10 +100,7 @@ export const callbackChecks: Check[] = [
     kind: 'behaviour',
     needs: ['callback'],
     async run(ctx) {
-      const box = await mailbox(ctx);
-      await createTask(ctx, 'categorization', categorization({ callback_url: box.url }));
-      const [cb] = await arrivals(ctx, box.receiver, box.label, 1, 'the completion callback');
-      if (!cb) return;
+      const { first: cb } = await calledBackTask(ctx);
       expectThat((header(cb, 'webhook-id') ?? '').length > 0, 'webhook-id should be present', cb.headers);
       expectThat(/^[0-9]+$/.test(header(cb, 'webhook-timestamp') ?? ''), 'webhook-timestamp should be Unix seconds', cb.headers);
       expectThat(/(^| )v1,[A-Za-z0-9+/]+=*/.test(header(cb, 'webhook-signature') ?? ''), 'webhook-signature should hold v1,<base64 signature>', cb.headers);
@@ -109,10 +114,7 @@ export const callbackChecks: Check[] = [
     kind: 'behaviour',
     needs: ['callback', 'callbackSecrets'],
     async run(ctx) {
-      const box = await mailbox(ctx);
-      await createTask(ctx, 'categorization', categorization({ callback_url: box.url }));
-      const [cb] = await arrivals(ctx, box.receiver, box.label, 1, 'the completion callback');
-      if (!cb) return;
+      const { first: cb } = await calledBackTask(ctx);
       try {
         await verifyCallback(cb.headers, cb.text, { callbackAuthKey: ctx.options.callbackAuthKey!, signingSecret: ctx.options.signingSecret!, seen: false });
       } catch (err) {
@@ -223,9 +225,7 @@ export const callbackChecks: Check[] = [
     kind: 'behaviour',
     needs: ['callback'],
     async run(ctx) {
-      const box = await mailbox(ctx);
-      const task = await createTask(ctx, 'categorization', categorization({ callback_url: box.url }));
-      await arrivals(ctx, box.receiver, box.label, 1, `the completion callback of task ${task.task_id}`);
+      const { box, task } = await calledBackTask(ctx);
       const docs = await attempts(ctx, task.task_id, 'the delivered callback to be listed', (d) => d.some((a) => a.status_code === 200));
       const delivered = docs.find((a) => a.status_code === 200);
       expectThat(
@@ -243,9 +243,7 @@ export const callbackChecks: Check[] = [
     kind: 'behaviour',
     needs: ['callback'],
     async run(ctx) {
-      const box = await mailbox(ctx);
-      const task = await createTask(ctx, 'categorization', categorization({ callback_url: box.url }));
-      const [first] = await arrivals(ctx, box.receiver, box.label, 1, `the completion callback of task ${task.task_id}`);
+      const { box, task, first } = await calledBackTask(ctx);
       const again = await ctx.call('POST', `/v1/task/${task.task_id}/callbacks/redeliver`);
       expectStatus(again, 200, 'redelivering the callback of a completed task');
       expectThat(again.body?.task_id === task.task_id, 'the redeliver answer should be the task', again.body);
@@ -253,11 +251,11 @@ export const callbackChecks: Check[] = [
       const second = all[1]!;
       expectThat(second.body?.task_id === task.task_id, `the redelivered callback should name the task (task_id ${task.task_id})`, second.body ?? second.text.slice(0, 300));
       expectThat(
-        isDeepStrictEqual(second.body?.response, first!.body?.response),
+        isDeepStrictEqual(second.body?.response, first.body?.response),
         'the redelivered callback should carry the same response',
-        { first: first!.body?.response, again: second.body?.response },
+        { first: first.body?.response, again: second.body?.response },
       );
-      const firstId = header(first!, 'webhook-id');
+      const firstId = header(first, 'webhook-id');
       expectThat(firstId === undefined || header(second, 'webhook-id') !== firstId, 'a redelivery is a new message: it should have its own webhook-id', [firstId, header(second, 'webhook-id')]);
       await attempts(ctx, task.task_id, 'both deliveries to be listed', (d) => d.filter((a) => a.event === 'task_completed').length >= 2);
     },
@@ -270,9 +268,7 @@ export const callbackChecks: Check[] = [
     kind: 'behaviour',
     needs: ['callback'],
     async run(ctx) {
-      const box = await mailbox(ctx);
-      const task = await createTask(ctx, 'categorization', categorization({ callback_url: box.url }));
-      await arrivals(ctx, box.receiver, box.label, 1, `the completion callback of task ${task.task_id}`);
+      const { box, task } = await calledBackTask(ctx);
       for (const n of [2, 3]) {
         expectStatus(await ctx.call('POST', `/v1/task/${task.task_id}/callbacks/redeliver`), 200, 'redelivering the callback of a completed task');
         const got = await arrivals(ctx, box.receiver, box.label, n, `redelivered callback ${n - 1}`);
