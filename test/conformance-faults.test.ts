@@ -25,9 +25,13 @@ interface ProxiedResponse {
   body: Buffer;
 }
 
-/** One planted fault: it may change the request on its way in and the answer on its way out. */
+/**
+ * One planted fault: it may change the request on its way in and the answer on its way out, and
+ * the callbacks of the tasks created through the proxy on their way to the receiver.
+ */
 interface Fault {
   request?(req: ProxiedRequest): void;
+  callback?(body: any): void;
   response?(req: ProxiedRequest, res: ProxiedResponse, upstream: (req: ProxiedRequest) => Promise<ProxiedResponse>): Promise<void> | void;
 }
 
@@ -77,6 +81,21 @@ async function startProxy(target: string) {
           body: Buffer.concat(chunks),
         };
         const fault = state.fault;
+        const relayed = /^\/relay\/(.+)$/.exec(req.url.pathname);
+        if (relayed) {
+          // A callback on its way to the receiver: changed by the fault, then passed on.
+          const body = JSON.parse(req.body.toString('utf8'));
+          fault?.callback?.(body);
+          const passed = await fetch(decodeURIComponent(relayed[1]!), { method: 'POST', headers: req.headers, body: JSON.stringify(body) });
+          outgoing.writeHead(passed.status, { 'content-type': 'text/plain' });
+          outgoing.end(await passed.text());
+          return;
+        }
+        if (fault?.callback && isCreation(req) && req.headers['content-type']?.includes('json')) {
+          const body = JSON.parse(req.body.toString('utf8'));
+          if (typeof body.callback_url === 'string') body.callback_url = `${url}/relay/${encodeURIComponent(body.callback_url)}`;
+          req.body = Buffer.from(JSON.stringify(body));
+        }
         fault?.request?.(req);
         const res = await upstream(req);
         await fault?.response?.(req, res, upstream);
@@ -90,8 +109,9 @@ async function startProxy(target: string) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   state.server = server;
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url,
     set fault(f: Fault | undefined) {
       state.fault = f;
     },
@@ -221,6 +241,15 @@ const cases: Record<string, Case> = {
     },
     checks: byId('task-states/create-pending'),
     expectFailed: ['shape/getTask/200/body-schema'],
+  },
+  'the completion callback has no task_id (a shape rule of callbacks)': {
+    fault: {
+      callback(body) {
+        delete body.task_id;
+      },
+    },
+    checks: byId('callbacks/task-completed'),
+    expectFailed: ['shape/notifyTaskCompleted/callback/callback-body'],
   },
 };
 

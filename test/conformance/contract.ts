@@ -132,6 +132,8 @@ export interface Contract {
   /** JSON pointer of the request body's schema for a media type. */
   requestSchemaPointer(op: ContractOperation, media?: string): string | undefined;
   resolve<T = Json>(node: T): T;
+  /** JSON pointer of each webhook's body schema (`notifyTaskCompleted`, ...), by operationId. */
+  webhookBodies: Map<string, string>;
 }
 
 function templateRegex(template: string): RegExp {
@@ -193,6 +195,14 @@ export function loadContract(generation: Generation): Contract {
       return node?.content?.[media]?.schema ? `${pointer}/content/${escape(media)}/schema` : undefined;
     },
     resolve: (node) => deref(doc, node),
+    webhookBodies: new Map(
+      Object.entries<Json>(doc.webhooks ?? {}).flatMap(([name, item]) => {
+        const post = deref(doc, item).post;
+        if (!post?.requestBody) return [];
+        const { node, pointer } = derefWithPointer(doc, post.requestBody, `#/webhooks/${escape(name)}/post/requestBody`);
+        return node?.content?.['application/json']?.schema ? [[String(post.operationId), `${pointer}/content/application~1json/schema`] as const] : [];
+      }),
+    ),
   };
   contracts.set(generation, contract);
   return contract;

@@ -6,7 +6,7 @@ import { documentedPairs, loadContract, type Contract, type ContractOperation } 
 import { coreChecks } from './core-checks.ts';
 import { generatedChecks } from './generated-checks.ts';
 import { startReceiver, type RunningReceiver } from './receiver.ts';
-import { describeExchange, shapeProblems, shapeRuleText, type ShapeRule } from './shape.ts';
+import { callbackProblems, describeExchange, shapeProblems, shapeRuleText, truncate, type ShapeProblem, type ShapeRule } from './shape.ts';
 import { SuiteState } from './fixtures.ts';
 import {
   ConformanceFailure,
@@ -18,6 +18,7 @@ import {
   type KeyName,
   type Options,
   type ProgressSink,
+  type ReceivedCallback,
   type RequestOptions,
 } from './types.ts';
 
@@ -71,14 +72,16 @@ const shapeSeed: Record<ShapeRule, string> = {
   'www-authenticate': '5 Authentication (missing or invalid key: 401)',
   'retry-after': '7 Errors (429: too many requests, safe to retry)',
   'header-schema': '4 Endpoints',
+  'callback-body': '6 Events (the callback bodies)',
 };
 
 interface ShapeRecord {
   generation: Generation;
   operationId: string;
-  status: number;
+  /** The answer's status, or `callback` for the bodies of a webhook. */
+  status: number | 'callback';
   seen: number;
-  failures: Map<ShapeRule, { count: number; first: string; example: Exchange; checkId: string }>;
+  failures: Map<ShapeRule, { count: number; first: string; example: string; checkId: string }>;
 }
 
 function basicAuth(key: string): string {
@@ -183,18 +186,7 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
     const problems = shapeProblems(contract, op, ex);
     ex.shapeProblems.push(...problems.map((p) => `${p.rule}: ${p.message}`));
     const opName = ex.operationId ?? `${ex.method} ${ex.path} (no operation of the contract)`;
-    const key = `${ex.generation}|${opName}|${ex.status}`;
-    let rec = shapes.get(key);
-    if (!rec) {
-      rec = { generation: ex.generation, operationId: opName, status: ex.status, seen: 0, failures: new Map() };
-      shapes.set(key, rec);
-    }
-    rec.seen++;
-    for (const p of problems) {
-      const f = rec.failures.get(p.rule);
-      if (f) f.count++;
-      else rec.failures.set(p.rule, { count: 1, first: p.message, example: ex, checkId: check.id });
-    }
+    tally(check, ex.generation, opName, ex.status, problems, () => describeExchange(ex));
     if (op) {
       const documentedKey = contract.response(op, ex.status)?.key;
       if (documentedKey) {
@@ -207,6 +199,30 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
         undocumented.set(k, e);
       }
     }
+  }
+
+  function tally(check: Check, generation: Generation, operationId: string, status: ShapeRecord['status'], problems: ShapeProblem[], example: () => string) {
+    const key = `${generation}|${operationId}|${status}`;
+    let rec = shapes.get(key);
+    if (!rec) {
+      rec = { generation, operationId, status, seen: 0, failures: new Map() };
+      shapes.set(key, rec);
+    }
+    rec.seen++;
+    for (const p of problems) {
+      const f = rec.failures.get(p.rule);
+      if (f) f.count++;
+      else rec.failures.set(p.rule, { count: 1, first: p.message, example: example(), checkId: check.id });
+    }
+  }
+
+  /** Shape-checks a callback the first time a check looks at it (against the check's generation's webhooks). */
+  const seenCallbacks = new WeakSet<ReceivedCallback>();
+  function recordCallback(check: Check, generation: Generation, cb: ReceivedCallback) {
+    if (seenCallbacks.has(cb) || cb.method !== 'POST') return;
+    seenCallbacks.add(cb);
+    const { operationId, problems } = callbackProblems(contracts.get(generation)!, cb.text, cb.body);
+    tally(check, generation, operationId, 'callback', problems, () => `POST ${cb.path} (a callback, ${generation} generation)\nbody: ${truncate(cb.text, 600)}`);
   }
 
   /** One request and its answer, as an Exchange (not yet shape-checked). */
@@ -280,9 +296,18 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
           await new Promise((r) => setTimeout(r, Math.min(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 1000, 10_000)));
         }
       },
-      receiver() {
+      async receiver() {
         receiver ??= startReceiver(options.callbackHost || '127.0.0.1');
-        return receiver;
+        const shared = await receiver;
+        // Every callback a check looks at is shape-checked too.
+        return {
+          ...shared,
+          received(label) {
+            const list = shared.received(label);
+            for (const cb of list) recordCallback(check, generation, cb);
+            return list;
+          },
+        };
       },
       unique(prefix = 'conformance') {
         return `${prefix}-${runTag}-${++counter}`;
@@ -344,8 +369,8 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
   for (const rec of shapes.values()) {
     const base = { area: 'Shape', kind: 'shape' as const, generations: [rec.generation], run: async () => {} };
     if (rec.failures.size === 0) {
-      const check: Check = { ...base, id: `shape/${rec.operationId}/${rec.status}`, seed: '4 Endpoints; 7 Errors', rule: `Every answer of ${rec.operationId} with status ${rec.status} fits the contract.` };
-      results.push({ check, generation: rec.generation, outcome: 'passed', ms: 0, notes: [`${rec.seen} answer(s) checked`] });
+      const check: Check = { ...base, id: `shape/${rec.operationId}/${rec.status}`, seed: '4 Endpoints; 7 Errors', rule: rec.status === 'callback' ? `Every ${rec.operationId} callback body fits the contract.` : `Every answer of ${rec.operationId} with status ${rec.status} fits the contract.` };
+      results.push({ check, generation: rec.generation, outcome: 'passed', ms: 0, notes: [`${rec.seen} ${rec.status === 'callback' ? 'callback(s)' : 'answer(s)'} checked`] });
       continue;
     }
     for (const [rule, f] of rec.failures) {
@@ -356,7 +381,7 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
         outcome: 'failed',
         ms: 0,
         notes: [],
-        message: `${f.first}\n${f.count} of ${rec.seen} answer(s) broke this rule; the first came to check ${f.checkId}:\n${describeExchange(f.example)}`,
+        message: `${f.first}\n${f.count} of ${rec.seen} ${rec.status === 'callback' ? 'callback(s)' : 'answer(s)'} broke this rule; the first came to check ${f.checkId}:\n${f.example}`,
       });
     }
   }

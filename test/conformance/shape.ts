@@ -12,7 +12,8 @@ export type ShapeRule =
   | 'error-body'
   | 'www-authenticate'
   | 'retry-after'
-  | 'header-schema';
+  | 'header-schema'
+  | 'callback-body';
 
 export const shapeRuleText: Record<ShapeRule, string> = {
   'status-documented': 'The status of every answer is one the contract documents for the operation.',
@@ -22,6 +23,7 @@ export const shapeRuleText: Record<ShapeRule, string> = {
   'www-authenticate': 'A 401 answer carries a WWW-Authenticate header (HTTP Basic).',
   'retry-after': 'A 429 answer carries a Retry-After header.',
   'header-schema': 'Documented headers that are present fit their schemas.',
+  'callback-body': 'Every callback the server posts is JSON whose body validates against the schema of its webhook (task completed, attachment error or batch completed).',
 };
 
 export interface ShapeProblem {
@@ -119,6 +121,20 @@ export function shapeProblems(contract: Contract, op: ContractOperation | undefi
     }
   }
   return problems;
+}
+
+/**
+ * The webhook a callback body is (by its keys: `batch` for a batch completion, `attachments` for an
+ * attachment error, else a task completion) and its problems against that webhook's body schema.
+ */
+export function callbackProblems(contract: Contract, text: string, body: unknown): { operationId: string; problems: ShapeProblem[] } {
+  const b = body as Json | undefined;
+  const operationId = b && typeof b === 'object' && 'batch' in b ? 'notifyBatchCompleted' : b && typeof b === 'object' && 'attachments' in b ? 'notifyAttachmentError' : 'notifyTaskCompleted';
+  const pointer = contract.webhookBodies.get(operationId);
+  if (body === undefined) return { operationId, problems: [{ rule: 'callback-body', message: `the callback body is not JSON: ${text.slice(0, 200) || '(empty)'}` }] };
+  if (!pointer) return { operationId, problems: [] };
+  const validate = contract.validator(pointer);
+  return { operationId, problems: validate(body) ? [] : [{ rule: 'callback-body', message: `${operationId}: ${ajvErrors(validate)}` }] };
 }
 
 /** Pointer of a documented header's schema (through the header's own `$ref`, if any). */
