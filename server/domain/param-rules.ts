@@ -55,8 +55,8 @@ function repeated(items: { key: string; path: string }[]): { key: string; path: 
 
 /** `max_vertices` (absent or null: no bound) at least `min_vertices` (default 1). */
 function vertexBounds(spec: Params, path: string): Problem {
-  const max = num(spec.max_vertices);
-  if (max === undefined) return null;
+  const max = num(spec.max_vertices) ?? Infinity;
+  // No max_vertices: no bound, which Infinity is.
   const min = num(spec.min_vertices) ?? 1;
   return max < min ? at(`${join(path, 'max_vertices')} (${max}) must be at least min_vertices (${min})`) : null;
 }
@@ -281,8 +281,8 @@ function fieldProblem(f: FieldAt, attachmentCount: number): Problem {
       if (f.type !== 'time_range') return null;
       // `default_seconds` wins over its other spelling when both are given.
       const key = field.default_seconds !== undefined ? 'default_seconds' : 'defaults_seconds';
-      const [from, to] = list(field[key]).map(num);
-      return from !== undefined && to !== undefined && from > to ? at(`${path}/${key} [${from}, ${to}]: from must not be above to`) : null;
+      const [from = NaN, to = NaN] = list(field[key]).map((v) => num(v) ?? NaN); // a missing end (NaN) compares false
+      return from > to ? at(`${path}/${key} [${from}, ${to}]: from must not be above to`) : null;
     },
     () => {
       if (f.type !== 'ranking_order') return null;

@@ -15,8 +15,8 @@ interface Case {
   what: string;
   valid: Record<string, unknown>;
   invalid: Record<string, unknown>;
-  /** A name the 400's message must contain (the contract: "a validation message names the offending field"). */
-  names: string;
+  /** What the 400's message must contain (the contract: "a validation message names the offending field"): one text, or each of several. */
+  names: string | string[];
 }
 
 const image = (extra: Record<string, unknown>) => ({ callback_url: SINK, instruction: 'Mark the objects.', attachment: IMAGE, attachment_type: 'image', ...extra });
@@ -28,9 +28,10 @@ async function runCases(ctx: CheckContext, type: string, cases: Case[]) {
     expectThat(ok.status === 200, `${type}: the request at the edge of the rule (${c.what}, not broken) should get 200, got ${ok.status}: ${ok.text.slice(0, 400)}`);
     const bad = await postTask(ctx, type, { ...c.invalid, tags: [tag] });
     expectError(bad, 400, `${type}: ${c.what}`);
+    const names = typeof c.names === 'string' ? [c.names] : c.names;
     expectThat(
-      typeof bad.body?.error === 'string' && bad.body.error.includes(c.names),
-      `${type}: the 400 for ${c.what} should name ${JSON.stringify(c.names)}, got ${JSON.stringify(bad.body?.error)}`,
+      typeof bad.body?.error === 'string' && names.every((n) => bad.body.error.includes(n)),
+      `${type}: the 400 for ${c.what} should name ${names.map((n) => JSON.stringify(n)).join(' and ')}, got ${JSON.stringify(bad.body?.error)}`,
     );
   }
   const stored = idsOf((await listTasks(ctx, { tags: tag })).docs);
@@ -108,6 +109,14 @@ export const paramRuleChecks: Check[] = [
       },
     ],
   ),
+  ruleCheck('pointannotation', '4.2 pointannotation (annotation_attributes: offset only within a box)', 'An offset attribute is for box annotations only; the message names the attribute and the task type.', () => [
+    {
+      what: 'an offset attribute on a point task',
+      valid: image({ objects_to_annotate: ['pole'], annotation_attributes: { height: { type: 'number', description: 'How high?' } } }),
+      invalid: image({ objects_to_annotate: ['pole'], annotation_attributes: { height: { type: 'offset', description: 'How high?' } } }),
+      names: ['annotation_attributes', 'pointannotation'],
+    },
+  ]),
   ruleCheck('segmentannotation', '4.2 segmentannotation (labels, instance_labels)', 'A label is in labels or in instance_labels, not both.', () => [
     {
       what: 'a label in both labels and instance_labels',
@@ -259,6 +268,18 @@ export const paramRuleChecks: Check[] = [
         names: 'default_seconds',
       },
       {
+        what: 'a time range default with from above to, in the other spelling (defaults_seconds)',
+        valid: textCollection([{ type: 'time_range', field_id: 't', title: 'When?', defaults_seconds: [5, 5] }]),
+        invalid: textCollection([{ type: 'time_range', field_id: 't', title: 'When?', defaults_seconds: [6, 5] }]),
+        names: 'defaults_seconds',
+      },
+      {
+        what: "a number field inside a form's fieldset with min above max",
+        valid: textCollection([{ type: 'form', field_id: 'f', title: 'Form', fields: [{ type: 'fieldset', title: 'Counts', incline: true, fields: [{ type: 'number', field_id: 'n', title: 'How many?', min: 5, max: 5 }] }] }]),
+        invalid: textCollection([{ type: 'form', field_id: 'f', title: 'Form', fields: [{ type: 'fieldset', title: 'Counts', incline: true, fields: [{ type: 'number', field_id: 'n', title: 'How many?', min: 6, max: 5 }] }] }]),
+        names: 'fields/0/fields/0/fields/0',
+      },
+      {
         what: 'num_items_to_rank above the number of attachments',
         valid: textCollection([{ type: 'ranking_order', field_id: 'r', title: 'Rank them', num_items_to_rank: 2 }]),
         invalid: textCollection([{ type: 'ranking_order', field_id: 'r', title: 'Rank them', num_items_to_rank: 3 }]),
@@ -311,6 +332,12 @@ export const paramRuleChecks: Check[] = [
         valid: textCollection([categoryField('c', { max_choices: 2 })], hypothesis({ c: answer('category', 'c', [['yes', 'no']]) })),
         invalid: textCollection([categoryField('c')], hypothesis({ c: answer('category', 'c', [['yes', 'no']]) })),
         names: 'hypothesis',
+      },
+      {
+        what: 'a category answer with fewer choices than min_choices (the message gives both bounds)',
+        valid: textCollection([categoryField('c', { choices: [{ label: 'A', value: 'a' }, { label: 'B', value: 'b' }, { label: 'C', value: 'c' }], min_choices: 2, max_choices: 3 })], hypothesis({ c: answer('category', 'c', [['a', 'b']]) })),
+        invalid: textCollection([categoryField('c', { choices: [{ label: 'A', value: 'a' }, { label: 'B', value: 'b' }, { label: 'C', value: 'c' }], min_choices: 2, max_choices: 3 })], hypothesis({ c: answer('category', 'c', [['a']]) })),
+        names: ['hypothesis', '2', '3'],
       },
       {
         what: 'a category answer selecting one value twice',
