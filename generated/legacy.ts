@@ -6506,7 +6506,8 @@ export interface components {
              */
             task_id: string;
             /**
-             * @description What went wrong, in words (the same text as the task's `response.error`).
+             * @description What went wrong, in words (the same text as the task's `response.error`). It names the URL
+             *     of every attachment whose fetch failed (decided here), so the text alone tells which.
              * @example The attachment https://example.com/images/missing.jpg could not be fetched (HTTP 404).
              */
             error: string;

@@ -18,13 +18,14 @@ export const hasPostgres = () => inject('postgresUrl') !== '';
 /**
  * The server settings under which the conformance suite runs against our server (its tests and the
  * mutation run): delivery and attachment checks on, towards loopback; the retry schedule compressed.
+ * Delayed test completions are looked for at the default pace (1 s), as operators run it: a server
+ * that left undelayed test tasks to that poller would show them pending for a while.
  */
 export const conformanceEnv = {
   DELIVERY_POLL_MS: '50',
   ATTACHMENT_CHECK_POLL_MS: '50',
   ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
   CALLBACK_SCHEDULE_SCALE: '0.001',
-  TEST_COMPLETION_POLL_MS: '50',
 } as const;
 
 export interface TestServer extends RunningServer {

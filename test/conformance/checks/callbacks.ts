@@ -1,5 +1,6 @@
 // Seed 6 (events: the completion callback, delivery rules, the attachment error callback, the batch
 // completion callback) and 5.6 (callback authentication). Callbacks go to the suite's receiver.
+import { createServer } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import { verifyCallback } from '../../../client/node.ts';
 import { ConformanceFailure, expectStatus, expectThat, type Check, type CheckContext, type KeyName, type ReceivedCallback, type Receiver } from '../types.ts';
@@ -60,6 +61,16 @@ async function attempts(ctx: CheckContext, taskId: string, what: string, accept:
     expectThat(Array.isArray(ex.body?.docs), 'GET /v1/task/{taskId}/callbacks should answer {docs: [...]}', ex.body);
     return accept(ex.body.docs) ? (ex.body.docs as any[]) : undefined;
   }, DELIVERY_MS);
+}
+
+/** A callback address on the callback host where nothing listens (a port just closed): connections are refused. */
+async function refusingUrl(ctx: CheckContext): Promise<string> {
+  const host = ctx.options.callbackHost || '127.0.0.1';
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, () => resolve()));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}/${ctx.unique('refused')}`;
 }
 
 export const callbackChecks: Check[] = [
@@ -150,7 +161,7 @@ export const callbackChecks: Check[] = [
     id: 'callbacks/attachment-error',
     area,
     seed: '6.3 Attachment error callback; 2.3 Attachment (test mode: .invalid host simulates a 404)',
-    rule: 'When an attachment fetch does not answer 200 the callback address receives {error, attachments: [{statusCode, url}]} with the service-callback-auth header.',
+    rule: 'When an attachment fetch does not answer 200 the callback address receives {error, attachments: [{statusCode, url}]} with the service-callback-auth header; error names the failed URL.',
     kind: 'behaviour',
     needs: ['callback'],
     async run(ctx) {
@@ -160,7 +171,7 @@ export const callbackChecks: Check[] = [
       const [cb] = await arrivals(ctx, box.receiver, box.label, 1, 'the attachment error callback');
       expectCallbackHeaders(cb!, 'the attachment error callback');
       const body = cb!.body;
-      expectThat(typeof body?.error === 'string' && body.error.length > 0, 'the attachment error callback should carry error text', body);
+      expectThat(typeof body?.error === 'string' && body.error.includes(attachment), 'the attachment error callback should carry error text naming the failed attachment URL', body);
       expectThat(
         isDeepStrictEqual(body.attachments, [{ statusCode: 404, url: attachment }]),
         `attachments should be [{statusCode: 404, url: ${attachment}}]`,
@@ -177,7 +188,7 @@ export const callbackChecks: Check[] = [
     id: 'callbacks/attachment-error-live',
     area,
     seed: '6.3 Attachment error callback; 2.3 Attachment (live mode fetches; not HTTP 200 → error body)',
-    rule: 'In live mode an attachment URL answering 404 moves the task to error and sends {error, attachments: [{statusCode: 404, url}]} to the callback address.',
+    rule: 'In live mode an attachment URL answering 404 moves the task to error and sends {error, attachments: [{statusCode: 404, url}]} to the callback address; error (and response.error) names the failed URL.',
     kind: 'behaviour',
     needs: ['liveKey', 'callback'],
     async run(ctx) {
@@ -192,7 +203,7 @@ export const callbackChecks: Check[] = [
         cb!.body,
       );
       const read = await settledTask(ctx, task.task_id, [ctx.generation === 'legacy' ? 'completed' : 'error'], 'live');
-      expectThat(typeof read.response?.error === 'string', 'the task should carry response.error', read);
+      expectThat(typeof read.response?.error === 'string' && read.response.error.includes(attachment), "the task should carry response.error naming the failed attachment URL", read);
     },
   },
   {
@@ -233,6 +244,26 @@ export const callbackChecks: Check[] = [
         `the delivered completion callback should be listed with event task_completed and url ${box.url}`,
         docs,
       );
+    },
+  },
+  {
+    id: 'callbacks/history-refused',
+    area,
+    seed: '6.2 Delivery rules (no connection is a failed attempt); decision: GET /v1/task/{taskId}/callbacks lists the delivery attempts',
+    rule: 'An attempt whose connection was refused is listed with its error and without status_code (no answer came), and the task is not marked called back.',
+    kind: 'behaviour',
+    needs: ['callback'],
+    async run(ctx) {
+      const url = await refusingUrl(ctx);
+      const task = await createTask(ctx, 'categorization', categorization({ callback_url: url }));
+      const docs = await attempts(ctx, task.task_id, 'the refused attempt to be listed', (d) => d.length > 0);
+      const [attempt] = docs;
+      expectThat(
+        attempt.url === url && attempt.event === 'task_completed' && !('status_code' in attempt) && typeof attempt.error === 'string' && attempt.error.length > 0,
+        `the refused attempt should be listed with url ${url}, event task_completed, an error and no status_code`,
+        docs,
+      );
+      expectThat((await readTask(ctx, task.task_id))[callbackFlag(ctx)] !== true, `after a refused attempt the task's ${callbackFlag(ctx)} must not be true`);
     },
   },
   {

@@ -120,15 +120,18 @@ export const taskStateChecks: Check[] = [
     id: 'task-states/cancel-canceled',
     area,
     seed: '3.1 Task status > canceled → canceled by cancel again',
-    rule: 'Cancel of an already canceled task is idempotent: 200 with the task, still canceled.',
+    rule: 'Cancel of an already canceled task is idempotent: 200 with the task, still canceled, and nothing changed (updated_at stays).',
     kind: 'behaviour',
     needs: ['liveKey'],
     async run(ctx) {
       const created = await createTask(ctx, 'categorization', categorization(), { key: 'live' });
-      expectStatus(await ctx.call('POST', `/v1/task/${created.task_id}/cancel`, { key: 'live' }), 200, 'first cancel of a pending task');
+      const first = await ctx.call('POST', `/v1/task/${created.task_id}/cancel`, { key: 'live' });
+      expectStatus(first, 200, 'first cancel of a pending task');
+      await new Promise((r) => setTimeout(r, 5)); // a change now would show in updated_at
       const again = await ctx.call('POST', `/v1/task/${created.task_id}/cancel`, { key: 'live' });
       expectStatus(again, 200, 'repeated cancel of a canceled task');
       expectThat(again.body?.status === 'canceled' && again.body?.task_id === created.task_id, 'a repeated cancel should answer the same task, canceled', again.body);
+      expectThat(again.body?.updated_at === first.body?.updated_at, 'a repeated cancel changes nothing: updated_at should stay that of the first cancel', [first.body?.updated_at, again.body?.updated_at]);
     },
   },
   ...perGeneration(

@@ -5,7 +5,7 @@ import { loadContract } from '../contract.ts';
 import { operationsOfBothGenerations, operationOf } from '../core-checks.ts';
 import { isRecord, operationKind, personalize, requestExamples } from '../fixtures.ts';
 import { expectStatus, expectThat, type Check } from '../types.ts';
-import { annotation, categorization, comparison, createTask, readTask, settledTask } from './helpers.ts';
+import { annotation, categorization, comparison, createTask, listTasks, readTask, settledTask } from './helpers.ts';
 import { textCollectionProblems } from './test-mode-text-collection.ts';
 
 const area = 'Test mode';
@@ -13,6 +13,26 @@ const area = 'Test mode';
 const isNumber = (v: unknown) => typeof v === 'number' && Number.isFinite(v);
 
 export const testModeChecks: Check[] = [
+  {
+    id: 'test-mode/completed-before-answer',
+    area,
+    seed: '5 Authentication (3: test mode); decision: a test task is completed before the creation answer is sent',
+    rule: 'Without a completion delay, a test-mode task is completed before its creation is answered: a list made right after the answer shows it completed, with its response.',
+    kind: 'behaviour',
+    async run(ctx) {
+      // Three times: a server that completes test tasks a little later may win one race, not three.
+      for (let i = 0; i < 3; i++) {
+        const tag = ctx.unique('at-once');
+        const created = await createTask(ctx, 'categorization', categorization({ tags: [tag] }));
+        const listed = (await listTasks(ctx, { tags: tag })).docs as any[];
+        expectThat(
+          listed.length === 1 && listed[0].task_id === created.task_id && listed[0].status === 'completed' && listed[0].response !== undefined,
+          'the list right after the creation answer should show the task completed, with its response',
+          listed,
+        );
+      }
+    },
+  },
   {
     id: 'test-mode/completion',
     area,
