@@ -287,7 +287,7 @@ export const batchChecks: Check[] = [
     id: 'batches/list-filters',
     area,
     seed: '2.7 Batch; decision: GET /v1/batches filters project, status, start_time and end_time (created_at bounds, inclusive)',
-    rule: "GET /v1/batches keeps the batches of the project, of the status and created within start_time and end_time (inclusive), and no other.",
+    rule: "GET /v1/batches keeps the batches of the project, of the status and created within start_time and end_time (inclusive), and no other; a date that does not exist is a 400 naming its filter.",
     kind: 'behaviour',
     async run(ctx) {
       const { project, name, batch } = await projectAndBatch(ctx);
@@ -309,6 +309,11 @@ export const batchChecks: Check[] = [
       for (const [query, expected] of cases) {
         const got = await names(query);
         expectThat(isDeepStrictEqual(got, expected), `GET /v1/batches?project=…&${new URLSearchParams(query)} should list ${JSON.stringify(expected)}, got ${JSON.stringify(got)}`);
+      }
+      for (const filter of ['start_time', 'end_time']) {
+        const bad = await ctx.call('GET', '/v1/batches', { query: { [filter]: '2026-02-30' } });
+        expectError(bad, 400, `${filter}=2026-02-30 (no such day)`);
+        expectThat(String(bad.body?.error).includes(filter), `the 400 for ${filter}=2026-02-30 should name ${filter}, got ${JSON.stringify(bad.body?.error)}`);
       }
     },
   },

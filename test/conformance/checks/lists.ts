@@ -303,4 +303,56 @@ export const listChecks: Check[] = [
       expectThat(missed.length === 0, `every task created before the walk should be seen, ${missed.length} were skipped`, missed);
     },
   },
+  {
+    id: 'lists/training-filters',
+    area,
+    seed: '4.3 Training tasks; decision: GET /v1/training_tasks filters type, start_time and end_time (created_at bounds, inclusive)',
+    rule: 'GET /v1/training_tasks keeps the training tasks of the type and created within start_time and end_time (inclusive), and no other; a date that does not exist is a 400 naming its filter.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const post = async (path: string, body: unknown) => {
+        const ex = await ctx.call('POST', path, { json: body });
+        expectStatus(ex, 200, `POST ${path}`);
+        return { id: ex.body.id as string, at: Date.parse(ex.body.created_at) };
+      };
+      const label = ctx.unique('training');
+      const text = await post('/v1/training_tasks/textcollection', {
+        attachments: [{ type: 'text', content: `Conformance ${label}.` }],
+        fields: [{ type: 'text', field_id: 'summary', title: 'Summary', max_characters: 200 }],
+        expected_response: { annotations: { summary: 'A short text.' } },
+      });
+      const ner = await post('/v1/training_tasks/namedentityrecognition', {
+        text: `Jane Doe lives in Berlin (${label}).`,
+        labels: [{ name: 'PERSON', display_name: 'Person' }],
+        expected_response: { annotations: [{ id: 'a1', start: 0, end: 8, text: 'Jane Doe', label: 'PERSON' }], relationships: [] },
+      });
+      const iso = (ms: number) => new Date(ms).toISOString();
+      const listed = async (query: Record<string, string>) => {
+        const ex = await ctx.call('GET', '/v1/training_tasks', { query });
+        expectStatus(ex, 200, `GET /v1/training_tasks ${JSON.stringify(query)}`);
+        return (ex.body?.docs ?? []) as Array<{ id: string; type: string }>;
+      };
+      const ours = (docs: Array<{ id: string }>) => docs.map((d) => d.id).filter((id) => id === text.id || id === ner.id);
+      const since = iso(text.at);
+      const cases: [Record<string, string>, string[]][] = [
+        [{ start_time: since }, [ner.id, text.id]],
+        [{ start_time: since, type: 'namedentityrecognition' }, [ner.id]],
+        [{ start_time: since, type: 'textcollection' }, [text.id]],
+        [{ start_time: iso(ner.at + 1) }, []],
+        [{ start_time: since, end_time: iso(text.at - 1) }, []],
+      ];
+      if (ner.at > text.at) cases.push([{ start_time: since, end_time: since }, [text.id]]);
+      else ctx.note('the two training tasks share a created_at; end_time was checked on the earlier bound only');
+      for (const [query, expected] of cases) {
+        const docs = await listed(query);
+        expectThat(sameMembers(ours(docs), expected), `GET /v1/training_tasks?${new URLSearchParams(query)} should list ${JSON.stringify(expected)} of the two, got ${JSON.stringify(ours(docs))}`);
+        if (query.type) expectThat(docs.every((d) => d.type === query.type), `GET /v1/training_tasks?type=${query.type} should list only that type`, docs.map((d) => d.type));
+      }
+      for (const name of ['start_time', 'end_time']) {
+        const bad = await ctx.call('GET', '/v1/training_tasks', { query: { [name]: '2026-02-30' } });
+        expectError(bad, 400, `${name}=2026-02-30 (no such day)`);
+        expectThat(String(bad.body?.error).includes(name), `the 400 for ${name}=2026-02-30 should name ${name}, got ${JSON.stringify(bad.body?.error)}`);
+      }
+    },
+  },
 ];
