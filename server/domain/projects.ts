@@ -102,7 +102,7 @@ function assertUniqueChoices(ontology: unknown[]): void {
       const choice = typeof item === 'string' ? item : (item as { choice: string }).choice;
       if (seen.has(choice)) throw invalid(`ontology: the choice "${choice}" appears more than once (depth ${depth}).`);
       seen.add(choice);
-      const sub = typeof item === 'object' && item ? (item as { subchoices?: unknown[] }).subchoices : undefined;
+      const sub = (item as { subchoices?: unknown[] }).subchoices; // a string choice has none
       if (sub) visit(sub, depth + 1);
     }
   };

@@ -292,6 +292,31 @@ export const callbackChecks: Check[] = [
     },
   },
   {
+    id: 'callbacks/redeliver-latest',
+    area,
+    seed: '6.2 Delivery rules; 3.3 Customer review status (a redo sends a new callback); decision: POST /v1/task/{taskId}/callbacks/redeliver sends the latest callback again',
+    rule: 'After two redos (test mode: two rejecting reviews), a redeliver sends the latest callback: the task as redone twice, with its current response.',
+    kind: 'behaviour',
+    needs: ['callback'],
+    async run(ctx) {
+      const { box, task } = await calledBackTask(ctx);
+      for (const n of [2, 3]) {
+        expectStatus(await ctx.call('POST', `/v1/task/${task.task_id}/audit`, { json: { accepted: false } }), 200, `rejecting review ${n - 1}`);
+        await arrivals(ctx, box.receiver, box.label, n, `the callback of redo ${n - 1}`);
+      }
+      const read = await readTask(ctx, task.task_id);
+      expectThat(read.times_redone === 2, 'after two rejecting reviews the task should read times_redone 2', read);
+      expectStatus(await ctx.call('POST', `/v1/task/${task.task_id}/callbacks/redeliver`), 200, 'redelivering the callback of the twice redone task');
+      const all = await arrivals(ctx, box.receiver, box.label, 4, 'the redelivered callback');
+      const last = all[3]!.body;
+      expectThat(
+        last?.task?.times_redone === 2 && isDeepStrictEqual(last?.response, read.response),
+        'the redelivered callback should be the latest one: the task with times_redone 2 and its current response',
+        { redelivered: { times_redone: last?.task?.times_redone, response: last?.response }, task: { times_redone: read.times_redone, response: read.response } },
+      );
+    },
+  },
+  {
     id: 'callbacks/redeliver-once',
     area,
     seed: '6.2 Delivery rules; decision: POST /v1/task/{taskId}/callbacks/redeliver sends the callback again',

@@ -94,7 +94,7 @@ export const errorChecks: Check[] = [
     id: 'errors/form-bodies-typed',
     area,
     seed: '4.2 (older generation: creation bodies as application/x-www-form-urlencoded; numeric strings accepted where a number is expected)',
-    rule: 'A form creation body gives each value the type the contract asks for: repeated keys a list (one key a one-item list), "true" a boolean, "30" a number; a list of strings keeps numeric-looking strings as strings.',
+    rule: 'A form creation body gives each value the type the contract asks for: repeated keys a list (one key a one-item list), "true" and "False" booleans, "30" a number; a list of strings keeps numeric-looking strings as strings.',
     kind: 'behaviour',
     generations: ['legacy'],
     async run(ctx) {
@@ -123,8 +123,10 @@ export const errorChecks: Check[] = [
         ['instruction', 'Box the cars.'],
         ['attachment', 'https://example.com/conformance/street.jpg'],
         ['objects_to_annotate', 'car'],
+        ['with_labels', 'False'],
       ]);
       expectThat(JSON.stringify(one.params?.objects_to_annotate) === '["car"]', `a single objects_to_annotate key should be the list ["car"], got ${JSON.stringify(one.params?.objects_to_annotate)}`, one.params);
+      expectThat(one.params?.with_labels === false, `with_labels "False" should be the boolean false, got ${JSON.stringify(one.params?.with_labels)}`, one.params);
       const numbers = await created('categorization', [
         ['instruction', 'Pick a floor.'],
         ['attachment_type', 'text'],
