@@ -138,6 +138,27 @@ export const projectChecks: Check[] = [
     },
   },
   {
+    id: 'projects/merge-still-required',
+    area,
+    seed: '2.5 Project (a task takes parameters from its project; the merged parameters must be complete)',
+    rule: 'With a project, a required parameter (categories) may come from the request or the project; when neither gives it, the creation is a 400 naming it, and no task is stored.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const name = ctx.unique('proj');
+      await createProject(ctx, { type: 'categorization', name, params: { attachment_type: 'text', instruction: 'Project text.' } });
+      const tag = ctx.unique('merge');
+      const body = { callback_url: SINK, project: name, attachment: 'Which one?', tags: [tag] };
+      const task = await createTask(ctx, 'categorization', { ...body, categories: ['a', 'b'] });
+      expectThat(isDeepStrictEqual(task.params?.categories, ['a', 'b']) && task.instruction === 'Project text.', "the task should merge the request's categories with the project's instruction", task);
+      const missing = await postTask(ctx, 'categorization', body);
+      expectError(missing, 400, 'a categorization whose request and project both lack categories');
+      expectThat(String(missing.body?.error).includes('categories'), `the 400 should name categories, got ${JSON.stringify(missing.body?.error)}`);
+      const stored = await ctx.call('GET', '/v1/tasks', { query: { tags: tag } });
+      expectStatus(stored, 200, 'listing the tagged tasks');
+      expectThat(stored.body?.total === 1, `only the complete creation should be stored, the list counts ${stored.body?.total}`, stored.body?.docs);
+    },
+  },
+  {
     id: 'projects/names',
     area,
     seed: '2.5 Project (a task joins a project by its name); decision: names unique, 404 for unknown, type must match',
