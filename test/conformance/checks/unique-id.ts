@@ -81,6 +81,31 @@ export const uniqueIdChecks: Check[] = [
     },
   },
   {
+    id: 'unique-id/set-concurrent',
+    area,
+    seed: '4.1 Task management > POST /v1/task/{task_id}/unique_id; 4.4 Duplicate prevention (unique_id)',
+    rule: 'Simultaneous POST /v1/task/{taskId}/unique_id with one value on different tasks: exactly one answers 200, the others 409 naming the winner; one task holds the value.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const tasks = await Promise.all(Array.from({ length: 4 }, () => createTask(ctx, 'categorization', categorization())));
+      for (let round = 1; round <= 3; round++) {
+        const uid = ctx.unique('set-race');
+        const results = await Promise.all(tasks.map((t) => ctx.call('POST', `/v1/task/${t.task_id}/unique_id`, { json: { unique_id: uid } })));
+        const statuses = results.map((r) => r.status);
+        const winners = results.filter((r) => r.status === 200);
+        expectThat(winners.length === 1 && statuses.every((s) => s === 200 || s === 409), `round ${round}: 4 simultaneous sets of one unique_id should answer one 200 and 409s, got ${JSON.stringify(statuses)}`);
+        const winner = winners[0]!.body?.task_id as string;
+        for (const r of results.filter((x) => x.status === 409)) {
+          expectThat(String(r.body?.error).includes(winner), `round ${round}: each 409 should name the task that holds the unique_id (${winner})`, r.body);
+        }
+        const held = await holders(ctx, uid);
+        expectThat(held.length === 1 && held[0] === winner, `round ${round}: exactly the winner should hold the unique_id`, held);
+        // Free the tasks for the next round.
+        expectStatus(await ctx.call('DELETE', `/v1/task/${winner}/unique_id`), 200, 'deleting the unique_id of the winner');
+      }
+    },
+  },
+  {
     id: 'unique-id/delete-frees',
     area,
     seed: '4.1 Task management > DELETE /v1/task/{task_id}/unique_id',
