@@ -1,6 +1,6 @@
 // Seed 4.4 (1) and (4): unique_id conflicts, retrieval, and the ways to free a unique_id again.
 import { expectStatus, expectThat, type Check, type CheckContext, type KeyName } from '../types.ts';
-import { annotation, categorization, completedTask, createTask, erroredTask, expectError, listTasks, postTask, readTask } from './helpers.ts';
+import { annotation, categorization, completedTask, createTask, erroredTask, expectError, listTasks, postTask, readTask, unknownTaskId } from './helpers.ts';
 
 const area = 'unique_id';
 const seed = '4.4 Duplicate prevention > unique_id';
@@ -126,7 +126,7 @@ export const uniqueIdChecks: Check[] = [
     id: 'unique-id/set',
     area,
     seed: '4.1 Task management > POST /v1/task/{task_id}/unique_id',
-    rule: 'POST /v1/task/{taskId}/unique_id sets a free unique_id (answering the task with it), and answers 409 for one held by another task.',
+    rule: 'POST /v1/task/{taskId}/unique_id sets a free unique_id (answering the task with it), and answers 409 for one held by another task (404 when the task itself does not exist).',
     kind: 'behaviour',
     async run(ctx) {
       const taken = ctx.unique('uid');
@@ -136,6 +136,8 @@ export const uniqueIdChecks: Check[] = [
       const refused = await ctx.call('POST', `/v1/task/${task.task_id}/unique_id`, { json: { unique_id: taken } });
       expectError(refused, 409, 'setting a unique_id held by another task');
       expectThat(refused.body.error.includes(holder.task_id), 'the 409 should name the task that holds the unique_id', refused.body);
+      // A task that does not exist is a 404, whatever the value it is given.
+      expectError(await ctx.call('POST', `/v1/task/${unknownTaskId()}/unique_id`, { json: { unique_id: taken } }), 404, 'setting a held unique_id on a task that does not exist');
       const set = await ctx.call('POST', `/v1/task/${task.task_id}/unique_id`, { json: { unique_id: fresh } });
       expectStatus(set, 200, 'setting a free unique_id');
       expectThat(set.body?.unique_id === fresh, 'the answer should be the task with its new unique_id', set.body);
