@@ -37,7 +37,7 @@ export interface CreateTaskInput {
   paramNames: ReadonlySet<string>;
   now: Date;
   /** Checks parameters merged from a project against the type's required ones: a message, or null. */
-  checkMerged?: (body: Json) => string | null;
+  checkMerged: (body: Json) => string | null;
   /** The answer the client gets for the created task; saved with an Idempotency-Key. */
   render: (task: Task) => Answer;
   idempotency?: IdempotencyInput;
@@ -97,7 +97,7 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
     body = merged.body;
     projectParamVersion = merged.version;
     // With a project, the type-defining parameters may come from it: check what the merge gave.
-    const problem = input.checkMerged?.(body);
+    const problem = input.checkMerged(body);
     if (problem) throw invalid(`${problem} (neither the request nor the project's parameter version ${merged.version ?? '(none)'} supplies it)`);
   }
   const callbackUrl = (body.callback_url as string | undefined) ?? caller.account.defaultCallbackUrl;
