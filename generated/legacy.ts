@@ -997,9 +997,9 @@ export interface paths {
         put?: never;
         /**
          * Send a task's callback again
-         * @description Queues a fresh delivery of the task's callback (its result, or its attachment error) to its
-         *     callback address (or the account's default), on the usual retry schedule; earlier attempts are
-         *     kept. The delivery is new: it has its own `webhook-id`. The task's `callback_succeeded` is set again by
+         * @description Queues a fresh delivery of the task's latest callback (its result as last completed or redone,
+         *     or its attachment error) to its callback address (or the account's default), on the usual
+         *     retry schedule; earlier attempts are kept. The delivery is new: it has its own `webhook-id`. The task's `callback_succeeded` is set again by
          *     the outcome. Only a task that has a callback to send (completed, or in error) can be
          *     redelivered (400 otherwise). (Our addition: the API description does not show it; other
          *     webhook providers offer the same.)
