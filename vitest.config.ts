@@ -9,6 +9,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 180_000,
     pool: 'forks',
+    // Two files at a time: most tests wait on servers, callbacks and browsers, not on the CPU.
+    maxWorkers: 2,
     // .ci/run reads the JSON report for its closing "N passed, N failed" line.
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
   },
