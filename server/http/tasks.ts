@@ -27,7 +27,7 @@ export interface HandlerDeps {
   contract: Contract;
 }
 
-const pathParam = (req: Request, name: string): string => { // Stryker disable next-line OptionalChaining: the validator sets req.openapi on every route it matched, and these routes are all matched
+export const pathParam = (req: Request, name: string): string => { // Stryker disable next-line OptionalChaining: the validator sets req.openapi on every route it matched, and these routes are all matched
   const params = (req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams ?? {};
   return params[name] ?? '';
 };

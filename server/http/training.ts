@@ -1,7 +1,6 @@
 // Handlers of the training and evaluation task operations (tag "Training and evaluation"), for
 // either generation: creation per kind and type (the seed's misspelt paths and their aliases),
 // retrieval and lists.
-import type { Request } from 'express';
 import type { Json } from '../domain/model.ts';
 import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
 import {
@@ -11,7 +10,7 @@ import { callerOf } from './auth.ts';
 import { coerceBody } from './coerce.ts';
 import type { Contract, Json as Schema } from './contract.ts';
 import { replayConcurrentAnswer, type IdempotencyContext } from './idempotency.ts';
-import { parseTimeFilter, type Handler, type HandlerDeps, type HandlerTable, type OperationId } from './tasks.ts';
+import { parseTimeFilter, pathParam, type Handler, type HandlerDeps, type HandlerTable, type OperationId } from './tasks.ts';
 
 export interface TrainingCreation {
   operationId: string;
@@ -52,10 +51,6 @@ export function trainingCreations(contract: Contract): Map<string, TrainingCreat
   return creations;
 }
 
-const pathParam = (req: Request, name: string): string => { // Stryker disable next-line OptionalChaining: the validator sets req.openapi on every route it matched, and these routes are all matched
-  const params = (req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams ?? {};
-  return params[name] ?? '';
-};
 
 export function trainingHandlers({ uow, contract }: HandlerDeps): HandlerTable {
   const creationHandler = (op: TrainingCreation): Handler => async (req, res) => {

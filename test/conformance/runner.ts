@@ -368,9 +368,13 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
   // One Shape result per (generation, operation, status) seen; a failure per broken rule.
   for (const rec of shapes.values()) {
     const base = { area: 'Shape', kind: 'shape' as const, generations: [rec.generation], run: async () => {} };
+    const callbacks = rec.status === 'callback';
+    const what = callbacks ? 'callback(s)' : 'answer(s)';
     if (rec.failures.size === 0) {
-      const check: Check = { ...base, id: `shape/${rec.operationId}/${rec.status}`, seed: '4 Endpoints; 7 Errors', rule: rec.status === 'callback' ? `Every ${rec.operationId} callback body fits the contract.` : `Every answer of ${rec.operationId} with status ${rec.status} fits the contract.` };
-      results.push({ check, generation: rec.generation, outcome: 'passed', ms: 0, notes: [`${rec.seen} ${rec.status === 'callback' ? 'callback(s)' : 'answer(s)'} checked`] });
+      const check: Check = callbacks
+        ? { ...base, id: `shape/${rec.operationId}/callback`, seed: shapeSeed['callback-body'], rule: `Every ${rec.operationId} callback body fits the contract.` }
+        : { ...base, id: `shape/${rec.operationId}/${rec.status}`, seed: '4 Endpoints; 7 Errors', rule: `Every answer of ${rec.operationId} with status ${rec.status} fits the contract.` };
+      results.push({ check, generation: rec.generation, outcome: 'passed', ms: 0, notes: [`${rec.seen} ${what} checked`] });
       continue;
     }
     for (const [rule, f] of rec.failures) {
@@ -381,7 +385,7 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
         outcome: 'failed',
         ms: 0,
         notes: [],
-        message: `${f.first}\n${f.count} of ${rec.seen} ${rec.status === 'callback' ? 'callback(s)' : 'answer(s)'} broke this rule; the first came to check ${f.checkId}:\n${f.example}`,
+        message: `${f.first}\n${f.count} of ${rec.seen} ${what} broke this rule; the first came to check ${f.checkId}:\n${f.example}`,
       });
     }
   }

@@ -191,3 +191,12 @@ export function expectError(ex: Exchange, status: number | number[], why: string
 
 export const sameMembers = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
+
+/** A text-collection training task whose summary field names `label` (so bodies differ). */
+export function trainingBody(label: string) {
+  return {
+    attachments: [{ type: 'text', content: `Conformance ${label}.` }],
+    fields: [{ type: 'text', field_id: 'summary', title: `Summary (${label})`, max_characters: 200 }],
+    expected_response: { annotations: { summary: 'A short text.' } },
+  };
+}

@@ -1,6 +1,6 @@
 // Seed 4.4 (2): the Idempotency-Key header on creation requests.
 import { expectStatus, expectThat, type Check, type CheckContext, type Exchange } from '../types.ts';
-import { categorization, expectError, idsOf, listTasks, postTask } from './helpers.ts';
+import { categorization, expectError, idsOf, listTasks, postTask, trainingBody } from './helpers.ts';
 
 const area = 'Idempotency';
 const seed = '4.4 Duplicate prevention > Idempotency-Key';
@@ -226,12 +226,3 @@ export const idempotencyChecks: Check[] = [
     },
   },
 ];
-
-/** A text-collection training task whose summary field names `label` (so bodies differ). */
-function trainingBody(label: string) {
-  return {
-    attachments: [{ type: 'text', content: `Conformance ${label}.` }],
-    fields: [{ type: 'text', field_id: 'summary', title: `Summary (${label})`, max_characters: 200 }],
-    expected_response: { annotations: { summary: 'A short text.' } },
-  };
-}

@@ -16,6 +16,7 @@ import {
   listTasks,
   sameMembers,
   settledTask,
+  trainingBody,
   type Query,
 } from './helpers.ts';
 
@@ -316,11 +317,7 @@ export const listChecks: Check[] = [
         return { id: ex.body.id as string, at: Date.parse(ex.body.created_at) };
       };
       const label = ctx.unique('training');
-      const text = await post('/v1/training_tasks/textcollection', {
-        attachments: [{ type: 'text', content: `Conformance ${label}.` }],
-        fields: [{ type: 'text', field_id: 'summary', title: 'Summary', max_characters: 200 }],
-        expected_response: { annotations: { summary: 'A short text.' } },
-      });
+      const text = await post('/v1/training_tasks/textcollection', trainingBody(label));
       const ner = await post('/v1/training_tasks/namedentityrecognition', {
         text: `Jane Doe lives in Berlin (${label}).`,
         labels: [{ name: 'PERSON', display_name: 'Person' }],
