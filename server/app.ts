@@ -12,10 +12,10 @@ import { authenticate } from './http/auth.ts';
 import { coerceBody } from './http/coerce.ts';
 import { loadContract, type Contract } from './http/contract.ts';
 import { HttpError, errorMapper } from './http/errors.ts';
+import { currentHandlers, legacyHandlers } from './http/handlers.ts';
 import { idempotency, saveErrorAnswer } from './http/idempotency.ts';
-import { projectHandlers } from './http/projects.ts';
-import { taskHandlers, type HandlerTable, type OperationId } from './http/tasks.ts';
-import { trainingCreations, trainingHandlers } from './http/training.ts';
+import { trainingCreations } from './http/training.ts';
+import { dispatch, type HandlerTable, type Operations } from './http/typed.ts';
 
 export interface AppDeps {
   uow: UnitOfWork;
@@ -30,8 +30,8 @@ export interface AppDeps {
 export const basePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
 
 /** The handler of every operation of a generation's contract, by operationId. */
-export function handlerTable(contract: Contract, uow: UnitOfWork): HandlerTable {
-  return { ...taskHandlers({ uow, contract }), ...projectHandlers({ uow, contract }), ...trainingHandlers({ uow, contract }) };
+export function handlerTable(contract: Contract, uow: UnitOfWork): HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> {
+  return contract.generation === 'legacy' ? legacyHandlers({ uow, contract }) : currentHandlers({ uow, contract });
 }
 
 /** Where a string (or an object key) of a parsed body or query holds U+0000, as `body.a.b`; else null. */
@@ -91,18 +91,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
       validateFormats: true,
     }),
   );
-  app.use(async (req, res, next) => {
-    const operationId = (req as typeof req & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema?.operationId;
-    const handler = operationId ? handlers[operationId as OperationId] : undefined;
-    try {
-      // test/server/handlers.test.ts keeps every operation of the contract served.
-      if (!handler) throw new HttpError(404, 'Not found: no such endpoint.');
-      req.body = res.locals.body;
-      await handler(req, res);
-    } catch (err) {
-      next(err);
-    }
-  });
+  app.use(dispatch(handlers));
   app.use(errorMapper(generation, deps.logger, saveErrorAnswer(deps.uow)));
   return app;
 }

@@ -4,6 +4,8 @@ import { DomainError, conflict, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
 import { newOutboxMessage } from './outbox.ts';
 import type { Caller, Json, Task } from './model.ts';
+// The callback's payload is a wire shape (the contract's batchCompleted webhook), made by the view.
+import { batchView } from '../http/views/projects.ts';
 import type { Batch, BatchFilters, Repositories, UnitOfWork } from './ports.ts';
 
 export interface CreateBatchInput {
@@ -13,20 +15,6 @@ export interface CreateBatchInput {
   calibration_batch?: boolean;
   self_label_batch?: boolean;
   metadata?: Json;
-}
-
-export function batchView(b: Batch): Json {
-  return {
-    project: b.project,
-    name: b.name,
-    status: b.status,
-    ...(b.callback !== null ? { callback: b.callback } : {}),
-    created_at: b.createdAt.toISOString(),
-    ...(b.completedAt !== null ? { completed_at: b.completedAt.toISOString() } : {}),
-    metadata: b.metadata,
-    calibration_batch: b.calibrationBatch,
-    self_label_batch: b.selfLabelBatch,
-  };
 }
 
 async function batchByName(repos: Repositories, caller: Caller, name: string, forUpdate = false): Promise<Batch> {
@@ -70,9 +58,15 @@ export async function getBatch(uow: UnitOfWork, caller: Caller, name: string): P
   return batchByName(uow, caller, name);
 }
 
-export async function batchStatus(uow: UnitOfWork, caller: Caller, name: string) {
+/** A batch's status and how many of its tasks are in each status. */
+export interface BatchCounts {
+  status: Batch['status'];
+  tasks: Record<'pending' | 'completed' | 'canceled' | 'error', number>;
+}
+
+export async function batchStatus(uow: UnitOfWork, caller: Caller, name: string): Promise<BatchCounts> {
   const batch = await batchByName(uow, caller, name);
-  return { status: batch.status, ...(await uow.batches.taskCounts(caller.account.accountId, caller.mode, name)) };
+  return { status: batch.status, tasks: await uow.batches.taskCounts(caller.account.accountId, caller.mode, name) };
 }
 
 export async function listBatches(uow: UnitOfWork, caller: Caller, filters: BatchFilters, limit: number, offset: number) {

@@ -3,6 +3,21 @@ export type Mode = 'test' | 'live';
 export type Generation = 'current' | 'legacy';
 export type TaskStatus = 'pending' | 'completed' | 'canceled' | 'error';
 export type Json = Record<string, unknown>;
+export type Urgency = 'immediate' | 'day' | 'week';
+export type CustomerReviewStatus = 'pending' | 'accepted' | 'rejected' | 'fixed';
+
+/**
+ * One review of a completed task, as stored in the task's `audits` column (its keys and its ISO
+ * time are the stored format, which rows written before this type keep).
+ */
+export type TaskAudit = {
+  audited_by: string;
+  audited_at: string;
+  audit_time_secs: number;
+  audit_result: 'accepted' | 'rejected' | 'fixed';
+  audit_source: 'customer' | 'humantask';
+  comments?: string;
+};
 
 export interface Account {
   accountId: string;
@@ -27,17 +42,17 @@ export interface Task {
   response: Json | null;
   callbackUrl: string | null;
   callbackCompleted: boolean | null;
-  urgency: string;
+  urgency: Urgency;
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
-  customerReviewStatus: string | null;
+  customerReviewStatus: CustomerReviewStatus | null;
   timesRedone: number;
   metadata: Json;
   project: string | null;
   batch: string | null;
   projectParamVersion: number | null;
-  audits: Json[];
+  audits: TaskAudit[];
   uniqueId: string | null;
   tags: string[] | null;
   clearUniqueIdOnError: boolean;

@@ -4,7 +4,8 @@ import { newTaskId } from './ids.ts';
 import type { Json, Mode, Task } from './model.ts';
 import type { OutboxMessage, Repositories } from './ports.ts';
 import { failedTestAttachments } from './attachments.ts';
-import { taskView } from './views.ts';
+// The callback's payload is a wire shape (the contract's webhooks), made by the view.
+import { taskViewOf } from '../http/views/tasks.ts';
 
 export function newOutboxMessage(
   m: { accountId: string; mode: Mode; event: OutboxMessage['event']; subject: string; url: string; payload: Json },
@@ -33,7 +34,7 @@ export function taskCallback(
         error: (task.response as { error?: string } | null)?.error ?? 'The task ran into an error.',
         attachments: attachments.map(({ url, statusCode }) => ({ statusCode, url })),
       }
-    : { task_id: task.taskId, response: task.response, task: taskView(task, task.generation) };
+    : { task_id: task.taskId, response: task.response, task: taskViewOf(task) };
   return newOutboxMessage({ accountId: task.accountId, mode: task.mode, event: failed ? 'attachment_error' : 'task_completed', subject: task.taskId, url, payload }, now);
 }
 

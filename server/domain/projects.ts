@@ -126,25 +126,6 @@ export async function setProjectOntology(uow: UnitOfWork, caller: Caller, name: 
   });
 }
 
-export function projectView(d: ProjectDetails): Json {
-  const history = d.params.map((v) => ({ version: v.version, created_at: v.createdAt.toISOString(), ...v.params }));
-  return {
-    type: d.project.type,
-    name: d.project.name,
-    created_at: d.project.createdAt.toISOString(),
-    rapid: d.project.rapid,
-    studio: d.project.studio,
-    param_history: history,
-    paramHistory: history,
-    ontologyHistory: d.ontologies.map((v) => ({
-      version: v.version,
-      ...(v.name !== null ? { name: v.name } : {}),
-      created_at: v.createdAt.toISOString(),
-      ontology: v.ontology,
-    })),
-  };
-}
-
 export interface MergedParams {
   project: Project;
   version: number | null;

@@ -2,7 +2,7 @@
 // cancel, metadata, unique_id, tags and customer review. Each operation is one transaction.
 import { DomainError, conflict, invalid, notFound } from './errors.ts';
 import { newTaskId, sha256 } from './ids.ts';
-import type { Caller, Generation, Json, Task } from './model.ts';
+import type { Caller, Generation, Json, Task, Urgency } from './model.ts';
 import type { OutboxMessage, PageRequest, Repositories, TaskFilters, UnitOfWork } from './ports.ts';
 import { UniqueIdTaken } from './ports.ts';
 import { batchToJoin, taskSettled } from './batches.ts';
@@ -122,7 +122,7 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
     response: null,
     callbackUrl: (body.callback_url as string | undefined) ?? null,
     callbackCompleted: null,
-    urgency: (body.urgency as string | undefined) ?? 'day',
+    urgency: (body.urgency as Urgency | undefined) ?? 'day',
     createdAt: now,
     updatedAt: now,
     completedAt: null,
@@ -401,8 +401,18 @@ export async function auditTask(uow: UnitOfWork, caller: Caller, taskId: string,
   return asAudited ?? task;
 }
 
+/** One delivery attempt of a task's callback. */
+export interface CallbackAttempt {
+  event: 'task_completed' | 'attachment_error';
+  attemptedAt: Date;
+  url: string;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
 /** The delivery attempts of a task's callbacks, oldest first. */
-export async function listTaskCallbacks(uow: UnitOfWork, caller: Caller, taskId: string) {
+export async function listTaskCallbacks(uow: UnitOfWork, caller: Caller, taskId: string): Promise<CallbackAttempt[]> {
   const task = await uow.tasks.get(caller.account.accountId, caller.mode, taskId);
   if (!task) throw notFound(`Task ${taskId} not found.`);
   const [messages, attempts] = await Promise.all([
@@ -410,14 +420,17 @@ export async function listTaskCallbacks(uow: UnitOfWork, caller: Caller, taskId:
     uow.outbox.attemptsFor(caller.account.accountId, taskId),
   ]);
   const eventOf = new Map(messages.map((m) => [m.id, m.event]));
-  return attempts.map((a) => ({
-    event: eventOf.get(a.messageId) ?? 'task_completed',
-    attempted_at: a.attemptedAt.toISOString(),
-    url: a.url,
-    ...(a.statusCode !== null ? { status_code: a.statusCode } : {}),
-    ...(a.error !== null ? { error: a.error } : {}),
-    duration_ms: a.durationMs,
-  }));
+  return attempts.map((a) => {
+    const event = eventOf.get(a.messageId);
+    return {
+      event: event === 'attachment_error' ? event : 'task_completed',
+      attemptedAt: a.attemptedAt,
+      url: a.url,
+      statusCode: a.statusCode,
+      error: a.error,
+      durationMs: a.durationMs,
+    };
+  });
 }
 
 /** Queues a fresh delivery of the task's callback (its result, or its attachment error). */

@@ -25,6 +25,8 @@ export interface CreateTrainingTaskInput {
   now: Date;
   /** With an Idempotency-Key, the answer is saved in the same transaction as the task. */
   idempotency?: IdempotencyInput;
+  /** The answer's body for the created task (saved with an Idempotency-Key). */
+  render: (task: TrainingTask) => string;
 }
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -62,7 +64,7 @@ export async function createTrainingTask(uow: UnitOfWork, input: CreateTrainingT
   return uow.transaction(async (repos) => {
     const claimed = idem && (await claimIdempotencyKey(repos, caller, idem, now));
     await repos.training.insert(task);
-    await claimed?.save({ statusCode: 200, body: JSON.stringify(trainingTaskView(task)) });
+    await claimed?.save({ statusCode: 200, body: input.render(task) });
     return task;
   });
 }
@@ -94,22 +96,4 @@ export async function listTrainingTasks(uow: UnitOfWork, input: ListTrainingTask
   // The store fetches one row more than the page, which tells whether more follow.
   const { tasks, total } = await uow.training.list(caller.account.accountId, caller.mode, input.kind, input.filters, { limit, offset });
   return { tasks: tasks.slice(0, limit), total, hasMore: tasks.length > limit };
-}
-
-/** The contract's `TrainingTask` (the same in both generations): an absent value is left out, never null. */
-export function trainingTaskView(task: TrainingTask): Json {
-  return {
-    id: task.id,
-    type: task.type,
-    kind: task.kind,
-    params: task.params,
-    expected_response: task.expectedResponse,
-    ...(task.initialResponse !== null ? { initial_response: task.initialResponse } : {}),
-    created_at: task.createdAt.toISOString(),
-  };
-}
-
-/** The contract's `TrainingTaskList`: offset paging. */
-export function trainingTaskListView(page: TrainingTaskPage, limit: number, offset: number): Json {
-  return { docs: page.tasks.map(trainingTaskView), total: page.total, limit, offset, has_more: page.hasMore };
 }

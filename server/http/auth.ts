@@ -6,10 +6,6 @@ import type { Caller } from '../domain/model.ts';
 import type { UnitOfWork } from '../domain/ports.ts';
 import { HttpError, authChallenge } from './errors.ts';
 
-export function callerOf(res: { locals: Record<string, unknown> }): Caller {
-  return res.locals.caller as Caller;
-}
-
 export function authenticate(uow: UnitOfWork): RequestHandler {
   return async (req, res, next) => {
     try {
@@ -35,7 +31,7 @@ export function rateLimit(perSecond: number, burst: number): RequestHandler {
   const buckets = new Map<string, { tokens: number; at: number }>();
   return (req, res, next) => {
     if (burst <= 0) return next();
-    const key = res.locals.keyHash as string;
+    const key = res.locals.keyHash;
     const now = Date.now();
     const b = buckets.get(key) ?? { tokens: burst, at: now };
     b.tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * perSecond);

@@ -4,7 +4,6 @@ import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.ts';
 import type { Generation } from '../domain/model.ts';
-import { cancelCompletedStatus } from '../domain/views.ts';
 
 export class HttpError extends Error {
   constructor(
@@ -18,6 +17,9 @@ export class HttpError extends Error {
 
 export const authChallenge = { 'WWW-Authenticate': 'Basic realm="humantask"' };
 
+/** The status answering a cancel of a completed task: 400 (current) or 500 (older), seed §3.1, §7. */
+const cancelCompletedStatus: Record<Generation, number> = { current: 400, legacy: 500 };
+
 function domainStatus(err: DomainError, generation: Generation): number {
   switch (err.kind) {
     case 'invalid':
@@ -29,7 +31,7 @@ function domainStatus(err: DomainError, generation: Generation): number {
     case 'type_disabled':
       return 402;
     case 'cancel_completed':
-      return cancelCompletedStatus(generation);
+      return cancelCompletedStatus[generation];
   }
 }
 

@@ -63,23 +63,22 @@ export function idempotency(ttlMs: number, isCreation: (path: string) => boolean
  */
 export function saveErrorAnswer(uow: UnitOfWork) {
   return async (res: Response, statusCode: number, body: string): Promise<boolean> => {
-    const idem = res.locals.idempotency as IdempotencyContext | undefined;
+    const { idempotency: idem, caller } = res.locals;
     if (!idem || ![400, 402, 404, 409].includes(statusCode)) return false;
-    if (await uow.idempotency.claim(savedAnswer(res.locals.caller as Caller, idem, { statusCode, body }, new Date()))) return false;
-    await replayConcurrentAnswer(uow, res, idem);
+    if (await uow.idempotency.claim(savedAnswer(caller, idem, { statusCode, body }, new Date()))) return false;
+    replay(res, await concurrentAnswer(uow, caller, idem));
     return true;
   };
 }
 
 /**
  * The key is held by an earlier or concurrent request with the same key (the rules threw
- * IdempotencyKeyBusy): answer what that request answered.
+ * IdempotencyKeyBusy): what that request answered, to be replayed.
  */
-export async function replayConcurrentAnswer(uow: UnitOfWork, res: Response, idem: IdempotencyContext): Promise<void> {
-  const caller = res.locals.caller as Caller;
+export async function concurrentAnswer(uow: UnitOfWork, caller: Caller, idem: IdempotencyContext): Promise<SavedAnswer> {
   const saved = await uow.idempotency.find(caller.account.accountId, idem.key);
   if (!saved || saved.statusCode === 0) {
     throw new HttpError(429, 'A request with this Idempotency-Key is still in progress; retry after 1 second.', { 'Retry-After': '1' });
   }
-  replay(res, matchingAnswer(saved, caller, idem.fingerprint));
+  return matchingAnswer(saved, caller, idem.fingerprint);
 }

@@ -1,39 +1,44 @@
-// Handlers of the task operations (tag Tasks and Task creation), for either generation.
-import type { Request, Response } from 'express';
-import type { components, operations as CurrentOperations } from '../../generated/current.ts';
-import type { operations as LegacyOperations } from '../../generated/legacy.ts';
+// Handlers of the task operations (tags Tasks and Task creation), shared by both generations: the
+// generation's views make the difference.
+import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
 import { invalid } from '../domain/errors.ts';
 import type { Generation, Json, Task } from '../domain/model.ts';
 import type { TaskFilters, UnitOfWork } from '../domain/ports.ts';
 import {
   addTaskTags, auditTask, cancelTask, createTask, deleteTaskUniqueId, getTask, listTaskCallbacks, listTasks,
-  redeliverTaskCallback, removeTaskTags, setTaskMetadata, setTaskUniqueId,
+  redeliverTaskCallback, removeTaskTags, setTaskMetadata, setTaskUniqueId, type TaskPage,
 } from '../domain/tasks.ts';
-import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
-import { pagesByOffset, statusesFor, taskListView, taskView } from '../domain/views.ts';
-import { callerOf } from './auth.ts';
 import type { Contract } from './contract.ts';
 import { HttpError } from './errors.ts';
-import { replayConcurrentAnswer, type IdempotencyContext } from './idempotency.ts';
-
-export type Handler = (req: Request, res: Response) => Promise<void>;
-/** Every operationId of the two contracts. */
-export type OperationId = keyof CurrentOperations | keyof LegacyOperations;
-export type HandlerTable = Partial<Record<OperationId, Handler>>;
-type Schemas = components['schemas'];
+import { concurrentAnswer } from './idempotency.ts';
+import { Replay, type OperationRequest, type Operations } from './typed.ts';
+import { callbackHistoryView, statusesFor } from './views/tasks.ts';
 
 export interface HandlerDeps {
   uow: UnitOfWork;
   contract: Contract;
 }
 
-export const pathParam = (req: Request, name: string): string => { // Stryker disable next-line OptionalChaining: the validator sets req.openapi on every route it matched, and these routes are all matched
-  const params = (req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams ?? {};
-  return params[name] ?? '';
-};
+/** The request of an operation whose types are the same in both generations. */
+type Shared<Id extends keyof Operations['current'] & keyof Operations['legacy']> = OperationRequest<Operations['current'][Id]>;
+
+/** A creation request: the body as the client sent it, its path naming the type. */
+export type CreationRequest = Pick<OperationRequest<unknown>, 'caller' | 'route' | 'idempotency'> & { body: Json | undefined };
+
+/** The list filters of either generation (the older one has `offset` and fewer statuses). */
+type TaskListQuery = Omit<NonNullable<Operations['current']['listTasks']['parameters']['query']>, 'status'> &
+  Pick<NonNullable<Operations['legacy']['listTasks']['parameters']['query']>, 'offset'> & { status?: Task['status'] };
+
+/** How a generation shows tasks and pages their list. */
+export interface TaskViews<TaskWire, ListWire> {
+  task(task: Task): TaskWire;
+  list(page: TaskPage, limit: number, offset: number): ListWire;
+  /** By offset (older) or by next_token (current). */
+  pagesByOffset: boolean;
+}
 
 /** A time filter: a plain date (midnight UTC) or a date-time with or without offset (none = UTC). */
-export function parseTimeFilter(name: string, value: unknown): Date | undefined {
+export function parseTimeFilter(name: string, value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const text = String(value);
   const iso = /^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : /([Zz]|[+-]\d{2}:?\d{2})$/.test(text) ? text : `${text}Z`;
@@ -47,112 +52,94 @@ export function parseTimeFilter(name: string, value: unknown): Date | undefined 
   return date;
 }
 
-const listOf = (value: unknown): string[] | undefined => {
+/** Repeated keys and comma-joined values alike (`tags=a&tags=b,c`). */
+const listOf = (value: string | string[] | undefined): string[] | undefined => {
   if (value === undefined) return undefined;
   const items = (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(',')).map((s) => s.trim()).filter(Boolean);
   return items.length ? items : undefined;
 };
 
-export function taskHandlers({ uow, contract }: HandlerDeps): HandlerTable {
+export function taskHandlers<TaskWire, ListWire>({ uow, contract }: HandlerDeps, views: TaskViews<TaskWire, ListWire>) {
   const gen: Generation = contract.generation;
-  const send = (res: Response, task: Task) => void res.status(200).json(taskView(task, gen));
 
-  const create: Handler = async (req, res) => {
-    const op = contract.creations.get(req.path);
+  /** Every task creation operation: the path names the type. */
+  const create = async ({ route, body, caller, idempotency }: CreationRequest): Promise<TaskWire | Replay> => {
+    const op = contract.creations.get(route);
     if (!op) throw new HttpError(404, 'Not found: no such endpoint.');
-    const caller = callerOf(res);
-    const idem = res.locals.idempotency as IdempotencyContext | undefined;
-    let view: Json = {};
+    let view: TaskWire | undefined;
     try {
       await createTask(uow, {
         caller,
         generation: gen,
         type: op.type,
-        body: (req.body ?? {}) as Json,
+        body: body ?? {},
         paramNames: op.paramNames,
         checkMerged: op.checkMerged,
         now: new Date(),
-        idempotency: idem,
+        idempotency,
         render: (task) => {
-          view = taskView(task, gen);
+          view = views.task(task);
           return { statusCode: 200, body: JSON.stringify(view) };
         },
       });
-      res.status(200).json(view);
+      if (view === undefined) throw new Error('createTask did not render the created task.');
+      return view;
     } catch (err) {
-      if (!(err instanceof IdempotencyKeyBusy) || !idem) throw err;
-      await replayConcurrentAnswer(uow, res, idem);
+      if (!(err instanceof IdempotencyKeyBusy) || !idempotency) throw err;
+      return new Replay(await concurrentAnswer(uow, caller, idempotency));
     }
   };
 
-  const handlers: HandlerTable = {
-    async getTask(req, res) {
-      send(res, await getTask(uow, callerOf(res), pathParam(req, 'taskId'), new Date()));
-    },
-    async listTasks(req, res) {
-      const q = req.query as Record<string, unknown>;
+  return {
+    create,
+    getTask: async ({ path, caller }: Shared<'getTask'>) => views.task(await getTask(uow, caller, path.taskId, new Date())),
+    async listTasks({ query: q, caller }: { query: TaskListQuery; caller: Shared<'listTasks'>['caller'] }) {
       const filters: TaskFilters = {
         startTime: parseTimeFilter('start_time', q.start_time),
         endTime: parseTimeFilter('end_time', q.end_time),
-        statuses: q.status === undefined ? undefined : statusesFor(gen, String(q.status)),
-        type: q.type as string | undefined,
-        project: q.project as string | undefined,
-        batch: q.batch as string | undefined,
-        uniqueId: q.unique_id as string | undefined,
+        statuses: q.status === undefined ? undefined : statusesFor(gen, q.status),
+        type: q.type,
+        project: q.project,
+        batch: q.batch,
+        uniqueId: q.unique_id,
         tags: listOf(q.tags),
-        customerReviewStatus: q.customer_review_status as string | undefined,
+        customerReviewStatus: q.customer_review_status,
         completedAfter: parseTimeFilter('completed_after', q.completed_after),
         completedBefore: parseTimeFilter('completed_before', q.completed_before),
         updatedAfter: parseTimeFilter('updated_after', q.updated_after),
         updatedBefore: parseTimeFilter('updated_before', q.updated_before),
       };
       for (const key of Object.keys(filters) as (keyof TaskFilters)[]) if (filters[key] === undefined) delete filters[key];
-      const limit = (q.limit as number | undefined) ?? 100;
-      const offset = pagesByOffset(gen) ? ((q.offset as number | undefined) ?? 0) : undefined;
+      const limit = q.limit ?? 100;
+      const offset = views.pagesByOffset ? (q.offset ?? 0) : undefined;
       const { limit: _l, offset: _o, next_token: _n, ...filterParams } = q;
       const page = await listTasks(uow, {
-        caller: callerOf(res),
+        caller,
         filters,
         limit,
         ...(offset !== undefined ? { offset } : {}),
         ...(typeof q.next_token === 'string' ? { nextToken: q.next_token } : {}),
-        filterKey: JSON.stringify(Object.keys(filterParams).sort().map((k) => [k, filterParams[k]])),
+        filterKey: JSON.stringify(Object.entries(filterParams).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
       });
-      res.status(200).json(taskListView(page, gen, limit, offset ?? 0));
+      return views.list(page, limit, offset ?? 0);
     },
-    async cancelTask(req, res) {
-      const clear = String(req.query.clear_unique_id ?? 'false').toLowerCase() === 'true';
-      send(res, await cancelTask(uow, callerOf(res), pathParam(req, 'taskId'), clear, new Date()));
+    async cancelTask({ path, query, caller }: Shared<'cancelTask'>) {
+      const clear = String(query.clear_unique_id ?? 'false').toLowerCase() === 'true';
+      return views.task(await cancelTask(uow, caller, path.taskId, clear, new Date()));
     },
-    async setTaskMetadata(req, res) {
-      send(res, await setTaskMetadata(uow, callerOf(res), pathParam(req, 'taskId'), req.body as Schemas['Metadata'], new Date()));
-    },
-    async setTaskUniqueId(req, res) {
-      const { unique_id } = req.body as Schemas['UniqueIdRequest'];
-      send(res, await setTaskUniqueId(uow, callerOf(res), pathParam(req, 'taskId'), unique_id, new Date()));
-    },
-    async deleteTaskUniqueId(req, res) {
-      send(res, await deleteTaskUniqueId(uow, callerOf(res), pathParam(req, 'taskId'), new Date()));
-    },
-    async addTaskTags(req, res) {
-      send(res, await addTaskTags(uow, callerOf(res), pathParam(req, 'taskId'), req.body as Schemas['TagList'], new Date()));
-    },
-    async putTaskTags(req, res) {
-      send(res, await addTaskTags(uow, callerOf(res), pathParam(req, 'taskId'), req.body as Schemas['TagList'], new Date()));
-    },
-    async removeTaskTags(req, res) {
-      send(res, await removeTaskTags(uow, callerOf(res), pathParam(req, 'taskId'), (req.body ?? []) as Schemas['TagList'], new Date()));
-    },
-    async listTaskCallbacks(req, res) {
-      res.status(200).json({ docs: await listTaskCallbacks(uow, callerOf(res), pathParam(req, 'taskId')) });
-    },
-    async redeliverTaskCallback(req, res) {
-      send(res, await redeliverTaskCallback(uow, callerOf(res), pathParam(req, 'taskId'), new Date()));
-    },
-    async auditTask(req, res) {
-      send(res, await auditTask(uow, callerOf(res), pathParam(req, 'taskId'), req.body as Schemas['AuditRequest'], new Date()));
-    },
+    setTaskMetadata: async ({ path, body, caller }: Shared<'setTaskMetadata'>) =>
+      views.task(await setTaskMetadata(uow, caller, path.taskId, body, new Date())),
+    setTaskUniqueId: async ({ path, body, caller }: Shared<'setTaskUniqueId'>) =>
+      views.task(await setTaskUniqueId(uow, caller, path.taskId, body.unique_id, new Date())),
+    deleteTaskUniqueId: async ({ path, caller }: Shared<'deleteTaskUniqueId'>) =>
+      views.task(await deleteTaskUniqueId(uow, caller, path.taskId, new Date())),
+    addTaskTags: async ({ path, body, caller }: Shared<'addTaskTags'>) => views.task(await addTaskTags(uow, caller, path.taskId, body, new Date())),
+    putTaskTags: async ({ path, body, caller }: Shared<'putTaskTags'>) => views.task(await addTaskTags(uow, caller, path.taskId, body, new Date())),
+    removeTaskTags: async ({ path, body, caller }: Shared<'removeTaskTags'>) =>
+      views.task(await removeTaskTags(uow, caller, path.taskId, body ?? [], new Date())),
+    listTaskCallbacks: async ({ path, caller }: Shared<'listTaskCallbacks'>) => callbackHistoryView(await listTaskCallbacks(uow, caller, path.taskId)),
+    redeliverTaskCallback: async ({ path, caller }: Shared<'redeliverTaskCallback'>) =>
+      views.task(await redeliverTaskCallback(uow, caller, path.taskId, new Date())),
+    auditTask: async ({ path, body, caller }: Shared<'auditTask'>) => views.task(await auditTask(uow, caller, path.taskId, body, new Date())),
   };
-  for (const op of contract.creations.values()) handlers[op.operationId as OperationId] = create;
-  return handlers;
 }

@@ -1,16 +1,21 @@
 // Handlers of the training and evaluation task operations (tag "Training and evaluation"), for
 // either generation: creation per kind and type (the seed's misspelt paths and their aliases),
 // retrieval and lists.
+import type { components } from '../../generated/current.ts';
 import type { Json } from '../domain/model.ts';
 import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
-import {
-  createTrainingTask, getTrainingTask, listTrainingTasks, trainingTaskListView, trainingTaskView, type TrainingKind,
-} from '../domain/training.ts';
-import { callerOf } from './auth.ts';
+import { createTrainingTask, getTrainingTask, listTrainingTasks, type TrainingKind } from '../domain/training.ts';
 import { coerceBody } from './coerce.ts';
 import type { Contract, Json as Schema } from './contract.ts';
-import { replayConcurrentAnswer, type IdempotencyContext } from './idempotency.ts';
-import { parseTimeFilter, pathParam, type Handler, type HandlerDeps, type HandlerTable, type OperationId } from './tasks.ts';
+import { HttpError } from './errors.ts';
+import { concurrentAnswer } from './idempotency.ts';
+import { parseTimeFilter, type CreationRequest, type HandlerDeps } from './tasks.ts';
+import { Replay, type OperationRequest, type Operations } from './typed.ts';
+import { trainingTaskListView, trainingTaskView } from './views/training.ts';
+
+type Schemas = components['schemas'];
+type Request<Id extends keyof Operations['current']> = OperationRequest<Operations['current'][Id]>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export interface TrainingCreation {
   operationId: string;
@@ -52,60 +57,55 @@ export function trainingCreations(contract: Contract): Map<string, TrainingCreat
 }
 
 
-export function trainingHandlers({ uow, contract }: HandlerDeps): HandlerTable {
-  const creationHandler = (op: TrainingCreation): Handler => async (req, res) => {
-    const caller = callerOf(res);
-    // Set by the idempotency middleware, for the paths server/app.ts hands it.
-    const idem = res.locals.idempotency as IdempotencyContext | undefined;
-    const sent = (req.body ?? {}) as Json;
+export function trainingHandlers({ uow, contract }: HandlerDeps) {
+  const creations = trainingCreations(contract);
+
+  /** Every training and evaluation task creation operation: the path names the kind and the type. */
+  const create = async ({ route, body, caller, idempotency }: CreationRequest): Promise<Schemas['TrainingTask'] | Replay> => {
+    const op = creations.get(route);
+    if (!op) throw new HttpError(404, 'Not found: no such endpoint.');
+    const sent = body ?? {};
     // Lenient parameter values the validator accepted ("allow_unlabeled": "true") are stored typed,
     // as on task creation; the answers are stored exactly as sent.
-    const typed = coerceBody(sent, op.bodySchema, contract.resolve, false) as Json;
+    const typed = coerceBody(sent, op.bodySchema, contract.resolve, false);
     try {
       const task = await createTrainingTask(uow, {
         caller,
         kind: op.kind,
         type: op.type,
-        body: { ...typed, expected_response: sent.expected_response, initial_response: sent.initial_response },
+        body: { ...(isObject(typed) ? typed : {}), expected_response: sent.expected_response, initial_response: sent.initial_response },
         paramNames: op.paramNames,
         now: new Date(),
-        idempotency: idem,
+        idempotency,
+        render: (task) => JSON.stringify(trainingTaskView(task)),
       });
-      res.status(200).json(trainingTaskView(task));
+      return trainingTaskView(task);
     } catch (err) {
-      if (!(err instanceof IdempotencyKeyBusy) || !idem) throw err;
-      await replayConcurrentAnswer(uow, res, idem);
+      if (!(err instanceof IdempotencyKeyBusy) || !idempotency) throw err;
+      return new Replay(await concurrentAnswer(uow, caller, idempotency));
     }
   };
 
-  const getHandler = (kind: TrainingKind, idParam: string): Handler => async (req, res) => {
-    res.status(200).json(trainingTaskView(await getTrainingTask(uow, callerOf(res), kind, pathParam(req, idParam))));
-  };
-
-  const listHandler = (kind: TrainingKind): Handler => async (req, res) => {
-    const q = req.query as Record<string, unknown>;
-    const limit = (q.limit as number | undefined) ?? 100;
-    const offset = (q.offset as number | undefined) ?? 0;
+  const list = (kind: TrainingKind) => async ({ query: q, caller }: Request<'listTrainingTasks'>) => {
+    const limit = q.limit ?? 100;
+    const offset = q.offset ?? 0;
     const page = await listTrainingTasks(uow, {
-      caller: callerOf(res),
+      caller,
       kind,
-      filters: {
-        type: q.type as string | undefined,
-        startTime: parseTimeFilter('start_time', q.start_time),
-        endTime: parseTimeFilter('end_time', q.end_time),
-      },
+      filters: { type: q.type, startTime: parseTimeFilter('start_time', q.start_time), endTime: parseTimeFilter('end_time', q.end_time) },
       limit,
       offset,
     });
-    res.status(200).json(trainingTaskListView(page, limit, offset));
+    return trainingTaskListView(page, limit, offset);
   };
 
-  const handlers: HandlerTable = {
-    getTrainingTask: getHandler('training', 'trainingTaskId'),
-    getEvaluationTask: getHandler('evaluation', 'evaluationTaskId'),
-    listTrainingTasks: listHandler('training'),
-    listEvaluationTasks: listHandler('evaluation'),
+  return {
+    create,
+    getTrainingTask: async ({ path, caller }: Request<'getTrainingTask'>) =>
+      trainingTaskView(await getTrainingTask(uow, caller, 'training', path.trainingTaskId)),
+    getEvaluationTask: async ({ path, caller }: Request<'getEvaluationTask'>) =>
+      trainingTaskView(await getTrainingTask(uow, caller, 'evaluation', path.evaluationTaskId)),
+    listTrainingTasks: list('training'),
+    listEvaluationTasks: list('evaluation'),
   };
-  for (const op of trainingCreations(contract).values()) handlers[op.operationId as OperationId] = creationHandler(op);
-  return handlers;
 }

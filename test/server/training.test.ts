@@ -4,8 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, updateAccount } from '../../server/domain/accounts.ts';
 import type { Caller } from '../../server/domain/model.ts';
 import { IdempotencyKeyBusy } from '../../server/domain/idempotency.ts';
-import { createTrainingTask, trainingTaskView } from '../../server/domain/training.ts';
+import { createTrainingTask } from '../../server/domain/training.ts';
 import { loadContract } from '../../server/http/contract.ts';
+import { trainingTaskView } from '../../server/http/views/training.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 
 type Json = Record<string, any>;
@@ -242,6 +243,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
       paramNames: new Set(['text', 'labels']),
       now: new Date(),
       idempotency: { key: `key-${db}`, fingerprint: 'f', ttlMs: 60_000 },
+      render: (t: Parameters<typeof trainingTaskView>[0]) => JSON.stringify(trainingTaskView(t)),
     };
     const task = await createTrainingTask(server.uow, input);
     const saved = await server.uow.idempotency.find(record.accountId, `key-${db}`);

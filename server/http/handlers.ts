@@ -1,0 +1,79 @@
+// The handler tables of the two generations: one handler for every operation of each contract, by
+// operationId. A contract operation without a handler here fails the compile (HandlerTable is
+// exhaustive); test/typecheck-boundary.test.ts proves it.
+import { projectHandlers } from './projects.ts';
+import { taskHandlers, type HandlerDeps } from './tasks.ts';
+import { trainingHandlers } from './training.ts';
+import type { HandlerTable, Operations } from './typed.ts';
+import { currentTaskListView, currentTaskView, legacyTaskListView, legacyTaskView } from './views/tasks.ts';
+
+export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['current']> {
+  const { create, ...tasks } = taskHandlers(deps, { task: currentTaskView, list: (page, limit) => currentTaskListView(page, limit), pagesByOffset: false });
+  const { create: createTraining, ...training } = trainingHandlers(deps);
+  return {
+    ...tasks,
+    ...projectHandlers(deps),
+    ...training,
+    createAnnotationTask: create,
+    createPointAnnotationTask: create,
+    createLineAnnotationTask: create,
+    createPolygonAnnotationTask: create,
+    createSegmentAnnotationTask: create,
+    createCategorizationTask: create,
+    createComparisonTask: create,
+    createDataCollectionTask: create,
+    createTranscriptionTask: create,
+    createAudioTranscriptionTask: create,
+    createImageAnnotationTask: create,
+    createTextCollectionTask: create,
+    createNamedEntityRecognitionTask: create,
+    createDocumentTranscriptionTask: create,
+    createDocumentTranscriptionTaskAlias: create,
+    createVideoPlaybackAnnotationTask: create,
+    createLidarSegmentationTask: create,
+    ...trainingCreations(createTraining),
+  };
+}
+
+export function legacyHandlers(deps: HandlerDeps): HandlerTable<Operations['legacy']> {
+  const { create, ...tasks } = taskHandlers(deps, { task: legacyTaskView, list: legacyTaskListView, pagesByOffset: true });
+  const { create: createTraining, ...training } = trainingHandlers(deps);
+  return {
+    ...tasks,
+    ...projectHandlers(deps),
+    ...training,
+    createAnnotationTask: create,
+    createPointAnnotationTask: create,
+    createLineAnnotationTask: create,
+    createPolygonAnnotationTask: create,
+    createSegmentAnnotationTask: create,
+    createCategorizationTask: create,
+    createComparisonTask: create,
+    createDataCollectionTask: create,
+    createTranscriptionTask: create,
+    createAudioTranscriptionTask: create,
+    ...trainingCreations(createTraining),
+  };
+}
+
+/** The training and evaluation creations, the same in both generations (the path names kind and type). */
+function trainingCreations<H>(create: H) {
+  return {
+    createTextCollectionTrainingTask: create,
+    createImageAnnotationTrainingTask: create,
+    createNamedEntityRecognitionTrainingTask: create,
+    createDocumentTranscriptionTrainingTask: create,
+    createDocumentTranscriptionTrainingTaskAlias: create,
+    createSegmentAnnotationTrainingTask: create,
+    createSegmentAnnotationTrainingTaskAlias: create,
+    createVideoPlaybackAnnotationTrainingTask: create,
+    createTextCollectionEvaluationTask: create,
+    createImageAnnotationEvaluationTask: create,
+    createNamedEntityRecognitionEvaluationTask: create,
+    createDocumentTranscriptionEvaluationTask: create,
+    createDocumentTranscriptionEvaluationTaskAlias: create,
+    createSegmentAnnotationEvaluationTask: create,
+    createSegmentAnnotationEvaluationTaskAlias: create,
+    createVideoPlaybackAnnotationEvaluationTask: create,
+  };
+}

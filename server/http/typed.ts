@@ -1,0 +1,97 @@
+// Handlers typed by the contract (after Backstage's backend-openapi-utils `DocRequestHandler`): a
+// handler table keyed by operationId, one handler per operation of a generation's contract (the
+// compiler fails when one is missing), each receiving its operation's path parameters, query and
+// body as generated/ types them, and returning the operation's 200 answer.
+import type { RequestHandler, Response } from 'express';
+import type { OpenApiRequest } from 'express-openapi-validator/dist/framework/types.js';
+import type { operations as CurrentOperations, paths as CurrentPaths } from '../../generated/current.ts';
+import type { operations as LegacyOperations, paths as LegacyPaths } from '../../generated/legacy.ts';
+import type { Caller } from '../domain/model.ts';
+import type { SavedAnswer } from '../domain/ports.ts';
+import { HttpError } from './errors.ts';
+import { replay, type IdempotencyContext } from './idempotency.ts';
+
+// What the middlewares before a handler leave for it, typed once for the whole app.
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Locals {
+      /** Set by authenticate (http/auth.ts) on every request that reaches a handler. */
+      caller: Caller;
+      keyHash: string;
+      /** Set by the idempotency middleware for a creation request with an Idempotency-Key. */
+      idempotency?: IdempotencyContext;
+      /** The body as the client sent it (the validator fills schema defaults into its own copy). */
+      body?: unknown;
+    }
+  }
+}
+
+/** The operations a contract's paths serve (its webhooks are operations too, served by the client). */
+type PathOperation<Paths> = { [P in keyof Paths]: Paths[P][Extract<keyof Paths[P], 'get' | 'put' | 'post' | 'delete' | 'patch'>] }[keyof Paths];
+type Served<Ops, Paths> = { [Id in keyof Ops as Ops[Id] extends PathOperation<Paths> ? Id : never]: Ops[Id] };
+
+/** The operations each generation's contract serves, by operationId. */
+export interface Operations {
+  current: Served<CurrentOperations, CurrentPaths>;
+  legacy: Served<LegacyOperations, LegacyPaths>;
+}
+
+type Parameter<Op, Where extends 'path' | 'query'> = Op extends { parameters: { [K in Where]?: infer P } }
+  ? [NonNullable<P>] extends [never] ? Record<string, never> : NonNullable<P>
+  : Record<string, never>;
+
+/** The JSON body of an operation (undefined where the body is optional or absent). */
+type BodyOf<Op> = Op extends { requestBody: { content: { 'application/json': infer B } } }
+  ? B
+  : Op extends { requestBody?: { content: { 'application/json': infer B } } }
+    ? B | undefined
+    : undefined;
+
+/** The JSON answer of an operation's 200 response. */
+export type AnswerOf<Op> = Op extends { responses: { 200: { content: { 'application/json': infer A } } } } ? A : never;
+
+export interface OperationRequest<Op> {
+  path: Parameter<Op, 'path'>;
+  query: Parameter<Op, 'query'>;
+  body: BodyOf<Op>;
+  caller: Caller;
+  /** The request path below the generation's base path (`/v1/task/categorization`). */
+  route: string;
+  idempotency: IdempotencyContext | undefined;
+}
+
+/** An answer saved under an Idempotency-Key, sent again as it was (status and body byte for byte). */
+export class Replay {
+  constructor(readonly saved: SavedAnswer) {}
+}
+
+export type OperationHandler<Op> = (request: OperationRequest<Op>) => Promise<AnswerOf<Op> | Replay>;
+
+/** One handler for every operation of a contract. */
+export type HandlerTable<Ops> = { [Id in keyof Ops]: OperationHandler<Ops[Id]> };
+
+/** A handler as the dispatcher calls it, before the operation is known. */
+type WireHandler = (request: { path: Record<string, string>; query: unknown; body: unknown; caller: Caller; route: string; idempotency: IdempotencyContext | undefined }) => Promise<unknown>;
+
+/**
+ * The route after the validator: calls the handler of the operation the validator matched. The
+ * validator has checked path, query and body against that operation, which is what makes the
+ * handler's types true; this is the one place where the wire becomes typed.
+ */
+export function dispatch(table: HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']>): RequestHandler {
+  const handlers = new Map(Object.entries(table) as [string, WireHandler][]);
+  return async (req: OpenApiRequest, res: Response, next) => {
+    try {
+      const handler = handlers.get(req.openapi?.schema.operationId ?? '');
+      if (!req.openapi || !handler) throw new HttpError(404, 'Not found: no such endpoint.');
+      const { caller, idempotency, body } = res.locals;
+      req.body = body;
+      const answer = await handler({ path: req.openapi.pathParams, query: req.query, body, caller, route: req.path, idempotency });
+      if (answer instanceof Replay) replay(res, answer.saved);
+      else res.status(200).json(answer);
+    } catch (err) {
+      next(err);
+    }
+  };
+}

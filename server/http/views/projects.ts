@@ -1,0 +1,54 @@
+// Projects and batches, the same in both generations.
+import type { components } from '../../../generated/current.ts';
+import type { BatchCounts } from '../../domain/batches.ts';
+import type { ProjectDetails } from '../../domain/projects.ts';
+import type { Batch } from '../../domain/ports.ts';
+import { stored } from './stored.ts';
+
+type Schemas = components['schemas'];
+
+export function projectView(d: ProjectDetails): Schemas['Project'] {
+  const history = d.params.map((v) => ({ version: v.version, created_at: v.createdAt.toISOString(), ...v.params }));
+  return {
+    type: stored<Schemas['TaskType']>(d.project.type),
+    name: d.project.name,
+    created_at: d.project.createdAt.toISOString(),
+    rapid: d.project.rapid,
+    studio: d.project.studio,
+    param_history: history,
+    paramHistory: history,
+    ontologyHistory: d.ontologies.map((v) => ({
+      version: v.version,
+      ...(v.name !== null ? { name: v.name } : {}),
+      created_at: v.createdAt.toISOString(),
+      ontology: stored<Schemas['Ontology']>(v.ontology),
+    })),
+  };
+}
+
+export const projectListView = (list: ProjectDetails[]): Schemas['ProjectList'] => list.map(projectView);
+
+export function batchView(b: Batch): Schemas['Batch'] {
+  return {
+    project: b.project,
+    name: b.name,
+    status: b.status,
+    ...(b.callback !== null ? { callback: b.callback } : {}),
+    created_at: b.createdAt.toISOString(),
+    ...(b.completedAt !== null ? { completed_at: b.completedAt.toISOString() } : {}),
+    metadata: b.metadata,
+    calibration_batch: b.calibrationBatch,
+    self_label_batch: b.selfLabelBatch,
+  };
+}
+
+export const batchListView = (page: { batches: Batch[]; total: number; hasMore: boolean }, limit: number, offset: number): Schemas['BatchList'] => ({
+  docs: page.batches.map(batchView),
+  total: page.total,
+  totalDocs: page.total,
+  limit,
+  offset,
+  has_more: page.hasMore,
+});
+
+export const batchCountsView = (counts: BatchCounts): Schemas['BatchTaskCounts'] => ({ status: counts.status, ...counts.tasks });
