@@ -1,0 +1,62 @@
+// The contract reaches the handlers: the compiler fails when an operation of a contract has no
+// handler, and when a handler or a view answers a shape the contract does not define. Each case
+// plants one change in an in-memory copy of a source file and typechecks the server with it.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { root } from './support/spec.ts';
+
+const file = (rel: string) => path.join(root, rel);
+const config = ts.parseJsonConfigFileContent(ts.readConfigFile(file('tsconfig.json'), ts.sys.readFile).config, ts.sys, root);
+let previous: ts.Program | undefined;
+
+/** The errors tsc reports in `reportIn` when `plant` replaces `from` by `to` in `rel` (which must contain `from`). */
+function errorsWith(plant: { rel: string; from: string; to: string } | null, reportIn: string): string[] {
+  const host = ts.createCompilerHost(config.options);
+  if (plant) {
+    const original = readFileSync(file(plant.rel), 'utf8');
+    expect(original, `the planted change must apply to ${plant.rel}`).toContain(plant.from);
+    const planted = original.replace(plant.from, plant.to);
+    const readFile = host.readFile.bind(host);
+    const getSourceFile = host.getSourceFile.bind(host);
+    const target = path.normalize(file(plant.rel));
+    host.readFile = (name) => (path.normalize(name) === target ? planted : readFile(name));
+    host.getSourceFile = (name, language, onError, fresh) =>
+      path.normalize(name) === target ? ts.createSourceFile(name, planted, language) : getSourceFile(name, language, onError, fresh);
+  }
+  const program = ts.createProgram([file('server/app.ts')], config.options, host, previous);
+  previous = program;
+  const source = program.getSourceFile(file(reportIn))!;
+  return program.getSemanticDiagnostics(source).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+}
+
+describe('the typed HTTP boundary', { timeout: 120_000 }, () => {
+  it('compiles as it is (the cases below fail because of their planted change)', () => {
+    expect(errorsWith(null, 'server/http/handlers.ts')).toEqual([]);
+    expect(errorsWith(null, 'server/http/views/tasks.ts')).toEqual([]);
+  });
+
+  it('fails when an operation of a contract has no handler', () => {
+    const errors = errorsWith({ rel: 'server/http/handlers.ts', from: '    createLidarSegmentationTask: create,\n', to: '' }, 'server/http/handlers.ts');
+    expect(errors.join('\n')).toMatch(/createLidarSegmentationTask/);
+  });
+
+  it('fails when a handler answers a domain object instead of the wire shape', () => {
+    const errors = errorsWith(
+      { rel: 'server/http/projects.ts', from: 'batchCountsView(await batchStatus(uow, caller, path.batchName))', to: 'await batchStatus(uow, caller, path.batchName)' },
+      'server/http/handlers.ts',
+    );
+    expect(errors.join('\n')).toMatch(/getBatchStatus/);
+  });
+
+  it('fails when a view gives a field the wrong type', () => {
+    const errors = errorsWith({ rel: 'server/http/views/tasks.ts', from: 'created_at: task.createdAt.toISOString()', to: 'created_at: task.createdAt' }, 'server/http/views/tasks.ts');
+    expect(errors.join('\n')).toMatch(/created_at|Date/);
+  });
+
+  it('fails when a view leaves out a required field', () => {
+    const errors = errorsWith({ rel: 'server/http/views/projects.ts', from: '    self_label_batch: b.selfLabelBatch,\n', to: '' }, 'server/http/views/projects.ts');
+    expect(errors.join('\n')).toMatch(/self_label_batch/);
+  });
+});
