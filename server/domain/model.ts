@@ -6,18 +6,15 @@ export type Json = Record<string, unknown>;
 export type Urgency = 'immediate' | 'day' | 'week';
 export type CustomerReviewStatus = 'pending' | 'accepted' | 'rejected' | 'fixed';
 
-/**
- * One review of a completed task, as stored in the task's `audits` column (its keys and its ISO
- * time are the stored format, which rows written before this type keep).
- */
-export type TaskAudit = {
-  audited_by: string;
-  audited_at: string;
-  audit_time_secs: number;
-  audit_result: 'accepted' | 'rejected' | 'fixed';
-  audit_source: 'customer' | 'humantask';
+/** One review of a completed task. */
+export interface TaskAudit {
+  auditedBy: string;
+  auditedAt: Date;
+  auditTimeSecs: number;
+  result: 'accepted' | 'rejected' | 'fixed';
+  source: 'customer' | 'humantask';
   comments?: string;
-};
+}
 
 export interface Account {
   accountId: string;

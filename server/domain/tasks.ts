@@ -375,11 +375,11 @@ export async function auditTask(uow: UnitOfWork, caller: Caller, taskId: string,
     task.audits = [
       ...task.audits,
       {
-        audited_by: caller.account.accountId,
-        audited_at: now.toISOString(),
-        audit_time_secs: 0,
-        audit_result: review.accepted ? 'accepted' : 'rejected',
-        audit_source: 'customer',
+        auditedBy: caller.account.accountId,
+        auditedAt: now,
+        auditTimeSecs: 0,
+        result: review.accepted ? 'accepted' : 'rejected',
+        source: 'customer',
         ...(review.comments !== undefined ? { comments: review.comments } : {}),
       },
     ];

@@ -11,6 +11,7 @@ interface Column {
   cast: '' | '::jsonb' | '::timestamptz';
   /** drizzle's own reading of a driver value (drivers give dates as text inside drizzle's transactions). */
   read: (value: unknown) => unknown;
+  write: (value: unknown) => unknown;
 }
 
 export interface RowCodec<T> {
@@ -29,7 +30,9 @@ export function rowCodec<T>(table: PgTable): RowCodec<T> {
   const columns: Column[] = Object.entries(getTableColumns(table)).map(([prop, c]) => ({
     prop,
     name: c.name,
-    cast: c.columnType === 'PgJsonb' ? '::jsonb' : c.columnType === 'PgTimestamp' ? '::timestamptz' : '',
+    cast: c.getSQLType() === 'jsonb' ? '::jsonb' : c.columnType === 'PgTimestamp' ? '::timestamptz' : '',
+    // A custom JSON column (tasks.audits) writes its own text.
+    write: c.columnType === 'PgJsonb' ? (v: unknown) => JSON.stringify(v) : (v: unknown) => c.mapToDriverValue(v),
     read: (value: unknown) => (value instanceof Date ? value : c.mapFromDriverValue(value)),
   }));
   const columnList = columns.map((c) => `"${c.name}"`).join(', ');
@@ -42,7 +45,7 @@ export function rowCodec<T>(table: PgTable): RowCodec<T> {
       return columns.map((c) => {
         const v = r[c.prop];
         if (v === null || v === undefined) return null;
-        if (c.cast === '::jsonb') return JSON.stringify(v);
+        if (c.cast === '::jsonb') return c.write(v);
         if (c.cast === '::timestamptz') return (v as Date).toISOString();
         return v;
       });

@@ -1,9 +1,35 @@
 // The database schema (drizzle-orm, PostgreSQL dialect: the same SQL runs on PGlite and PostgreSQL).
 // Migrations in ./migrations are generated from this file by `npm run db:generate`.
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import type { TaskAudit } from '../domain/model.ts';
 
 const ts = (name: string) => timestamp(name, { precision: 3, withTimezone: true, mode: 'date' });
+
+/** A task's reviews: JSON with snake_case keys and ISO times in the row (as ever), Dates in the domain. */
+const auditsJson = customType<{ data: TaskAudit[]; driverData: string }>({
+  dataType: () => 'jsonb',
+  toDriver: (list) =>
+    JSON.stringify(
+      list.map((a) => ({
+        audited_by: a.auditedBy,
+        audited_at: a.auditedAt.toISOString(),
+        audit_time_secs: a.auditTimeSecs,
+        audit_result: a.result,
+        audit_source: a.source,
+        ...(a.comments !== undefined ? { comments: a.comments } : {}),
+      })),
+    ),
+  fromDriver: (value: unknown) =>
+    (typeof value === 'string' ? JSON.parse(value) : value).map((a: Record<string, any>) => ({
+      auditedBy: a.audited_by,
+      auditedAt: new Date(a.audited_at),
+      auditTimeSecs: a.audit_time_secs,
+      result: a.audit_result,
+      source: a.audit_source,
+      ...(a.comments !== undefined ? { comments: a.comments } : {}),
+    })),
+});
 
 export const accounts = pgTable('accounts', {
   accountId: text('account_id').primaryKey(),
@@ -60,7 +86,7 @@ export const tasks = pgTable(
     project: text('project'),
     batch: text('batch'),
     projectParamVersion: integer('project_param_version'),
-    audits: jsonb('audits').$type<Record<string, unknown>[]>().notNull(),
+    audits: auditsJson('audits').notNull(),
     uniqueId: text('unique_id'),
     tags: jsonb('tags').$type<string[]>(),
     clearUniqueIdOnError: boolean('clear_unique_id_on_error').notNull().default(false),
