@@ -14,16 +14,7 @@ export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['cur
     ...tasks,
     ...projectHandlers(deps),
     ...training,
-    createAnnotationTask: create,
-    createPointAnnotationTask: create,
-    createLineAnnotationTask: create,
-    createPolygonAnnotationTask: create,
-    createSegmentAnnotationTask: create,
-    createCategorizationTask: create,
-    createComparisonTask: create,
-    createDataCollectionTask: create,
-    createTranscriptionTask: create,
-    createAudioTranscriptionTask: create,
+    ...taskCreations(create),
     createImageAnnotationTask: create,
     createTextCollectionTask: create,
     createNamedEntityRecognitionTask: create,
@@ -42,6 +33,14 @@ export function legacyHandlers(deps: HandlerDeps): HandlerTable<Operations['lega
     ...tasks,
     ...projectHandlers(deps),
     ...training,
+    ...taskCreations(create),
+    ...trainingCreations(createTraining),
+  };
+}
+
+/** The task creations both generations serve (the path names the type). */
+function taskCreations<H>(create: H) {
+  return {
     createAnnotationTask: create,
     createPointAnnotationTask: create,
     createLineAnnotationTask: create,
@@ -52,7 +51,6 @@ export function legacyHandlers(deps: HandlerDeps): HandlerTable<Operations['lega
     createDataCollectionTask: create,
     createTranscriptionTask: create,
     createAudioTranscriptionTask: create,
-    ...trainingCreations(createTraining),
   };
 }
 
