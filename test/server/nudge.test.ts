@@ -3,11 +3,13 @@
 // seconds, because the transaction that queued them NOTIFYs the pollers (PostgreSQL: across
 // connections and server processes; PGlite: in-process). The waits are far below that.
 import { createServer, type Server } from 'node:http';
+import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readConfig } from '../../server/config.ts';
 import { updateAccount } from '../../server/domain/accounts.ts';
 import { startServer } from '../../server/main.ts';
+import { listenPostgres, parseWorkPayload, workChannel } from '../../server/store/notify.ts';
 import { clusterAt, dropDatabase } from '../support/postgres.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { until } from '../support/wait.ts';
@@ -112,7 +114,7 @@ describe.runIf(hasPostgres())('work nudges between server processes on PostgreSQ
     const posts: string[] = [];
     hook.server.on('request', (req) => posts.push(req.url!));
     const config = (env: Record<string, string>) => ({ ...readConfig({ RATE_LIMIT_BURST: '0', ...env }), port: 0, host: '127.0.0.1', databaseUrl });
-    // The sender delivers (polling once a minute); the other one takes requests with delivery off.
+    // The sender delivers (polling every ten minutes); the other one takes requests with delivery off.
     const sender = await startServer(config(slowPolls), pino({ level: 'silent' }));
     const front = await startServer(config({ DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0' }), pino({ level: 'silent' }));
     try {
@@ -125,6 +127,32 @@ describe.runIf(hasPostgres())('work nudges between server processes on PostgreSQ
       await front.close();
       await sender.close();
       hook.server.close();
+      await dropDatabase(databaseUrl);
+    }
+  });
+
+  it('listens again after its connection is cut, and says so (nudges sent meanwhile were lost)', async () => {
+    const databaseUrl = await clusterAt(inject('postgresUrl')).createDatabase();
+    const payloads: string[] = [];
+    const errors: unknown[] = [];
+    let relistens = 0;
+    const unlisten = await listenPostgres(databaseUrl, workChannel, { onPayload: (p) => payloads.push(p), onRelisten: () => relistens++, onError: (e) => errors.push(e) }, 50);
+    const admin = new pg.Client({ connectionString: databaseUrl });
+    await admin.connect();
+    try {
+      await admin.query(`SELECT pg_notify($1, 'outbox')`, [workChannel]);
+      await until(() => payloads.length === 1, 'the first nudge', promptly);
+      const cut = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`);
+      expect(cut.rowCount).toBe(1);
+      await until(() => relistens === 1, 'listening again', promptly);
+      expect(errors.length).toBeGreaterThan(0);
+      await admin.query(`SELECT pg_notify($1, 'test_completion@1')`, [workChannel]);
+      await until(() => payloads.length === 2, 'a nudge after the cut', promptly);
+      expect(payloads).toEqual(['outbox', 'test_completion@1']);
+      expect(parseWorkPayload(payloads[1]!)).toEqual({ queue: 'test_completion', dueAt: new Date(1) });
+    } finally {
+      await admin.end();
+      await unlisten();
       await dropDatabase(databaseUrl);
     }
   });
