@@ -8,9 +8,11 @@ import { until } from '../support/wait.ts';
 
 const waitFor = (done: () => boolean) => until(done, 'the poller', 10_000);
 
+/** Rounds still waiting for the test to finish them (released after each test). */
+let finishers: ((more: boolean) => void)[] = [];
+
 /** A round that the test finishes by hand; counts rounds and the most that ran at once. */
 function fakeWork() {
-  const finishers: ((more: boolean) => void)[] = [];
   const stats = { started: 0, finished: 0, running: 0, maxRunning: 0 };
   const round = () =>
     new Promise<boolean>((resolve) => {
@@ -38,7 +40,10 @@ const settle = () => new Promise((r) => setTimeout(r, 20));
 
 let poller: Poller | null = null;
 afterEach(async () => {
-  await poller?.stop();
+  const stopping = poller?.stop();
+  for (const finish of finishers) finish(false);
+  finishers = [];
+  await stopping;
   poller = null;
 });
 
