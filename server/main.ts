@@ -15,8 +15,10 @@ import { startAttachmentChecker } from './delivery/attachment-checker.ts';
 import { startDispatcher } from './delivery/dispatcher.ts';
 import { createMailer } from './delivery/mail.ts';
 import { parseCidr, safeRequest } from './delivery/net.ts';
+import { createPoller, type Poller } from './delivery/poller.ts';
 import { rateLimit } from './http/auth.ts';
 import { openStore, type Store } from './store/db.ts';
+import { parseWorkPayload, workChannel, type WorkQueue } from './store/notify.ts';
 import { unitOfWork } from './store/repositories.ts';
 
 export const docsSite = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'site');
@@ -68,26 +70,42 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     uow.idempotency.deleteExpired(new Date()).catch((err) => logger.error({ err }, 'idempotency sweep failed'));
   }, 60_000);
   sweeper.unref();
+  // The background jobs, each one poller: nudged by the NOTIFY that the transaction queuing their
+  // work sends (listening starts first, so that work queued before it is found by the first round).
+  const pollers: Partial<Record<WorkQueue, Pick<Poller, 'nudge'>>> = {};
+  const unlisten = await store.listen(workChannel, {
+    onPayload(payload) {
+      const work = parseWorkPayload(payload);
+      if (work) pollers[work.queue]?.nudge(work.dueAt);
+    },
+    onRelisten: () => Object.values(pollers).forEach((p) => p.nudge()),
+    onError: (err) => logger.warn({ err }, 'work notifications interrupted; polling meanwhile'),
+  });
   // Test mode with a completion delay: the due time is stored with the task, so a restart loses none.
-  let completing = false;
-  const testCompleter = setInterval(() => {
-    if (completing) return;
-    completing = true;
-    completeDueTestTasks(uow, new Date())
-      .catch((err) => logger.error({ err }, 'test-mode completion failed'))
-      .finally(() => (completing = false));
-  }, config.testCompletionPollMs);
-  testCompleter.unref();
+  const completionBatch = 100;
+  const testCompleter = createPoller({
+    name: 'test-mode completion',
+    pollMs: config.testCompletionPollMs,
+    round: async () => (await completeDueTestTasks(uow, new Date(), completionBatch)) === completionBatch,
+    logger,
+  });
+  testCompleter.start();
+  pollers.test_completion = testCompleter;
 
   // DELIVERY_POLL_MS=0 turns delivery off (callbacks stay queued).
-  const dispatcher = startDispatcher(uow, safeRequest, mail, config.delivery, logger, config.delivery.pollMs > 0);
+  const dispatcher = config.delivery.pollMs > 0 ? startDispatcher(uow, safeRequest, mail, config.delivery, logger) : null;
+  if (dispatcher) pollers.outbox = dispatcher;
 
-  const attachmentChecker = startAttachmentChecker(
-    uow,
-    safeRequest,
-    { ...config.attachments, leaseMs: config.delivery.leaseMs, concurrency: config.delivery.concurrency, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
-    logger,
-  );
+  const attachmentChecker =
+    config.attachments.pollMs > 0
+      ? startAttachmentChecker(
+          uow,
+          safeRequest,
+          { ...config.attachments, leaseMs: config.delivery.leaseMs, concurrency: config.delivery.concurrency, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
+          logger,
+        )
+      : null;
+  if (attachmentChecker) pollers.attachment_check = attachmentChecker;
 
   // The CLI reaches a server that holds the embedded database through a loopback admin interface.
   const admin = store.kind === 'pglite' && config.dataDir !== 'memory://' ? await startAdmin(uow, config.dataDir) : null;
@@ -106,10 +124,8 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     devAccount,
     async close() {
       clearInterval(sweeper);
-      clearInterval(testCompleter);
-      await dispatcher.stop();
-      await attachmentChecker.stop();
-      while (completing) await new Promise((r) => setTimeout(r, 10));
+      await unlisten();
+      await Promise.all([testCompleter.stop(), dispatcher?.stop(), attachmentChecker?.stop()]);
       // Stop accepting, let in-flight requests finish, then close the store.
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();

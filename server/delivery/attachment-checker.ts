@@ -7,6 +7,7 @@ import type { Task } from '../domain/model.ts';
 import type { UnitOfWork } from '../domain/ports.ts';
 import { finishAttachmentCheck, type FailedAttachment } from '../domain/tasks.ts';
 import type { SafeResponse } from './net.ts';
+import { createPoller, type Poller } from './poller.ts';
 
 export interface AttachmentCheckerOptions {
   pollMs: number;
@@ -34,13 +35,12 @@ async function check(task: Task, fetch: Fetch, options: AttachmentCheckerOptions
   return results.filter((r): r is FailedAttachment => r !== null);
 }
 
-export function startAttachmentChecker(uow: UnitOfWork, fetch: Fetch, options: AttachmentCheckerOptions, logger: Logger) {
-  let busy = false;
-  let stopped = false;
-  const round = async () => {
-    if (busy || stopped) return;
-    busy = true;
-    try {
+export function startAttachmentChecker(uow: UnitOfWork, fetch: Fetch, options: AttachmentCheckerOptions, logger: Logger): Poller {
+  const poller = createPoller({
+    name: 'attachment checks',
+    pollMs: options.pollMs,
+    logger,
+    async round() {
       const now = new Date();
       const tasks = await uow.tasks.claimAttachmentChecks(now, new Date(now.getTime() + options.leaseMs), options.concurrency);
       await Promise.all(
@@ -52,19 +52,10 @@ export function startAttachmentChecker(uow: UnitOfWork, fetch: Fetch, options: A
           }
         }),
       );
-    } catch (err) {
-      logger.error({ err }, 'attachment checks failed');
-    } finally {
-      busy = false;
-    }
-  };
-  const timer = options.pollMs > 0 ? setInterval(() => void round(), options.pollMs) : null;
-  timer?.unref();
-  return {
-    async stop() {
-      stopped = true;
-      if (timer) clearInterval(timer);
-      while (busy) await new Promise((r) => setTimeout(r, 5));
+      // A full claim: more may be due.
+      return tasks.length === options.concurrency;
     },
-  };
+  });
+  poller.start();
+  return poller;
 }

@@ -7,6 +7,7 @@ import { newTaskId } from '../domain/ids.ts';
 import type { ClaimedMessage, OutboxMessage, UnitOfWork } from '../domain/ports.ts';
 import { isEmailTarget, mailSubject, type SendMail } from './mail.ts';
 import type { SafeResponse } from './net.ts';
+import { createPoller } from './poller.ts';
 import { nextAttemptAt, parseRetryAfter } from './schedule.ts';
 import { signatureHeaders } from './sign.ts';
 
@@ -18,15 +19,14 @@ export type Send = (
 ) => Promise<SafeResponse>;
 
 export interface Dispatcher {
-  /** One round: claim what is due and deliver it. Resolves when those attempts are recorded. */
-  runOnce(): Promise<number>;
+  /** Looks for due messages now, or at `at` (see Poller.nudge). */
+  nudge(at?: Date): void;
+  /** Stops claiming; resolves when the deliveries in flight are recorded. */
   stop(): Promise<void>;
 }
 
 /** `send` POSTs to http(s) addresses; `mail` mails to e-mail addresses (`ops@example.com`, `mailto:...`). */
-export function startDispatcher(uow: UnitOfWork, send: Send, mail: SendMail, options: DispatcherOptions, logger: Logger, autostart = true): Dispatcher {
-  let stopped = false;
-
+export function startDispatcher(uow: UnitOfWork, send: Send, mail: SendMail, options: DispatcherOptions, logger: Logger): Dispatcher {
   async function deliver({ message, callbackAuthKey, signingSecret }: ClaimedMessage): Promise<void> {
     const body = JSON.stringify(message.payload);
     const started = new Date();
@@ -83,54 +83,40 @@ export function startDispatcher(uow: UnitOfWork, send: Send, mail: SendMail, opt
       },
       callbackCompleted,
     );
+    // This process retries it on time; the poll is there for a retry whose wake-up is lost.
+    if (next) poller.nudge(next);
   }
 
-  // A pool of at most `concurrency` deliveries: each tick claims only as many messages as there
+  // A pool of at most `concurrency` deliveries: each round claims only as many messages as there
   // are free places, so that one slow receiver does not hold up the others.
   const inFlight = new Set<Promise<void>>();
-  let claiming = false;
   let backlog = false;
 
-  async function claimAndStart(): Promise<Promise<void>[]> {
+  async function claimAndStart(): Promise<void> {
     const free = options.concurrency - inFlight.size;
-    if (free <= 0 || claiming || stopped) return [];
-    claiming = true;
-    try {
-      const now = new Date();
-      const claimed = await uow.outbox.claimDue(now, new Date(now.getTime() + options.leaseMs), free);
-      // All free places filled: more may be due, so deliveries that end claim again at once
-      // (once half the places are free: one claim for many messages) instead of at the next poll.
-      backlog = claimed.length === free;
-      return claimed.map((m) => {
-        const work = deliver(m)
-          .catch((err) => logger.error({ err, message: m.message.id }, 'callback delivery failed to record'))
-          .finally(() => {
-            inFlight.delete(work);
-            if (backlog && autostart && inFlight.size <= options.concurrency / 2) tick();
-          });
-        inFlight.add(work);
-        return work;
-      });
-    } finally {
-      claiming = false;
+    if (free <= 0) return;
+    const now = new Date();
+    const claimed = await uow.outbox.claimDue(now, new Date(now.getTime() + options.leaseMs), free);
+    // All free places filled: more may be due, so deliveries that end claim again at once
+    // (once half the places are free: one claim for many messages) instead of at the next poll.
+    backlog = claimed.length === free;
+    for (const m of claimed) {
+      const work = deliver(m)
+        .catch((err) => logger.error({ err, message: m.message.id }, 'callback delivery failed to record'))
+        .finally(() => {
+          inFlight.delete(work);
+          if (backlog && inFlight.size <= options.concurrency / 2) poller.nudge();
+        });
+      inFlight.add(work);
     }
   }
 
-  async function runOnce(): Promise<number> {
-    const started = await claimAndStart();
-    await Promise.all(started);
-    return started.length;
-  }
-
-  const tick = () => void claimAndStart().catch((err) => logger.error({ err }, 'callback dispatch failed'));
-  const timer = autostart ? setInterval(tick, options.pollMs) : null;
-  timer?.unref();
+  const poller = createPoller({ name: 'callback dispatch', pollMs: options.pollMs, round: claimAndStart, logger });
+  poller.start();
   return {
-    runOnce,
+    nudge: poller.nudge,
     async stop() {
-      stopped = true;
-      if (timer) clearInterval(timer);
-      while (claiming) await new Promise((r) => setTimeout(r, 5));
+      await poller.stop();
       await Promise.all(inFlight);
     },
   };

@@ -10,6 +10,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
+import { listenPostgres, type ListenHandlers, type Unlisten } from './notify.ts';
 import * as schema from './schema.ts';
 
 export type Schema = typeof schema;
@@ -36,6 +37,8 @@ export interface Store {
   kind: 'pglite' | 'postgres';
   /** Runs one statement outside any transaction (it is a transaction of its own). */
   execute: Execute;
+  /** Calls `onPayload` for each NOTIFY on `channel` (after the sender's commit); see notify.ts. */
+  listen(channel: string, handlers: ListenHandlers): Promise<Unlisten>;
   close(): Promise<void>;
 }
 
@@ -50,7 +53,9 @@ export async function openStore(options: { databaseUrl?: string | undefined; dat
     const db = drizzlePg(pool, { schema });
     await migratePg(db, { migrationsFolder });
     const execute: Execute = async <R,>(st: Statement) => (await pool.query({ name: st.name, text: st.text, values: st.values })).rows as R[];
-    return { db: db as unknown as Database, kind: 'postgres', execute, close: () => pool.end() };
+    const { databaseUrl } = options;
+    const listen: Store['listen'] = (channel, handlers) => listenPostgres(databaseUrl, channel, handlers);
+    return { db: db as unknown as Database, kind: 'postgres', execute, listen, close: () => pool.end() };
   }
   const inMemory = options.dataDir === 'memory://';
   if (!inMemory) mkdirSync(options.dataDir, { recursive: true });
@@ -58,5 +63,7 @@ export async function openStore(options: { databaseUrl?: string | undefined; dat
   const db = drizzlePglite(client, { schema });
   await migratePglite(db, { migrationsFolder });
   const execute: Execute = async <R,>(st: Statement) => (await client.query<R>(st.text, st.values)).rows;
-  return { db: db as unknown as Database, kind: 'pglite', execute, close: () => client.close() };
+  // One process, one connection: a NOTIFY reaches the listener of the same client.
+  const listen: Store['listen'] = (channel, handlers) => client.listen(channel, handlers.onPayload);
+  return { db: db as unknown as Database, kind: 'pglite', execute, listen, close: () => client.close() };
 }

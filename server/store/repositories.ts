@@ -6,6 +6,7 @@ import type { Account, Mode, Task } from '../domain/model.ts';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Database, Execute, Store } from './db.ts';
 import { executeIn, rowCodec, statement } from './rows.ts';
+import { workChannel, workPayload } from './notify.ts';
 import {
   accounts, batches, deliveryAttempts, idempotencyKeys, liveRequestCounts, outbox, projectOntologyVersions, projectParamVersions, projects, tasks,
   trainingTasks,
@@ -82,7 +83,20 @@ function createTaskStatement(task: Task, extras: { answer?: SavedAnswer; callbac
   if (extras.callback) {
     parts.push(`callback AS (INSERT INTO outbox (${outboxRow.columnList}) SELECT ${insert(outboxRow, extras.callback)} WHERE EXISTS (SELECT 1 FROM task))`);
   }
-  return statement(`WITH ${parts.join(', ')} SELECT EXISTS (SELECT 1 FROM task) AS created`, values);
+  // The background work the new task brings nudges its poller (after the commit, see notify.ts).
+  const work = [
+    ...(extras.callback ? [workPayload('outbox')] : []),
+    ...(task.attachmentCheckAt ? [workPayload('attachment_check')] : []),
+    ...(task.testCompleteAt ? [workPayload('test_completion', task.testCompleteAt)] : []),
+  ];
+  let woken = '';
+  if (work.length > 0) {
+    // A SELECT in WITH runs only when referenced: the final SELECT counts it.
+    const payloads = work.map((w) => `($${values.push(w)}::text)`).join(', ');
+    parts.push(`wake AS (SELECT pg_notify('${workChannel}', w.payload) FROM task, (VALUES ${payloads}) AS w(payload))`);
+    woken = ', (SELECT count(*) FROM wake) AS woken';
+  }
+  return statement(`WITH ${parts.join(', ')} SELECT EXISTS (SELECT 1 FROM task) AS created${woken}`, values);
 }
 
 function repositories(db: Database, execute: Execute): Repositories {
@@ -300,7 +314,11 @@ function repositories(db: Database, execute: Execute): Repositories {
     },
     outbox: {
       async add(message) {
-        await db.insert(outbox).values(message);
+        // With a nudge to the dispatchers, sent when the transaction commits.
+        const values = outboxRow.values(message);
+        const text = `WITH m AS (INSERT INTO outbox (${outboxRow.columnList}) VALUES (${outboxRow.placeholders(1)}))
+          SELECT pg_notify('${workChannel}', $${values.push(workPayload('outbox'))})`;
+        await execute(statement(text, values));
       },
       async forSubject(accountId, subject) {
         return db.select().from(outbox).where(and(eq(outbox.accountId, accountId), eq(outbox.subject, subject))).orderBy(asc(outbox.createdAt));
