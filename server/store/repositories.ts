@@ -7,7 +7,7 @@ import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Database, Execute, Store } from './db.ts';
 import { executeIn, rowCodec, statement } from './rows.ts';
 import {
-  accounts, batches, deliveryAttempts, idempotencyKeys, liveRequestCounts, outbox, projectOntologyVersions, projectParamVersions, projects, tasks,
+  accounts, batches, deliveryAttempts, idempotencyKeys, outbox, projectOntologyVersions, projectParamVersions, projects, tasks,
   trainingTasks,
 } from './schema.ts';
 
@@ -24,7 +24,10 @@ const descNullsLast = (column: AnyPgColumn) => sql`${column} desc nulls last`;
 /** An account row with its live requests counted (the sum of its counter rows). */
 const accountWithCount = {
   ...getTableColumns(accounts),
-  liveRequestCount: sql<number>`(SELECT coalesce(sum(${liveRequestCounts.count}), 0) FROM ${liveRequestCounts} WHERE ${liveRequestCounts.accountId} = ${accounts.accountId})`.mapWith(Number),
+  // Spelled out with an alias: drizzle writes a column of a one-table select without its table, so
+  // `${liveRequestCounts.accountId} = ${accounts.accountId}` came out as `account_id = account_id`
+  // (true for every row: every account showed the sum of all accounts).
+  liveRequestCount: sql<number>`(SELECT coalesce(sum(c.count), 0) FROM live_request_counts c WHERE c.account_id = "accounts"."account_id")`.mapWith(Number),
 };
 
 const taskRow = rowCodec<Task>(tasks);
