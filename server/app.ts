@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 type ValidatorOptions = Parameters<typeof OpenApiValidator.middleware>[0];
 import type { Generation } from './domain/model.ts';
 import type { UnitOfWork } from './domain/ports.ts';
-import { authenticate } from './http/auth.ts';
+import { authenticate, type AuthFailureLimit } from './http/auth.ts';
 import { coerceBody } from './http/coerce.ts';
 import { loadContract, type Contract } from './http/contract.ts';
 import { HttpError, errorMapper } from './http/errors.ts';
@@ -22,6 +22,8 @@ export interface AppDeps {
   logger: Logger;
   /** Shared by both generations: one key, one bucket. */
   rateLimit: RequestHandler;
+  /** Failed authentications per client address, shared by both generations. */
+  authFailures?: AuthFailureLimit;
   validateResponses: boolean;
   idempotencyTtlMs: number;
 }
@@ -62,7 +64,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
     const where = nulIn(req.body, 'body') ?? nulIn(req.query, 'query') ?? (/%00/.test(req.path) ? 'the path' : null);
     next(where ? new HttpError(400, `${where} contains the character U+0000, which is not accepted in text.`) : undefined);
   });
-  app.use(authenticate(deps.uow));
+  app.use(authenticate(deps.uow, deps.authFailures));
   app.use(deps.rateLimit);
   const trainingPaths = trainingCreations(contract);
   app.use(idempotency(deps.idempotencyTtlMs, (p) => contract.creations.has(p) || trainingPaths.has(p)));

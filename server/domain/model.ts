@@ -7,6 +7,7 @@ export type Json = Record<string, unknown>;
 export interface Account {
   accountId: string;
   name: string;
+  /** As stored: sealed once written (store/secrets.ts); a ClaimedMessage carries them open. */
   callbackAuthKey: string;
   signingSecret: string;
   defaultCallbackUrl: string | null;

@@ -5,6 +5,7 @@ import { UniqueIdTaken } from '../domain/ports.ts';
 import type { Account, Mode, Task } from '../domain/model.ts';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Database, Execute, Store } from './db.ts';
+import type { SecretBox } from './secrets.ts';
 import { executeIn, rowCodec, statement } from './rows.ts';
 import {
   accounts, batches, deliveryAttempts, idempotencyKeys, outbox, projectOntologyVersions, projectParamVersions, projects, tasks,
@@ -88,7 +89,13 @@ function createTaskStatement(task: Task, extras: { answer?: SavedAnswer; callbac
   return statement(`WITH ${parts.join(', ')} SELECT EXISTS (SELECT 1 FROM task) AS created`, values);
 }
 
-function repositories(db: Database, execute: Execute): Repositories {
+function repositories(db: Database, execute: Execute, secrets: SecretBox): Repositories {
+  // Account rows carry their secrets sealed; only the dispatcher, which sends them, opens them.
+  const sealed = <A extends { callbackAuthKey: string; signingSecret: string }>(a: A): A => ({
+    ...a,
+    callbackAuthKey: secrets.seal(a.callbackAuthKey),
+    signingSecret: secrets.seal(a.signingSecret),
+  });
   return {
     tasks: {
       async create(task, extras) {
@@ -324,7 +331,7 @@ function repositories(db: Database, execute: Execute): Repositories {
         const rows = await execute<Record<string, unknown> & { callback_auth_key: string; signing_secret: string }>(
           statement(text, [now.toISOString(), leaseUntil.toISOString(), limit]),
         );
-        return rows.map((r) => ({ message: outboxRow.fromRow(r), callbackAuthKey: r.callback_auth_key, signingSecret: r.signing_secret }));
+        return rows.map((r) => ({ message: outboxRow.fromRow(r), callbackAuthKey: secrets.open(r.callback_auth_key), signingSecret: secrets.open(r.signing_secret) }));
       },
       async recordAttempt(message, attempt, callbackCompleted) {
         // One statement, only the changed columns: no read, no lost update of the task's other fields.
@@ -372,10 +379,10 @@ function repositories(db: Database, execute: Execute): Repositories {
         return rows[0] ?? null;
       },
       async insert({ liveRequestCount: _count, ...account }: AccountRecord) {
-        await db.insert(accounts).values(account);
+        await db.insert(accounts).values(sealed(account));
       },
       async update({ liveRequestCount: _count, ...account }: AccountRecord) {
-        await db.update(accounts).set(account).where(eq(accounts.accountId, account.accountId));
+        await db.update(accounts).set(sealed(account)).where(eq(accounts.accountId, account.accountId));
       },
       async list() {
         return db.select(accountWithCount).from(accounts).orderBy(asc(accounts.createdAt));
@@ -390,11 +397,11 @@ function repositories(db: Database, execute: Execute): Repositories {
 
 export function unitOfWork(store: Store): UnitOfWork {
   return {
-    ...repositories(store.db, store.execute),
+    ...repositories(store.db, store.execute, store.secrets),
     transaction: (work) =>
       store.db.transaction((tx) => {
         const db = tx as unknown as Database;
-        return work(repositories(db, executeIn(db)));
+        return work(repositories(db, executeIn(db), store.secrets));
       }),
   };
 }
