@@ -12,7 +12,7 @@ import { authenticate, type AuthFailureLimit } from './http/auth.ts';
 import { coerceBody } from './http/coerce.ts';
 import { loadContract, type Contract } from './http/contract.ts';
 import { HttpError, errorMapper } from './http/errors.ts';
-import { idempotency, saveErrorAnswer } from './http/idempotency.ts';
+import { idempotency, idempotentCreation, saveErrorAnswer } from './http/idempotency.ts';
 import { projectHandlers } from './http/projects.ts';
 import { taskHandlers, type HandlerTable, type OperationId } from './http/tasks.ts';
 import { trainingCreations, trainingHandlers } from './http/training.ts';
@@ -68,6 +68,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
   app.use(deps.rateLimit);
   const trainingPaths = trainingCreations(contract);
   app.use(idempotency(deps.idempotencyTtlMs, (p) => contract.creations.has(p) || trainingPaths.has(p)));
+  app.use(idempotentCreation(deps.uow, deps.idempotencyTtlMs, new Set(['/v1/projects', '/v1/batches'])));
   app.use((req, _res, next) => {
     const op = req.method === 'POST' ? contract.creations.get(req.path) : undefined;
     if (op && req.body && typeof req.body === 'object') {

@@ -190,8 +190,11 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
       async update(answer: SavedAnswer) {
         await db
           .update(idempotencyKeys)
-          .set({ statusCode: answer.statusCode, body: answer.body, fingerprint: answer.fingerprint })
+          .set({ statusCode: answer.statusCode, body: answer.body, fingerprint: answer.fingerprint, expiresAt: answer.expiresAt })
           .where(and(eq(idempotencyKeys.accountId, answer.accountId), eq(idempotencyKeys.key, answer.key)));
+      },
+      async release(accountId, key) {
+        await db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.statusCode, 0)));
       },
       async deleteExpired(now: Date) {
         const rows = await db

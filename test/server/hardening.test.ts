@@ -1,4 +1,5 @@
 // Issue 15: what no input, neighbour process or local user may do to the service or its data.
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountSummary, createAccount } from '../../server/domain/accounts.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
@@ -25,5 +26,80 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('harde
     expect(counts).toMatchObject({ busy: 3, quiet: 1, idle: 0 });
     expect((await server.uow.accounts.findByName('busy'))!.liveRequestCount).toBe(3);
     expect((await server.uow.accounts.findById(quiet.account_id))!.liveRequestCount).toBe(1);
+  });
+
+  it('replays project and batch creation under an Idempotency-Key: one object, the same answer, 409 for another body', async () => {
+    const api = client(server, 'current', server.dev.test_key);
+    const once = { headers: { 'Idempotency-Key': 'project-1' } };
+    const first = await api('POST', '/v1/projects', { json: { type: 'categorization', name: 'idem-project' }, ...once });
+    expect(first.status, first.text).toBe(200);
+    const again = await api('POST', '/v1/projects', { json: { type: 'categorization', name: 'idem-project' }, ...once });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect((await api('POST', '/v1/projects', { json: { type: 'categorization', name: 'other-project' }, ...once })).status).toBe(409);
+    expect((await api('GET', '/v1/projects')).body.filter((p: { name: string }) => p.name.endsWith('-project'))).toHaveLength(1);
+
+    const batch = { headers: { 'Idempotency-Key': 'batch-1' } };
+    const created = await api('POST', '/v1/batches', { json: { project: 'idem-project', name: 'idem-batch' }, ...batch });
+    expect(created.status, created.text).toBe(200);
+    const replayed = await api('POST', '/v1/batches', { json: { project: 'idem-project', name: 'idem-batch' }, ...batch });
+    expect(replayed.status).toBe(200);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.text).toBe(created.text);
+    // An error answer is saved too: the retry gets the same 404, even once the project exists.
+    const missing = { headers: { 'Idempotency-Key': 'batch-2' } };
+    expect((await api('POST', '/v1/batches', { json: { project: 'later', name: 'b2' }, ...missing })).status).toBe(404);
+    expect((await api('POST', '/v1/projects', { json: { type: 'categorization', name: 'later' } })).status).toBe(200);
+    const stillMissing = await api('POST', '/v1/batches', { json: { project: 'later', name: 'b2' }, ...missing });
+    expect(stillMissing.status).toBe(404);
+    expect(stillMissing.headers.get('idempotent-replayed')).toBe('true');
+  });
+});
+
+/** One raw HTTP/1.1 request (headers exactly as given, duplicates included): the status line's code. */
+async function rawStatus(url: string, lines: string[]): Promise<number> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  socket.write(`GET /v1/tasks HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n${lines.map((l) => `${l}\r\n`).join('')}\r\n`);
+  let text = '';
+  for await (const chunk of socket) text += chunk;
+  return Number(/^HTTP\/1\.1 (\d{3})/.exec(text)![1]);
+}
+
+describe('authentication', () => {
+  let server: TestServer;
+  let lookups = 0;
+  beforeAll(async () => {
+    server = await startTestServer('pglite', { AUTH_FAILURE_BURST: '3', AUTH_FAILURE_PER_SECOND: '0.001' });
+    const authenticate = server.uow.accounts.authenticate;
+    server.uow.accounts.authenticate = (hash) => {
+      lookups++;
+      return authenticate(hash);
+    };
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('refuses a non-empty password and a second Authorization header (401), accepts the key with an empty password', async () => {
+    const key = server.dev.test_key;
+    const basic = (userPass: string) => `Authorization: Basic ${Buffer.from(userPass).toString('base64')}`;
+    expect(await rawStatus(server.url, [basic(`${key}:`)])).toBe(200);
+    expect(await rawStatus(server.url, [basic(`${key}:secret`)])).toBe(401);
+    expect(await rawStatus(server.url, [basic(`${key}:`), basic(`${key}:`)])).toBe(401);
+    expect(await rawStatus(server.url, [basic(`${key}:`), basic('someone-else:')])).toBe(401);
+  });
+
+  it('limits failed authentications per address: 429 with Retry-After, without a database lookup, even for a good key', async () => {
+    // The bucket holds 3 failures; the test above spent 3 (none refills in this test's time).
+    const bad = client(server, 'current', 'test_00000000000000000000000000000000');
+    const before = lookups;
+    const refused = await bad('GET', '/v1/tasks');
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(refused.body).toEqual({ status_code: 429, error: expect.stringMatching(/failed authentications/) });
+    expect((await client(server, 'current', server.dev.test_key)('GET', '/v1/tasks')).status).toBe(429);
+    expect(lookups).toBe(before);
   });
 });
