@@ -13,6 +13,7 @@ import { coerceBody } from './http/coerce.ts';
 import { loadContract, type Contract } from './http/contract.ts';
 import { HttpError, errorMapper } from './http/errors.ts';
 import { idempotency, idempotentCreation, saveErrorAnswer } from './http/idempotency.ts';
+import { refusePrivateTargets } from './http/targets.ts';
 import { projectHandlers } from './http/projects.ts';
 import { taskHandlers, type HandlerTable, type OperationId } from './http/tasks.ts';
 import { trainingCreations, trainingHandlers } from './http/training.ts';
@@ -24,6 +25,8 @@ export interface AppDeps {
   rateLimit: RequestHandler;
   /** Failed authentications per client address, shared by both generations. */
   authFailures?: AuthFailureLimit;
+  /** ALLOW_PRIVATE_NETWORKS: callback and attachment URLs into other networks are refused at creation. */
+  allowPrivateNetworks?: readonly string[];
   validateResponses: boolean;
   idempotencyTtlMs: number;
 }
@@ -69,6 +72,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
   const trainingPaths = trainingCreations(contract);
   app.use(idempotency(deps.idempotencyTtlMs, (p) => contract.creations.has(p) || trainingPaths.has(p)));
   app.use(idempotentCreation(deps.uow, deps.idempotencyTtlMs, new Set(['/v1/projects', '/v1/batches'])));
+  app.use(refusePrivateTargets(deps.allowPrivateNetworks ?? [], (p) => (contract.creations.has(p) ? 'task' : p === '/v1/batches' ? 'batch' : null)));
   app.use((req, _res, next) => {
     const op = req.method === 'POST' ? contract.creations.get(req.path) : undefined;
     if (op && req.body && typeof req.body === 'object') {

@@ -44,6 +44,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     logger,
     rateLimit: rateLimit(config.rateLimitPerSecond, config.rateLimitBurst),
     authFailures: authFailureLimit(config.authFailurePerSecond, config.authFailureBurst),
+    allowPrivateNetworks: config.delivery.allowPrivateNetworks,
     validateResponses: config.validateResponses,
     idempotencyTtlMs: config.idempotencyTtlMs,
   };
