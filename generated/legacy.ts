@@ -1033,6 +1033,9 @@ export interface paths {
          *     `rapid` or `studio`, its batches start in `staging` and must be finalized; otherwise
          *     (Enterprise) they start `in_progress`. The project name is unique within the account and
          *     mode (409 when taken). A task type not enabled for the account → 402.
+         *
+         *     With an `Idempotency-Key`, a retry of the same request gets the first answer again (see the
+         *     parameter), as on task creation.
          */
         post: operations["createProject"];
         delete?: never;
@@ -1165,6 +1168,9 @@ export interface paths {
          *     `in_progress`; otherwise adding a task → 400. A batch with at least one task completes when
          *     none of its tasks is pending any more; then the batch completion callback is sent to
          *     `callback`.
+         *
+         *     With an `Idempotency-Key`, a retry of the same request gets the first answer again (see the
+         *     parameter), as on task creation.
          */
         post: operations["createBatch"];
         delete?: never;
@@ -9027,7 +9033,19 @@ export interface operations {
     createProject: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
+                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
+                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
+                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
+                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     A matching request while the first is still running waits for it, or gets 429 with
+                 *     `Retry-After`; never two tasks.
+                 * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9037,9 +9055,10 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created project. */
+            /** @description The created project. With an `Idempotency-Key` already used for the same request, the saved answer of that request instead (with `Idempotent-Replayed: true`); nothing is created. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9309,7 +9328,19 @@ export interface operations {
     createBatch: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
+                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
+                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
+                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
+                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     A matching request while the first is still running waits for it, or gets 429 with
+                 *     `Retry-After`; never two tasks.
+                 * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -9319,9 +9350,10 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created batch. */
+            /** @description The created batch. With an `Idempotency-Key` already used for the same request, the saved answer of that request instead (with `Idempotent-Replayed: true`); nothing is created. */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {

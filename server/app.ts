@@ -8,12 +8,13 @@ import type { Logger } from 'pino';
 type ValidatorOptions = Parameters<typeof OpenApiValidator.middleware>[0];
 import type { Generation } from './domain/model.ts';
 import type { UnitOfWork } from './domain/ports.ts';
-import { authenticate } from './http/auth.ts';
+import { authenticate, type AuthFailureLimit } from './http/auth.ts';
 import { coerceBody } from './http/coerce.ts';
 import { loadContract, type Contract } from './http/contract.ts';
 import { HttpError, errorMapper } from './http/errors.ts';
 import { currentHandlers, legacyHandlers } from './http/handlers.ts';
-import { idempotency, saveErrorAnswer } from './http/idempotency.ts';
+import { idempotency, idempotentCreation, saveErrorAnswer } from './http/idempotency.ts';
+import { refusePrivateTargets } from './http/targets.ts';
 import { trainingCreations } from './http/training.ts';
 import { dispatch, type HandlerTable, type Operations } from './http/typed.ts';
 
@@ -22,6 +23,10 @@ export interface AppDeps {
   logger: Logger;
   /** Shared by both generations: one key, one bucket. */
   rateLimit: RequestHandler;
+  /** Failed authentications per client address, shared by both generations. */
+  authFailures?: AuthFailureLimit;
+  /** ALLOW_PRIVATE_NETWORKS: callback and attachment URLs into other networks are refused at creation. */
+  allowPrivateNetworks?: readonly string[];
   validateResponses: boolean;
   idempotencyTtlMs: number;
 }
@@ -62,10 +67,12 @@ export function createApp(generation: Generation, deps: AppDeps) {
     const where = nulIn(req.body, 'body') ?? nulIn(req.query, 'query') ?? (/%00/.test(req.path) ? 'the path' : null);
     next(where ? new HttpError(400, `${where} contains the character U+0000, which is not accepted in text.`) : undefined);
   });
-  app.use(authenticate(deps.uow));
+  app.use(authenticate(deps.uow, deps.authFailures));
   app.use(deps.rateLimit);
   const trainingPaths = trainingCreations(contract);
   app.use(idempotency(deps.idempotencyTtlMs, (p) => contract.creations.has(p) || trainingPaths.has(p)));
+  app.use(idempotentCreation(deps.uow, deps.idempotencyTtlMs, new Set(['/v1/projects', '/v1/batches'])));
+  app.use(refusePrivateTargets(deps.allowPrivateNetworks ?? [], (p) => (contract.creations.has(p) ? 'task' : p === '/v1/batches' ? 'batch' : null)));
   app.use((req, _res, next) => {
     const op = req.method === 'POST' ? contract.creations.get(req.path) : undefined;
     if (op && req.body && typeof req.body === 'object') {

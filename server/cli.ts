@@ -9,6 +9,8 @@ import { readConfig } from './config.ts';
 import { DomainError } from './domain/errors.ts';
 import { docsSite, startServer } from './main.ts';
 import { openStore } from './store/db.ts';
+import { DataDirInUse } from './store/lock.ts';
+import { SecretsKeyError } from './store/secrets.ts';
 import { unitOfWork } from './store/repositories.ts';
 
 const projectRoot = path.join(docsSite, '..', '..');
@@ -201,6 +203,8 @@ try {
       process.exitCode = command === undefined || command === 'help' ? 0 : 2;
   }
 } catch (err) {
-  console.error(err instanceof DomainError ? `humantask: ${err.message}` : err);
+  // A held data folder or a missing secrets key: the message says it all, no stack.
+  const plain = err instanceof DomainError || err instanceof DataDirInUse || err instanceof SecretsKeyError;
+  console.error(plain ? `humantask: ${err.message}` : err);
   process.exitCode = err instanceof DomainError ? 2 : 1;
 }

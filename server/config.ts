@@ -9,6 +9,13 @@ export interface Config {
   databaseUrl: string | undefined;
   /** Folder of the embedded PGlite database (DATA_DIR, default ./data); `memory://` keeps it in memory. */
   dataDir: string;
+  /**
+   * Key sealing the account secrets at rest (SECRETS_KEY: 64 hex digits or base64 of 32 bytes), or a
+   * file holding it (SECRETS_KEY_FILE). Neither: the file beside DATA_DIR (`./data.key`), made on
+   * first start; with an in-memory DATA_DIR and no key, a key for this process only.
+   */
+  secretsKey: string | undefined;
+  secretsKeyFile: string | undefined;
   /** pino level (LOG_LEVEL, default info; `silent` turns logging off). */
   logLevel: string;
   /** Validate answers against the contract too (VALIDATE_RESPONSES, default true unless NODE_ENV=production). */
@@ -19,6 +26,18 @@ export interface Config {
   rateLimitPerSecond: number;
   /** ... and burst size (RATE_LIMIT_BURST, default 100). 0 turns rate limiting off. */
   rateLimitBurst: number;
+  /**
+   * Failed authentications per client address: burst (AUTH_FAILURE_BURST, default 20; 0 = no limit)
+   * and refill per second (AUTH_FAILURE_PER_SECOND, default 0.2: one every 5 s).
+   */
+  authFailureBurst: number;
+  authFailurePerSecond: number;
+  /**
+   * HTTP server timeouts (ms): the whole request head (HEADERS_TIMEOUT_MS, default 10000), the whole
+   * request (REQUEST_TIMEOUT_MS, default 30000), an idle kept-alive connection (KEEP_ALIVE_TIMEOUT_MS,
+   * default 5000).
+   */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
   /** How often delayed test-mode completions are looked for (TEST_COMPLETION_POLL_MS, default 1000). */
   testCompletionPollMs: number;
   /**
@@ -62,11 +81,20 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: env.DATA_DIR || './data',
+    secretsKey: env.SECRETS_KEY || undefined,
+    secretsKeyFile: env.SECRETS_KEY_FILE || undefined,
     logLevel: env.LOG_LEVEL || 'info',
     validateResponses: env.VALIDATE_RESPONSES ? env.VALIDATE_RESPONSES === 'true' : env.NODE_ENV !== 'production',
     idempotencyTtlMs: int('IDEMPOTENCY_TTL_SECONDS', 86_400, env) * 1000,
     rateLimitPerSecond: int('RATE_LIMIT_PER_SECOND', 50, env),
     rateLimitBurst: int('RATE_LIMIT_BURST', 100, env),
+    authFailureBurst: int('AUTH_FAILURE_BURST', 20, env),
+    authFailurePerSecond: int('AUTH_FAILURE_PER_SECOND', 0.2, env),
+    http: {
+      headersTimeoutMs: int('HEADERS_TIMEOUT_MS', 10_000, env),
+      requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, env),
+      keepAliveTimeoutMs: int('KEEP_ALIVE_TIMEOUT_MS', 5_000, env),
+    },
     testCompletionPollMs: int('TEST_COMPLETION_POLL_MS', 1000, env),
     smtpUrl: env.SMTP_URL || undefined,
     smtpFrom: env.SMTP_FROM || 'humantask <callbacks@localhost>',

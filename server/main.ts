@@ -16,7 +16,7 @@ import { startDispatcher } from './delivery/dispatcher.ts';
 import { createMailer } from './delivery/mail.ts';
 import { parseCidr, safeRequest } from './delivery/net.ts';
 import { createPoller, type Poller } from './delivery/poller.ts';
-import { rateLimit } from './http/auth.ts';
+import { authFailureLimit, rateLimit } from './http/auth.ts';
 import { openStore, type Store } from './store/db.ts';
 import { parseWorkPayload, workChannel, type WorkQueue } from './store/notify.ts';
 import { unitOfWork } from './store/repositories.ts';
@@ -37,7 +37,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   for (const cidr of config.delivery.allowPrivateNetworks) parseCidr(cidr);
   // Likewise an SMTP_URL that is no smtp(s) URL.
   const mail = createMailer(config.smtpUrl, { from: config.smtpFrom, timeoutMs: config.delivery.timeoutMs });
-  const store = await openStore(config);
+  const store = await openStore({ ...config, warn: (m) => logger.warn(m) });
   const uow = unitOfWork(store);
   const devAccount = (await uow.accounts.count()) === 0 ? await createAccount(uow, 'dev', new Date()) : null;
 
@@ -45,6 +45,8 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     uow,
     logger,
     rateLimit: rateLimit(config.rateLimitPerSecond, config.rateLimitBurst),
+    authFailures: authFailureLimit(config.authFailurePerSecond, config.authFailureBurst),
+    allowPrivateNetworks: config.delivery.allowPrivateNetworks,
     validateResponses: config.validateResponses,
     idempotencyTtlMs: config.idempotencyTtlMs,
   };
@@ -110,7 +112,12 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   // The CLI reaches a server that holds the embedded database through a loopback admin interface.
   const admin = store.kind === 'pglite' && config.dataDir !== 'memory://' ? await startAdmin(uow, config.dataDir) : null;
 
-  const server: Server = createServer(root);
+  // Timeouts are checked every connectionsCheckingInterval (30 s by default): often enough for them.
+  const server: Server = createServer({ connectionsCheckingInterval: Math.min(1000, Math.max(50, config.http.headersTimeoutMs / 4)) }, root);
+  // A client that sends its request slowly, or never, holds a connection no longer than these.
+  server.headersTimeout = config.http.headersTimeoutMs;
+  server.requestTimeout = config.http.requestTimeoutMs;
+  server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);

@@ -38,31 +38,9 @@ export interface MailerOptions {
 
 const defaultFrom = 'humantask <callbacks@localhost>';
 
-/** A callback address that is an e-mail address: `mailto:...`, or anything with an `@` and no scheme. */
-export function isEmailTarget(target: string): boolean {
-  return /^mailto:/i.test(target) || (target.includes('@') && !/^[a-z][a-z0-9+.-]*:/i.test(target));
-}
-
-// One plain address: no display name, no list, no quoting, no comments, no control characters.
-const plainAddress = /^[^\s\x00-\x1f\x7f@<>()[\]\\,;:"]+@[^\s\x00-\x1f\x7f@<>()[\]\\,;:"]+$/;
-
-/**
- * The one recipient of an e-mail callback address (`ops@example.com`, `mailto:ops@example.com`),
- * or null when it is not exactly one plain address. The header fields of a `mailto:` URL
- * (`?cc=...&subject=...`) are ignored: the customer chooses the recipient, nothing else.
- */
-export function mailRecipient(target: string): string | null {
-  let address = target.trim();
-  if (/^mailto:/i.test(address)) {
-    address = address.slice('mailto:'.length).split('?')[0] ?? '';
-    try {
-      address = decodeURIComponent(address);
-    } catch {
-      return null;
-    }
-  }
-  return plainAddress.test(address) ? address : null;
-}
+// Which addresses are e-mail addresses, and their recipient: one rule for creation and delivery.
+export { isEmailTarget, mailRecipient } from '../domain/callback-address.ts';
+import { mailRecipient } from '../domain/callback-address.ts';
 
 /** The subject line of a callback mail: `humantask: task 65f1... completed`. */
 export function mailSubject(event: OutboxMessage['event'], subject: string): string {

@@ -313,7 +313,8 @@ async function exchange(
   if (signal.aborted) return fail('timeout', 'aborted');
   for (const { address } of addresses) {
     const why = refusalReason(address, options.allowPrivateNetworks);
-    if (why !== null) return fail('refused_address', `${hostname} resolves to ${address} (${why})`);
+    // The history the customer reads says no more: what a name resolves to inside our network is ours.
+    if (why !== null) return fail('refused_address', `${hostname}: not a public address`);
   }
   // A mapped address is dialled as the IPv4 address it is.
   const firstParsed = parseIP(addresses[0]!.address)!;

@@ -1,4 +1,5 @@
 // Accounts: keys are shown once, at creation or rotation; only their hashes are stored.
+import { callbackAddressProblem } from './callback-address.ts';
 import { invalid, notFound } from './errors.ts';
 import { newAccountId, newSecret, newSigningSecret, sha256 } from './ids.ts';
 import type { Mode } from './model.ts';
@@ -64,6 +65,9 @@ export interface AccountSettings {
 }
 
 export async function updateAccount(repos: Repositories, name: string, settings: AccountSettings) {
+  // The same rule as a task's callback_url, whichever path sets it (CLI, admin interface, code).
+  const badCallback = settings.defaultCallbackUrl ? callbackAddressProblem(settings.defaultCallbackUrl) : null;
+  if (badCallback) throw invalid(`The default callback URL ${badCallback}.`);
   const account = await byName(repos, name);
   const disabled = new Set(account.disabledTypes);
   for (const t of settings.enableTypes ?? []) disabled.delete(t);

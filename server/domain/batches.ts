@@ -1,5 +1,6 @@
 // Batches: a lifecycle (staging → in_progress → completed), joining rules for tasks, and a
 // completion callback queued in the same transaction as the change that completes the batch.
+import { callbackAddressProblem } from './callback-address.ts';
 import { DomainError, conflict, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
 import { newOutboxMessage } from './outbox.ts';
@@ -34,6 +35,8 @@ export async function createBatch(uow: UnitOfWork, caller: Caller, input: Create
       throw invalid('calibration_batch and self_label_batch are for batches of rapid projects only.');
     }
     if (input.calibration_batch && input.self_label_batch) throw invalid('A batch is a calibration batch or a self-label batch, not both.');
+    const badCallback = input.callback !== undefined ? callbackAddressProblem(input.callback) : null;
+    if (badCallback) throw invalid(`callback ${badCallback}.`);
     const batch: Batch = {
       batchId: newTaskId(now),
       accountId: caller.account.accountId,

@@ -19,6 +19,7 @@ export interface TaskAudit {
 export interface Account {
   accountId: string;
   name: string;
+  /** As stored: sealed once written (store/secrets.ts); a ClaimedMessage carries them open. */
   callbackAuthKey: string;
   signingSecret: string;
   defaultCallbackUrl: string | null;

@@ -60,6 +60,8 @@ export interface IdempotencyRepository {
   /** Inserts unless the key is held (unexpired); true when this call claimed it. Waits for a concurrent holder. */
   claim(answer: SavedAnswer): Promise<boolean>;
   update(answer: SavedAnswer): Promise<void>;
+  /** Frees a key whose request failed before it had an answer (a placeholder, status 0). */
+  release(accountId: string, key: string): Promise<void>;
   deleteExpired(now: Date): Promise<number>;
 }
 

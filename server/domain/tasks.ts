@@ -1,5 +1,6 @@
 // The task rules: creation (with duplicate prevention and test-mode completion), retrieval, lists,
 // cancel, metadata, unique_id, tags and customer review. Each operation is one transaction.
+import { callbackAddressProblem } from './callback-address.ts';
 import { DomainError, conflict, invalid, notFound } from './errors.ts';
 import { newTaskId, sha256 } from './ids.ts';
 import type { Caller, Generation, Json, Task, Urgency } from './model.ts';
@@ -102,6 +103,8 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
   }
   const callbackUrl = (body.callback_url as string | undefined) ?? caller.account.defaultCallbackUrl;
   if (!callbackUrl) throw invalid('callback_url is required (this account has no default callback URL).');
+  const badCallback = typeof body.callback_url === 'string' ? callbackAddressProblem(body.callback_url) : null;
+  if (badCallback) throw invalid(`callback_url ${badCallback}.`);
   const params: Json = {};
   for (const [key, value] of Object.entries(body)) {
     if (input.paramNames.has(key) && !commonFields.has(key)) params[key] = value;

@@ -82,3 +82,43 @@ export async function concurrentAnswer(uow: UnitOfWork, caller: Caller, idem: Id
   }
   return matchingAnswer(saved, caller, idem.fingerprint);
 }
+
+/** How long a key is held for a request still running (a crash frees it after that). */
+const inProgressMs = 60_000;
+
+/**
+ * Idempotency-Key on creations whose handler does not claim the key itself (projects, batches):
+ * the key is claimed before the handler runs, and the answer is saved under it before it is sent.
+ * A 5xx frees the key. A crash between the creation and the saving leaves the key held for a minute;
+ * a retry after that meets the created object's name (409), never a second object.
+ */
+export function idempotentCreation(uow: UnitOfWork, ttlMs: number, paths: ReadonlySet<string>): RequestHandler {
+  return async (req, res, next) => {
+    const key = req.get('Idempotency-Key');
+    if (key === undefined || req.method !== 'POST' || !paths.has(req.path)) return next();
+    try {
+      if (!validKey.test(key)) throw new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
+      const { caller } = res.locals;
+      const idem: IdempotencyContext = { key, fingerprint: fingerprintOf(req.method, req.baseUrl + req.path, req.body), ttlMs };
+      const now = new Date();
+      const placeholder = savedAnswer(caller, { ...idem, ttlMs: Math.min(ttlMs, inProgressMs) }, { statusCode: 0, body: '' }, now);
+      if (!(await uow.idempotency.claim(placeholder))) return replay(res, await concurrentAnswer(uow, caller, idem));
+      const send = res.send.bind(res);
+      res.send = (body?: unknown) => {
+        const status = res.statusCode;
+        const saving =
+          status >= 500 || typeof body !== 'string'
+            ? uow.idempotency.release(caller.account.accountId, key)
+            : uow.idempotency.update({ ...placeholder, statusCode: status, body, expiresAt: new Date(now.getTime() + ttlMs) });
+        saving.then(
+          () => send(body),
+          () => send(body),
+        );
+        return res;
+      };
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}

@@ -1,6 +1,6 @@
 // Opens the store: embedded PGlite by default, PostgreSQL when a connection string is given. Both
 // go through drizzle-orm with the same schema, queries and migrations.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
@@ -11,7 +11,9 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { listenPostgres, type ListenHandlers, type Unlisten } from './notify.ts';
+import { lockDataDir } from './lock.ts';
 import * as schema from './schema.ts';
+import { loadSecretsKey, type KeySettings, type SecretBox } from './secrets.ts';
 
 export type Schema = typeof schema;
 export type Database = PgDatabase<PgQueryResultHKT, Schema>;
@@ -39,7 +41,15 @@ export interface Store {
   execute: Execute;
   /** Calls `onPayload` for each NOTIFY on `channel` (after the sender's commit); see notify.ts. */
   listen(channel: string, handlers: ListenHandlers): Promise<Unlisten>;
+  /** Seals and opens the account secrets stored (see secrets.ts). */
+  secrets: SecretBox;
   close(): Promise<void>;
+}
+
+export interface StoreOptions extends KeySettings {
+  databaseUrl?: string | undefined;
+  /** Where a problem that does not stop the start is told (default: stderr). */
+  warn?: (message: string) => void;
 }
 
 const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
@@ -47,7 +57,9 @@ const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)),
 // bigint columns come back as strings from pg; the schema maps the ones we use to numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
-export async function openStore(options: { databaseUrl?: string | undefined; dataDir: string }): Promise<Store> {
+export async function openStore(options: StoreOptions): Promise<Store> {
+  const warn = options.warn ?? ((m: string) => console.warn(`warning: ${m}`));
+  let store: Omit<Store, 'secrets'>;
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
     const db = drizzlePg(pool, { schema });
@@ -55,15 +67,87 @@ export async function openStore(options: { databaseUrl?: string | undefined; dat
     const execute: Execute = async <R,>(st: Statement) => (await pool.query({ name: st.name, text: st.text, values: st.values })).rows as R[];
     const { databaseUrl } = options;
     const listen: Store['listen'] = (channel, handlers) => listenPostgres(databaseUrl, channel, handlers);
-    return { db: db as unknown as Database, kind: 'postgres', execute, listen, close: () => pool.end() };
+    store = { db: db as unknown as Database, kind: 'postgres', execute, listen, close: () => pool.end() };
+  } else if (options.dataDir === 'memory://') {
+    const client = new PGlite();
+    store = pgliteStore(client, await migrated(client));
+  } else {
+    // The folder and its files are its owner's only (the WAL holds everything the service stores).
+    process.umask(0o077);
+    if (existsSync(options.dataDir)) {
+      const mode = statSync(options.dataDir).mode & 0o777;
+      if (mode & 0o077) warn(`DATA_DIR ${path.resolve(options.dataDir)} has mode ${mode.toString(8)}: other local users may read the database (chmod 700 it)`);
+    } else mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    const lock = lockDataDir(options.dataDir);
+    try {
+      const client = new PGlite(path.resolve(options.dataDir));
+      const s = pgliteStore(client, await migrated(client));
+      ownerOnly(options.dataDir);
+      store = { ...s, close: () => s.close().finally(() => lock.release()) };
+    } catch (err) {
+      lock.release();
+      throw err;
+    }
   }
-  const inMemory = options.dataDir === 'memory://';
-  if (!inMemory) mkdirSync(options.dataDir, { recursive: true });
-  const client = inMemory ? new PGlite() : new PGlite(path.resolve(options.dataDir));
+  try {
+    return { ...store, secrets: await sealedSecrets(store, options, warn) };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}
+
+/**
+ * PGlite lays out a new database from its archive with mode 0666 whatever the umask (the files it
+ * makes later follow the umask): the files are made the owner's only once it is open.
+ */
+function ownerOnly(dir: string) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, entry.name);
+    if (entry.isDirectory()) ownerOnly(p);
+    else if (entry.isFile() && (statSync(p).mode & 0o077) !== 0) chmodSync(p, 0o600);
+  }
+}
+
+async function migrated(client: PGlite) {
   const db = drizzlePglite(client, { schema });
   await migratePglite(db, { migrationsFolder });
+  return db;
+}
+
+function pgliteStore(client: PGlite, db: ReturnType<typeof drizzlePglite<Schema>>): Omit<Store, 'secrets'> {
   const execute: Execute = async <R,>(st: Statement) => (await client.query<R>(st.text, st.values)).rows;
   // One process, one connection: a NOTIFY reaches the listener of the same client.
   const listen: Store['listen'] = (channel, handlers) => client.listen(channel, handlers.onPayload);
   return { db: db as unknown as Database, kind: 'pglite', execute, listen, close: () => client.close() };
+}
+
+/**
+ * The key of the account secrets, checked against a sealed secret of the database (a wrong or
+ * missing key stops the start); secrets stored before sealing existed are sealed now.
+ */
+async function sealedSecrets(store: Omit<Store, 'secrets'>, options: StoreOptions, warn: (m: string) => void): Promise<SecretBox> {
+  const [sample] = await store.execute<{ secret: string }>({
+    name: 'sealed_secret_sample',
+    text: `SELECT signing_secret AS secret FROM accounts WHERE signing_secret LIKE 'sealed:v1:%' LIMIT 1`,
+    values: [],
+  });
+  const box = loadSecretsKey(options, () => !sample, warn);
+  // A key for this process only (an in-memory DATA_DIR): nothing stored before may depend on it.
+  if (box.ephemeral) return box;
+  if (sample) box.open(sample.secret);
+  const plain = await store.execute<{ account_id: string; callback_auth_key: string; signing_secret: string }>({
+    name: 'plain_secrets',
+    text: `SELECT account_id, callback_auth_key, signing_secret FROM accounts WHERE callback_auth_key NOT LIKE 'sealed:v1:%' OR signing_secret NOT LIKE 'sealed:v1:%'`,
+    values: [],
+  });
+  for (const row of plain) {
+    await store.execute({
+      name: 'seal_secrets',
+      text: 'UPDATE accounts SET callback_auth_key = $2, signing_secret = $3 WHERE account_id = $1',
+      values: [row.account_id, box.seal(row.callback_auth_key), box.seal(row.signing_secret)],
+    });
+  }
+  if (plain.length > 0) warn(`sealed the secrets of ${plain.length} account(s) stored in plain text (key: ${box.source})`);
+  return box;
 }

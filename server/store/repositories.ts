@@ -5,10 +5,11 @@ import { UniqueIdTaken } from '../domain/ports.ts';
 import type { Account, Mode, Task } from '../domain/model.ts';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Database, Execute, Store } from './db.ts';
+import type { SecretBox } from './secrets.ts';
 import { executeIn, rowCodec, statement } from './rows.ts';
 import { workChannel, workPayload } from './notify.ts';
 import {
-  accounts, batches, deliveryAttempts, idempotencyKeys, liveRequestCounts, outbox, projectOntologyVersions, projectParamVersions, projects, tasks,
+  accounts, batches, deliveryAttempts, idempotencyKeys, outbox, projectOntologyVersions, projectParamVersions, projects, tasks,
   trainingTasks,
 } from './schema.ts';
 
@@ -25,7 +26,10 @@ const descNullsLast = (column: AnyPgColumn) => sql`${column} desc nulls last`;
 /** An account row with its live requests counted (the sum of its counter rows). */
 const accountWithCount = {
   ...getTableColumns(accounts),
-  liveRequestCount: sql<number>`(SELECT coalesce(sum(${liveRequestCounts.count}), 0) FROM ${liveRequestCounts} WHERE ${liveRequestCounts.accountId} = ${accounts.accountId})`.mapWith(Number),
+  // Spelled out with an alias: drizzle writes a column of a one-table select without its table, so
+  // `${liveRequestCounts.accountId} = ${accounts.accountId}` came out as `account_id = account_id`
+  // (true for every row: every account showed the sum of all accounts).
+  liveRequestCount: sql<number>`(SELECT coalesce(sum(c.count), 0) FROM live_request_counts c WHERE c.account_id = "accounts"."account_id")`.mapWith(Number),
 };
 
 const taskRow = rowCodec<Task>(tasks);
@@ -99,7 +103,13 @@ function createTaskStatement(task: Task, extras: { answer?: SavedAnswer; callbac
   return statement(`WITH ${parts.join(', ')} SELECT EXISTS (SELECT 1 FROM task) AS created${woken}`, values);
 }
 
-function repositories(db: Database, execute: Execute): Repositories {
+function repositories(db: Database, execute: Execute, secrets: SecretBox): Repositories {
+  // Account rows carry their secrets sealed; only the dispatcher, which sends them, opens them.
+  const sealed = <A extends { callbackAuthKey: string; signingSecret: string }>(a: A): A => ({
+    ...a,
+    callbackAuthKey: secrets.seal(a.callbackAuthKey),
+    signingSecret: secrets.seal(a.signingSecret),
+  });
   return {
     tasks: {
       async create(task, extras) {
@@ -194,8 +204,11 @@ function repositories(db: Database, execute: Execute): Repositories {
       async update(answer: SavedAnswer) {
         await db
           .update(idempotencyKeys)
-          .set({ statusCode: answer.statusCode, body: answer.body, fingerprint: answer.fingerprint })
+          .set({ statusCode: answer.statusCode, body: answer.body, fingerprint: answer.fingerprint, expiresAt: answer.expiresAt })
           .where(and(eq(idempotencyKeys.accountId, answer.accountId), eq(idempotencyKeys.key, answer.key)));
+      },
+      async release(accountId, key) {
+        await db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.statusCode, 0)));
       },
       async deleteExpired(now: Date) {
         const rows = await db
@@ -339,7 +352,7 @@ function repositories(db: Database, execute: Execute): Repositories {
         const rows = await execute<Record<string, unknown> & { callback_auth_key: string; signing_secret: string }>(
           statement(text, [now.toISOString(), leaseUntil.toISOString(), limit]),
         );
-        return rows.map((r) => ({ message: outboxRow.fromRow(r), callbackAuthKey: r.callback_auth_key, signingSecret: r.signing_secret }));
+        return rows.map((r) => ({ message: outboxRow.fromRow(r), callbackAuthKey: secrets.open(r.callback_auth_key), signingSecret: secrets.open(r.signing_secret) }));
       },
       async recordAttempt(message, attempt, callbackCompleted) {
         // One statement, only the changed columns: no read, no lost update of the task's other fields.
@@ -387,10 +400,10 @@ function repositories(db: Database, execute: Execute): Repositories {
         return rows[0] ?? null;
       },
       async insert({ liveRequestCount: _count, ...account }: AccountRecord) {
-        await db.insert(accounts).values(account);
+        await db.insert(accounts).values(sealed(account));
       },
       async update({ liveRequestCount: _count, ...account }: AccountRecord) {
-        await db.update(accounts).set(account).where(eq(accounts.accountId, account.accountId));
+        await db.update(accounts).set(sealed(account)).where(eq(accounts.accountId, account.accountId));
       },
       async list() {
         return db.select(accountWithCount).from(accounts).orderBy(asc(accounts.createdAt));
@@ -405,11 +418,11 @@ function repositories(db: Database, execute: Execute): Repositories {
 
 export function unitOfWork(store: Store): UnitOfWork {
   return {
-    ...repositories(store.db, store.execute),
+    ...repositories(store.db, store.execute, store.secrets),
     transaction: (work) =>
       store.db.transaction((tx) => {
         const db = tx as unknown as Database;
-        return work(repositories(db, executeIn(db)));
+        return work(repositories(db, executeIn(db), store.secrets));
       }),
   };
 }

@@ -37,7 +37,8 @@ export const accounts = pgTable('accounts', {
   // API keys are random 128-bit secrets, so a plain SHA-256 is a sound way to keep only their hash.
   testKeyHash: text('test_key_hash').notNull().unique(),
   liveKeyHash: text('live_key_hash').notNull().unique(),
-  // Sent with every callback and used to sign it, so they are kept as they are.
+  // Sent with every callback and used to sign it, so they are kept, sealed with AES-256-GCM under a
+  // key outside the database (store/secrets.ts): `sealed:v1:` + base64url(iv | tag | ciphertext).
   callbackAuthKey: text('callback_auth_key').notNull(),
   signingSecret: text('signing_secret').notNull(),
   defaultCallbackUrl: text('default_callback_url'),

@@ -1,0 +1,44 @@
+// Callback and attachment URLs that point into our own network are refused at creation (400), not
+// only at delivery, when private networks are not allowed (ALLOW_PRIVATE_NETWORKS). Without DNS:
+// a literal IP address (in any spelling the URL parser normalizes: 2130706433, 0x7f.1, [::1]) and
+// the `localhost` names. A name that resolves to such an address is refused when it is fetched
+// (delivery/net.ts), whatever it resolved to at creation: DNS answers change.
+import { isIP } from 'node:net';
+import type { RequestHandler } from 'express';
+import { attachmentUrls } from '../domain/attachments.ts';
+import type { Json } from '../domain/model.ts';
+import { refusalReason } from '../delivery/net.ts';
+import { HttpError } from './errors.ts';
+
+/** Why a request to `target` is refused whatever DNS says, or null. */
+export function literalTargetRefusal(target: string, allowPrivateNetworks: readonly string[]): string | null {
+  let hostname: string;
+  try {
+    const url = new URL(target);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+    hostname = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  } catch {
+    return null;
+  }
+  if (hostname === 'localhost' || hostname.endsWith('.localhost') || hostname === 'localhost.') {
+    return ['127.0.0.1', '::1'].every((a) => refusalReason(a, allowPrivateNetworks) !== null) ? 'not a public address' : null;
+  }
+  if (!isIP(hostname)) return null;
+  return refusalReason(hostname, allowPrivateNetworks) !== null ? 'not a public address' : null;
+}
+
+/** On the creations `fieldsOf` names: the callback and attachment URLs of the body, checked. */
+export function refusePrivateTargets(allowPrivateNetworks: readonly string[], fieldsOf: (path: string) => 'task' | 'batch' | null): RequestHandler {
+  return (req, _res, next) => {
+    const kind = req.method === 'POST' ? fieldsOf(req.path) : null;
+    const body = req.body as Json | undefined;
+    if (!kind || !body || typeof body !== 'object') return next();
+    const targets: [string, unknown][] =
+      kind === 'batch' ? [['callback', body.callback]] : [['callback_url', body.callback_url], ...attachmentUrls(body).map((u): [string, unknown] => ['attachment', u])];
+    for (const [field, value] of targets) {
+      const why = typeof value === 'string' ? literalTargetRefusal(value, allowPrivateNetworks) : null;
+      if (why) return next(new HttpError(400, `${field} ${value} points to ${why} (private networks are not allowed on this server).`));
+    }
+    next();
+  };
+}

@@ -1,0 +1,158 @@
+// Issue 15: what no input, neighbour process or local user may do to the service or its data.
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runAccountCommand } from '../../server/admin.ts';
+import { safeRequest } from '../../server/delivery/net.ts';
+import { accountSummary, createAccount, updateAccount } from '../../server/domain/accounts.ts';
+import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('hardening on %s', (db) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(db);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('counts live requests per account, not for all accounts at once', async () => {
+    const now = new Date();
+    const busy = await createAccount(server.uow, 'busy', now);
+    const quiet = await createAccount(server.uow, 'quiet', now);
+    await createAccount(server.uow, 'idle', now);
+    for (let i = 0; i < 3; i++) expect((await client(server, 'current', busy.live_key)('GET', '/v1/tasks')).status).toBe(200);
+    expect((await client(server, 'current', quiet.live_key)('GET', '/v1/tasks')).status).toBe(200);
+    // Test-mode requests are not counted.
+    expect((await client(server, 'current', quiet.test_key)('GET', '/v1/tasks')).status).toBe(200);
+    const counts = Object.fromEntries((await server.uow.accounts.list()).map((a) => [a.name, accountSummary(a).live_requests]));
+    expect(counts).toMatchObject({ busy: 3, quiet: 1, idle: 0 });
+    expect((await server.uow.accounts.findByName('busy'))!.liveRequestCount).toBe(3);
+    expect((await server.uow.accounts.findById(quiet.account_id))!.liveRequestCount).toBe(1);
+  });
+
+  it('refuses a default callback URL that is no callback address, on the admin path as on the API path', async () => {
+    await expect(runAccountCommand(server.uow, { command: 'set', name: 'dev', defaultCallbackUrl: 'not a url' })).rejects.toThrow(/default callback URL must be an http\(s\) URL or an e-mail address/);
+    await expect(updateAccount(server.uow, 'dev', { defaultCallbackUrl: 'ftp://example.com/x' })).rejects.toThrow(/not ftp:/);
+    expect((await server.uow.accounts.findByName('dev'))!.defaultCallbackUrl).toBeNull();
+    await updateAccount(server.uow, 'dev', { defaultCallbackUrl: 'ops@example.com' });
+    await updateAccount(server.uow, 'dev', { defaultCallbackUrl: null });
+    const api = client(server, 'current', server.dev.test_key);
+    const task = { instruction: 'Pick', attachment_type: 'text', attachment: 'x', categories: ['a', 'b'] };
+    const refused = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: 'not a url' } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatch(/^callback_url must be an http\(s\) URL or an e-mail address/);
+    expect((await api('POST', '/v1/projects', { json: { type: 'categorization', name: 'cb-project' } })).status).toBe(200);
+    const batch = await api('POST', '/v1/batches', { json: { project: 'cb-project', name: 'cb-batch', callback: 'not a url' } });
+    expect(batch.status).toBe(400);
+    expect(batch.body.error).toMatch(/^callback must be/);
+  });
+
+  it('refuses callback and attachment URLs into private networks at creation (400, nothing stored)', async () => {
+    const api = client(server, 'current', server.dev.test_key);
+    const before = (await api('GET', '/v1/tasks')).body.total;
+    const task = { instruction: 'Pick', attachment_type: 'text', attachment: 'x', categories: ['a', 'b'] };
+    for (const url of ['http://127.0.0.1:8080/cb', 'http://2130706433/cb', 'http://0x7f.1/cb', 'http://[::1]/cb', 'http://localhost/cb', 'http://api.localhost/cb', 'http://10.1.2.3/cb', 'http://169.254.169.254/latest']) {
+      const res = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: url } });
+      expect(res.status, url).toBe(400);
+      expect(res.body.error, url).toMatch(/^callback_url .* points to not a public address/);
+    }
+    const image = await api('POST', '/v1/task/categorization', {
+      json: { ...task, attachment_type: 'image', attachment: 'http://192.168.1.1/a.png', callback_url: 'https://example.com/cb' },
+    });
+    expect(image.status).toBe(400);
+    expect(image.body.error).toMatch(/^attachment http:\/\/192\.168\.1\.1\/a\.png points to not a public address/);
+    expect((await api('GET', '/v1/tasks')).body.total).toBe(before);
+    // A public address, and a name (judged when it is fetched), are accepted.
+    expect((await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: 'https://93.184.215.14/cb' } })).status).toBe(200);
+  });
+
+  it('replays project and batch creation under an Idempotency-Key: one object, the same answer, 409 for another body', async () => {
+    const api = client(server, 'current', server.dev.test_key);
+    const once = { headers: { 'Idempotency-Key': 'project-1' } };
+    const first = await api('POST', '/v1/projects', { json: { type: 'categorization', name: 'idem-project' }, ...once });
+    expect(first.status, first.text).toBe(200);
+    const again = await api('POST', '/v1/projects', { json: { type: 'categorization', name: 'idem-project' }, ...once });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect((await api('POST', '/v1/projects', { json: { type: 'categorization', name: 'other-project' }, ...once })).status).toBe(409);
+    expect((await api('GET', '/v1/projects')).body.filter((p: { name: string }) => ['idem-project', 'other-project'].includes(p.name))).toHaveLength(1);
+
+    const batch = { headers: { 'Idempotency-Key': 'batch-1' } };
+    const created = await api('POST', '/v1/batches', { json: { project: 'idem-project', name: 'idem-batch' }, ...batch });
+    expect(created.status, created.text).toBe(200);
+    const replayed = await api('POST', '/v1/batches', { json: { project: 'idem-project', name: 'idem-batch' }, ...batch });
+    expect(replayed.status).toBe(200);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.text).toBe(created.text);
+    // An error answer is saved too: the retry gets the same 404, even once the project exists.
+    const missing = { headers: { 'Idempotency-Key': 'batch-2' } };
+    expect((await api('POST', '/v1/batches', { json: { project: 'later', name: 'b2' }, ...missing })).status).toBe(404);
+    expect((await api('POST', '/v1/projects', { json: { type: 'categorization', name: 'later' } })).status).toBe(200);
+    const stillMissing = await api('POST', '/v1/batches', { json: { project: 'later', name: 'b2' }, ...missing });
+    expect(stillMissing.status).toBe(404);
+    expect(stillMissing.headers.get('idempotent-replayed')).toBe('true');
+  });
+});
+
+/** One raw HTTP/1.1 request (headers exactly as given, duplicates included): the status line's code. */
+async function rawStatus(url: string, lines: string[]): Promise<number> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  socket.write(`GET /v1/tasks HTTP/1.1\r\nHost: ${hostname}\r\nConnection: close\r\n${lines.map((l) => `${l}\r\n`).join('')}\r\n`);
+  let text = '';
+  for await (const chunk of socket) text += chunk;
+  return Number(/^HTTP\/1\.1 (\d{3})/.exec(text)![1]);
+}
+
+describe('authentication', () => {
+  let server: TestServer;
+  let lookups = 0;
+  beforeAll(async () => {
+    server = await startTestServer('pglite', { AUTH_FAILURE_BURST: '3', AUTH_FAILURE_PER_SECOND: '0.001' });
+    const authenticate = server.uow.accounts.authenticate;
+    server.uow.accounts.authenticate = (hash) => {
+      lookups++;
+      return authenticate(hash);
+    };
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('refuses a non-empty password and a second Authorization header (401), accepts the key with an empty password', async () => {
+    const key = server.dev.test_key;
+    const basic = (userPass: string) => `Authorization: Basic ${Buffer.from(userPass).toString('base64')}`;
+    expect(await rawStatus(server.url, [basic(`${key}:`)])).toBe(200);
+    expect(await rawStatus(server.url, [basic(`${key}:secret`)])).toBe(401);
+    expect(await rawStatus(server.url, [basic(`${key}:`), basic(`${key}:`)])).toBe(401);
+    expect(await rawStatus(server.url, [basic(`${key}:`), basic('someone-else:')])).toBe(401);
+  });
+
+  it('limits failed authentications per address: 429 with Retry-After, without a database lookup, even for a good key', async () => {
+    // The bucket holds 3 failures; the test above spent 3 (none refills in this test's time).
+    const bad = client(server, 'current', 'test_00000000000000000000000000000000');
+    const before = lookups;
+    const refused = await bad('GET', '/v1/tasks');
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(refused.body).toEqual({ status_code: 429, error: expect.stringMatching(/failed authentications/) });
+    expect((await client(server, 'current', server.dev.test_key)('GET', '/v1/tasks')).status).toBe(429);
+    expect(lookups).toBe(before);
+  });
+});
+
+describe('callback history', () => {
+  it('says "not a public address", never what a name resolved to inside our network', async () => {
+    const result = await safeRequest('http://internal.example.test/cb', {
+      method: 'POST',
+      body: 'x',
+      timeoutMs: 5_000,
+      maxResponseBytes: 1_000,
+      allowPrivateNetworks: [],
+      resolve: async () => [{ address: '10.20.30.40', family: 4 }],
+    });
+    expect(result).toEqual(expect.objectContaining({ ok: false, error: 'refused_address', message: 'internal.example.test: not a public address' }));
+    expect(JSON.stringify(result)).not.toContain('10.20.30.40');
+  });
+});
