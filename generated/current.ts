@@ -8059,8 +8059,10 @@ export interface components {
         BatchStatusFilter: components["schemas"]["BatchStatus"];
         /**
          * @description Offset paging: how many matching results to skip before the first one returned; an integer,
-         *     0 or more, default 0. The next page starts at `offset` + `limit`. An offset beyond the last
-         *     result gives an empty page (with the full `total`).
+         *     0 to 2147483647 (the largest 32-bit integer), default 0. The next page starts at `offset` +
+         *     `limit`. An offset beyond the last result gives an empty page (with the full `total`). Our
+         *     decision: the maximum is far beyond any list a key can hold, fits every client's integer type and
+         *     the database's; a larger value → 400 naming `offset`.
          * @example 100
          */
         Offset: number;
@@ -9838,8 +9840,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description Offset paging: how many matching results to skip before the first one returned; an integer,
-                 *     0 or more, default 0. The next page starts at `offset` + `limit`. An offset beyond the last
-                 *     result gives an empty page (with the full `total`).
+                 *     0 to 2147483647 (the largest 32-bit integer), default 0. The next page starts at `offset` +
+                 *     `limit`. An offset beyond the last result gives an empty page (with the full `total`). Our
+                 *     decision: the maximum is far beyond any list a key can hold, fits every client's integer type and
+                 *     the database's; a larger value → 400 naming `offset`.
                  * @example 100
                  */
                 offset?: components["parameters"]["Offset"];
@@ -10158,8 +10162,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description Offset paging: how many matching results to skip before the first one returned; an integer,
-                 *     0 or more, default 0. The next page starts at `offset` + `limit`. An offset beyond the last
-                 *     result gives an empty page (with the full `total`).
+                 *     0 to 2147483647 (the largest 32-bit integer), default 0. The next page starts at `offset` +
+                 *     `limit`. An offset beyond the last result gives an empty page (with the full `total`). Our
+                 *     decision: the maximum is far beyond any list a key can hold, fits every client's integer type and
+                 *     the database's; a larger value → 400 naming `offset`.
                  * @example 100
                  */
                 offset?: components["parameters"]["Offset"];
@@ -10814,8 +10820,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description Offset paging: how many matching results to skip before the first one returned; an integer,
-                 *     0 or more, default 0. The next page starts at `offset` + `limit`. An offset beyond the last
-                 *     result gives an empty page (with the full `total`).
+                 *     0 to 2147483647 (the largest 32-bit integer), default 0. The next page starts at `offset` +
+                 *     `limit`. An offset beyond the last result gives an empty page (with the full `total`). Our
+                 *     decision: the maximum is far beyond any list a key can hold, fits every client's integer type and
+                 *     the database's; a larger value → 400 naming `offset`.
                  * @example 100
                  */
                 offset?: components["parameters"]["Offset"];
