@@ -2108,6 +2108,9 @@ export interface components {
          * Metadata
          * @description Key/value data attached by the client; it has no effect on how the task is done. Default `{}`.
          *     `setMetadata` replaces it as a whole.
+         *     At most 1000 keys at its top level (our limit); as a whole it is bounded by the 10 MB body limit
+         *     and the 64-level nesting limit, and a number too large for JSON (`1e309`) or text with U+0000 or
+         *     a lone UTF-16 surrogate → 400 naming where.
          * @example {
          *       "vehicle_id": "V-1009",
          *       "shift": 3
@@ -2393,7 +2396,10 @@ export interface components {
          *     }
          */
         LayerPolygon: {
-            /** @description The corners of the polygon in drawing order; the last one joins the first. */
+            /**
+             * @description The corners of the polygon in drawing order; the last one joins the first. At most 1000
+             *     vertices (our limit, as for `max_vertices`).
+             */
             vertices: components["schemas"]["Vertex"][];
             /**
              * @description Optional label shown with the polygon.
@@ -2426,7 +2432,10 @@ export interface components {
          *     }
          */
         LayerLine: {
-            /** @description The points of the line in drawing order. */
+            /**
+             * @description The points of the line in drawing order. At most 1000 vertices (our limit, as for
+             *     `max_vertices`).
+             */
             vertices: components["schemas"]["Vertex"][];
             /**
              * @description Optional label shown with the line.
@@ -2571,13 +2580,25 @@ export interface components {
          *     }
          */
         Layers: {
-            /** @description Boxes: `{left, top, width, height, label?}`. */
+            /**
+             * @description Boxes: `{left, top, width, height, label?}`. At most 1000 entries (our limit: read-only
+             *     shapes drawn under the work; more → 400).
+             */
             boxes?: components["schemas"]["LayerBox"][];
-            /** @description Polygons: `{vertices: [{x, y}], label?}`. */
+            /**
+             * @description Polygons: `{vertices: [{x, y}], label?}`. At most 1000 entries (our limit: read-only
+             *     shapes drawn under the work; more → 400).
+             */
             polygons?: components["schemas"]["LayerPolygon"][];
-            /** @description Lines: `{vertices: [{x, y}], label?, spline?}`. */
+            /**
+             * @description Lines: `{vertices: [{x, y}], label?, spline?}`. At most 1000 entries (our limit: read-
+             *     only shapes drawn under the work; more → 400).
+             */
             lines?: components["schemas"]["LayerLine"][];
-            /** @description Cuboids: `{vertices: [{description, x, y}], label}`. */
+            /**
+             * @description Cuboids: `{vertices: [{description, x, y}], label}`. At most 1000 entries (our limit:
+             *     read-only shapes drawn under the work; more → 400).
+             */
             cuboids?: components["schemas"]["LayerCuboid"][];
         };
         /**
@@ -2609,6 +2630,7 @@ export interface components {
             /**
              * @description The attribute applies only when each named attribute has the given value, for example
              *     `[{"vehicle_kind": "truck"}]`.
+             *     At most 100 entries (our limit: conditions of one attribute; more → 400).
              */
             attribute_conditions?: {
                 [key: string]: string | number;
@@ -2666,13 +2688,15 @@ export interface components {
              */
             type?: "category" | "number" | "angle" | "text" | "offset" | "linked";
             /**
-             * @description The question or guidance shown to the worker for this attribute (for example "Is the car parked?").
+             * @description The question or guidance shown to the worker for this attribute (for example "Is the car
+             *     parked?"). At most 10000 characters (our limit: a short text shown to the worker).
              * @example Is the car currently parked?
              */
             description?: string;
             /**
              * @description The options of a categorical attribute. Required when `type` is `category` or absent;
              *     ignored for the other kinds.
+             *     At most 1000 entries (our limit: a worker reads every choice; more → 400).
              * @example [
              *       "Yes",
              *       "No"
@@ -2695,6 +2719,7 @@ export interface components {
          *     `pointannotation`, `lineannotation` and `polygonannotation` (and the newer types that say so,
          *     such as `imageannotation`). In a form body, write nested keys
          *     (`annotation_attributes[parked][choices][]=Yes`).
+         *     At most 100 attributes (our limit: a worker answers every one for each shape).
          * @example {
          *       "parked": {
          *         "description": "Is the car currently parked?",
@@ -2760,13 +2785,17 @@ export interface components {
              */
             with_labels?: boolean | string;
             /**
-             * @description Minimum width of a box in pixels; smaller objects are not boxed. Integer, at least 0; default 0 (no minimum).
+             * @description Minimum width of a box in pixels; smaller objects are not boxed. Integer, at least 0;
+             *     default 0 (no minimum). Our limit: 65535 pixels, the largest side common image formats
+             *     (JPEG) can have; larger → 400.
              * @default 0
              * @example 30
              */
             min_width?: number | string;
             /**
-             * @description Minimum height of a box in pixels; smaller objects are not boxed. Integer, at least 0; default 0 (no minimum).
+             * @description Minimum height of a box in pixels; smaller objects are not boxed. Integer, at least 0;
+             *     default 0 (no minimum). Our limit: 65535 pixels, the largest side common image formats
+             *     (JPEG) can have; larger → 400.
              * @default 0
              * @example 30
              */
@@ -3030,7 +3059,10 @@ export interface components {
              */
             splines?: boolean | string;
             /**
-             * @description The fewest vertices a line may have. Integer, at least 1; default 1.
+             * @description The fewest vertices a line may have. Integer, at least 1; default 1. Our limit: a worker
+             *     places every vertex by hand, so 1000 is far above any traced shape, and it bounds the
+             *     size of an answer (a test-mode answer draws at least this many vertices per shape);
+             *     larger → 400.
              * @default 1
              * @example 2
              */
@@ -3039,6 +3071,7 @@ export interface components {
              * @description The most vertices a line may have; `null` (the default) or absent means no upper bound.
              *     Integer, at least `min_vertices` (the range min_vertices..max_vertices is inclusive; checked
              *     by the server, 400 otherwise, since JSON Schema cannot compare two fields).
+             *     At most 1000 (our limit, as for `min_vertices`).
              * @default null
              * @example 12
              */
@@ -3168,7 +3201,10 @@ export interface components {
              */
             with_labels?: boolean | string;
             /**
-             * @description The fewest vertices a polygon may have. Integer, at least 1; default 1 (as the API description gives it).
+             * @description The fewest vertices a polygon may have. Integer, at least 1; default 1 (as the API
+             *     description gives it). Our limit: a worker places every vertex by hand, so 1000 is far
+             *     above any traced shape, and it bounds the size of an answer (a test-mode answer draws at
+             *     least this many vertices per shape); larger → 400.
              * @default 1
              * @example 3
              */
@@ -3177,6 +3213,7 @@ export interface components {
              * @description The most vertices a polygon may have; `null` (the default) or absent means no upper bound.
              *     Integer, at least `min_vertices` (the range min_vertices..max_vertices is inclusive; checked
              *     by the server, 400 otherwise, since JSON Schema cannot compare two fields).
+             *     At most 1000 (our limit, as for `min_vertices`).
              * @default null
              * @example 20
              */
@@ -3499,6 +3536,8 @@ export interface components {
              *     fetch does not answer HTTP 200, the task fails and the callback address receives the
              *     attachment error body. Always required (it belongs to the task; a project never supplies
              *     it).
+             *     At most 100000 characters (our limit: it bounds what a task stores and shows; longer →
+             *     400).
              * @example I was charged twice for my subscription this month.
              */
             attachment?: string;
@@ -3506,6 +3545,7 @@ export interface components {
              * @description The categories the worker chooses from: at least one, no duplicates. The response's
              *     `category` is always one (or, with `allow_multiple`, several) of these strings. Required
              *     unless the task's project supplies it.
+             *     At most 1000 entries (our limit: a worker reads every category; more → 400).
              * @example [
              *       "Billing",
              *       "Technical problem",
@@ -3522,6 +3562,7 @@ export interface components {
              *     the same category (400); a category without an id is allowed, and a chosen category
              *     without an id contributes no `category_id` (the key is absent, or the id is left out of
              *     the array). In a form body, send it as `category_ids[<id>]=<category>`.
+             *     At most 1000 entries (our limit, as for `categories`).
              * @example {
              *       "c1": "Billing",
              *       "c2": "Technical problem",
@@ -3594,6 +3635,7 @@ export interface components {
          * @description A dictionary of the values the worker must fill in: each key is the key under which the answer
          *     appears in the response's `fields` map, each value is the description shown to the worker. At
          *     least one entry. In a form body, send it as `fields[<key>]=<description>`.
+         *     At most 1000 fields (our limit).
          * @example {
          *       "invoice_number": "The invoice number, printed at the top right.",
          *       "total_amount": "The total amount due, with its currency."
@@ -3650,6 +3692,7 @@ export interface components {
              *     item (our decision: the API description sets no bound; comparing usually means two or
              *     more). Always required (it belongs to the task; a project never supplies it). In a form
              *     body, repeat the key (`attachments=...&attachments=...`).
+             *     At most 100 entries (our limit: items compared side by side; more → 400).
              * @example [
              *       "https://example.com/images/logo-a.png",
              *       "https://example.com/images/logo-b.png"
@@ -3660,6 +3703,7 @@ export interface components {
              * @description The answers the worker chooses from (at least one, no duplicates); the response's `choice`
              *     is one of them. At least one of `choices` and `fields` is required unless the task's
              *     project supplies it; both may be given.
+             *     At most 1000 entries (our limit: a worker reads every choice; more → 400).
              * @example [
              *       "The first is better",
              *       "The second is better",
@@ -3740,6 +3784,8 @@ export interface components {
              *     scheme → 400). If the fetch does not answer HTTP 200, the task fails and the callback
              *     address receives the attachment error body. Always required (it belongs to the task; a
              *     project never supplies it).
+             *     At most 100000 characters (our limit: it bounds what a task stores and shows; longer →
+             *     400).
              * @example https://example.com/restaurants/la-piazza
              */
             attachment?: string;
@@ -3796,6 +3842,7 @@ export interface components {
          *     says nothing against mixing). At least one entry. In a form body, send
          *     `repeatable_fields[<key>]=<description>` or `repeatable_fields[<key>][description]=...` and
          *     `repeatable_fields[<key>][choices][]=...`.
+         *     At most 100 keys (our limit).
          * @example {
          *       "item_description": "The description of the line item.",
          *       "quantity": "The number of units, as printed.",
@@ -4044,7 +4091,9 @@ export interface components {
              * @description The labels workers may give to shapes of this geometry; every returned annotation of this
              *     geometry has one of them as its `label`. Required, at least one. The API description sets no
              *     maximum for the newer types (the limits of 6, or 3 for lines, belong to the older
-             *     single-geometry types), so none is enforced here.
+             *     single-geometry types). Our limit: at most 20 entries (more → 400), room for many more
+             *     kinds than the older types allow, while bounding an answer: a test-mode answer draws every
+             *     kind at least once, each shape with at least `min_vertices` vertices.
              * @example [
              *       "car",
              *       "pedestrian"
@@ -4052,19 +4101,26 @@ export interface components {
              */
             objects_to_annotate: string[];
             /**
-             * @description Boxes only. The smallest width, in pixels, a box may have; default 0 (no minimum).
+             * @description Boxes only. The smallest width, in pixels, a box may have; default 0 (no minimum). Our
+             *     limit: 65535 pixels, the largest side common image formats (JPEG) can have; larger →
+             *     400.
              * @default 0
              * @example 30
              */
             min_width?: number | string;
             /**
-             * @description Boxes only. The smallest height, in pixels, a box may have; default 0 (no minimum).
+             * @description Boxes only. The smallest height, in pixels, a box may have; default 0 (no minimum). Our
+             *     limit: 65535 pixels, the largest side common image formats (JPEG) can have; larger →
+             *     400.
              * @default 0
              * @example 30
              */
             min_height?: number | string;
             /**
              * @description Polygons and lines only. The fewest vertices a shape may have (inclusive); default 1.
+             *     Our limit: a worker places every vertex by hand, so 1000 is far above any traced shape,
+             *     and it bounds the size of an answer (a test-mode answer draws at least this many
+             *     vertices per shape); larger → 400.
              * @default 1
              * @example 3
              */
@@ -4073,6 +4129,7 @@ export interface components {
              * @description Polygons and lines only. The most vertices a shape may have (inclusive). Absent means no
              *     upper bound (the API description's default `null`). Must be at least `min_vertices` (400
              *     otherwise).
+             *     At most 1000 (our limit, as for `min_vertices`).
              * @example 12
              */
             max_vertices?: number | string;
@@ -4402,6 +4459,8 @@ export interface components {
             /**
              * @description The content (`text`, `markdown`) or a direct `http(s)` link to the file (`image`, `video`,
              *     `audio`, `website`, `pdf`; any other scheme → 400).
+             *     At most 100000 characters (our limit: it bounds what a task stores and shows; longer →
+             *     400).
              * @example https://example.com/podcasts/episode-112.mp3
              */
             content: string;
@@ -4410,6 +4469,7 @@ export interface components {
              *     attachment is shown only while one of those forms is being filled in (the seed gives only
              *     "array"; string field ids and this meaning are our decision). Each must be the field_id of
              *     a form field of the task (checked by the server: 400). Default none: always shown.
+             *     At most 100 entries (our limit: as many as the task can have fields; more → 400).
              */
             forms?: string[];
         };
@@ -4435,6 +4495,7 @@ export interface components {
          *     Only dependent fields of type `category` are supported. The seed says other types "may error or
          *     behave undefined"; we decided that the server rejects (400) a key that is not the `field_id`
          *     of a `category` field of the task.
+         *     At most 100 entries (our limit: conditions of one field; more → 400).
          * @example [
          *       {
          *         "contains_ads": "yes"
@@ -4480,17 +4541,25 @@ export interface components {
              *     (or in the dictionary of the enclosing form). Unique among all fields of the task, form
              *     children included (checked by the server: 400), and meant to stay stable across the tasks
              *     of a project.
+             *     At most 255 characters (our limit: a name, not a text).
              * @example contains_ads
              */
             field_id: string;
             /**
-             * @description Short, singular, non-empty title shown to the worker.
+             * @description Short, singular, non-empty title shown to the worker. At most 10000 characters (our
+             *     limit: a short text shown to the worker).
              * @example Does the episode contain an advertisement?
              */
             title: string;
-            /** @description Longer explanation shown with the field. Default none (absent). */
+            /**
+             * @description Longer explanation shown with the field. Default none (absent). At most 10000 characters
+             *     (our limit: a short text shown to the worker).
+             */
             description?: string;
-            /** @description Shown as a tooltip next to the field. Default none (absent). */
+            /**
+             * @description Shown as a tooltip next to the field. Default none (absent). At most 10000 characters
+             *     (our limit: a short text shown to the worker).
+             */
             hint?: string;
             /**
              * @description When true, the worker must answer the field (with at least `min_responses_required`
@@ -4502,6 +4571,8 @@ export interface components {
             /**
              * @description The fewest answers a worker gives to this field when answering it. Default 1; must be
              *     larger than 0.
+             *     Our limit: at most 100, which bounds the size of an answer (a test-mode answer gives at
+             *     least this many); larger → 400.
              * @default 1
              */
             min_responses_required?: number | string;
@@ -4509,6 +4580,7 @@ export interface components {
              * @description The most answers a worker may give to this field. Default 1; must be at least
              *     `min_responses_required` (checked by the server: 400). When above 1, the field's answer in
              *     the response is an array of answers of the field's type.
+             *     At most 100 (our limit, as for `min_responses_required`).
              * @default 1
              */
             max_responses_required?: number | string;
@@ -4538,6 +4610,7 @@ export interface components {
             /**
              * @description The longest answer allowed, in characters. Default 1000 (the seed does not show a default;
              *     1000 is our decision).
+             *     At most 100000 (our limit: a longer answer is not a text field's).
              * @default 1000
              */
             max_characters?: number | string;
@@ -4688,7 +4761,8 @@ export interface components {
          */
         CategoryChoice: {
             /**
-             * @description The text shown to the worker for this choice.
+             * @description The text shown to the worker for this choice. At most 255 characters (our limit: a name,
+             *     not a text).
              * @example Football
              */
             label: string;
@@ -4698,13 +4772,15 @@ export interface components {
              */
             value: components["schemas"]["CategoryChoiceValue"];
             /**
-             * @description Extra guidance shown as a tooltip on the choice. Default none.
+             * @description Extra guidance shown as a tooltip on the choice. Default none. At most 10000 characters
+             *     (our limit: a short text shown to the worker).
              * @example Association football (soccer), not American football.
              */
             hint?: string;
             /**
              * @description Nested choices. A choice with subchoices is navigation only: it cannot be selected, only
              *     its leaf descendants can.
+             *     At most 100 entries (our limit: a worker reads every subchoice; more → 400).
              */
             subchoices?: components["schemas"]["CategoryChoice"][];
         };
@@ -4738,17 +4814,22 @@ export interface components {
              * @constant
              */
             type: "category";
-            /** @description Required. The choices, possibly nested through `subchoices`. */
+            /**
+             * @description Required. The choices, possibly nested through `subchoices`. At most 1000 entries (our
+             *     limit: a worker reads every choice; more → 400).
+             */
             choices: components["schemas"]["CategoryChoice"][];
             /**
              * @description The fewest choices selected in one answer. Default 1 (the seed shows no default; our
              *     decision).
+             *     At most 1000 (our limit, as for `choices`).
              * @default 1
              */
             min_choices?: number | string;
             /**
              * @description The most choices selected in one answer; above 1 the choices render as checkboxes,
              *     otherwise as radio buttons. Default 1 (the seed shows no default; our decision).
+             *     At most 1000 (our limit, as for `choices`).
              * @default 1
              */
             max_choices?: number | string;
@@ -4833,6 +4914,7 @@ export interface components {
             /**
              * @description The options, each shown as written and returned as written when selected (options are
              *     plain values rather than objects; our decision).
+             *     At most 1000 entries (our limit: a worker reads every choice; more → 400).
              * @example [
              *       "English",
              *       "German",
@@ -4871,12 +4953,14 @@ export interface components {
              */
             type: "ranking_order";
             /**
-             * @description Label of the first place of the ranking. Default `Best` (our decision).
+             * @description Label of the first place of the ranking. Default `Best` (our decision). At most 255
+             *     characters (our limit: a name, not a text).
              * @default Best
              */
             first_label?: string;
             /**
-             * @description Label of the last place of the ranking. Default `Worst` (our decision).
+             * @description Label of the last place of the ranking. Default `Worst` (our decision). At most 255
+             *     characters (our limit: a name, not a text).
              * @default Worst
              */
             last_label?: string;
@@ -4884,6 +4968,7 @@ export interface components {
              * @description How many attachments the worker ranks; it may be fewer than the attachments (the worker
              *     then ranks only the best ones). Default: the number of attachments (our decision), and it
              *     must not exceed it (checked by the server: 400).
+             *     At most 100 (our limit: a task has at most 100 attachments).
              */
             num_items_to_rank?: number | string;
         } & WithRequired<components["schemas"]["UnitFieldCommon"], "type">;
@@ -4918,9 +5003,15 @@ export interface components {
              * @constant
              */
             type: "fieldset";
-            /** @description Heading shown above the group. Default none. */
+            /**
+             * @description Heading shown above the group. Default none. At most 10000 characters (our limit: a
+             *     short text shown to the worker).
+             */
             title?: string;
-            /** @description Explanation shown with the group. Default none. */
+            /**
+             * @description Explanation shown with the group. Default none. At most 10000 characters (our limit: a
+             *     short text shown to the worker).
+             */
             description?: string;
             /**
              * @description Lays the grouped fields out side by side. Required, and must be true for a FieldSet that is
@@ -4928,7 +5019,10 @@ export interface components {
              *     too.
              */
             incline: true | string;
-            /** @description The grouped fields; any field type except `form` (no nested FieldSets). */
+            /**
+             * @description The grouped fields; any field type except `form` (no nested FieldSets). At most 50
+             *     entries (our limit: fields shown together; it bounds the size of an answer; more → 400).
+             */
             fields: (components["schemas"]["TextField"] | components["schemas"]["BooleanField"] | components["schemas"]["NumberField"] | components["schemas"]["DatetimeField"] | components["schemas"]["CategoryField"] | components["schemas"]["TimeRangeField"] | components["schemas"]["SelectField"] | components["schemas"]["RankingOrderField"])[];
         };
         /**
@@ -4984,6 +5078,8 @@ export interface components {
             /**
              * @description Required. The child fields and FieldSets of the form; any field type except `form` (forms do
              *     not nest). FieldSet children must have `incline: true`.
+             *     At most 50 entries (our limit: fields of one form; it bounds the size of an answer, see
+             *     `TextCollectionParams.fields`; more → 400).
              */
             fields: (components["schemas"]["TextField"] | components["schemas"]["BooleanField"] | components["schemas"]["NumberField"] | components["schemas"]["DatetimeField"] | components["schemas"]["CategoryField"] | components["schemas"]["TimeRangeField"] | components["schemas"]["SelectField"] | components["schemas"]["RankingOrderField"] | components["schemas"]["FieldSet"])[];
         } & WithRequired<components["schemas"]["UnitFieldCommon"], "type">;
@@ -5195,20 +5291,31 @@ export interface components {
             /**
              * @description Required on every task (a per-task field, never taken from the project). The items the
              *     worker looks at, in display order; `ranking_order` fields rank them.
+             *     At most 100 entries (our limit: attachments shown in one task; more → 400).
              */
             attachments?: components["schemas"]["TextCollectionAttachment"][];
             /**
              * @description The form fields the worker fills in; each answer is returned under its `field_id`.
              *     Required unless the task's project supplies it. Either no top-level field is a `form`, or
              *     all of them are (checked by the server: 400).
+             *     At most 100 entries (our limit; more → 400). Our limit too: the smallest complete answer
+             *     may hold at most 1000 answer values, counting each top-level field's
+             *     `min_responses_required`, for a form times the sum of its children's (a form asking for 10
+             *     fillings of 20 children counts 200), where a category answer counts its `min_choices` and a
+             *     ranking its `num_items_to_rank`. More → 400 naming `fields`. It bounds what a worker must give and what a
+             *     test-mode answer holds, which would otherwise grow as the product of the nested counts.
              */
             fields?: components["schemas"]["UnitField"][];
             /**
-             * @description Optional title of the task shown to the worker above the form. Default none.
+             * @description Optional title of the task shown to the worker above the form. Default none. At most
+             *     10000 characters (our limit: a short text shown to the worker).
              * @example Podcast episode review
              */
             title?: string;
-            /** @description Optional text shown to the worker under the title. Default none. */
+            /**
+             * @description Optional text shown to the worker under the title. Default none. At most 10000
+             *     characters (our limit: a short text shown to the worker).
+             */
             description?: string;
             /**
              * @description Optional pre-labels whose schema matches the response (`annotations` mandatory); see
@@ -5294,22 +5401,31 @@ export interface components {
          */
         NamedEntityRecognitionLabel: {
             /**
-             * @description Required unique identifier; it is what the response's `label` carries.
+             * @description Required unique identifier; it is what the response's `label` carries. At most 255
+             *     characters (our limit: a name, not a text).
              * @example PERSON
              */
             name: string;
             /**
-             * @description Alias shown to workers. Default the `name` (our decision).
+             * @description Alias shown to workers. Default the `name` (our decision). At most 255 characters (our
+             *     limit: a name, not a text).
              * @example Person
              */
             display_name?: string;
-            /** @description Labeling guidance for this label. Default none. */
+            /**
+             * @description Labeling guidance for this label. Default none. At most 10000 characters (our limit: a
+             *     short text shown to the worker).
+             */
             description?: string;
-            /** @description More specific labels under this one. Default none. */
+            /**
+             * @description More specific labels under this one. Default none. At most 100 entries (our limit: sub-
+             *     labels of one label; more → 400).
+             */
             children?: components["schemas"]["NamedEntityRecognitionLabel"][];
             /**
              * @description Optional; attribute name → attribute definition. The worker sets these on every span of
              *     this label; the response keys `attributes` by the same names.
+             *     At most 100 attributes (our limit).
              */
             attributes?: {
                 [key: string]: components["schemas"]["NamedEntityRecognitionAttribute"];
@@ -5323,11 +5439,13 @@ export interface components {
             /**
              * @description The option's value; it is what appears in the response (`annotations[].attributes`).
              *     Unique among the options of the attribute (checked by the server: 400; our decision).
+             *     At most 255 characters (our limit: a name, not a text).
              * @example executive
              */
             value: string;
             /**
-             * @description The name shown to the worker. Default the `value` (our decision).
+             * @description The name shown to the worker. Default the `value` (our decision). At most 255 characters
+             *     (our limit: a name, not a text).
              * @example Executive
              */
             display_name?: string;
@@ -5360,11 +5478,20 @@ export interface components {
              * @enum {string}
              */
             type?: "select";
-            /** @description The options to choose from (required and non-empty; our decision). */
+            /**
+             * @description The options to choose from (required and non-empty; our decision). At most 1000 entries
+             *     (our limit: a worker reads every option; more → 400).
+             */
             options: components["schemas"]["NamedEntityRecognitionAttributeOption"][];
-            /** @description The name shown to the worker. Default the attribute's key (our decision). */
+            /**
+             * @description The name shown to the worker. Default the attribute's key (our decision). At most 255
+             *     characters (our limit: a name, not a text).
+             */
             display_name?: string;
-            /** @description Guidance shown to the worker. Default none. */
+            /**
+             * @description Guidance shown to the worker. Default none. At most 10000 characters (our limit: a short
+             *     text shown to the worker).
+             */
             description?: string;
         };
         /**
@@ -5387,11 +5514,13 @@ export interface components {
             /**
              * @description Required for a named relationship, disallowed for an unnamed one. Identifies the
              *     relationship; the response's relationships carry it.
+             *     At most 255 characters (our limit: a name, not a text).
              * @example works_for
              */
             name?: string;
             /**
-             * @description A phrase describing the relationship, shown to workers. Default none.
+             * @description A phrase describing the relationship, shown to workers. Default none. At most 255
+             *     characters (our limit: a name, not a text).
              * @example works for
              */
             display_name?: string;
@@ -5404,11 +5533,13 @@ export interface components {
             is_directed?: boolean | string;
             /**
              * @description The name of the label the source span must have. Default none: any label (our decision).
+             *     At most 255 characters (our limit: a name, not a text).
              * @example PERSON
              */
             source_label?: string;
             /**
              * @description The name of the label the target span must have. Default none: any label (our decision).
+             *     At most 255 characters (our limit: a name, not a text).
              * @example ORG
              */
             target_label?: string;
@@ -5423,6 +5554,8 @@ export interface components {
             /**
              * @description Required on every task (a per-task field, never taken from the project). The plain text
              *     whose spans the worker labels; response offsets index into it.
+             *     At most 100000 characters (our limit: it bounds what a task stores and shows; longer →
+             *     400).
              * @example Acme Corp hired Jane Doe as CFO in Berlin.
              */
             text?: string;
@@ -5430,11 +5563,13 @@ export interface components {
              * @description The labels workers assign to spans (nested through `children`). Required unless the task's
              *     project supplies it. Label names are unique across the whole tree (checked by the
              *     server: 400).
+             *     At most 1000 entries (our limit: a worker reads every label; more → 400).
              */
             labels?: components["schemas"]["NamedEntityRecognitionLabel"][];
             /**
              * @description Optional relationship definitions. A task has either all named or all unnamed
              *     relationships (mixing them → 400). Default none: workers draw no relationships.
+             *     At most 1000 entries (our limit: as for `labels`; more → 400).
              */
             relationships?: components["schemas"]["NamedEntityRecognitionRelationshipDefinition"][] | unknown | unknown;
         };
@@ -5577,12 +5712,14 @@ export interface components {
          */
         DocumentTranscriptionFeature: {
             /**
-             * @description The feature's name, unique within the task; used as `label` in the response.
+             * @description The feature's name, unique within the task; used as `label` in the response. At most 255
+             *     characters (our limit: a name, not a text).
              * @example invoice_number
              */
             name: string;
             /**
-             * @description What the feature is and where to find it, shown to workers (Markdown). Optional.
+             * @description What the feature is and where to find it, shown to workers (Markdown). Optional. At most
+             *     10000 characters (our limit: a short text shown to the worker).
              * @example The number printed after "Invoice #" in the header.
              */
             description?: string;
@@ -5718,6 +5855,7 @@ export interface components {
              * @description The features workers look for and transcribe, each with a unique `name`; annotations of a
              *     feature carry its name as `label`. Optional: without features, workers transcribe all text
              *     and annotations have no `label`. Feature names must be unique (400 otherwise).
+             *     At most 1000 entries (our limit: regions of one document; more → 400).
              */
             features?: components["schemas"]["DocumentTranscriptionFeature"][];
             /**
@@ -5765,6 +5903,8 @@ export interface components {
             /**
              * @description URLs of the frame images in playback order (frame 0 first), with `attachment_type: image`.
              *     Exactly one of `attachment` and `attachments` is required on every task.
+             *     At most 1000 entries (our limit: frames of one task; the response tracks objects across
+             *     them; more → 400).
              * @example [
              *       "https://example.com/frames/drive-7/0000.jpg",
              *       "https://example.com/frames/drive-7/0001.jpg"
@@ -5795,6 +5935,7 @@ export interface components {
             /**
              * @description The events workers mark with their first and last frame (returned in `events`). Optional;
              *     without it `events` is empty.
+             *     At most 100 entries (our limit: a worker reads every event kind; more → 400).
              * @example [
              *       "lane change",
              *       "hard braking"
@@ -6074,6 +6215,8 @@ export interface components {
              *     (coordinates in metres; other keys are ignored); the response labels the points in this
              *     order. The frame file format is our decision, as the API description does not show it.
              *     Required on every task.
+             *     At most 1000 entries (our limit: frames of one task; the response labels every point of
+             *     every frame; more → 400).
              * @example [
              *       "https://example.com/lidar/drive-7/0000.json",
              *       "https://example.com/lidar/drive-7/0001.json"
@@ -6089,6 +6232,7 @@ export interface components {
             /**
              * @description The labels a point may get; the response refers to them by their index in this array.
              *     Required unless the task's project supplies it; at least one, no duplicates.
+             *     At most 1000 entries (our limit: a worker reads every label; more → 400).
              * @example [
              *       "road",
              *       "vehicle",
@@ -6416,6 +6560,8 @@ export interface components {
             /**
              * @description Markdown instructions for the worker (HTML tags are not supported). When the task's project
              *     has instructions, the task stores the project text, a blank line, then this text.
+             *     At most 100000 characters (our limit: it bounds what a task stores and shows; longer →
+             *     400). With a project's instruction the stored text may be twice as long.
              * @example Draw a box around every **car**.
              */
             instruction?: string;
@@ -6446,17 +6592,20 @@ export interface components {
              *     version (or the one named by `project_param_version`) is merged under the task's own
              *     parameters; the project's type must equal the task's type (400 otherwise). With a project,
              *     the type-defining parameters may come from the project instead of the request.
+             *     At most 255 characters (our limit: a name, not a text).
              * @example street-scenes
              */
             project?: string;
             /**
              * @description The name of a batch to join. The task's project is the batch's project (`project`, when
              *     given, must match). The batch must accept tasks (see the batch lifecycle).
+             *     At most 255 characters (our limit: a name, not a text).
              * @example street-scenes-week-47
              */
             batch?: string;
             /**
-             * @description The project parameter version to use instead of the latest one (400 when the project has no such version).
+             * @description The project parameter version to use instead of the latest one (400 when the project has
+             *     no such version). At most 2147483647 (our limit, the largest 32-bit integer).
              * @example 0
              */
             project_param_version?: number | string;
@@ -6756,18 +6905,21 @@ export interface components {
              */
             choice: string;
             /**
-             * @description The name shown to workers instead of `choice`. Absent when not given.
+             * @description The name shown to workers instead of `choice`. Absent when not given. At most 255
+             *     characters (our limit: a name, not a text).
              * @example Passenger car
              */
             display?: string;
             /**
-             * @description Description of the choice and guidance on labeling it. Absent when not given.
+             * @description Description of the choice and guidance on labeling it. Absent when not given. At most
+             *     10000 characters (our limit: a short text shown to the worker).
              * @example Any four-wheeled vehicle built to carry people; not vans or trucks.
              */
             description?: string;
             /**
              * @description Nested choices (strings or further `OntologyChoice` objects, to any depth). Their names
              *     follow the same uniqueness rule as the top-level choices. Absent when not given.
+             *     At most 100 entries (our limit: subchoices of one choice; more → 400).
              * @example [
              *       "sedan",
              *       {
@@ -6790,6 +6942,7 @@ export interface components {
          *     `subchoices` — may occur only once in the whole ontology (compared case-sensitively), so that
          *     a label names exactly one choice. The server checks this at every depth and answers 400
          *     naming the duplicate. An empty ontology is not allowed (400).
+         *     At most 1000 entries (our limit: a worker reads every choice; more → 400).
          * @example [
          *       "pedestrian",
          *       {
@@ -6957,7 +7110,8 @@ export interface components {
              */
             patch?: boolean;
             /**
-             * @description Project instructions (Markdown), prepended to each task's own instruction with a blank line between.
+             * @description Project instructions (Markdown), prepended to each task's own instruction with a blank
+             *     line between. At most 100000 characters (our limit, as for a task's `instruction`).
              * @example Label every vehicle that is at least half visible.
              */
             instruction?: string;
@@ -7085,7 +7239,8 @@ export interface components {
          */
         BatchCreateRequest: {
             /**
-             * @description The name of the project (unknown → 404).
+             * @description The name of the project (unknown → 404). At most 255 characters (our limit: a name, not
+             *     a text).
              * @example street-scenes
              */
             project: string;
@@ -7674,12 +7829,14 @@ export interface components {
         /**
          * @description Only results that belong to the project with this name (exact match). A name that matches no
          *     project gives an empty result, not 404 (our decision).
+         *     At most 255 characters (as a project name).
          * @example vehicles
          */
         ProjectFilter: string;
         /**
          * @description Only tasks in the batch with this name (exact match). A name that matches no batch gives an
          *     empty list, not 404 (our decision).
+         *     At most 255 characters (as a batch name).
          * @example vehicles-week-47
          */
         BatchFilter: string;
@@ -7696,6 +7853,7 @@ export interface components {
          *     (`tags=fleet,priority`); the two forms can be mixed. Because commas separate tags, a tag that
          *     itself contains a comma cannot be used in this filter. This filter is our decision (the API
          *     description says tags can be used to query tasks but does not name the parameter).
+         *     At most 5 tags (a task has at most 5; more → 400), each at most 255 characters.
          * @example [
          *       "fleet",
          *       "priority"
@@ -7755,8 +7913,10 @@ export interface components {
         Limit: number;
         /**
          * @description Offset paging: how many matching results to skip before the first one returned; an integer,
-         *     0 or more, default 0. The next page starts at `offset` + `limit`. An offset beyond the last
-         *     result gives an empty page (with the full `total`).
+         *     0 to 2147483647 (the largest 32-bit integer), default 0. The next page starts at `offset` +
+         *     `limit`. An offset beyond the last result gives an empty page (with the full `total`). Our
+         *     decision: the maximum is far beyond any list a key can hold, fits every client's integer type and
+         *     the database's; a larger value → 400 naming `offset`.
          * @example 100
          */
         Offset: number;
@@ -7915,12 +8075,14 @@ export interface operations {
                 /**
                  * @description Only results that belong to the project with this name (exact match). A name that matches no
                  *     project gives an empty result, not 404 (our decision).
+                 *     At most 255 characters (as a project name).
                  * @example vehicles
                  */
                 project?: components["parameters"]["ProjectFilter"];
                 /**
                  * @description Only tasks in the batch with this name (exact match). A name that matches no batch gives an
                  *     empty list, not 404 (our decision).
+                 *     At most 255 characters (as a batch name).
                  * @example vehicles-week-47
                  */
                 batch?: components["parameters"]["BatchFilter"];
@@ -7937,6 +8099,7 @@ export interface operations {
                  *     (`tags=fleet,priority`); the two forms can be mixed. Because commas separate tags, a tag that
                  *     itself contains a comma cannot be used in this filter. This filter is our decision (the API
                  *     description says tags can be used to query tasks but does not name the parameter).
+                 *     At most 5 tags (a task has at most 5; more → 400), each at most 255 characters.
                  * @example [
                  *       "fleet",
                  *       "priority"
@@ -7996,8 +8159,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description Offset paging: how many matching results to skip before the first one returned; an integer,
-                 *     0 or more, default 0. The next page starts at `offset` + `limit`. An offset beyond the last
-                 *     result gives an empty page (with the full `total`).
+                 *     0 to 2147483647 (the largest 32-bit integer), default 0. The next page starts at `offset` +
+                 *     `limit`. An offset beyond the last result gives an empty page (with the full `total`). Our
+                 *     decision: the maximum is far beyond any list a key can hold, fits every client's integer type and
+                 *     the database's; a larger value → 400 naming `offset`.
                  * @example 100
                  */
                 offset?: components["parameters"]["Offset"];
@@ -9256,6 +9421,7 @@ export interface operations {
                 /**
                  * @description Only results that belong to the project with this name (exact match). A name that matches no
                  *     project gives an empty result, not 404 (our decision).
+                 *     At most 255 characters (as a project name).
                  * @example vehicles
                  */
                 project?: components["parameters"]["ProjectFilter"];
@@ -9290,8 +9456,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description Offset paging: how many matching results to skip before the first one returned; an integer,
-                 *     0 or more, default 0. The next page starts at `offset` + `limit`. An offset beyond the last
-                 *     result gives an empty page (with the full `total`).
+                 *     0 to 2147483647 (the largest 32-bit integer), default 0. The next page starts at `offset` +
+                 *     `limit`. An offset beyond the last result gives an empty page (with the full `total`). Our
+                 *     decision: the maximum is far beyond any list a key can hold, fits every client's integer type and
+                 *     the database's; a larger value → 400 naming `offset`.
                  * @example 100
                  */
                 offset?: components["parameters"]["Offset"];
@@ -9623,8 +9791,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description Offset paging: how many matching results to skip before the first one returned; an integer,
-                 *     0 or more, default 0. The next page starts at `offset` + `limit`. An offset beyond the last
-                 *     result gives an empty page (with the full `total`).
+                 *     0 to 2147483647 (the largest 32-bit integer), default 0. The next page starts at `offset` +
+                 *     `limit`. An offset beyond the last result gives an empty page (with the full `total`). Our
+                 *     decision: the maximum is far beyond any list a key can hold, fits every client's integer type and
+                 *     the database's; a larger value → 400 naming `offset`.
                  * @example 100
                  */
                 offset?: components["parameters"]["Offset"];
@@ -10279,8 +10449,10 @@ export interface operations {
                 limit?: components["parameters"]["Limit"];
                 /**
                  * @description Offset paging: how many matching results to skip before the first one returned; an integer,
-                 *     0 or more, default 0. The next page starts at `offset` + `limit`. An offset beyond the last
-                 *     result gives an empty page (with the full `total`).
+                 *     0 to 2147483647 (the largest 32-bit integer), default 0. The next page starts at `offset` +
+                 *     `limit`. An offset beyond the last result gives an empty page (with the full `total`). Our
+                 *     decision: the maximum is far beyond any list a key can hold, fits every client's integer type and
+                 *     the database's; a larger value → 400 naming `offset`.
                  * @example 100
                  */
                 offset?: components["parameters"]["Offset"];

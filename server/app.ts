@@ -1,5 +1,5 @@
 // createApp(generation, deps): the Express app of one generation, made from its bundled contract:
-// parsers -> auth -> rate limit -> idempotency -> body coercion -> contract validation -> handler
+// auth -> rate limit -> parsers -> idempotency -> body coercion -> contract validation -> handler
 // -> error mapper.
 import express, { type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
@@ -9,9 +9,10 @@ type ValidatorOptions = Parameters<typeof OpenApiValidator.middleware>[0];
 import type { Generation } from './domain/model.ts';
 import type { UnitOfWork } from './domain/ports.ts';
 import { authenticate, type AuthFailureLimit } from './http/auth.ts';
+import { bodyParsers, storableInput } from './http/body-limits.ts';
 import { coerceBody } from './http/coerce.ts';
 import { loadContract, type Contract } from './http/contract.ts';
-import { HttpError, errorMapper } from './http/errors.ts';
+import { errorMapper } from './http/errors.ts';
 import { currentHandlers, legacyHandlers } from './http/handlers.ts';
 import { idempotency, idempotentCreation, saveErrorAnswer } from './http/idempotency.ts';
 import { refusePrivateTargets } from './http/targets.ts';
@@ -39,19 +40,6 @@ export function handlerTable(contract: Contract, uow: UnitOfWork): HandlerTable<
   return contract.generation === 'legacy' ? legacyHandlers({ uow, contract }) : currentHandlers({ uow, contract });
 }
 
-/** Where a string (or an object key) of a parsed body or query holds U+0000, as `body.a.b`; else null. */
-function nulIn(value: unknown, where: string): string | null {
-  if (typeof value === 'string') return value.includes('\0') ? where : null;
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\0')) return `${where} (a key)`;
-      const found = nulIn(v, `${where}.${k}`);
-      if (found) return found;
-    }
-  }
-  return null;
-}
-
 export function createApp(generation: Generation, deps: AppDeps) {
   const contract = loadContract(generation);
   const handlers = handlerTable(contract, deps.uow);
@@ -60,15 +48,10 @@ export function createApp(generation: Generation, deps: AppDeps) {
   // No ETag: the contract has no conditional requests, and hashing every body costs each answer.
   app.set('etag', false);
 
-  app.use(express.json({ limit: '10mb' }));
-  if (contract.acceptsForms) app.use(express.urlencoded({ extended: true, limit: '10mb' }));
-  // PostgreSQL stores no U+0000 in text or JSON: such a request is refused, not failed with a 500.
-  app.use((req, _res, next) => {
-    const where = nulIn(req.body, 'body') ?? nulIn(req.query, 'query') ?? (/%00/.test(req.path) ? 'the path' : null);
-    next(where ? new HttpError(400, `${where} contains the character U+0000, which is not accepted in text.`) : undefined);
-  });
+  // The key is checked before the body is read: a caller without one costs no parsing.
   app.use(authenticate(deps.uow, deps.authFailures));
   app.use(deps.rateLimit);
+  app.use(...bodyParsers(contract.acceptsForms), storableInput);
   const trainingPaths = trainingCreations(contract);
   app.use(idempotency(deps.idempotencyTtlMs, (p) => contract.creations.has(p) || trainingPaths.has(p)));
   app.use(idempotentCreation(deps.uow, deps.idempotencyTtlMs, new Set(['/v1/projects', '/v1/batches'])));

@@ -412,6 +412,28 @@ function annotationsProblem(annotations: unknown, path: string, fields: FieldAt[
   return null;
 }
 
+/**
+ * Our limit on the answers a text collection task asks for at the least (TextCollectionParams
+ * `fields`): it bounds what a worker must give and what a test-mode answer holds, which would
+ * otherwise grow as the product of nested `min_responses_required`.
+ */
+export const MAX_REQUIRED_ANSWERS = 1000;
+
+/**
+ * The fewest values a complete response holds: each field's min_responses_required answers (a
+ * form's times its children's), a category answer `min_choices` values, a ranking `num_items_to_rank`.
+ */
+function requiredAnswers(top: FieldAt[], childrenOf: (form: FieldAt) => FieldAt[], attachmentCount: number): number {
+  const least = (f: FieldAt) => Math.max(1, num(f.field.min_responses_required) ?? 1);
+  const values = (f: FieldAt) => {
+    if (f.type === 'category') return Math.max(1, num(f.field.min_choices) ?? 1);
+    if (f.type === 'ranking_order') return Math.max(1, num(f.field.num_items_to_rank) ?? attachmentCount);
+    return 1;
+  };
+  const sum = (fields: FieldAt[], each: (f: FieldAt) => number) => fields.reduce((n, f) => n + each(f), 0);
+  return sum(top, (f) => least(f) * (f.type === 'form' ? sum(childrenOf(f), (child) => least(child) * values(child)) : values(f)));
+}
+
 function textCollection(params: Params): Problem {
   const { top, all, childrenOf } = allFields(params);
   const byId = new Map(all.map((f) => [f.id, f]));
@@ -422,6 +444,12 @@ function textCollection(params: Params): Problem {
     () => {
       const dup = repeated(all.map((f) => ({ key: f.id, path: `${f.path}/field_id` })));
       return dup && at(`${dup.path} ${show(dup.key)} is used twice (first at ${dup.firstPath}); field_ids are unique across the task, form children included`);
+    },
+    () => {
+      const least = requiredAnswers(top, childrenOf, ctx.attachmentCount);
+      return least > MAX_REQUIRED_ANSWERS
+        ? at(`fields ask for at least ${least} answer values (min_responses_required of each field, a form's times the sum of its children's; min_choices of a category, num_items_to_rank of a ranking); at most ${MAX_REQUIRED_ANSWERS}`)
+        : null;
     },
     // Either no top-level field is a form, or all of them are.
     () => {

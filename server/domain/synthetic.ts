@@ -769,6 +769,9 @@ function frameCount(params: Params): number {
   return NOMINAL_VIDEO_SECONDS * clamp(asCount(params.frame_rate, 1, 1), 1, 60);
 }
 
+/** Vertices one track carries over its frames at most, beyond the first frame's shape. */
+const TRACK_VERTICES = 1000;
+
 /**
  * A run of consecutive frames in which the object is visible, moving a little from frame to
  * frame (moving keeps its size, so the first frame's box is the box of the whole track).
@@ -776,7 +779,8 @@ function frameCount(params: Params): number {
 function trackFrames(rng: SeededRandom, plan: GeometryPlan, frames: number): { start: Shape; frames: Schemas['VideoFrameGeometry'][] } {
   const canvas = canvasFor(plan.kind, plan.bounds);
   const first = rng.int(0, frames - 1);
-  const visible = rng.int(1, Math.min(5, frames - first));
+  // A track of large shapes stays short: the answer is bounded whatever min_vertices asks.
+  const visible = rng.int(1, Math.min(5, frames - first, Math.max(1, Math.floor(TRACK_VERTICES / plan.bounds.minVertices))));
   const start = randomShape(rng, plan.kind, canvas, plan.bounds);
   const [vx, vy] = [rng.int(-8, 8), rng.int(-8, 8)];
   return {
@@ -943,7 +947,8 @@ function answerField(context: TextCollectionContext, field: FieldDefinition, sco
     case 'category': {
       const leaves = leafChoiceValues(definition.choices);
       const fewest = Math.min(asCount(definition.min_choices, 1, 1), leaves.length);
-      const most = clamp(asCount(definition.max_choices, 1, 1), fewest, leaves.length);
+      // A few more than the fewest at most: the answer stays near the size the task asks for.
+      const most = clamp(asCount(definition.max_choices, 1, 1), fewest, Math.min(leaves.length, fewest + 9));
       return leaves.length > 0 ? rng.sample(leaves, rng.int(fewest, most)) : undefined;
     }
     case 'time_range':

@@ -1,0 +1,72 @@
+// What a request body may be before any handler sees it: at most 10 MB, JSON nested at most
+// MAX_JSON_DEPTH levels (checked on the raw bytes, before JSON.parse), and, once parsed, text that
+// PostgreSQL can store (no U+0000, no lone UTF-16 surrogate) and numbers that JSON can hold (no
+// 1e309 read as Infinity). The parsers run after authentication (see app.ts), so a caller without a
+// valid key costs no parsing at all.
+import express, { type RequestHandler } from 'express';
+import { HttpError } from './errors.ts';
+
+export const MAX_BODY = '10mb';
+/** Deepest nesting of arrays and objects in a JSON body; deeper → 400 (the contract's "Limits"). */
+export const MAX_JSON_DEPTH = 64;
+
+/** Throws a 400 when the raw JSON nests deeper than MAX_JSON_DEPTH (strings skipped, one pass). */
+export function checkJsonDepth(buf: Buffer): void {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < buf.length; i++) {
+    const c = buf[i];
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next byte is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) throw new HttpError(400, `The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels, the limit.`);
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+}
+
+/** The body parsers of a generation: JSON always, forms where the contract accepts them. */
+export function bodyParsers(acceptsForms: boolean): RequestHandler[] {
+  return [
+    express.json({ limit: MAX_BODY, verify: (_req, _res, buf) => checkJsonDepth(buf) }),
+    // qs nests form keys at most 5 levels (`a[b][c]...`) and reads at most 1000 parameters.
+    ...(acceptsForms ? [express.urlencoded({ extended: true, limit: MAX_BODY })] : []),
+  ];
+}
+
+/** Why a parsed value cannot be taken, naming where (`body.a.b`), or null when it can. */
+export function refusedIn(value: unknown, where: string): string | null {
+  if (typeof value === 'string') return textProblem(value, where);
+  if (typeof value === 'number') {
+    return Number.isFinite(value) ? null : `${where} is a number too large for JSON (it reads as infinity); send at most ${Number.MAX_VALUE}.`;
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const inKey = textProblem(k, `${where} (a key)`);
+      if (inKey) return inKey;
+      const found = refusedIn(v, `${where}.${k}`);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+// In `u` mode a surrogate pair is one code point, so only a lone surrogate matches.
+const LONE_SURROGATE = /\p{Cs}/u;
+
+function textProblem(text: string, where: string): string | null {
+  // PostgreSQL stores no U+0000 in text or JSON, and no lone surrogate in UTF-8.
+  if (text.includes('\0')) return `${where} contains the character U+0000, which is not accepted in text.`;
+  if (LONE_SURROGATE.test(text)) return `${where} contains a lone UTF-16 surrogate (such as \\ud800), which is not text; send a complete surrogate pair.`;
+  return null;
+}
+
+/** Refuses (400, naming where) a body or query that holds what cannot be stored, or a path with %00. */
+export const storableInput: RequestHandler = (req, _res, next) => {
+  const problem =
+    refusedIn(req.body, 'body') ??
+    refusedIn(req.query, 'query') ??
+    (/%00/.test(req.path) ? 'the path contains the character U+0000, which is not accepted in text.' : null);
+  next(problem ? new HttpError(400, problem) : undefined);
+};
