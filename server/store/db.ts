@@ -36,6 +36,8 @@ export interface Store {
   kind: 'pglite' | 'postgres';
   /** Runs one statement outside any transaction (it is a transaction of its own). */
   execute: Execute;
+  /** PostgreSQL's connection pool usage (for the metrics); none on the embedded database. */
+  pool?: () => { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -50,7 +52,8 @@ export async function openStore(options: { databaseUrl?: string | undefined; dat
     const db = drizzlePg(pool, { schema });
     await migratePg(db, { migrationsFolder });
     const execute: Execute = async <R,>(st: Statement) => (await pool.query({ name: st.name, text: st.text, values: st.values })).rows as R[];
-    return { db: db as unknown as Database, kind: 'postgres', execute, close: () => pool.end() };
+    const usage = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+    return { db: db as unknown as Database, kind: 'postgres', execute, pool: usage, close: () => pool.end() };
   }
   const inMemory = options.dataDir === 'memory://';
   if (!inMemory) mkdirSync(options.dataDir, { recursive: true });
