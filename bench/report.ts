@@ -1,6 +1,6 @@
-// docs/performance-scale.md from the latest bench/results/scale-*.json and soak-*.json. Written by
+// docs/internal/performance-scale.md from the latest bench/results/scale-*.json and soak-*.json. Written by
 // bench/scale.ts and bench/soak.ts after each run (each keeps the other's latest section), so that
-// `npm run bench`, which rewrites docs/performance.md, never loses them; that page links here.
+// `npm run bench`, which rewrites docs/internal/performance.md, never loses them; that page links here.
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,16 +73,16 @@ ${r.results
 `;
 }
 
-/** Rewrites docs/performance-scale.md from the latest results of both. */
+/** Rewrites docs/internal/performance-scale.md from the latest results of both. */
 export function writeScaleAndSoakPage(): void {
   const scale = latest('scale');
   const soak = latest('soak');
   const page = `# Performance at scale and under kill -9
 
-Written by \`bench/scale.ts\` and \`bench/soak.ts\` from their latest results (what they do: [bench/README.md](../bench/README.md)).
+Written by \`bench/scale.ts\` and \`bench/soak.ts\` from their latest results (what they do: [bench/README.md](../../bench/README.md)).
 Throughput and latency of single requests: [performance.md](performance.md).
 
 ${scale ? scaleSection(scale.file, scale.data) : '## Scale\n\nNot run yet (`npm run bench:scale`).\n'}
 ${soak ? soakSection(soak.file, soak.data) : '## Soak\n\nNot run yet (`npm run soak`).\n'}`;
-  writeFileSync(path.join(root, 'docs', 'performance-scale.md'), page);
+  writeFileSync(path.join(root, 'docs', 'internal', 'performance-scale.md'), page);
 }

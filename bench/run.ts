@@ -2,7 +2,7 @@
 // Starts, one after the other so they do not share the CPUs: the reference server on a throwaway
 // PostgreSQL 15 cluster, the baseline (bare node:http + one INSERT) on the same database, the
 // reference server on embedded PGlite, and the Prism mock. Each runs as a child process; autocannon
-// drives it from this process on loopback. Writes bench/results/<date>.json and docs/performance.md.
+// drives it from this process on loopback. Writes bench/results/<date>.json and docs/internal/performance.md.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -325,11 +325,11 @@ async function main() {
   mkdirSync(path.join(here, 'results'), { recursive: true });
   const jsonFile = path.join(here, 'results', `${date}.json`);
   writeFileSync(jsonFile, JSON.stringify(report, null, 2) + '\n');
-  writeFileSync(path.join(root, 'docs', 'performance.md'), markdown(report, `bench/results/${date}.json`));
+  writeFileSync(path.join(root, 'docs', 'internal', 'performance.md'), markdown(report, `bench/results/${date}.json`));
 
   console.log('\n' + table(results) + '\n');
   for (const t of report.targets) console.log(`${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.measured}`);
-  console.log(`\nwrote ${path.relative(root, jsonFile)} and docs/performance.md (${report.wallSeconds} s)`);
+  console.log(`\nwrote ${path.relative(root, jsonFile)} and docs/internal/performance.md (${report.wallSeconds} s)`);
 }
 
 function pkgVersion(name: string): string {
@@ -431,7 +431,7 @@ function markdown(
 
 How fast the reference server answers on loopback, on PostgreSQL and on embedded PGlite, next to a
 bare baseline (creation) and to the Prism mock (reads). Written by \`bench/run.ts\`; the raw numbers
-are in [\`${jsonPath}\`](../${jsonPath}). What each case does and the targets: [bench/README.md](../bench/README.md).
+are in [\`${jsonPath}\`](../../${jsonPath}). What each case does and the targets: [bench/README.md](../../bench/README.md).
 At scale (10⁶ tasks, 10,000 callbacks) and under \`kill -9\` (\`npm run bench:scale\`, \`npm run soak\`): [performance-scale.md](performance-scale.md).
 
 Measured ${report.date.slice(0, 10)}${report.quick ? ' with `--quick`' : ''}: ${settings.connections} connections, ${settings.warmupSeconds} s warm-up,
@@ -478,13 +478,13 @@ cluster runs as the \`postgres\` user) and writes \`bench/results/<date>.json\` 
 `;
 }
 
-/** `--render bench/results/<date>.json`: writes docs/performance.md again from a results file (no run). */
+/** `--render bench/results/<date>.json`: writes docs/internal/performance.md again from a results file (no run). */
 function render(file: string) {
   const report = JSON.parse(readFileSync(file, 'utf8'));
   for (const m of report.memory as MemoryResult[]) Object.assign(m, peaks(m.samples));
   report.targets = targets(report.results, report.memory);
   writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
-  writeFileSync(path.join(root, 'docs', 'performance.md'), markdown(report, path.relative(root, path.resolve(file))));
+  writeFileSync(path.join(root, 'docs', 'internal', 'performance.md'), markdown(report, path.relative(root, path.resolve(file))));
   for (const t of report.targets as TargetCheck[]) console.log(`${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.measured}`);
 }
 

@@ -8,7 +8,7 @@
 // interleaved. EXPLAIN ANALYZE of the server's exact SQL (captured at the pg client) goes with each case.
 // Then delivery: 10,000 test-mode tasks with a callback URL to a loopback receiver are created
 // while delivery is off, and a server with delivery on sends them all at once.
-// Writes bench/results/scale-<date>.json and docs/performance-scale.md.
+// Writes bench/results/scale-<date>.json and docs/internal/performance-scale.md.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
@@ -567,7 +567,7 @@ async function main(): Promise<number> {
   }
   console.log('');
   for (const t of targets) console.log(`${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.measured}`);
-  console.log(`\nwrote ${path.relative(root, file)} and docs/performance-scale.md (${report.wallSeconds} s)`);
+  console.log(`\nwrote ${path.relative(root, file)} and docs/internal/performance-scale.md (${report.wallSeconds} s)`);
   if (args.hold) {
     console.log(`\n--hold: the loaded database stays at ${databaseUrl} (account ${accountId}) until Ctrl-C`);
     await new Promise(() => {});

@@ -359,7 +359,7 @@ async function main(): Promise<number> {
     if (r.requests.unexpected.length) console.log(`${r.db}: ${r.requests.unexpected.length} unexpected answers, e.g. ${JSON.stringify(r.requests.unexpected[0])}`);
     console.log(`${r.db}: ${r.ok ? 'OK' : 'FAILED'}`);
   }
-  console.log(`\nwrote ${path.relative(root, file)} and docs/performance-scale.md (${report.wallSeconds} s)`);
+  console.log(`\nwrote ${path.relative(root, file)} and docs/internal/performance-scale.md (${report.wallSeconds} s)`);
   return results.every((r) => r.ok) ? 0 : 1;
 }
 

@@ -6717,6 +6717,14 @@ export interface components {
              * @example request/body/objects_to_annotate must NOT have more than 6 items
              */
             error: string;
+            /**
+             * @description The id of the request, as in the answer's `X-Request-Id` header: the caller's own
+             *     `X-Request-Id` when it was 1 to 128 characters of letters, digits and `._:@+=/-`, otherwise
+             *     one the server made. The server logs it with the request; quote it when reporting a problem.
+             *     A server may leave it out.
+             * @example 5f0c8a4e-9b1d-4c1e-8f3a-2d6b7e9c0a11
+             */
+            request_id?: string;
         };
         /**
          * TaskCreateCommon

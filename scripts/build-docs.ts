@@ -1,16 +1,21 @@
 // `npm run docs`: builds the self-contained reference site into docs/site/ (or the folder given):
-// one Redoc page per generation, one page per guide in docs/*.md, and an index linking them all.
+// one Redoc page per generation, one page per user guide in docs/*.md (guides/), one per internal
+// document in docs/internal/*.md (internal/), and an index linking them all. The references link to
+// each other and to the guides; links to repository files outside docs/ are not on the site and
+// become plain text.
 // Pages load nothing from outside their own origin: Redoc's scripts are inlined, its attribution
 // logo (which it would fetch from a CDN) is replaced by an inline SVG, and a Content-Security-Policy
 // forbids any other origin.
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { marked } from 'marked';
+import { parse, stringify } from 'yaml';
 import { generations, root, runBin } from './lib.ts';
 
 const outDir = path.resolve(process.argv[2] ?? path.join(root, 'docs', 'site'));
 const docsDir = path.join(root, 'docs');
-mkdirSync(path.join(outDir, 'guides'), { recursive: true });
+for (const sub of ['guides', 'internal']) mkdirSync(path.join(outDir, sub), { recursive: true });
 
 const csp =
   `<meta http-equiv="Content-Security-Policy" content="default-src 'self' 'unsafe-inline' ` +
@@ -23,14 +28,31 @@ const logo =
   );
 
 const titles = { current: 'humantask API — current generation', legacy: 'humantask API — older generation' };
-for (const gen of generations) {
-  const file = path.join(outDir, `${gen}.html`);
-  runBin('redocly', ['build-docs', gen, '--inlineBundle', '--title', titles[gen], '-o', file]);
-  let html = readFileSync(file, 'utf8');
-  html = html.replace('<head>', `<head>\n  ${csp}`);
-  html = html.replaceAll(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(?:-full)?\.svg/g, logo);
-  if (html.includes('cdn.redoc.ly/redoc/logo')) throw new Error(`${file}: Redoc's CDN logo was not replaced`);
-  writeFileSync(file, html);
+const other = { current: ['legacy', "the older generation's reference"], legacy: ['current', "the current generation's reference"] } as const;
+const work = mkdtempSync(path.join(tmpdir(), 'humantask-docs-'));
+try {
+  for (const gen of generations) {
+    // The bundled contract, with what only the site needs: links to the rest of the site, and server
+    // descriptions without Markdown (Redoc shows them as plain text).
+    const doc = parse(readFileSync(path.join(root, 'generated', `${gen}.openapi.yaml`), 'utf8'));
+    const [otherGen, otherTitle] = other[gen];
+    doc.info.description =
+      `> **humantask documentation:** [getting started](guides/getting-started.html) · ` +
+      `[${otherTitle}](${otherGen}.html) · [all guides](index.html)\n\n` +
+      doc.info.description;
+    for (const server of doc.servers ?? []) if (server.description) server.description = server.description.replaceAll('`', '');
+    const source = path.join(work, `${gen}.openapi.yaml`);
+    writeFileSync(source, stringify(doc));
+    const file = path.join(outDir, `${gen}.html`);
+    runBin('redocly', ['build-docs', source, '--inlineBundle', '--title', titles[gen], '-o', file]);
+    let html = readFileSync(file, 'utf8');
+    html = html.replace('<head>', `<head>\n  ${csp}`);
+    html = html.replaceAll(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(?:-full)?\.svg/g, logo);
+    if (html.includes('cdn.redoc.ly/redoc/logo')) throw new Error(`${file}: Redoc's CDN logo was not replaced`);
+    writeFileSync(file, html);
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
 }
 
 const page = (title: string, body: string, up: string) => `<!DOCTYPE html>
@@ -45,11 +67,11 @@ const page = (title: string, body: string, up: string) => `<!DOCTYPE html>
     code, pre { font: 14px/1.45 ui-monospace, monospace; background: #f3f4f6; }
     pre { padding: .8rem; overflow-x: auto; } table { border-collapse: collapse; }
     td, th { border: 1px solid #d0d4dc; padding: .3rem .6rem; vertical-align: top; }
-    nav { margin-bottom: 1.5rem; }
+    nav { margin-bottom: 1.5rem; } nav a { margin-right: 1rem; }
   </style>
 </head>
 <body>
-  <nav><a href="${up}index.html">humantask documentation</a></nav>
+  <nav><a href="${up}index.html">humantask documentation</a><a href="${up}guides/getting-started.html">Getting started</a><a href="${up}current.html">Current API reference</a><a href="${up}legacy.html">Older API reference</a></nav>
   <main>
 ${body}
   </main>
@@ -57,31 +79,60 @@ ${body}
 </html>
 `;
 
-const guides = readdirSync(docsDir)
-  .filter((f) => f.endsWith('.md'))
-  .sort()
-  .map((f) => {
-    const md = readFileSync(path.join(docsDir, f), 'utf8');
-    const title = /^#\s+(.+)$/m.exec(md)?.[1] ?? f;
-    const name = f.replace(/\.md$/, '');
-    // Links between guides point at .md files in the repository and at .html pages on the site.
-    const body = (marked.parse(md, { async: false }) as string).replaceAll(
-      /href="([\w.-]+)\.md(#[^"]*)?"/g,
-      (_m, target: string, hash = '') => `href="${target}.html${hash}"`,
-    );
-    writeFileSync(path.join(outDir, 'guides', `${name}.html`), page(title, body, '../'));
-    return { name, title };
-  });
+/** Plain text of inline Markdown (for <title>), and its HTML (for links). */
+const inlineHtml = (md: string) => marked.parseInline(md, { async: false }) as string;
+const plain = (md: string) => inlineHtml(md).replace(/<[^>]+>/g, '');
 
+/** Where a document of docs/ is on the site, by its path relative to docs/. */
+const sitePage = (rel: string) => (rel.startsWith('internal/') ? rel : `guides/${rel}`).replace(/\.md$/, '.html');
+
+/**
+ * A document's links, for the site: to another document of docs/ -> its page; to a repository file
+ * outside docs/ (bench results, the README) -> plain text naming the file, as the site has no copy.
+ */
+function siteLinks(html: string, rel: string): string {
+  const from = path.posix.dirname(sitePage(rel));
+  return html.replaceAll(/<a href="([^"#:]+)(#[^"]*)?"([^>]*)>([\s\S]*?)<\/a>/g, (_whole, target: string, hash = '', attrs: string, text: string) => {
+    const inRepo = path.posix.normalize(path.posix.join('docs', path.posix.dirname(rel), target));
+    if (inRepo.startsWith('docs/') && inRepo.endsWith('.md')) {
+      return `<a href="${path.posix.relative(from, sitePage(inRepo.slice('docs/'.length)))}${hash}"${attrs}>${text}</a>`;
+    }
+    if (inRepo.startsWith('docs/site/')) return `<a href="${path.posix.relative(from, inRepo.slice('docs/site/'.length))}${hash}"${attrs}>${text}</a>`;
+    return `<span title="${inRepo} in the repository">${text}</span>`;
+  });
+}
+
+const documents = (sub: string) =>
+  readdirSync(path.join(docsDir, sub))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => {
+      const rel = path.posix.join(sub, f);
+      const md = readFileSync(path.join(docsDir, rel), 'utf8');
+      const title = /^#\s+(.+)$/m.exec(md)?.[1] ?? f;
+      const body = siteLinks(marked.parse(md, { async: false }) as string, rel);
+      const href = sitePage(rel);
+      writeFileSync(path.join(outDir, href), page(plain(title), body, '../'));
+      return { href, title };
+    });
+// The getting-started page first, then the others by name.
+const guides = documents('').sort((a, b) => Number(b.href.endsWith('/getting-started.html')) - Number(a.href.endsWith('/getting-started.html')));
+const internal = documents('internal');
+
+const list = (docs: { href: string; title: string }[]) => docs.map((d) => `  <li><a href="${d.href}">${inlineHtml(d.title)}</a></li>`).join('\n');
 const index = `<h1>humantask documentation</h1>
 <h2>API reference</h2>
 <ul>
   <li><a href="current.html">Current generation</a> (paths <code>/v1/...</code> at the server's origin)</li>
   <li><a href="legacy.html">Older generation</a> (paths <code>/v1/...</code> under <code>/legacy</code>)</li>
 </ul>
-<h2>Guides</h2>
+<h2 id="guides">Guides</h2>
 <ul>
-${guides.map((g) => `  <li><a href="guides/${g.name}.html">${g.title}</a></li>`).join('\n')}
+${list(guides)}
+</ul>
+<h2 id="internal">For contributors</h2>
+<ul>
+${list(internal)}
 </ul>`;
 writeFileSync(path.join(outDir, 'index.html'), page('humantask documentation', index, ''));
-console.log(`docs site written to ${outDir} (${2 + guides.length} pages + index)`);
+console.log(`docs site written to ${outDir} (2 references, ${guides.length} guides, ${internal.length} internal pages, index)`);

@@ -50,6 +50,10 @@ export interface Config {
   smtpFrom: string;
   /** Live-mode attachment checks (ATTACHMENT_CHECK_POLL_MS, 0 = off; ATTACHMENT_TIMEOUT_MS). */
   attachments: { pollMs: number; timeoutMs: number };
+  /** Origins allowed to call from a browser (CORS_ORIGINS, comma-separated, `*` for any; none by default). */
+  corsOrigins: string[];
+  /** Prometheus metrics at /metrics (METRICS=true; off by default). */
+  metrics: boolean;
   /** Callback delivery: see README.md (DELIVERY_*, CALLBACK_*, ALLOW_PRIVATE_NETWORKS). */
   delivery: {
     pollMs: number;
@@ -98,6 +102,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     testCompletionPollMs: int('TEST_COMPLETION_POLL_MS', 1000, env),
     smtpUrl: env.SMTP_URL || undefined,
     smtpFrom: env.SMTP_FROM || 'humantask <callbacks@localhost>',
+    corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    metrics: env.METRICS === 'true',
     attachments: {
       pollMs: int('ATTACHMENT_CHECK_POLL_MS', 250, env),
       timeoutMs: int('ATTACHMENT_TIMEOUT_MS', 15_000, env),

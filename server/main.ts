@@ -17,6 +17,8 @@ import { createMailer } from './delivery/mail.ts';
 import { parseCidr, safeRequest } from './delivery/net.ts';
 import { createPoller, type Poller } from './delivery/poller.ts';
 import { authFailureLimit, rateLimit } from './http/auth.ts';
+import { cors, opsRouter, requestId } from './http/ops.ts';
+import { outboxDepth, readiness } from './store/health.ts';
 import { openStore, type Store } from './store/db.ts';
 import { parseWorkPayload, workChannel, type WorkQueue } from './store/notify.ts';
 import { unitOfWork } from './store/repositories.ts';
@@ -52,6 +54,11 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   };
   const root = express();
   root.disable('x-powered-by');
+  root.use(requestId());
+  root.use(cors(config.corsOrigins));
+  // prom-client is loaded only when metrics are on.
+  const metrics = config.metrics ? (await import('./metrics.ts')).createMetrics({ outboxDepth: () => outboxDepth(store), ...(store.pool ? { pool: store.pool } : {}) }) : null;
+  if (metrics) root.use(metrics.observeRequests);
   // The access log (none at all when the level leaves it out: it is on every request's path).
   if (logger.isLevelEnabled('info')) {
     root.use((req, res, next) => {
@@ -59,12 +66,15 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
       res.on('finish', () => {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
         // No secrets: neither the Authorization header nor bodies are logged.
-        logger.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10, account: res.locals.caller?.account.accountId }, 'request');
+        logger.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10, account: res.locals.caller?.account.accountId, request_id: res.locals.requestId }, 'request');
       });
       next();
     });
   }
-  if (existsSync(docsSite)) root.use('/docs', express.static(docsSite));
+  const docs = existsSync(docsSite);
+  if (docs) root.use('/docs', express.static(docsSite));
+  // /, /healthz, /readyz, /openapi/*, /metrics and a 404 for what is not the API: all without a key.
+  root.use(opsRouter({ readiness: () => readiness(store), metrics: metrics?.registry ?? null, docs }));
   root.use(basePath.legacy, createApp('legacy', deps));
   root.use(createApp('current', deps));
 
@@ -95,7 +105,8 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   pollers.test_completion = testCompleter;
 
   // DELIVERY_POLL_MS=0 turns delivery off (callbacks stay queued).
-  const dispatcher = config.delivery.pollMs > 0 ? startDispatcher(uow, safeRequest, mail, config.delivery, logger) : null;
+  const [send, sendMail] = metrics ? [metrics.countDeliveries(safeRequest), metrics.countDeliveries(mail)] : [safeRequest, mail];
+  const dispatcher = config.delivery.pollMs > 0 ? startDispatcher(uow, send, sendMail, config.delivery, logger) : null;
   if (dispatcher) pollers.outbox = dispatcher;
 
   const attachmentChecker =

@@ -73,6 +73,64 @@ describe('docs site', () => {
     expect(foreign).toEqual([]);
   });
 
+  it('has no broken link: every page of the site, every same-origin link answers, every #anchor of a guide exists', async () => {
+    const pages = ['index.html'];
+    const broken: string[] = [];
+    for (let i = 0; i < pages.length; i++) {
+      const from = pages[i]!;
+      const { page } = await open(`${origin}/${from}`);
+      if (/^(current|legacy)\.html$/.test(from)) await page.waitForSelector('#api-content');
+      const links = await page.$$eval('a[href]', (as) => as.map((a) => ({ raw: a.getAttribute('href')!, href: (a as HTMLAnchorElement).href })));
+      await page.close();
+      // On a reference, links starting with / or # are routes of Redoc's app (its menu), not pages.
+      const redoc = /^(current|legacy)\.html$/.test(from);
+      for (const { href } of links.filter((l) => !redoc || !/^[/#]/.test(l.raw))) {
+        const url = new URL(href);
+        // Links to other sites are not followed: the test runs offline.
+        if (url.origin !== origin) continue;
+        const target = url.pathname.slice(1) || 'index.html';
+        const res = await fetch(`${origin}/${target}`);
+        if (res.status !== 200) {
+          broken.push(`${from}: ${href} answers ${res.status}`);
+          continue;
+        }
+        const html = await res.text();
+        // Redoc's own links (#/tag/..., #operation/...) are routes of its app, not anchors.
+        const anchor = decodeURIComponent(url.hash.slice(1));
+        if (anchor && !anchor.startsWith('/') && !/^(current|legacy)\.html$/.test(target) && !html.includes(`id="${anchor}"`)) broken.push(`${from}: ${href} has no #${anchor}`);
+        if (target.endsWith('.html') && !pages.includes(target)) pages.push(target);
+      }
+    }
+    expect(broken).toEqual([]);
+    // Every page was reached from the index: both references, the guides and the internal pages.
+    expect(pages).toEqual(expect.arrayContaining(['current.html', 'legacy.html', 'guides/getting-started.html', 'guides/client.html', 'guides/conformance.html', 'internal/seed-map.html']));
+  });
+
+  it('links the references to each other, to the guides and the getting-started page; titles show no Markdown', async () => {
+    const { page } = await open(`${origin}/`);
+    const titles = await page.$$eval('main a', (as) => as.map((a) => a.textContent ?? ''));
+    expect(titles.filter((t) => t.includes('`'))).toEqual([]);
+    expect(titles).toContain('Getting started: from install to a callback in five minutes');
+    await page.close();
+    for (const [gen, other] of [['current', 'legacy'], ['legacy', 'current']] as const) {
+      const ref = await open(`${origin}/${gen}.html`);
+      await ref.page.waitForSelector('#api-content');
+      const links = await ref.page.$$eval('#api-content a[href]', (as) => as.map((a) => a.getAttribute('href')));
+      expect(links).toEqual(expect.arrayContaining([`${other}.html`, 'index.html', 'guides/getting-started.html']));
+      // The Servers box shows the server's description as plain text: no Markdown backticks in it.
+      const servers = await ref.page.evaluate(() => [...document.querySelectorAll('#api-content *')].filter((e) => e.children.length === 0 && (e.textContent ?? '').includes('The reference server serves')).map((e) => e.textContent));
+      expect(servers.length).toBeGreaterThan(0);
+      expect(servers.filter((t) => t?.includes('`'))).toEqual([]);
+      await ref.page.close();
+    }
+    for (const guide of ['guides/getting-started.html', 'internal/performance.html']) {
+      const { page: p } = await open(`${origin}/${guide}`);
+      expect(await p.$$eval('nav a', (as) => as.map((a) => a.getAttribute('href')))).toEqual(['../index.html', '../guides/getting-started.html', '../current.html', '../legacy.html']);
+      expect(await p.title()).not.toContain('`');
+      await p.close();
+    }
+  });
+
   it.each(generations)('renders the section of every %s operation and webhook', async (gen) => {
     const doc = loadBundle(gen);
     const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');

@@ -1,11 +1,11 @@
-// docs/seed-map.md points at the contract: every operation and component it names exists.
+// docs/internal/seed-map.md points at the contract: every operation and component it names exists.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { generations, loadBundle, operations, root } from './support/spec.ts';
 
 it('names only operations, schemas, parameters and tags that exist in the contract', () => {
-  const map = readFileSync(path.join(root, 'docs', 'seed-map.md'), 'utf8');
+  const map = readFileSync(path.join(root, 'docs', 'internal', 'seed-map.md'), 'utf8');
   const tokens = [...map.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
   const ops = new Set(generations.flatMap((g) => operations(g).map((o) => `${o.method.toUpperCase()} ${o.path}`)));
   const components = new Set(

@@ -77,14 +77,16 @@ export function errorMapper(generation: Generation, logger: Logger, saveAnswer: 
   return async (err, req, res, _next) => {
     let answer = toErrorAnswer(err, generation); // Stryker disable next-line all: which failures are logged; no client sees the log
     if (answer.status >= 500 && !(err instanceof DomainError)) logger.error({ err, url: req.originalUrl }, 'request failed');
-    let body = JSON.stringify({ status_code: answer.status, error: answer.message });
+    // The request id (see ops.ts) lets a caller quote the failed request to the operator.
+    const requestId = typeof res.locals.requestId === 'string' ? { request_id: res.locals.requestId } : {};
+    let body = JSON.stringify({ status_code: answer.status, error: answer.message, ...requestId });
     try {
       if (await saveAnswer(res, answer.status, body)) return;
     } catch (saveErr) {
       // The key belongs to a different request (409), or its request is still running (429).
       if (saveErr instanceof HttpError) {
         answer = toErrorAnswer(saveErr, generation);
-        body = JSON.stringify({ status_code: answer.status, error: answer.message });
+        body = JSON.stringify({ status_code: answer.status, error: answer.message, ...requestId });
       } else logger.error({ err: saveErr }, 'could not save the answer of an idempotent request');
     }
     for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);

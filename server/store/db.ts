@@ -43,6 +43,8 @@ export interface Store {
   listen(channel: string, handlers: ListenHandlers): Promise<Unlisten>;
   /** Seals and opens the account secrets stored (see secrets.ts). */
   secrets: SecretBox;
+  /** PostgreSQL's connection pool usage (for the metrics); none on the embedded database. */
+  pool?: () => { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -67,7 +69,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     const execute: Execute = async <R,>(st: Statement) => (await pool.query({ name: st.name, text: st.text, values: st.values })).rows as R[];
     const { databaseUrl } = options;
     const listen: Store['listen'] = (channel, handlers) => listenPostgres(databaseUrl, channel, handlers);
-    store = { db: db as unknown as Database, kind: 'postgres', execute, listen, close: () => pool.end() };
+    const usage = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
+    store = { db: db as unknown as Database, kind: 'postgres', execute, listen, pool: usage, close: () => pool.end() };
   } else if (options.dataDir === 'memory://') {
     const client = new PGlite();
     store = pgliteStore(client, await migrated(client));
