@@ -1,6 +1,7 @@
 // The outbox dispatcher: claims due callbacks (FOR UPDATE SKIP LOCKED, with a lease, so that
 // several server processes share the work and none sends a message another one holds), POSTs
-// each outside any transaction, and records the attempt and its outcome.
+// each outside any transaction, and records the attempt and its outcome. Its rounds run on the
+// shared poller (poller.ts): nudged when a callback is queued, and when a retry falls due.
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { newTaskId } from '../domain/ids.ts';

@@ -44,7 +44,7 @@ export function createPoller(options: PollerOptions): Poller {
   const timers = new Map<number, NodeJS.Timeout>();
 
   async function loop(): Promise<void> {
-    // Yield first, so that nudges of the same tick make one round.
+    // Never inside the caller: a nudge may come from within the database client's notification.
     await Promise.resolve();
     while (pending && !stopped) {
       pending = false;
