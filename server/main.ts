@@ -17,6 +17,7 @@ import { createMailer } from './delivery/mail.ts';
 import { parseCidr, safeRequest } from './delivery/net.ts';
 import { authFailureLimit, rateLimit } from './http/auth.ts';
 import { openStore, type Store } from './store/db.ts';
+import { safeError } from './store/errors.ts';
 import { unitOfWork } from './store/repositories.ts';
 
 export const docsSite = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'site');
@@ -67,7 +68,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   root.use(createApp('current', deps));
 
   const sweeper = setInterval(() => {
-    uow.idempotency.deleteExpired(new Date()).catch((err) => logger.error({ err }, 'idempotency sweep failed'));
+    uow.idempotency.deleteExpired(new Date()).catch((err) => logger.error({ err: safeError(err) }, 'idempotency sweep failed'));
   }, 60_000);
   sweeper.unref();
   // Test mode with a completion delay: the due time is stored with the task, so a restart loses none.
@@ -92,7 +93,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   );
 
   // The CLI reaches a server that holds the embedded database through a loopback admin interface.
-  const admin = store.kind === 'pglite' && config.dataDir !== 'memory://' ? await startAdmin(uow, config.dataDir) : null;
+  const admin = store.kind === 'pglite' && config.dataDir !== 'memory://' ? await startAdmin(uow, config.dataDir, (err) => logger.error({ err }, 'admin command failed')) : null;
 
   // Timeouts are checked every connectionsCheckingInterval (30 s by default): often enough for them.
   const server: Server = createServer({ connectionsCheckingInterval: Math.min(1000, Math.max(50, config.http.headersTimeoutMs / 4)) }, root);

@@ -10,6 +10,7 @@ import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
+import { withStatementName } from './errors.ts';
 import { lockDataDir } from './lock.ts';
 import * as schema from './schema.ts';
 import { loadSecretsKey, type KeySettings, type SecretBox } from './secrets.ts';
@@ -61,7 +62,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
     const db = drizzlePg(pool, { schema });
     await migratePg(db, { migrationsFolder });
-    const execute: Execute = async <R,>(st: Statement) => (await pool.query({ name: st.name, text: st.text, values: st.values })).rows as R[];
+    const execute: Execute = <R,>(st: Statement) => withStatementName(st.name, async () => (await pool.query({ name: st.name, text: st.text, values: st.values })).rows as R[]);
     store = { db: db as unknown as Database, kind: 'postgres', execute, close: () => pool.end() };
   } else if (options.dataDir === 'memory://') {
     const client = new PGlite();
@@ -111,7 +112,7 @@ async function migrated(client: PGlite) {
 }
 
 function pgliteStore(client: PGlite, db: ReturnType<typeof drizzlePglite<Schema>>): Omit<Store, 'secrets'> {
-  const execute: Execute = async <R,>(st: Statement) => (await client.query<R>(st.text, st.values)).rows;
+  const execute: Execute = <R,>(st: Statement) => withStatementName(st.name, async () => (await client.query<R>(st.text, st.values)).rows);
   return { db: db as unknown as Database, kind: 'pglite', execute, close: () => client.close() };
 }
 

@@ -1,7 +1,13 @@
 // Issue 15: what no input, neighbour process or local user may do to the service or its data.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { sql } from 'drizzle-orm';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAccountCommand } from '../../server/admin.ts';
+import { adminFile, runAccountCommand, startAdmin } from '../../server/admin.ts';
 import { safeRequest } from '../../server/delivery/net.ts';
 import { accountSummary, createAccount, updateAccount } from '../../server/domain/accounts.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
@@ -154,5 +160,44 @@ describe('callback history', () => {
     });
     expect(result).toEqual(expect.objectContaining({ ok: false, error: 'refused_address', message: 'internal.example.test: not a public address' }));
     expect(JSON.stringify(result)).not.toContain('10.20.30.40');
+  });
+});
+
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('no SQL in logs and admin answers on %s', (db) => {
+  it('logs the statement name and error code of a failed query, never its text or parameters', async () => {
+    let log = '';
+    const stream = new Writable({ write: (chunk, _enc, done) => ((log += chunk), done()) });
+    const server = await startTestServer(db, {}, pino({ level: 'error' }, stream));
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-admin-'));
+    try {
+      const api = client(server, 'current', server.dev.test_key);
+      const { task_id: id } = (await api('POST', '/v1/task/categorization', { json: { callback_url: 'https://example.com/cb', instruction: 'Pick', attachment_type: 'text', attachment: 'x', categories: ['a', 'b'] } })).body;
+      const broken = () => server.store.execute({ name: 'broken_read', text: "SELECT 1/0 AS x WHERE $1::text <> ''", values: ['param-secret-1'] });
+      server.uow.tasks.get = broken as never;
+      expect((await api('GET', `/v1/task/${id}`)).status).toBe(500);
+      // A query built by drizzle, too.
+      server.uow.tasks.get = (() => server.store.db.execute(sql`SELECT 1/0 WHERE ${'param-secret-2'} <> ''`)) as never;
+      expect((await api('GET', `/v1/task/${id}`)).status).toBe(500);
+      expect(log).toContain('"statement":"broken_read"');
+      expect(log.match(/"code":"22012"/g)).toHaveLength(2);
+      for (const leak of ['SELECT', 'param-secret', '1/0']) expect(log).not.toContain(leak);
+
+      const uow = { ...server.uow, accounts: { ...server.uow.accounts, list: broken as never } };
+      const logged: Record<string, unknown>[] = [];
+      const admin = await startAdmin(uow, dataDir, (err) => logged.push(err));
+      try {
+        const { url, token } = JSON.parse(readFileSync(adminFile(dataDir), 'utf8'));
+        const res = await fetch(`${url}/accounts`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify({ command: 'list' }) });
+        expect(res.status).toBe(500);
+        const text = await res.text();
+        expect(text).toBe(JSON.stringify({ error: 'the command failed on the server (see its log)' }));
+        expect(logged).toEqual([expect.objectContaining({ code: '22012', statement: 'broken_read' })]);
+      } finally {
+        await admin.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+      await server.close();
+    }
   });
 });
