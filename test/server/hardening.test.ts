@@ -201,3 +201,34 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('no SQ
     }
   });
 });
+
+describe('slow and idle connections', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer('pglite', { HEADERS_TIMEOUT_MS: '300', REQUEST_TIMEOUT_MS: '600', KEEP_ALIVE_TIMEOUT_MS: '2000' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  /** Opens a connection, writes `text`, and answers what came back once the server closed it. */
+  async function untilClosed(text: string): Promise<string> {
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    socket.write(text);
+    let received = '';
+    for await (const chunk of socket) received += chunk;
+    return received;
+  }
+
+  it('closes a connection whose request head never ends (408), within HEADERS_TIMEOUT_MS', { timeout: 20_000 }, async () => {
+    const received = await untilClosed(`GET /v1/tasks HTTP/1.1\r\nHost: ${new URL(server.url).host}\r\nX-Slow: `);
+    expect(received).toMatch(/^(HTTP\/1\.1 408|$)/);
+  });
+
+  it('closes an idle kept-alive connection after KEEP_ALIVE_TIMEOUT_MS', { timeout: 20_000 }, async () => {
+    const received = await untilClosed(`GET /v1/tasks HTTP/1.1\r\nHost: ${new URL(server.url).host}\r\n\r\n`);
+    expect(received).toMatch(/^HTTP\/1\.1 401/);
+    expect(received).toMatch(/\r\nkeep-alive: timeout=2\r\n/i); // the default would say 5
+  });
+});
