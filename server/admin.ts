@@ -8,6 +8,7 @@ import path from 'node:path';
 import { accountSummary, createAccount, rotateKey, updateAccount } from './domain/accounts.ts';
 import { DomainError, invalid, notFound } from './domain/errors.ts';
 import type { UnitOfWork } from './domain/ports.ts';
+import { safeError } from './store/errors.ts';
 
 export interface AccountCommand {
   command: 'create' | 'list' | 'rotate-key' | 'set' | 'usage';
@@ -76,7 +77,11 @@ export async function failedDeliveries(uow: UnitOfWork, limit: number) {
 export const adminFile = (dataDir: string) => path.join(dataDir, 'admin.json');
 
 /** Starts the admin interface of a server that holds an embedded database. */
-export async function startAdmin(uow: UnitOfWork, dataDir: string): Promise<{ close(): Promise<void> }> {
+export async function startAdmin(
+  uow: UnitOfWork,
+  dataDir: string,
+  log: (err: Record<string, unknown>) => void = (err) => console.error('admin command failed', err),
+): Promise<{ close(): Promise<void> }> {
   const token = randomBytes(24).toString('hex');
   const server: Server = createServer((req, res) => {
     const answer = (status: number, body: unknown) => {
@@ -97,7 +102,12 @@ export async function startAdmin(uow: UnitOfWork, dataDir: string): Promise<{ cl
         .then(() => run(JSON.parse(Buffer.concat(chunks).toString('utf8'))))
         .then(
           (result) => answer(200, { result }),
-          (err) => answer(err instanceof DomainError ? 400 : 500, { error: err instanceof Error ? err.message : String(err) }),
+          (err) => {
+            if (err instanceof DomainError) return answer(400, { error: err.message });
+            // No SQL text or parameters in the answer: the operator reads the server's log.
+            log(safeError(err));
+            answer(500, { error: 'the command failed on the server (see its log)' });
+          },
         );
     });
   });

@@ -27,8 +27,8 @@ export interface Config {
   /** ... and burst size (RATE_LIMIT_BURST, default 100). 0 turns rate limiting off. */
   rateLimitBurst: number;
   /**
-   * Failed authentications per client address: burst (AUTH_FAILURE_BURST, default 20; 0 = no limit)
-   * and refill per second (AUTH_FAILURE_PER_SECOND, default 0.2: one every 5 s).
+   * Unknown keys per client address: burst (AUTH_FAILURE_BURST, default 100; 0 = no limit) and
+   * refill per second (AUTH_FAILURE_PER_SECOND, default 1).
    */
   authFailureBurst: number;
   authFailurePerSecond: number;
@@ -92,8 +92,8 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idempotencyTtlMs: int('IDEMPOTENCY_TTL_SECONDS', 86_400, env) * 1000,
     rateLimitPerSecond: int('RATE_LIMIT_PER_SECOND', 50, env),
     rateLimitBurst: int('RATE_LIMIT_BURST', 100, env),
-    authFailureBurst: int('AUTH_FAILURE_BURST', 20, env),
-    authFailurePerSecond: int('AUTH_FAILURE_PER_SECOND', 0.2, env),
+    authFailureBurst: int('AUTH_FAILURE_BURST', 100, env),
+    authFailurePerSecond: int('AUTH_FAILURE_PER_SECOND', 1, env),
     http: {
       headersTimeoutMs: int('HEADERS_TIMEOUT_MS', 10_000, env),
       requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, env),

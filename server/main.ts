@@ -21,6 +21,7 @@ import { cors, opsRouter, requestId } from './http/ops.ts';
 import { outboxDepth, readiness } from './store/health.ts';
 import { openStore, type Store } from './store/db.ts';
 import { parseWorkPayload, workChannel, type WorkQueue } from './store/notify.ts';
+import { safeError } from './store/errors.ts';
 import { unitOfWork } from './store/repositories.ts';
 
 export const docsSite = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'site');
@@ -79,7 +80,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   root.use(createApp('current', deps));
 
   const sweeper = setInterval(() => {
-    uow.idempotency.deleteExpired(new Date()).catch((err) => logger.error({ err }, 'idempotency sweep failed'));
+    uow.idempotency.deleteExpired(new Date()).catch((err) => logger.error({ err: safeError(err) }, 'idempotency sweep failed'));
   }, 60_000);
   sweeper.unref();
   // The background jobs, each one poller: nudged by the NOTIFY that the transaction queuing their
@@ -121,7 +122,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   if (attachmentChecker) pollers.attachment_check = attachmentChecker;
 
   // The CLI reaches a server that holds the embedded database through a loopback admin interface.
-  const admin = store.kind === 'pglite' && config.dataDir !== 'memory://' ? await startAdmin(uow, config.dataDir) : null;
+  const admin = store.kind === 'pglite' && config.dataDir !== 'memory://' ? await startAdmin(uow, config.dataDir, (err) => logger.error({ err }, 'admin command failed')) : null;
 
   // Timeouts are checked every connectionsCheckingInterval (30 s by default): often enough for them.
   const server: Server = createServer({ connectionsCheckingInterval: Math.min(1000, Math.max(50, config.http.headersTimeoutMs / 4)) }, root);

@@ -24,8 +24,9 @@ export function apiKeyOf(rawHeaders: string[]): string | null {
 }
 
 /**
- * Failed authentications per client address, in memory (a token bucket each): a blocked address is
- * answered 429 before any database lookup. A successful authentication does not refill the bucket.
+ * Unknown keys per client address, in memory (a token bucket each): a blocked address is answered
+ * 429 before any database lookup. Only a failure that cost a lookup counts (a request without a key,
+ * or with a malformed header, costs nothing); a successful authentication does not refill the bucket.
  */
 export function authFailureLimit(perSecond: number, burst: number, maxAddresses = 100_000) {
   const buckets = new Map<string, { tokens: number; at: number }>();
@@ -67,7 +68,7 @@ export function authenticate(uow: UnitOfWork, failures: AuthFailureLimit = authF
       const keyHash = key ? hashKey(key) : '';
       const found = key ? await uow.accounts.authenticate(keyHash) : null;
       if (!found) {
-        failures.failed(address);
+        if (key) failures.failed(address);
         throw new HttpError(401, 'A valid API key is required (HTTP Basic, the key as user name, empty password).', authChallenge);
       }
       res.locals.caller = found satisfies Caller;

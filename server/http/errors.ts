@@ -4,6 +4,7 @@ import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.ts';
 import type { Generation } from '../domain/model.ts';
+import { safeError } from '../store/errors.ts';
 
 export class HttpError extends Error {
   constructor(
@@ -76,7 +77,7 @@ export type SaveAnswer = (res: import('express').Response, statusCode: number, b
 export function errorMapper(generation: Generation, logger: Logger, saveAnswer: SaveAnswer): ErrorRequestHandler {
   return async (err, req, res, _next) => {
     let answer = toErrorAnswer(err, generation); // Stryker disable next-line all: which failures are logged; no client sees the log
-    if (answer.status >= 500 && !(err instanceof DomainError)) logger.error({ err, url: req.originalUrl }, 'request failed');
+    if (answer.status >= 500 && !(err instanceof DomainError)) logger.error({ err: safeError(err), url: req.originalUrl }, 'request failed');
     // The request id (see ops.ts) lets a caller quote the failed request to the operator.
     const requestId = typeof res.locals.requestId === 'string' ? { request_id: res.locals.requestId } : {};
     let body = JSON.stringify({ status_code: answer.status, error: answer.message, ...requestId });
@@ -87,7 +88,7 @@ export function errorMapper(generation: Generation, logger: Logger, saveAnswer: 
       if (saveErr instanceof HttpError) {
         answer = toErrorAnswer(saveErr, generation);
         body = JSON.stringify({ status_code: answer.status, error: answer.message, ...requestId });
-      } else logger.error({ err: saveErr }, 'could not save the answer of an idempotent request');
+      } else logger.error({ err: safeError(saveErr) }, 'could not save the answer of an idempotent request');
     }
     for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);
     res.status(answer.status).type('application/json').send(body);

@@ -11,6 +11,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { listenPostgres, type ListenHandlers, type Unlisten } from './notify.ts';
+import { withStatementName } from './errors.ts';
 import { lockDataDir } from './lock.ts';
 import * as schema from './schema.ts';
 import { loadSecretsKey, type KeySettings, type SecretBox } from './secrets.ts';
@@ -66,7 +67,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
     const db = drizzlePg(pool, { schema });
     await migratePg(db, { migrationsFolder });
-    const execute: Execute = async <R,>(st: Statement) => (await pool.query({ name: st.name, text: st.text, values: st.values })).rows as R[];
+    const execute: Execute = <R,>(st: Statement) => withStatementName(st.name, async () => (await pool.query({ name: st.name, text: st.text, values: st.values })).rows as R[]);
     const { databaseUrl } = options;
     const listen: Store['listen'] = (channel, handlers) => listenPostgres(databaseUrl, channel, handlers);
     const usage = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
@@ -119,7 +120,7 @@ async function migrated(client: PGlite) {
 }
 
 function pgliteStore(client: PGlite, db: ReturnType<typeof drizzlePglite<Schema>>): Omit<Store, 'secrets'> {
-  const execute: Execute = async <R,>(st: Statement) => (await client.query<R>(st.text, st.values)).rows;
+  const execute: Execute = <R,>(st: Statement) => withStatementName(st.name, async () => (await client.query<R>(st.text, st.values)).rows);
   // One process, one connection: a NOTIFY reaches the listener of the same client.
   const listen: Store['listen'] = (channel, handlers) => client.listen(channel, handlers.onPayload);
   return { db: db as unknown as Database, kind: 'pglite', execute, listen, close: () => client.close() };

@@ -3,6 +3,7 @@
 // columns still come from schema.ts, so there is one place where a column is named.
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
+import { withStatementName } from './errors.ts';
 import type { Database, Execute, Statement } from './db.ts';
 
 interface Column {
@@ -75,10 +76,10 @@ export function statement(text: string, values: unknown[]): Statement {
 
 /** Runs statements inside a drizzle transaction (on its connection), as drizzle SQL. */
 export function executeIn(tx: Database): Execute {
-  return async <R,>(st: Statement) => {
+  return <R,>(st: Statement) => withStatementName(st.name, async () => {
     const parts = st.text.split(/\$(\d+)/);
     const chunks: SQL[] = parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${st.values[Number(part) - 1]}`));
     const result = (await tx.execute(sql.join(chunks))) as unknown as { rows: R[] };
     return result.rows;
-  };
+  });
 }

@@ -1,7 +1,13 @@
 // Issue 15: what no input, neighbour process or local user may do to the service or its data.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { sql } from 'drizzle-orm';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAccountCommand } from '../../server/admin.ts';
+import { adminFile, runAccountCommand, startAdmin } from '../../server/admin.ts';
 import { safeRequest } from '../../server/delivery/net.ts';
 import { accountSummary, createAccount, updateAccount } from '../../server/domain/accounts.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
@@ -130,8 +136,10 @@ describe('authentication', () => {
   });
 
   it('limits failed authentications per address: 429 with Retry-After, without a database lookup, even for a good key', async () => {
-    // The bucket holds 3 failures; the test above spent 3 (none refills in this test's time).
+    // The bucket holds 3 unknown keys (none refills in this test's time). Requests without a usable
+    // key (the test above) cost no lookup and do not count.
     const bad = client(server, 'current', 'test_00000000000000000000000000000000');
+    for (let i = 0; i < 3; i++) expect((await bad('GET', '/v1/tasks')).status).toBe(401);
     const before = lookups;
     const refused = await bad('GET', '/v1/tasks');
     expect(refused.status).toBe(429);
@@ -154,5 +162,75 @@ describe('callback history', () => {
     });
     expect(result).toEqual(expect.objectContaining({ ok: false, error: 'refused_address', message: 'internal.example.test: not a public address' }));
     expect(JSON.stringify(result)).not.toContain('10.20.30.40');
+  });
+});
+
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('no SQL in logs and admin answers on %s', (db) => {
+  it('logs the statement name and error code of a failed query, never its text or parameters', async () => {
+    let log = '';
+    const stream = new Writable({ write: (chunk, _enc, done) => ((log += chunk), done()) });
+    const server = await startTestServer(db, {}, pino({ level: 'error' }, stream));
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-admin-'));
+    try {
+      const api = client(server, 'current', server.dev.test_key);
+      const { task_id: id } = (await api('POST', '/v1/task/categorization', { json: { callback_url: 'https://example.com/cb', instruction: 'Pick', attachment_type: 'text', attachment: 'x', categories: ['a', 'b'] } })).body;
+      const broken = () => server.store.execute({ name: 'broken_read', text: "SELECT 1/0 AS x WHERE $1::text <> ''", values: ['param-secret-1'] });
+      server.uow.tasks.get = broken as never;
+      expect((await api('GET', `/v1/task/${id}`)).status).toBe(500);
+      // A query built by drizzle, too.
+      server.uow.tasks.get = (() => server.store.db.execute(sql`SELECT 1/0 WHERE ${'param-secret-2'} <> ''`)) as never;
+      expect((await api('GET', `/v1/task/${id}`)).status).toBe(500);
+      expect(log).toContain('"statement":"broken_read"');
+      expect(log.match(/"code":"22012"/g)).toHaveLength(2);
+      for (const leak of ['SELECT', 'param-secret', '1/0']) expect(log).not.toContain(leak);
+
+      const uow = { ...server.uow, accounts: { ...server.uow.accounts, list: broken as never } };
+      const logged: Record<string, unknown>[] = [];
+      const admin = await startAdmin(uow, dataDir, (err) => logged.push(err));
+      try {
+        const { url, token } = JSON.parse(readFileSync(adminFile(dataDir), 'utf8'));
+        const res = await fetch(`${url}/accounts`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify({ command: 'list' }) });
+        expect(res.status).toBe(500);
+        const text = await res.text();
+        expect(text).toBe(JSON.stringify({ error: 'the command failed on the server (see its log)' }));
+        expect(logged).toEqual([expect.objectContaining({ code: '22012', statement: 'broken_read' })]);
+      } finally {
+        await admin.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+      await server.close();
+    }
+  });
+});
+
+describe('slow and idle connections', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer('pglite', { HEADERS_TIMEOUT_MS: '300', REQUEST_TIMEOUT_MS: '600', KEEP_ALIVE_TIMEOUT_MS: '2000' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  /** Opens a connection, writes `text`, and answers what came back once the server closed it. */
+  async function untilClosed(text: string): Promise<string> {
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    socket.write(text);
+    let received = '';
+    for await (const chunk of socket) received += chunk;
+    return received;
+  }
+
+  it('closes a connection whose request head never ends (408), within HEADERS_TIMEOUT_MS', { timeout: 20_000 }, async () => {
+    const received = await untilClosed(`GET /v1/tasks HTTP/1.1\r\nHost: ${new URL(server.url).host}\r\nX-Slow: `);
+    expect(received).toMatch(/^(HTTP\/1\.1 408|$)/);
+  });
+
+  it('closes an idle kept-alive connection after KEEP_ALIVE_TIMEOUT_MS', { timeout: 20_000 }, async () => {
+    const received = await untilClosed(`GET /v1/tasks HTTP/1.1\r\nHost: ${new URL(server.url).host}\r\n\r\n`);
+    expect(received).toMatch(/^HTTP\/1\.1 401/);
+    expect(received).toMatch(/\r\nkeep-alive: timeout=2\r\n/i); // the default would say 5
   });
 });

@@ -32,7 +32,7 @@ export interface TestServer extends RunningServer {
   dev: AccountSecrets;
 }
 
-export async function startTestServer(db: DatabaseKind, env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(db: DatabaseKind, env: Record<string, string> = {}, logger = pino({ level: 'silent' })): Promise<TestServer> {
   const databaseUrl = db === 'postgres' ? await clusterAt(inject('postgresUrl')).createDatabase({ template: inject('postgresTemplate') }) : undefined;
   const config: Config = {
     // No callback leaves the machine unless a test turns delivery on (to a loopback receiver).
@@ -42,7 +42,7 @@ export async function startTestServer(db: DatabaseKind, env: Record<string, stri
     dataDir: 'memory://',
     databaseUrl,
   };
-  const server = await startServer(config, pino({ level: 'silent' }));
+  const server = await startServer(config, logger);
   if (!server.devAccount) throw new Error('a fresh database should get a development account');
   return {
     ...server,
