@@ -46,7 +46,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
   // The key is checked before the body is read: a caller without one costs no parsing.
   app.use(authenticate(deps.uow));
   app.use(deps.rateLimit);
-  app.use(...bodyParsers(contract.acceptsForms), storableInput);
+  app.use(...bodyParsers(contract.acceptsForms), storableInput(contract));
   const trainingPaths = trainingCreations(contract);
   app.use(idempotency(deps.idempotencyTtlMs, (p) => contract.creations.has(p) || trainingPaths.has(p)));
   app.use((req, _res, next) => {
