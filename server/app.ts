@@ -51,7 +51,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
   // The key is checked before the body is read: a caller without one costs no parsing.
   app.use(authenticate(deps.uow, deps.authFailures));
   app.use(deps.rateLimit);
-  app.use(...bodyParsers(contract.acceptsForms), storableInput);
+  app.use(...bodyParsers(contract.acceptsForms), storableInput(contract));
   const trainingPaths = trainingCreations(contract);
   app.use(idempotency(deps.idempotencyTtlMs, (p) => contract.creations.has(p) || trainingPaths.has(p)));
   app.use(idempotentCreation(deps.uow, deps.idempotencyTtlMs, new Set(['/v1/projects', '/v1/batches'])));

@@ -4,7 +4,9 @@
 // 1e309 read as Infinity). The parsers run after authentication (see app.ts), so a caller without a
 // valid key costs no parsing at all.
 import express, { type RequestHandler } from 'express';
+import type { Contract, Json } from './contract.ts';
 import { HttpError } from './errors.ts';
+
 
 export const MAX_BODY = '10mb';
 /** Deepest nesting of arrays and objects in a JSON body; deeper → 400 (the contract's "Limits"). */
@@ -62,11 +64,44 @@ function textProblem(text: string, where: string): string | null {
   return null;
 }
 
-/** Refuses (400, naming where) a body or query that holds what cannot be stored, or a path with %00. */
-export const storableInput: RequestHandler = (req, _res, next) => {
-  const problem =
-    refusedIn(req.body, 'body') ??
-    refusedIn(req.query, 'query') ??
-    (/%00/.test(req.path) ? 'the path contains the character U+0000, which is not accepted in text.' : null);
-  next(problem ? new HttpError(400, problem) : undefined);
-};
+/** A numeric query value beyond what a number can hold (`1e309`, 400 digits), naming it. */
+function hugeQueryNumber(query: unknown, numeric: ReadonlySet<string>): string | null {
+  for (const [name, value] of Object.entries(query && typeof query === 'object' ? query : {})) {
+    if (!numeric.has(name)) continue;
+    for (const v of Array.isArray(value) ? value : [value]) {
+      if (typeof v === 'string' && v.trim() !== '' && !Number.isFinite(Number(v))) return `query.${name} is a number too large (it reads as infinity).`;
+    }
+  }
+  return null;
+}
+
+/** The names of the contract's numeric query parameters (`limit`, `offset`, ...). */
+export function numericQueryParams(contract: Contract): Set<string> {
+  const names = new Set<string>();
+  for (const item of Object.values<Json>(contract.doc.paths)) {
+    for (const op of Object.values<Json>(item)) {
+      for (const ref of Array.isArray(op?.parameters) ? op.parameters : []) {
+        const param = contract.resolve(ref);
+        const types = [param?.schema?.type].flat();
+        if (param?.in === 'query' && (types.includes('integer') || types.includes('number'))) names.add(param.name);
+      }
+    }
+  }
+  return names;
+}
+
+/**
+ * Refuses (400, naming where) a body or query that holds what cannot be stored, a numeric query
+ * value beyond any number, or a path with %00.
+ */
+export function storableInput(contract: Contract): RequestHandler {
+  const numeric = numericQueryParams(contract);
+  return (req, _res, next) => {
+    const problem =
+      refusedIn(req.body, 'body') ??
+      refusedIn(req.query, 'query') ??
+      hugeQueryNumber(req.query, numeric) ??
+      (/%00/.test(req.path) ? 'the path contains the character U+0000, which is not accepted in text.' : null);
+    next(problem ? new HttpError(400, problem) : undefined);
+  };
+}

@@ -134,13 +134,22 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('reque
     ['current', '/v1/evaluation_tasks'],
   ] as const)('%s %s: offset 2^63 → 400 naming offset; the maximum is taken', async (gen, path) => {
     const api = client(server, gen, await account(`offset-${gen}-${path}`));
-    for (const offset of ['9223372036854775808', '2147483648', '99999999999999999999999']) {
+    // Beyond what a number holds (it read as infinity and reached the database: 500) or beyond the maximum.
+    for (const offset of ['9223372036854775808', '2147483648', '99999999999999999999999', '1'.repeat(400), '1e309']) {
       const res = await api('GET', `${path}?offset=${offset}`);
       expect(res.status, res.text).toBe(400);
       expect(res.body.error).toContain('offset');
     }
+    const limit = await api('GET', `${path}?limit=1e309`);
+    expect(limit.status, limit.text).toBe(400);
+    expect(limit.body.error).toBe('query.limit is a number too large (it reads as infinity).');
     const max = await api('GET', `${path}?offset=2147483647`);
     expect(max.status, max.text).toBe(200);
     expect(max.body.docs).toEqual([]);
+  });
+
+  it('a text filter that looks like a huge number is text', async () => {
+    const res = await client(server, 'current', await account('text-filter'))('GET', '/v1/tasks?unique_id=1e400');
+    expect(res.status, res.text).toBe(200);
   });
 });
