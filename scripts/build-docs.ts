@@ -1,7 +1,7 @@
 // `npm run docs`: builds the self-contained reference site into docs/site/ (or the folder given):
 // one Redoc page per generation, one page per user guide in docs/*.md (guides/), one per internal
 // document in docs/internal/*.md (internal/), and an index linking them all. The references link to
-// each other and to the guides; links to repository files outside docs/ are not on the site and
+// each other and to the guides, and show code samples of every operation (scripts/code-samples.ts); links to repository files outside docs/ are not on the site and
 // become plain text.
 // Pages load nothing from outside their own origin: Redoc's scripts are inlined, its attribution
 // logo (which it would fetch from a CDN) is replaced by an inline SVG, and a Content-Security-Policy
@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { marked } from 'marked';
 import { parse, stringify } from 'yaml';
+import { addCodeSamples } from './code-samples.ts';
 import { generations, root, runBin } from './lib.ts';
 
 const outDir = path.resolve(process.argv[2] ?? path.join(root, 'docs', 'site'));
@@ -41,6 +42,7 @@ try {
       `[${otherTitle}](${otherGen}.html) · [all guides](index.html)\n\n` +
       doc.info.description;
     for (const server of doc.servers ?? []) if (server.description) server.description = server.description.replaceAll('`', '');
+    addCodeSamples(gen, doc);
     const source = path.join(work, `${gen}.openapi.yaml`);
     writeFileSync(source, stringify(doc));
     const file = path.join(outDir, `${gen}.html`);

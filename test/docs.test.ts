@@ -106,7 +106,7 @@ describe('docs site', () => {
     expect(pages).toEqual(expect.arrayContaining(['current.html', 'legacy.html', 'guides/getting-started.html', 'guides/client.html', 'guides/conformance.html', 'internal/seed-map.html']));
   });
 
-  it('links the references to each other, to the guides and the getting-started page; titles show no Markdown', async () => {
+  it('links the references to each other, to the guides and the getting-started page, with code samples; titles show no Markdown', async () => {
     const { page } = await open(`${origin}/`);
     const titles = await page.$$eval('main a', (as) => as.map((a) => a.textContent ?? ''));
     expect(titles.filter((t) => t.includes('`'))).toEqual([]);
@@ -117,6 +117,12 @@ describe('docs site', () => {
       await ref.page.waitForSelector('#api-content');
       const links = await ref.page.$$eval('#api-content a[href]', (as) => as.map((a) => a.getAttribute('href')));
       expect(links).toEqual(expect.arrayContaining([`${other}.html`, 'index.html', 'guides/getting-started.html']));
+      // Operations show their code samples (scripts/code-samples.ts), curl first.
+      await ref.page.locator('a[href="/tasks"]').first().evaluate((a: HTMLAnchorElement) => a.click());
+      const listTasks = ref.page.locator('a[href="#/tasks/listtasks"]').first();
+      await listTasks.waitFor({ state: 'attached', timeout: 10_000 });
+      await listTasks.evaluate((a: HTMLAnchorElement) => a.click());
+      await ref.page.locator('pre[data-testid="source-code"]', { hasText: 'curl -u "$HUMANTASK_KEY:"' }).first().waitFor({ timeout: 10_000 });
       // The Servers box shows the server's description as plain text: no Markdown backticks in it.
       const servers = await ref.page.evaluate(() => [...document.querySelectorAll('#api-content *')].filter((e) => e.children.length === 0 && (e.textContent ?? '').includes('The reference server serves')).map((e) => e.textContent));
       expect(servers.length).toBeGreaterThan(0);

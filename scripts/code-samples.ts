@@ -1,0 +1,70 @@
+// Code samples of every operation for the reference (`x-codeSamples`, which Redoc shows beside the
+// operation): curl and our TypeScript client, made from the contract's own examples at docs build
+// time. test/code-samples.test.ts runs the curl ones against a real server.
+import type { Generation } from './lib.ts';
+
+type Json = Record<string, any>;
+
+/** The client package's import name (one place, should the package be renamed). */
+export const clientPackage = 'humantask/client';
+
+/** Path parameters become shell variables named after them: `{taskId}` -> `$TASK_ID`. */
+export const shellVariable = (param: string) => param.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
+
+export interface CodeSample {
+  lang: 'curl' | 'TypeScript';
+  label: string;
+  source: string;
+}
+
+/** The first example of an operation's JSON body, if it has one. */
+export function bodyExample(op: Json, resolve: (n: Json) => Json): unknown {
+  const content = op.requestBody?.content?.['application/json'];
+  if (!content) return undefined;
+  const first = Object.values<Json>(content.examples ?? {})[0];
+  return first ? resolve(first).value : content.example;
+}
+
+const basePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
+
+export function codeSamples(gen: Generation, apiPath: string, method: string, op: Json, resolve: (n: Json) => Json): CodeSample[] {
+  const body = bodyExample(op, resolve);
+  const pathParams = [...apiPath.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const shellPath = apiPath.replaceAll(/\{(\w+)\}/g, (_m, p: string) => `$${shellVariable(p)}`);
+  const curl = [`curl -u "$HUMANTASK_KEY:" -X ${method.toUpperCase()} "$HUMANTASK_URL${basePath[gen]}${shellPath}"`];
+  if (body !== undefined) {
+    curl.push(`-H 'content-type: application/json'`);
+    // Single-quoted for the shell: a quote in the JSON ends the string, so it is written '\''.
+    curl.push(`-d '${JSON.stringify(body, null, 2).replaceAll("'", `'\\''`)}'`);
+  }
+  const create = gen === 'legacy' ? 'createLegacyClient' : 'createClient';
+  const init: string[] = [];
+  if (pathParams.length) init.push(`params: { path: { ${pathParams.map((p) => `${p}: process.env.${shellVariable(p)}!`).join(', ')} } }`);
+  if (body !== undefined) init.push(`body: ${JSON.stringify(body, null, 2).replaceAll('\n', '\n  ')}`);
+  const ts = [
+    `import { ${create} } from '${clientPackage}';`,
+    '',
+    `const client = ${create}({ apiKey: process.env.HUMANTASK_KEY!, baseUrl: process.env.HUMANTASK_URL! });`,
+    `const { data, error } = await client.${method.toUpperCase()}('${apiPath}'${init.length ? `, {\n  ${init.join(',\n  ')},\n}` : ''});`,
+    `if (error) throw new Error(error.error);`,
+    `console.log(data);`,
+  ].join('\n');
+  return [
+    { lang: 'curl', label: 'curl', source: curl.join(' \\\n  ') },
+    { lang: 'TypeScript', label: 'TypeScript', source: ts },
+  ];
+}
+
+/** Adds `x-codeSamples` to every operation of a bundled contract (in place). */
+export function addCodeSamples(gen: Generation, doc: Json): void {
+  const resolve = (node: Json): Json => {
+    let n = node;
+    while (n && typeof n.$ref === 'string') n = n.$ref.slice(2).split('/').reduce((acc: Json, k: string) => acc?.[k.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
+    return n;
+  };
+  for (const [apiPath, item] of Object.entries<Json>(doc.paths)) {
+    for (const method of ['get', 'post', 'put', 'delete']) {
+      if (item[method]) item[method]['x-codeSamples'] = codeSamples(gen, apiPath, method, item[method], resolve);
+    }
+  }
+}
