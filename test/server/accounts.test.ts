@@ -51,7 +51,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('accou
       json: { callback_url: 'https://example.com/cb', attachments: ['https://example.com/f0.json'], labels: ['car'] },
     });
     expect(refused.status).toBe(402);
-    expect(refused.body).toEqual({ status_code: 402, error: expect.stringContaining('lidarsegmentation') });
+    expect(refused.body).toEqual({ status_code: 402, error: expect.stringContaining('lidarsegmentation'), request_id: expect.any(String) });
     const { callback_url: _omitted, ...withoutCallback } = body;
     const taken = await api('POST', '/v1/task/categorization', { json: withoutCallback });
     expect(taken.status).toBe(200);
@@ -83,7 +83,7 @@ describe('rate limit', () => {
       for (let i = 0; i < 4; i++) statuses.push(await api('GET', '/v1/tasks'));
       expect(statuses.map((r) => r.status)).toEqual([200, 200, 200, 429]);
       expect(statuses[3]!.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
-      expect(statuses[3]!.body).toEqual({ status_code: 429, error: expect.stringContaining('retry') });
+      expect(statuses[3]!.body).toEqual({ status_code: 429, error: expect.stringContaining('retry'), request_id: expect.any(String) });
       // Another key has its own bucket.
       expect((await client(server, 'current', server.dev.live_key)('GET', '/v1/tasks')).status).toBe(200);
     } finally {

@@ -71,7 +71,7 @@ describe('the character U+0000', () => {
     const api = client(server, gen, account.test_key);
     const res = await api(method, path, options);
     expect(res.status, res.text).toBe(400);
-    expect(res.body).toEqual({ status_code: 400, error: `${where} contains the character U+0000, which is not accepted in text.` });
+    expect(res.body).toEqual({ status_code: 400, error: `${where} contains the character U+0000, which is not accepted in text.`, request_id: expect.any(String) });
     expect((await api('GET', '/v1/tasks')).body.total).toBe(0);
   });
 });

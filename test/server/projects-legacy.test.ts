@@ -54,7 +54,7 @@ describe('bad input on project and batch endpoints', () => {
     const before = await legacy('GET', '/v1/projects');
     const res = await legacy(method, path, { json });
     expect(res.status, res.text).toBe(400);
-    expect(res.body).toEqual({ status_code: 400, error: expect.stringContaining(field) });
+    expect(res.body).toEqual({ status_code: 400, error: expect.stringContaining(field), request_id: expect.any(String) });
     expect((await legacy('GET', '/v1/projects')).body).toEqual(before.body);
   });
 });

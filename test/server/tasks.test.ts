@@ -35,7 +35,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
       const res = await client(server, 'current', key)('GET', '/v1/tasks');
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toBe('Basic realm="humantask"');
-      expect(res.body).toEqual({ status_code: 401, error: expect.stringContaining('API key') });
+      expect(res.body).toEqual({ status_code: 401, error: expect.stringContaining('API key'), request_id: expect.any(String) });
     }
   });
 
@@ -96,7 +96,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
     const before = await current('GET', '/v1/tasks?limit=1');
     const res = await current('POST', '/v1/task/categorization', { json: body });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ status_code: 400, error: expect.stringContaining(field) });
+    expect(res.body).toEqual({ status_code: 400, error: expect.stringContaining(field), request_id: expect.any(String) });
     const after = await current('GET', '/v1/tasks?limit=1');
     expect(after.body.total).toBe(before.body.total);
   });
@@ -115,7 +115,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
   it('answers unknown routes with 404 JSON and bodies over 10 MB with 413', async () => {
     const unknown = await current('GET', '/v1/nothing-here');
     expect(unknown.status).toBe(404);
-    expect(unknown.body).toEqual({ status_code: 404, error: expect.any(String) });
+    expect(unknown.body).toEqual({ status_code: 404, error: expect.any(String), request_id: expect.any(String) });
     const huge = await current('POST', '/v1/task/categorization', { json: { ...categorization, attachment: 'x'.repeat(10 * 1024 * 1024 + 10) } });
     expect(huge.status).toBe(413);
     expect(huge.body.status_code).toBe(413);

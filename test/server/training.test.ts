@@ -133,7 +133,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     const account = await freshAccount();
     const res = await account.current('POST', path, { json: body });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ status_code: 400, error: expect.stringContaining(field) });
+    expect(res.body).toEqual({ status_code: 400, error: expect.stringContaining(field), request_id: expect.any(String) });
     for (const kind of ['training', 'evaluation']) {
       expect((await account.current('GET', `/v1/${kind}_tasks`)).body.total).toBe(0);
     }
@@ -144,7 +144,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     await updateAccount(server.uow, account.name, { disableTypes: ['imageannotation'] });
     const res = await account.current('POST', '/v1/evaluation_tasks/imageannotation', { json: { ...image, expected_response: imageAnswer } });
     expect(res.status).toBe(402);
-    expect(res.body).toEqual({ status_code: 402, error: 'Task type "imageannotation" is not enabled for this account.' });
+    expect(res.body).toEqual({ status_code: 402, error: 'Task type "imageannotation" is not enabled for this account.', request_id: expect.any(String) });
     expect((await account.current('GET', '/v1/evaluation_tasks')).body.total).toBe(0);
   });
 
@@ -213,14 +213,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     for (const api of [other, live]) {
       const res = await api('GET', `/v1/training_tasks/${training.id}`);
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ status_code: 404, error: `Training task ${training.id} not found.` });
-      expect((await api('GET', `/v1/evaluation_tasks/${evaluation.id}`)).body).toEqual({ status_code: 404, error: `Evaluation task ${evaluation.id} not found.` });
+      expect(res.body).toEqual({ status_code: 404, error: `Training task ${training.id} not found.`, request_id: expect.any(String) });
+      expect((await api('GET', `/v1/evaluation_tasks/${evaluation.id}`)).body).toEqual({ status_code: 404, error: `Evaluation task ${evaluation.id} not found.`, request_id: expect.any(String) });
       const lists = [...(await api('GET', '/v1/training_tasks')).body.docs, ...(await api('GET', '/v1/evaluation_tasks')).body.docs];
       expect(lists.map((t: Json) => t.id)).not.toContain(training.id);
       expect(lists.map((t: Json) => t.id)).not.toContain(evaluation.id);
     }
     // The other kind's id, an ordinary task's id, or any string: not found.
-    expect((await current('GET', `/v1/evaluation_tasks/${training.id}`)).body).toEqual({ status_code: 404, error: `Evaluation task ${training.id} not found.` });
+    expect((await current('GET', `/v1/evaluation_tasks/${training.id}`)).body).toEqual({ status_code: 404, error: `Evaluation task ${training.id} not found.`, request_id: expect.any(String) });
     expect((await current('GET', `/v1/training_tasks/${evaluation.id}`)).status).toBe(404);
     const task = await current('POST', '/v1/task/namedentityrecognition', { json: { callback_url: 'https://example.com/cb', ...ner } });
     expect(task.status, task.text).toBe(200);
