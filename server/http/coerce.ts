@@ -5,7 +5,9 @@ import type { Json } from './contract.ts';
 
 type Resolve = (node: Json | undefined) => Json | undefined;
 
-const numeric = /^-?(0|[1-9][0-9]*)(\.[0-9]+)?$/;
+// Leading zeros too (`"0100"`): the contract's patterns accept them, and a value left a string
+// would escape the schema's `maximum`.
+const numeric = /^-?[0-9]+(\.[0-9]+)?$/;
 const boolean = /^(true|false)$/i;
 
 function types(schema: Json): string[] {

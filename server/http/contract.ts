@@ -7,6 +7,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import type { Generation } from '../domain/model.ts';
+import { coerceBody } from './coerce.ts';
 
 export type Json = Record<string, any>;
 const generatedDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'generated');
@@ -88,7 +89,9 @@ export function loadContract(generation: Generation): Contract {
           checkMerged(body) {
             validate ??= ajv.compile({ $ref: pointer });
             const { project: _p, batch: _b, project_param_version: _v, ...rest } = body;
-            if (validate(rest)) return null;
+            // A project may keep numbers as the strings a client sent: typed, they meet the bounds.
+            const typed = coerceBody(rest, bodySchema, resolve, false);
+            if (validate(typed)) return null;
             const e = validate.errors?.find((x) => x.keyword === 'required') ?? validate.errors?.[0];
             if (!e) return 'the merged parameters are invalid';
             return e.keyword === 'required'

@@ -61,6 +61,7 @@ const beyond: [string, string, Record<string, unknown>, string][] = [
   ['min_responses_required 101', '/v1/task/textcollection', { callback_url: cb, attachments: [{ type: 'text', content: 'x' }], fields: [{ type: 'text', field_id: 't', title: 'T', min_responses_required: 101, max_responses_required: 101 }] }, 'min_responses_required'],
   ['1010 answer values in a form', '/v1/task/textcollection', { callback_url: cb, attachments: [{ type: 'text', content: 'x' }], fields: [categoryForm(1, 101, 1)] }, 'fields'],
   ['1010 answer values in nested counts', '/v1/task/textcollection', { callback_url: cb, attachments: [{ type: 'text', content: 'x' }], fields: [categoryForm(11, 1, 10)] }, 'fields'],
+  ['min_vertices 10^6 with leading zeros', '/v1/task/lineannotation', { callback_url: cb, attachment: 'https://example.com/a.jpg', objects_to_annotate: ['lane'], min_vertices: '01000000' }, 'min_vertices'],
   ['1001 lidar frames', '/v1/task/lidarsegmentation', { callback_url: cb, attachments: Array.from({ length: 1001 }, (_, i) => `https://example.com/f/${i}.json`), labels: ['car'] }, 'attachments'],
   ['instruction of 100001 characters', '/v1/task/categorization', { callback_url: cb, instruction: 'x'.repeat(100_001), attachment: 'x', attachment_type: 'text', categories: ['a', 'b'] }, 'instruction'],
   ['metadata with 1001 keys', '/v1/task/categorization', { callback_url: cb, instruction: 'i', attachment: 'x', attachment_type: 'text', categories: ['a', 'b'], metadata: Object.fromEntries(labels(1001).map((k) => [k, 1])) }, 'metadata'],
@@ -81,6 +82,16 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('bound
     const res = await api('POST', path, { json: body });
     expect(res.status, res.text).toBe(400);
     expect(res.body.error).toContain(field);
+    expect((await api('GET', '/v1/tasks')).body.total).toBe(0);
+  });
+
+  it('a project keeping min_vertices 10^6 as a string cannot make a task of it: 400, nothing stored', async () => {
+    const api = client(server, 'current', (await createAccount(server.uow, `project-bound-${db}`, new Date())).test_key);
+    expect((await api('POST', '/v1/projects', { json: { type: 'lineannotation', name: 'lines' } })).status).toBe(200);
+    await api('POST', '/v1/projects/lines/setParams', { json: { min_vertices: '1000000', objects_to_annotate: ['lane'] } });
+    const res = await api('POST', '/v1/task/lineannotation', { json: { project: 'lines', callback_url: cb, attachment: 'https://example.com/a.jpg' } });
+    expect(res.status, res.text.slice(0, 300)).toBe(400);
+    expect(res.body.error).toContain('min_vertices');
     expect((await api('GET', '/v1/tasks')).body.total).toBe(0);
   });
 

@@ -3,7 +3,7 @@
 // parameters are ignored and numeric strings accepted where a number is expected; a POST or
 // DELETE without a body is accepted even with Content-Type: application/json.
 import { expectStatus, expectThat, type Check } from '../types.ts';
-import { SINK, annotation, categorization, createTask, expectError, idsOf, listTasks, postTask } from './helpers.ts';
+import { SINK, annotation, categorization, createTask, expectError, idsOf, listTasks, postTask, withSink } from './helpers.ts';
 
 const area = 'Errors';
 
@@ -17,6 +17,32 @@ export const errorChecks: Check[] = [
     async run(ctx) {
       const ex = await ctx.call('POST', '/v1/task/categorization', { form: '{"instruction": "unfinished', headers: { 'content-type': 'application/json' } });
       expectError(ex, 400, 'a creation whose body is not JSON');
+    },
+  },
+  {
+    id: 'errors/unstorable-input-400',
+    area,
+    seed: '7 Errors (400: malformed request)',
+    rule:
+      'JSON nested deeper than 64 levels, a lone UTF-16 surrogate in text and a number beyond JSON\'s range (1e309) each get 400 naming the problem, and create nothing; without a key such a body gets 401, unread.',
+    kind: 'behaviour',
+    async run(ctx) {
+      const tag = ctx.unique('unstorable');
+      const body = JSON.stringify(await withSink(ctx, categorization({ tags: [tag], metadata: { at: 0 } })));
+      const json = { 'content-type': 'application/json' };
+      const cases: [string, string, string][] = [
+        ['a body nested 65 levels deep', body.replace('"at":0', `"at":${'['.repeat(63)}${']'.repeat(63)}`), '64'],
+        ['a lone surrogate in metadata', body.replace('"at":0', '"at":"\\ud800"'), 'metadata'],
+        ['1e309 in metadata', body.replace('"at":0', '"at":1e309'), 'metadata'],
+      ];
+      for (const [what, text, named] of cases) {
+        const ex = await ctx.call('POST', '/v1/task/categorization', { form: text, headers: json });
+        expectError(ex, 400, what);
+        expectThat(String(ex.body?.error).includes(named), `the 400 for ${what} should name ${named}, got ${JSON.stringify(ex.body?.error)}`);
+        expectStatus(await ctx.call('POST', '/v1/task/categorization', { form: text, headers: json, key: 'none' }), 401, `${what} without a key`);
+      }
+      const stored = idsOf((await listTasks(ctx, { tags: tag })).docs);
+      expectThat(stored.length === 0, `no task should be created, found ${stored.length}`, stored);
     },
   },
   {
