@@ -16,6 +16,9 @@ import { idempotency, saveErrorAnswer } from './http/idempotency.ts';
 import { projectHandlers } from './http/projects.ts';
 import { taskHandlers, type HandlerTable, type OperationId } from './http/tasks.ts';
 import { trainingCreations, trainingHandlers } from './http/training.ts';
+import { cacheValidatorRoutes } from './validator-routes.ts';
+
+cacheValidatorRoutes();
 
 export interface AppDeps {
   uow: UnitOfWork;
