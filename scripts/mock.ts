@@ -27,6 +27,7 @@ export interface RunningMock {
 export const mockBasePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
 
 const maxBody = 10 * 1024 * 1024;
+const hopByHop = ['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-connection'];
 
 /** Starts Prism for both generations behind one port; resolves once everything listens. */
 export async function startMock(options: { port?: number; host?: string } = {}): Promise<RunningMock> {
@@ -112,9 +113,11 @@ async function proxy(req: IncomingMessage, res: ServerResponse, upstream: Record
       return sendError(res, 400, `The request body is not valid JSON: ${(err as Error).message}`);
     }
   }
-  const headers = { ...req.headers, host: `127.0.0.1:${upstream[gen]}`, 'content-length': String(body.length) };
-  delete headers['transfer-encoding'];
-  const out = request({ host: '127.0.0.1', port: upstream[gen], method: req.method, path: url.slice(mockBasePath[gen].length), headers }, (answer) => {
+  const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: `127.0.0.1:${upstream[gen]}`, 'content-length': String(body.length) };
+  for (const hop of hopByHop) delete headers[hop];
+  // A connection per request: a kept-alive connection that Prism closes as it is reused would
+  // fail the request.
+  const out = request({ host: '127.0.0.1', port: upstream[gen], method: req.method, path: url.slice(mockBasePath[gen].length), headers, agent: false }, (answer) => {
     void relay(answer, res);
   });
   out.on('error', (err) => {
@@ -128,9 +131,7 @@ async function relay(answer: IncomingMessage, res: ServerResponse) {
   const status = answer.statusCode ?? 502;
   const headers = { ...answer.headers };
   delete headers['idempotent-replayed'];
-  delete headers['transfer-encoding'];
-  delete headers.connection;
-  delete headers['keep-alive'];
+  for (const hop of hopByHop) delete headers[hop];
   if (/^application\/problem\+json/i.test(String(headers['content-type']))) {
     // One of Prism's own errors (no documented answer, an invalid request): the contract's shape.
     const text = (await readBody(answer))?.toString('utf8') ?? '';
@@ -165,7 +166,7 @@ function waitForListening(child: ChildProcess, gen: string): Promise<void> {
   return new Promise((resolve, reject) => {
     let output = '';
     let listening = false;
-    const timer = setTimeout(() => reject(new Error(`Prism (${gen}) did not start:\n${output}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`Prism (${gen}) did not start within 150 s:\n${output}`)), 150_000);
     // Prism logs every request: its output is read (and dropped) for as long as it runs, or the
     // pipe would fill and stop it.
     const onData = (chunk: Buffer) => {
