@@ -142,7 +142,7 @@ async function relay(answer: IncomingMessage, res: ServerResponse) {
       // not JSON after all: the title stays generic
     }
     const details = (problem.validation ?? []).map((v) => `${(v.location ?? []).join('/')} ${v.message ?? ''}`.trim());
-    const message = [problem.title ?? `The mock answered ${status}`, problem.detail, ...details].filter(Boolean).join(': ');
+    const message = [problem.title ?? `The mock answered ${status}`, problem.detail?.split('\n')[0], ...details].filter(Boolean).join(': ');
     delete headers['content-type'];
     delete headers['content-length'];
     return sendError(res, status, message, headers as Record<string, string>);
