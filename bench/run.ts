@@ -284,11 +284,11 @@ async function main() {
     await pgliteServer.stop();
 
     // Prism: the same reads on the mock of the current generation.
-    const mock = await startMock({ current: await freePort(), legacy: await freePort() });
+    const mock = await startMock();
     stops.push(() => mock.stop());
     const auth = { authorization: basicAuth('test_bench') };
-    results.push(await measure('prism', 'get-task', { url: `${mock.urls.current}/v1/task/0123456789abcdef01234567`, headers: auth }));
-    results.push(await measure('prism', 'list-page', { url: `${mock.urls.current}/v1/tasks?limit=100`, headers: auth }));
+    results.push(await measure('prism', 'get-task', { url: `${mock.url}/v1/task/0123456789abcdef01234567`, headers: auth }));
+    results.push(await measure('prism', 'list-page', { url: `${mock.url}/v1/tasks?limit=100`, headers: auth }));
     await mock.stop();
   } finally {
     await cleanup();

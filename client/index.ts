@@ -1,4 +1,4 @@
-// humantask/client: typed clients of both API generations (browser-safe: no Node-only imports).
+// @humantask/client: typed clients of both API generations (browser-safe: no Node-only imports).
 //
 //   const client = createClient({ apiKey, baseUrl: 'https://humantask.example.com' });
 //   const res = await client.tasks.create('categorization', { ... });

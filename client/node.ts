@@ -1,6 +1,7 @@
-// humantask/client/node: receiving callbacks in Node. Checks the account's callback auth key and
+/// <reference types="node" preserve="true" />
+// @humantask/client/node: receiving callbacks in Node. Checks the account's callback auth key and
 // the Standard Webhooks signature, rejects stale and replayed messages, and returns the payload
-// typed by the contract.
+// typed by the contract. Its declarations use Node's types (@types/node, an optional peer).
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { components as Current } from '../generated/current.ts';

@@ -6,7 +6,7 @@ import type { Generation } from './lib.ts';
 type Json = Record<string, any>;
 
 /** The client package's import name (one place, should the package be renamed). */
-export const clientPackage = 'humantask/client';
+export const clientPackage = '@humantask/client';
 
 /** Path parameters become shell variables named after them: `{taskId}` -> `$TASK_ID`. */
 export const shellVariable = (param: string) => param.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();

@@ -1,25 +1,42 @@
-// Prism mocks of both generations on loopback, made from the bundled contracts. Used by
-// `humantask mock` (`npm run mock`) and by the tests, which start it on free ports.
+// The Prism mock of both generations on one port, at the paths the server serves: the current
+// generation at /v1, the older at /legacy/v1. Used by `humantask mock` (`npm run mock`), the tests
+// and the benchmarks.
+//
+// Prism serves one document at its root, so one Prism process per generation listens on a private
+// loopback port, and a front proxy in this process routes by path. The proxy also does what Prism
+// cannot do as the contract says: it refuses a request without an API key (401, like the server;
+// Prism accepts `-u :`), answers malformed JSON with the contract's `{status_code, error}` (Prism
+// has its own problem+json shape, turned into that shape for any other error of Prism's own too),
+// and removes `Idempotent-Replayed`, which Prism copies from the header's example into every
+// create answer although only a replay carries it (and a mock keeps nothing to replay).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { once } from 'node:events';
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { generations, root, type Generation } from './lib.ts';
 
-const prismCli = createRequire(import.meta.url).resolve('@stoplight/prism-cli/dist/index.js');
-
 export interface RunningMock {
-  urls: Record<Generation, string>;
+  /** The origin: the current generation at `${url}/v1`, the older at `${url}/legacy/v1`. */
+  url: string;
   stop(): Promise<void>;
 }
 
-/** Starts one Prism process per generation and resolves once both listen. */
-export async function startMock(
-  ports: Record<Generation, number>,
-  host = '127.0.0.1',
-): Promise<RunningMock> {
+/** Where each generation lives on the mock's port (the server's base paths). */
+export const mockBasePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
+
+const maxBody = 10 * 1024 * 1024;
+const hopByHop = ['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-connection'];
+
+/** Starts Prism for both generations behind one port; resolves once everything listens. */
+export async function startMock(options: { port?: number; host?: string } = {}): Promise<RunningMock> {
+  const prismCli = createRequire(import.meta.url).resolve('@stoplight/prism-cli/dist/index.js');
   const children: ChildProcess[] = [];
+  const front = createServer();
   const stop = async () => {
+    front.closeAllConnections();
+    if (front.listening) await new Promise<void>((resolve) => front.close(() => resolve()));
     await Promise.all(
       children.map(async (child) => {
         if (child.exitCode !== null || child.signalCode !== null) return;
@@ -29,36 +46,137 @@ export async function startMock(
     );
   };
   try {
-    const urls = {} as Record<Generation, string>;
+    const upstream = {} as Record<Generation, number>;
     await Promise.all(
       generations.map(async (gen) => {
+        const port = await freeLoopbackPort();
         const spec = path.join(root, 'generated', `${gen}.openapi.yaml`);
-        const child = spawn(
-          process.execPath,
-          [prismCli, 'mock', spec, '--host', host, '--port', String(ports[gen]), '--errors', 'false'],
-          { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
-        );
+        const child = spawn(process.execPath, [prismCli, 'mock', spec, '--host', '127.0.0.1', '--port', String(port), '--errors', 'false'], {
+          cwd: root,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         children.push(child);
-        urls[gen] = await waitForListening(child, gen);
+        await waitForListening(child, gen);
+        upstream[gen] = port;
       }),
     );
-    return { urls, stop };
+    front.on('request', (req, res) => void proxy(req, res, upstream));
+    const host = options.host ?? '127.0.0.1';
+    await new Promise<void>((resolve, reject) => {
+      front.once('error', reject);
+      front.listen(options.port ?? 0, host, () => resolve());
+    });
+    const { port } = front.address() as AddressInfo;
+    return { url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`, stop };
   } catch (err) {
     await stop();
     throw err;
   }
 }
 
-function waitForListening(child: ChildProcess, gen: string): Promise<string> {
+function sendError(res: ServerResponse, status: number, error: string, headers: Record<string, string> = {}) {
+  const body = JSON.stringify({ status_code: status, error });
+  res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** The API key of HTTP Basic credentials (the user name), or '' when there is none. */
+function apiKeyOf(header: string | undefined): string {
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
+  return m ? Buffer.from(m[1]!, 'base64').toString('utf8').replace(/:.*$/s, '') : '';
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > maxBody) return null;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+async function proxy(req: IncomingMessage, res: ServerResponse, upstream: Record<Generation, number>) {
+  const url = req.url ?? '/';
+  const gen: Generation | undefined = /^\/legacy\/v1(\/|\?|$)/.test(url) ? 'legacy' : /^\/v1(\/|\?|$)/.test(url) ? 'current' : undefined;
+  if (!gen) return sendError(res, 404, `Not found: the mock serves the current generation at /v1 and the older at /legacy/v1, not ${url.split('?')[0]}.`);
+  if (!apiKeyOf(req.headers.authorization)) {
+    return sendError(res, 401, 'A valid API key is required (HTTP Basic, the key as user name, empty password).', { 'www-authenticate': 'Basic realm="humantask"' });
+  }
+  const body = await readBody(req);
+  if (body === null) return sendError(res, 413, `The request body is larger than ${maxBody} bytes.`);
+  if (body.length > 0 && /^application\/(.+\+)?json\b/i.test(req.headers['content-type'] ?? '')) {
+    try {
+      JSON.parse(body.toString('utf8'));
+    } catch (err) {
+      return sendError(res, 400, `The request body is not valid JSON: ${(err as Error).message}`);
+    }
+  }
+  const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: `127.0.0.1:${upstream[gen]}`, 'content-length': String(body.length) };
+  for (const hop of hopByHop) delete headers[hop];
+  // A connection per request: a kept-alive connection that Prism closes as it is reused would
+  // fail the request.
+  const out = request({ host: '127.0.0.1', port: upstream[gen], method: req.method, path: url.slice(mockBasePath[gen].length), headers, agent: false }, (answer) => {
+    void relay(answer, res);
+  });
+  out.on('error', (err) => {
+    if (!res.headersSent) sendError(res, 502, `The mock's Prism process did not answer: ${err.message}`);
+    else res.destroy();
+  });
+  out.end(body);
+}
+
+async function relay(answer: IncomingMessage, res: ServerResponse) {
+  const status = answer.statusCode ?? 502;
+  const headers = { ...answer.headers };
+  delete headers['idempotent-replayed'];
+  for (const hop of hopByHop) delete headers[hop];
+  if (/^application\/problem\+json/i.test(String(headers['content-type']))) {
+    // One of Prism's own errors (no documented answer, an invalid request): the contract's shape.
+    const text = (await readBody(answer))?.toString('utf8') ?? '';
+    let problem: { title?: string; detail?: string; validation?: { location?: string[]; message?: string }[] } = {};
+    try {
+      problem = JSON.parse(text);
+    } catch {
+      // not JSON after all: the title stays generic
+    }
+    const details = (problem.validation ?? []).map((v) => `${(v.location ?? []).join('/')} ${v.message ?? ''}`.trim());
+    const message = [problem.title ?? `The mock answered ${status}`, problem.detail?.split('\n')[0], ...details].filter(Boolean).join(': ');
+    delete headers['content-type'];
+    delete headers['content-length'];
+    return sendError(res, status, message, headers as Record<string, string>);
+  }
+  res.writeHead(status, headers);
+  answer.pipe(res);
+}
+
+async function freeLoopbackPort(): Promise<number> {
+  const srv = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = srv.address() as AddressInfo;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
+function waitForListening(child: ChildProcess, gen: string): Promise<void> {
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`Prism (${gen}) did not start:\n${output}`)), 60_000);
+    let listening = false;
+    const timer = setTimeout(() => reject(new Error(`Prism (${gen}) did not start within 150 s:\n${output}`)), 150_000);
+    // Prism logs every request: its output is read (and dropped) for as long as it runs, or the
+    // pipe would fill and stop it.
     const onData = (chunk: Buffer) => {
+      if (listening) return;
       output += chunk.toString();
-      const m = /Prism is listening on (http:\/\/[^\s]+)/.exec(output);
-      if (m?.[1]) {
+      if (/Prism is listening on http:\/\//.test(output)) {
+        listening = true;
+        output = '';
         clearTimeout(timer);
-        resolve(m[1].replace(/\/$/, ''));
+        resolve();
       }
     };
     child.stdout?.on('data', onData);

@@ -18,6 +18,9 @@ import { idempotency, idempotentCreation, saveErrorAnswer } from './http/idempot
 import { refusePrivateTargets } from './http/targets.ts';
 import { trainingCreations } from './http/training.ts';
 import { dispatch, type HandlerTable, type Operations } from './http/typed.ts';
+import { cacheValidatorRoutes } from './validator-routes.ts';
+
+cacheValidatorRoutes();
 
 export interface AppDeps {
   uow: UnitOfWork;

@@ -1,46 +1,138 @@
-// `humantask <command>`: the operator's and developer's entry point.
-import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { startMock } from '../scripts/mock.ts';
-import { adminFile, failedDeliveries, runAccountCommand, type AccountCommand } from './admin.ts';
-import { readConfig } from './config.ts';
-import { DomainError } from './domain/errors.ts';
-import { docsSite, startServer } from './main.ts';
-import { openStore } from './store/db.ts';
-import { DataDirInUse } from './store/lock.ts';
-import { SecretsKeyError } from './store/secrets.ts';
-import { unitOfWork } from './store/repositories.ts';
+// `humantask <command>`: the operator's and developer's entry point. Every command answers
+// `--help` without doing anything else; a usage error says what was wrong and exits 2. The server,
+// the store, Prism and the conformance suite are loaded only by the command that needs them.
+import { readFileSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-const projectRoot = path.join(docsSite, '..', '..');
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
-const usage = `usage: humantask <command>
+class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly usage: string,
+  ) {
+    super(message);
+  }
+}
+
+const usage = `usage: humantask <command> [options]
 
 commands:
-  serve                       run the service (both generations; docs at /docs)
-  accounts create --name NAME [--json]
-  accounts list
-  accounts rotate-key --name NAME --mode test|live
-  accounts set --name NAME [--default-callback-url URL|none] [--enable-type T]... [--disable-type T]...
-               [--test-completion-delay-ms N]
-  accounts usage --name NAME  live requests counted (the first 5 are free)
-  deliveries --failed [--limit N]   callbacks that failed for good, newest first, with their last error
-  mock                        Prism mocks of both generations (MOCK_PORT_CURRENT=4010, MOCK_PORT_LEGACY=4011)
-  conformance --base-url URL --key KEY [--generation current|legacy|both] [--other-key KEY2]
-              [--live-key KEY3] [--callback-host 127.0.0.1] [--only PATTERN] [--report DIR]
-              [--seed N] [--runs N] [--profile full|mock]
-                              test any server of this API against the contract (docs/conformance.md;
-                              humantask conformance --help)
+  serve                 run the service (both generations; docs at /docs)
+  accounts <command>    create, list, rotate-key, set, usage (humantask accounts --help)
+  deliveries --failed   callbacks that failed for good, newest first, with their last error
+  mock                  the Prism mock of both generations on one port (/v1 and /legacy/v1)
+  conformance           test any server of this API against the contract (docs/conformance.md)
+
+options:
+  -h, --help            this text; \`humantask <command> --help\` shows a command's options
+  -v, --version         the version
 
 configuration (environment): PORT, HOST, DATA_DIR, DATABASE_URL, LOG_LEVEL (see README.md)
 `;
 
-async function serve() {
+const serveUsage = `usage: humantask serve
+
+Runs the service: the current generation at /v1, the older at /legacy/v1, the docs site at /docs.
+Prints the address and, on a new embedded store, the keys of a development account.
+
+configuration (environment): PORT (3000), HOST (127.0.0.1), DATA_DIR (./data), DATABASE_URL (PostgreSQL
+instead of the embedded store), LOG_LEVEL (info); see README.md for the rest.
+`;
+
+const accountsUsage = `usage: humantask accounts <command> [options]
+
+commands:
+  create --name NAME              a new account; prints its keys and secrets (shown only now)
+  list                            every account with its settings and usage
+  rotate-key --name NAME --mode test|live
+                                  a new API key of that mode; the old one stops working
+  set --name NAME [--default-callback-url URL|none] [--enable-type T]... [--disable-type T]...
+      [--test-completion-delay-ms N]
+                                  change an account's settings
+  usage --name NAME               live requests counted (the first 5 are free)
+
+options:
+  --json                          print JSON instead of a table
+  -h, --help                      this text
+
+Runs on the store of DATA_DIR / DATABASE_URL, or through the running server that holds it.
+`;
+
+const deliveriesUsage = `usage: humantask deliveries --failed [--limit N] [--json]
+
+Callbacks that failed for good (every retry used), newest first, with their last error.
+
+options:
+  --failed          (required) list the failed deliveries
+  --limit N         at most N of them (default 100)
+  --json            print JSON instead of a table
+  -h, --help        this text
+`;
+
+const mockUsage = `usage: humantask mock [--port N] [--host HOST]
+
+Serves the Prism mock of the contract on one port, at the paths the server serves: the current
+generation at /v1, the older at /legacy/v1. Point any client at it by changing only the origin.
+Ask for a documented example or status with the Prefer header (docs/mock.md):
+  Prefer: code=404            Prefer: example=<name>            Prefer: code=400, example=<name>
+
+options:
+  --port N          port (default MOCK_PORT or 4010)
+  --host HOST       address to listen on (default MOCK_HOST or 127.0.0.1)
+  -h, --help        this text
+`;
+
+const helpOption = { help: { type: 'boolean', short: 'h', default: false } } as const;
+
+/** parseArgs with the command's usage on any error; null when --help was asked for (printed). */
+function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O, text: string, positionals = 0) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { ...helpOption, ...options }, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError((err as Error).message, text);
+  }
+  if ((parsed.values as { help?: boolean }).help) {
+    process.stdout.write(text);
+    return null;
+  }
+  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument: ${parsed.positionals[positionals]}`, text);
+  return parsed;
+}
+
+/** Prints a value as a table: an object as name/value lines, a list of objects as columns. */
+export function table(value: unknown): string {
+  const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+  if (Array.isArray(value)) {
+    if (value.length === 0) return '(none)\n';
+    const columns = [...new Set(value.flatMap((row) => Object.keys(row as object)))];
+    const rows = [columns, ...value.map((row) => columns.map((c) => cell((row as Record<string, unknown>)[c])))];
+    const widths = columns.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+    return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n') + '\n';
+  }
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value);
+    const width = Math.max(0, ...entries.map(([k]) => k.length));
+    return entries.map(([k, v]) => `${k.padEnd(width)}  ${cell(v)}`.trimEnd()).join('\n') + '\n';
+  }
+  return `${cell(value)}\n`;
+}
+
+const print = (value: unknown, json: boolean) => process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : table(value));
+
+async function serve(args: string[]) {
+  if (!parse(args, {}, serveUsage)) return;
+  const { spawnSync } = await import('node:child_process');
+  const { existsSync } = await import('node:fs');
+  const path = await import('node:path');
+  const { readConfig } = await import('./config.ts');
+  const { docsSite, startServer } = await import('./main.ts');
   const config = readConfig();
   if (!existsSync(path.join(docsSite, 'index.html'))) {
     console.log('building the docs site (first start only) ...');
-    const built = spawnSync(process.execPath, ['--import', 'tsx', path.join(projectRoot, 'scripts', 'build-docs.ts')], { stdio: 'inherit' });
+    const script = path.join(docsSite, '..', '..', 'scripts', 'build-docs.ts');
+    const built = spawnSync(process.execPath, ['--import', 'tsx', script], { stdio: 'inherit' });
     if (built.status !== 0) console.error('the docs site could not be built; /docs is not served');
   }
   const server = await startServer(config);
@@ -69,16 +161,40 @@ async function serve() {
     process.once(signal, () => {
       if (stopping) return;
       stopping = true;
-      server.close().then(() => process.exit(0), (err) => {
-        console.error(err);
-        process.exit(1);
-      });
+      server.close().then(
+        () => process.exit(0),
+        (err) => {
+          console.error(err);
+          process.exit(1);
+        },
+      );
     });
   }
 }
 
+/**
+ * Runs a store command: through a running server that holds the embedded database (PGlite is
+ * single-process) when there is one, else on the store directly.
+ */
+async function onStore<T>(route: '/accounts' | '/deliveries', command: unknown, direct: (uow: import('./domain/ports.ts').UnitOfWork) => Promise<T>): Promise<unknown> {
+  const { readConfig } = await import('./config.ts');
+  const config = readConfig();
+  const answer = config.databaseUrl ? null : await viaRunningServer(config.dataDir, command, route);
+  if (answer) return answer.result;
+  const { openStore } = await import('./store/db.ts');
+  const { unitOfWork } = await import('./store/repositories.ts');
+  const store = await openStore(config);
+  try {
+    return await direct(unitOfWork(store));
+  } finally {
+    await store.close();
+  }
+}
+
 /** Sends the command to a running server that holds the embedded database, if there is one. */
-async function viaRunningServer(dataDir: string, command: unknown, route = '/accounts'): Promise<{ result: unknown } | null> {
+async function viaRunningServer(dataDir: string, command: unknown, route: string): Promise<{ result: unknown } | null> {
+  const { adminFile } = await import('./admin.ts');
+  const { DomainError } = await import('./domain/errors.ts');
   let admin: { url: string; token: string };
   try {
     admin = JSON.parse(readFileSync(adminFile(dataDir), 'utf8'));
@@ -100,11 +216,12 @@ async function viaRunningServer(dataDir: string, command: unknown, route = '/acc
   return { result: body.result };
 }
 
+const accountCommands = ['create', 'list', 'rotate-key', 'set', 'usage'] as const;
+
 async function accounts(args: string[]) {
-  const { values, positionals } = parseArgs({
+  const parsed = parse(
     args,
-    allowPositionals: true,
-    options: {
+    {
       name: { type: 'string' },
       json: { type: 'boolean', default: false },
       mode: { type: 'string' },
@@ -113,98 +230,106 @@ async function accounts(args: string[]) {
       'disable-type': { type: 'string', multiple: true },
       'test-completion-delay-ms': { type: 'string' },
     },
-  });
+    accountsUsage,
+    1,
+  );
+  if (!parsed) return;
+  const { values, positionals } = parsed;
+  const sub = positionals[0];
+  if (sub === undefined) throw new UsageError('which accounts command? (create, list, rotate-key, set, usage)', accountsUsage);
+  if (!(accountCommands as readonly string[]).includes(sub)) throw new UsageError(`unknown accounts command: ${sub}`, accountsUsage);
+  if (sub !== 'list' && !values.name) throw new UsageError(`accounts ${sub} needs --name NAME`, accountsUsage);
+  if (sub === 'rotate-key' && values.mode !== 'test' && values.mode !== 'live') throw new UsageError('accounts rotate-key needs --mode test or --mode live', accountsUsage);
   const url = values['default-callback-url'];
   const delay = values['test-completion-delay-ms'];
+  if (delay !== undefined && !/^\d+$/.test(delay)) throw new UsageError('--test-completion-delay-ms is a whole number of milliseconds', accountsUsage);
   const command = {
-    command: positionals[0],
+    command: sub as (typeof accountCommands)[number],
     name: values.name,
     mode: values.mode,
     ...(url !== undefined ? { defaultCallbackUrl: url === 'none' ? null : url } : {}),
     enableTypes: values['enable-type'] ?? [],
     disableTypes: values['disable-type'] ?? [],
     ...(delay !== undefined ? { testCompletionDelayMs: Number(delay) } : {}),
-  } as AccountCommand;
-  if (!['create', 'list', 'rotate-key', 'set', 'usage'].includes(String(command.command))) {
-    process.stdout.write(usage);
-    process.exitCode = 2;
-    return;
-  }
-  const config = readConfig();
-  let answer = config.databaseUrl ? null : await viaRunningServer(config.dataDir, command);
-  if (!answer) {
-    const store = await openStore(config);
-    try {
-      answer = { result: await runAccountCommand(unitOfWork(store), command) };
-    } finally {
-      await store.close();
-    }
-  }
-  if (command.command === 'create' && !values.json) {
-    for (const [k, v] of Object.entries(answer.result as Record<string, string>)) console.log(`${k.padEnd(18)} ${v}`);
-  } else {
-    console.log(JSON.stringify(answer.result, null, 2));
-  }
+  };
+  const { runAccountCommand } = await import('./admin.ts');
+  print(await onStore('/accounts', command, (uow) => runAccountCommand(uow, command)), values.json);
 }
 
 async function deliveries(args: string[]) {
-  const { values } = parseArgs({ args, options: { failed: { type: 'boolean', default: false }, limit: { type: 'string', default: '100' } } });
-  if (!values.failed) {
-    process.stdout.write(usage);
-    process.exitCode = 2;
-    return;
-  }
-  const config = readConfig();
+  const parsed = parse(
+    args,
+    { failed: { type: 'boolean', default: false }, limit: { type: 'string', default: '100' }, json: { type: 'boolean', default: false } },
+    deliveriesUsage,
+  );
+  if (!parsed) return;
+  const { values } = parsed;
+  if (!values.failed) throw new UsageError('deliveries needs --failed (the only listing there is)', deliveriesUsage);
+  if (!/^[1-9]\d*$/.test(values.limit)) throw new UsageError('--limit is a positive whole number', deliveriesUsage);
   const limit = Number(values.limit);
-  let answer = config.databaseUrl ? null : await viaRunningServer(config.dataDir, { limit }, '/deliveries');
-  if (!answer) {
-    const store = await openStore(config);
-    try {
-      answer = { result: await failedDeliveries(unitOfWork(store), limit) };
-    } finally {
-      await store.close();
-    }
-  }
-  console.log(JSON.stringify(answer.result, null, 2));
+  const { failedDeliveries } = await import('./admin.ts');
+  print(await onStore('/deliveries', { limit }, (uow) => failedDeliveries(uow, limit)), values.json);
 }
 
-const [command, ...rest] = process.argv.slice(2);
-try {
-  switch (command) {
-    case 'serve':
-      await serve();
-      break;
-    case 'accounts':
-      await accounts(rest);
-      break;
-    case 'deliveries':
-      await deliveries(rest);
-      break;
-    case 'conformance': {
-      // Loaded only here: the suite (fast-check, reports) is not needed to serve.
-      const { main } = await import('../test/conformance/cli.ts');
-      process.exitCode = await main(rest);
-      break;
-    }
-    case 'mock': {
-      const mock = await startMock(
-        { current: Number(process.env.MOCK_PORT_CURRENT ?? 4010), legacy: Number(process.env.MOCK_PORT_LEGACY ?? 4011) },
-        process.env.MOCK_HOST ?? '127.0.0.1',
-      );
-      console.log(`current generation mock: ${mock.urls.current}/v1/...`);
-      console.log(`legacy generation mock:  ${mock.urls.legacy}/v1/...`);
-      for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-        process.once(signal, () => void mock.stop().then(() => process.exit(0)));
-      }
-      break;
-    }
-    default:
-      process.stdout.write(usage);
-      process.exitCode = command === undefined || command === 'help' ? 0 : 2;
+async function mock(args: string[]) {
+  const parsed = parse(args, { port: { type: 'string' }, host: { type: 'string' } }, mockUsage);
+  if (!parsed) return;
+  const port = parsed.values.port ?? process.env.MOCK_PORT ?? '4010';
+  if (!/^\d+$/.test(port) || Number(port) > 65535) throw new UsageError(`--port is a port number (0-65535), not ${port}`, mockUsage);
+  // Prism is loaded only here.
+  const { startMock } = await import('../scripts/mock.ts');
+  const running = await startMock({ port: Number(port), host: parsed.values.host ?? process.env.MOCK_HOST ?? '127.0.0.1' });
+  console.log(`humantask mock listening on ${running.url} (current generation ${running.url}/v1, older ${running.url}/legacy/v1)`);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void running.stop().then(() => process.exit(0)));
   }
+}
+
+async function conformance(args: string[]) {
+  // Loaded only here: the suite (fast-check, reports) is not needed to serve.
+  const { main } = await import('../test/conformance/cli.ts');
+  process.exitCode = await main(args);
+}
+
+const commands: Record<string, (args: string[]) => Promise<void>> = { serve, accounts, deliveries, mock, conformance };
+
+async function main(argv: string[]) {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '-h' || command === '--help') {
+    process.stdout.write(usage);
+    return;
+  }
+  if (command === '-v' || command === '--version') {
+    process.stdout.write(`${pkg.version}\n`);
+    return;
+  }
+  if (command === 'help') {
+    const [topic] = rest;
+    if (topic === undefined) process.stdout.write(usage);
+    else if (commands[topic]) await commands[topic](['--help']);
+    else throw new UsageError(`unknown command: ${topic}`, usage);
+    return;
+  }
+  const run = commands[command];
+  if (!run) throw new UsageError(command.startsWith('-') ? `unknown option: ${command}` : `unknown command: ${command}`, usage);
+  await run(rest);
+}
+
+try {
+  await main(process.argv.slice(2));
 } catch (err) {
-  // A held data folder or a missing secrets key: the message says it all, no stack.
-  const plain = err instanceof DomainError || err instanceof DataDirInUse || err instanceof SecretsKeyError;
-  console.error(plain ? `humantask: ${err.message}` : err);
-  process.exitCode = err instanceof DomainError ? 2 : 1;
+  if (err instanceof UsageError) {
+    process.stderr.write(`humantask: ${err.message}\n\n${err.usage}`);
+    process.exitCode = 2;
+  } else {
+    const [{ DomainError }, { DataDirInUse }, { SecretsKeyError }] = await Promise.all([
+      import('./domain/errors.ts'),
+      import('./store/lock.ts'),
+      import('./store/secrets.ts'),
+    ]);
+    // A held data folder or a missing secrets key: the message says it all, no stack.
+    const plain = err instanceof DomainError || err instanceof DataDirInUse || err instanceof SecretsKeyError;
+    console.error(plain ? `humantask: ${err.message}` : err);
+    process.exitCode = err instanceof DomainError ? 2 : 1;
+  }
 }

@@ -1,17 +1,21 @@
-// `npm run mock` (Prism) answers a valid request to every operation of both generations with the
-// documented status and a body that validates against the contract.
+// `npm run mock` (Prism behind one front port) answers a valid request to every operation of both
+// generations, at the server's paths, with the documented status and a body that validates against
+// the contract; errors, auth and headers as the contract says.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMock, type RunningMock } from '../scripts/mock.ts';
-import { basicAuth, freePort } from './support/net.ts';
+import { basicAuth } from './support/net.ts';
 import { deref, generations, loadBundle, makeValidator, operations, type Json } from './support/spec.ts';
 
 let mock: RunningMock;
 beforeAll(async () => {
-  mock = await startMock({ current: await freePort(), legacy: await freePort() });
+  mock = await startMock();
 });
 afterAll(async () => {
   await mock?.stop();
 });
+
+/** Where each generation lives on the mock, as on the server. */
+const base = { current: '', legacy: '/legacy' } as const;
 
 /** A value for a parameter, from its own example or its schema's first example. */
 function exampleOf(doc: Json, param: Json): string {
@@ -30,7 +34,7 @@ describe.each(generations)('Prism mock, %s generation', (gen) => {
     '%s answers 200 with a valid body',
     async (_name, { path: p, method, op, pointer }) => {
       const params = [...(doc.paths[p].parameters ?? []), ...(op.parameters ?? [])].map((x: Json) => deref(doc, x));
-      let url = mock.urls[gen] + p;
+      let url = mock.url + base[gen] + p;
       for (const param of params.filter((x) => x.in === 'path')) {
         url = url.replace(`{${param.name}}`, encodeURIComponent(exampleOf(doc, param)));
       }
@@ -53,8 +57,54 @@ describe.each(generations)('Prism mock, %s generation', (gen) => {
     },
   );
 
-  it('rejects a request without credentials with 401', async () => {
-    const res = await fetch(`${mock.urls[gen]}/v1/tasks`);
+  it.each([
+    ['no credentials', undefined],
+    ['an empty key (curl -u :)', 'Basic ' + Buffer.from(':').toString('base64')],
+    ['no Basic credentials', 'Bearer test_key'],
+  ])('refuses %s with 401 and the contract\'s error body, as the server does', async (_name, authorization) => {
+    const res = await fetch(`${mock.url}${base[gen]}/v1/tasks`, authorization ? { headers: { authorization } } : {});
     expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toBe('Basic realm="humantask"');
+    expect(await res.json()).toEqual({ status_code: 401, error: expect.stringMatching(/API key is required/) });
   });
+
+  it('answers malformed JSON with 400 in the contract\'s error shape', async () => {
+    const res = await fetch(`${mock.url}${base[gen]}/v1/projects`, {
+      method: 'POST',
+      headers: { authorization: basicAuth('test_key'), 'content-type': 'application/json' },
+      body: '{"name": ',
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ status_code: 400, error: expect.stringMatching(/^The request body is not valid JSON/) });
+  });
+
+  it('sends Idempotent-Replayed on no create answer (a mock has nothing to replay)', async () => {
+    const creates = ops.filter((o) => o.method === 'post' && Object.values<Json>(o.op.responses['200']?.headers ?? {}).length > 0);
+    expect(creates.length).toBeGreaterThan(0);
+    for (const { path: p, op } of creates.slice(0, 5)) {
+      const example = Object.values<Json>(deref(doc, op.requestBody).content['application/json'].examples)[0];
+      const res = await fetch(`${mock.url}${base[gen]}${p}`, {
+        method: 'POST',
+        headers: { authorization: basicAuth('test_key'), 'content-type': 'application/json', 'idempotency-key': 'k-1' },
+        body: JSON.stringify(deref(doc, example!).value),
+      });
+      expect(res.status, `${op.operationId}: ${await res.clone().text()}`).toBe(200);
+      expect(res.headers.get('idempotent-replayed'), op.operationId).toBeNull();
+    }
+  });
+
+  it("answers Prism's own errors (an undocumented status asked for) in the contract's error shape", async () => {
+    const res = await fetch(`${mock.url}${base[gen]}/v1/tasks`, { headers: { authorization: basicAuth('test_key'), prefer: 'code=418' } });
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.json()).toEqual({ status_code: res.status, error: expect.any(String) });
+  });
+});
+
+it('answers a path outside both generations with 404 in the contract\'s error shape', async () => {
+  for (const p of ['/', '/tasks', '/legacy/tasks', '/v2/tasks']) {
+    const res = await fetch(`${mock.url}${p}`, { headers: { authorization: basicAuth('test_key') } });
+    expect(res.status, p).toBe(404);
+    expect(await res.json()).toEqual({ status_code: 404, error: expect.stringMatching(/\/v1 and the older at \/legacy\/v1/) });
+  }
 });

@@ -1,8 +1,9 @@
-// The client as it would be published: client/tsconfig.build.json compiles it to JavaScript and
-// declarations; a consumer package that maps `humantask/client` and `humantask/client/node` to
-// them (the proposed package.json `exports`) type-checks strictly and runs on plain Node, no tsx.
+// The client's build, without the registry: client/tsconfig.build.json compiles it to JavaScript
+// and declarations; a consumer with them in node_modules/@humantask/client (client/package.json's
+// `exports`) type-checks strictly and runs on plain Node, no tsx. test/packaging.test.ts does the
+// same from the packed tarball installed from the registry layout.
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -14,13 +15,10 @@ const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 const dir = mkdtempSync(path.join(tmpdir(), 'humantask-client-build-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const exportsEntries = {
-  './client': { types: './dist/client/index.d.ts', default: './dist/client/index.js' },
-  './client/node': { types: './dist/client/node.d.ts', default: './dist/client/node.js' },
-};
+const manifest = JSON.parse(readFileSync(path.join(root, 'client', 'package.json'), 'utf8')) as { name: string; exports: object };
 
-const consumer = `import { createClient, createLegacyClient, HumantaskError } from 'humantask/client';
-import { signCallback, verifyCallback } from 'humantask/client/node';
+const consumer = `import { createClient, createLegacyClient, HumantaskError } from '@humantask/client';
+import { signCallback, verifyCallback } from '@humantask/client/node';
 
 const client = createClient({ apiKey: 'test_x', baseUrl: 'http://127.0.0.1:9', retry: false });
 const legacy = createLegacyClient({ apiKey: 'test_x', baseUrl: 'http://127.0.0.1:9', throwOnError: true });
@@ -48,10 +46,10 @@ it('compiles to JavaScript and declarations that a strict consumer can use on pl
   const out = path.join(dir, 'build');
   await run(process.execPath, [tsc, '-p', path.join(root, 'client', 'tsconfig.build.json'), '--outDir', out], { cwd: root });
 
-  const pkg = path.join(dir, 'app', 'node_modules', 'humantask');
+  const pkg = path.join(dir, 'app', 'node_modules', '@humantask', 'client');
   mkdirSync(pkg, { recursive: true });
   cpSync(out, path.join(pkg, 'dist'), { recursive: true });
-  writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: 'humantask', type: 'module', exports: exportsEntries }));
+  writeFileSync(path.join(pkg, 'package.json'), JSON.stringify({ name: manifest.name, type: 'module', exports: manifest.exports }));
   for (const dep of ['openapi-fetch', 'openapi-typescript-helpers', '@types']) {
     symlinkSync(path.join(root, 'node_modules', dep), path.join(dir, 'app', 'node_modules', dep), 'dir');
   }

@@ -29,7 +29,7 @@ it('adds less than 10 kB (min+gzip) to openapi-fetch in the browser', async () =
   console.log(
     [
       'browser bundle (esbuild, minified, gzip -9):',
-      `  humantask/client   ${kb(client.min)} min, ${kb(client.gzip)} min+gzip`,
+      `  @humantask/client  ${kb(client.min)} min, ${kb(client.gzip)} min+gzip`,
       `  openapi-fetch      ${kb(baseline.min)} min, ${kb(baseline.gzip)} min+gzip`,
       `  added by client    ${kb(client.min - baseline.min)} min, ${kb(added)} min+gzip`,
     ].join('\n'),

@@ -228,5 +228,5 @@ describe('errors', () => {
 });
 
 it('VERSION is the package version', () => {
-  expect(VERSION).toBe(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version);
+  expect(VERSION).toBe(JSON.parse(readFileSync(path.join(root, 'client', 'package.json'), 'utf8')).version);
 });

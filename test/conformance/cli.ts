@@ -28,6 +28,12 @@ Tests a server of this API against the contract and the API description's rules.
   --profile P             full | mock (default full); mock runs the shape checks and generated valid
                           requests only, for a mock such as Prism, and lists the checks it skipped
   --legacy-prefix PATH    base path of the older generation (default /legacy; '' when it has its own origin)
+  --cleanup               cancel the tasks the run created when it ends (without it they stay in the
+                          accounts, with the projects and batches the run created, which no API deletes)
+  -h, --help              this text
+
+The run creates tasks, projects, batches, training and evaluation tasks in the accounts of the keys:
+use test accounts, not production ones.
 
 Exit status: 0 when every check passed, 1 when one failed, 2 for a usage error.
 `;
@@ -54,7 +60,8 @@ export function parseConformanceArgs(args: string[]): Options & { reportDir?: st
       runs: { type: 'string', default: String(defaultRuns) },
       profile: { type: 'string', default: 'full' },
       'legacy-prefix': { type: 'string' },
-      help: { type: 'boolean', default: false },
+      cleanup: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
     },
   });
   if (values.help) throw new UsageError('');
@@ -86,6 +93,7 @@ export function parseConformanceArgs(args: string[]): Options & { reportDir?: st
     runs,
     profile: values.profile,
     ...(values['legacy-prefix'] !== undefined ? { legacyPrefix: values['legacy-prefix'] } : {}),
+    ...(values.cleanup ? { cleanup: true } : {}),
   };
 }
 

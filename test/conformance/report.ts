@@ -58,8 +58,16 @@ export function summaryText(run: ConformanceRun): string {
   }
   out.push(table([['area', 'passed', 'failed', 'skipped'], ...[...rows, total].map((r) => [r.area, String(r.passed), String(r.failed), String(r.skipped)])]));
   out.push('');
+  const shapeResults = run.results.length - run.checkRuns;
+  out.push(`results: ${run.results.length} = ${run.checkRuns} checks run (the progress bar's total) + ${shapeResults} shape results (one per operation and status answered, and per broken rule)`);
   out.push(`coverage: ${run.coverage.exercised} of ${run.coverage.documented} documented (operation, status) pairs exercised`);
   out.push(`${run.requests} requests in ${(run.ms / 1000).toFixed(1)} s; seed ${run.seed} (repeat with --seed ${run.seed})`);
+  const { created } = run;
+  if (created.cancelled !== undefined) {
+    out.push(`cleanup: ${created.cancelled} of ${created.tasks} tasks created by the run cancelled, ${created.alreadyDone} had already ended${created.notCancelled?.length ? `; not cancelled: ${created.notCancelled.join(', ')}` : ''}`);
+  } else if (created.tasks > 0) {
+    out.push(`the run created ${created.tasks} tasks in the accounts of the keys given and left them there (--cleanup cancels them)`);
+  }
   out.push(run.passed ? 'PASSED' : `FAILED: ${failures.length} check(s)`);
   return out.join('\n');
 }

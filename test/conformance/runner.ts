@@ -51,6 +51,10 @@ export interface ConformanceRun {
   ms: number;
   /** Requests sent to the server under test. */
   requests: number;
+  /** The check runs planned (check × generation): the progress bar's total. */
+  checkRuns: number;
+  /** Tasks the run created, and with `cleanup`, what cancelling them gave. */
+  created: { tasks: number; cancelled?: number; alreadyDone?: number; notCancelled?: string[] };
 }
 
 export interface RunExtras {
@@ -180,6 +184,8 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
   const undocumented = new Map<string, CoverageEntry>();
   const seen = new Map<string, number>();
   let requests = 0;
+  /** Tasks created by the run, by `generation|id`, with the key that created them. */
+  const createdTasks = new Map<string, { generation: Generation; id: string; key: string | null }>();
 
   function record(check: Check, ex: Exchange, contract: Contract) {
     const op = ex.operationId ? contract.byId.get(ex.operationId) : undefined;
@@ -291,6 +297,10 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
         for (let attempt = 1; ; attempt++) {
           const ex = await exchange(generation, upper, url, headers, body, pathOnly, op);
           record(check, ex, contract);
+          const taskId = (ex.body as { task_id?: unknown } | undefined)?.task_id;
+          if (upper === 'POST' && ex.status === 200 && op && /^\/v1\/task\/[a-z]+$/.test(op.path) && typeof taskId === 'string') {
+            createdTasks.set(`${generation}|${taskId}`, { generation, id: taskId, key });
+          }
           if (ex.status !== 429 || attempt === 5) return ex;
           const retryAfter = Number(ex.headers.get('retry-after'));
           await new Promise((r) => setTimeout(r, Math.min(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 1000, 10_000)));
@@ -330,6 +340,11 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
   }
 
   sink.log?.(`humantask conformance: ${options.baseUrl}, generations ${options.generations.join(', ')}, profile ${options.profile}, seed ${options.seed} (repeat with --seed ${options.seed})`);
+  sink.log?.(
+    options.cleanup
+      ? `${plan.length} checks. --cleanup: the tasks this run creates are cancelled when it ends (projects, batches, training and evaluation tasks stay: the API deletes none of them).`
+      : `${plan.length} checks. Warning: the run creates tasks, projects, batches, training and evaluation tasks in the accounts of the keys given, and leaves them there; --cleanup cancels its tasks when it ends. Use a test account.`,
+  );
   sink.start?.(plan.length);
   const results: CheckResult[] = [];
   try {
@@ -363,6 +378,11 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
   } finally {
     if (receiver) await (await receiver).close();
     sink.stop?.();
+  }
+  const created: ConformanceRun['created'] = { tasks: createdTasks.size };
+  if (options.cleanup) {
+    Object.assign(created, await cancelTasks(options, [...createdTasks.values()]));
+    sink.log?.(`cleanup: ${created.cancelled} of ${created.tasks} tasks cancelled, ${created.alreadyDone} had already ended${created.notCancelled?.length ? `, ${created.notCancelled.length} could not be cancelled` : ''}`);
   }
 
   // One Shape result per (generation, operation, status) seen; a failure per broken rule.
@@ -407,5 +427,34 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
     startedAt,
     ms: Math.round(performance.now() - started),
     requests,
+    checkRuns: plan.length,
+    created,
   };
+}
+
+/**
+ * Cancels the tasks a run created, a few at a time, each with the key that created it. A task that
+ * has already ended (completed, cancelled, errored) answers 409 and is counted as such.
+ */
+async function cancelTasks(options: Options, tasks: { generation: Generation; id: string; key: string | null }[]) {
+  let cancelled = 0;
+  let alreadyDone = 0;
+  const notCancelled: string[] = [];
+  const queue = [...tasks];
+  const worker = async () => {
+    for (let task = queue.shift(); task; task = queue.shift()) {
+      const url = requestUrl(options, task.generation, `/v1/task/${encodeURIComponent(task.id)}/cancel`);
+      try {
+        const res = await fetch(url, { method: 'POST', headers: task.key ? { authorization: basicAuth(task.key) } : {}, signal: AbortSignal.timeout(requestTimeoutMs) });
+        await res.arrayBuffer();
+        if (res.ok) cancelled++;
+        else if (res.status === 409 || res.status === 400) alreadyDone++;
+        else notCancelled.push(`${task.id}: ${res.status}`);
+      } catch (err) {
+        notCancelled.push(`${task.id}: ${(err as Error).message}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
+  return { cancelled, alreadyDone, notCancelled };
 }

@@ -35,6 +35,8 @@ export interface Options {
   profile: 'full' | 'mock';
   /** Base path of the older generation (default `/legacy`). */
   legacyPrefix?: string;
+  /** Cancel the tasks the run created when it ends (they stay in the accounts otherwise). */
+  cleanup?: boolean;
   /** Generated requests per operation and kind (valid, invalid); default 6. */
   runs?: number;
 }

@@ -1,0 +1,198 @@
+// The packages as users get them: `npm pack` of both workspaces (`humantask`, `@humantask/client`),
+// one `npm install <tarball>...` into a fresh folder outside the repository (the registry supplies
+// every dependency), and then what a user runs there: `npx humantask --version`, `--help`, `serve`
+// (answers over HTTP), `conformance` against that server (passes), `mock` (answers at both
+// generations' paths), and a strict TypeScript program using `@humantask/client` compiled with
+// `"types": []` by TypeScript 5.9 and by the current major, then run on plain Node.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basicAuth } from './support/net.ts';
+import { conformanceEnv } from './support/server.ts';
+import { root } from './support/spec.ts';
+
+const run = promisify(execFile);
+const dir = mkdtempSync(path.join(tmpdir(), 'humantask-packaging-'));
+const app = path.join(dir, 'app');
+const version = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
+const children: ChildProcess[] = [];
+
+/** `npx humantask ...` in the consumer's folder. */
+const npx = (args: string[], env: Record<string, string> = {}) =>
+  run('npx', ['--no-install', 'humantask', ...args], { cwd: app, env: { ...process.env, ...env }, maxBuffer: 64 << 20 }).catch(
+    (e: { code: number; stdout: string; stderr: string }) => e,
+  );
+
+/** A long-running `npx humantask ...`; resolves with the first match of `ready` in its output. */
+async function start(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ match: RegExpExecArray; output: () => string }> {
+  // Its own process group: npx, npm's shell and node stop together.
+  const child = spawn('npx', ['--no-install', 'humantask', ...args], { cwd: app, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let output = '';
+  const match = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      const m = ready.exec(output);
+      if (m) resolve(m);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`humantask ${args.join(' ')} exited with ${code}:\n${output}`)));
+  });
+  return { match, output: () => output };
+}
+
+beforeAll(async () => {
+  const tarballs = path.join(dir, 'tarballs');
+  mkdirSync(tarballs);
+  mkdirSync(app);
+  for (const workspace of [[], ['-w', '@humantask/client']]) {
+    await run('npm', ['pack', ...workspace, '--pack-destination', tarballs], { cwd: root, maxBuffer: 64 << 20 });
+  }
+  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  // One install: both tarballs, and the TypeScript versions the consumer program is compiled with.
+  await run(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      path.join(tarballs, `humantask-${version}.tgz`),
+      path.join(tarballs, `humantask-client-${version}.tgz`),
+      'typescript@5.9',
+      'typescript-current@npm:typescript@latest',
+      '@types/node@20',
+    ],
+    { cwd: app, maxBuffer: 64 << 20 },
+  );
+}, 600_000);
+
+afterAll(async () => {
+  await Promise.all(
+    children.map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      process.kill(-child.pid!, 'SIGTERM');
+      await exited;
+    }),
+  );
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it('installs the client alone with openapi-fetch as its only dependency', () => {
+  const client = JSON.parse(readFileSync(path.join(app, 'node_modules', '@humantask', 'client', 'package.json'), 'utf8'));
+  expect(Object.keys(client.dependencies)).toEqual(['openapi-fetch']);
+  const installed = JSON.parse(readFileSync(path.join(app, 'package.json'), 'utf8'));
+  expect(installed.dependencies).toMatchObject({ humantask: expect.stringMatching(/^file:/), '@humantask/client': expect.stringMatching(/^file:/) });
+});
+
+it('npx humantask --version and --help', async () => {
+  const v = await npx(['--version']);
+  expect(v.stdout).toBe(`${version}\n`);
+  const help = await npx(['--help']);
+  expect(help.stdout).toMatch(/^usage: humantask <command>/);
+  for (const command of ['serve', 'accounts', 'deliveries', 'mock', 'conformance']) expect(help.stdout).toContain(`  ${command}`);
+});
+
+describe('npx humantask serve, and conformance against it', () => {
+  let url: string;
+  let keys: Record<string, string>;
+  beforeAll(async () => {
+    const server = await start(['serve'], { ...conformanceEnv, PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'warn', RATE_LIMIT_BURST: '0' }, /try: curl/);
+    url = /listening on (http:\/\/\S+)/.exec(server.output())![1]!;
+    const key = (label: string) => new RegExp(`${label}:\\s+(\\S+)`).exec(server.output())![1]!;
+    keys = { test: key('test key'), live: key('live key'), callbackAuth: key('callback auth key'), signing: key('signing secret') };
+  }, 180_000);
+
+  it('answers over HTTP, both generations', async () => {
+    for (const base of ['/v1', '/legacy/v1']) {
+      const res = await fetch(`${url}${base}/tasks`, { headers: { authorization: basicAuth(keys.test!) } });
+      expect(res.status, base).toBe(200);
+    }
+    expect((await fetch(`${url}/v1/tasks`)).status).toBe(401);
+  });
+
+  it('passes the conformance suite run from the installed package (every operation\'s examples, both generations)', async () => {
+    const res = await npx([
+      'conformance',
+      '--base-url', url,
+      '--key', keys.test!,
+      '--live-key', keys.live!,
+      '--callback-auth-key', keys.callbackAuth!,
+      '--signing-secret', keys.signing!,
+      '--callback-host', '127.0.0.1',
+      '--only', 'examples/',
+      '--cleanup',
+    ]);
+    expect(res.stdout).toMatch(/PASSED/);
+    expect(res.stdout).not.toMatch(/FAILED/);
+    expect(res.stdout).toMatch(/^Examples\s+[1-9]\d*\s+0\s+0$/m);
+  }, 600_000);
+});
+
+it('npx humantask mock answers both generations on one port', async () => {
+  const mock = await start(['mock', '--port', '0'], {}, /listening on (http:\/\/\S+) /);
+  const origin = mock.match[1]!;
+  for (const base of ['/v1', '/legacy/v1']) {
+    const res = await fetch(`${origin}${base}/tasks`, { headers: { authorization: basicAuth('test_any') } });
+    expect(res.status, base).toBe(200);
+    expect(Array.isArray(((await res.json()) as { docs: unknown[] }).docs), base).toBe(true);
+  }
+}, 120_000);
+
+describe('a strict TypeScript program using @humantask/client', () => {
+  const program = `import { createClient, createLegacyClient, HumantaskError, VERSION } from '@humantask/client';
+import { signCallback, verifyCallback } from '@humantask/client/node';
+
+const client = createClient({ apiKey: 'test_x', baseUrl: 'http://127.0.0.1:9', retry: false });
+const legacy = createLegacyClient({ apiKey: 'test_x', baseUrl: 'http://127.0.0.1:9', throwOnError: true });
+export async function typed(): Promise<void> {
+  const res = await client.tasks.create('categorization', { attachment: 'x', attachment_type: 'text', categories: ['a'] });
+  if (res.ok) res.data.task_id.toUpperCase();
+  // @ts-expect-error no such task type
+  await client.tasks.create('categorisation', {});
+  const task = await legacy.tasks.get('x');
+  task.data.urgency.toUpperCase();
+}
+const secret = 'whsec_' + btoa(String.fromCharCode(...new Uint8Array(32).fill(1)));
+const now = Math.floor(Date.now() / 1000);
+const body = JSON.stringify({ error: 'e', attachments: [] });
+const verified = await verifyCallback(
+  { 'service-callback-auth': 'k', 'webhook-id': 'msg_1', 'webhook-timestamp': String(now), 'webhook-signature': signCallback(secret, 'msg_1', now, body) },
+  body,
+  { callbackAuthKey: 'k', signingSecret: secret },
+);
+const failed = await client.tasks.get('x').catch((e: unknown) => (e as Error).name);
+console.log(JSON.stringify({ verified: verified.type, failed, error: typeof HumantaskError, version: VERSION }));
+`;
+
+  it.each([
+    ['TypeScript 5.9', 'typescript'],
+    ['the current TypeScript', 'typescript-current'],
+  ])('compiles with %s ("types": [], strict, no skipLibCheck) and runs on plain Node', async (_name, compiler) => {
+    const project = path.join(app, compiler);
+    mkdirSync(project, { recursive: true });
+    writeFileSync(path.join(project, 'main.ts'), program);
+    const compilerOptions = {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      strict: true,
+      noUncheckedIndexedAccess: true,
+      exactOptionalPropertyTypes: true,
+      skipLibCheck: false,
+      types: [],
+      rootDir: '.',
+      outDir: 'out',
+    };
+    writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['main.ts'] }));
+    const tsc = path.join(app, 'node_modules', compiler, 'bin', 'tsc');
+    const check = await run(process.execPath, [tsc, '-p', project], { cwd: project }).catch((e: { stdout: string }) => e);
+    expect(check.stdout).toBe('');
+    const { stdout } = await run(process.execPath, [path.join(project, 'out', 'main.js')], { cwd: project });
+    expect(JSON.parse(stdout)).toEqual({ verified: 'attachmentError', failed: 'TypeError', error: 'function', version });
+  }, 300_000);
+});
