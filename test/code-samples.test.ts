@@ -1,16 +1,24 @@
 // The reference's code samples work: every operation's curl sample (scripts/code-samples.ts, as
 // the docs build puts it in the reference) is run with a real curl against a real server, in test
-// mode, with the shell variables it names set to objects that exist.
+// mode, with the shell variables it names set to objects that exist; every TypeScript sample is
+// compiled (strict) against the client's sources and run against the same server.
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createAccount } from '../server/domain/accounts.ts';
-import { codeSamples, shellVariable } from '../scripts/code-samples.ts';
+import { clientPackage, codeSamples, shellVariable, type CodeSample } from '../scripts/code-samples.ts';
+import type { Generation } from '../scripts/lib.ts';
 import { basicAuth } from './support/net.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { deref, generations, loadBundle, operations } from './support/spec.ts';
 
 const run = promisify(execFile);
+const repoRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+const clientSource = path.join(repoRoot, 'client', 'index.ts');
 const task = { callback_url: 'https://example.com/cb', instruction: 'Pick one', attachment_type: 'text', attachment: 'My invoice is wrong.', categories: ['billing', 'support'] };
 
 async function curl(source: string, env: Record<string, string>): Promise<{ status: number; body: any }> {
@@ -31,19 +39,22 @@ describe('code samples', () => {
     await server?.close();
   });
 
-  it.each(generations)('every %s curl sample is accepted', async (gen) => {
+  /**
+   * Runs every operation's sample of one language, creations first (their answers name the objects
+   * that the other samples' variables point at); the failures, as `operationId: what`.
+   */
+  async function runAll(gen: Generation, lang: CodeSample['lang'], runOne: (sample: CodeSample, env: Record<string, string>) => Promise<{ status: number; body: any }>) {
     const doc = loadBundle(gen);
-    const account = await createAccount(server.uow, `samples-${gen}`, new Date());
+    const account = await createAccount(server.uow, `samples-${lang}-${gen}`, new Date());
     const env: Record<string, string> = { HUMANTASK_KEY: account.test_key, HUMANTASK_URL: server.url };
     const ops = operations(gen, doc);
-    // Creations first: their answers name the objects that the other samples' variables point at.
     const ordered = [...ops.filter((o) => !o.path.includes('{')), ...ops.filter((o) => o.path.includes('{'))];
     const failures: string[] = [];
-    for (const { path, method, op } of ordered) {
-      const sample = codeSamples(gen, path, method, op, (n) => deref(doc, n)).find((s) => s.label === 'curl')!;
+    for (const { path: apiPath, method, op } of ordered) {
+      const sample = codeSamples(gen, apiPath, method, op, (n) => deref(doc, n)).find((s) => s.lang === lang)!;
       // Canceling needs a pending task: a live key's (test tasks complete at once).
       const key = op.operationId === 'cancelTask' ? account.live_key : account.test_key;
-      if (path.includes('{taskId}')) {
+      if (apiPath.includes('{taskId}')) {
         // A fresh task for each task operation (one cancels it, another audits it, ...).
         const res = await fetch(`${server.url}${gen === 'legacy' ? '/legacy' : ''}/v1/task/categorization`, {
           method: 'POST',
@@ -53,16 +64,63 @@ describe('code samples', () => {
         expect(res.status).toBe(200);
         env[shellVariable('taskId')] = ((await res.json()) as { task_id: string }).task_id;
       }
-      for (const [, name] of sample.source.matchAll(/\$([A-Z_]+)/g)) expect(env[name!], `${op.operationId}: $${name}`).toBeTruthy();
-      const { status, body } = await curl(sample.source, { ...env, HUMANTASK_KEY: key });
-      if (status >= 300) failures.push(`${op.operationId} (${method.toUpperCase()} ${path}): ${status} ${JSON.stringify(body)}`);
+      for (const [, name] of sample.source.matchAll(/(?:\$|process\.env\.)([A-Z_]+)/g)) expect(env[name!], `${op.operationId}: ${name}`).toBeTruthy();
+      const { status, body } = await runOne(sample, { ...env, HUMANTASK_KEY: key });
+      if (status >= 300) failures.push(`${op.operationId} (${method.toUpperCase()} ${apiPath}): ${status} ${JSON.stringify(body)}`);
       if (status < 300 && method === 'post') {
-        if (path === '/v1/projects') env.PROJECT_NAME = body.name;
-        if (path === '/v1/batches') env.BATCH_NAME = body.name;
-        if (path.startsWith('/v1/training_tasks/')) env.TRAINING_TASK_ID = body.id ?? body.task_id;
-        if (path.startsWith('/v1/evaluation_tasks/')) env.EVALUATION_TASK_ID = body.id ?? body.task_id;
+        if (apiPath === '/v1/projects') env.PROJECT_NAME = body.name;
+        if (apiPath === '/v1/batches') env.BATCH_NAME = body.name;
+        if (apiPath.startsWith('/v1/training_tasks/')) env.TRAINING_TASK_ID = body.id ?? body.task_id;
+        if (apiPath.startsWith('/v1/evaluation_tasks/')) env.EVALUATION_TASK_ID = body.id ?? body.task_id;
       }
     }
-    expect(failures).toEqual([]);
+    return failures;
+  }
+
+  it.each(generations)('every %s curl sample is accepted', async (gen) => {
+    expect(await runAll(gen, 'curl', (sample, env) => curl(sample.source, env))).toEqual([]);
+  });
+
+  it.each(generations)('every %s TypeScript sample compiles (strict) and is accepted', async (gen) => {
+    const dir = mkdtempSync(path.join(tmpdir(), `humantask-samples-${gen}-`));
+    try {
+      // The samples as a reader copies them, the package import pointed at the client's sources.
+      const files: { sample: CodeSample; file: string }[] = [];
+      const doc = loadBundle(gen);
+      for (const [i, { path: apiPath, method, op }] of operations(gen, doc).entries()) {
+        const sample = codeSamples(gen, apiPath, method, op, (n) => deref(doc, n)).find((s) => s.lang === 'TypeScript')!;
+        const file = path.join(dir, `sample-${i}.ts`);
+        writeFileSync(file, sample.source.replace(`from '${clientPackage}'`, `from ${JSON.stringify(clientSource)}`) + '\nexport {};\n');
+        files.push({ sample, file });
+      }
+      const tsconfig = { compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, allowImportingTsExtensions: true, types: ['node'], typeRoots: [path.join(repoRoot, 'node_modules', '@types')] }, files: files.map((f) => f.file) };
+      writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify(tsconfig));
+      writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+      const tsc = path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
+      const compiled = await run(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.json')], { cwd: repoRoot }).then(() => '', (err: { stdout?: string }) => err.stdout ?? String(err));
+      expect(compiled).toBe('');
+      // Run: each sample's variables set in process.env, what it logs is its answer, a throw its error.
+      const byText = new Map(files.map((f) => [f.sample.source, f.file]));
+      const saved = { ...process.env };
+      const log = vi.spyOn(console, 'log');
+      try {
+        const failures = await runAll(gen, 'TypeScript', async (sample, env) => {
+          Object.assign(process.env, env);
+          log.mockClear();
+          try {
+            await import(byText.get(sample.source)!);
+            return { status: 200, body: log.mock.calls[0]?.[0] };
+          } catch (err) {
+            return { status: 500, body: String(err) };
+          }
+        });
+        expect(failures).toEqual([]);
+      } finally {
+        log.mockRestore();
+        process.env = saved;
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -2,7 +2,7 @@
 // AES-256-GCM under a key kept outside the database, so that a copy of the database (its folder,
 // its WAL, a dump) forges no callback. Rows written before sealing existed are sealed at start.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 const prefix = 'sealed:v1:';
@@ -89,6 +89,16 @@ export function loadSecretsKey(settings: KeySettings, mayCreate: () => boolean, 
         `Give the server the key they were sealed with (SECRETS_KEY, SECRETS_KEY_FILE, or that file).`,
     );
   }
-  writeFileSync(file, randomBytes(32).toString('hex') + '\n', { flag: 'wx', mode: 0o600 });
+  // Written whole under another name, then linked into place: a server starting at the same time
+  // either wins the link or reads the winner's complete file, never a half-written or second key.
+  const draft = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  writeFileSync(draft, randomBytes(32).toString('hex') + '\n', { flag: 'wx', mode: 0o600 });
+  try {
+    linkSync(draft, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    rmSync(draft, { force: true });
+  }
   return secretBox(parseKey(readFileSync(file, 'utf8'), `the key file ${file}`), `the key file ${file}`);
 }

@@ -70,13 +70,16 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('attac
     expect(callbacks).toContainEqual({ task_id: cleared.body.task_id, error: now.body.response.error, attachments: [{ statusCode: 404, url }] });
   });
 
-  it('treats an address that is not allowed as a failed fetch (no HTTP answer: statusCode 0)', async () => {
+  it('refuses at creation an attachment at an address that is not allowed (400 naming it), storing nothing', async () => {
+    // A literal private address is refused before any fetch (server/http/targets.ts); a name that
+    // resolves to one is refused at fetch time (test/server/net.test.ts).
     const api = client(server, 'current', server.dev.live_key);
     const port = new URL(files.base).port;
+    const before = (await api('GET', '/v1/tasks?limit=100')).body.total;
     const t = await api('POST', '/v1/task/categorization', { json: body(`http://127.0.0.2:${port}/ok.jpg`) });
-    await until(async () => (await api('GET', `/v1/task/${t.body.task_id}`)).body.status === 'error', 'the refusal');
-    await until(() => callbacks.some((c) => JSON.stringify(c).includes('127.0.0.2')), 'the callback');
-    expect(callbacks.find((c) => JSON.stringify(c).includes('127.0.0.2'))).toMatchObject({ attachments: [{ statusCode: 0 }] });
+    expect(t.status).toBe(400);
+    expect(t.body.error).toMatch(/attachment .*127\.0\.0\.2.* not a public address/);
+    expect((await api('GET', '/v1/tasks?limit=100')).body.total).toBe(before);
   });
 });
 

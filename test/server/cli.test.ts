@@ -15,7 +15,7 @@ import { root } from '../support/spec.ts';
 const run = promisify(execFile);
 
 async function cli(env: Record<string, string>, ...args: string[]) {
-  const { stdout } = await run(process.execPath, [bin, 'accounts', ...args], { env: { ...process.env, ...env }, cwd: root });
+  const { stdout } = await run(process.execPath, [bin, 'accounts', ...args, ...(args.includes('--json') ? [] : ['--json'])], { env: { ...process.env, ...env }, cwd: root });
   return JSON.parse(stdout);
 }
 
@@ -43,7 +43,7 @@ describe('accounts CLI', () => {
       expect((await api('GET', '/v1/tasks')).status).toBe(401);
       expect((await client({ url: server.url }, 'current', rotated.key)('GET', '/v1/tasks')).body.total).toBe(1);
       // The operator's list of failed callbacks, through the same admin interface.
-      const { stdout } = await run(process.execPath, [bin, 'deliveries', '--failed'], { env: { ...process.env, ...env }, cwd: root });
+      const { stdout } = await run(process.execPath, [bin, 'deliveries', '--failed', '--json'], { env: { ...process.env, ...env }, cwd: root });
       expect(JSON.parse(stdout)).toEqual([]);
       // Structured request logs, and no secret in them.
       expect(server.output()).toMatch(/"status":402.*"msg":"request"/);

@@ -144,7 +144,7 @@ describe('authentication', () => {
     const refused = await bad('GET', '/v1/tasks');
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(refused.body).toEqual({ status_code: 429, error: expect.stringMatching(/failed authentications/) });
+    expect(refused.body).toEqual({ status_code: 429, error: expect.stringMatching(/failed authentications/), request_id: expect.any(String) });
     expect((await client(server, 'current', server.dev.test_key)('GET', '/v1/tasks')).status).toBe(429);
     expect(lookups).toBe(before);
   });

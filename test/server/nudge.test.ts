@@ -118,7 +118,7 @@ describe.runIf(hasPostgres())('work nudges between server processes on PostgreSQ
     const config = (env: Record<string, string>) => ({ ...readConfig({ RATE_LIMIT_BURST: '0', ...env }), port: 0, host: '127.0.0.1', databaseUrl });
     // The sender delivers (polling every ten minutes); the other one takes requests with delivery off.
     const sender = await startServer(config(slowPolls), pino({ level: 'silent' }));
-    const front = await startServer(config({ DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0' }), pino({ level: 'silent' }));
+    const front = await startServer(config({ DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32' }), pino({ level: 'silent' }));
     try {
       const api = client(front, 'current', sender.devAccount!.test_key);
       const created = await api('POST', '/v1/task/categorization', { json: task(`${hook.base}/elsewhere`) });

@@ -2,13 +2,14 @@
 // under a key kept outside the database; callbacks still verify; plain rows of an older database are
 // sealed at start; a database opened with another key, or without its key file, refuses to start.
 import { createHmac, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { openStore, type StoreOptions } from '../../server/store/db.ts';
-import { defaultKeyFile } from '../../server/store/secrets.ts';
+import { defaultKeyFile, loadSecretsKey } from '../../server/store/secrets.ts';
 import { unitOfWork } from '../../server/store/repositories.ts';
 import { createAccount } from '../../server/domain/accounts.ts';
 import { clusterAt, dropDatabase } from '../support/postgres.ts';
@@ -93,5 +94,35 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('secre
     } finally {
       if (options.databaseUrl) await dropDatabase(options.databaseUrl);
     }
+  });
+});
+
+describe('the default key file', () => {
+  it('is made once when several servers start at the same moment: each opens what the others sealed', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'humantask-keyrace-'));
+    dirs.push(dir);
+    const settings = JSON.stringify({ dataDir: path.join(dir, 'data') });
+    const module = JSON.stringify(new URL('../../server/store/secrets.ts', import.meta.url).href);
+    // Each process waits for the same instant, then loads (or makes) the key and seals a word.
+    const startAt = Date.now() + 1500;
+    const script = `const { loadSecretsKey } = await import(${module});
+      while (Date.now() < ${startAt}) {}
+      const box = loadSecretsKey(${settings}, () => true, () => {});
+      console.log(box.seal('word'));`;
+    const runs = Array.from({ length: 6 }, () =>
+      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d) => (out += d));
+        child.stderr.on('data', (d) => (err += d));
+        child.on('close', (code) => resolve({ code, out: out.trim(), err }));
+      }),
+    );
+    const results = await Promise.all(runs);
+    for (const r of results) expect(r, r.err).toMatchObject({ code: 0 });
+    const box = loadSecretsKey({ dataDir: path.join(dir, 'data') }, () => false, () => {});
+    for (const r of results) expect(box.open(r.out)).toBe('word');
+    expect(readdirSync(dir)).toEqual(['data.key']);
   });
 });
