@@ -884,9 +884,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -915,9 +917,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -957,9 +961,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -993,9 +999,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -1038,9 +1046,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -1096,9 +1106,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -1229,7 +1241,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -1257,7 +1270,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -1291,7 +1305,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -1364,7 +1379,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -1391,7 +1407,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -1430,7 +1447,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -1459,7 +1477,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -8204,9 +8223,11 @@ export interface components {
          */
         WebhookSignatureHeader: string;
         /**
-         * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-         *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-         *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+         * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+         *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+         *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+         *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+         *     decision; clients test for 404).
          * @example 65f1c0a2b3c4d5e6f7a8b9c0
          */
         TaskId: string;
@@ -8220,7 +8241,8 @@ export interface components {
         ClearUniqueId: string;
         /**
          * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-         *     of the other mode or another account → 404.
+         *     of the other mode or another account → 404; so is a name longer than any
+         *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
          * @example street-scenes
          */
         ProjectName: string;
@@ -8240,7 +8262,8 @@ export interface components {
         Offset: number;
         /**
          * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-         *     the other mode or another account → 404.
+         *     the other mode or another account → 404; so is a name longer than any
+         *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
          * @example street-scenes-week-47
          */
         BatchName: string;
@@ -9253,9 +9276,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9273,15 +9298,7 @@ export interface operations {
                     "application/json": components["schemas"]["Task"];
                 };
             };
-            /** @description Bad request: `taskId` is not 24 lowercase hexadecimal characters. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
@@ -9303,9 +9320,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9344,9 +9363,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9391,9 +9412,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9416,7 +9439,7 @@ export interface operations {
                     "application/json": components["schemas"]["Task"];
                 };
             };
-            /** @description Bad request: the body has no non-empty `unique_id` string, or `taskId` is malformed. */
+            /** @description Bad request: the body has no non-empty `unique_id` string. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9447,9 +9470,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9467,15 +9492,7 @@ export interface operations {
                     "application/json": components["schemas"]["Task"];
                 };
             };
-            /** @description Bad request: `taskId` is malformed. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
@@ -9488,9 +9505,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9535,9 +9554,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9582,9 +9603,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9629,9 +9652,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9676,9 +9701,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9709,9 +9736,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9846,7 +9875,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -9886,7 +9916,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -9939,7 +9970,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -10153,7 +10185,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -10193,7 +10226,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -10244,7 +10278,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -10284,7 +10319,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];

@@ -704,9 +704,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -738,9 +740,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -779,9 +783,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -815,9 +821,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -860,9 +868,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -918,9 +928,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -1051,7 +1063,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -1079,7 +1092,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -1113,7 +1127,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -1186,7 +1201,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -1213,7 +1229,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -1252,7 +1269,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -1281,7 +1299,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -7979,9 +7998,11 @@ export interface components {
          */
         WebhookSignatureHeader: string;
         /**
-         * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-         *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-         *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+         * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+         *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+         *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+         *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+         *     decision; clients test for 404).
          * @example 65f1c0a2b3c4d5e6f7a8b9c0
          */
         TaskId: string;
@@ -7995,7 +8016,8 @@ export interface components {
         ClearUniqueId: string;
         /**
          * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-         *     of the other mode or another account → 404.
+         *     of the other mode or another account → 404; so is a name longer than any
+         *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
          * @example street-scenes
          */
         ProjectName: string;
@@ -8006,7 +8028,8 @@ export interface components {
         BatchStatusFilter: components["schemas"]["BatchStatus"];
         /**
          * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-         *     the other mode or another account → 404.
+         *     the other mode or another account → 404; so is a name longer than any
+         *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
          * @example street-scenes-week-47
          */
         BatchName: string;
@@ -8680,9 +8703,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -8700,15 +8725,7 @@ export interface operations {
                     "application/json": components["schemas"]["LegacyTask"];
                 };
             };
-            /** @description Bad request: `taskId` is not 24 lowercase hexadecimal characters. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
@@ -8730,9 +8747,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -8779,9 +8798,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -8826,9 +8847,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -8851,7 +8874,7 @@ export interface operations {
                     "application/json": components["schemas"]["LegacyTask"];
                 };
             };
-            /** @description Bad request: the body has no non-empty `unique_id` string, or `taskId` is malformed. */
+            /** @description Bad request: the body has no non-empty `unique_id` string. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8882,9 +8905,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -8902,15 +8927,7 @@ export interface operations {
                     "application/json": components["schemas"]["LegacyTask"];
                 };
             };
-            /** @description Bad request: `taskId` is malformed. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
@@ -8923,9 +8940,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -8970,9 +8989,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9017,9 +9038,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9064,9 +9087,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9111,9 +9136,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9144,9 +9171,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9281,7 +9310,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -9321,7 +9351,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -9374,7 +9405,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -9588,7 +9620,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -9628,7 +9661,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -9679,7 +9713,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -9719,7 +9754,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
