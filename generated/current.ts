@@ -6705,6 +6705,14 @@ export interface components {
              */
             limit: number;
             /**
+             * @description The number of matching tasks before this page: 0 on the first page, then the running count of
+             *     the tasks of the pages already walked (carried in `next_token`, so tasks created during the
+             *     walk do not change it). Clients written for the older generation read it here too (our
+             *     decision; the API description gives `offset` only to the older generation's list).
+             * @example 0
+             */
+            offset: number;
+            /**
              * @description `true` when more matching tasks follow this page.
              * @example false
              */

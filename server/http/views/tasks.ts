@@ -71,6 +71,7 @@ export const currentTaskListView = (page: TaskPage, limit: number): Current['sch
   docs: page.tasks.map(currentTaskView),
   total: page.total,
   limit,
+  offset: page.offset,
   has_more: page.hasMore,
   ...(page.nextToken ? { next_token: page.nextToken } : {}),
 });
