@@ -2072,6 +2072,24 @@ export interface webhooks {
 export interface components {
     schemas: {
         /**
+         * TimeFilter
+         * @description A time-filter value: a plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a
+         *     date-time, with `T` or a space between date and time (`2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456` as Python's `str(datetime)` prints it), seconds and up to 9
+         *     fraction digits optional (compared to the millisecond), and an optional offset: `Z`, `+01:00`,
+         *     `+0100` or the hour alone `+01`; no offset means UTC. A `+` written raw in a query string
+         *     arrives as a space (form encoding), so a space where the offset's sign goes is read as `+`
+         *     (`2026-11-21T11:00:00 01:00`); `%2B` is the exact spelling. One rule for this pattern and the
+         *     server's parser: whatever the pattern accepts the server reads (our decision; the API description
+         *     gives no format). An impossible date such as `2026-02-30` → 400, and so does a time outside
+         *     what the service stores, 0001-01-01 to 9999-12-31 in UTC (`0000-01-09`,
+         *     `0001-01-01T00:00:00+01:00`), naming the filter.
+         * @example 2026-11-21
+         * @example 2026-11-21T10:00:00Z
+         * @example 2026-11-21 10:00:00.123456
+         */
+        TimeFilter: string;
+        /**
          * LegacyTaskStatus
          * @description The status of a task as the older generation shows it: `pending`, `completed` or `canceled`.
          *     The older generation has no `error` status: a task that ran into an error (the current
@@ -7824,23 +7842,19 @@ export interface components {
     parameters: {
         /**
          * @description Only objects created at or after this time (minimum `created_at`).
-         *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-         *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-         *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-         *     `2026-02-30` → 400. The bound is inclusive (our decision).
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
          * @example 2026-11-01
          */
-        StartTime: string;
+        StartTime: components["schemas"]["TimeFilter"];
         /**
          * @description Only objects created at or before this time (maximum `created_at`).
-         *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-         *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-         *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-         *     `2026-02-30` → 400. The bound is inclusive (our decision), so a plain date
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
          *     ends the range at the first instant of that day; a start later than the end gives an empty list.
          * @example 2026-11-21T23:59:59.999Z
          */
-        EndTime: string;
+        EndTime: components["schemas"]["TimeFilter"];
         /**
          * @description Only tasks with this status as the older generation shows it: `pending`, `completed` or
          *     `canceled`. `completed` also matches tasks that ran into an error (shown here as completed with
@@ -7896,43 +7910,35 @@ export interface components {
         /**
          * @description Only tasks completed at or after this time (minimum `completed_at`; tasks without `completed_at` never match).
          *     This filter is our decision (the API description does not list it).
-         *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-         *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-         *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-         *     `2026-02-30` → 400. The bound is inclusive (our decision).
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
          * @example 2026-11-20T00:00:00Z
          */
-        CompletedAfter: string;
+        CompletedAfter: components["schemas"]["TimeFilter"];
         /**
          * @description Only tasks completed at or before this time (maximum `completed_at`; tasks without `completed_at` never match).
          *     This filter is our decision (the API description does not list it).
-         *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-         *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-         *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-         *     `2026-02-30` → 400. The bound is inclusive (our decision).
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
          * @example 2026-11-21T12:00:00+01:00
          */
-        CompletedBefore: string;
+        CompletedBefore: components["schemas"]["TimeFilter"];
         /**
          * @description Only tasks whose `updated_at` is at or after this time (useful to fetch what changed since a previous
          *     sync). This filter is our decision (the API description does not list it).
-         *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-         *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-         *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-         *     `2026-02-30` → 400. The bound is inclusive (our decision).
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
          * @example 2026-11-21T10:00:00.000Z
          */
-        UpdatedAfter: string;
+        UpdatedAfter: components["schemas"]["TimeFilter"];
         /**
          * @description Only tasks whose `updated_at` is at or before this time. This filter is our
          *     decision (the API description does not list it).
-         *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-         *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-         *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-         *     `2026-02-30` → 400. The bound is inclusive (our decision).
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
          * @example 2026-11-22
          */
-        UpdatedBefore: string;
+        UpdatedBefore: components["schemas"]["TimeFilter"];
         /**
          * @description Results per page: an integer from 1 to 100, default 100. Out of range or not an integer → 400.
          * @example 20
@@ -8074,19 +8080,15 @@ export interface operations {
             query?: {
                 /**
                  * @description Only objects created at or after this time (minimum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-01
                  */
                 start_time?: components["parameters"]["StartTime"];
                 /**
                  * @description Only objects created at or before this time (maximum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision), so a plain date
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
                  *     ends the range at the first instant of that day; a start later than the end gives an empty list.
                  * @example 2026-11-21T23:59:59.999Z
                  */
@@ -8146,40 +8148,32 @@ export interface operations {
                 /**
                  * @description Only tasks completed at or after this time (minimum `completed_at`; tasks without `completed_at` never match).
                  *     This filter is our decision (the API description does not list it).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-20T00:00:00Z
                  */
                 completed_after?: components["parameters"]["CompletedAfter"];
                 /**
                  * @description Only tasks completed at or before this time (maximum `completed_at`; tasks without `completed_at` never match).
                  *     This filter is our decision (the API description does not list it).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-21T12:00:00+01:00
                  */
                 completed_before?: components["parameters"]["CompletedBefore"];
                 /**
                  * @description Only tasks whose `updated_at` is at or after this time (useful to fetch what changed since a previous
                  *     sync). This filter is our decision (the API description does not list it).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-21T10:00:00.000Z
                  */
                 updated_after?: components["parameters"]["UpdatedAfter"];
                 /**
                  * @description Only tasks whose `updated_at` is at or before this time. This filter is our
                  *     decision (the API description does not list it).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-22
                  */
                 updated_before?: components["parameters"]["UpdatedBefore"];
@@ -9472,19 +9466,15 @@ export interface operations {
                 status?: components["parameters"]["BatchStatusFilter"];
                 /**
                  * @description Only objects created at or after this time (minimum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-01
                  */
                 start_time?: components["parameters"]["StartTime"];
                 /**
                  * @description Only objects created at or before this time (maximum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision), so a plain date
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
                  *     ends the range at the first instant of that day; a start later than the end gives an empty list.
                  * @example 2026-11-21T23:59:59.999Z
                  */
@@ -9811,19 +9801,15 @@ export interface operations {
                 type?: components["parameters"]["TaskTypeFilter"];
                 /**
                  * @description Only objects created at or after this time (minimum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-01
                  */
                 start_time?: components["parameters"]["StartTime"];
                 /**
                  * @description Only objects created at or before this time (maximum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision), so a plain date
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
                  *     ends the range at the first instant of that day; a start later than the end gives an empty list.
                  * @example 2026-11-21T23:59:59.999Z
                  */
@@ -10469,19 +10455,15 @@ export interface operations {
                 type?: components["parameters"]["TaskTypeFilter"];
                 /**
                  * @description Only objects created at or after this time (minimum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-01
                  */
                 start_time?: components["parameters"]["StartTime"];
                 /**
                  * @description Only objects created at or before this time (maximum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision), so a plain date
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
                  *     ends the range at the first instant of that day; a start later than the end gives an empty list.
                  * @example 2026-11-21T23:59:59.999Z
                  */

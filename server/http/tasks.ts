@@ -37,19 +37,32 @@ export interface TaskViews<TaskWire, ListWire> {
   pagesByOffset: boolean;
 }
 
-/** A time filter: a plain date (midnight UTC) or a date-time with or without offset (none = UTC). */
+// The contract's TimeFilter pattern, read: date, then optionally `T` or a space, the time, seconds,
+// a fraction and an offset (`Z`, `+01:00`, `+0100`, `+01`; a space for the sign is a `+` that form
+// decoding turned into a space). Whatever the pattern accepts is read here.
+const timeFilter = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+ -])(\d{2})(?::?(\d{2}))?)?)?$/;
+// What the database stores (PostgreSQL has no year 0 and ISO strings past 9999 need a sign).
+const firstStored = Date.parse('0001-01-01T00:00:00.000Z');
+const lastStored = Date.parse('9999-12-31T23:59:59.999Z');
+
 export function parseTimeFilter(name: string, value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const text = String(value);
-  const iso = /^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : /([Zz]|[+-]\d{2}:?\d{2})$/.test(text) ? text : `${text}Z`;
-  const date = new Date(iso);
-  // Date() rolls 2026-02-30 over to March 2; such a date does not exist. A rolled-over date always
-  // lands on another day of the month (the contract's pattern keeps months 01-12 and days 01-31).
-  const sameDay = date.getUTCDate() === Number(text.slice(8, 10));
-  if (Number.isNaN(date.getTime()) || (!/[+-]\d{2}:?\d{2}$/.test(text) && !sameDay)) {
-    throw invalid(`${name} is not a date or date-time: "${text}".`);
+  const m = timeFilter.exec(text);
+  if (!m) throw invalid(`${name} is not a date or date-time: "${text}".`);
+  const [, y, mo, d, h = '0', mi = '0', sec = '0', fraction = '', , sign, oh = '0', om = '0'] = m;
+  const date = new Date(0);
+  // setUTCFullYear, not Date.UTC: that maps years 0-99 to 1900-1999.
+  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  // Date rolls 2026-02-30 over to March 2; such a date does not exist.
+  if (date.getUTCMonth() !== Number(mo) - 1 || date.getUTCDate() !== Number(d)) throw invalid(`${name} is not a date or date-time: "${text}".`);
+  date.setUTCHours(Number(h), Number(mi), Number(sec), Number(fraction.padEnd(3, '0').slice(0, 3)));
+  const offsetMinutes = sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) : 0;
+  const time = date.getTime() - offsetMinutes * 60_000;
+  if (time < firstStored || time > lastStored) {
+    throw invalid(`${name} is outside the times the service stores (0001-01-01 to 9999-12-31 UTC): "${text}".`);
   }
-  return date;
+  return new Date(time);
 }
 
 /** Repeated keys and comma-joined values alike (`tags=a&tags=b,c`). */
