@@ -8183,7 +8183,8 @@ export interface components {
          *     opaque and bound to the account, the mode (API key) and every filter of the call that produced
          *     it: reusing it with other filter values, or with another key → 400. `limit` may change from
          *     page to page. Tasks created during the walk do not make it skip or repeat a task.
-         * @example eyJjIjoiMjAyNi0xMS0yMVQwOTowMDowMC4wMDBaIiwiaSI6IjY1ZjFjMGEyYjNjNGQ1ZTZmN2E4YjliZSJ9.bm9uY2U
+         *     No example value is given: a token is only ever valid for the key and filters that produced
+         *     it, so no fixed value could be replayed.
          */
         NextToken: string;
         /**
@@ -8427,7 +8428,8 @@ export interface operations {
                  *     opaque and bound to the account, the mode (API key) and every filter of the call that produced
                  *     it: reusing it with other filter values, or with another key → 400. `limit` may change from
                  *     page to page. Tasks created during the walk do not make it skip or repeat a task.
-                 * @example eyJjIjoiMjAyNi0xMS0yMVQwOTowMDowMC4wMDBaIiwiaSI6IjY1ZjFjMGEyYjNjNGQ1ZTZmN2E4YjliZSJ9.bm9uY2U
+                 *     No example value is given: a token is only ever valid for the key and filters that produced
+                 *     it, so no fixed value could be replayed.
                  */
                 next_token?: components["parameters"]["NextToken"];
             };
