@@ -27,8 +27,9 @@ export interface paths {
          *     carries `next_token`; repeat the call with the same filters and the same API key plus
          *     `next_token=<token>` to get the next page (`limit` may change). The token is opaque and bound
          *     to the account, the mode and the filters: with other filters or another key → 400. Tasks
-         *     created during the walk do not make it skip or repeat a task. The current generation has no
-         *     `offset`.
+         *     created during the walk do not make it skip or repeat a task. The current generation takes no
+         *     `offset` parameter; its answer carries `offset`, the number of matching tasks before the page
+         *     (0, then the running count carried in `next_token`), for clients written for the older one.
          */
         get: operations["listTasks"];
         put?: never;
