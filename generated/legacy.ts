@@ -21,6 +21,9 @@ export interface paths {
          *     UTC). Names that match nothing (an unknown project or batch) give an empty list, not 404. The
          *     filters beyond `start_time`, `end_time`, `status` and `type` are our decision (the API
          *     description lists only those four, and says tags can be used to query tasks).
+         *     `created_after`/`created_before` are `start_time`/`end_time` by the names clients of the real
+         *     service send. **Shape**: `include_attachment_url=true` adds each task's `attachment_url`;
+         *     `limited_response=true` gives each task as `task_id`, `status`, `metadata` and `project` only.
          *
          *     **Paging** (older generation: offset): `limit` (1 to 100, default 100) tasks per page,
          *     after skipping `offset` matching tasks (default 0); the next page is the same call with
@@ -2204,6 +2207,15 @@ export interface components {
             comments?: string;
         };
         /**
+         * AttachmentUrl
+         * Format: uri
+         * @description Present only in list answers asked with `include_attachment_url=true`: a URL where the task's
+         *     attachment can be fetched. This server keeps no copy of attachments, so it is the task's
+         *     `attachment` when that is an `http(s)` URL; a task whose attachment is not a URL has none.
+         * @example https://example.com/images/vehicle-1041.jpg
+         */
+        AttachmentUrl: string;
+        /**
          * TaskCommonFields
          * @description The fields a task has in both generations. `Task` and `LegacyTask` add the fields of their
          *     generation and the type-specific `params` and `response` (`TaskTypeDetails`). Optional fields
@@ -2301,6 +2313,7 @@ export interface components {
              *     ]
              */
             tags?: string[];
+            attachment_url?: components["schemas"]["AttachmentUrl"];
             /**
              * @description The name of the task's project; absent when the task has none.
              * @example vehicles
@@ -2320,19 +2333,6 @@ export interface components {
          * @enum {string}
          */
         Urgency: "immediate" | "day" | "week";
-        /**
-         * AttachmentUrl
-         * Format: uri
-         * @description A direct link to the file (not a preview page), fetched by the service; only `http` and `https`
-         *     are accepted (any other scheme → 400). Preview links of well-known storage providers are stored
-         *     rewritten to direct links: Dropbox (`?dl=0` → `?dl=1`), Google Drive (`/file/d/<id>/view` →
-         *     `/uc?export=download&id=<id>`) and GitHub (`/blob/` pages → `raw.githubusercontent.com`). In live
-         *     mode the service fetches every attachment after creation (public addresses only). If the fetch does not answer HTTP 200, the task moves to `error` (older generation:
-         *     `completed` with `response.error`) and the callback address receives the attachment error body.
-         *     In test mode nothing is fetched; a host ending in `.invalid` simulates a failed fetch (404).
-         * @example https://example.com/images/street-1041.jpg
-         */
-        AttachmentUrl: string;
         /**
          * ImageAttachmentType
          * @description The kind of attachment. The image annotation types take only `image` (the only value the API
@@ -6533,13 +6533,38 @@ export interface components {
             urgency: components["schemas"]["Urgency"];
         } & (unknown & unknown)) & components["schemas"]["TaskTypeDetails"];
         /**
+         * LegacyTaskSummary
+         * @description A task of a list asked with `limited_response=true` (the older generation): only `task_id`,
+         *     `status`, `metadata` and `project` (when the task has one), plus `attachment_url` with
+         *     `include_attachment_url=true`. Fetch the task itself for the rest (our decision, after the
+         *     real service's documentation of the flag).
+         */
+        LegacyTaskSummary: {
+            /**
+             * @description The task's `task_id`.
+             * @example 65f1c0a2b3c4d5e6f7a8b9c0
+             */
+            task_id: string;
+            status: components["schemas"]["LegacyTaskStatus"];
+            metadata: components["schemas"]["Metadata"];
+            /**
+             * @description The name of the task's project; absent when the task has none.
+             * @example vehicles
+             */
+            project?: string;
+            attachment_url?: components["schemas"]["AttachmentUrl"];
+        };
+        /**
          * LegacyTaskList
          * @description One page of the older generation's task list. Tasks are ordered by `created_at` descending, ties
          *     by `task_id` descending. The next page is the same call with `offset` increased by `limit`.
          */
         LegacyTaskList: {
-            /** @description The tasks of this page, at most `limit`. */
-            docs: components["schemas"]["LegacyTask"][];
+            /**
+             * @description The tasks of this page, at most `limit`: whole tasks, or each a `LegacyTaskSummary` with
+             *     `limited_response=true`.
+             */
+            docs: (components["schemas"]["LegacyTask"] | components["schemas"]["LegacyTaskSummary"])[];
             /**
              * @description The number of tasks matching the filters, over all pages (not only this page).
              * @example 3
@@ -7856,6 +7881,25 @@ export interface components {
          */
         EndTime: components["schemas"]["TimeFilter"];
         /**
+         * @description The same filter as `start_time`, by the name clients of the real service send (our decision: when
+         *     both are given, both bounds apply).
+         *     Only objects created at or after this time (minimum `created_at`).
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+         * @example 2026-11-21 10:00:00.123456
+         */
+        CreatedAfter: components["schemas"]["TimeFilter"];
+        /**
+         * @description The same filter as `end_time`, by the name clients of the real service send (our decision: when
+         *     both are given, both bounds apply).
+         *     Only objects created at or before this time (maximum `created_at`).
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
+         *     ends the range at the first instant of that day; a start later than the end gives an empty list.
+         * @example 2026-11-21 10:00:00.123456
+         */
+        CreatedBefore: components["schemas"]["TimeFilter"];
+        /**
          * @description Only tasks with this status as the older generation shows it: `pending`, `completed` or
          *     `canceled`. `completed` also matches tasks that ran into an error (shown here as completed with
          *     `response.error`). Any other value (`error` included) → 400.
@@ -7939,6 +7983,24 @@ export interface components {
          * @example 2026-11-22
          */
         UpdatedBefore: components["schemas"]["TimeFilter"];
+        /**
+         * @description `true`: each task of the page also carries `attachment_url`, a URL where its attachment can
+         *     be fetched. This server keeps no copy of attachments, so for a task whose `attachment` is an
+         *     `http(s)` URL it is that URL; a task whose attachment is not a URL (text, a list of frames)
+         *     carries none. `false` (the default) adds nothing. `true`/`false` in any letter case. Sent by
+         *     clients of the real service (our decision to accept it).
+         * @example true
+         */
+        IncludeAttachmentUrl: string;
+        /**
+         * @description `true`: each task of the page carries only `task_id`, `status`, `metadata` and `project` (when
+         *     it has one), as the real service documents it, which makes large pages small; `false` (the
+         *     default) gives whole tasks. `true`/`false` in any letter case. With `include_attachment_url`
+         *     the task also keeps its `attachment_url`. Sent by clients of the real service (our decision to
+         *     accept it).
+         * @example true
+         */
+        LimitedResponse: string;
         /**
          * @description Results per page: an integer from 1 to 100, default 100. Out of range or not an integer → 400.
          * @example 20
@@ -8094,6 +8156,25 @@ export interface operations {
                  */
                 end_time?: components["parameters"]["EndTime"];
                 /**
+                 * @description The same filter as `start_time`, by the name clients of the real service send (our decision: when
+                 *     both are given, both bounds apply).
+                 *     Only objects created at or after this time (minimum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21 10:00:00.123456
+                 */
+                created_after?: components["parameters"]["CreatedAfter"];
+                /**
+                 * @description The same filter as `end_time`, by the name clients of the real service send (our decision: when
+                 *     both are given, both bounds apply).
+                 *     Only objects created at or before this time (maximum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
+                 *     ends the range at the first instant of that day; a start later than the end gives an empty list.
+                 * @example 2026-11-21 10:00:00.123456
+                 */
+                created_before?: components["parameters"]["CreatedBefore"];
+                /**
                  * @description Only tasks with this status as the older generation shows it: `pending`, `completed` or
                  *     `canceled`. `completed` also matches tasks that ran into an error (shown here as completed with
                  *     `response.error`). Any other value (`error` included) → 400.
@@ -8177,6 +8258,24 @@ export interface operations {
                  * @example 2026-11-22
                  */
                 updated_before?: components["parameters"]["UpdatedBefore"];
+                /**
+                 * @description `true`: each task of the page also carries `attachment_url`, a URL where its attachment can
+                 *     be fetched. This server keeps no copy of attachments, so for a task whose `attachment` is an
+                 *     `http(s)` URL it is that URL; a task whose attachment is not a URL (text, a list of frames)
+                 *     carries none. `false` (the default) adds nothing. `true`/`false` in any letter case. Sent by
+                 *     clients of the real service (our decision to accept it).
+                 * @example true
+                 */
+                include_attachment_url?: components["parameters"]["IncludeAttachmentUrl"];
+                /**
+                 * @description `true`: each task of the page carries only `task_id`, `status`, `metadata` and `project` (when
+                 *     it has one), as the real service documents it, which makes large pages small; `false` (the
+                 *     default) gives whole tasks. `true`/`false` in any letter case. With `include_attachment_url`
+                 *     the task also keeps its `attachment_url`. Sent by clients of the real service (our decision to
+                 *     accept it).
+                 * @example true
+                 */
+                limited_response?: components["parameters"]["LimitedResponse"];
                 /**
                  * @description Results per page: an integer from 1 to 100, default 100. Out of range or not an integer → 400.
                  * @example 20

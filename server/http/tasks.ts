@@ -12,7 +12,7 @@ import type { Contract } from './contract.ts';
 import { HttpError } from './errors.ts';
 import { concurrentAnswer } from './idempotency.ts';
 import { Replay, type OperationRequest, type Operations } from './typed.ts';
-import { callbackHistoryView, statusesFor } from './views/tasks.ts';
+import { callbackHistoryView, statusesFor, type ListShape } from './views/tasks.ts';
 
 export interface HandlerDeps {
   uow: UnitOfWork;
@@ -32,7 +32,7 @@ type TaskListQuery = Omit<NonNullable<Operations['current']['listTasks']['parame
 /** How a generation shows tasks and pages their list. */
 export interface TaskViews<TaskWire, ListWire> {
   task(task: Task): TaskWire;
-  list(page: TaskPage, limit: number, offset: number): ListWire;
+  list(page: TaskPage, limit: number, offset: number, shape: ListShape): ListWire;
   /** By offset (older) or by next_token (current). */
   pagesByOffset: boolean;
 }
@@ -64,6 +64,11 @@ export function parseTimeFilter(name: string, value: string | undefined): Date |
   }
   return new Date(time);
 }
+
+const latest = (a: Date | undefined, b: Date | undefined) => (a && b ? (a > b ? a : b) : (a ?? b));
+const earliest = (a: Date | undefined, b: Date | undefined) => (a && b ? (a < b ? a : b) : (a ?? b));
+/** A query boolean (`true`/`false` in any letter case, checked by the contract). */
+const flag = (value: string | undefined) => String(value ?? 'false').toLowerCase() === 'true';
 
 /** Repeated keys and comma-joined values alike (`tags=a&tags=b,c`). */
 const listOf = (value: string | string[] | undefined): string[] | undefined => {
@@ -108,8 +113,9 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract }: HandlerDeps,
     getTask: async ({ path, caller }: Shared<'getTask'>) => views.task(await getTask(uow, caller, path.taskId, new Date())),
     async listTasks({ query: q, caller }: { query: TaskListQuery; caller: Shared<'listTasks'>['caller'] }) {
       const filters: TaskFilters = {
-        startTime: parseTimeFilter('start_time', q.start_time),
-        endTime: parseTimeFilter('end_time', q.end_time),
+        // created_after/created_before are start_time/end_time by other names: both bounds apply.
+        startTime: latest(parseTimeFilter('start_time', q.start_time), parseTimeFilter('created_after', q.created_after)),
+        endTime: earliest(parseTimeFilter('end_time', q.end_time), parseTimeFilter('created_before', q.created_before)),
         statuses: q.status === undefined ? undefined : statusesFor(gen, q.status),
         type: q.type,
         project: q.project,
@@ -125,7 +131,8 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract }: HandlerDeps,
       for (const key of Object.keys(filters) as (keyof TaskFilters)[]) if (filters[key] === undefined) delete filters[key];
       const limit = q.limit ?? 100;
       const offset = views.pagesByOffset ? (q.offset ?? 0) : undefined;
-      const { limit: _l, offset: _o, next_token: _n, ...filterParams } = q;
+      // The shape flags change no match: a next_token stays bound to the filters alone.
+      const { limit: _l, offset: _o, next_token: _n, include_attachment_url: _a, limited_response: _r, ...filterParams } = q;
       const page = await listTasks(uow, {
         caller,
         filters,
@@ -134,10 +141,10 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract }: HandlerDeps,
         ...(typeof q.next_token === 'string' ? { nextToken: q.next_token } : {}),
         filterKey: JSON.stringify(Object.entries(filterParams).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
       });
-      return views.list(page, limit, offset ?? 0);
+      return views.list(page, limit, offset ?? 0, { attachmentUrl: flag(q.include_attachment_url), limited: flag(q.limited_response) });
     },
     async cancelTask({ path, query, caller }: Shared<'cancelTask'>) {
-      const clear = String(query.clear_unique_id ?? 'false').toLowerCase() === 'true';
+      const clear = flag(query.clear_unique_id);
       return views.task(await cancelTask(uow, caller, path.taskId, clear, new Date()));
     },
     setTaskMetadata: async ({ path, body, caller }: Shared<'setTaskMetadata'>) =>
