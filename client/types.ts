@@ -153,6 +153,9 @@ export interface BatchesApi<P, T extends boolean> {
   /** Every batch matching the filters, newest first (`limit` sets the page size). Throws `HumantaskError`. */
   iterate(filters?: BatchFilters<P>, options?: IterateOptions): AsyncIterableIterator<BatchOf<P>>;
   finalize(name: string, options?: RequestOptions): R<P, `${BatchPath}/finalize`, 'post', T>;
+  /** Archives the batch: it takes no new task and `exclude_archived=true` lists leave it out. */
+  archive(name: string, options?: RequestOptions): R<P, `${BatchPath}/archive`, 'post', T>;
+  unarchive(name: string, options?: RequestOptions): R<P, `${BatchPath}/unarchive`, 'post', T>;
   status(name: string, options?: RequestOptions): R<P, `${BatchPath}/status`, 'get', T>;
   setMetadata(name: string, metadata: Body<P, `${BatchPath}/setMetadata`, 'post'>, options?: RequestOptions): R<P, `${BatchPath}/setMetadata`, 'post', T>;
 }

@@ -1347,8 +1347,8 @@ export interface paths {
          * @description Returns one page of the batches of the account and mode of the API key, ordered by
          *     `created_at` descending (ties by name ascending), with offset paging: `limit` (1 to 100,
          *     default 100) and `offset` (default 0). Filters: `project` (a project name; an unknown name
-         *     simply matches nothing), `status`, and `start_time` / `end_time` (bounds on `created_at`,
-         *     inclusive). `total` and `totalDocs` count every match.
+         *     simply matches nothing), `status`, `start_time` / `end_time` (bounds on `created_at`,
+         *     inclusive) and `exclude_archived`. `total` and `totalDocs` count every match.
          */
         get: operations["listBatches"];
         put?: never;
@@ -1498,6 +1498,70 @@ export interface paths {
          *     tasks; `{}` clears it). Allowed in every batch status; idempotent. Returns the batch.
          */
         post: operations["setBatchMetadata"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batchName}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes-week-47
+                 */
+                batchName: components["parameters"]["BatchName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a batch
+         * @description Archives the batch: `archived` becomes true. An archived batch takes no new task (a creation
+         *     naming it → 400) and `GET /v1/batches?exclude_archived=true` leaves it out; its tasks are
+         *     still worked on, and it still completes and sends its completion callback. Archiving an
+         *     archived batch changes nothing (still 200). No request body is needed (a body is ignored).
+         *     Undo with `POST /v1/batches/{batchName}/unarchive`. Our decision, after what clients of the
+         *     real service send (the API description has no archive).
+         */
+        post: operations["archiveBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batchName}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes-week-47
+                 */
+                batchName: components["parameters"]["BatchName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unarchive a batch
+         * @description Undoes `POST /v1/batches/{batchName}/archive`: `archived` becomes false and the batch takes
+         *     tasks again under the usual rules. Unarchiving a batch that is not archived changes nothing
+         *     (still 200). No request body is needed (a body is ignored). Our decision, after what clients
+         *     of the real service send.
+         */
+        post: operations["unarchiveBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7504,6 +7568,15 @@ export interface components {
              * @example false
              */
             self_label_batch: boolean;
+            /**
+             * @description True once the batch was archived (`POST /v1/batches/{batchName}/archive`), false before and
+             *     after `unarchive`. An archived batch takes no new task (400) and is left out of
+             *     `GET /v1/batches?exclude_archived=true`; everything else about it is unchanged (its tasks
+             *     are still worked on and it still completes). Our decision, after what clients of the real
+             *     service send.
+             * @example false
+             */
+            archived: boolean;
         };
         /**
          * BatchList
@@ -8330,6 +8403,13 @@ export interface components {
          * @example in_progress
          */
         BatchStatusFilter: components["schemas"]["BatchStatus"];
+        /**
+         * @description `true`: archived batches (`archived: true`) are left out of the list (and of `total`);
+         *     `false` (the default) lists them too. `true`/`false` in any letter case. Sent by clients of the
+         *     real service (our decision to accept it).
+         * @example true
+         */
+        ExcludeArchived: string;
         /**
          * @description Offset paging: how many matching results to skip before the first one returned; an integer,
          *     0 to 2147483647 (the largest 32-bit integer), default 0. The next page starts at `offset` +
@@ -10156,6 +10236,13 @@ export interface operations {
                  */
                 end_time?: components["parameters"]["EndTime"];
                 /**
+                 * @description `true`: archived batches (`archived: true`) are left out of the list (and of `total`);
+                 *     `false` (the default) lists them too. `true`/`false` in any letter case. Sent by clients of the
+                 *     real service (our decision to accept it).
+                 * @example true
+                 */
+                exclude_archived?: components["parameters"]["ExcludeArchived"];
+                /**
                  * @description Results per page: an integer from 1 to 100, default 100. Out of range or not an integer → 400.
                  * @example 20
                  */
@@ -10463,6 +10550,72 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    archiveBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes-week-47
+                 */
+                batchName: components["parameters"]["BatchName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    unarchiveBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes-week-47
+                 */
+                batchName: components["parameters"]["BatchName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

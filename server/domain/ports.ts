@@ -134,6 +134,8 @@ export interface Batch {
   metadata: Record<string, unknown>;
   calibrationBatch: boolean;
   selfLabelBatch: boolean;
+  /** Archived: takes no new task, left out of lists that exclude archived batches. */
+  archived: boolean;
   createdAt: Date;
   completedAt: Date | null;
 }
@@ -143,6 +145,7 @@ export interface BatchFilters {
   status?: BatchStatus;
   startTime?: Date;
   endTime?: Date;
+  excludeArchived?: boolean;
 }
 
 export interface BatchRepository {

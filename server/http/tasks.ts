@@ -68,7 +68,7 @@ export function parseTimeFilter(name: string, value: string | undefined): Date |
 const latest = (a: Date | undefined, b: Date | undefined) => (a && b ? (a > b ? a : b) : (a ?? b));
 const earliest = (a: Date | undefined, b: Date | undefined) => (a && b ? (a < b ? a : b) : (a ?? b));
 /** A query boolean (`true`/`false` in any letter case, checked by the contract). */
-const flag = (value: string | undefined) => String(value ?? 'false').toLowerCase() === 'true';
+export const flag = (value: string | undefined) => String(value ?? 'false').toLowerCase() === 'true';
 
 /** Repeated keys and comma-joined values alike (`tags=a&tags=b,c`). */
 const listOf = (value: string | string[] | undefined): string[] | undefined => {

@@ -282,6 +282,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
         if (f.status) where.push(eq(batches.status, f.status));
         if (f.startTime) where.push(gte(batches.createdAt, f.startTime));
         if (f.endTime) where.push(lte(batches.createdAt, f.endTime));
+        if (f.excludeArchived) where.push(eq(batches.archived, false));
         const [rows, totals] = await Promise.all([
           db.select().from(batches).where(and(...where)).orderBy(descNullsLast(batches.createdAt), asc(batches.name)).limit(page.limit + 1).offset(page.offset),
           db.select({ n: count() }).from(batches).where(and(...where)),

@@ -1,6 +1,7 @@
 // Issue 22, rule 4: the list filters and flags clients of the real service send are understood:
 // on GET /v1/tasks `created_after`/`created_before`, `include_attachment_url`, `limited_response`;
-// an unknown parameter stays a 400 naming it. Raw requests, both generations, PGlite and PostgreSQL.
+// on GET /v1/batches `exclude_archived`, with POST .../archive and .../unarchive and the `archived`
+// flag; an unknown parameter stays a 400 naming it. Raw requests, both generations, PGlite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type AccountSecrets } from '../../server/domain/accounts.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
@@ -78,5 +79,35 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('filte
     const typo = await call('GET', '/v1/tasks?created_afterr=2026-11-21');
     expect(typo.status).toBe(400);
     expect(typo.body.error).toContain('created_afterr');
+  });
+
+  it.each(['current', 'legacy'] as const)('%s: batches are archived and unarchived; exclude_archived hides them; an archived batch takes no task', async (generation) => {
+    const call = client(server, generation, account.test_key);
+    const name = `archive-${generation}`;
+    const created = await call('POST', '/v1/batches', { json: { project: 'vehicles', name } });
+    expect(created.status, created.text).toBe(200);
+    expect(created.body.archived).toBe(false);
+    const archived = await call('POST', `/v1/batches/${name}/archive`);
+    expect(archived.status, archived.text).toBe(200);
+    expect(archived.body).toMatchObject({ name, archived: true, status: 'in_progress' });
+    expect((await call('POST', `/v1/batches/${name}/archive`)).body.archived).toBe(true);
+    expect((await call('GET', `/v1/batches/${name}`)).body.archived).toBe(true);
+    const all = await call('GET', '/v1/batches?project=vehicles');
+    expect(all.body.docs.map((b: { name: string }) => b.name)).toContain(name);
+    const visible = await call('GET', '/v1/batches?project=vehicles&exclude_archived=true');
+    expect(visible.status, visible.text).toBe(200);
+    expect(visible.body.docs.map((b: { name: string }) => b.name)).not.toContain(name);
+    expect(visible.body.total).toBe(all.body.total - 1);
+    const refused = await call('POST', '/v1/task/categorization', {
+      json: { callback_url: 'https://example.com/cb', attachment: 'words', attachment_type: 'text', categories: ['a'], instruction: 'Pick', batch: name },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toContain('archived');
+    const unarchived = await call('POST', `/v1/batches/${name}/unarchive`);
+    expect(unarchived.status, unarchived.text).toBe(200);
+    expect(unarchived.body.archived).toBe(false);
+    expect((await call('GET', '/v1/batches?project=vehicles&exclude_archived=TRUE')).body.docs.map((b: { name: string }) => b.name)).toContain(name);
+    const missing = await call('POST', '/v1/batches/no-such-batch/archive');
+    expect(missing.status).toBe(404);
   });
 });
