@@ -2274,8 +2274,10 @@ export interface webhooks {
         put?: never;
         /**
          * Batch completed
-         * @description Sent once to the batch's `callback` address when the batch completes: it has at least one
-         *     task and none of them is pending any more (every task completed, canceled or in error). Not
+         * @description Sent to the batch's `callback` address each time the batch completes: it has at least one
+         *     task and none of them is pending any more (every task completed, canceled or in error). An
+         *     Enterprise batch that takes a task after completing completes again and sends a new one
+         *     (with its new `completed_at` and counts). Not
          *     sent when the batch has no `callback` (decided here: the account's default callback URL is
          *     only used for task callbacks). The body carries the batch (now `completed`, with
          *     `completed_at`) and its final task counts; it is the same in both generations. Batches have
@@ -7513,8 +7515,12 @@ export interface components {
          *       batch takes tasks in this state; a finalized Rapid or Studio batch takes none (400).
          *     - `completed`: the batch has at least one task and none of them is pending any more; set
          *       when its last pending task completes, is canceled or errors. `completed_at` is set and the
-         *       batch completion callback is sent to `callback`. Final: a completed batch takes no tasks
-         *       (400) and never changes status again.
+         *       batch completion callback is sent to `callback`. A completed Rapid or Studio batch takes no
+         *       tasks (400) and stays completed. An Enterprise batch takes tasks until it is archived: a task
+         *       that joins it when completed moves it back to `in_progress` (its `completed_at` is removed),
+         *       and it completes again, with a new completion callback, when none of its tasks is pending
+         *       (our decision: clients add tasks to a batch one by one, and in test mode the first one
+         *       completes at once).
          * @enum {string}
          */
         BatchStatus: "staging" | "in_progress" | "completed";

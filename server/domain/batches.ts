@@ -120,10 +120,16 @@ export async function batchToJoin(repos: Repositories, caller: Caller, name: str
     throw invalid(`batch: "${name}" belongs to project "${batch.project}", not "${project}".`);
   }
   if (batch.archived) throw invalid(`batch: "${name}" is archived and takes no more tasks (unarchive it first).`);
-  if (batch.status === 'completed') throw invalid(`batch: "${name}" is completed and takes no more tasks.`);
   const owner = await repos.projects.get(caller.account.accountId, caller.mode, batch.project);
   if ((owner?.rapid || owner?.studio) && batch.status !== 'staging') {
     throw invalid(`batch: "${name}" was finalized; a ${owner.rapid ? 'rapid' : 'studio'} batch takes tasks only while staging.`);
+  }
+  if (batch.status === 'completed') {
+    // An Enterprise batch takes tasks until it is archived: a new task reopens it, and it completes
+    // again (with a new callback) when none of its tasks is pending. The batch row is locked.
+    batch.status = 'in_progress';
+    batch.completedAt = null;
+    await repos.batches.update(batch);
   }
   return batch;
 }
