@@ -5806,27 +5806,62 @@ export interface components {
          * DocumentTranscriptionFeature
          * @description One feature of a document that workers look for and transcribe (for example an invoice number
          *     or a shipping address), an element of the `features` parameter of a `documenttranscription`
-         *     task. Returned annotations that transcribe a feature carry its `name` as their `label`. The API
-         *     description names the `features` parameter without showing it; this shape is our decision.
+         *     task, in the shape clients send: `{"type": "block", "label": "barcode"}`. Returned annotations
+         *     that transcribe a feature carry its `label` as their `label`. The API description names the
+         *     `features` parameter without showing it; this shape is our decision. `name` is the deprecated
+         *     earlier spelling of `label`, still accepted (and read in tasks stored with it); a feature is
+         *     stored and shown with `label`.
          * @example {
-         *       "name": "invoice_number",
+         *       "label": "invoice_number",
+         *       "type": "line",
          *       "description": "The number printed after \"Invoice #\" in the header."
+         *     }
+         * @example {
+         *       "type": "block",
+         *       "label": "barcode"
          *     }
          */
         DocumentTranscriptionFeature: {
             /**
-             * @description The feature's name, unique within the task; used as `label` in the response. At most 255
-             *     characters (our limit: a name, not a text).
+             * @description The feature's name, unique within the task (400 otherwise); used as `label` in the response.
+             *     Required (or its deprecated alias `name`). At most 255 characters (our limit: a name, not a
+             *     text).
              * @example invoice_number
              */
-            name: string;
+            label?: string;
+            /**
+             * @description The kind of region the feature is: the region kinds of the response
+             *     (`DocumentTranscriptionAnnotation.type`: `block`, `line`, `word`), so that the annotation
+             *     transcribing it has this `type`. Default `line`.
+             * @default line
+             * @example block
+             * @enum {string}
+             */
+            type?: "block" | "line" | "word";
+            /**
+             * @deprecated
+             * @description Deprecated alias of `label` (the earlier shape of a feature). When both are given they must
+             *     be equal (400 otherwise). The stored task shows `label` instead.
+             * @example invoice_number
+             */
+            name?: string;
             /**
              * @description What the feature is and where to find it, shown to workers (Markdown). Optional. At most
              *     10000 characters (our limit: a short text shown to the worker).
              * @example The number printed after "Invoice #" in the header.
              */
             description?: string;
-        };
+            /**
+             * @description Free-form key/value hints about the feature, kept as given and shown to workers. Optional.
+             *     At most 100 keys (our limit).
+             * @example {
+             *       "format": "digits"
+             *     }
+             */
+            attributes?: {
+                [key: string]: unknown;
+            };
+        } | unknown | unknown;
         /**
          * DocumentTranscriptionAnnotation
          * @description One transcribed region of the document of a `documenttranscription` task: a block, a line or a
@@ -5852,7 +5887,7 @@ export interface components {
              */
             type: "block" | "line" | "word";
             /**
-             * @description The `name` of the task feature this region transcribes; absent for text that belongs to no feature.
+             * @description The `label` of the task feature this region transcribes (its region `type` is the feature's); absent for text that belongs to no feature.
              * @example invoice_number
              */
             label?: string;
@@ -5932,11 +5967,11 @@ export interface components {
          *       "attachment_type": "pdf",
          *       "features": [
          *         {
-         *           "name": "invoice_number",
+         *           "label": "invoice_number",
          *           "description": "The number printed after \"Invoice #\" in the header."
          *         },
          *         {
-         *           "name": "shipping_address"
+         *           "label": "shipping_address"
          *         }
          *       ]
          *     }
@@ -5955,9 +5990,10 @@ export interface components {
              */
             attachment_type?: "pdf" | "image";
             /**
-             * @description The features workers look for and transcribe, each with a unique `name`; annotations of a
-             *     feature carry its name as `label`. Optional: without features, workers transcribe all text
-             *     and annotations have no `label`. Feature names must be unique (400 otherwise).
+             * @description The features workers look for and transcribe, each with a unique `label` (`name`, its
+             *     deprecated alias, is still accepted); annotations of a feature carry its label as `label`.
+             *     Optional: without features, workers transcribe all text and annotations have no `label`.
+             *     Feature labels must be unique (400 otherwise).
              *     At most 1000 entries (our limit: regions of one document; more → 400).
              */
             features?: components["schemas"]["DocumentTranscriptionFeature"][];

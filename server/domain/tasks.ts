@@ -8,7 +8,7 @@ import type { OutboxMessage, PageRequest, Repositories, TaskFilters, UnitOfWork 
 import { UniqueIdTaken } from './ports.ts';
 import { batchToJoin, taskSettled } from './batches.ts';
 import { mergeProjectParams } from './projects.ts';
-import { checkTaskParams } from './param-rules.ts';
+import { checkTaskParams, labelledFeatures } from './param-rules.ts';
 import { attachmentUrls, failedTestAttachments, withDirectLinks } from './attachments.ts';
 import { queueTaskCallback, resendLatestCallback, taskCallback } from './outbox.ts';
 import { IdempotencyKeyBusy, savedAnswer, type IdempotencyInput } from './idempotency.ts';
@@ -112,6 +112,7 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
   if (input.type === 'textcollection') sanitizeTextCollectionParams(params);
   const problem = checkTaskParams(input.type, params);
   if (problem) throw invalid(problem);
+  if (input.type === 'documenttranscription' && params.features !== undefined) params.features = labelledFeatures(params.features);
   const stored = withDirectLinks(params);
   return {
     taskId: newTaskId(now),
