@@ -155,17 +155,17 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
           // Keyset position: the index tasks_list serves it at any depth.
           const position = `($${values.push(page.after.createdAt.toISOString())}::timestamptz, $${values.push(page.after.taskId)})`;
           pageWhere += ` AND (created_at, task_id) < ${position}`;
-          before = `, count(*) FILTER (WHERE (created_at, task_id) >= ${position}) AS before`;
+          before = `, count(*) FILTER (WHERE (created_at, task_id) >= ${position}) AS before_page`;
         }
         let tail = ` LIMIT $${values.push(page.limit + 1)}`;
         if ('offset' in page) tail += ` OFFSET $${values.push(page.offset)}`;
         const text = `SELECT n.*, ${taskRow.qualified('p')} FROM (SELECT count(*) AS total${before} FROM tasks WHERE ${where}) n
           LEFT JOIN LATERAL (SELECT * FROM tasks WHERE ${pageWhere} ORDER BY created_at DESC NULLS LAST, task_id DESC NULLS LAST${tail}) p ON true`;
-        const rows = await execute<Record<string, unknown> & { total: number | string; before?: number | string }>(statement(text, values));
+        const rows = await execute<Record<string, unknown> & { total: number | string; before_page?: number | string }>(statement(text, values));
         return {
           tasks: rows.filter((r) => r.task_id !== null).map((r) => taskRow.fromRow(r)),
           total: Number(rows[0]?.total ?? 0),
-          before: Number(rows[0]?.before ?? 0),
+          before: Number(rows[0]?.before_page ?? 0),
         };
       },
       async claimAttachmentChecks(now, leaseUntil, limit) {
