@@ -96,8 +96,11 @@ export type BatchOf<P> = SuccessBody<Operation<P, '/v1/batches/{batchName}', 'ge
 export type TrainingTaskOf<P> = SuccessBody<Operation<P, '/v1/training_tasks/{trainingTaskId}', 'get'>>;
 export type EvaluationTaskOf<P> = SuccessBody<Operation<P, '/v1/evaluation_tasks/{evaluationTaskId}', 'get'>>;
 
-/** Filters of the task list, without the paging cursor or offset (the iterator manages those). */
-export type TaskFilters<P> = Omit<Query<Operation<P, '/v1/tasks', 'get'>>, 'next_token' | 'offset'>;
+/**
+ * Filters of the task list, without the paging cursor or offset (the iterator manages those) and
+ * without `limited_response` (the iterator yields whole tasks).
+ */
+export type TaskFilters<P> = Omit<Query<Operation<P, '/v1/tasks', 'get'>>, 'next_token' | 'offset' | 'limited_response'>;
 export type BatchFilters<P> = Omit<Query<Operation<P, '/v1/batches', 'get'>>, 'offset'>;
 export type TrainingFilters<P> = Omit<Query<Operation<P, '/v1/training_tasks', 'get'>>, 'offset'>;
 export type EvaluationFilters<P> = Omit<Query<Operation<P, '/v1/evaluation_tasks', 'get'>>, 'offset'>;
