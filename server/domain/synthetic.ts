@@ -1154,7 +1154,7 @@ function documentTranscriptionResponse(params: Params, rng: SeededRandom): Schem
   // `label` (or the deprecated `name` of tasks stored before).
   const features = asRecords(params.features).flatMap((f) => {
     const label = asString(f.label ?? f.name);
-    const type = f.type === 'block' || f.type === 'word' ? f.type : 'line';
+    const type: 'block' | 'line' | 'word' = f.type === 'block' ? 'block' : f.type === 'word' ? 'word' : 'line';
     return label ? [{ label, type }] : [];
   });
   const bodyLines = range(rng.int(1, 3)).map(() => phrase(rng, 2, 6));

@@ -86,8 +86,8 @@ const listed =
     const whole = view(task);
     const url = shape.attachmentUrl ? attachmentUrl(task) : {};
     if (!shape.limited) return { ...whole, ...url };
-    const { task_id, status, metadata, project } = whole;
-    return { task_id, status, metadata, ...(project !== undefined ? { project } : {}), ...url };
+    const { project } = whole;
+    return { task_id: whole.task_id, status: whole.status as W['status'], metadata: whole.metadata, ...(project !== undefined ? { project } : {}), ...url };
   };
 
 export const currentTaskListView = (page: TaskPage, limit: number, shape: ListShape): Current['schemas']['TaskList'] => ({
