@@ -44,8 +44,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('docum
   it.each([
     ['label and name differ', [{ label: 'a', name: 'b' }], 'features/0/name'],
     ['a label twice, once by its alias', [{ label: 'a' }, { name: 'a' }], 'features/1/name "a" is used twice'],
-    ['neither label nor name', [{ type: 'line' }], 'features/0'],
-    ['a type outside the region kinds', [{ label: 'a', type: 'paragraph' }], 'features/0/type'],
+    ['neither label nor name', [{ type: 'line' }], 'features.0'],
+    ['a type outside the region kinds', [{ label: 'a', type: 'paragraph' }], 'features.0.type'],
   ] as const)('%s → 400 naming the feature', async (_case, features, message) => {
     const res = await call('POST', '/v1/task/documenttranscription', { json: body([...features]) });
     expect(res.status, res.text).toBe(400);
