@@ -148,6 +148,8 @@ export function buildApi(raw: Client<any>, generation: 'current' | 'legacy'): Ap
       list: (query?: object, o?: RequestOptions) => send('get', '/v1/batches', init(o, { params: { query: { ...query } } })),
       iterate: (filters?: object, o?: IterateOptions) => byOffset('/v1/batches', filters, o, unseen('name')),
       finalize: (name: string, o?: RequestOptions) => send('post', `${BATCH}/finalize`, init(o, { params: { path: { batchName: name } } })),
+      archive: (name: string, o?: RequestOptions) => send('post', `${BATCH}/archive`, init(o, { params: { path: { batchName: name } } })),
+      unarchive: (name: string, o?: RequestOptions) => send('post', `${BATCH}/unarchive`, init(o, { params: { path: { batchName: name } } })),
       status: (name: string, o?: RequestOptions) => send('get', `${BATCH}/status`, init(o, { params: { path: { batchName: name } } })),
       setMetadata: (name: string, metadata: unknown, o?: RequestOptions) =>
         send('post', `${BATCH}/setMetadata`, init(o, { params: { path: { batchName: name } }, body: metadata })),

@@ -96,8 +96,11 @@ export type BatchOf<P> = SuccessBody<Operation<P, '/v1/batches/{batchName}', 'ge
 export type TrainingTaskOf<P> = SuccessBody<Operation<P, '/v1/training_tasks/{trainingTaskId}', 'get'>>;
 export type EvaluationTaskOf<P> = SuccessBody<Operation<P, '/v1/evaluation_tasks/{evaluationTaskId}', 'get'>>;
 
-/** Filters of the task list, without the paging cursor or offset (the iterator manages those). */
-export type TaskFilters<P> = Omit<Query<Operation<P, '/v1/tasks', 'get'>>, 'next_token' | 'offset'>;
+/**
+ * Filters of the task list, without the paging cursor or offset (the iterator manages those) and
+ * without `limited_response` (the iterator yields whole tasks).
+ */
+export type TaskFilters<P> = Omit<Query<Operation<P, '/v1/tasks', 'get'>>, 'next_token' | 'offset' | 'limited_response'>;
 export type BatchFilters<P> = Omit<Query<Operation<P, '/v1/batches', 'get'>>, 'offset'>;
 export type TrainingFilters<P> = Omit<Query<Operation<P, '/v1/training_tasks', 'get'>>, 'offset'>;
 export type EvaluationFilters<P> = Omit<Query<Operation<P, '/v1/evaluation_tasks', 'get'>>, 'offset'>;
@@ -153,6 +156,9 @@ export interface BatchesApi<P, T extends boolean> {
   /** Every batch matching the filters, newest first (`limit` sets the page size). Throws `HumantaskError`. */
   iterate(filters?: BatchFilters<P>, options?: IterateOptions): AsyncIterableIterator<BatchOf<P>>;
   finalize(name: string, options?: RequestOptions): R<P, `${BatchPath}/finalize`, 'post', T>;
+  /** Archives the batch: it takes no new task and `exclude_archived=true` lists leave it out. */
+  archive(name: string, options?: RequestOptions): R<P, `${BatchPath}/archive`, 'post', T>;
+  unarchive(name: string, options?: RequestOptions): R<P, `${BatchPath}/unarchive`, 'post', T>;
   status(name: string, options?: RequestOptions): R<P, `${BatchPath}/status`, 'get', T>;
   setMetadata(name: string, metadata: Body<P, `${BatchPath}/setMetadata`, 'post'>, options?: RequestOptions): R<P, `${BatchPath}/setMetadata`, 'post', T>;
 }

@@ -21,14 +21,19 @@ export interface paths {
          *     UTC). Names that match nothing (an unknown project or batch) give an empty list, not 404. The
          *     filters beyond `start_time`, `end_time`, `status` and `type` are our decision (the API
          *     description lists only those four, and says tags can be used to query tasks).
+         *     `created_after`/`created_before` are `start_time`/`end_time` by the names clients of the real
+         *     service send. **Shape**: `include_attachment_url=true` adds each task's `attachment_url`;
+         *     `limited_response=true` gives each task as `task_id`, `status`, `metadata` and `project` only.
+         *     Neither changes which tasks match, so a `next_token` stays valid when they change.
          *
          *     **Paging** (current generation: cursor): `limit` (1 to 100, default 100) tasks per page.
          *     `total` counts every matching task over all pages. While `has_more` is `true` the answer
          *     carries `next_token`; repeat the call with the same filters and the same API key plus
          *     `next_token=<token>` to get the next page (`limit` may change). The token is opaque and bound
          *     to the account, the mode and the filters: with other filters or another key → 400. Tasks
-         *     created during the walk do not make it skip or repeat a task. The current generation has no
-         *     `offset`.
+         *     created during the walk do not make it skip or repeat a task. The current generation takes no
+         *     `offset` parameter; its answer carries `offset`, the number of matching tasks before the page
+         *     (0, then the running count carried in `next_token`), for clients written for the older one.
          */
         get: operations["listTasks"];
         put?: never;
@@ -884,9 +889,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -915,9 +922,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -957,9 +966,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -993,9 +1004,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -1038,9 +1051,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -1096,9 +1111,11 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -1229,7 +1246,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -1257,7 +1275,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -1291,7 +1310,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -1327,8 +1347,8 @@ export interface paths {
          * @description Returns one page of the batches of the account and mode of the API key, ordered by
          *     `created_at` descending (ties by name ascending), with offset paging: `limit` (1 to 100,
          *     default 100) and `offset` (default 0). Filters: `project` (a project name; an unknown name
-         *     simply matches nothing), `status`, and `start_time` / `end_time` (bounds on `created_at`,
-         *     inclusive). `total` and `totalDocs` count every match.
+         *     simply matches nothing), `status`, `start_time` / `end_time` (bounds on `created_at`,
+         *     inclusive) and `exclude_archived`. `total` and `totalDocs` count every match.
          */
         get: operations["listBatches"];
         put?: never;
@@ -1364,7 +1384,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -1391,7 +1412,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -1430,7 +1452,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -1459,7 +1482,8 @@ export interface paths {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -1474,6 +1498,70 @@ export interface paths {
          *     tasks; `{}` clears it). Allowed in every batch status; idempotent. Returns the batch.
          */
         post: operations["setBatchMetadata"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batchName}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes-week-47
+                 */
+                batchName: components["parameters"]["BatchName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a batch
+         * @description Archives the batch: `archived` becomes true. An archived batch takes no new task (a creation
+         *     naming it → 400) and `GET /v1/batches?exclude_archived=true` leaves it out; its tasks are
+         *     still worked on, and it still completes and sends its completion callback. Archiving an
+         *     archived batch changes nothing (still 200). No request body is needed (a body is ignored).
+         *     Undo with `POST /v1/batches/{batchName}/unarchive`. Our decision, after what clients of the
+         *     real service send (the API description has no archive).
+         */
+        post: operations["archiveBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batchName}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes-week-47
+                 */
+                batchName: components["parameters"]["BatchName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unarchive a batch
+         * @description Undoes `POST /v1/batches/{batchName}/archive`: `archived` becomes false and the batch takes
+         *     tasks again under the usual rules. Unarchiving a batch that is not archived changes nothing
+         *     (still 200). No request body is needed (a body is ignored). Our decision, after what clients
+         *     of the real service send.
+         */
+        post: operations["unarchiveBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2186,8 +2274,10 @@ export interface webhooks {
         put?: never;
         /**
          * Batch completed
-         * @description Sent once to the batch's `callback` address when the batch completes: it has at least one
-         *     task and none of them is pending any more (every task completed, canceled or in error). Not
+         * @description Sent to the batch's `callback` address each time the batch completes: it has at least one
+         *     task and none of them is pending any more (every task completed, canceled or in error). An
+         *     Enterprise batch that takes a task after completing completes again and sends a new one
+         *     (with its new `completed_at` and counts). Not
          *     sent when the batch has no `callback` (decided here: the account's default callback URL is
          *     only used for task callbacks). The body carries the batch (now `completed`, with
          *     `completed_at`) and its final task counts; it is the same in both generations. Batches have
@@ -2230,6 +2320,24 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /**
+         * TimeFilter
+         * @description A time-filter value: a plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a
+         *     date-time, with `T` or a space between date and time (`2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456` as Python's `str(datetime)` prints it), seconds and up to 9
+         *     fraction digits optional (compared to the millisecond), and an optional offset: `Z`, `+01:00`,
+         *     `+0100` or the hour alone `+01`; no offset means UTC. A `+` written raw in a query string
+         *     arrives as a space (form encoding), so a space where the offset's sign goes is read as `+`
+         *     (`2026-11-21T11:00:00 01:00`); `%2B` is the exact spelling. One rule for this pattern and the
+         *     server's parser: whatever the pattern accepts the server reads (our decision; the API description
+         *     gives no format). An impossible date such as `2026-02-30` → 400, and so does a time outside
+         *     what the service stores, 0001-01-01 to 9999-12-31 in UTC (`0000-01-09`,
+         *     `0001-01-01T00:00:00+01:00`), naming the filter.
+         * @example 2026-11-21
+         * @example 2026-11-21T10:00:00Z
+         * @example 2026-11-21 10:00:00.123456
+         */
+        TimeFilter: string;
         /**
          * TaskStatus
          * @description The status of a task as the current generation shows it: `pending`, `completed`, `canceled` or
@@ -2347,6 +2455,15 @@ export interface components {
             comments?: string;
         };
         /**
+         * AttachmentUrl
+         * Format: uri
+         * @description Present only in list answers asked with `include_attachment_url=true`: a URL where the task's
+         *     attachment can be fetched. This server keeps no copy of attachments, so it is the task's
+         *     `attachment` when that is an `http(s)` URL; a task whose attachment is not a URL has none.
+         * @example https://example.com/images/vehicle-1041.jpg
+         */
+        AttachmentUrl: string;
+        /**
          * TaskCommonFields
          * @description The fields a task has in both generations. `Task` and `LegacyTask` add the fields of their
          *     generation and the type-specific `params` and `response` (`TaskTypeDetails`). Optional fields
@@ -2444,6 +2561,7 @@ export interface components {
              *     ]
              */
             tags?: string[];
+            attachment_url?: components["schemas"]["AttachmentUrl"];
             /**
              * @description The name of the task's project; absent when the task has none.
              * @example vehicles
@@ -2468,19 +2586,6 @@ export interface components {
              */
             error: string;
         };
-        /**
-         * AttachmentUrl
-         * Format: uri
-         * @description A direct link to the file (not a preview page), fetched by the service; only `http` and `https`
-         *     are accepted (any other scheme → 400). Preview links of well-known storage providers are stored
-         *     rewritten to direct links: Dropbox (`?dl=0` → `?dl=1`), Google Drive (`/file/d/<id>/view` →
-         *     `/uc?export=download&id=<id>`) and GitHub (`/blob/` pages → `raw.githubusercontent.com`). In live
-         *     mode the service fetches every attachment after creation (public addresses only). If the fetch does not answer HTTP 200, the task moves to `error` (older generation:
-         *     `completed` with `response.error`) and the callback address receives the attachment error body.
-         *     In test mode nothing is fetched; a host ending in `.invalid` simulates a failed fetch (404).
-         * @example https://example.com/images/street-1041.jpg
-         */
-        AttachmentUrl: string;
         /**
          * ImageAttachmentType
          * @description The kind of attachment. The image annotation types take only `image` (the only value the API
@@ -5875,27 +5980,62 @@ export interface components {
          * DocumentTranscriptionFeature
          * @description One feature of a document that workers look for and transcribe (for example an invoice number
          *     or a shipping address), an element of the `features` parameter of a `documenttranscription`
-         *     task. Returned annotations that transcribe a feature carry its `name` as their `label`. The API
-         *     description names the `features` parameter without showing it; this shape is our decision.
+         *     task, in the shape clients send: `{"type": "block", "label": "barcode"}`. Returned annotations
+         *     that transcribe a feature carry its `label` as their `label`. The API description names the
+         *     `features` parameter without showing it; this shape is our decision. `name` is the deprecated
+         *     earlier spelling of `label`, still accepted (and read in tasks stored with it); a feature is
+         *     stored and shown with `label`.
          * @example {
-         *       "name": "invoice_number",
+         *       "label": "invoice_number",
+         *       "type": "line",
          *       "description": "The number printed after \"Invoice #\" in the header."
+         *     }
+         * @example {
+         *       "type": "block",
+         *       "label": "barcode"
          *     }
          */
         DocumentTranscriptionFeature: {
             /**
-             * @description The feature's name, unique within the task; used as `label` in the response. At most 255
-             *     characters (our limit: a name, not a text).
+             * @description The feature's name, unique within the task (400 otherwise); used as `label` in the response.
+             *     Required (or its deprecated alias `name`). At most 255 characters (our limit: a name, not a
+             *     text).
              * @example invoice_number
              */
-            name: string;
+            label?: string;
+            /**
+             * @description The kind of region the feature is: the region kinds of the response
+             *     (`DocumentTranscriptionAnnotation.type`: `block`, `line`, `word`), so that the annotation
+             *     transcribing it has this `type`. Default `line`.
+             * @default line
+             * @example block
+             * @enum {string}
+             */
+            type?: "block" | "line" | "word";
+            /**
+             * @deprecated
+             * @description Deprecated alias of `label` (the earlier shape of a feature). When both are given they must
+             *     be equal (400 otherwise). The stored task shows `label` instead.
+             * @example invoice_number
+             */
+            name?: string;
             /**
              * @description What the feature is and where to find it, shown to workers (Markdown). Optional. At most
              *     10000 characters (our limit: a short text shown to the worker).
              * @example The number printed after "Invoice #" in the header.
              */
             description?: string;
-        };
+            /**
+             * @description Free-form key/value hints about the feature, kept as given and shown to workers. Optional.
+             *     At most 100 keys (our limit).
+             * @example {
+             *       "format": "digits"
+             *     }
+             */
+            attributes?: {
+                [key: string]: unknown;
+            };
+        } | unknown | unknown;
         /**
          * DocumentTranscriptionAnnotation
          * @description One transcribed region of the document of a `documenttranscription` task: a block, a line or a
@@ -5921,7 +6061,7 @@ export interface components {
              */
             type: "block" | "line" | "word";
             /**
-             * @description The `name` of the task feature this region transcribes; absent for text that belongs to no feature.
+             * @description The `label` of the task feature this region transcribes (its region `type` is the feature's); absent for text that belongs to no feature.
              * @example invoice_number
              */
             label?: string;
@@ -6001,11 +6141,11 @@ export interface components {
          *       "attachment_type": "pdf",
          *       "features": [
          *         {
-         *           "name": "invoice_number",
+         *           "label": "invoice_number",
          *           "description": "The number printed after \"Invoice #\" in the header."
          *         },
          *         {
-         *           "name": "shipping_address"
+         *           "label": "shipping_address"
          *         }
          *       ]
          *     }
@@ -6024,9 +6164,10 @@ export interface components {
              */
             attachment_type?: "pdf" | "image";
             /**
-             * @description The features workers look for and transcribe, each with a unique `name`; annotations of a
-             *     feature carry its name as `label`. Optional: without features, workers transcribe all text
-             *     and annotations have no `label`. Feature names must be unique (400 otherwise).
+             * @description The features workers look for and transcribe, each with a unique `label` (`name`, its
+             *     deprecated alias, is still accepted); annotations of a feature carry its label as `label`.
+             *     Optional: without features, workers transcribe all text and annotations have no `label`.
+             *     Feature labels must be unique (400 otherwise).
              *     At most 1000 entries (our limit: regions of one document; more → 400).
              */
             features?: components["schemas"]["DocumentTranscriptionFeature"][];
@@ -6665,6 +6806,28 @@ export interface components {
             callback_completed?: boolean;
         } & (unknown & unknown & unknown)) & components["schemas"]["TaskTypeDetails"];
         /**
+         * TaskSummary
+         * @description A task of a list asked with `limited_response=true` (the current generation): only `task_id`,
+         *     `status`, `metadata` and `project` (when the task has one), plus `attachment_url` with
+         *     `include_attachment_url=true`. Fetch the task itself for the rest (our decision, after the
+         *     real service's documentation of the flag).
+         */
+        TaskSummary: {
+            /**
+             * @description The task's `task_id`.
+             * @example 65f1c0a2b3c4d5e6f7a8b9c0
+             */
+            task_id: string;
+            status: components["schemas"]["TaskStatus"];
+            metadata: components["schemas"]["Metadata"];
+            /**
+             * @description The name of the task's project; absent when the task has none.
+             * @example vehicles
+             */
+            project?: string;
+            attachment_url?: components["schemas"]["AttachmentUrl"];
+        };
+        /**
          * TaskList
          * @description One page of the current generation's task list. Tasks are ordered by `created_at` descending,
          *     ties by `task_id` descending. To get the next page, repeat the same call (same filters, same API
@@ -6673,8 +6836,11 @@ export interface components {
          *     last page).
          */
         TaskList: {
-            /** @description The tasks of this page, at most `limit`. */
-            docs: components["schemas"]["Task"][];
+            /**
+             * @description The tasks of this page, at most `limit`: whole tasks, or each a `TaskSummary` with
+             *     `limited_response=true`.
+             */
+            docs: (components["schemas"]["Task"] | components["schemas"]["TaskSummary"])[];
             /**
              * @description The number of tasks matching the filters, over all pages (not only this page).
              * @example 3
@@ -6685,6 +6851,14 @@ export interface components {
              * @example 100
              */
             limit: number;
+            /**
+             * @description The number of matching tasks before this page: 0 on the first page, then the running count of
+             *     the tasks of the pages already walked (carried in `next_token`, so tasks created during the
+             *     walk do not change it). Clients written for the older generation read it here too (our
+             *     decision; the API description gives `offset` only to the older generation's list).
+             * @example 0
+             */
+            offset: number;
             /**
              * @description `true` when more matching tasks follow this page.
              * @example false
@@ -7377,8 +7551,12 @@ export interface components {
          *       batch takes tasks in this state; a finalized Rapid or Studio batch takes none (400).
          *     - `completed`: the batch has at least one task and none of them is pending any more; set
          *       when its last pending task completes, is canceled or errors. `completed_at` is set and the
-         *       batch completion callback is sent to `callback`. Final: a completed batch takes no tasks
-         *       (400) and never changes status again.
+         *       batch completion callback is sent to `callback`. A completed Rapid or Studio batch takes no
+         *       tasks (400) and stays completed. An Enterprise batch takes tasks until it is archived: a task
+         *       that joins it when completed moves it back to `in_progress` (its `completed_at` is removed),
+         *       and it completes again, with a new completion callback, when none of its tasks is pending
+         *       (our decision: clients add tasks to a batch one by one, and in test mode the first one
+         *       completes at once).
          * @enum {string}
          */
         BatchStatus: "staging" | "in_progress" | "completed";
@@ -7432,6 +7610,15 @@ export interface components {
              * @example false
              */
             self_label_batch: boolean;
+            /**
+             * @description True once the batch was archived (`POST /v1/batches/{batchName}/archive`), false before and
+             *     after `unarchive`. An archived batch takes no new task (400) and is left out of
+             *     `GET /v1/batches?exclude_archived=true`; everything else about it is unchanged (its tasks
+             *     are still worked on and it still completes). Our decision, after what clients of the real
+             *     service send.
+             * @example false
+             */
+            archived: boolean;
         };
         /**
          * BatchList
@@ -8033,23 +8220,38 @@ export interface components {
     parameters: {
         /**
          * @description Only objects created at or after this time (minimum `created_at`).
-         *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-         *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-         *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-         *     `2026-02-30` → 400. The bound is inclusive (our decision).
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
          * @example 2026-11-01
          */
-        StartTime: string;
+        StartTime: components["schemas"]["TimeFilter"];
         /**
          * @description Only objects created at or before this time (maximum `created_at`).
-         *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-         *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-         *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-         *     `2026-02-30` → 400. The bound is inclusive (our decision), so a plain date
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
          *     ends the range at the first instant of that day; a start later than the end gives an empty list.
          * @example 2026-11-21T23:59:59.999Z
          */
-        EndTime: string;
+        EndTime: components["schemas"]["TimeFilter"];
+        /**
+         * @description The same filter as `start_time`, by the name clients of the real service send (our decision: when
+         *     both are given, both bounds apply).
+         *     Only objects created at or after this time (minimum `created_at`).
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+         * @example 2026-11-21 10:00:00.123456
+         */
+        CreatedAfter: components["schemas"]["TimeFilter"];
+        /**
+         * @description The same filter as `end_time`, by the name clients of the real service send (our decision: when
+         *     both are given, both bounds apply).
+         *     Only objects created at or before this time (maximum `created_at`).
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
+         *     ends the range at the first instant of that day; a start later than the end gives an empty list.
+         * @example 2026-11-21 10:00:00.123456
+         */
+        CreatedBefore: components["schemas"]["TimeFilter"];
         /**
          * @description Only tasks with this status: `pending`, `completed`, `canceled` or `error`. Any other value → 400.
          * @example completed
@@ -8103,43 +8305,53 @@ export interface components {
         /**
          * @description Only tasks completed at or after this time (minimum `completed_at`; tasks without `completed_at` never match).
          *     This filter is our decision (the API description does not list it).
-         *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-         *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-         *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-         *     `2026-02-30` → 400. The bound is inclusive (our decision).
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
          * @example 2026-11-20T00:00:00Z
          */
-        CompletedAfter: string;
+        CompletedAfter: components["schemas"]["TimeFilter"];
         /**
          * @description Only tasks completed at or before this time (maximum `completed_at`; tasks without `completed_at` never match).
          *     This filter is our decision (the API description does not list it).
-         *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-         *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-         *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-         *     `2026-02-30` → 400. The bound is inclusive (our decision).
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
          * @example 2026-11-21T12:00:00+01:00
          */
-        CompletedBefore: string;
+        CompletedBefore: components["schemas"]["TimeFilter"];
         /**
          * @description Only tasks whose `updated_at` is at or after this time (useful to fetch what changed since a previous
          *     sync). This filter is our decision (the API description does not list it).
-         *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-         *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-         *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-         *     `2026-02-30` → 400. The bound is inclusive (our decision).
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
          * @example 2026-11-21T10:00:00.000Z
          */
-        UpdatedAfter: string;
+        UpdatedAfter: components["schemas"]["TimeFilter"];
         /**
          * @description Only tasks whose `updated_at` is at or before this time. This filter is our
          *     decision (the API description does not list it).
-         *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-         *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-         *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-         *     `2026-02-30` → 400. The bound is inclusive (our decision).
+         *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
          * @example 2026-11-22
          */
-        UpdatedBefore: string;
+        UpdatedBefore: components["schemas"]["TimeFilter"];
+        /**
+         * @description `true`: each task of the page also carries `attachment_url`, a URL where its attachment can
+         *     be fetched. This server keeps no copy of attachments, so for a task whose `attachment` is an
+         *     `http(s)` URL it is that URL; a task whose attachment is not a URL (text, a list of frames)
+         *     carries none. `false` (the default) adds nothing. `true`/`false` in any letter case. Sent by
+         *     clients of the real service (our decision to accept it).
+         * @example true
+         */
+        IncludeAttachmentUrl: string;
+        /**
+         * @description `true`: each task of the page carries only `task_id`, `status`, `metadata` and `project` (when
+         *     it has one), as the real service documents it, which makes large pages small; `false` (the
+         *     default) gives whole tasks. `true`/`false` in any letter case. With `include_attachment_url`
+         *     the task also keeps its `attachment_url`. Sent by clients of the real service (our decision to
+         *     accept it).
+         * @example true
+         */
+        LimitedResponse: string;
         /**
          * @description Results per page: an integer from 1 to 100, default 100. Out of range or not an integer → 400.
          * @example 20
@@ -8150,7 +8362,8 @@ export interface components {
          *     opaque and bound to the account, the mode (API key) and every filter of the call that produced
          *     it: reusing it with other filter values, or with another key → 400. `limit` may change from
          *     page to page. Tasks created during the walk do not make it skip or repeat a task.
-         * @example eyJjIjoiMjAyNi0xMS0yMVQwOTowMDowMC4wMDBaIiwiaSI6IjY1ZjFjMGEyYjNjNGQ1ZTZmN2E4YjliZSJ9.bm9uY2U
+         *     No example value is given: a token is only ever valid for the key and filters that produced
+         *     it, so no fixed value could be replayed.
          */
         NextToken: string;
         /**
@@ -8204,9 +8417,11 @@ export interface components {
          */
         WebhookSignatureHeader: string;
         /**
-         * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-         *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-         *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+         * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+         *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+         *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+         *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+         *     decision; clients test for 404).
          * @example 65f1c0a2b3c4d5e6f7a8b9c0
          */
         TaskId: string;
@@ -8220,7 +8435,8 @@ export interface components {
         ClearUniqueId: string;
         /**
          * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-         *     of the other mode or another account → 404.
+         *     of the other mode or another account → 404; so is a name longer than any
+         *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
          * @example street-scenes
          */
         ProjectName: string;
@@ -8229,6 +8445,13 @@ export interface components {
          * @example in_progress
          */
         BatchStatusFilter: components["schemas"]["BatchStatus"];
+        /**
+         * @description `true`: archived batches (`archived: true`) are left out of the list (and of `total`);
+         *     `false` (the default) lists them too. `true`/`false` in any letter case. Sent by clients of the
+         *     real service (our decision to accept it).
+         * @example true
+         */
+        ExcludeArchived: string;
         /**
          * @description Offset paging: how many matching results to skip before the first one returned; an integer,
          *     0 to 2147483647 (the largest 32-bit integer), default 0. The next page starts at `offset` +
@@ -8240,7 +8463,8 @@ export interface components {
         Offset: number;
         /**
          * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-         *     the other mode or another account → 404.
+         *     the other mode or another account → 404; so is a name longer than any
+         *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
          * @example street-scenes-week-47
          */
         BatchName: string;
@@ -8285,23 +8509,38 @@ export interface operations {
             query?: {
                 /**
                  * @description Only objects created at or after this time (minimum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-01
                  */
                 start_time?: components["parameters"]["StartTime"];
                 /**
                  * @description Only objects created at or before this time (maximum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision), so a plain date
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
                  *     ends the range at the first instant of that day; a start later than the end gives an empty list.
                  * @example 2026-11-21T23:59:59.999Z
                  */
                 end_time?: components["parameters"]["EndTime"];
+                /**
+                 * @description The same filter as `start_time`, by the name clients of the real service send (our decision: when
+                 *     both are given, both bounds apply).
+                 *     Only objects created at or after this time (minimum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21 10:00:00.123456
+                 */
+                created_after?: components["parameters"]["CreatedAfter"];
+                /**
+                 * @description The same filter as `end_time`, by the name clients of the real service send (our decision: when
+                 *     both are given, both bounds apply).
+                 *     Only objects created at or before this time (maximum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
+                 *     ends the range at the first instant of that day; a start later than the end gives an empty list.
+                 * @example 2026-11-21 10:00:00.123456
+                 */
+                created_before?: components["parameters"]["CreatedBefore"];
                 /**
                  * @description Only tasks with this status: `pending`, `completed`, `canceled` or `error`. Any other value → 400.
                  * @example completed
@@ -8355,43 +8594,53 @@ export interface operations {
                 /**
                  * @description Only tasks completed at or after this time (minimum `completed_at`; tasks without `completed_at` never match).
                  *     This filter is our decision (the API description does not list it).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-20T00:00:00Z
                  */
                 completed_after?: components["parameters"]["CompletedAfter"];
                 /**
                  * @description Only tasks completed at or before this time (maximum `completed_at`; tasks without `completed_at` never match).
                  *     This filter is our decision (the API description does not list it).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-21T12:00:00+01:00
                  */
                 completed_before?: components["parameters"]["CompletedBefore"];
                 /**
                  * @description Only tasks whose `updated_at` is at or after this time (useful to fetch what changed since a previous
                  *     sync). This filter is our decision (the API description does not list it).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-21T10:00:00.000Z
                  */
                 updated_after?: components["parameters"]["UpdatedAfter"];
                 /**
                  * @description Only tasks whose `updated_at` is at or before this time. This filter is our
                  *     decision (the API description does not list it).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-22
                  */
                 updated_before?: components["parameters"]["UpdatedBefore"];
+                /**
+                 * @description `true`: each task of the page also carries `attachment_url`, a URL where its attachment can
+                 *     be fetched. This server keeps no copy of attachments, so for a task whose `attachment` is an
+                 *     `http(s)` URL it is that URL; a task whose attachment is not a URL (text, a list of frames)
+                 *     carries none. `false` (the default) adds nothing. `true`/`false` in any letter case. Sent by
+                 *     clients of the real service (our decision to accept it).
+                 * @example true
+                 */
+                include_attachment_url?: components["parameters"]["IncludeAttachmentUrl"];
+                /**
+                 * @description `true`: each task of the page carries only `task_id`, `status`, `metadata` and `project` (when
+                 *     it has one), as the real service documents it, which makes large pages small; `false` (the
+                 *     default) gives whole tasks. `true`/`false` in any letter case. With `include_attachment_url`
+                 *     the task also keeps its `attachment_url`. Sent by clients of the real service (our decision to
+                 *     accept it).
+                 * @example true
+                 */
+                limited_response?: components["parameters"]["LimitedResponse"];
                 /**
                  * @description Results per page: an integer from 1 to 100, default 100. Out of range or not an integer → 400.
                  * @example 20
@@ -8402,7 +8651,8 @@ export interface operations {
                  *     opaque and bound to the account, the mode (API key) and every filter of the call that produced
                  *     it: reusing it with other filter values, or with another key → 400. `limit` may change from
                  *     page to page. Tasks created during the walk do not make it skip or repeat a task.
-                 * @example eyJjIjoiMjAyNi0xMS0yMVQwOTowMDowMC4wMDBaIiwiaSI6IjY1ZjFjMGEyYjNjNGQ1ZTZmN2E4YjliZSJ9.bm9uY2U
+                 *     No example value is given: a token is only ever valid for the key and filters that produced
+                 *     it, so no fixed value could be replayed.
                  */
                 next_token?: components["parameters"]["NextToken"];
             };
@@ -9253,9 +9503,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9273,15 +9525,7 @@ export interface operations {
                     "application/json": components["schemas"]["Task"];
                 };
             };
-            /** @description Bad request: `taskId` is not 24 lowercase hexadecimal characters. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
@@ -9303,9 +9547,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9344,9 +9590,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9391,9 +9639,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9416,7 +9666,7 @@ export interface operations {
                     "application/json": components["schemas"]["Task"];
                 };
             };
-            /** @description Bad request: the body has no non-empty `unique_id` string, or `taskId` is malformed. */
+            /** @description Bad request: the body has no non-empty `unique_id` string. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9447,9 +9697,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9467,15 +9719,7 @@ export interface operations {
                     "application/json": components["schemas"]["Task"];
                 };
             };
-            /** @description Bad request: `taskId` is malformed. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBody"];
-                };
-            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
@@ -9488,9 +9732,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9535,9 +9781,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9582,9 +9830,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9629,9 +9879,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9676,9 +9928,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9709,9 +9963,11 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The `task_id` of the task: 24 lowercase hexadecimal characters. (The API description also names
-                 *     this path parameter `task_id`; both names denote the same identifier.) A value of another form
-                 *     → 400 naming the parameter; a well-formed id that is not a task of this account and mode → 404.
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
                  * @example 65f1c0a2b3c4d5e6f7a8b9c0
                  */
                 taskId: components["parameters"]["TaskId"];
@@ -9846,7 +10102,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -9886,7 +10143,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -9939,7 +10197,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
-                 *     of the other mode or another account → 404.
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes
                  */
                 projectName: components["parameters"]["ProjectName"];
@@ -10005,23 +10264,26 @@ export interface operations {
                 status?: components["parameters"]["BatchStatusFilter"];
                 /**
                  * @description Only objects created at or after this time (minimum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-01
                  */
                 start_time?: components["parameters"]["StartTime"];
                 /**
                  * @description Only objects created at or before this time (maximum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision), so a plain date
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
                  *     ends the range at the first instant of that day; a start later than the end gives an empty list.
                  * @example 2026-11-21T23:59:59.999Z
                  */
                 end_time?: components["parameters"]["EndTime"];
+                /**
+                 * @description `true`: archived batches (`archived: true`) are left out of the list (and of `total`);
+                 *     `false` (the default) lists them too. `true`/`false` in any letter case. Sent by clients of the
+                 *     real service (our decision to accept it).
+                 * @example true
+                 */
+                exclude_archived?: components["parameters"]["ExcludeArchived"];
                 /**
                  * @description Results per page: an integer from 1 to 100, default 100. Out of range or not an integer → 400.
                  * @example 20
@@ -10153,7 +10415,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -10193,7 +10456,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -10244,7 +10508,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -10284,7 +10549,8 @@ export interface operations {
             path: {
                 /**
                  * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
-                 *     the other mode or another account → 404.
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
                  * @example street-scenes-week-47
                  */
                 batchName: components["parameters"]["BatchName"];
@@ -10330,6 +10596,72 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    archiveBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes-week-47
+                 */
+                batchName: components["parameters"]["BatchName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    unarchiveBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes-week-47
+                 */
+                batchName: components["parameters"]["BatchName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     listTrainingTasks: {
         parameters: {
             query?: {
@@ -10340,19 +10672,15 @@ export interface operations {
                 type?: components["parameters"]["TaskTypeFilter"];
                 /**
                  * @description Only objects created at or after this time (minimum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-01
                  */
                 start_time?: components["parameters"]["StartTime"];
                 /**
                  * @description Only objects created at or before this time (maximum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision), so a plain date
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
                  *     ends the range at the first instant of that day; a start later than the end gives an empty list.
                  * @example 2026-11-21T23:59:59.999Z
                  */
@@ -10998,19 +11326,15 @@ export interface operations {
                 type?: components["parameters"]["TaskTypeFilter"];
                 /**
                  * @description Only objects created at or after this time (minimum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-01
                  */
                 start_time?: components["parameters"]["StartTime"];
                 /**
                  * @description Only objects created at or before this time (maximum `created_at`).
-                 *     A plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a date-time with or
-                 *     without an offset (`2026-11-21T10:00:00Z`, `2026-11-21T11:00:00.000+01:00`, `2026-11-21T10:00`;
-                 *     no offset means UTC). In a query string write `+` as `%2B`. An impossible date such as
-                 *     `2026-02-30` → 400. The bound is inclusive (our decision), so a plain date
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
                  *     ends the range at the first instant of that day; a start later than the end gives an empty list.
                  * @example 2026-11-21T23:59:59.999Z
                  */

@@ -10,7 +10,7 @@ import type { Generation } from './domain/model.ts';
 import type { UnitOfWork } from './domain/ports.ts';
 import { authenticate, type AuthFailureLimit } from './http/auth.ts';
 import { bodyParsers, storableInput } from './http/body-limits.ts';
-import { coerceBody } from './http/coerce.ts';
+import { coerceBody, dropAbsentNulls } from './http/coerce.ts';
 import { loadContract, type Contract } from './http/contract.ts';
 import { errorMapper } from './http/errors.ts';
 import { currentHandlers, legacyHandlers } from './http/handlers.ts';
@@ -63,6 +63,9 @@ export function createApp(generation: Generation, deps: AppDeps) {
     const op = req.method === 'POST' ? contract.creations.get(req.path) : undefined;
     if (op && req.body && typeof req.body === 'object') {
       req.body = coerceBody(req.body, op.bodySchema, contract.resolve, req.is('application/x-www-form-urlencoded') !== false);
+    } else if (req.body && typeof req.body === 'object') {
+      const schema = contract.bodySchemaOf(req.method, req.path);
+      if (schema) req.body = dropAbsentNulls(req.body, schema, contract.resolve);
     }
     next();
   });

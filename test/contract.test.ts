@@ -131,6 +131,7 @@ function expectedEndpoints(types: string[]): string[] {
     'POST /v1/projects/{projectName}/setParams', 'POST /v1/projects/{projectName}/setOntology',
     'GET /v1/batches', 'POST /v1/batches', 'GET /v1/batches/{batchName}', 'POST /v1/batches/{batchName}/finalize',
     'GET /v1/batches/{batchName}/status', 'POST /v1/batches/{batchName}/setMetadata',
+    'POST /v1/batches/{batchName}/archive', 'POST /v1/batches/{batchName}/unarchive',
     ...['training', 'evaluation'].flatMap((k) => [
       `GET /v1/${k}_tasks`, `GET /v1/${k}_tasks/{${k}TaskId}`, ...kinds.map((kind) => `POST /v1/${k}_tasks/${kind}`),
     ]),

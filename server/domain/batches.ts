@@ -49,6 +49,7 @@ export async function createBatch(uow: UnitOfWork, caller: Caller, input: Create
       metadata: input.metadata ?? {},
       calibrationBatch: input.calibration_batch ?? false,
       selfLabelBatch: input.self_label_batch ?? false,
+      archived: false,
       createdAt: now,
       completedAt: null,
     };
@@ -86,6 +87,17 @@ export async function setBatchMetadata(uow: UnitOfWork, caller: Caller, name: st
   });
 }
 
+/** Archives a batch or undoes it; a batch already so is returned unchanged. */
+export async function setBatchArchived(uow: UnitOfWork, caller: Caller, name: string, archived: boolean): Promise<Batch> {
+  return uow.transaction(async (repos) => {
+    const batch = await batchByName(repos, caller, name, true);
+    if (batch.archived === archived) return batch;
+    batch.archived = archived;
+    await repos.batches.update(batch);
+    return batch;
+  });
+}
+
 export async function finalizeBatch(uow: UnitOfWork, caller: Caller, name: string, now: Date): Promise<Batch> {
   return uow.transaction(async (repos) => {
     const batch = await batchByName(repos, caller, name, true);
@@ -107,10 +119,17 @@ export async function batchToJoin(repos: Repositories, caller: Caller, name: str
   if (project !== undefined && project !== batch.project) {
     throw invalid(`batch: "${name}" belongs to project "${batch.project}", not "${project}".`);
   }
-  if (batch.status === 'completed') throw invalid(`batch: "${name}" is completed and takes no more tasks.`);
+  if (batch.archived) throw invalid(`batch: "${name}" is archived and takes no more tasks (unarchive it first).`);
   const owner = await repos.projects.get(caller.account.accountId, caller.mode, batch.project);
   if ((owner?.rapid || owner?.studio) && batch.status !== 'staging') {
     throw invalid(`batch: "${name}" was finalized; a ${owner.rapid ? 'rapid' : 'studio'} batch takes tasks only while staging.`);
+  }
+  if (batch.status === 'completed') {
+    // An Enterprise batch takes tasks until it is archived: a new task reopens it, and it completes
+    // again (with a new callback) when none of its tasks is pending. The batch row is locked.
+    batch.status = 'in_progress';
+    batch.completedAt = null;
+    await repos.batches.update(batch);
   }
   return batch;
 }

@@ -34,7 +34,8 @@ export interface TaskRepository {
   get(accountId: string, mode: Mode, taskId: string, options?: { forUpdate?: boolean }): Promise<Task | null>;
   findByUniqueId(accountId: string, mode: Mode, uniqueId: string): Promise<Task | null>;
   /** One page (limit + 1 rows fetched to tell whether more follow) and the count of all matches. */
-  list(accountId: string, mode: Mode, filters: TaskFilters, page: PageRequest): Promise<{ tasks: Task[]; total: number }>;
+  /** A page of matches and their `total`; `before` counts the matches before a keyset position (0 without one). */
+  list(accountId: string, mode: Mode, filters: TaskFilters, page: PageRequest): Promise<{ tasks: Task[]; total: number; before: number }>;
   /**
    * Leases up to `limit` tasks whose attachment check is due (moves their due time to
    * `leaseUntil`, so that another checker takes them over only if this one dies).
@@ -133,6 +134,8 @@ export interface Batch {
   metadata: Record<string, unknown>;
   calibrationBatch: boolean;
   selfLabelBatch: boolean;
+  /** Archived: takes no new task, left out of lists that exclude archived batches. */
+  archived: boolean;
   createdAt: Date;
   completedAt: Date | null;
 }
@@ -142,6 +145,7 @@ export interface BatchFilters {
   status?: BatchStatus;
   startTime?: Date;
   endTime?: Date;
+  excludeArchived?: boolean;
 }
 
 export interface BatchRepository {

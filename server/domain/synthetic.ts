@@ -1150,9 +1150,13 @@ const PAGE_MARGIN = 36;
 
 function documentTranscriptionResponse(params: Params, rng: SeededRandom): Schemas['DocumentTranscriptionResponse'] {
   const page = params.attachment_type === 'image' ? NOMINAL_IMAGE : NOMINAL_PDF_PAGE;
-  const features = asRecords(params.features)
-    .map((f) => asString(f.name))
-    .filter((name): name is string => !!name);
+  // Each feature is transcribed as a region of its `type` (a line by default), labelled with its
+  // `label` (or the deprecated `name` of tasks stored before).
+  const features = asRecords(params.features).flatMap((f) => {
+    const label = asString(f.label ?? f.name);
+    const type: 'block' | 'line' | 'word' = f.type === 'block' ? 'block' : f.type === 'word' ? 'word' : 'line';
+    return label ? [{ label, type }] : [];
+  });
   const bodyLines = range(rng.int(1, 3)).map(() => phrase(rng, 2, 6));
   // The page count is unknown, and every document has a first page: all regions go on page 1,
   // in rows from top to bottom (reading order): one per feature, then a block of body text and its lines.
@@ -1160,7 +1164,7 @@ function documentTranscriptionResponse(params: Params, rng: SeededRandom): Schem
   const rowHeight = Math.min(20, (page.height - 2 * PAGE_MARGIN) / rows);
   const textHeight = round1(rowHeight * 0.7);
   const maxWidth = page.width - 2 * PAGE_MARGIN;
-  const region = (type: 'block' | 'line', row: number, text: string, width: number, lines = 1) => ({
+  const region = (type: 'block' | 'line' | 'word', row: number, text: string, width: number, lines = 1) => ({
     type,
     text,
     page: 1,
@@ -1170,9 +1174,9 @@ function documentTranscriptionResponse(params: Params, rng: SeededRandom): Schem
     height: round1(rowHeight * (lines - 1) + textHeight),
   });
   const someWidth = () => rng.decimal(maxWidth * 0.3, maxWidth);
-  const featureLines = features.map((name, row) => ({
-    ...region('line', row, `${phrase(rng, 1, 2)} ${rng.int(100, 9999)}`, someWidth()),
-    label: name,
+  const featureLines = features.map(({ label, type }, row) => ({
+    ...region(type, row, `${phrase(rng, 1, 2)} ${rng.int(100, 9999)}`, someWidth()),
+    label,
   }));
   const block = region('block', features.length, bodyLines.join('\n'), someWidth(), bodyLines.length);
   const lines = bodyLines.map((text, i) => region('line', features.length + i, text, block.width));

@@ -8,7 +8,7 @@ import type { OutboxMessage, PageRequest, Repositories, TaskFilters, UnitOfWork 
 import { UniqueIdTaken } from './ports.ts';
 import { batchToJoin, taskSettled } from './batches.ts';
 import { mergeProjectParams } from './projects.ts';
-import { checkTaskParams } from './param-rules.ts';
+import { checkTaskParams, labelledFeatures } from './param-rules.ts';
 import { attachmentUrls, failedTestAttachments, withDirectLinks } from './attachments.ts';
 import { queueTaskCallback, resendLatestCallback, taskCallback } from './outbox.ts';
 import { IdempotencyKeyBusy, savedAnswer, type IdempotencyInput } from './idempotency.ts';
@@ -112,6 +112,7 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
   if (input.type === 'textcollection') sanitizeTextCollectionParams(params);
   const problem = checkTaskParams(input.type, params);
   if (problem) throw invalid(problem);
+  if (input.type === 'documenttranscription' && params.features !== undefined) params.features = labelledFeatures(params.features);
   const stored = withDirectLinks(params);
   return {
     taskId: newTaskId(now),
@@ -225,6 +226,8 @@ export interface ListTasksInput {
 export interface TaskPage {
   tasks: Task[];
   total: number;
+  /** The matching tasks before this page: the offset skipped, or the running count a next_token carries. */
+  offset: number;
   hasMore: boolean;
   nextToken?: string;
 }
@@ -233,31 +236,38 @@ export async function listTasks(uow: UnitOfWork, input: ListTasksInput): Promise
   const { caller } = input;
   const binding = sha256(`${caller.account.accountId}\n${caller.mode}\n${input.filterKey}`).slice(0, 16);
   let page: PageRequest;
+  let carried: number | undefined;
   if (input.offset !== undefined) {
     page = { limit: input.limit, offset: input.offset };
   } else {
-    page = { limit: input.limit, after: input.nextToken ? decodeToken(input.nextToken, binding) : null };
+    const position = input.nextToken ? decodeToken(input.nextToken, binding) : null;
+    carried = position ? position.offset : 0;
+    page = { limit: input.limit, after: position };
   }
-  const { tasks, total } = await uow.tasks.list(caller.account.accountId, caller.mode, input.filters, page);
+  const { tasks, total, before } = await uow.tasks.list(caller.account.accountId, caller.mode, input.filters, page);
   const hasMore = tasks.length > input.limit;
   const pageTasks = tasks.slice(0, input.limit);
   const last = pageTasks.at(-1);
+  const offset = input.offset ?? carried ?? before;
   return {
     tasks: pageTasks,
     total,
+    offset,
     hasMore,
-    ...(hasMore && last && input.offset === undefined ? { nextToken: encodeToken(last, binding) } : {}),
+    ...(hasMore && last && input.offset === undefined ? { nextToken: encodeToken(last, offset + pageTasks.length, binding) } : {}),
   };
 }
 
-// next_token: the position (created_at, task_id) of the page's last task, bound to the account,
-// mode and filters by a hash, so that it cannot be reused elsewhere.
-function encodeToken(last: Task, binding: string): string {
-  return Buffer.from(JSON.stringify({ c: last.createdAt.getTime(), i: last.taskId, b: binding })).toString('base64url');
+// next_token: the position (created_at, task_id) of the page's last task and the running count of
+// the tasks up to it, bound to the account, mode and filters by a hash, so that it cannot be reused
+// elsewhere. Tasks created during a walk sort before its position and change neither.
+function encodeToken(last: Task, offset: number, binding: string): string {
+  return Buffer.from(JSON.stringify({ c: last.createdAt.getTime(), i: last.taskId, o: offset, b: binding })).toString('base64url');
 }
 
-function decodeToken(token: string, binding: string): { createdAt: Date; taskId: string } {
-  let decoded: { c?: unknown; i?: unknown; b?: unknown };
+/** A token's position and running count (undefined in a token of an older server: the store counts). */
+function decodeToken(token: string, binding: string): { createdAt: Date; taskId: string; offset: number | undefined } {
+  let decoded: { c?: unknown; i?: unknown; o?: unknown; b?: unknown };
   try {
     decoded = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
   } catch {
@@ -269,7 +279,8 @@ function decodeToken(token: string, binding: string): { createdAt: Date; taskId:
   if (decoded.b !== binding) {
     throw invalid('next_token belongs to another query: repeat the request with the same filters and API key.');
   }
-  return { createdAt: new Date(decoded.c), taskId: decoded.i };
+  const offset = Number.isSafeInteger(decoded.o) && (decoded.o as number) >= 0 ? (decoded.o as number) : undefined;
+  return { createdAt: new Date(decoded.c), taskId: decoded.i, offset };
 }
 
 export async function cancelTask(uow: UnitOfWork, caller: Caller, taskId: string, clearUniqueId: boolean, now: Date): Promise<Task> {

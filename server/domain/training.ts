@@ -3,7 +3,7 @@
 // space, no status, no callback, never in the task list.
 import { DomainError, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
-import { checkTaskParams } from './param-rules.ts';
+import { checkTaskParams, labelledFeatures } from './param-rules.ts';
 import type { Caller, Json } from './model.ts';
 import type { TrainingTask, UnitOfWork } from './ports.ts';
 import { sanitizeTextCollectionParams } from './sanitize.ts';
@@ -48,6 +48,7 @@ export async function createTrainingTask(uow: UnitOfWork, input: CreateTrainingT
   if (input.type === 'textcollection') sanitizeTextCollectionParams(params);
   const problem = checkTaskParams(input.type, params);
   if (problem) throw invalid(problem);
+  if (input.type === 'documenttranscription' && params.features !== undefined) params.features = labelledFeatures(params.features);
   const task: TrainingTask = {
     id: newTaskId(now),
     accountId: caller.account.accountId,

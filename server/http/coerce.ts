@@ -1,6 +1,8 @@
 // Creation bodies may carry numbers and booleans as strings (form bodies always do; JSON may:
 // `"min_width": "30"`), and a form's single repeated key is a one-entry list. This gives every
 // value the type its schema asks for, before validation, so that the rules see typed values.
+// Every request body, creation or not, also loses the properties sent as `null` that the contract
+// does not type as nullable: clients built from typed models send `null` for "not given".
 import type { Json } from './contract.ts';
 
 type Resolve = (node: Json | undefined) => Json | undefined;
@@ -16,14 +18,16 @@ function types(schema: Json): string[] {
 
 // The contract's schema objects live as long as the process: their lookups are kept.
 const lookups = new WeakMap<Json, Map<string, Json[]>>();
+const declaredLookups = new WeakMap<Json, Map<string, Json[]>>();
 
 /** propertySchemas, remembered per schema object and key (every creation request asks the same). */
-function schemasOfProperty(schema: Json, key: string, resolve: Resolve): Json[] {
-  let byKey = lookups.get(schema);
-  if (!byKey) lookups.set(schema, (byKey = new Map()));
+function schemasOfProperty(schema: Json, key: string, resolve: Resolve, declaredOnly = false): Json[] {
+  const cache = declaredOnly ? declaredLookups : lookups;
+  let byKey = cache.get(schema);
+  if (!byKey) cache.set(schema, (byKey = new Map()));
   let found = byKey.get(key);
   if (!found) {
-    found = propertySchemas(schema, key, resolve);
+    found = propertySchemas(schema, key, resolve, [], declaredOnly);
     // Stryker disable next-line all: the cache's bound (keys are the client's, metadata takes any: a bounded memory); answers are the same
     if (byKey.size < 512) byKey.set(key, found);
   }
@@ -31,13 +35,36 @@ function schemasOfProperty(schema: Json, key: string, resolve: Resolve): Json[] 
 }
 
 /** The schemas that apply to an object's property `key`, across composition keywords. */
-function propertySchemas(schema: Json | undefined, key: string, resolve: Resolve, out: Json[] = []): Json[] {
+function propertySchemas(schema: Json | undefined, key: string, resolve: Resolve, out: Json[] = [], declaredOnly = false): Json[] {
   const s = resolve(schema);
   if (!s) return out;
-  const direct = s.properties?.[key] ?? (typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined);
+  const direct = s.properties?.[key] ?? (!declaredOnly && typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined);
   if (direct) out.push(resolve(direct)!);
-  for (const sub of [...(s.allOf ?? []), ...(s.anyOf ?? []), ...(s.oneOf ?? []), s.then, s.else]) propertySchemas(sub, key, resolve, out);
+  for (const sub of [...(s.allOf ?? []), ...(s.anyOf ?? []), ...(s.oneOf ?? []), s.then, s.else]) propertySchemas(sub, key, resolve, out, declaredOnly);
   return out;
+}
+
+/** Whether a schema (through composition) takes JSON null; a schema that says nothing takes anything. */
+function takesNull(schema: Json | undefined, resolve: Resolve): boolean {
+  const s = resolve(schema);
+  if (!s || typeof s !== 'object') return true;
+  const t = types(s);
+  if (t.length > 0 && !t.includes('null')) return false;
+  if ('const' in s) return s.const === null;
+  if (Array.isArray(s.enum) && !s.enum.includes(null)) return false;
+  if (s.allOf && !s.allOf.every((x: Json) => takesNull(x, resolve))) return false;
+  for (const alternatives of [s.anyOf, s.oneOf]) if (alternatives && !alternatives.some((x: Json) => takesNull(x, resolve))) return false;
+  return true;
+}
+
+/**
+ * Whether a property sent as `null` counts as not given: the contract declares the property (in
+ * `properties`, not as a free-form object's `additionalProperties`, whose nulls are data) and no
+ * schema of it takes null.
+ */
+function nullMeansAbsent(schemas: Json[], key: string, resolve: Resolve): boolean {
+  const declared = schemas.flatMap((s) => schemasOfProperty(s, key, resolve, true));
+  return declared.length > 0 && !declared.some((d) => takesNull(d, resolve));
 }
 
 function itemSchemas(schemas: Json[], resolve: Resolve): Json[] {
@@ -58,30 +85,44 @@ function mayBecome(schemas: Json[], kind: 'number' | 'boolean'): boolean {
   });
 }
 
-function coerceValue(value: unknown, schemas: Json[], resolve: Resolve, form: boolean): unknown {
+/** How a body is treated: `types` gives strings the types their schemas ask for (creations). */
+interface Mode {
+  types: boolean;
+  form: boolean;
+}
+
+function coerceValue(value: unknown, schemas: Json[], resolve: Resolve, mode: Mode): unknown {
   if (schemas.length === 0) return value;
+  const { form } = mode;
   const wanted = new Set(schemas.flatMap(types));
-  if (typeof value === 'string') {
+  if (typeof value === 'string' && mode.types) {
     if (numeric.test(value) && mayBecome(schemas, 'number')) return Number(value);
     if (boolean.test(value) && mayBecome(schemas, 'boolean')) return value.toLowerCase() === 'true';
     // A form's single repeated key arrives as a string; JSON keeps its types.
-    if (form && wanted.has('array') && !wanted.has('string')) return [coerceValue(value, itemSchemas(schemas, resolve), resolve, form)];
+    if (form && wanted.has('array') && !wanted.has('string')) return [coerceValue(value, itemSchemas(schemas, resolve), resolve, mode)];
     return value;
   }
   if (Array.isArray(value)) {
     const items = itemSchemas(schemas, resolve);
-    return value.map((v) => coerceValue(v, items, resolve, form));
+    return value.map((v) => coerceValue(v, items, resolve, mode));
   }
   if (value && typeof value === 'object') {
     const out: Json = {};
     for (const [k, v] of Object.entries(value as Json)) {
-      out[k] = coerceValue(v, schemas.length === 1 ? schemasOfProperty(schemas[0]!, k, resolve) : schemas.flatMap((s) => schemasOfProperty(s, k, resolve)), resolve, form);
+      if (v === null && nullMeansAbsent(schemas, k, resolve)) continue;
+      out[k] = coerceValue(v, schemas.length === 1 ? schemasOfProperty(schemas[0]!, k, resolve) : schemas.flatMap((s) => schemasOfProperty(s, k, resolve)), resolve, mode);
     }
     return out;
   }
   return value;
 }
 
+/** A creation body with typed values and without its "not given" nulls. */
 export function coerceBody(body: unknown, schema: Json, resolve: Resolve, form: boolean): unknown {
-  return coerceValue(body, [resolve(schema)!], resolve, form);
+  return coerceValue(body, [resolve(schema)!], resolve, { types: true, form });
+}
+
+/** Any other request body without its "not given" nulls (values keep their types). */
+export function dropAbsentNulls(body: unknown, schema: Json, resolve: Resolve): unknown {
+  return coerceValue(body, [resolve(schema)!], resolve, { types: false, form: false });
 }

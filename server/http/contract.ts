@@ -38,6 +38,8 @@ export interface Contract {
   paramNamesOf(type: string): ReadonlySet<string>;
   /** Property names a schema defines, through allOf/anyOf/oneOf and if/then. */
   propertyNames(schema: Json | undefined): Set<string>;
+  /** The JSON body schema of the operation a request reaches (`POST`, `/v1/batches/b/finalize`), if it has one. */
+  bodySchemaOf(method: string, path: string): Json | undefined;
 }
 
 export function loadContract(generation: Generation): Contract {
@@ -67,11 +69,17 @@ export function loadContract(generation: Generation): Contract {
   };
   const creations = new Map<string, CreationOperation>();
   const operationIds: string[] = [];
+  const bodies: { method: string; route: RegExp; literal: boolean; schema: Json }[] = [];
   for (const [p, item] of Object.entries<Json>(doc.paths)) {
     for (const method of ['get', 'post', 'put', 'delete']) {
       const op = item[method];
       if (!op) continue;
       operationIds.push(op.operationId);
+      const jsonBody = resolve(op.requestBody)?.content?.['application/json']?.schema as Json | undefined;
+      if (jsonBody) {
+        const route = new RegExp(`^${p.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
+        bodies.push({ method: method.toUpperCase(), route, literal: !p.includes('{'), schema: jsonBody });
+      }
       const m = /^\/v1\/task\/([a-z]+)$/.exec(p);
       if (method === 'post' && m) {
         const bodySchema = op.requestBody.content['application/json'].schema as Json;
@@ -103,5 +111,8 @@ export function loadContract(generation: Generation): Contract {
     }
   }
   const acceptsForms = JSON.stringify(doc.paths).includes('"application/x-www-form-urlencoded"');
-  return { generation, doc, creations, operationIds, resolve, acceptsForms, paramNamesOf, propertyNames: (schema) => propertyNames(schema) };
+  // A literal path wins over a template that also matches it (`/v1/task/categorization`).
+  bodies.sort((a, b) => Number(b.literal) - Number(a.literal));
+  const bodySchemaOf = (method: string, path: string) => bodies.find((b) => b.method === method && b.route.test(path))?.schema;
+  return { generation, doc, creations, operationIds, resolve, acceptsForms, paramNamesOf, propertyNames: (schema) => propertyNames(schema), bodySchemaOf };
 }

@@ -8,7 +8,7 @@ import type { HandlerTable, Operations } from './typed.ts';
 import { currentTaskListView, currentTaskView, legacyTaskListView, legacyTaskView } from './views/tasks.ts';
 
 export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['current']> {
-  const { create, ...tasks } = taskHandlers(deps, { task: currentTaskView, list: (page, limit) => currentTaskListView(page, limit), pagesByOffset: false });
+  const { create, ...tasks } = taskHandlers(deps, { task: currentTaskView, list: (page, limit, _offset, shape) => currentTaskListView(page, limit, shape), pagesByOffset: false });
   const { create: createTraining, ...training } = trainingHandlers(deps);
   return {
     ...tasks,

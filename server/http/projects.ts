@@ -1,9 +1,9 @@
 // Handlers of the project and batch operations (tags Projects and Batches), the same in both
 // generations.
-import { batchStatus, createBatch, finalizeBatch, getBatch, listBatches, setBatchMetadata } from '../domain/batches.ts';
+import { batchStatus, createBatch, finalizeBatch, getBatch, listBatches, setBatchArchived, setBatchMetadata } from '../domain/batches.ts';
 import type { BatchFilters } from '../domain/ports.ts';
 import { createProject, getProject, listProjects, setProjectOntology, setProjectParams } from '../domain/projects.ts';
-import { parseTimeFilter, type HandlerDeps } from './tasks.ts';
+import { flag, parseTimeFilter, type HandlerDeps } from './tasks.ts';
 import type { OperationRequest, Operations } from './typed.ts';
 import { batchCountsView, batchListView, batchView, projectListView, projectView } from './views/projects.ts';
 
@@ -29,6 +29,7 @@ export function projectHandlers({ uow, contract }: HandlerDeps) {
       const end = parseTimeFilter('end_time', q.end_time);
       if (start) filters.startTime = start;
       if (end) filters.endTime = end;
+      if (flag(q.exclude_archived)) filters.excludeArchived = true;
       const limit = q.limit ?? 100;
       const offset = q.offset ?? 0;
       return batchListView(await listBatches(uow, caller, filters, limit, offset), limit, offset);
@@ -37,5 +38,7 @@ export function projectHandlers({ uow, contract }: HandlerDeps) {
     getBatchStatus: async ({ path, caller }: Request<'getBatchStatus'>) => batchCountsView(await batchStatus(uow, caller, path.batchName)),
     setBatchMetadata: async ({ path, body, caller }: Request<'setBatchMetadata'>) =>
       batchView(await setBatchMetadata(uow, caller, path.batchName, body)),
+    archiveBatch: async ({ path, caller }: Request<'archiveBatch'>) => batchView(await setBatchArchived(uow, caller, path.batchName, true)),
+    unarchiveBatch: async ({ path, caller }: Request<'unarchiveBatch'>) => batchView(await setBatchArchived(uow, caller, path.batchName, false)),
   };
 }

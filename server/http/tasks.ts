@@ -12,7 +12,7 @@ import type { Contract } from './contract.ts';
 import { HttpError } from './errors.ts';
 import { concurrentAnswer } from './idempotency.ts';
 import { Replay, type OperationRequest, type Operations } from './typed.ts';
-import { callbackHistoryView, statusesFor } from './views/tasks.ts';
+import { callbackHistoryView, statusesFor, type ListShape } from './views/tasks.ts';
 
 export interface HandlerDeps {
   uow: UnitOfWork;
@@ -32,25 +32,43 @@ type TaskListQuery = Omit<NonNullable<Operations['current']['listTasks']['parame
 /** How a generation shows tasks and pages their list. */
 export interface TaskViews<TaskWire, ListWire> {
   task(task: Task): TaskWire;
-  list(page: TaskPage, limit: number, offset: number): ListWire;
+  list(page: TaskPage, limit: number, offset: number, shape: ListShape): ListWire;
   /** By offset (older) or by next_token (current). */
   pagesByOffset: boolean;
 }
 
-/** A time filter: a plain date (midnight UTC) or a date-time with or without offset (none = UTC). */
+// The contract's TimeFilter pattern, read: date, then optionally `T` or a space, the time, seconds,
+// a fraction and an offset (`Z`, `+01:00`, `+0100`, `+01`; a space for the sign is a `+` that form
+// decoding turned into a space). Whatever the pattern accepts is read here.
+const timeFilter = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+ -])(\d{2})(?::?(\d{2}))?)?)?$/;
+// What the database stores (PostgreSQL has no year 0 and ISO strings past 9999 need a sign).
+const firstStored = Date.parse('0001-01-01T00:00:00.000Z');
+const lastStored = Date.parse('9999-12-31T23:59:59.999Z');
+
 export function parseTimeFilter(name: string, value: string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const text = String(value);
-  const iso = /^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : /([Zz]|[+-]\d{2}:?\d{2})$/.test(text) ? text : `${text}Z`;
-  const date = new Date(iso);
-  // Date() rolls 2026-02-30 over to March 2; such a date does not exist. A rolled-over date always
-  // lands on another day of the month (the contract's pattern keeps months 01-12 and days 01-31).
-  const sameDay = date.getUTCDate() === Number(text.slice(8, 10));
-  if (Number.isNaN(date.getTime()) || (!/[+-]\d{2}:?\d{2}$/.test(text) && !sameDay)) {
-    throw invalid(`${name} is not a date or date-time: "${text}".`);
+  const m = timeFilter.exec(text);
+  if (!m) throw invalid(`${name} is not a date or date-time: "${text}".`);
+  const [, y, mo, d, h = '0', mi = '0', sec = '0', fraction = '', , sign, oh = '0', om = '0'] = m;
+  const date = new Date(0);
+  // setUTCFullYear, not Date.UTC: that maps years 0-99 to 1900-1999.
+  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  // Date rolls 2026-02-30 over to March 2; such a date does not exist.
+  if (date.getUTCMonth() !== Number(mo) - 1 || date.getUTCDate() !== Number(d)) throw invalid(`${name} is not a date or date-time: "${text}".`);
+  date.setUTCHours(Number(h), Number(mi), Number(sec), Number(fraction.padEnd(3, '0').slice(0, 3)));
+  const offsetMinutes = sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) : 0;
+  const time = date.getTime() - offsetMinutes * 60_000;
+  if (time < firstStored || time > lastStored) {
+    throw invalid(`${name} is outside the times the service stores (0001-01-01 to 9999-12-31 UTC): "${text}".`);
   }
-  return date;
+  return new Date(time);
 }
+
+const latest = (a: Date | undefined, b: Date | undefined) => (a && b ? (a > b ? a : b) : (a ?? b));
+const earliest = (a: Date | undefined, b: Date | undefined) => (a && b ? (a < b ? a : b) : (a ?? b));
+/** A query boolean (`true`/`false` in any letter case, checked by the contract). */
+export const flag = (value: string | undefined) => String(value ?? 'false').toLowerCase() === 'true';
 
 /** Repeated keys and comma-joined values alike (`tags=a&tags=b,c`). */
 const listOf = (value: string | string[] | undefined): string[] | undefined => {
@@ -95,8 +113,9 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract }: HandlerDeps,
     getTask: async ({ path, caller }: Shared<'getTask'>) => views.task(await getTask(uow, caller, path.taskId, new Date())),
     async listTasks({ query: q, caller }: { query: TaskListQuery; caller: Shared<'listTasks'>['caller'] }) {
       const filters: TaskFilters = {
-        startTime: parseTimeFilter('start_time', q.start_time),
-        endTime: parseTimeFilter('end_time', q.end_time),
+        // created_after/created_before are start_time/end_time by other names: both bounds apply.
+        startTime: latest(parseTimeFilter('start_time', q.start_time), parseTimeFilter('created_after', q.created_after)),
+        endTime: earliest(parseTimeFilter('end_time', q.end_time), parseTimeFilter('created_before', q.created_before)),
         statuses: q.status === undefined ? undefined : statusesFor(gen, q.status),
         type: q.type,
         project: q.project,
@@ -112,7 +131,8 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract }: HandlerDeps,
       for (const key of Object.keys(filters) as (keyof TaskFilters)[]) if (filters[key] === undefined) delete filters[key];
       const limit = q.limit ?? 100;
       const offset = views.pagesByOffset ? (q.offset ?? 0) : undefined;
-      const { limit: _l, offset: _o, next_token: _n, ...filterParams } = q;
+      // The shape flags change no match: a next_token stays bound to the filters alone.
+      const { limit: _l, offset: _o, next_token: _n, include_attachment_url: _a, limited_response: _r, ...filterParams } = q;
       const page = await listTasks(uow, {
         caller,
         filters,
@@ -121,10 +141,10 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract }: HandlerDeps,
         ...(typeof q.next_token === 'string' ? { nextToken: q.next_token } : {}),
         filterKey: JSON.stringify(Object.entries(filterParams).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
       });
-      return views.list(page, limit, offset ?? 0);
+      return views.list(page, limit, offset ?? 0, { attachmentUrl: flag(q.include_attachment_url), limited: flag(q.limited_response) });
     },
     async cancelTask({ path, query, caller }: Shared<'cancelTask'>) {
-      const clear = String(query.clear_unique_id ?? 'false').toLowerCase() === 'true';
+      const clear = flag(query.clear_unique_id);
       return views.task(await cancelTask(uow, caller, path.taskId, clear, new Date()));
     },
     setTaskMetadata: async ({ path, body, caller }: Shared<'setTaskMetadata'>) =>

@@ -149,18 +149,23 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
         const values: unknown[] = [];
         const where = taskFilterSql(accountId, mode, filters, values);
         let pageWhere = where;
+        // The matches before a keyset position (a token of an older server carries no count).
+        let before = '';
         if ('after' in page && page.after) {
           // Keyset position: the index tasks_list serves it at any depth.
-          pageWhere += ` AND (created_at, task_id) < ($${values.push(page.after.createdAt.toISOString())}::timestamptz, $${values.push(page.after.taskId)})`;
+          const position = `($${values.push(page.after.createdAt.toISOString())}::timestamptz, $${values.push(page.after.taskId)})`;
+          pageWhere += ` AND (created_at, task_id) < ${position}`;
+          before = `, count(*) FILTER (WHERE (created_at, task_id) >= ${position}) AS before_page`;
         }
         let tail = ` LIMIT $${values.push(page.limit + 1)}`;
         if ('offset' in page) tail += ` OFFSET $${values.push(page.offset)}`;
-        const text = `SELECT n.total, ${taskRow.qualified('p')} FROM (SELECT count(*) AS total FROM tasks WHERE ${where}) n
+        const text = `SELECT n.*, ${taskRow.qualified('p')} FROM (SELECT count(*) AS total${before} FROM tasks WHERE ${where}) n
           LEFT JOIN LATERAL (SELECT * FROM tasks WHERE ${pageWhere} ORDER BY created_at DESC NULLS LAST, task_id DESC NULLS LAST${tail}) p ON true`;
-        const rows = await execute<Record<string, unknown> & { total: number | string }>(statement(text, values));
+        const rows = await execute<Record<string, unknown> & { total: number | string; before_page?: number | string }>(statement(text, values));
         return {
           tasks: rows.filter((r) => r.task_id !== null).map((r) => taskRow.fromRow(r)),
           total: Number(rows[0]?.total ?? 0),
+          before: Number(rows[0]?.before_page ?? 0),
         };
       },
       async claimAttachmentChecks(now, leaseUntil, limit) {
@@ -277,6 +282,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
         if (f.status) where.push(eq(batches.status, f.status));
         if (f.startTime) where.push(gte(batches.createdAt, f.startTime));
         if (f.endTime) where.push(lte(batches.createdAt, f.endTime));
+        if (f.excludeArchived) where.push(eq(batches.archived, false));
         const [rows, totals] = await Promise.all([
           db.select().from(batches).where(and(...where)).orderBy(descNullsLast(batches.createdAt), asc(batches.name)).limit(page.limit + 1).offset(page.offset),
           db.select({ n: count() }).from(batches).where(and(...where)),

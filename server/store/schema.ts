@@ -174,6 +174,7 @@ export const batches = pgTable(
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
     calibrationBatch: boolean('calibration_batch').notNull().default(false),
     selfLabelBatch: boolean('self_label_batch').notNull().default(false),
+    archived: boolean('archived').notNull().default(false),
     createdAt: ts('created_at').notNull(),
     completedAt: ts('completed_at'),
   },

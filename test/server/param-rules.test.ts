@@ -195,7 +195,7 @@ describe('checkTaskParams: each rule, broken', () => {
     ['NER relationship name twice', 'namedentityrecognition', variant(ner, (p) => { p.relationships[1].name = 'works_for'; }), 'request/body/relationships/1/name "works_for" is used twice (first at relationships/0/name)'],
     // Document transcription.
     ['feature name twice', 'documenttranscription', variant(documentTranscription, (p) => { p.features[1].name = 'invoice_number'; }), 'request/body/features/1/name "invoice_number" is used twice'],
-    ['pre-label naming no feature', 'documenttranscription', variant(documentTranscription, (p) => { p.hypothesis.annotations[0].label = 'total'; }), 'request/body/hypothesis/annotations/0/label "total" is not the name of one of the features'],
+    ['pre-label naming no feature', 'documenttranscription', variant(documentTranscription, (p) => { p.hypothesis.annotations[0].label = 'total'; }), 'request/body/hypothesis/annotations/0/label "total" is not the label of one of the features'],
     ['pre-label without features', 'documenttranscription', variant(documentTranscription, (p) => { delete p.features; }), 'request/body/hypothesis/annotations/0/label "invoice_number" names a feature, but the task has no features'],
   ])('%s', (_name, type, params, message) => {
     expect(checkTaskParams(type, params)).toContain(message);

@@ -39,6 +39,7 @@ export function batchView(b: Batch): Schemas['Batch'] {
     metadata: b.metadata,
     calibration_batch: b.calibrationBatch,
     self_label_batch: b.selfLabelBatch,
+    archived: b.archived,
   };
 }
 

@@ -67,16 +67,40 @@ export function legacyTaskView(task: Task): LegacyTask {
 /** A task as the generation that created it shows it (in its callback). */
 export const taskViewOf = (task: Task): CurrentTask | LegacyTask => (task.generation === 'legacy' ? legacyTaskView(task) : currentTaskView(task));
 
-export const currentTaskListView = (page: TaskPage, limit: number): Current['schemas']['TaskList'] => ({
-  docs: page.tasks.map(currentTaskView),
+/** How a list shows its tasks (`include_attachment_url`, `limited_response`). */
+export interface ListShape {
+  attachmentUrl: boolean;
+  limited: boolean;
+}
+
+/** A task's `attachment_url`: its attachment when that is an http(s) URL (no copy is kept). */
+const attachmentUrl = (task: Task): { attachment_url?: string } => {
+  const attachment = task.params.attachment;
+  return typeof attachment === 'string' && /^https?:\/\//i.test(attachment) ? { attachment_url: attachment } : {};
+};
+
+/** A list entry: the whole task, or with `limited_response` only its id, status, metadata and project. */
+const listed =
+  <W extends { task_id: string; status: string; metadata: Current['schemas']['Metadata']; project?: string }>(view: (task: Task) => W, shape: ListShape) =>
+  (task: Task) => {
+    const whole = view(task);
+    const url = shape.attachmentUrl ? attachmentUrl(task) : {};
+    if (!shape.limited) return { ...whole, ...url };
+    const { project } = whole;
+    return { task_id: whole.task_id, status: whole.status as W['status'], metadata: whole.metadata, ...(project !== undefined ? { project } : {}), ...url };
+  };
+
+export const currentTaskListView = (page: TaskPage, limit: number, shape: ListShape): Current['schemas']['TaskList'] => ({
+  docs: page.tasks.map(listed(currentTaskView, shape)),
   total: page.total,
   limit,
+  offset: page.offset,
   has_more: page.hasMore,
   ...(page.nextToken ? { next_token: page.nextToken } : {}),
 });
 
-export const legacyTaskListView = (page: TaskPage, limit: number, offset: number): Legacy['schemas']['LegacyTaskList'] => ({
-  docs: page.tasks.map(legacyTaskView),
+export const legacyTaskListView = (page: TaskPage, limit: number, offset: number, shape: ListShape): Legacy['schemas']['LegacyTaskList'] => ({
+  docs: page.tasks.map(listed(legacyTaskView, shape)),
   total: page.total,
   limit,
   offset,

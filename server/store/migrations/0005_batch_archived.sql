@@ -1,0 +1,1 @@
+ALTER TABLE "batches" ADD COLUMN "archived" boolean DEFAULT false NOT NULL;
