@@ -56,7 +56,7 @@ export const batchChecks: Check[] = [
     id: 'batches/enterprise-lifecycle',
     area,
     seed: '3.2 Batch status > Enterprise (in_progress at creation; completed when the last task completes); 2.7 Batch',
-    rule: 'A batch of a plain project starts in_progress, counts its tasks by status, completes when its last task completes, and then takes no more tasks (400).',
+    rule: 'A batch of a plain project starts in_progress, counts its tasks by status and completes when its last task completes; it keeps taking tasks (a task joining it reopens it), and completes again when none is pending.',
     kind: 'behaviour',
     async run(ctx) {
       const { project, name, batch } = await projectAndBatch(ctx, { metadata: { week: 47 } });
@@ -75,8 +75,14 @@ export const batchChecks: Check[] = [
       const read = await ctx.call('GET', `/v1/batches/${encodeURIComponent(name)}`);
       expectStatus(read, 200, 'reading the batch');
       expectThat(read.body?.status === 'completed' && typeof read.body?.completed_at === 'string', 'a completed batch should read completed, with completed_at', read.body);
-      const late = await postTask(ctx, 'categorization', batchTask(name, 'Too late.'));
-      expectError(late, 400, 'adding a task to a completed batch');
+      // An Enterprise batch takes tasks until it is archived: the late task joins and, completed at
+      // once in test mode, completes the batch again.
+      const late = await createTask(ctx, 'categorization', batchTask(name, 'Later.'));
+      expectThat(late.batch === name, 'a task joining a completed batch should show the batch', late);
+      await ctx.until('the batch to complete again with both tasks', async () => {
+        const c = await counts(ctx, name);
+        return c.status === 'completed' && c.completed === 2 ? c : undefined;
+      });
       const listed = await ctx.call('GET', '/v1/batches', { query: { project } });
       expectStatus(listed, 200, 'listing the batches of the project');
       expectThat(listed.body?.total === 1 && listed.body?.docs?.[0]?.name === name, 'GET /v1/batches?project= should list the one batch of the project', listed.body);

@@ -483,14 +483,15 @@ const nerRule: Rule = {
 
 const documentRule: Rule = {
   cases: [
-    { attachment: 'https://example.com/conformance/invoice.pdf', attachment_type: 'pdf', features: [{ name: 'invoice_number', description: 'The number' }, { name: 'total' }, { name: 'address' }] },
+    { attachment: 'https://example.com/conformance/invoice.pdf', attachment_type: 'pdf', features: [{ label: 'invoice_number', description: 'The number' }, { type: 'word', label: 'total' }, { name: 'address' }] },
     { attachment: image('receipt'), attachment_type: 'image', features: [{ name: 'total' }] },
   ],
   problems(task) {
     const p = task.params;
     const page = p.attachment_type === 'image' ? IMAGE : PDF_PAGE;
     const regions = list(task.response?.annotations);
-    const features = list(p.features).map((f) => f.name);
+    // A feature is named by `label` (`name` is its deprecated alias); its region has its `type`, `line` by default.
+    const features = list(p.features).map((f) => ({ label: f.label ?? f.name, type: f.type ?? 'line' }));
     const problems: string[] = [];
     for (const [i, r] of regions.entries()) {
       const at = `response/annotations/${i}`;
@@ -498,8 +499,8 @@ const documentRule: Rule = {
       problems.push(...inside(`${at} top-left`, r.left, r.top, page.width, page.height), ...inside(`${at} bottom-right`, r.left + r.width, r.top + r.height, page.width, page.height));
       if (i > 0 && r.top < regions[i - 1].top) problems.push(`${at} lies above the region before it (regions go from top to bottom)`);
     }
-    features.forEach((name, i) => {
-      if (regions[i]?.type !== 'line' || regions[i]?.label !== name) problems.push(`response/annotations/${i} should be the line of feature ${show(name)}`);
+    features.forEach(({ label, type }, i) => {
+      if (regions[i]?.type !== type || regions[i]?.label !== label) problems.push(`response/annotations/${i} should be the ${type} of feature ${show(label)}`);
     });
     const block = regions[features.length];
     const lines = regions.slice(features.length + 1);
