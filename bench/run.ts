@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon, { type Options } from 'autocannon';
 import pg from 'pg';
 import type { AccountSecrets } from '../server/domain/accounts.ts';
-import { startMock } from '../scripts/mock.ts';
+import { startMock } from '../server/mock.ts';
 import { freePort, basicAuth } from '../test/support/net.ts';
 import { postgresAvailable, startCluster, type Cluster } from '../test/support/postgres.ts';
 

@@ -1,4 +1,4 @@
-// Small helpers shared by the build scripts (generate, docs, mock).
+// Small helpers shared by the build scripts (generate, docs).
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';

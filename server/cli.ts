@@ -277,7 +277,7 @@ async function mock(args: string[]) {
   const port = parsed.values.port ?? process.env.MOCK_PORT ?? '4010';
   if (!/^\d+$/.test(port) || Number(port) > 65535) throw new UsageError(`--port is a port number (0-65535), not ${port}`, mockUsage);
   // Prism is loaded only here.
-  const { startMock } = await import('../scripts/mock.ts');
+  const { startMock } = await import('./mock.ts');
   const running = await startMock({ port: Number(port), host: parsed.values.host ?? process.env.MOCK_HOST ?? '127.0.0.1' });
   console.log(`humantask mock listening on ${running.url} (current generation ${running.url}/v1, older ${running.url}/legacy/v1)`);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -287,7 +287,7 @@ async function mock(args: string[]) {
 
 async function conformance(args: string[]) {
   // Loaded only here: the suite (fast-check, reports) is not needed to serve.
-  const { main } = await import('../test/conformance/cli.ts');
+  const { main } = await import('../conformance/cli.ts');
   process.exitCode = await main(args);
 }
 

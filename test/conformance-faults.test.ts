@@ -6,9 +6,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type AccountSecrets } from '../server/domain/accounts.ts';
-import { behaviourChecks } from './conformance/checks/index.ts';
-import { runConformance, type ConformanceRun } from './conformance/runner.ts';
-import type { Check, Generation, Options } from './conformance/types.ts';
+import { behaviourChecks } from '../conformance/checks/index.ts';
+import { runConformance, type ConformanceRun } from '../conformance/runner.ts';
+import type { Check, Generation, Options } from '../conformance/types.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 interface ProxiedRequest {

@@ -4,9 +4,9 @@
 import { Writable } from 'node:stream';
 import { updateAccount, createAccount } from '../server/domain/accounts.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { duration, progressSink, timeLeft } from './conformance/progress.ts';
-import { summaryText } from './conformance/report.ts';
-import { runConformance } from './conformance/runner.ts';
+import { duration, progressSink, timeLeft } from '../conformance/progress.ts';
+import { summaryText } from '../conformance/report.ts';
+import { runConformance } from '../conformance/runner.ts';
 import { client, conformanceEnv, startTestServer, type TestServer } from './support/server.ts';
 
 it('estimates the time left from the mean time per check', () => {

@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMock, type RunningMock } from '../scripts/mock.ts';
-import { behaviourChecks } from './conformance/checks/index.ts';
-import { failureText } from './conformance/report.ts';
-import { runConformance, type ConformanceRun } from './conformance/runner.ts';
-import type { CheckResult, Generation } from './conformance/types.ts';
+import { startMock, type RunningMock } from '../server/mock.ts';
+import { behaviourChecks } from '../conformance/checks/index.ts';
+import { failureText } from '../conformance/report.ts';
+import { runConformance, type ConformanceRun } from '../conformance/runner.ts';
+import type { CheckResult, Generation } from '../conformance/types.ts';
 import { conformanceEnv as env, conformanceKeys, databases, hasPostgres, startTestServer, type TestServer } from './support/server.ts';
 import { root } from './support/spec.ts';
 

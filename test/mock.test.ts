@@ -2,7 +2,7 @@
 // generations, at the server's paths, with the documented status and a body that validates against
 // the contract; errors, auth and headers as the contract says.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMock, type RunningMock } from '../scripts/mock.ts';
+import { startMock, type RunningMock } from '../server/mock.ts';
 import { basicAuth } from './support/net.ts';
 import { deref, generations, loadBundle, makeValidator, operations, type Json } from './support/spec.ts';
 

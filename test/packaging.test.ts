@@ -5,7 +5,7 @@
 // generations' paths), and a strict TypeScript program using `@humantask/client` compiled with
 // `"types": []` by TypeScript 5.9 and by the current major, then run on plain Node.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -87,6 +87,12 @@ it('installs the client alone with openapi-fetch as its only dependency', () => 
   expect(Object.keys(client.dependencies)).toEqual(['openapi-fetch']);
   const installed = JSON.parse(readFileSync(path.join(app, 'package.json'), 'utf8'));
   expect(installed.dependencies).toMatchObject({ humantask: expect.stringMatching(/^file:/), '@humantask/client': expect.stringMatching(/^file:/) });
+});
+
+it('ships the server, the mock and the conformance suite, but not the tests or the build scripts', () => {
+  const installed = path.join(app, 'node_modules', 'humantask');
+  for (const file of ['server/cli.ts', 'server/mock.ts', 'conformance/cli.ts', 'conformance/checks/index.ts']) expect(existsSync(path.join(installed, file)), file).toBe(true);
+  for (const folder of ['test', 'scripts']) expect(existsSync(path.join(installed, folder)), folder).toBe(false);
 });
 
 it('npx humantask --version and --help', async () => {

@@ -3,7 +3,7 @@
 // comes back through the operation's convenience method with that status and exactly that body.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, createLegacyClient, type HumantaskClient, type LegacyHumantaskClient, type RequestOptions } from '../../client/index.ts';
-import { startMock, type RunningMock } from '../../scripts/mock.ts';
+import { startMock, type RunningMock } from '../../server/mock.ts';
 import { deref, generations, loadBundle, operations, type Generation, type Json } from '../support/spec.ts';
 
 type AnyClient = HumantaskClient | LegacyHumantaskClient;

@@ -2,11 +2,11 @@
 // vitest test, so that Stryker's per-test coverage runs only the checks that reach a mutant.
 // Each unit runs through runConformance with a fresh SuiteState, so that what a check needs
 // (fixtures: projects, batches, tasks) is made inside it and counted for it.
-import { behaviourChecks } from '../conformance/checks/index.ts';
-import { coreChecks } from '../conformance/core-checks.ts';
-import { SuiteState } from '../conformance/fixtures.ts';
-import { generatedChecks } from '../conformance/generated-checks.ts';
-import type { Check, Generation } from '../conformance/types.ts';
+import { behaviourChecks } from '../../conformance/checks/index.ts';
+import { coreChecks } from '../../conformance/core-checks.ts';
+import { SuiteState } from '../../conformance/fixtures.ts';
+import { generatedChecks } from '../../conformance/generated-checks.ts';
+import type { Check, Generation } from '../../conformance/types.ts';
 
 /** Every check of a full run, in the runner's order (the same list runConformance builds). */
 export function allChecks(state: SuiteState = new SuiteState()): Check[] {

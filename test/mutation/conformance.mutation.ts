@@ -4,9 +4,9 @@
 // generations. Its name does not end in .test.ts: `npm test` does not run it.
 import { appendFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { failureText } from '../conformance/report.ts';
-import { runConformance } from '../conformance/runner.ts';
-import type { CheckResult } from '../conformance/types.ts';
+import { failureText } from '../../conformance/report.ts';
+import { runConformance } from '../../conformance/runner.ts';
+import type { CheckResult } from '../../conformance/types.ts';
 import { conformanceEnv, conformanceKeys, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { checkUnits } from './checks.ts';
 

@@ -4,7 +4,7 @@ import { inject } from 'vitest';
 import { pino } from 'pino';
 import { readConfig, type Config } from '../../server/config.ts';
 import { createAccount, updateAccount, type AccountSecrets } from '../../server/domain/accounts.ts';
-import { DISABLED_TYPES } from '../conformance/checks/account-settings.ts';
+import { DISABLED_TYPES } from '../../conformance/checks/account-settings.ts';
 import { startServer, type RunningServer } from '../../server/main.ts';
 import { basicAuth } from './net.ts';
 import { clusterAt, dropDatabase } from './postgres.ts';

@@ -2,7 +2,7 @@
 // completion callback) and 5.6 (callback authentication). Callbacks go to the suite's receiver.
 import { createServer } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
-import { verifyCallback } from '../../../client/node.ts';
+import { verifyCallback } from '../../client/node.ts';
 import { ConformanceFailure, expectStatus, expectThat, type Check, type CheckContext, type KeyName, type ReceivedCallback, type Receiver } from '../types.ts';
 import { projectAndBatch } from './batches.ts';
 import { FAILING_ATTACHMENT_HOST, SINK, callbackFlag, categorization, createTask, postTask, readTask, settledTask } from './helpers.ts';

@@ -15,7 +15,11 @@ import { createServer, request, type IncomingMessage, type ServerResponse } from
 import { createRequire } from 'node:module';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
-import { generations, root, type Generation } from './lib.ts';
+import { fileURLToPath } from 'node:url';
+import type { Generation } from './domain/model.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const generations: readonly Generation[] = ['current', 'legacy'];
 
 export interface RunningMock {
   /** The origin: the current generation at `${url}/v1`, the older at `${url}/legacy/v1`. */

@@ -11,7 +11,7 @@ import type { Generation } from './types.ts';
 
 export type { Generation } from './types.ts';
 
-export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const generations = ['current', 'legacy'] as const satisfies readonly Generation[];
 export const methods = ['get', 'put', 'post', 'delete', 'patch'] as const;
 export type Method = (typeof methods)[number];
