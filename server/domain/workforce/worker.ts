@@ -1,0 +1,16 @@
+// Who a request of the worker API (/worker/v1) comes from, after session or token auth. Shared by the
+// identity part (workers, credentials, sessions) and the work loop (queue, leases, review, redo).
+
+export type WorkerRole = 'labeler' | 'reviewer' | 'lead';
+export type WorkerStatus = 'active' | 'paused' | 'removed';
+
+export interface WorkerPrincipal {
+  workerId: string;
+  /** The account whose own workforce this worker belongs to; null for the operator's workforce,
+   * which serves every account's live tasks unless a project is staffed otherwise. */
+  accountId: string | null;
+  roles: readonly WorkerRole[];
+  /** Served calibration batches (`calibration_batch: true`). */
+  calibrator: boolean;
+  status: WorkerStatus;
+}
