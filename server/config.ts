@@ -54,6 +54,13 @@ export interface Config {
   corsOrigins: string[];
   /** Prometheus metrics at /metrics (METRICS=true; off by default). */
   metrics: boolean;
+  /**
+   * The work loop (live mode): an assignment's lease (WORK_LEASE_SECONDS, default 600), renewed by
+   * heartbeats up to a hard cap (WORK_HARD_CAP_SECONDS, default 14400: 4 h); how often lapsed leases
+   * are looked for (WORK_SWEEP_POLL_MS, default 1000; 0 = off); how long a redo waits for the worker
+   * whose work was rejected before any worker may take it (REDO_RESERVE_SECONDS, default 86400).
+   */
+  workforce: { leaseMs: number; hardCapMs: number; sweepPollMs: number; redoReserveMs: number };
   /** Callback delivery: see README.md (DELIVERY_*, CALLBACK_*, ALLOW_PRIVATE_NETWORKS). */
   delivery: {
     pollMs: number;
@@ -107,6 +114,12 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     attachments: {
       pollMs: int('ATTACHMENT_CHECK_POLL_MS', 250, env),
       timeoutMs: int('ATTACHMENT_TIMEOUT_MS', 15_000, env),
+    },
+    workforce: {
+      leaseMs: int('WORK_LEASE_SECONDS', 600, env) * 1000,
+      hardCapMs: int('WORK_HARD_CAP_SECONDS', 14_400, env) * 1000,
+      sweepPollMs: int('WORK_SWEEP_POLL_MS', 1000, env),
+      redoReserveMs: int('REDO_RESERVE_SECONDS', 86_400, env) * 1000,
     },
     delivery: {
       pollMs: int('DELIVERY_POLL_MS', 250, env),

@@ -11,6 +11,7 @@ import type { Config } from './config.ts';
 import { createAccount, type AccountSecrets } from './domain/accounts.ts';
 import type { UnitOfWork } from './domain/ports.ts';
 import { completeDueTestTasks } from './domain/tasks.ts';
+import { expireLapsedLeases } from './domain/workforce/work.ts';
 import { startAttachmentChecker } from './delivery/attachment-checker.ts';
 import { startDispatcher } from './delivery/dispatcher.ts';
 import { createMailer } from './delivery/mail.ts';
@@ -105,6 +106,14 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   testCompleter.start();
   pollers.test_completion = testCompleter;
 
+  // The work loop: lapsed leases are expired and their tasks go back to the queue (WORK_SWEEP_POLL_MS=0: off).
+  const sweepBatch = 100;
+  const leaseSweeper =
+    config.workforce.sweepPollMs > 0
+      ? createPoller({ name: 'lease sweep', pollMs: config.workforce.sweepPollMs, round: async () => (await expireLapsedLeases(uow, new Date(), sweepBatch)) === sweepBatch, logger })
+      : null;
+  leaseSweeper?.start();
+
   // DELIVERY_POLL_MS=0 turns delivery off (callbacks stay queued).
   const [send, sendMail] = metrics ? [metrics.countDeliveries(safeRequest), metrics.countDeliveries(mail)] : [safeRequest, mail];
   const dispatcher = config.delivery.pollMs > 0 ? startDispatcher(uow, send, sendMail, config.delivery, logger) : null;
@@ -144,7 +153,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     async close() {
       clearInterval(sweeper);
       await unlisten();
-      await Promise.all([testCompleter.stop(), dispatcher?.stop(), attachmentChecker?.stop()]);
+      await Promise.all([testCompleter.stop(), leaseSweeper?.stop(), dispatcher?.stop(), attachmentChecker?.stop()]);
       // Stop accepting, let in-flight requests finish, then close the store.
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();

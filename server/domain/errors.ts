@@ -3,6 +3,7 @@
 export type DomainErrorKind =
   | 'invalid' //          400: a parameter is missing or wrong (the message names it)
   | 'not_found' //        404: no such object for this account and mode
+  | 'forbidden' //        403: the caller may not do this (a worker without the role it needs)
   | 'conflict' //         409: unique_id taken, Idempotency-Key reused
   | 'type_disabled' //    402: the task type is not enabled for the account
   | 'cancel_completed'; // a completed task cannot be canceled: 400 (current) or 500 (older)
@@ -20,3 +21,4 @@ export class DomainError extends Error {
 export const invalid = (message: string) => new DomainError('invalid', message);
 export const notFound = (message: string) => new DomainError('not_found', message);
 export const conflict = (message: string) => new DomainError('conflict', message);
+export const forbidden = (message: string) => new DomainError('forbidden', message);

@@ -1,5 +1,6 @@
 // What the rules need from storage. server/store implements it; the rules never see SQL.
 import type { Account, Mode, Task, TaskStatus } from './model.ts';
+import type { WorkRepository } from './workforce/model.ts';
 
 export interface TaskFilters {
   startTime?: Date;
@@ -247,6 +248,8 @@ export interface Repositories {
   batches: BatchRepository;
   training: TrainingTaskRepository;
   outbox: OutboxRepository;
+  /** The work loop of live mode (workforce). */
+  work: WorkRepository;
 }
 
 /** The repositories, and a way to run several operations as one transaction. */

@@ -14,6 +14,7 @@ import { queueTaskCallback, resendLatestCallback, taskCallback } from './outbox.
 import { IdempotencyKeyBusy, savedAnswer, type IdempotencyInput } from './idempotency.ts';
 import { sanitizeTextCollectionParams } from './sanitize.ts';
 import { syntheticResponse, type TaskType } from './synthetic.ts';
+import { defaultWorkSettings, redoAfterCustomerReject, type WorkSettings } from './workforce/work.ts';
 
 export const MAX_TAGS = 5;
 
@@ -293,6 +294,8 @@ export async function cancelTask(uow: UnitOfWork, caller: Caller, taskId: string
     if (task.status === 'pending') {
       task.status = 'canceled';
       task.testCompleteAt = null;
+      // Live: the work on it ends; its workers' next heartbeat or submit is told so.
+      if (task.mode === 'live') await repos.work.closeTask(task.taskId, now);
       changed = true;
     }
     if (clearUniqueId && task.uniqueId !== null) {
@@ -375,7 +378,14 @@ export function removeTaskTags(uow: UnitOfWork, caller: Caller, taskId: string, 
   });
 }
 
-export async function auditTask(uow: UnitOfWork, caller: Caller, taskId: string, review: { accepted: boolean; comments?: string }, now: Date): Promise<Task> {
+export async function auditTask(
+  uow: UnitOfWork,
+  caller: Caller,
+  taskId: string,
+  review: { accepted: boolean; comments?: string },
+  now: Date,
+  work: WorkSettings = defaultWorkSettings,
+): Promise<Task> {
   // The answer shows the task as the audit left it (as a creation's shows the task as created),
   // even where test mode has redone it by the time the answer is sent.
   let asAudited: Task | null = null;
@@ -410,6 +420,8 @@ export async function auditTask(uow: UnitOfWork, caller: Caller, taskId: string,
       // The redone task's callback is sent again.
       await queueTaskCallback(repos, task, now);
     }
+    // Live mode: a worker redoes it (the callback is sent again when the redo is adopted).
+    if (!review.accepted && caller.mode === 'live') await redoAfterCustomerReject(repos, caller, task, review.comments, work, now);
     return true;
   });
   return asAudited ?? task;
@@ -484,6 +496,7 @@ export function finishAttachmentCheck(uow: UnitOfWork, task: Task, failures: Fai
       current.updatedAt = now;
       if (current.clearUniqueIdOnError) current.uniqueId = null;
       await repos.tasks.update(current);
+      await repos.work.closeTask(current.taskId, now);
       await queueTaskCallback(repos, current, now, failures.map(({ url, statusCode }) => ({ url, statusCode })));
       await taskSettled(repos, current, now);
       return;

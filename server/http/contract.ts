@@ -36,6 +36,11 @@ export interface Contract {
   acceptsForms: boolean;
   /** The parameter names of a task type (those kept in `params`). */
   paramNamesOf(type: string): ReadonlySet<string>;
+  /**
+   * Checks a worker's answer against the type's `<Type>Response` schema: a message naming the first
+   * problems (JSON pointer and rule), or null when it is valid.
+   */
+  checkResponse(type: string, response: Json): string | null;
   /** Property names a schema defines, through allOf/anyOf/oneOf and if/then. */
   propertyNames(schema: Json | undefined): Set<string>;
   /** The JSON body schema of the operation a request reaches (`POST`, `/v1/batches/b/finalize`), if it has one. */
@@ -114,5 +119,21 @@ export function loadContract(generation: Generation): Contract {
   // A literal path wins over a template that also matches it (`/v1/task/categorization`).
   bodies.sort((a, b) => Number(b.literal) - Number(a.literal));
   const bodySchemaOf = (method: string, path: string) => bodies.find((b) => b.method === method && b.route.test(path))?.schema;
-  return { generation, doc, creations, operationIds, resolve, acceptsForms, paramNamesOf, propertyNames: (schema) => propertyNames(schema), bodySchemaOf };
+  const responseChecks = new Map<string, ValidateFunction>();
+  const checkResponse = (type: string, response: Json): string | null => {
+    let validate = responseChecks.get(type);
+    if (!validate) {
+      const branch = details.oneOf.map(resolve).find((b: Json) => b.properties.type.const === type);
+      const ref = branch?.properties.response?.oneOf?.[0]?.$ref as string | undefined;
+      if (!ref) return `cannot be checked: no response schema for task type "${type}"`;
+      validate = ajv.compile({ $ref: `${generation}${ref}` });
+      responseChecks.set(type, validate);
+    }
+    if (validate(response)) return null;
+    return (validate.errors ?? [])
+      .slice(0, 3)
+      .map((e) => `${e.instancePath.slice(1).replaceAll('/', '.') || '(the answer)'} ${e.message ?? 'is invalid'}${e.keyword === 'additionalProperties' ? ` (${String(e.params.additionalProperty)})` : ''}`)
+      .join('; ');
+  };
+  return { generation, doc, creations, operationIds, resolve, acceptsForms, paramNamesOf, checkResponse, propertyNames: (schema) => propertyNames(schema), bodySchemaOf };
 }

@@ -27,6 +27,8 @@ function domainStatus(err: DomainError, generation: Generation): number {
       return 400;
     case 'not_found':
       return 404;
+    case 'forbidden':
+      return 403;
     case 'conflict':
       return 409;
     case 'type_disabled':

@@ -7,6 +7,7 @@ import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Database, Execute, Store } from './db.ts';
 import type { SecretBox } from './secrets.ts';
 import { executeIn, rowCodec, statement } from './rows.ts';
+import { taskWorkInsert, workRepository } from './work.ts';
 import { workChannel, workPayload } from './notify.ts';
 import {
   accounts, batches, deliveryAttempts, idempotencyKeys, outbox, projectOntologyVersions, projectParamVersions, projects, tasks,
@@ -84,6 +85,10 @@ function createTaskStatement(task: Task, extras: { answer?: SavedAnswer; callbac
   }
   const onlyIfClaimed = extras.answer ? ' WHERE EXISTS (SELECT 1 FROM claim)' : '';
   parts.push(`task AS (INSERT INTO tasks (${taskRow.columnList}) SELECT ${insert(taskRow, task)}${onlyIfClaimed} RETURNING 1)`);
+  if (task.mode === 'live' && task.status === 'pending') {
+    // A live task waits for a person: its work row is written with it (see store/work.ts).
+    parts.push(`work AS (${taskWorkInsert(task, 'task', (v) => `$${values.push(v)}`)})`);
+  }
   if (extras.callback) {
     parts.push(`callback AS (INSERT INTO outbox (${outboxRow.columnList}) SELECT ${insert(outboxRow, extras.callback)} WHERE EXISTS (SELECT 1 FROM task))`);
   }
@@ -111,6 +116,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
     signingSecret: secrets.seal(a.signingSecret),
   });
   return {
+    work: workRepository(db, execute),
     tasks: {
       async create(task, extras) {
         try {

@@ -1,8 +1,9 @@
 // The database schema (drizzle-orm, PostgreSQL dialect: the same SQL runs on PGlite and PostgreSQL).
 // Migrations in ./migrations are generated from this file by `npm run db:generate`.
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, customType, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, customType, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import type { TaskAudit } from '../domain/model.ts';
+import type { AssignmentRole, AssignmentStatus, FeedbackItem, ReviewResult, WorkStage } from '../domain/workforce/model.ts';
 
 const ts = (name: string) => timestamp(name, { precision: 3, withTimezone: true, mode: 'date' });
 
@@ -246,4 +247,116 @@ export const deliveryAttempts = pgTable(
     durationMs: integer('duration_ms').notNull(),
   },
   (t) => [index('delivery_attempts_subject').on(t.accountId, t.subject, t.attemptedAt)],
+);
+
+// The workforce (live mode): who may work on what, the work open on each live task, the assignments
+// handed to workers (leases with a fencing token) and an append-only log of what happened.
+
+/**
+ * Staffing of a project (batch '') or of one of its batches: who may attempt and who may review,
+ * and how much review is sampled. A batch's row wins over its project's; no row: the account's own
+ * workers and the operator's workforce may attempt, nothing is reviewed.
+ */
+export const staffing = pgTable(
+  'staffing',
+  {
+    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    project: text('project').notNull(),
+    /** '' for the project's own row. */
+    batch: text('batch').notNull().default(''),
+    /** Worker ids, `operator` (the operator's whole workforce) or `account` (all the account's own workers); null: the default. */
+    attemptSubjects: text('attempt_subjects').array(),
+    reviewSubjects: text('review_subjects').array(),
+    /** Every submit of a worker's first N tasks in the project is reviewed ... */
+    reviewFirst: integer('review_first').notNull().default(0),
+    /** ... then this share of them (0..1). */
+    reviewRate: doublePrecision('review_rate').notNull().default(0),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.project, t.batch] })],
+);
+
+/** One row per live task while people work on it (and after, stage done or canceled). */
+export const taskWork = pgTable(
+  'task_work',
+  {
+    taskId: text('task_id').primaryKey().references(() => tasks.taskId),
+    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    project: text('project'),
+    batch: text('batch'),
+    stage: text('stage').$type<WorkStage>().notNull(),
+    /** Attempts the task needs (its overlap). */
+    needed: integer('needed').notNull().default(1),
+    /** Assignments the current stage may still hand out: decremented by the claim itself. */
+    openSlots: integer('open_slots').notNull(),
+    /** urgency: immediate 3, day 2 (and every newer-generation task), week 1. */
+    priority: integer('priority').notNull(),
+    availableAt: ts('available_at').notNull(),
+    calibration: boolean('calibration').notNull().default(false),
+    /** A redo goes to this worker first, until reserved_until. */
+    reservedFor: text('reserved_for'),
+    reservedUntil: ts('reserved_until'),
+    /** The assignment the stage works on: the submit under review, or the rejected work to redo. */
+    parentAssignmentId: text('parent_assignment_id'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [
+    index('task_work_claim').on(t.priority.desc(), t.createdAt, t.taskId).where(sql`${t.stage} in ('attempt', 'review') and ${t.openSlots} > 0`),
+    index('task_work_claim_account').on(t.accountId, t.priority.desc(), t.createdAt, t.taskId).where(sql`${t.stage} in ('attempt', 'review') and ${t.openSlots} > 0`),
+  ],
+);
+
+export const assignments = pgTable(
+  'assignments',
+  {
+    assignmentId: text('assignment_id').primaryKey(),
+    taskId: text('task_id').notNull().references(() => tasks.taskId),
+    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    workerId: text('worker_id').notNull(),
+    role: text('role').$type<AssignmentRole>().notNull(),
+    status: text('status').$type<AssignmentStatus>().notNull(),
+    /** Fencing token: every heartbeat and submit carries it, so a stale tab cannot act on reassigned work. */
+    leaseToken: text('lease_token').notNull(),
+    issuedAt: ts('issued_at').notNull(),
+    leaseExpiresAt: ts('lease_expires_at').notNull(),
+    /** Heartbeats renew the lease up to here. */
+    hardDeadline: ts('hard_deadline').notNull(),
+    heartbeatAt: ts('heartbeat_at'),
+    submittedAt: ts('submitted_at'),
+    endedAt: ts('ended_at'),
+    /** Active time the worker's client measured (never more than the time since issue). */
+    activeMs: bigint('active_ms', { mode: 'number' }).notNull().default(0),
+    draft: jsonb('draft').$type<Record<string, unknown>>(),
+    response: jsonb('response').$type<Record<string, unknown>>(),
+    /** A review: the submit it reviews; a redo: the rejected work. */
+    parentAssignmentId: text('parent_assignment_id'),
+    /** A review's decision. */
+    reviewResult: text('review_result').$type<ReviewResult>(),
+    /** Feedback items of a rejecting review (on the review, the rejected work and its redo). */
+    feedback: jsonb('feedback').$type<FeedbackItem[]>(),
+    skipReason: text('skip_reason'),
+  },
+  (t) => [
+    // A worker never holds two live attempts of one task (an expired one may be taken up again).
+    uniqueIndex('assignments_one_attempt').on(t.taskId, t.workerId).where(sql`${t.role} = 'attempt' and ${t.status} <> 'expired'`),
+    index('assignments_task').on(t.taskId),
+    index('assignments_worker').on(t.workerId, t.issuedAt.desc()),
+    index('assignments_lease').on(t.leaseExpiresAt).where(sql`${t.status} = 'active'`),
+  ],
+);
+
+/** Append-only: every step of the work, the source of all workforce metrics. */
+export const workEvents = pgTable(
+  'work_events',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    at: ts('at').notNull(),
+    accountId: text('account_id').notNull(),
+    workerId: text('worker_id'),
+    assignmentId: text('assignment_id'),
+    taskId: text('task_id'),
+    kind: text('kind').notNull(),
+    data: jsonb('data').$type<Record<string, unknown>>(),
+  },
+  (t) => [index('work_events_task').on(t.taskId, t.at), index('work_events_worker').on(t.workerId, t.at)],
 );

@@ -1,0 +1,209 @@
+// A worker's answer checked against the task's own params: the rules test mode's synthetic answers
+// obey (synthetic.ts), one family per type: labels from the task's label lists, shapes of at least
+// the minimum size with the allowed vertex counts and no negative coordinates, categories and
+// choices from the task's lists, exactly the fields the task asks for, entity spans inside the
+// text. The type's response schema (the contract) is checked separately, before these.
+import type { Json, Task } from './model.ts';
+
+type Rule = (params: Json, response: Json) => string[];
+
+const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const records = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(isRecord) : []);
+const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
+const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+const quote = (s: string) => JSON.stringify(s);
+
+/** Label names of a label list: strings, or objects naming one (`choice`, `name`) with nested lists. */
+function labelNames(value: unknown): Set<string> {
+  const out = new Set<string>();
+  const walk = (list: unknown) => {
+    if (!Array.isArray(list)) return;
+    for (const item of list) {
+      if (typeof item === 'string') out.add(item);
+      else if (isRecord(item)) {
+        for (const key of ['choice', 'name', 'label']) if (typeof item[key] === 'string') out.add(item[key] as string);
+        walk(item.subchoices);
+        walk(item.children);
+      }
+    }
+  };
+  walk(value);
+  return out;
+}
+
+function labelProblem(where: string, label: unknown, allowed: Set<string>, list: string): string | null {
+  if (typeof label !== 'string' || !allowed.has(label)) return `${where}.label ${quote(String(label))} is not one of the task's ${list}.`;
+  return null;
+}
+
+interface ShapeSpec {
+  minWidth: number;
+  minHeight: number;
+  minVertices: number;
+  maxVertices: number | undefined;
+}
+
+const shapeSpec = (p: Json): ShapeSpec => ({
+  minWidth: num(p.min_width) ?? 0,
+  minHeight: num(p.min_height) ?? 0,
+  minVertices: num(p.min_vertices) ?? 1,
+  maxVertices: num(p.max_vertices),
+});
+
+/** The shape rules of one annotation (`kind`: box, point, line, polygon, cuboid, ellipse). */
+function shapeProblems(where: string, kind: string, a: Json, spec: ShapeSpec): string[] {
+  const out: string[] = [];
+  const coordinate = (name: string, value: unknown) => {
+    const n = num(value);
+    if (n !== undefined && n < 0) out.push(`${where}.${name} is ${n}: coordinates lie inside the image (0 or more).`);
+  };
+  if (kind === 'box') {
+    coordinate('left', a.left);
+    coordinate('top', a.top);
+    if ((num(a.width) ?? 0) < spec.minWidth) out.push(`${where}.width is ${String(a.width)}, less than the task's min_width ${spec.minWidth}.`);
+    if ((num(a.height) ?? 0) < spec.minHeight) out.push(`${where}.height is ${String(a.height)}, less than the task's min_height ${spec.minHeight}.`);
+  } else if (kind === 'point') {
+    coordinate('x', a.x);
+    coordinate('y', a.y);
+  } else if (kind === 'ellipse') {
+    coordinate('x', a.x);
+    coordinate('y', a.y);
+  } else {
+    const vertices = records(a.vertices);
+    vertices.forEach((v, i) => {
+      coordinate(`vertices[${i}].x`, v.x);
+      coordinate(`vertices[${i}].y`, v.y);
+    });
+    if (kind === 'line' || kind === 'polygon') {
+      if (vertices.length < spec.minVertices) out.push(`${where} has ${vertices.length} vertices, fewer than the task's min_vertices ${spec.minVertices}.`);
+      if (spec.maxVertices !== undefined && vertices.length > spec.maxVertices) out.push(`${where} has ${vertices.length} vertices, more than the task's max_vertices ${spec.maxVertices}.`);
+    }
+  }
+  return out;
+}
+
+/** The older single-shape types: every annotation's label from objects_to_annotate, its shape in bounds. */
+const labelledShapes =
+  (kind: string): Rule =>
+  (params, response) => {
+    const allowed = labelNames(params.objects_to_annotate);
+    const spec = shapeSpec(params);
+    return records(response.annotations).flatMap((a, i) => {
+      const where = `response.annotations[${i}]`;
+      const bad = labelProblem(where, a.label, allowed, 'objects_to_annotate');
+      return [...(bad ? [bad] : []), ...shapeProblems(where, kind, a, spec)];
+    });
+  };
+
+const imageAnnotation: Rule = (params, response) => {
+  const geometries = isRecord(params.geometries) ? params.geometries : {};
+  return records(response.annotations).flatMap((a, i) => {
+    const where = `response.annotations[${i}]`;
+    const kind = String(a.type);
+    const spec = geometries[kind];
+    if (!isRecord(spec)) return [`${where}.type ${quote(kind)} is not one of the task's geometries (${Object.keys(geometries).join(', ')}).`];
+    const bad = labelProblem(where, a.label, labelNames(spec.objects_to_annotate), `geometries.${kind}.objects_to_annotate`);
+    return [...(bad ? [bad] : []), ...shapeProblems(where, kind, a, shapeSpec(spec))];
+  });
+};
+
+const categorization: Rule = (params, response) => {
+  const categories = new Set(strings(params.categories));
+  const multiple = params.allow_multiple === true;
+  const chosen = Array.isArray(response.category) ? response.category : [response.category];
+  const out: string[] = [];
+  if (multiple !== Array.isArray(response.category)) {
+    out.push(multiple ? 'response.category must be a list of categories (the task allows several).' : 'response.category must be one category (the task does not allow several).');
+  }
+  if (multiple && chosen.length === 0) out.push('response.category names no category: choose at least one.');
+  for (const c of chosen) if (typeof c !== 'string' || !categories.has(c)) out.push(`response.category ${quote(String(c))} is not one of the task's categories.`);
+  if (new Set(chosen).size !== chosen.length) out.push('response.category names a category twice.');
+  return out;
+};
+
+/** Exactly the fields of a FieldDescriptions dictionary, each a string. */
+function fieldProblems(where: string, asked: unknown, given: unknown): string[] {
+  if (!isRecord(asked)) return [];
+  const answers = isRecord(given) ? given : {};
+  const out: string[] = [];
+  for (const key of Object.keys(asked)) if (typeof answers[key] !== 'string') out.push(`${where}.${key} is missing: the task asks for this field.`);
+  for (const key of Object.keys(answers)) if (!Object.hasOwn(asked, key)) out.push(`${where}.${key} is not a field of the task.`);
+  return out;
+}
+
+const comparison: Rule = (params, response) => {
+  const choices = strings(params.choices);
+  const out: string[] = [];
+  if (choices.length > 0) {
+    if (typeof response.choice !== 'string' || !choices.includes(response.choice)) out.push(`response.choice ${quote(String(response.choice))} is not one of the task's choices.`);
+  } else if (response.choice !== undefined) out.push('response.choice is given, but the task has no choices.');
+  return [...out, ...fieldProblems('response.fields', params.fields, response.fields)];
+};
+
+const fields: Rule = (params, response) => fieldProblems('response.fields', params.fields, response.fields);
+
+const transcription: Rule = (params, response) => [
+  ...fieldProblems('response.fields', params.fields, response.fields),
+  ...(isRecord(params.repeatable_fields) ? records(response.repeatable_fields).flatMap((row, i) => fieldProblems(`response.repeatable_fields[${i}]`, params.repeatable_fields, row)) : []),
+];
+
+const namedEntityRecognition: Rule = (params, response) => {
+  const text = Array.from(typeof params.text === 'string' ? params.text : '');
+  const allowed = labelNames(params.labels);
+  const out: string[] = [];
+  const ids = new Set<string>();
+  records(response.annotations).forEach((a, i) => {
+    const where = `response.annotations[${i}]`;
+    const start = num(a.start);
+    const end = num(a.end);
+    if (start === undefined || end === undefined || start < 0 || end > text.length || start >= end) {
+      out.push(`${where} spans ${String(a.start)}..${String(a.end)}, not inside the text (0..${text.length}, start before end).`);
+    } else if (typeof a.text === 'string' && a.text !== text.slice(start, end).join('')) {
+      out.push(`${where}.text ${quote(a.text)} is not the text at ${start}..${end}.`);
+    }
+    const bad = labelProblem(where, a.label, allowed, 'labels');
+    if (bad) out.push(bad);
+    if (typeof a.id === 'string') ids.add(a.id);
+  });
+  records(response.relationships).forEach((r, i) => {
+    for (const end of ['source_ref', 'target_ref']) {
+      if (typeof r[end] !== 'string' || !ids.has(r[end] as string)) out.push(`response.relationships[${i}].${end} names no annotation of the response.`);
+    }
+  });
+  return out;
+};
+
+const segmentAnnotation: Rule = (params, response) => {
+  const labels = [...strings(params.labels), ...strings(params.instance_labels)];
+  const annotations = isRecord(response.annotations) ? response.annotations : {};
+  const labeled = isRecord(annotations.labeled) ? annotations.labeled : {};
+  const out: string[] = [];
+  for (const label of labels) if (!Object.hasOwn(labeled, label)) out.push(`response.annotations.labeled has no mask for the task's label ${quote(label)}.`);
+  for (const key of Object.keys(labeled)) if (!labels.includes(key)) out.push(`response.annotations.labeled.${key} is not one of the task's labels.`);
+  if (annotations.unlabeled !== null && annotations.unlabeled !== undefined && params.allow_unlabeled !== true) {
+    out.push('response.annotations.unlabeled is given, but the task does not allow unlabeled regions (allow_unlabeled).');
+  }
+  return out;
+};
+
+const rules: Record<string, Rule> = {
+  annotation: labelledShapes('box'),
+  pointannotation: labelledShapes('point'),
+  lineannotation: labelledShapes('line'),
+  polygonannotation: labelledShapes('polygon'),
+  imageannotation: imageAnnotation,
+  categorization,
+  comparison,
+  datacollection: fields,
+  transcription,
+  namedentityrecognition: namedEntityRecognition,
+  segmentannotation: segmentAnnotation,
+};
+
+/**
+ * The problems of an answer to this task (empty: none), each naming the response part and the rule.
+ * Types without a family here are checked by their response schema only.
+ */
+export function checkAnswer(task: Pick<Task, 'type' | 'params'>, response: Json): string[] {
+  return rules[task.type]?.(task.params, response) ?? [];
+}

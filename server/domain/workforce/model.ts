@@ -1,0 +1,127 @@
+// The work loop's model: staffing, the work open on a live task, assignments with leases, and what
+// the rules need from storage (server/store/work.ts implements it).
+import type { Json } from '../model.ts';
+import type { WorkerPrincipal } from './worker.ts';
+
+export type AssignmentRole = 'attempt' | 'review' | 'redo';
+export type AssignmentStatus = 'active' | 'submitted' | 'accepted' | 'fixed' | 'rejected' | 'expired' | 'released' | 'skipped' | 'canceled';
+export type ReviewResult = 'accepted' | 'fixed' | 'rejected';
+export type WorkStage = 'attempt' | 'review' | 'done' | 'canceled';
+
+/** What a rejecting review points at: a region, a field or frames, with a category and a text. */
+export interface FeedbackItem {
+  [key: string]: unknown;
+}
+
+export interface Assignment {
+  assignmentId: string;
+  taskId: string;
+  accountId: string;
+  workerId: string;
+  role: AssignmentRole;
+  status: AssignmentStatus;
+  leaseToken: string;
+  issuedAt: Date;
+  leaseExpiresAt: Date;
+  hardDeadline: Date;
+  heartbeatAt: Date | null;
+  submittedAt: Date | null;
+  endedAt: Date | null;
+  activeMs: number;
+  draft: Json | null;
+  response: Json | null;
+  parentAssignmentId: string | null;
+  reviewResult: ReviewResult | null;
+  feedback: FeedbackItem[] | null;
+  skipReason: string | null;
+}
+
+export interface TaskWork {
+  taskId: string;
+  accountId: string;
+  project: string | null;
+  batch: string | null;
+  stage: WorkStage;
+  needed: number;
+  openSlots: number;
+  priority: number;
+  availableAt: Date;
+  calibration: boolean;
+  reservedFor: string | null;
+  reservedUntil: Date | null;
+  parentAssignmentId: string | null;
+  createdAt: Date;
+}
+
+/**
+ * Who may work on a project (batch '') or on one batch of it. Subjects: worker ids, `operator` (the
+ * operator's whole workforce), `account` (all the account's own workers); null: the default
+ * (attempts: the account's own workers and the operator's; reviews: the same).
+ */
+export interface Staffing {
+  accountId: string;
+  project: string;
+  batch: string;
+  attemptSubjects: string[] | null;
+  reviewSubjects: string[] | null;
+  reviewFirst: number;
+  reviewRate: number;
+  updatedAt: Date;
+}
+
+export interface Lease {
+  leaseMs: number;
+  hardCapMs: number;
+}
+
+export interface ClaimRequest {
+  worker: WorkerPrincipal;
+  role: 'attempt' | 'review';
+  project?: string | undefined;
+  assignmentId: string;
+  leaseToken: string;
+  now: Date;
+  lease: Lease;
+}
+
+export type WorkEventKind = 'issued' | 'heartbeat' | 'submitted' | 'skipped' | 'released' | 'expired' | 'reviewed' | 'redo_created' | 'canceled' | 'completed';
+
+export interface WorkEvent {
+  at: Date;
+  accountId: string;
+  workerId: string | null;
+  assignmentId: string | null;
+  taskId: string | null;
+  kind: WorkEventKind;
+  data: Json | null;
+}
+
+export interface WorkRepository {
+  /** Claims one eligible task for the worker in one statement (slot taken and assignment written together). */
+  claim(request: ClaimRequest): Promise<Assignment | null>;
+  /** Renews a live lease (up to its hard deadline), saves the draft, records active time; null when the lease is not held. */
+  heartbeat(input: { assignmentId: string; workerId: string; leaseToken: string; draft?: Json | undefined; activeMs?: number | undefined; now: Date; leaseMs: number }): Promise<Assignment | null>;
+  /** Ends a held lease without work (skipped or released): the slot goes back. Null when the lease is not held. */
+  giveBack(input: { assignmentId: string; workerId: string; leaseToken: string; status: 'skipped' | 'released'; reason?: string | undefined; now: Date }): Promise<Assignment | null>;
+  /** Expires up to `limit` lapsed leases and returns their slots; answers how many. */
+  expireLapsed(now: Date, limit: number): Promise<number>;
+  /** The assignment, if it is this worker's (any worker's when workerId is null); with forUpdate, locked. */
+  get(assignmentId: string, workerId: string | null, options?: { forUpdate?: boolean }): Promise<Assignment | null>;
+  update(assignment: Assignment): Promise<void>;
+  /** The task's work row, locked. */
+  lockTaskWork(taskId: string): Promise<TaskWork | null>;
+  updateTaskWork(work: TaskWork): Promise<void>;
+  /** Ends the task's work (canceled or in error): open assignments are canceled. */
+  closeTask(taskId: string, now: Date): Promise<void>;
+  /** A task's assignments, oldest first. */
+  forTask(taskId: string): Promise<Assignment[]>;
+  /** A worker's assignments, newest first (keyset by issued_at, assignment_id). */
+  forWorker(workerId: string, filters: { statuses?: AssignmentStatus[] }, page: { limit: number; before?: { issuedAt: Date; assignmentId: string } | null }): Promise<Assignment[]>;
+  /** How many attempts the worker has submitted on a project's tasks (for review sampling). */
+  submittedCount(workerId: string, accountId: string, project: string | null): Promise<number>;
+  /** The staffing that applies to a task of this project and batch (the batch's row, else the project's). */
+  staffingFor(accountId: string, project: string, batch: string | null): Promise<Staffing | null>;
+  getStaffing(accountId: string, project: string, batch: string): Promise<Staffing | null>;
+  putStaffing(staffing: Staffing): Promise<void>;
+  addEvents(events: WorkEvent[]): Promise<void>;
+}

@@ -1,0 +1,340 @@
+// The work loop of live mode: a worker claims a task (a lease with a fencing token), keeps it with
+// heartbeats, submits an answer checked like test mode's synthetic answers, and the task completes
+// in the same transaction, or goes to review (accept, fix, reject → redo). A sweeper returns
+// lapsed leases. Each operation is one transaction; the claim, heartbeat, skip/release and sweep
+// are single statements (server/store/work.ts).
+import { randomBytes } from 'node:crypto';
+import { checkAnswer } from '../answer-rules.ts';
+import { taskSettled } from '../batches.ts';
+import { conflict, forbidden, invalid, notFound } from '../errors.ts';
+import { newTaskId } from '../ids.ts';
+import type { Caller, Json, Task, TaskAudit } from '../model.ts';
+import { queueTaskCallback } from '../outbox.ts';
+import type { Repositories, UnitOfWork } from '../ports.ts';
+import type { Assignment, AssignmentStatus, FeedbackItem, ReviewResult, TaskWork, WorkEvent, WorkEventKind } from './model.ts';
+import type { WorkerPrincipal } from './worker.ts';
+
+export interface WorkSettings {
+  /** A lease without heartbeat lapses after this. */
+  leaseMs: number;
+  /** Heartbeats renew a lease up to this long after it was issued. */
+  hardCapMs: number;
+  /** A redo waits this long for the worker whose work was rejected before any worker may take it. */
+  redoReserveMs: number;
+}
+
+/** The defaults of server/config.ts (WORK_LEASE_SECONDS, WORK_HARD_CAP_SECONDS, REDO_RESERVE_SECONDS). */
+export const defaultWorkSettings: WorkSettings = { leaseMs: 600_000, hardCapMs: 14_400_000, redoReserveMs: 86_400_000 };
+
+/** The operator's name on audits made by its reviewers (the contract's `audit_source`). */
+export const OPERATOR_AUDIT_SOURCE = 'humantask';
+
+/**
+ * Checks an answer against the task type's response schema (the contract, through the HTTP layer):
+ * a message naming the problem, or null.
+ */
+export type ResponseSchemaCheck = (type: string, response: Json) => string | null;
+
+const canAttempt = (w: WorkerPrincipal) => w.roles.includes('labeler') || w.roles.includes('lead');
+const canReview = (w: WorkerPrincipal) => w.roles.includes('reviewer') || w.roles.includes('lead');
+
+function assertActive(worker: WorkerPrincipal) {
+  if (worker.status !== 'active') throw forbidden(`Worker ${worker.workerId} is ${worker.status}: no work is handed out.`);
+}
+
+const event = (a: Pick<Assignment, 'accountId' | 'workerId' | 'assignmentId' | 'taskId'>, kind: WorkEventKind, at: Date, data: Json | null = null): WorkEvent => ({
+  at,
+  accountId: a.accountId,
+  workerId: a.workerId,
+  assignmentId: a.assignmentId,
+  taskId: a.taskId,
+  kind,
+  data,
+});
+
+/** Hands the worker one eligible task (or a review), or null when there is none. */
+export async function claimNext(
+  uow: UnitOfWork,
+  worker: WorkerPrincipal,
+  request: { role?: 'attempt' | 'review'; project?: string | undefined },
+  settings: WorkSettings,
+  now: Date,
+): Promise<Assignment | null> {
+  assertActive(worker);
+  const role = request.role ?? 'attempt';
+  if (role === 'attempt' && !canAttempt(worker)) throw forbidden(`Worker ${worker.workerId} has neither the labeler nor the lead role: it cannot take attempts.`);
+  if (role === 'review' && !canReview(worker)) throw forbidden(`Worker ${worker.workerId} has neither the reviewer nor the lead role: it cannot take reviews.`);
+  return uow.work.claim({
+    worker,
+    role,
+    project: request.project,
+    assignmentId: newTaskId(now),
+    leaseToken: randomBytes(16).toString('base64url'),
+    now,
+    lease: { leaseMs: settings.leaseMs, hardCapMs: settings.hardCapMs },
+  });
+}
+
+/** Why a lease is not held: 404 when the assignment is not the worker's, else a 409 that says what happened. */
+async function leaseLost(repos: Repositories, workerId: string, assignmentId: string, now: Date): Promise<never> {
+  const a = await repos.work.get(assignmentId, workerId);
+  if (!a) throw notFound(`Assignment ${assignmentId} not found.`);
+  throw whyNotHeld(a, now);
+}
+
+function whyNotHeld(a: Assignment, now: Date) {
+  switch (a.status) {
+    case 'canceled':
+      return conflict(`task_canceled: task ${a.taskId} was canceled; assignment ${a.assignmentId} has ended.`);
+    case 'expired':
+      return conflict(`lease_lost: the lease of assignment ${a.assignmentId} lapsed and the task went back to the queue.`);
+    case 'active':
+      return a.leaseExpiresAt <= now
+        ? conflict(`lease_lost: the lease of assignment ${a.assignmentId} lapsed at ${a.leaseExpiresAt.toISOString()}.`)
+        : conflict(`lease_lost: lease_token does not match the current lease of assignment ${a.assignmentId}.`);
+    default:
+      return conflict(`assignment_ended: assignment ${a.assignmentId} is ${a.status}; it takes no more changes.`);
+  }
+}
+
+export interface HeartbeatInput {
+  leaseToken: string;
+  draft?: Json | undefined;
+  /** Active time measured by the client since the assignment was issued (cumulative). */
+  activeMs?: number | undefined;
+}
+
+export async function heartbeat(uow: UnitOfWork, worker: WorkerPrincipal, assignmentId: string, input: HeartbeatInput, settings: WorkSettings, now: Date): Promise<Assignment> {
+  const a = await uow.work.heartbeat({ assignmentId, workerId: worker.workerId, leaseToken: input.leaseToken, draft: input.draft, activeMs: input.activeMs, now, leaseMs: settings.leaseMs });
+  return a ?? leaseLost(uow, worker.workerId, assignmentId, now);
+}
+
+/** Skips (with a reason) or releases a held assignment: the task goes back to the queue for others. */
+export async function giveBack(
+  uow: UnitOfWork,
+  worker: WorkerPrincipal,
+  assignmentId: string,
+  input: { leaseToken: string; status: 'skipped' | 'released'; reason?: string | undefined },
+  now: Date,
+): Promise<Assignment> {
+  if (input.status === 'skipped' && !input.reason?.trim()) throw invalid('reason is required to skip a task.');
+  const a = await uow.work.giveBack({ assignmentId, workerId: worker.workerId, leaseToken: input.leaseToken, status: input.status, reason: input.reason, now });
+  return a ?? leaseLost(uow, worker.workerId, assignmentId, now);
+}
+
+/** Expires lapsed leases (their slots go back); answers how many. Run by the poller. */
+export function expireLapsedLeases(uow: UnitOfWork, now: Date, limit = 100): Promise<number> {
+  return uow.work.expireLapsed(now, limit);
+}
+
+/** The held assignment (locked), its task (locked) and its work row, inside a transaction. */
+async function held(repos: Repositories, worker: WorkerPrincipal, assignmentId: string, leaseToken: string, now: Date) {
+  const a = await repos.work.get(assignmentId, worker.workerId, { forUpdate: true });
+  if (!a) throw notFound(`Assignment ${assignmentId} not found.`);
+  if (a.status !== 'active' || a.leaseToken !== leaseToken || a.leaseExpiresAt <= now) throw whyNotHeld(a, now);
+  const task = await repos.tasks.get(a.accountId, 'live', a.taskId, { forUpdate: true });
+  const work = await repos.work.lockTaskWork(a.taskId);
+  if (!task || !work) throw notFound(`Assignment ${assignmentId} not found.`);
+  return { a, task, work };
+}
+
+/** Active time: the client's cumulative count, never more than the time since the assignment was issued. */
+const measured = (a: Assignment, activeMs: number | undefined, now: Date) =>
+  Math.max(a.activeMs, Math.min(activeMs ?? 0, now.getTime() - a.issuedAt.getTime()));
+
+/**
+ * The answer as the task stores it, checked against the type's response schema and the task's
+ * params: a 400-kind error naming the rule, nothing stored.
+ */
+function checkedResponse(task: Task, response: Json, activeMs: number, checkSchema: ResponseSchemaCheck): Json {
+  // datacollection: the time is measured (active time, review excluded), never taken from the client.
+  const stored = task.type === 'datacollection' ? { ...response, time_spent_in_seconds: Math.round(activeMs / 1000) } : response;
+  const schemaProblem = checkSchema(task.type, stored);
+  if (schemaProblem) throw invalid(`response does not match the ${task.type} response schema: ${schemaProblem}`);
+  const [problem] = checkAnswer(task, stored);
+  if (problem) throw invalid(problem);
+  return stored;
+}
+
+export interface SubmitInput {
+  leaseToken: string;
+  response: Json;
+  activeMs?: number | undefined;
+}
+
+export interface SubmitOutcome {
+  assignment: Assignment;
+  /** What happens next: the task completed, or the answer waits for a review. */
+  next: 'completed' | 'review';
+}
+
+/**
+ * Submits an attempt (or redo): checked, stored, then either reviewed (sampled per staffing; always
+ * for calibration batches and for a redo of a reviewer's rejection) or adopted at once: the task
+ * completes in this transaction with its callback queued.
+ */
+export async function submitAssignment(
+  uow: UnitOfWork,
+  worker: WorkerPrincipal,
+  assignmentId: string,
+  input: SubmitInput,
+  checkSchema: ResponseSchemaCheck,
+  now: Date,
+  random: () => number = Math.random,
+): Promise<SubmitOutcome> {
+  return uow.transaction(async (repos) => {
+    const { a, task, work } = await held(repos, worker, assignmentId, input.leaseToken, now);
+    if (a.role === 'review') throw invalid(`Assignment ${assignmentId} is a review: send the decision to the review operation.`);
+    const activeMs = measured(a, input.activeMs, now);
+    const response = checkedResponse(task, input.response, activeMs, checkSchema);
+    const submitted: Assignment = { ...a, status: 'submitted', response, activeMs, submittedAt: now, endedAt: now, draft: null };
+    const events = [event(a, 'submitted', now, { active_ms: activeMs })];
+    const next = (await needsReview(repos, work, submitted, random)) ? 'review' : 'completed';
+    await repos.work.update(submitted);
+    if (next === 'review') {
+      Object.assign(work, { stage: 'review', openSlots: 1, parentAssignmentId: a.assignmentId, reservedFor: null, reservedUntil: null });
+      await repos.work.updateTaskWork(work);
+    } else {
+      await adopt(repos, task, work, submitted, response, null, now);
+      events.push(event(a, 'completed', now));
+    }
+    await repos.work.addEvents(events);
+    return { assignment: submitted, next };
+  });
+}
+
+/** Review sampling: calibration and redos of a review's rejection always; else a worker's first N, then a rate. */
+async function needsReview(repos: Repositories, work: TaskWork, a: Assignment, random: () => number): Promise<boolean> {
+  if (work.calibration) return true;
+  if (a.role === 'redo' && a.parentAssignmentId) {
+    const parent = await repos.work.get(a.parentAssignmentId, null);
+    if (parent?.status === 'rejected' && parent.role !== 'review') {
+      // A reviewer rejected the work being redone (not the customer): the redo is reviewed too.
+      const reviews = (await repos.work.forTask(a.taskId)).filter((r) => r.role === 'review' && r.parentAssignmentId === parent.assignmentId && r.reviewResult === 'rejected');
+      if (reviews.length > 0) return true;
+    }
+  }
+  if (work.project === null) return false;
+  const staffing = await repos.work.staffingFor(work.accountId, work.project, work.batch);
+  if (!staffing || (staffing.reviewFirst <= 0 && staffing.reviewRate <= 0)) return false;
+  const done = await repos.work.submittedCount(a.workerId, work.accountId, work.project);
+  if (done < staffing.reviewFirst) return true;
+  return random() < staffing.reviewRate;
+}
+
+/**
+ * Makes an answer the task's result: response, completed (completed_at kept after a redo, whose
+ * times_redone grows), updated_at, an audit when a review decided, the callback queued.
+ */
+async function adopt(repos: Repositories, task: Task, work: TaskWork, adopted: Assignment, response: Json, audit: TaskAudit | null, now: Date) {
+  const first = task.completedAt === null;
+  task.response = response;
+  task.status = 'completed';
+  task.updatedAt = now;
+  if (first) task.completedAt = now;
+  if (adopted.role === 'redo') task.timesRedone += 1;
+  task.customerReviewStatus = task.customerReviewStatus === 'rejected' ? 'fixed' : 'pending';
+  if (audit) task.audits = [...task.audits, audit];
+  await repos.tasks.update(task);
+  await queueTaskCallback(repos, task, now);
+  if (first) await taskSettled(repos, task, now);
+  Object.assign(work, { stage: 'done', openSlots: 0, parentAssignmentId: null, reservedFor: null, reservedUntil: null });
+  await repos.work.updateTaskWork(work);
+}
+
+export interface ReviewInput {
+  leaseToken: string;
+  result: ReviewResult;
+  /** With `fixed`: the corrected answer, checked as a submit is. */
+  response?: Json | undefined;
+  /** With `rejected`: what is wrong (regions, fields, frames). */
+  feedback?: FeedbackItem[] | undefined;
+  activeMs?: number | undefined;
+}
+
+/**
+ * A reviewer's decision on a review assignment. accepted / fixed: the answer (or its correction)
+ * becomes the task's result with an audit (audited_by the reviewer, audit_source the operator,
+ * audit_time_secs the review's active time). rejected: the work goes back as a redo, reserved for its
+ * author for a while, carrying the feedback.
+ */
+export async function reviewAssignment(
+  uow: UnitOfWork,
+  worker: WorkerPrincipal,
+  assignmentId: string,
+  input: ReviewInput,
+  checkSchema: ResponseSchemaCheck,
+  settings: WorkSettings,
+  now: Date,
+): Promise<Assignment> {
+  return uow.transaction(async (repos) => {
+    const { a, task, work } = await held(repos, worker, assignmentId, input.leaseToken, now);
+    if (a.role !== 'review' || !a.parentAssignmentId) throw invalid(`Assignment ${assignmentId} is not a review: submit its answer instead.`);
+    const reviewed = await repos.work.get(a.parentAssignmentId, null, { forUpdate: true });
+    if (!reviewed?.response) throw notFound(`Assignment ${assignmentId} not found.`);
+    const activeMs = measured(a, input.activeMs, now);
+    if (input.result === 'fixed' && !input.response) throw invalid('response is required with result "fixed" (the corrected answer).');
+    if (input.result !== 'fixed' && input.response) throw invalid(`response is only sent with result "fixed", not "${input.result}".`);
+    if (input.result === 'rejected' && !input.feedback?.length) throw invalid('feedback is required with result "rejected": at least one item saying what to redo.');
+    const feedback = input.feedback?.length ? input.feedback : null;
+    const events = [event(a, 'reviewed', now, { result: input.result, reviewed_assignment_id: reviewed.assignmentId })];
+    const decided: Assignment = { ...a, status: 'submitted', reviewResult: input.result, feedback, activeMs, submittedAt: now, endedAt: now, draft: null };
+    if (input.result === 'rejected') {
+      await repos.work.update({ ...reviewed, status: 'rejected', feedback });
+      await openRedo(repos, work, reviewed, settings, now);
+      events.push(event(reviewed, 'redo_created', now, { reserved_for: reviewed.workerId }));
+    } else {
+      const response = input.result === 'fixed' ? checkedResponse(task, input.response!, reviewed.activeMs, checkSchema) : reviewed.response;
+      if (input.result === 'fixed') decided.response = response;
+      await repos.work.update({ ...reviewed, status: input.result as AssignmentStatus, ...(feedback ? { feedback } : {}) });
+      const audit: TaskAudit = { auditedBy: worker.workerId, auditedAt: now, auditTimeSecs: Math.round(activeMs / 1000), result: input.result, source: OPERATOR_AUDIT_SOURCE };
+      await adopt(repos, task, work, reviewed, response, audit, now);
+      events.push(event(reviewed, 'completed', now));
+    }
+    await repos.work.update(decided);
+    await repos.work.addEvents(events);
+    return decided;
+  });
+}
+
+/** The task's work goes back to the attempt stage as a redo of `rejected`, its author's first. */
+async function openRedo(repos: Repositories, work: TaskWork, rejected: Assignment | null, settings: WorkSettings, now: Date) {
+  Object.assign(work, {
+    stage: 'attempt',
+    openSlots: 1,
+    parentAssignmentId: rejected?.assignmentId ?? null,
+    reservedFor: rejected?.workerId ?? null,
+    reservedUntil: rejected ? new Date(now.getTime() + settings.redoReserveMs) : null,
+  });
+  await repos.work.updateTaskWork(work);
+}
+
+/**
+ * A customer's rejecting audit of a live task: the task is redone by a worker (the author of the
+ * adopted answer first), with the customer's comments as feedback. Runs in the audit's transaction.
+ */
+export async function redoAfterCustomerReject(repos: Repositories, caller: Caller, task: Task, comments: string | undefined, settings: WorkSettings, now: Date) {
+  const work = await repos.work.lockTaskWork(task.taskId);
+  if (!work) return;
+  const adopted = (await repos.work.forTask(task.taskId)).filter((x) => x.role !== 'review' && x.response !== null && x.status !== 'rejected').at(-1) ?? null;
+  const feedback: FeedbackItem[] = [{ type: 'error', source: 'customer', text: comments ?? 'Rejected by the customer.' }];
+  if (adopted) await repos.work.update({ ...adopted, status: 'rejected', feedback });
+  await openRedo(repos, work, adopted, settings, now);
+  await repos.work.addEvents([
+    { at: now, accountId: caller.account.accountId, workerId: adopted?.workerId ?? null, assignmentId: adopted?.assignmentId ?? null, taskId: task.taskId, kind: 'redo_created', data: { by: 'customer' } },
+  ]);
+}
+
+/** A worker's own assignment (404 for anyone else's). */
+export async function getOwnAssignment(uow: UnitOfWork, worker: WorkerPrincipal, assignmentId: string): Promise<Assignment> {
+  const a = await uow.work.get(assignmentId, worker.workerId);
+  if (!a) throw notFound(`Assignment ${assignmentId} not found.`);
+  return a;
+}
+
+/** Who worked on a task, for its customer (oldest first). */
+export async function taskAssignments(uow: UnitOfWork, caller: Caller, taskId: string): Promise<Assignment[]> {
+  const task = await uow.tasks.get(caller.account.accountId, caller.mode, taskId);
+  if (!task) throw notFound(`Task ${taskId} not found.`);
+  return uow.work.forTask(taskId);
+}

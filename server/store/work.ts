@@ -1,0 +1,237 @@
+// The storage side of the work loop (domain/workforce/model.ts): the claim, lease renewal, giving
+// work back and the lease sweep are single statements, so that a slot is taken or returned in the
+// same statement that writes the assignment. PGlite has one connection (SKIP LOCKED never skips
+// there): correctness rests on the row lock and the re-checked `open_slots > 0`, not on skipping.
+import { and, asc, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
+import type { Task } from '../domain/model.ts';
+import type { Assignment, Staffing, TaskWork, WorkRepository } from '../domain/workforce/model.ts';
+import type { Database, Execute } from './db.ts';
+import { rowCodec, statement } from './rows.ts';
+import { assignments, staffing, taskWork, workEvents } from './schema.ts';
+
+const assignmentRow = rowCodec<Assignment>(assignments);
+
+/** Queue order: older-generation urgency immediate > day > week; a newer-generation task counts as day. */
+export function taskPriority(task: Pick<Task, 'generation' | 'urgency'>): number {
+  if (task.generation !== 'legacy') return 2;
+  return task.urgency === 'immediate' ? 3 : task.urgency === 'week' ? 1 : 2;
+}
+
+/**
+ * The work row of a new live task, as an INSERT … SELECT … FROM `gate` (a CTE that returns a row
+ * only when the task was inserted); `add` appends a value and answers its placeholder.
+ */
+export function taskWorkInsert(task: Task, gate: string, add: (value: unknown) => string): string {
+  const account = add(task.accountId);
+  const batch = add(task.batch);
+  return `INSERT INTO task_work (task_id, account_id, project, batch, stage, needed, open_slots, priority, available_at, calibration, created_at)
+    SELECT ${add(task.taskId)}::text, ${account}::text, ${add(task.project)}::text, ${batch}::text, 'attempt', 1, 1, ${add(taskPriority(task))}::int,
+      ${add(task.createdAt.toISOString())}::timestamptz,
+      coalesce((SELECT b.calibration_batch FROM batches b WHERE b.account_id = ${account}::text AND b.mode = 'live' AND b.name = ${batch}::text), false),
+      ${add(task.createdAt.toISOString())}::timestamptz
+    FROM ${gate}`;
+}
+
+const ms = (placeholder: string) => `(${placeholder}::double precision * interval '1 millisecond')`;
+
+/** The subjects of a staffing row for the role being claimed ($5). */
+const subjectsFor = (alias: string) => `CASE WHEN $5::text = 'review' THEN ${alias}.review_subjects ELSE ${alias}.attempt_subjects END`;
+
+/**
+ * $1 worker, $2 its account (null: operator workforce), $3 its group (`operator` or `account`),
+ * $4 calibrator, $5 role (attempt or review), $6 now, $7 lease ms, $8 hard cap ms, $9 assignment id,
+ * $10 lease token, $11 project (null: any).
+ */
+const claimText = `WITH cand AS (
+    SELECT tw.task_id FROM task_work tw JOIN tasks t ON t.task_id = tw.task_id
+    WHERE tw.stage = $5::text AND tw.open_slots > 0 AND tw.available_at <= $6::timestamptz
+      AND ($2::text IS NULL OR tw.account_id = $2::text)
+      AND ($11::text IS NULL OR tw.project = $11::text)
+      AND (t.status = 'pending' OR (t.status = 'completed' AND t.customer_review_status = 'rejected'))
+      AND (tw.reserved_for IS NULL OR tw.reserved_for = $1::text OR tw.reserved_until <= $6::timestamptz)
+      AND (NOT tw.calibration OR $4::boolean)
+      AND coalesce((SELECT ${subjectsFor('s')} && ARRAY[$1::text, $3::text] FROM staffing s
+          WHERE s.account_id = tw.account_id AND s.project = tw.project AND s.batch IN ('', coalesce(tw.batch, '')) AND ${subjectsFor('s')} IS NOT NULL
+          ORDER BY s.batch DESC LIMIT 1), true)
+      AND (tw.batch IS NULL OR NOT EXISTS (SELECT 1 FROM batches b WHERE b.account_id = tw.account_id AND b.mode = 'live' AND b.name = tw.batch AND b.status = 'staging'))
+      AND (tw.calibration OR tw.batch IS NULL OR NOT EXISTS (SELECT 1 FROM batches b
+          WHERE b.account_id = tw.account_id AND b.mode = 'live' AND b.project = tw.project AND b.calibration_batch AND b.status <> 'completed'))
+      AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.task_id = tw.task_id AND a.worker_id = $1::text AND CASE
+          WHEN $5::text = 'review' THEN a.role IN ('attempt', 'redo')
+          WHEN tw.parent_assignment_id IS NOT NULL THEN a.role = 'redo' AND a.status = 'active'
+          ELSE a.role = 'attempt' AND a.status <> 'expired' END)
+    ORDER BY tw.priority DESC, tw.created_at, tw.task_id
+    LIMIT 1
+    FOR UPDATE OF tw SKIP LOCKED),
+  take AS (
+    UPDATE task_work tw SET open_slots = tw.open_slots - 1 FROM cand WHERE tw.task_id = cand.task_id
+    RETURNING tw.task_id, tw.account_id, tw.parent_assignment_id),
+  ins AS (
+    INSERT INTO assignments (assignment_id, task_id, account_id, worker_id, role, status, lease_token, issued_at, lease_expires_at, hard_deadline, active_ms, draft, parent_assignment_id, feedback)
+    SELECT $9::text, take.task_id, take.account_id, $1::text,
+      CASE WHEN $5::text = 'review' THEN 'review' WHEN take.parent_assignment_id IS NOT NULL THEN 'redo' ELSE 'attempt' END,
+      'active', $10::text, $6::timestamptz, $6::timestamptz + ${ms('least($7::bigint, $8::bigint)')}, $6::timestamptz + ${ms('$8')}, 0,
+      (SELECT e.draft FROM assignments e WHERE e.task_id = take.task_id AND e.worker_id = $1::text AND e.status = 'expired' AND e.draft IS NOT NULL ORDER BY e.issued_at DESC LIMIT 1),
+      take.parent_assignment_id,
+      CASE WHEN $5::text = 'review' THEN NULL ELSE (SELECT p.feedback FROM assignments p WHERE p.assignment_id = take.parent_assignment_id) END
+    FROM take
+    RETURNING *),
+  ev AS (INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind)
+    SELECT $6::timestamptz, ins.account_id, ins.worker_id, ins.assignment_id, ins.task_id, 'issued' FROM ins)
+  SELECT ${assignmentRow.qualified('ins')} FROM ins`;
+
+/** Heartbeats are logged at most once a minute per assignment (the log is for metrics, not a trace). */
+const heartbeatSampleMs = 60_000;
+
+const heartbeatText = `WITH prev AS (SELECT heartbeat_at FROM assignments WHERE assignment_id = $1::text),
+  upd AS (
+    UPDATE assignments SET lease_expires_at = least($5::timestamptz + ${ms('$6')}, hard_deadline), heartbeat_at = $5::timestamptz,
+      draft = coalesce($4::jsonb, draft),
+      active_ms = greatest(active_ms, least(coalesce($7::bigint, 0), (extract(epoch from ($5::timestamptz - issued_at)) * 1000)::bigint))
+    WHERE assignment_id = $1::text AND worker_id = $2::text AND lease_token = $3::text AND status = 'active' AND lease_expires_at > $5::timestamptz
+    RETURNING *),
+  ev AS (INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind, data)
+    SELECT $5::timestamptz, upd.account_id, upd.worker_id, upd.assignment_id, upd.task_id, 'heartbeat', jsonb_build_object('active_ms', upd.active_ms)
+    FROM upd, prev WHERE prev.heartbeat_at IS NULL OR prev.heartbeat_at <= $5::timestamptz - ${ms(String(heartbeatSampleMs))})
+  SELECT ${assignmentRow.qualified('upd')} FROM upd`;
+
+/** The stage whose slot an assignment of this role holds. */
+const stageOf = (alias: string) => `CASE ${alias}.role WHEN 'review' THEN 'review' ELSE 'attempt' END`;
+
+const giveBackText = `WITH upd AS (
+    UPDATE assignments SET status = $4::text, skip_reason = $5::text, ended_at = $6::timestamptz
+    WHERE assignment_id = $1::text AND worker_id = $2::text AND lease_token = $3::text AND status = 'active' AND lease_expires_at > $6::timestamptz
+    RETURNING *),
+  slot AS (UPDATE task_work tw SET open_slots = tw.open_slots + 1 FROM upd WHERE tw.task_id = upd.task_id AND tw.stage = ${stageOf('upd')}),
+  ev AS (INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind, data)
+    SELECT $6::timestamptz, upd.account_id, upd.worker_id, upd.assignment_id, upd.task_id, $4::text,
+      CASE WHEN $5::text IS NULL THEN NULL ELSE jsonb_build_object('reason', $5::text) END FROM upd)
+  SELECT ${assignmentRow.qualified('upd')} FROM upd`;
+
+const expireText = `WITH lapsed AS (
+    SELECT assignment_id FROM assignments WHERE status = 'active' AND lease_expires_at <= $1::timestamptz
+    ORDER BY lease_expires_at LIMIT $2::int FOR UPDATE SKIP LOCKED),
+  exp AS (
+    UPDATE assignments a SET status = 'expired', ended_at = $1::timestamptz FROM lapsed WHERE a.assignment_id = lapsed.assignment_id
+    RETURNING a.assignment_id, a.task_id, a.account_id, a.worker_id, a.role),
+  slot AS (
+    UPDATE task_work tw SET open_slots = tw.open_slots + c.n
+    FROM (SELECT task_id, ${stageOf('exp')} AS stage, count(*) AS n FROM exp GROUP BY 1, 2) c
+    WHERE tw.task_id = c.task_id AND tw.stage = c.stage),
+  ev AS (INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind)
+    SELECT $1::timestamptz, exp.account_id, exp.worker_id, exp.assignment_id, exp.task_id, 'expired' FROM exp)
+  SELECT count(*)::int AS n FROM exp`;
+
+const closeText = `WITH tw AS (UPDATE task_work SET stage = 'canceled', open_slots = 0 WHERE task_id = $1::text AND stage IN ('attempt', 'review')),
+  ended AS (
+    UPDATE assignments SET status = 'canceled', ended_at = $2::timestamptz WHERE task_id = $1::text AND status = 'active'
+    RETURNING assignment_id, task_id, account_id, worker_id),
+  ev AS (INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind)
+    SELECT $2::timestamptz, ended.account_id, ended.worker_id, ended.assignment_id, ended.task_id, 'canceled' FROM ended)
+  SELECT count(*)::int AS n FROM ended`;
+
+const isUniqueViolation = (err: unknown, constraint: string): boolean => {
+  for (let e: any = err; e; e = e.cause) {
+    if (e.code === '23505' && (e.constraint === constraint || String(e.message).includes(constraint))) return true;
+  }
+  return false;
+};
+
+export function workRepository(db: Database, execute: Execute): WorkRepository {
+  const one = async (text: string, values: unknown[]) => {
+    const [row] = await execute(statement(text, values));
+    return row ? assignmentRow.fromRow(row) : null;
+  };
+  return {
+    async claim(r) {
+      const values = [
+        r.worker.workerId, r.worker.accountId, r.worker.accountId === null ? 'operator' : 'account', r.worker.calibrator, r.role,
+        r.now.toISOString(), r.lease.leaseMs, r.lease.hardCapMs, r.assignmentId, r.leaseToken, r.project ?? null,
+      ];
+      try {
+        return await one(claimText, values);
+      } catch (err) {
+        // The same worker claiming twice at once: the second found the task the first just took.
+        if (isUniqueViolation(err, 'assignments_one_attempt')) return null;
+        throw err;
+      }
+    },
+    heartbeat(i) {
+      const draft = i.draft === undefined ? null : JSON.stringify(i.draft);
+      return one(heartbeatText, [i.assignmentId, i.workerId, i.leaseToken, draft, i.now.toISOString(), i.leaseMs, i.activeMs ?? null]);
+    },
+    giveBack(i) {
+      return one(giveBackText, [i.assignmentId, i.workerId, i.leaseToken, i.status, i.reason ?? null, i.now.toISOString()]);
+    },
+    async expireLapsed(now, limit) {
+      const [row] = await execute<{ n: number }>(statement(expireText, [now.toISOString(), limit]));
+      return Number(row?.n ?? 0);
+    },
+    async get(assignmentId, workerId, options) {
+      const lock = options?.forUpdate ? ' FOR UPDATE' : '';
+      return one(`SELECT ${assignmentRow.columnList} FROM assignments WHERE assignment_id = $1::text AND ($2::text IS NULL OR worker_id = $2::text)${lock}`, [assignmentId, workerId]);
+    },
+    async update(a) {
+      await db.update(assignments).set(a).where(eq(assignments.assignmentId, a.assignmentId));
+    },
+    async lockTaskWork(taskId) {
+      const rows = await db.select().from(taskWork).where(eq(taskWork.taskId, taskId)).for('update');
+      return (rows[0] as TaskWork | undefined) ?? null;
+    },
+    async updateTaskWork(work) {
+      await db.update(taskWork).set(work).where(eq(taskWork.taskId, work.taskId));
+    },
+    async closeTask(taskId, now) {
+      await execute(statement(closeText, [taskId, now.toISOString()]));
+    },
+    async forTask(taskId) {
+      return (await db.select().from(assignments).where(eq(assignments.taskId, taskId)).orderBy(asc(assignments.issuedAt), asc(assignments.assignmentId))) as Assignment[];
+    },
+    async forWorker(workerId, filters, page) {
+      const where: SQL[] = [eq(assignments.workerId, workerId)];
+      if (filters.statuses?.length) where.push(inArray(assignments.status, filters.statuses));
+      if (page.before) {
+        const { issuedAt, assignmentId } = page.before;
+        where.push(or(lt(assignments.issuedAt, issuedAt), and(eq(assignments.issuedAt, issuedAt), lt(assignments.assignmentId, assignmentId)))!);
+      }
+      return (await db
+        .select()
+        .from(assignments)
+        .where(and(...where))
+        .orderBy(desc(assignments.issuedAt), desc(assignments.assignmentId))
+        .limit(page.limit)) as Assignment[];
+    },
+    async submittedCount(workerId, accountId, project) {
+      const [row] = await execute<{ n: number }>(
+        statement(
+          `SELECT count(*)::int AS n FROM assignments a JOIN task_work tw ON tw.task_id = a.task_id
+           WHERE a.worker_id = $1::text AND a.account_id = $2::text AND tw.project IS NOT DISTINCT FROM $3::text
+             AND a.role IN ('attempt', 'redo') AND a.submitted_at IS NOT NULL`,
+          [workerId, accountId, project],
+        ),
+      );
+      return Number(row?.n ?? 0);
+    },
+    async staffingFor(accountId, project, batch) {
+      const rows = await db
+        .select()
+        .from(staffing)
+        .where(and(eq(staffing.accountId, accountId), eq(staffing.project, project), inArray(staffing.batch, ['', batch ?? ''])))
+        .orderBy(desc(staffing.batch))
+        .limit(1);
+      return (rows[0] as Staffing | undefined) ?? null;
+    },
+    async getStaffing(accountId, project, batch) {
+      const rows = await db.select().from(staffing).where(and(eq(staffing.accountId, accountId), eq(staffing.project, project), eq(staffing.batch, batch)));
+      return (rows[0] as Staffing | undefined) ?? null;
+    },
+    async putStaffing(s) {
+      const { accountId: _a, project: _p, batch: _b, ...rest } = s;
+      await db.insert(staffing).values(s).onConflictDoUpdate({ target: [staffing.accountId, staffing.project, staffing.batch], set: rest });
+    },
+    async addEvents(events) {
+      if (events.length > 0) await db.insert(workEvents).values(events);
+    },
+  };
+}
+
