@@ -17,6 +17,7 @@ import { startDispatcher } from './delivery/dispatcher.ts';
 import { createMailer } from './delivery/mail.ts';
 import { parseCidr, safeRequest } from './delivery/net.ts';
 import { createPoller, type Poller } from './delivery/poller.ts';
+import { createWakeup, type Wakeup } from './delivery/wakeup.ts';
 import { authFailureLimit, rateLimit } from './http/auth.ts';
 import { cors, opsRouter, requestId } from './http/ops.ts';
 import { outboxDepth, readiness } from './store/health.ts';
@@ -31,6 +32,8 @@ export interface RunningServer {
   url: string;
   store: Store;
   uow: UnitOfWork;
+  /** Wakes long polls for work (assignments/next) when live work becomes claimable. */
+  workAvailable: Wakeup;
   /** The development account's keys when this start created it (an empty database). */
   devAccount: AccountSecrets | null;
   close(): Promise<void>;
@@ -87,12 +90,18 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   // The background jobs, each one poller: nudged by the NOTIFY that the transaction queuing their
   // work sends (listening starts first, so that work queued before it is found by the first round).
   const pollers: Partial<Record<WorkQueue, Pick<Poller, 'nudge'>>> = {};
+  // Workers waiting in a long poll for an assignment are woken when work becomes claimable.
+  const workAvailable = createWakeup();
   const unlisten = await store.listen(workChannel, {
     onPayload(payload) {
       const work = parseWorkPayload(payload);
-      if (work) pollers[work.queue]?.nudge(work.dueAt);
+      if (work?.queue === 'assignments') workAvailable.notify();
+      else if (work) pollers[work.queue]?.nudge(work.dueAt);
     },
-    onRelisten: () => Object.values(pollers).forEach((p) => p.nudge()),
+    onRelisten: () => {
+      Object.values(pollers).forEach((p) => p.nudge());
+      workAvailable.notify();
+    },
     onError: (err) => logger.warn({ err }, 'work notifications interrupted; polling meanwhile'),
   });
   // Test mode with a completion delay: the due time is stored with the task, so a restart loses none.
@@ -149,6 +158,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     url: `http://${host}:${port}`,
     store,
     uow,
+    workAvailable,
     devAccount,
     async close() {
       clearInterval(sweeper);

@@ -7,9 +7,12 @@ import pg from 'pg';
 
 export const workChannel = 'humantask_work';
 
-/** The background jobs: callbacks in the outbox, live attachment checks, delayed test completions. */
-export type WorkQueue = 'outbox' | 'attachment_check' | 'test_completion';
-const queues: readonly string[] = ['outbox', 'attachment_check', 'test_completion'] satisfies WorkQueue[];
+/**
+ * The background jobs: callbacks in the outbox, live attachment checks, delayed test completions;
+ * and `assignments`: live work became claimable (it wakes workers waiting in a long poll).
+ */
+export type WorkQueue = 'outbox' | 'attachment_check' | 'test_completion' | 'assignments';
+const queues: readonly string[] = ['outbox', 'attachment_check', 'test_completion', 'assignments'] satisfies WorkQueue[];
 
 /** A nudge's payload: the queue, and the time the work falls due when that is later than now. */
 export const workPayload = (queue: WorkQueue, dueAt?: Date | null) => (dueAt ? `${queue}@${dueAt.getTime()}` : queue);

@@ -97,6 +97,7 @@ function createTaskStatement(task: Task, extras: { answer?: SavedAnswer; callbac
     ...(extras.callback ? [workPayload('outbox')] : []),
     ...(task.attachmentCheckAt ? [workPayload('attachment_check')] : []),
     ...(task.testCompleteAt ? [workPayload('test_completion', task.testCompleteAt)] : []),
+    ...(task.mode === 'live' && task.status === 'pending' ? [workPayload('assignments')] : []),
   ];
   let woken = '';
   if (work.length > 0) {

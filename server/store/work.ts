@@ -6,6 +6,7 @@ import { and, asc, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { Task } from '../domain/model.ts';
 import type { Assignment, Staffing, TaskWork, WorkRepository } from '../domain/workforce/model.ts';
 import type { Database, Execute } from './db.ts';
+import { workChannel, workPayload } from './notify.ts';
 import { rowCodec, statement } from './rows.ts';
 import { assignments, staffing, taskWork, workEvents } from './schema.ts';
 
@@ -31,6 +32,9 @@ export function taskWorkInsert(task: Task, gate: string, add: (value: unknown) =
       ${add(task.createdAt.toISOString())}::timestamptz
     FROM ${gate}`;
 }
+
+/** Wakes waiting claimers (after the commit) when `cte` returned rows: slots came back. */
+const wakeAfter = (cte: string) => `wake AS (SELECT pg_notify('${workChannel}', '${workPayload('assignments')}') WHERE EXISTS (SELECT 1 FROM ${cte}))`;
 
 const ms = (placeholder: string) => `(${placeholder}::double precision * interval '1 millisecond')`;
 
@@ -105,8 +109,9 @@ const giveBackText = `WITH upd AS (
   slot AS (UPDATE task_work tw SET open_slots = tw.open_slots + 1 FROM upd WHERE tw.task_id = upd.task_id AND tw.stage = ${stageOf('upd')}),
   ev AS (INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind, data)
     SELECT $6::timestamptz, upd.account_id, upd.worker_id, upd.assignment_id, upd.task_id, $4::text,
-      CASE WHEN $5::text IS NULL THEN NULL ELSE jsonb_build_object('reason', $5::text) END FROM upd)
-  SELECT ${assignmentRow.qualified('upd')} FROM upd`;
+      CASE WHEN $5::text IS NULL THEN NULL ELSE jsonb_build_object('reason', $5::text) END FROM upd),
+  ${wakeAfter('upd')}
+  SELECT ${assignmentRow.qualified('upd')}, (SELECT count(*) FROM wake) AS woken FROM upd`;
 
 const expireText = `WITH lapsed AS (
     SELECT assignment_id FROM assignments WHERE status = 'active' AND lease_expires_at <= $1::timestamptz
@@ -119,8 +124,9 @@ const expireText = `WITH lapsed AS (
     FROM (SELECT task_id, ${stageOf('exp')} AS stage, count(*) AS n FROM exp GROUP BY 1, 2) c
     WHERE tw.task_id = c.task_id AND tw.stage = c.stage),
   ev AS (INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind)
-    SELECT $1::timestamptz, exp.account_id, exp.worker_id, exp.assignment_id, exp.task_id, 'expired' FROM exp)
-  SELECT count(*)::int AS n FROM exp`;
+    SELECT $1::timestamptz, exp.account_id, exp.worker_id, exp.assignment_id, exp.task_id, 'expired' FROM exp),
+  ${wakeAfter('exp')}
+  SELECT count(*)::int AS n, (SELECT count(*) FROM wake) AS woken FROM exp`;
 
 const closeText = `WITH tw AS (UPDATE task_work SET stage = 'canceled', open_slots = 0 WHERE task_id = $1::text AND stage IN ('attempt', 'review')),
   ended AS (
@@ -180,6 +186,8 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
     },
     async updateTaskWork(work) {
       await db.update(taskWork).set(work).where(eq(taskWork.taskId, work.taskId));
+      // A review or a redo to take: wake waiting claimers (delivered after the commit).
+      if (work.openSlots > 0) await execute(statement(`SELECT pg_notify('${workChannel}', $1)`, [workPayload('assignments')]));
     },
     async closeTask(taskId, now) {
       await execute(statement(closeText, [taskId, now.toISOString()]));

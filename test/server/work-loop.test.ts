@@ -11,6 +11,7 @@ import type { Assignment } from '../../server/domain/workforce/model.ts';
 import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
 import {
   claimNext,
+  claimNextWaiting,
   expireLapsedLeases,
   giveBack,
   heartbeat,
@@ -328,6 +329,17 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const sent = await callbacks(caller, taskId);
     expect(sent.map((m) => (m.payload.response as { category: string }).category)).toEqual(['dog', 'cat']);
   });
+
+  it('a waiting claim is woken by a new live task (the NOTIFY after its commit), and one that finds nothing ends empty', async () => {
+    const { worker, categorization } = await account();
+    const w = worker('waiter');
+    expect(await claimNextWaiting(server.uow, w, {}, settings, { waitMs: 50, available: server.workAvailable })).toBeNull();
+    // Rechecking only after 60 s: within the test's 15 s only the nudge can bring the task.
+    const waiting = claimNextWaiting(server.uow, w, {}, settings, { waitMs: 60_000, available: server.workAvailable, recheckMs: 60_000 });
+    await new Promise((r) => setTimeout(r, 50));
+    const taskId = await categorization();
+    expect((await waiting)!.taskId).toBe(taskId);
+  }, 15_000);
 
   it('writes an append-only log of the work', async () => {
     const { caller, worker, categorization } = await account();

@@ -75,6 +75,31 @@ export async function claimNext(
   });
 }
 
+/** Resolves when new work may be claimable (a nudge after a commit), or after `ms`. */
+export interface WorkAvailable {
+  wait(ms: number): Promise<void>;
+}
+
+/**
+ * claimNext with a bounded long poll: tries again whenever work may have become claimable (and at
+ * least every `recheckMs`) until `waitMs` are over; null when nothing came.
+ */
+export async function claimNextWaiting(
+  uow: UnitOfWork,
+  worker: WorkerPrincipal,
+  request: { role?: 'attempt' | 'review'; project?: string | undefined },
+  settings: WorkSettings,
+  wait: { waitMs: number; available: WorkAvailable; recheckMs?: number },
+): Promise<Assignment | null> {
+  const deadline = Date.now() + wait.waitMs;
+  for (;;) {
+    const a = await claimNext(uow, worker, request, settings, new Date());
+    const left = deadline - Date.now();
+    if (a || left <= 0) return a;
+    await wait.available.wait(Math.min(left, wait.recheckMs ?? 1000));
+  }
+}
+
 /** Why a lease is not held: 404 when the assignment is not the worker's, else a 409 that says what happened. */
 async function leaseLost(repos: Repositories, workerId: string, assignmentId: string, now: Date): Promise<never> {
   const a = await repos.work.get(assignmentId, workerId);
