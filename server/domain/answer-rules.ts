@@ -186,6 +186,45 @@ const segmentAnnotation: Rule = (params, response) => {
   return out;
 };
 
+/** Tracks as image annotations (a geometry of the task, one of its labels), events from events_to_annotate. */
+const videoPlaybackAnnotation: Rule = (params, response) => {
+  const geometries = isRecord(params.geometries) ? params.geometries : {};
+  const events = new Set(strings(params.events_to_annotate));
+  const out = records(response.annotations).flatMap((a, i) => {
+    const where = `response.annotations[${i}]`;
+    const spec = geometries[String(a.type)];
+    if (!isRecord(spec)) return [`${where}.type ${quote(String(a.type))} is not one of the task's geometries (${Object.keys(geometries).join(', ')}).`];
+    const bad = labelProblem(where, a.label, labelNames(spec.objects_to_annotate), `geometries.${String(a.type)}.objects_to_annotate`);
+    return bad ? [bad] : [];
+  });
+  records(response.events).forEach((e, i) => {
+    if (typeof e.label !== 'string' || !events.has(e.label)) out.push(`response.events[${i}].label ${quote(String(e.label))} is not one of the task's events_to_annotate.`);
+    if ((num(e.start) ?? 0) > (num(e.end) ?? Infinity)) out.push(`response.events[${i}] ends (frame ${String(e.end)}) before it starts (frame ${String(e.start)}).`);
+  });
+  return out;
+};
+
+/** The task's labels in order, one frame per attachment, each point's label an index into them (or -1). */
+const lidarSegmentation: Rule = (params, response) => {
+  const labels = strings(params.labels);
+  const frames = Array.isArray(params.attachments) ? params.attachments.length : 0;
+  const out: string[] = [];
+  if (JSON.stringify(response.labels) !== JSON.stringify(labels)) out.push("response.labels must be the task's labels, in the task's order.");
+  records(response.frames).forEach((f, i) => {
+    const frame = num(f.frame);
+    if (frame === undefined || frame < 0 || frame >= frames) out.push(`response.frames[${i}].frame ${String(f.frame)} is not a frame of the task (0..${frames - 1}).`);
+    const badPoint = (Array.isArray(f.point_labels) ? f.point_labels : []).findIndex((l) => typeof l !== 'number' || l < -1 || l >= labels.length);
+    if (badPoint >= 0) out.push(`response.frames[${i}].point_labels[${badPoint}] is not a label index (0..${labels.length - 1}, or -1 for none).`);
+  });
+  return out;
+};
+
+/** Segments that end after they start. */
+const audioTranscription: Rule = (_params, response) =>
+  records(response.segments).flatMap((seg, i) =>
+    (num(seg.end_seconds) ?? 0) < (num(seg.start_seconds) ?? 0) ? [`response.segments[${i}] ends (${String(seg.end_seconds)} s) before it starts (${String(seg.start_seconds)} s).`] : [],
+  );
+
 const rules: Record<string, Rule> = {
   annotation: labelledShapes('box'),
   pointannotation: labelledShapes('point'),
@@ -198,6 +237,9 @@ const rules: Record<string, Rule> = {
   transcription,
   namedentityrecognition: namedEntityRecognition,
   segmentannotation: segmentAnnotation,
+  videoplaybackannotation: videoPlaybackAnnotation,
+  lidarsegmentation: lidarSegmentation,
+  audiotranscription: audioTranscription,
 };
 
 /**
