@@ -261,6 +261,8 @@ export const staffing = pgTable(
   'staffing',
   {
     accountId: text('account_id').notNull().references(() => accounts.accountId),
+    /** Only live staffing hands out work; a test-mode key sets (and sees) its own. */
+    mode: text('mode').$type<'test' | 'live'>().notNull(),
     project: text('project').notNull(),
     /** '' for the project's own row. */
     batch: text('batch').notNull().default(''),
@@ -273,7 +275,7 @@ export const staffing = pgTable(
     reviewRate: doublePrecision('review_rate').notNull().default(0),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.project, t.batch] })],
+  (t) => [primaryKey({ columns: [t.accountId, t.mode, t.project, t.batch] })],
 );
 
 /** One row per live task while people work on it (and after, stage done or canceled). */

@@ -55,7 +55,7 @@ const claimText = `WITH cand AS (
       AND (tw.reserved_for IS NULL OR tw.reserved_for = $1::text OR tw.reserved_until <= $6::timestamptz)
       AND (NOT tw.calibration OR $4::boolean)
       AND coalesce((SELECT ${subjectsFor('s')} && ARRAY[$1::text, $3::text] FROM staffing s
-          WHERE s.account_id = tw.account_id AND s.project = tw.project AND s.batch IN ('', coalesce(tw.batch, '')) AND ${subjectsFor('s')} IS NOT NULL
+          WHERE s.account_id = tw.account_id AND s.mode = 'live' AND s.project = tw.project AND s.batch IN ('', coalesce(tw.batch, '')) AND ${subjectsFor('s')} IS NOT NULL
           ORDER BY s.batch DESC LIMIT 1), true)
       AND (tw.batch IS NULL OR NOT EXISTS (SELECT 1 FROM batches b WHERE b.account_id = tw.account_id AND b.mode = 'live' AND b.name = tw.batch AND b.status = 'staging'))
       AND (tw.calibration OR tw.batch IS NULL OR NOT EXISTS (SELECT 1 FROM batches b
@@ -224,18 +224,21 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
       const rows = await db
         .select()
         .from(staffing)
-        .where(and(eq(staffing.accountId, accountId), eq(staffing.project, project), inArray(staffing.batch, ['', batch ?? ''])))
+        .where(and(eq(staffing.accountId, accountId), eq(staffing.mode, 'live'), eq(staffing.project, project), inArray(staffing.batch, ['', batch ?? ''])))
         .orderBy(desc(staffing.batch))
         .limit(1);
       return (rows[0] as Staffing | undefined) ?? null;
     },
-    async getStaffing(accountId, project, batch) {
-      const rows = await db.select().from(staffing).where(and(eq(staffing.accountId, accountId), eq(staffing.project, project), eq(staffing.batch, batch)));
+    async getStaffing(accountId, mode, project, batch) {
+      const rows = await db
+        .select()
+        .from(staffing)
+        .where(and(eq(staffing.accountId, accountId), eq(staffing.mode, mode), eq(staffing.project, project), eq(staffing.batch, batch)));
       return (rows[0] as Staffing | undefined) ?? null;
     },
     async putStaffing(s) {
-      const { accountId: _a, project: _p, batch: _b, ...rest } = s;
-      await db.insert(staffing).values(s).onConflictDoUpdate({ target: [staffing.accountId, staffing.project, staffing.batch], set: rest });
+      const { accountId: _a, mode: _m, project: _p, batch: _b, ...rest } = s;
+      await db.insert(staffing).values(s).onConflictDoUpdate({ target: [staffing.accountId, staffing.mode, staffing.project, staffing.batch], set: rest });
     },
     async addEvents(events) {
       if (events.length > 0) await db.insert(workEvents).values(events);

@@ -14,11 +14,14 @@ import {
   claimNextWaiting,
   expireLapsedLeases,
   giveBack,
+  getOwnAssignment,
   heartbeat,
+  listOwnAssignments,
   reviewAssignment,
   submitAssignment,
   type WorkSettings,
 } from '../../server/domain/workforce/work.ts';
+import { getStaffing, putStaffing } from '../../server/domain/workforce/staffing.ts';
 import { loadContract } from '../../server/http/contract.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 
@@ -223,7 +226,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     // A project staffed with the account's own workers only: the operator's workers are left out.
     expect((await two.current('POST', '/v1/projects', { json: { type: 'categorization', name: 'inhouse' } })).status).toBe(200);
     const staffed = await two.categorization({ project: 'inhouse' });
-    await server.uow.work.putStaffing({ accountId: two.secrets.account_id, project: 'inhouse', batch: '', attemptSubjects: ['account'], reviewSubjects: null, reviewFirst: 0, reviewRate: 0, updatedAt: new Date() });
+    await server.uow.work.putStaffing({ accountId: two.secrets.account_id, mode: 'live', project: 'inhouse', batch: '', attemptSubjects: ['account'], reviewSubjects: null, reviewFirst: 0, reviewRate: 0, updatedAt: new Date() });
     const operator: WorkerPrincipal = { workerId: `op-${db}-${n++}`, accountId: null, roles: ['labeler'], calibrator: false, status: 'active' };
     const seen: string[] = [];
     for (let a = await claimNext(server.uow, operator, {}, settings, new Date()); a; a = await claimNext(server.uow, operator, {}, settings, new Date())) seen.push(a.taskId);
@@ -259,7 +262,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   it('reviews: accept and fix complete the task with an operator audit; reject sends a redo with feedback to the author, then it completes with times_redone', async () => {
     const { caller, secrets, worker, current, categorization } = await account();
     expect((await current('POST', '/v1/projects', { json: { type: 'categorization', name: 'reviewed' } })).status).toBe(200);
-    await server.uow.work.putStaffing({ accountId: secrets.account_id, project: 'reviewed', batch: '', attemptSubjects: null, reviewSubjects: null, reviewFirst: 10, reviewRate: 0, updatedAt: new Date() });
+    await server.uow.work.putStaffing({ accountId: secrets.account_id, mode: 'live', project: 'reviewed', batch: '', attemptSubjects: null, reviewSubjects: null, reviewFirst: 10, reviewRate: 0, updatedAt: new Date() });
     const labeler = worker('author');
     const reviewer = worker('checker', { roles: ['reviewer'] });
     const lead = worker('lead', { roles: ['lead'] });
@@ -340,6 +343,43 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const taskId = await categorization();
     expect((await waiting)!.taskId).toBe(taskId);
   }, 15_000);
+
+  it('sets staffing per project and batch: validated, kept where a change leaves it out, and a batch row wins over its project', async () => {
+    const { caller, worker, current, categorization } = await account();
+    expect((await current('POST', '/v1/projects', { json: { type: 'categorization', name: 'sp' } })).status).toBe(200);
+    expect((await current('POST', '/v1/batches', { json: { project: 'sp', name: `sb-${db}` } })).status).toBe(200);
+    expect(await getStaffing(server.uow, caller, { project: 'sp' })).toMatchObject({ attemptSubjects: null, reviewSubjects: null, reviewFirst: 0, reviewRate: 0 });
+    expect((await failure(getStaffing(server.uow, caller, { project: 'nope' }))).kind).toBe('not_found');
+    expect((await failure(putStaffing(server.uow, caller, { project: 'sp' }, { reviewRate: 2 }, new Date()))).message).toMatch(/review_rate is 2/);
+    const w1 = worker('one');
+    const w2 = worker('two');
+    await putStaffing(server.uow, caller, { project: 'sp' }, { attempt: [w1.workerId], reviewFirst: 3 }, new Date());
+    expect(await putStaffing(server.uow, caller, { project: 'sp' }, { reviewRate: 0.5 }, new Date())).toMatchObject({ attemptSubjects: [w1.workerId], reviewFirst: 3, reviewRate: 0.5 });
+    await putStaffing(server.uow, caller, { project: 'sp', batch: `sb-${db}` }, { attempt: [w2.workerId] }, new Date());
+    const inProject = await categorization({ project: 'sp' });
+    const inBatch = await categorization({ batch: `sb-${db}` });
+    expect((await claimNext(server.uow, w1, {}, settings, new Date()))!.taskId).toBe(inProject);
+    expect(await claimNext(server.uow, w1, {}, settings, new Date())).toBeNull();
+    expect((await claimNext(server.uow, w2, {}, settings, new Date()))!.taskId).toBe(inBatch);
+  });
+
+  it("lists a worker's own assignments newest first, page by page, and shows one only to its worker", async () => {
+    const { worker, categorization } = await account();
+    const w = worker('hist');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      await categorization();
+      const a = (await claimNext(server.uow, w, {}, settings, new Date(Date.now() + i)))!;
+      ids.unshift(a.assignmentId);
+    }
+    const one = await listOwnAssignments(server.uow, w, { limit: 2 });
+    expect(one.assignments.map((a) => a.assignmentId)).toEqual(ids.slice(0, 2));
+    const two = await listOwnAssignments(server.uow, w, { limit: 2, nextToken: one.nextToken! });
+    expect([two.assignments.map((a) => a.assignmentId), two.nextToken]).toEqual([ids.slice(2), null]);
+    expect((await listOwnAssignments(server.uow, w, { limit: 5, statuses: ['submitted'] })).assignments).toEqual([]);
+    expect((await getOwnAssignment(server.uow, w, ids[0]!)).task.params).toMatchObject({ categories: ['cat', 'dog'] });
+    expect((await failure(getOwnAssignment(server.uow, worker('other'), ids[0]!))).kind).toBe('not_found');
+  });
 
   it('writes an append-only log of the work', async () => {
     const { caller, worker, categorization } = await account();

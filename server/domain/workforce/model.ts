@@ -1,6 +1,6 @@
 // The work loop's model: staffing, the work open on a live task, assignments with leases, and what
 // the rules need from storage (server/store/work.ts implements it).
-import type { Json } from '../model.ts';
+import type { Json, Mode } from '../model.ts';
 import type { WorkerPrincipal } from './worker.ts';
 
 export type AssignmentRole = 'attempt' | 'review' | 'redo';
@@ -60,6 +60,7 @@ export interface TaskWork {
  */
 export interface Staffing {
   accountId: string;
+  mode: Mode;
   project: string;
   batch: string;
   attemptSubjects: string[] | null;
@@ -119,9 +120,9 @@ export interface WorkRepository {
   forWorker(workerId: string, filters: { statuses?: AssignmentStatus[] }, page: { limit: number; before?: { issuedAt: Date; assignmentId: string } | null }): Promise<Assignment[]>;
   /** How many attempts the worker has submitted on a project's tasks (for review sampling). */
   submittedCount(workerId: string, accountId: string, project: string | null): Promise<number>;
-  /** The staffing that applies to a task of this project and batch (the batch's row, else the project's). */
+  /** The live staffing that applies to a task of this project and batch (the batch's row, else the project's). */
   staffingFor(accountId: string, project: string, batch: string | null): Promise<Staffing | null>;
-  getStaffing(accountId: string, project: string, batch: string): Promise<Staffing | null>;
+  getStaffing(accountId: string, mode: Mode, project: string, batch: string): Promise<Staffing | null>;
   putStaffing(staffing: Staffing): Promise<void>;
   addEvents(events: WorkEvent[]): Promise<void>;
 }

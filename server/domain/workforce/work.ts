@@ -350,11 +350,47 @@ export async function redoAfterCustomerReject(repos: Repositories, caller: Calle
   ]);
 }
 
-/** A worker's own assignment (404 for anyone else's). */
-export async function getOwnAssignment(uow: UnitOfWork, worker: WorkerPrincipal, assignmentId: string): Promise<Assignment> {
+/** What a worker sees of an assignment: the task to work on and, for a review, the answer under review. */
+export interface AssignmentWork {
+  assignment: Assignment;
+  task: Task;
+  reviewed: Assignment | null;
+}
+
+async function withWork(uow: UnitOfWork, a: Assignment): Promise<AssignmentWork> {
+  const task = await uow.tasks.get(a.accountId, 'live', a.taskId);
+  if (!task) throw notFound(`Assignment ${a.assignmentId} not found.`);
+  const reviewed = a.role === 'review' && a.parentAssignmentId ? await uow.work.get(a.parentAssignmentId, null) : null;
+  return { assignment: a, task, reviewed };
+}
+
+/** A worker's own assignment with its task (404 for anyone else's). */
+export async function getOwnAssignment(uow: UnitOfWork, worker: WorkerPrincipal, assignmentId: string): Promise<AssignmentWork> {
   const a = await uow.work.get(assignmentId, worker.workerId);
   if (!a) throw notFound(`Assignment ${assignmentId} not found.`);
-  return a;
+  return withWork(uow, a);
+}
+
+/** The task and reviewed answer of an assignment just claimed. */
+export const assignmentWork = withWork;
+
+/** A page of the worker's own assignments, newest first, with a token for the next page. */
+export async function listOwnAssignments(
+  uow: UnitOfWork,
+  worker: WorkerPrincipal,
+  input: { statuses?: AssignmentStatus[] | undefined; limit: number; nextToken?: string | undefined },
+): Promise<{ assignments: Assignment[]; nextToken: string | null }> {
+  let before: { issuedAt: Date; assignmentId: string } | null = null;
+  if (input.nextToken) {
+    const m = /^(\d+)\.([0-9a-f]{24})$/.exec(Buffer.from(input.nextToken, 'base64url').toString('utf8'));
+    if (!m) throw invalid('next_token is not a token of this list.');
+    before = { issuedAt: new Date(Number(m[1])), assignmentId: m[2]! };
+  }
+  const rows = await uow.work.forWorker(worker.workerId, { ...(input.statuses ? { statuses: input.statuses } : {}) }, { limit: input.limit + 1, before });
+  const page = rows.slice(0, input.limit);
+  const last = page.at(-1);
+  const nextToken = rows.length > input.limit && last ? Buffer.from(`${last.issuedAt.getTime()}.${last.assignmentId}`).toString('base64url') : null;
+  return { assignments: page, nextToken };
 }
 
 /** Who worked on a task, for its customer (oldest first). */

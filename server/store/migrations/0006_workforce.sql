@@ -23,6 +23,7 @@ CREATE TABLE "assignments" (
 --> statement-breakpoint
 CREATE TABLE "staffing" (
 	"account_id" text NOT NULL,
+	"mode" text NOT NULL,
 	"project" text NOT NULL,
 	"batch" text DEFAULT '' NOT NULL,
 	"attempt_subjects" text[],
@@ -30,7 +31,7 @@ CREATE TABLE "staffing" (
 	"review_first" integer DEFAULT 0 NOT NULL,
 	"review_rate" double precision DEFAULT 0 NOT NULL,
 	"updated_at" timestamp (3) with time zone NOT NULL,
-	CONSTRAINT "staffing_account_id_project_batch_pk" PRIMARY KEY("account_id","project","batch")
+	CONSTRAINT "staffing_account_id_mode_project_batch_pk" PRIMARY KEY("account_id","mode","project","batch")
 );
 --> statement-breakpoint
 CREATE TABLE "task_work" (
