@@ -15,6 +15,7 @@ import {
   syntheticResponse,
   type TaskType,
 } from '../server/domain/synthetic.ts';
+import { checkAnswer } from '../server/domain/answer-rules.ts';
 import { makeValidator } from './support/spec.ts';
 
 type Schemas = components['schemas'];
@@ -266,6 +267,8 @@ function describeType<P extends object>(c: TypeCase<P>): void {
           const response = syntheticResponse(c.type, params as Json, taskId);
           expectValid(`${c.prefix}Response`, response, 'the synthetic response');
           c.check(params, response);
+          // A worker's answer is held to the same rules: the synthetic one passes them (answer-rules.ts).
+          expect(checkAnswer({ type: c.type, params: params as Json }, response), 'the workforce answer rules accept it').toEqual([]);
           expect(params, 'the task params are left as they were').toEqual(before);
         }),
         RUNS,

@@ -4,6 +4,7 @@
 // choices from the task's lists, exactly the fields the task asks for, entity spans inside the
 // text. The type's response schema (the contract) is checked separately, before these.
 import type { Json, Task } from './model.ts';
+import { conditionsHold, leafChoiceValues } from './synthetic.ts';
 
 type Rule = (params: Json, response: Json) => string[];
 
@@ -225,6 +226,121 @@ const audioTranscription: Rule = (_params, response) =>
     (num(seg.end_seconds) ?? 0) < (num(seg.start_seconds) ?? 0) ? [`response.segments[${i}] ends (${String(seg.end_seconds)} s) before it starts (${String(seg.start_seconds)} s).`] : [],
   );
 
+// textcollection: the field rules of test mode (synthetic.ts) for a worker's form. A field its
+// conditions hide has no answer; a shown one is answered (within min/max_responses_required), each
+// answer within the field's bounds; a form's fillings are checked field by field.
+
+type Choice = string | number;
+const choiceValues = (answer: unknown): Choice[] =>
+  Array.isArray(answer) ? answer.flatMap(choiceValues) : (typeof answer === 'string' && answer !== '') || typeof answer === 'number' ? [answer] : [];
+const flatFields = (fields: unknown): Json[] => records(fields).flatMap((f) => (f.type === 'fieldset' ? records(f.fields) : [f]));
+const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
+
+function fieldAnswerProblems(where: string, fields: Json[], answers: Json, outer: (id: string) => Choice[], attachments: number): string[] {
+  const ids = fields.map((f) => String(f.field_id));
+  const local = (id: string) => (ids.includes(id) ? choiceValues(answers[id]) : outer(id));
+  const out = Object.keys(answers).filter((id) => !ids.includes(id)).map((id) => `${where}.${id} is not a field of the task.`);
+  for (const field of fields) {
+    const id = String(field.field_id);
+    const at = `${where}.${id}`;
+    const present = Object.hasOwn(answers, id);
+    if (!conditionsHold(field.conditions, local)) {
+      if (present) out.push(`${at} is answered, but its conditions hide it.`);
+      continue;
+    }
+    // A select's choices are plain values, added to by the selections of `choices_from_field`.
+    const options = field.type === 'select' ? [...choiceValues(field.choices), ...(typeof field.choices_from_field === 'string' ? local(field.choices_from_field) : [])] : [];
+    if (field.type === 'select' && options.length === 0) {
+      if (present) out.push(`${at} is answered, but it has nothing to select.`);
+      continue;
+    }
+    if (!present) {
+      out.push(`${at} is missing: the field is shown, so it needs an answer.`);
+      continue;
+    }
+    const max = Math.max(1, num(field.max_responses_required) ?? 1);
+    const min = Math.min(Math.max(1, num(field.min_responses_required) ?? 1), max);
+    let each: unknown[] = [answers[id]];
+    if (max > 1) {
+      if (!Array.isArray(answers[id])) {
+        out.push(`${at} must be a list of answers (${min} to ${max}).`);
+        continue;
+      }
+      each = answers[id] as unknown[];
+      if (each.length < min || each.length > max) out.push(`${at} has ${each.length} answers; the field takes ${min} to ${max}.`);
+    }
+    each.forEach((one, i) => out.push(...oneAnswerProblems(max > 1 ? `${at}[${i}]` : at, field, one, options, outer, attachments)));
+  }
+  return out;
+}
+
+function oneAnswerProblems(at: string, field: Json, answer: unknown, options: Choice[], outer: (id: string) => Choice[], attachments: number): string[] {
+  switch (field.type) {
+    case 'text': {
+      const length = typeof answer === 'string' ? Array.from(answer).length : 0;
+      const most = num(field.max_characters) ?? 1000;
+      return length < 1 || length > most ? [`${at} has ${length} characters; the field takes 1 to ${most}.`] : [];
+    }
+    case 'number': {
+      const value = typeof answer === 'string' && /^-?[0-9]+(\.[0-9]+)?$/.test(answer) ? Number(answer) : NaN;
+      if (Number.isNaN(value)) return [`${at} is not a number written in digits.`];
+      const min = num(field.min);
+      const max = num(field.max);
+      if ((min !== undefined && value < min) || (max !== undefined && value > max)) return [`${at} is ${value}, outside the field's ${min ?? '-∞'}..${max ?? '∞'}.`];
+      return [];
+    }
+    case 'datetime': {
+      const value = isRecord(answer) ? answer : {};
+      const include = strings(field.include);
+      const parts = Object.keys(value);
+      if (parts.some((p) => !include.includes(p)) || include.some((p) => !parts.includes(p))) return [`${at} must give exactly the parts ${include.join(', ')}.`];
+      const month = num(value.month);
+      const day = num(value.day);
+      if (month !== undefined && day !== undefined && day > daysIn(num(value.year) ?? 2000, month)) return [`${at}.day ${day} is not a day of month ${month}.`];
+      return [];
+    }
+    case 'category': {
+      const leaves = leafChoiceValues(field.choices);
+      const selected = Array.isArray(answer) ? answer : [];
+      const fewest = Math.min(num(field.min_choices) ?? 1, leaves.length);
+      const most = Math.max(fewest, Math.min(num(field.max_choices) ?? 1, leaves.length));
+      const out = selected.filter((v) => !leaves.includes(v as Choice)).map((v) => `${at} selects ${quote(String(v))}, not a (leaf) choice of the field.`);
+      if (new Set(selected).size !== selected.length) out.push(`${at} selects a choice twice.`);
+      if (selected.length < fewest || selected.length > most) out.push(`${at} selects ${selected.length} choices; the field takes ${fewest} to ${most}.`);
+      return out;
+    }
+    case 'time_range': {
+      const r = isRecord(answer) ? answer : {};
+      const from = num(r.from_seconds) ?? -1;
+      const to = num(r.to_seconds) ?? -1;
+      return 0 <= from && from <= to && to <= 86_400 ? [] : [`${at} is not a time range within the day (0 ≤ from_seconds ≤ to_seconds ≤ 86400).`];
+    }
+    case 'select':
+      return Array.isArray(answer) && answer.length === 1 && options.includes(answer[0] as Choice) ? [] : [`${at} must select one of the field's options.`];
+    case 'ranking_order': {
+      const ranked = Array.isArray(answer) ? answer : [];
+      const count = num(field.num_items_to_rank) ?? attachments;
+      const bad = ranked.some((i) => !Number.isInteger(i) || (i as number) < 0 || (i as number) >= attachments) || new Set(ranked).size !== ranked.length;
+      return ranked.length !== count || bad ? [`${at} must rank ${count} distinct attachments by index (0..${attachments - 1}).`] : [];
+    }
+    case 'form':
+      return isRecord(answer) ? fieldAnswerProblems(at, flatFields(field.fields), answer, outer, attachments) : [`${at} must be a filling of the form (an object).`];
+    default:
+      return [];
+  }
+}
+
+const textCollection: Rule = (params, response) => {
+  const annotations = isRecord(response.annotations) ? response.annotations : {};
+  // Outside a form, a field's selections count wherever it was answered (in every filling of a form).
+  const everywhere = (id: string): Choice[] => [
+    ...choiceValues(annotations[id]),
+    ...Object.values(annotations).flatMap((a) => (Array.isArray(a) ? a : [a])).filter(isRecord).flatMap((filling) => choiceValues(filling[id])),
+  ];
+  const attachments = Array.isArray(params.attachments) ? params.attachments.length : 0;
+  return fieldAnswerProblems('response.annotations', flatFields(params.fields), annotations, everywhere, attachments);
+};
+
 const rules: Record<string, Rule> = {
   annotation: labelledShapes('box'),
   pointannotation: labelledShapes('point'),
@@ -240,6 +356,7 @@ const rules: Record<string, Rule> = {
   videoplaybackannotation: videoPlaybackAnnotation,
   lidarsegmentation: lidarSegmentation,
   audiotranscription: audioTranscription,
+  textcollection: textCollection,
 };
 
 /**

@@ -877,7 +877,7 @@ class AnswerScope {
  * Whether a field with these `conditions` is shown (FieldConditions): one condition set holds
  * (OR), every key of it (AND), a value or list of values selected, or with `not` none of them.
  */
-function conditionsHold(conditions: unknown, selectedIn: (fieldId: string) => readonly ChoiceValue[]): boolean {
+export function conditionsHold(conditions: unknown, selectedIn: (fieldId: string) => readonly ChoiceValue[]): boolean {
   if (!Array.isArray(conditions) || conditions.length === 0) return true;
   const anySelected = (wanted: unknown, selected: readonly ChoiceValue[]) =>
     (Array.isArray(wanted) ? wanted : [wanted]).some((value) => selected.includes(value as ChoiceValue));
@@ -977,7 +977,7 @@ function answerField(context: TextCollectionContext, field: FieldDefinition, sco
 }
 
 /** The values of the selectable choices: only choices without subchoices can be selected. */
-function leafChoiceValues(choices: unknown): ChoiceValue[] {
+export function leafChoiceValues(choices: unknown): ChoiceValue[] {
   const values = asRecords(choices).flatMap((choice): unknown[] =>
     Array.isArray(choice.subchoices) && choice.subchoices.length > 0 ? leafChoiceValues(choice.subchoices) : [choice.value],
   );

@@ -37,11 +37,11 @@ const broken: Record<string, [(r: Json, params: Json) => void, RegExp]> = {
   datacollection: [(r) => (r.fields = { ...r.fields, extra: 'x' }), /response\.fields\.extra is not a field of the task/],
   transcription: [(r) => (r.fields = { ...r.fields, extra: 'x' }), /response\.fields\.extra is not a field of the task/],
   namedentityrecognition: [(r) => (first(r).end = 100_000), /annotations\[0\] spans \d+\.\.100000, not inside the text/],
-  audiotranscription: [(r) => (r.segments[0].end_seconds = r.segments[0].start_seconds - 0.5), /response\.segments\[0\] ends \([\d.]+ s\) before it starts/],
+  audiotranscription: [(r) => (r.segments[0].start_seconds = r.segments[0].end_seconds + 1), /response\.segments\[0\] ends \([\d.]+ s\) before it starts/],
   videoplaybackannotation: [(r) => (first(r).label = 'x'), /annotations\[0\]\.label "x" is not one of the task's geometries\.\w+\.objects_to_annotate/],
   lidarsegmentation: [(r) => (r.frames[0].point_labels[0] = 99), /response\.frames\[0\]\.point_labels\[0\] is not a label index/],
   // The types whose params rules are not written yet: their response schema.
-  textcollection: [(r) => (r.unexpected = 1), /response schema/],
+  textcollection: [(r) => (r.annotations = { ...r.annotations, no_such_field: 'x' }), /response\.annotations\.no_such_field is not a field of the task/],
   documenttranscription: [(r) => (r.unexpected = 1), /response schema/],
 };
 
