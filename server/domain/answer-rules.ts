@@ -341,6 +341,16 @@ const textCollection: Rule = (params, response) => {
   return fieldAnswerProblems('response.annotations', flatFields(params.fields), annotations, everywhere, attachments);
 };
 
+/** Labelled regions name a feature of the task (its `label`, or the `name` of tasks stored before); no negative coordinates. */
+const documentTranscription: Rule = (params, response) => {
+  const features = new Set(records(params.features).flatMap((f) => [f.label, f.name].filter((x): x is string => typeof x === 'string')));
+  return records(response.annotations).flatMap((a, i) => {
+    const where = `response.annotations[${i}]`;
+    const out = a.label !== undefined && (typeof a.label !== 'string' || !features.has(a.label)) ? [`${where}.label ${quote(String(a.label))} is not one of the task's features.`] : [];
+    return [...out, ...shapeProblems(where, 'box', a, { minWidth: 0, minHeight: 0, minVertices: 1, maxVertices: undefined })];
+  });
+};
+
 const rules: Record<string, Rule> = {
   annotation: labelledShapes('box'),
   pointannotation: labelledShapes('point'),
@@ -357,12 +367,10 @@ const rules: Record<string, Rule> = {
   lidarsegmentation: lidarSegmentation,
   audiotranscription: audioTranscription,
   textcollection: textCollection,
+  documenttranscription: documentTranscription,
 };
 
-/**
- * The problems of an answer to this task (empty: none), each naming the response part and the rule.
- * Types without a family here are checked by their response schema only.
- */
+/** The problems of an answer to this task (empty: none), each naming the response part and the rule. */
 export function checkAnswer(task: Pick<Task, 'type' | 'params'>, response: Json): string[] {
   return rules[task.type]?.(task.params, response) ?? [];
 }

@@ -40,9 +40,8 @@ const broken: Record<string, [(r: Json, params: Json) => void, RegExp]> = {
   audiotranscription: [(r) => (r.segments[0].start_seconds = r.segments[0].end_seconds + 1), /response\.segments\[0\] ends \([\d.]+ s\) before it starts/],
   videoplaybackannotation: [(r) => (first(r).label = 'x'), /annotations\[0\]\.label "x" is not one of the task's geometries\.\w+\.objects_to_annotate/],
   lidarsegmentation: [(r) => (r.frames[0].point_labels[0] = 99), /response\.frames\[0\]\.point_labels\[0\] is not a label index/],
-  // The types whose params rules are not written yet: their response schema.
   textcollection: [(r) => (r.annotations = { ...r.annotations, no_such_field: 'x' }), /response\.annotations\.no_such_field is not a field of the task/],
-  documenttranscription: [(r) => (r.unexpected = 1), /response schema/],
+  documenttranscription: [(r) => (first(r).label = 'x'), /annotations\[0\]\.label "x" is not one of the task's features/],
 };
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('answers of every task type on %s', (db) => {
