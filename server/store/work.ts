@@ -42,14 +42,16 @@ const ms = (placeholder: string) => `(${placeholder}::double precision * interva
 const subjectsFor = (alias: string) => `CASE WHEN $5::text = 'review' THEN ${alias}.review_subjects ELSE ${alias}.attempt_subjects END`;
 
 /**
+ * One text for an account's own workers, one for the operator's workforce (each uses its partial
+ * index: the literal stage list and `DESC NULLS LAST` are spelled as the indexes are).
  * $1 worker, $2 its account (null: operator workforce), $3 its group (`operator` or `account`),
  * $4 calibrator, $5 role (attempt or review), $6 now, $7 lease ms, $8 hard cap ms, $9 assignment id,
  * $10 lease token, $11 project (null: any).
  */
-const claimText = `WITH cand AS (
+const claimSql = (ownAccount: boolean) => `WITH cand AS (
     SELECT tw.task_id FROM task_work tw JOIN tasks t ON t.task_id = tw.task_id
-    WHERE tw.stage = $5::text AND tw.open_slots > 0 AND tw.available_at <= $6::timestamptz
-      AND ($2::text IS NULL OR tw.account_id = $2::text)
+    WHERE tw.stage IN ('attempt', 'review') AND tw.open_slots > 0 AND tw.stage = $5::text AND tw.available_at <= $6::timestamptz
+      AND ${ownAccount ? 'tw.account_id = $2::text' : '$2::text IS NULL'}
       AND ($11::text IS NULL OR tw.project = $11::text)
       AND (t.status = 'pending' OR (t.status = 'completed' AND t.customer_review_status = 'rejected'))
       AND (tw.reserved_for IS NULL OR tw.reserved_for = $1::text OR tw.reserved_until <= $6::timestamptz)
@@ -64,7 +66,7 @@ const claimText = `WITH cand AS (
           WHEN $5::text = 'review' THEN a.role IN ('attempt', 'redo')
           WHEN tw.parent_assignment_id IS NOT NULL THEN a.role = 'redo' AND a.status = 'active'
           ELSE a.role = 'attempt' AND a.status <> 'expired' END)
-    ORDER BY tw.priority DESC, tw.created_at, tw.task_id
+    ORDER BY tw.priority DESC NULLS LAST, tw.created_at, tw.task_id
     LIMIT 1
     FOR UPDATE OF tw SKIP LOCKED),
   take AS (
@@ -83,6 +85,8 @@ const claimText = `WITH cand AS (
   ev AS (INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind)
     SELECT $6::timestamptz, ins.account_id, ins.worker_id, ins.assignment_id, ins.task_id, 'issued' FROM ins)
   SELECT ${assignmentRow.qualified('ins')} FROM ins`;
+
+const claimText = { own: claimSql(true), operator: claimSql(false) };
 
 /** Heartbeats are logged at most once a minute per assignment (the log is for metrics, not a trace). */
 const heartbeatSampleMs = 60_000;
@@ -155,7 +159,7 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
         r.now.toISOString(), r.lease.leaseMs, r.lease.hardCapMs, r.assignmentId, r.leaseToken, r.project ?? null,
       ];
       try {
-        return await one(claimText, values);
+        return await one(r.worker.accountId === null ? claimText.operator : claimText.own, values);
       } catch (err) {
         // The same worker claiming twice at once: the second found the task the first just took.
         if (isUniqueViolation(err, 'assignments_one_attempt')) return null;
