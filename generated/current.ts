@@ -1206,6 +1206,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/task/{taskId}/assignments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
+                 * @example 65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                taskId: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Who worked on a task
+         * @description Every assignment of the task, oldest first: the worker (the id of the account's own worker, or
+         *     an opaque per-account handle for the operator's workforce, never an e-mail address or name),
+         *     the role (attempt, review, redo), status, times, active time and review result. A test-mode
+         *     task has none (test mode answers itself). The answers themselves are not here: the task's
+         *     `response` is the result.
+         */
+        get: operations["listTaskAssignments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projects": {
         parameters: {
             query?: never;
@@ -1329,6 +1363,45 @@ export interface paths {
          *     tied to the project parameters).
          */
         post: operations["setProjectOntology"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{projectName}/staffing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve the staffing of a project
+         * @description Who may attempt and who may review the live tasks of this project, and how many attempts are
+         *     reviewed. A project without staffing is served by the operator's workforce (`source: default`).
+         */
+        get: operations["getProjectStaffing"];
+        /**
+         * Set the staffing of a project
+         * @description Replaces the staffing of this project: who may attempt (and redo) its live tasks, who may review
+         *     them, and the review sampling (defaults: all of a worker's first 20 attempts, then 10 %).
+         *     `operator` stands for the operator's workforce; other entries are ids of the account's own
+         *     workers (an unknown id → 404 naming it). It applies to the next assignment issued; work
+         *     already issued keeps its lease. A batch with its own staffing keeps it. A calibration batch
+         *     (`calibration_batch: true`) is served only to staffed workers marked `calibrator`, and
+         *     every attempt in it is reviewed.
+         */
+        put: operations["setProjectStaffing"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1562,6 +1635,197 @@ export interface paths {
          *     of the real service send.
          */
         post: operations["unarchiveBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batchName}/staffing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes-week-47
+                 */
+                batchName: components["parameters"]["BatchName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve the staffing of a batch
+         * @description Who may attempt and who may review the live tasks of this batch, and how many attempts are
+         *     reviewed. A batch without its own staffing follows its project's (`source: project`).
+         */
+        get: operations["getBatchStaffing"];
+        /**
+         * Set the staffing of a batch
+         * @description Replaces the staffing of this batch: who may attempt (and redo) its live tasks, who may review
+         *     them, and the review sampling (defaults: all of a worker's first 20 attempts, then 10 %).
+         *     `operator` stands for the operator's workforce; other entries are ids of the account's own
+         *     workers (an unknown id → 404 naming it). It applies to the next assignment issued; work
+         *     already issued keeps its lease. A batch's staffing overrides its project's for that batch. A calibration batch
+         *     (`calibration_batch: true`) is served only to staffed workers marked `calibrator`, and
+         *     every attempt in it is reviewed.
+         */
+        put: operations["setBatchStaffing"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workforce/workers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List workers
+         * @description The account's own workers, newest first, paged with `next_token` (as the task list). The
+         *     operator's workforce is not listed, and never another account's workers.
+         */
+        get: operations["listWorkers"];
+        put?: never;
+        /**
+         * Create a worker
+         * @description Creates a worker of the account's own workforce. The worker logs in at
+         *     `POST /worker/v1/session` with this e-mail address and password, and works on the live tasks of
+         *     this account's projects and batches that are staffed for them (see
+         *     `PUT /v1/projects/{projectName}/staffing`); no other account's tasks. Without `password` the
+         *     server chooses one and shows it once, in `initial_password`. Workers do not depend on the key's
+         *     mode: the same workers serve the account's live tasks (test mode has no workers).
+         */
+        post: operations["createWorker"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workforce/workers/{workerId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
+                 *     operator's workforce, or an id of the wrong form → 404.
+                 * @example wkr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                workerId: components["parameters"]["WorkerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a worker
+         * @description One of the account's own workers; any other id → 404.
+         */
+        get: operations["getWorker"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a worker
+         * @description Removes one of the account's own workers: every session and API token stops working at once,
+         *     their open assignments end and their tasks go back to the queue. The record stays (status
+         *     `removed`) for the audit trail of the tasks they worked on; their e-mail address is free
+         *     again. Removing a removed worker changes nothing and answers the same.
+         */
+        delete: operations["removeWorker"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a worker
+         * @description Changes display name, roles or calibrator flag of one of the account's own workers (the
+         *     properties given; at least one). A removed worker cannot be changed (400).
+         */
+        patch: operations["updateWorker"];
+        trace?: never;
+    };
+    "/v1/workforce/workers/{workerId}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
+                 *     operator's workforce, or an id of the wrong form → 404.
+                 * @example wkr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                workerId: components["parameters"]["WorkerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a worker
+         * @description Pauses one of the account's own workers: they get no new work (403 `worker_paused` when they ask) but may log in and finish the assignment they hold; nothing else changes. Pausing a paused worker answers the same. A removed worker → 400.
+         */
+        post: operations["pauseWorker"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workforce/workers/{workerId}/unpause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
+                 *     operator's workforce, or an id of the wrong form → 404.
+                 * @example wkr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                workerId: components["parameters"]["WorkerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unpause a worker
+         * @description Lets a paused worker take work again. Unpausing an active worker answers the same. A removed worker → 400.
+         */
+        post: operations["unpauseWorker"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workforce/workers/{workerId}/reset_password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
+                 *     operator's workforce, or an id of the wrong form → 404.
+                 * @example wkr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                workerId: components["parameters"]["WorkerId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset a worker's password
+         * @description Sets a new password for one of the account's own workers (the one given, or one the server
+         *     chooses and shows once) and revokes every session and API token of the worker. A removed
+         *     worker → 400.
+         */
+        post: operations["resetWorkerPassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6892,6 +7156,18 @@ export interface components {
              */
             error: string;
             /**
+             * @description A stable, machine-readable name of the error, for programs to branch on (the message may
+             *     change wording). The worker API (`/worker/v1`) sends it with every error: `invalid_request`,
+             *     `unauthenticated`, `session_expired`, `worker_removed`, `worker_paused`, `role_missing`,
+             *     `not_found`, `lease_lost`, `task_canceled`, `assignment_closed`, `email_taken`,
+             *     `token_limit`, `idempotency_mismatch`, `payload_too_large`, `rate_limited`, `internal`,
+             *     `not_implemented` (an operation of the contract this server does not serve yet), and
+             *     `forbidden` or `conflict` for a 403 or 409 without a more specific name. The other APIs may
+             *     leave it out.
+             * @example lease_lost
+             */
+            code?: string;
+            /**
              * @description The id of the request, as in the answer's `X-Request-Id` header: the caller's own
              *     `X-Request-Id` when it was 1 to 128 characters of letters, digits and `._:@+=/-`, otherwise
              *     one the server made. The server logs it with the request; quote it when reporting a problem.
@@ -7251,6 +7527,90 @@ export interface components {
             docs: components["schemas"]["CallbackAttempt"][];
         };
         /**
+         * AssignmentRole
+         * @description What an assignment asks of the worker: `attempt` (answer the task), `review` (judge another
+         *     worker's answer: accept, fix or reject) or `redo` (answer again after a rejected review, with
+         *     the reviewer's feedback).
+         * @example attempt
+         * @enum {string}
+         */
+        AssignmentRole: "attempt" | "review" | "redo";
+        /**
+         * AssignmentStatus
+         * @description Where an assignment is: `active` (leased to the worker), `submitted` (answered; for an attempt,
+         *     waiting for review or done), `reviewed` (a review assignment that was decided, or an attempt
+         *     whose review is decided: see `review`), `skipped`, `released` (handed back), `expired` (the
+         *     lease lapsed) or `canceled` (the task was canceled while it was open). Only `active` takes
+         *     heartbeats and answers.
+         * @example active
+         * @enum {string}
+         */
+        AssignmentStatus: "active" | "submitted" | "reviewed" | "skipped" | "released" | "expired" | "canceled";
+        /**
+         * ReviewResult
+         * @description A reviewer's decision: `accepted` (the answer is right), `fixed` (the reviewer corrected it; the
+         *     corrected answer is the task's response) or `rejected` (the task goes back as a redo, with the
+         *     feedback).
+         * @example accepted
+         * @enum {string}
+         */
+        ReviewResult: "accepted" | "fixed" | "rejected";
+        /**
+         * TaskAssignment
+         * @description Who worked on a task, as its customer sees it. `worker` is the worker's id for the account's own
+         *     workers; for the operator's workforce it is an opaque handle (`opw_...`) that is stable for one
+         *     account and worker, differs between accounts, and reveals nothing else (never an e-mail
+         *     address or a name).
+         */
+        TaskAssignment: {
+            /**
+             * @description The assignment's id.
+             * @example asg_65f1c0a2b3c4d5e6f7a8b9d1
+             */
+            assignment_id: string;
+            /**
+             * @description The worker (id of the account's own worker, or the operator workforce's opaque handle).
+             * @example opw_0d4e5f6a7b8c9d0e1f2a3b4c
+             */
+            worker: string;
+            role: components["schemas"]["AssignmentRole"];
+            status: components["schemas"]["AssignmentStatus"];
+            /**
+             * Format: date-time
+             * @description When the assignment was issued.
+             * @example 2026-11-22T10:15:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the answer or review decision was submitted.
+             * @example 2026-11-22T10:17:30.000Z
+             */
+            submitted_at?: string;
+            /**
+             * Format: date-time
+             * @description When it stopped being active.
+             * @example 2026-11-22T10:17:30.000Z
+             */
+            ended_at?: string;
+            /**
+             * @description Active time counted, in milliseconds.
+             * @example 150000
+             */
+            active_ms?: number;
+            review_result?: components["schemas"]["ReviewResult"];
+        };
+        /**
+         * TaskAssignmentList
+         * @description Every assignment of the task, oldest first. Bounded: a task has at most its overlap of attempts,
+         *     their reviews and at most 5 redos each, and skipped or lapsed assignments stop being issued
+         *     after 100 per task.
+         */
+        TaskAssignmentList: {
+            /** @description The assignments. */
+            docs: components["schemas"]["TaskAssignment"][];
+        };
+        /**
          * ProjectParamVersion
          * @description One version of a project's default task parameters: `version`, `created_at`, and the stored
          *     parameters themselves as further keys (the type-specific parameters of the project's type and
@@ -7542,6 +7902,103 @@ export interface components {
             name?: string;
         };
         /**
+         * WorkerId
+         * @description A worker's id: `wkr_` and 24 lowercase hex characters. Ids are never reused.
+         * @example wkr_65f1c0a2b3c4d5e6f7a8b901
+         */
+        WorkerId: string;
+        /**
+         * StaffingSubject
+         * @description Who is staffed: a worker of the account's own workforce by `worker_id`, or `operator`, meaning
+         *     the whole of the operator's workforce (the people who run this humantask server).
+         * @example operator
+         */
+        StaffingSubject: components["schemas"]["WorkerId"] | "operator";
+        /**
+         * ReviewSampling
+         * @description Which submitted attempts go to a reviewer before the task completes: every attempt of a worker
+         *     among their first `new_worker_tasks` submitted attempts in the project, then each later attempt
+         *     with probability `rate`. Calibration batches are always fully reviewed, whatever this says. An
+         *     attempt not sampled completes the task at once.
+         */
+        ReviewSampling: {
+            /**
+             * @description How many of a worker's first submitted attempts in the project are all reviewed (0: none).
+             *     At most 10000 (a worker is no longer new after that).
+             * @default 20
+             * @example 20
+             */
+            new_worker_tasks?: number;
+            /**
+             * @description The share of later attempts that are reviewed, from 0 (none) to 1 (all).
+             * @default 0.1
+             * @example 0.1
+             */
+            rate?: number;
+        };
+        /**
+         * Staffing
+         * @description The staffing in force for a project or batch, and where it comes from (`source`): `batch` (set
+         *     on the batch), `project` (a batch without its own staffing follows its project's), or
+         *     `default` (nothing set: the operator's workforce attempts and reviews, with the default review
+         *     sampling). Setting a batch's staffing overrides its project's for that batch only.
+         */
+        Staffing: {
+            /**
+             * @description Who may attempt and redo the tasks.
+             * @example [
+             *       "operator"
+             *     ]
+             */
+            attempt: components["schemas"]["StaffingSubject"][];
+            /**
+             * @description Who may review the attempts.
+             * @example [
+             *       "operator"
+             *     ]
+             */
+            review: components["schemas"]["StaffingSubject"][];
+            review_sampling: components["schemas"]["ReviewSampling"];
+            /**
+             * @description Where this staffing is set.
+             * @example project
+             * @enum {string}
+             */
+            source: "batch" | "project" | "default";
+            /**
+             * Format: date-time
+             * @description When it was last set; absent for `default`.
+             * @example 2026-11-21T09:00:00.000Z
+             */
+            updated_at?: string;
+        };
+        /**
+         * StaffingRequest
+         * @description The staffing of a project or batch, replaced as a whole (PUT). `attempt` lists who may attempt
+         *     (and redo) its tasks, `review` who may review them; each list holds worker ids of the account's
+         *     own workforce and/or `operator`. A listed worker must still have the matching role (labeler or
+         *     lead to attempt, reviewer or lead to review). An unknown or removed worker id → 404, naming it.
+         *     An empty list means nobody: the tasks wait. Lists hold at most 1000 entries (a bound on the
+         *     work each claim does to match the caller).
+         */
+        StaffingRequest: {
+            /**
+             * @description Who may attempt and redo the tasks.
+             * @example [
+             *       "operator"
+             *     ]
+             */
+            attempt: components["schemas"]["StaffingSubject"][];
+            /**
+             * @description Who may review the attempts.
+             * @example [
+             *       "wkr_65f1c0a2b3c4d5e6f7a8b901"
+             *     ]
+             */
+            review: components["schemas"]["StaffingSubject"][];
+            review_sampling?: components["schemas"]["ReviewSampling"];
+        };
+        /**
          * BatchStatus
          * @description The state of a batch.
          *     - `staging`: the start state in a Rapid or Studio project; the batch takes tasks until it is
@@ -7722,6 +8179,195 @@ export interface components {
              * @example 2
              */
             canceled: number;
+        };
+        /**
+         * WorkerStatus
+         * @description `active`: may log in and take work. `paused`: may log in and read their history, but gets no
+         *     new work (`POST /worker/v1/assignments/next` → 403 `worker_paused`); open assignments keep
+         *     their lease until it ends. `removed`: cannot log in, every token stops working (401
+         *     `worker_removed`); the record is kept for the tasks' audit trail, and the e-mail address is free
+         *     for a new worker.
+         * @example active
+         * @enum {string}
+         */
+        WorkerStatus: "active" | "paused" | "removed";
+        /**
+         * WorkerEmail
+         * Format: email
+         * @description A worker's e-mail address, the login name. Compared without regard to letter case, and unique
+         *     among workers that are not removed (one login, one worker; a removed worker's address can be
+         *     used again). At most 254 characters (the longest address SMTP allows).
+         * @example ana@example.com
+         */
+        WorkerEmail: string;
+        /**
+         * WorkerDisplayName
+         * @description The name shown to the worker and to the account that manages them: 1 to 100 characters (a name,
+         *     not a text; the bound keeps every list of workers small).
+         * @example Ana Lima
+         */
+        WorkerDisplayName: string;
+        /**
+         * WorkerRole
+         * @description What a worker may do: `labeler` attempts tasks (and redoes them), `reviewer` reviews other
+         *     workers' answers (accept, fix or reject), `lead` does both and is meant for the people who
+         *     manage a team (a lead's review counts as a reviewer's).
+         * @example labeler
+         * @enum {string}
+         */
+        WorkerRole: "labeler" | "reviewer" | "lead";
+        /**
+         * WorkerRoles
+         * @description The worker's roles, no duplicates; at least one (a worker without a role could do nothing), at
+         *     most the three roles there are.
+         * @example [
+         *       "labeler",
+         *       "reviewer"
+         *     ]
+         */
+        WorkerRoles: components["schemas"]["WorkerRole"][];
+        /**
+         * WorkerFields
+         * @description A worker of the account's own workforce, as the account that manages it sees it. The operator's
+         *     workforce (managed with `humantask workers ...` on the server) is not listed here: an account
+         *     sees only its own workers. The fields of `Worker`, open here so that `WorkerCreated` can add the
+         *     password.
+         */
+        WorkerFields: {
+            worker_id: components["schemas"]["WorkerId"];
+            email: components["schemas"]["WorkerEmail"];
+            display_name: components["schemas"]["WorkerDisplayName"];
+            roles: components["schemas"]["WorkerRoles"];
+            /**
+             * @description Whether the worker is served calibration batches (`calibration_batch: true`), which only
+             *     trusted workers should label.
+             * @example false
+             */
+            calibrator: boolean;
+            status: components["schemas"]["WorkerStatus"];
+            /**
+             * Format: date-time
+             * @description When the worker was created (ISO 8601, UTC, milliseconds).
+             * @example 2026-11-20T08:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description The last request the worker made with a session or API token; absent until the first.
+             * @example 2026-11-22T10:15:00.000Z
+             */
+            last_seen_at?: string;
+        };
+        /**
+         * Worker
+         * @description A worker of the account's own workforce, as the account that manages it sees it (the fields of
+         *     `WorkerFields`, and no other).
+         */
+        Worker: components["schemas"]["WorkerFields"];
+        /**
+         * WorkerList
+         * @description One page of the account's workers, newest first (ties by `worker_id` descending), removed
+         *     workers included (they keep their place in the audit trail; filter by `status`).
+         */
+        WorkerList: {
+            /** @description The workers of this page (at most `limit`). */
+            docs: components["schemas"]["Worker"][];
+            /**
+             * @description The page size used.
+             * @example 100
+             */
+            limit: number;
+            /**
+             * @description True when workers follow this page; pass `next_token` to get them.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description The cursor of the next page; present only when `has_more` is true.
+             * @example eyJjIjoiMjAyNi0xMS0yMFQwODowMDowMC4wMDBaIn0
+             */
+            next_token?: string;
+        };
+        /**
+         * WorkerPassword
+         * @description A password: 12 to 256 characters (a passphrase fits; the upper bound caps the work of hashing
+         *     it, which is memory-hard by design). Stored only as a salted scrypt hash; never returned after
+         *     the answer that set it.
+         * @example correct-horse-battery-staple
+         */
+        WorkerPassword: string;
+        /**
+         * WorkerCreateRequest
+         * @description A new worker of the account's own workforce. Without `password` the server chooses one and
+         *     shows it once in the answer (`initial_password`); hand it to the worker, who can log in with it
+         *     at once. An e-mail address already used by a worker that is not removed → 409, whichever
+         *     workforce that worker belongs to (the e-mail address is the login name).
+         */
+        WorkerCreateRequest: {
+            email: components["schemas"]["WorkerEmail"];
+            display_name: components["schemas"]["WorkerDisplayName"];
+            roles: components["schemas"]["WorkerRoles"];
+            /**
+             * @description Whether the worker is served calibration batches.
+             * @default false
+             * @example false
+             */
+            calibrator?: boolean;
+            password?: components["schemas"]["WorkerPassword"];
+        };
+        /**
+         * WorkerCreated
+         * @description The worker just created. `initial_password` is present only when the request gave no
+         *     `password`: the server then chose one (24 random characters), and this answer is the only
+         *     place it is ever shown.
+         */
+        WorkerCreated: components["schemas"]["WorkerFields"] & {
+            /**
+             * @description The password the server chose; shown once, stored only as a hash.
+             * @example Xq4mT9vLw2sKe7RbZ1nPa8Yc
+             */
+            initial_password?: string;
+        };
+        /**
+         * WorkerUpdateRequest
+         * @description Changes to a worker: the properties given are replaced, the others kept. At least one. Changing
+         *     roles takes effect at the worker's next request; an assignment already issued is kept.
+         */
+        WorkerUpdateRequest: {
+            display_name?: components["schemas"]["WorkerDisplayName"];
+            roles?: components["schemas"]["WorkerRoles"];
+            /**
+             * @description Whether the worker is served calibration batches.
+             * @example true
+             */
+            calibrator?: boolean;
+        };
+        /**
+         * WorkerPasswordResetRequest
+         * @description The new password, or nothing: without `password` the server chooses one and shows it once in the
+         *     answer. Either way every session and API token of the worker is revoked (a reset is what one
+         *     does when a password may have leaked).
+         */
+        WorkerPasswordResetRequest: {
+            password?: components["schemas"]["WorkerPassword"];
+        };
+        /**
+         * WorkerPasswordReset
+         * @description The worker whose password was reset. `password` is present only when the server chose it; this
+         *     answer is the only place it is shown.
+         */
+        WorkerPasswordReset: {
+            worker_id: components["schemas"]["WorkerId"];
+            /**
+             * @description The password the server chose; shown once, stored only as a hash.
+             * @example Xq4mT9vLw2sKe7RbZ1nPa8Yc
+             */
+            password?: string;
+            /**
+             * @description How many sessions and API tokens of the worker the reset revoked.
+             * @example 2
+             */
+            revoked_tokens: number;
         };
         /**
          * TrainingTask
@@ -8468,6 +9114,17 @@ export interface components {
          * @example street-scenes-week-47
          */
         BatchName: string;
+        /**
+         * @description Only workers with this status.
+         * @example active
+         */
+        WorkerStatusFilter: components["schemas"]["WorkerStatus"];
+        /**
+         * @description The id of a worker of this account's own workforce. A worker of another account or of the
+         *     operator's workforce, or an id of the wrong form → 404.
+         * @example wkr_65f1c0a2b3c4d5e6f7a8b901
+         */
+        WorkerId: string;
         /**
          * @description The `id` of a training task of this account and mode (24 lowercase hex characters). Unknown
          *     id, an evaluation task's id, or any other string → 404.
@@ -10000,6 +10657,41 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    listTaskAssignments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
+                 * @example 65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                taskId: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task's assignments. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskAssignmentList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     listProjects: {
         parameters: {
             query?: never;
@@ -10242,6 +10934,78 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getProjectStaffing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The staffing in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Staffing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    setProjectStaffing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        /** @description The staffing. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StaffingRequest"];
+            };
+        };
+        responses: {
+            /** @description The staffing now in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Staffing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -10658,6 +11422,365 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getBatchStaffing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes-week-47
+                 */
+                batchName: components["parameters"]["BatchName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The staffing in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Staffing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    setBatchStaffing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a batch of this account and mode (percent-encoded). Unknown name, or a batch of
+                 *     the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes-week-47
+                 */
+                batchName: components["parameters"]["BatchName"];
+            };
+            cookie?: never;
+        };
+        /** @description The staffing. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StaffingRequest"];
+            };
+        };
+        responses: {
+            /** @description The staffing now in force. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Staffing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listWorkers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only workers with this status.
+                 * @example active
+                 */
+                status?: components["parameters"]["WorkerStatusFilter"];
+                /**
+                 * @description Results per page: an integer from 1 to 100, default 100. Out of range or not an integer → 400.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Cursor paging: the `next_token` of the previous page; omit it for the first page. The token is
+                 *     opaque and bound to the account, the mode (API key) and every filter of the call that produced
+                 *     it: reusing it with other filter values, or with another key → 400. `limit` may change from
+                 *     page to page. Tasks created during the walk do not make it skip or repeat a task.
+                 *     No example value is given: a token is only ever valid for the key and filters that produced
+                 *     it, so no fixed value could be replayed.
+                 */
+                next_token?: components["parameters"]["NextToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of workers. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The new worker. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkerCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new worker (with the password the server chose, if it chose one). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The e-mail address is already used by a worker that is not removed (of any workforce). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
+                 *     operator's workforce, or an id of the wrong form → 404.
+                 * @example wkr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                workerId: components["parameters"]["WorkerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The worker. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Worker"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    removeWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
+                 *     operator's workforce, or an id of the wrong form → 404.
+                 * @example wkr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                workerId: components["parameters"]["WorkerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The removed worker. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Worker"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    updateWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
+                 *     operator's workforce, or an id of the wrong form → 404.
+                 * @example wkr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                workerId: components["parameters"]["WorkerId"];
+            };
+            cookie?: never;
+        };
+        /** @description The properties to change. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WorkerUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The worker as changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Worker"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    pauseWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
+                 *     operator's workforce, or an id of the wrong form → 404.
+                 * @example wkr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                workerId: components["parameters"]["WorkerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The worker. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Worker"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    unpauseWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
+                 *     operator's workforce, or an id of the wrong form → 404.
+                 * @example wkr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                workerId: components["parameters"]["WorkerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The worker. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Worker"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    resetWorkerPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
+                 *     operator's workforce, or an id of the wrong form → 404.
+                 * @example wkr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                workerId: components["parameters"]["WorkerId"];
+            };
+            cookie?: never;
+        };
+        /** @description The new password, or nothing to have the server choose one. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WorkerPasswordResetRequest"];
+            };
+        };
+        responses: {
+            /** @description The reset, with the password the server chose, if it chose one. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerPasswordReset"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

@@ -6706,6 +6706,18 @@ export interface components {
              */
             error: string;
             /**
+             * @description A stable, machine-readable name of the error, for programs to branch on (the message may
+             *     change wording). The worker API (`/worker/v1`) sends it with every error: `invalid_request`,
+             *     `unauthenticated`, `session_expired`, `worker_removed`, `worker_paused`, `role_missing`,
+             *     `not_found`, `lease_lost`, `task_canceled`, `assignment_closed`, `email_taken`,
+             *     `token_limit`, `idempotency_mismatch`, `payload_too_large`, `rate_limited`, `internal`,
+             *     `not_implemented` (an operation of the contract this server does not serve yet), and
+             *     `forbidden` or `conflict` for a 403 or 409 without a more specific name. The other APIs may
+             *     leave it out.
+             * @example lease_lost
+             */
+            code?: string;
+            /**
              * @description The id of the request, as in the answer's `X-Request-Id` header: the caller's own
              *     `X-Request-Id` when it was 1 to 128 characters of letters, digits and `._:@+=/-`, otherwise
              *     one the server made. The server logs it with the request; quote it when reporting a problem.

@@ -1,5 +1,5 @@
 // `npm run docs`: builds the self-contained reference site into docs/site/ (or the folder given):
-// one Redoc page per generation, one page per user guide in docs/*.md (guides/), one per internal
+// one Redoc page per contract (both generations and the worker API), one page per user guide in docs/*.md (guides/), one per internal
 // document in docs/internal/*.md (internal/), and an index linking them all. The references link to
 // each other and to the guides, and show code samples of every operation (scripts/code-samples.ts); links to repository files outside docs/ are not on the site and
 // become plain text.
@@ -12,7 +12,7 @@ import path from 'node:path';
 import { marked } from 'marked';
 import { parse, stringify } from 'yaml';
 import { addCodeSamples } from './code-samples.ts';
-import { generations, root, runBin } from './lib.ts';
+import { apis, root, runBin } from './lib.ts';
 
 const outDir = path.resolve(process.argv[2] ?? path.join(root, 'docs', 'site'));
 const docsDir = path.join(root, 'docs');
@@ -28,11 +28,15 @@ const logo =
       'font-family="sans-serif" font-size="12">Redoc</text></svg>',
   );
 
-const titles = { current: 'humantask API — current generation', legacy: 'humantask API — older generation' };
-const other = { current: ['legacy', "the older generation's reference"], legacy: ['current', "the current generation's reference"] } as const;
+const titles = { current: 'humantask API — current generation', legacy: 'humantask API — older generation', workforce: 'humantask worker API' };
+const other = {
+  current: ['legacy', "the older generation's reference"],
+  legacy: ['current', "the current generation's reference"],
+  workforce: ['current', "the current generation's reference (workers managed with an API key: tag Workforce)"],
+} as const;
 const work = mkdtempSync(path.join(tmpdir(), 'humantask-docs-'));
 try {
-  for (const gen of generations) {
+  for (const gen of apis) {
     // The bundled contract, with what only the site needs: links to the rest of the site, and server
     // descriptions without Markdown (Redoc shows them as plain text).
     const doc = parse(readFileSync(path.join(root, 'generated', `${gen}.openapi.yaml`), 'utf8'));
@@ -73,7 +77,7 @@ const page = (title: string, body: string, up: string) => `<!DOCTYPE html>
   </style>
 </head>
 <body>
-  <nav><a href="${up}index.html">humantask documentation</a><a href="${up}guides/getting-started.html">Getting started</a><a href="${up}current.html">Current API reference</a><a href="${up}legacy.html">Older API reference</a></nav>
+  <nav><a href="${up}index.html">humantask documentation</a><a href="${up}guides/getting-started.html">Getting started</a><a href="${up}current.html">Current API reference</a><a href="${up}legacy.html">Older API reference</a><a href="${up}workforce.html">Worker API reference</a></nav>
   <main>
 ${body}
   </main>
@@ -127,6 +131,7 @@ const index = `<h1>humantask documentation</h1>
 <ul>
   <li><a href="current.html">Current generation</a> (paths <code>/v1/...</code> at the server's origin)</li>
   <li><a href="legacy.html">Older generation</a> (paths <code>/v1/...</code> under <code>/legacy</code>)</li>
+  <li><a href="workforce.html">Worker API</a> (paths <code>/v1/...</code> under <code>/worker</code>, for the people who do live tasks)</li>
 </ul>
 <h2 id="guides">Guides</h2>
 <ul>
@@ -137,4 +142,4 @@ ${list(guides)}
 ${list(internal)}
 </ul>`;
 writeFileSync(path.join(outDir, 'index.html'), page('humantask documentation', index, ''));
-console.log(`docs site written to ${outDir} (2 references, ${guides.length} guides, ${internal.length} internal pages, index)`);
+console.log(`docs site written to ${outDir} (3 references, ${guides.length} guides, ${internal.length} internal pages, index)`);

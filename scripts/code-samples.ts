@@ -1,7 +1,7 @@
 // Code samples of every operation for the reference (`x-codeSamples`, which Redoc shows beside the
 // operation): curl and our TypeScript client, made from the contract's own examples at docs build
 // time. test/code-samples.test.ts runs the curl ones against a real server.
-import type { Generation } from './lib.ts';
+import type { Api } from './lib.ts';
 
 type Json = Record<string, any>;
 
@@ -25,18 +25,23 @@ export function bodyExample(op: Json, resolve: (n: Json) => Json): unknown {
   return first ? resolve(first).value : content.example;
 }
 
-const basePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
+const basePath: Record<Api, string> = { current: '', legacy: '/legacy', workforce: '/worker' };
 
-export function codeSamples(gen: Generation, apiPath: string, method: string, op: Json, resolve: (n: Json) => Json): CodeSample[] {
+export function codeSamples(gen: Api, apiPath: string, method: string, op: Json, resolve: (n: Json) => Json): CodeSample[] {
   const body = bodyExample(op, resolve);
   const pathParams = [...apiPath.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
   const shellPath = apiPath.replaceAll(/\{(\w+)\}/g, (_m, p: string) => `$${shellVariable(p)}`);
-  const curl = [`curl -u "$HUMANTASK_KEY:" -X ${method.toUpperCase()} "$HUMANTASK_URL${basePath[gen]}${shellPath}"`];
+  // The worker API takes a worker's Bearer token (none to log in), the generations an API key.
+  const auth = gen !== 'workforce' ? `-u "$HUMANTASK_KEY:" ` : op.security?.length === 0 ? '' : `-H "Authorization: Bearer $HUMANTASK_WORKER_TOKEN" `;
+  const curl = [`curl ${auth}-X ${method.toUpperCase()} "$HUMANTASK_URL${basePath[gen]}${shellPath}"`];
   if (body !== undefined) {
     curl.push(`-H 'content-type: application/json'`);
     // Single-quoted for the shell: a quote in the JSON ends the string, so it is written '\''.
     curl.push(`-d '${JSON.stringify(body, null, 2).replaceAll("'", `'\\''`)}'`);
   }
+  const sampleCurl: CodeSample = { lang: 'curl', label: 'curl', source: curl.join(' \\\n  ') };
+  // The client package has no worker client (yet): the worker API's reference shows curl only.
+  if (gen === 'workforce') return [sampleCurl];
   const create = gen === 'legacy' ? 'createLegacyClient' : 'createClient';
   const init: string[] = [];
   if (pathParams.length) init.push(`params: { path: { ${pathParams.map((p) => `${p}: process.env.${shellVariable(p)}!`).join(', ')} } }`);
@@ -49,21 +54,18 @@ export function codeSamples(gen: Generation, apiPath: string, method: string, op
     `if (error) throw new Error(error.error);`,
     `console.log(data);`,
   ].join('\n');
-  return [
-    { lang: 'curl', label: 'curl', source: curl.join(' \\\n  ') },
-    { lang: 'TypeScript', label: 'TypeScript', source: ts },
-  ];
+  return [sampleCurl, { lang: 'TypeScript', label: 'TypeScript', source: ts }];
 }
 
 /** Adds `x-codeSamples` to every operation of a bundled contract (in place). */
-export function addCodeSamples(gen: Generation, doc: Json): void {
+export function addCodeSamples(gen: Api, doc: Json): void {
   const resolve = (node: Json): Json => {
     let n = node;
     while (n && typeof n.$ref === 'string') n = n.$ref.slice(2).split('/').reduce((acc: Json, k: string) => acc?.[k.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
     return n;
   };
   for (const [apiPath, item] of Object.entries<Json>(doc.paths)) {
-    for (const method of ['get', 'post', 'put', 'delete']) {
+    for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
       if (item[method]) item[method]['x-codeSamples'] = codeSamples(gen, apiPath, method, item[method], resolve);
     }
   }

@@ -1,6 +1,6 @@
-// `npm run generate`: bundles each root of openapi/ into generated/<generation>.openapi.yaml and
-// writes its TypeScript types into generated/<generation>.ts. Pass an output folder to write
-// elsewhere (the freshness test compares such a build with the committed files).
+// `npm run generate`: bundles each root of openapi/ (the two generations and the worker API) into
+// generated/<api>.openapi.yaml and writes its TypeScript types into generated/<api>.ts. Pass an
+// output folder to write elsewhere (the freshness test compares such a build with the committed files).
 import { mkdirSync, readFileSync, writeFileSync, rmSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import { pathToFileURL } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { parse, stringify } from 'yaml';
-import { generations, root, runBin } from './lib.ts';
+import { apis, root, runBin } from './lib.ts';
 
 type Json = Record<string, any>;
 type OpenApi = Json & { paths: Record<string, Json>; webhooks?: Record<string, Json> };
@@ -39,7 +39,7 @@ mkdirSync(outDir, { recursive: true });
 const work = mkdtempSync(path.join(tmpdir(), 'humantask-generate-'));
 
 try {
-  for (const gen of generations) {
+  for (const gen of apis) {
     const bundled = path.join(work, `${gen}.openapi.yaml`);
     runBin('redocly', ['bundle', gen, '-o', bundled]);
     const doc = referToWebhooks(parse(readFileSync(bundled, 'utf8')) as OpenApi);
@@ -57,4 +57,4 @@ try {
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
-console.log(`generated ${generations.map((g) => `${g}.openapi.yaml ${g}.ts`).join(' ')} in ${outDir}`);
+console.log(`generated ${apis.map((g) => `${g}.openapi.yaml ${g}.ts`).join(' ')} in ${outDir}`);

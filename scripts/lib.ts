@@ -6,6 +6,9 @@ import path from 'node:path';
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const generations = ['current', 'legacy'] as const;
 export type Generation = (typeof generations)[number];
+/** Every contract root: the two generations of the customer API, and the worker API (/worker/v1). */
+export const apis = [...generations, 'workforce'] as const;
+export type Api = (typeof apis)[number];
 
 /** Runs a CLI from node_modules/.bin in the project root; throws with its output on failure. */
 export function runBin(bin: string, args: string[]): string {

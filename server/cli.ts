@@ -70,15 +70,17 @@ options:
   -h, --help        this text
 `;
 
-const mockUsage = `usage: humantask mock [--port N] [--host HOST]
+const mockUsage = `usage: humantask mock [--worker] [--port N] [--host HOST]
 
 Serves the Prism mock of the contract on one port, at the paths the server serves: the current
-generation at /v1, the older at /legacy/v1. Point any client at it by changing only the origin.
+generation at /v1, the older at /legacy/v1. With --worker, the worker API instead (at /worker/v1,
+any Bearer token accepted), on its own port. Point any client at it by changing only the origin.
 Ask for a documented example or status with the Prefer header (docs/mock.md):
   Prefer: code=404            Prefer: example=<name>            Prefer: code=400, example=<name>
 
 options:
-  --port N          port (default MOCK_PORT or 4010)
+  --worker          the worker API's mock (/worker/v1) instead of the customer API's
+  --port N          port (default MOCK_PORT or 4010; with --worker, WORKER_MOCK_PORT or 4011)
   --host HOST       address to listen on (default MOCK_HOST or 127.0.0.1)
   -h, --help        this text
 `;
@@ -272,14 +274,19 @@ async function deliveries(args: string[]) {
 }
 
 async function mock(args: string[]) {
-  const parsed = parse(args, { port: { type: 'string' }, host: { type: 'string' } }, mockUsage);
+  const parsed = parse(args, { worker: { type: 'boolean' }, port: { type: 'string' }, host: { type: 'string' } }, mockUsage);
   if (!parsed) return;
-  const port = parsed.values.port ?? process.env.MOCK_PORT ?? '4010';
+  const worker = parsed.values.worker === true;
+  const port = parsed.values.port ?? (worker ? (process.env.WORKER_MOCK_PORT ?? '4011') : (process.env.MOCK_PORT ?? '4010'));
   if (!/^\d+$/.test(port) || Number(port) > 65535) throw new UsageError(`--port is a port number (0-65535), not ${port}`, mockUsage);
   // Prism is loaded only here.
-  const { startMock } = await import('./mock.ts');
-  const running = await startMock({ port: Number(port), host: parsed.values.host ?? process.env.MOCK_HOST ?? '127.0.0.1' });
-  console.log(`humantask mock listening on ${running.url} (current generation ${running.url}/v1, older ${running.url}/legacy/v1)`);
+  const { startMock, startWorkerMock } = await import('./mock.ts');
+  const running = await (worker ? startWorkerMock : startMock)({ port: Number(port), host: parsed.values.host ?? process.env.MOCK_HOST ?? '127.0.0.1' });
+  console.log(
+    worker
+      ? `humantask worker mock listening on ${running.url} (worker API ${running.url}/worker/v1)`
+      : `humantask mock listening on ${running.url} (current generation ${running.url}/v1, older ${running.url}/legacy/v1)`,
+  );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => void running.stop().then(() => process.exit(0)));
   }

@@ -7,6 +7,7 @@ import express from 'express';
 import { pino, type Logger } from 'pino';
 import { startAdmin } from './admin.ts';
 import { basePath, createApp } from './app.ts';
+import { createWorkerApp, workerBasePath } from './worker-app.ts';
 import type { Config } from './config.ts';
 import { createAccount, type AccountSecrets } from './domain/accounts.ts';
 import type { UnitOfWork } from './domain/ports.ts';
@@ -81,6 +82,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   // /, /healthz, /readyz, /openapi/*, /metrics and a 404 for what is not the API: all without a key.
   root.use(opsRouter({ readiness: () => readiness(store), metrics: metrics?.registry ?? null, docs }));
   root.use(basePath.legacy, createApp('legacy', deps));
+  root.use(workerBasePath, createWorkerApp(deps));
   root.use(createApp('current', deps));
 
   const sweeper = setInterval(() => {

@@ -1,6 +1,7 @@
 // The Prism mock of both generations on one port, at the paths the server serves: the current
 // generation at /v1, the older at /legacy/v1. Used by `humantask mock` (`npm run mock`), the tests
-// and the benchmarks.
+// and the benchmarks. The worker API has its own mock on its own port (startWorkerMock, `humantask
+// mock --worker`), at /worker/v1 as on the server, for the labeling app and worker scripts.
 //
 // Prism serves one document at its root, so one Prism process per generation listens on a private
 // loopback port, and a front proxy in this process routes by path. The proxy also does what Prism
@@ -19,22 +20,66 @@ import { fileURLToPath } from 'node:url';
 import type { Generation } from './domain/model.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const generations: readonly Generation[] = ['current', 'legacy'];
+type MockedApi = Generation | 'workforce';
 
 export interface RunningMock {
-  /** The origin: the current generation at `${url}/v1`, the older at `${url}/legacy/v1`. */
+  /** The origin: the current generation at `${url}/v1`, the older at `${url}/legacy/v1` (the worker mock: `${url}/worker/v1`). */
   url: string;
   stop(): Promise<void>;
 }
 
-/** Where each generation lives on the mock's port (the server's base paths). */
-export const mockBasePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
+/** Where each contract lives on its mock's port (the server's base paths). */
+export const mockBasePath: Record<MockedApi, string> = { current: '', legacy: '/legacy', workforce: '/worker' };
+
+/** How a front serves its contracts: which one a path reaches, and what a request must carry. */
+interface Front {
+  apis: readonly MockedApi[];
+  route(url: string): MockedApi | undefined;
+  notFound(path: string): string;
+  /** The 401 answer for a request without credentials, or null when it may pass. */
+  refuse(req: IncomingMessage): { error: string; headers: Record<string, string> } | null;
+  /** The worker API's error bodies carry a `code`. */
+  codes: boolean;
+}
+
+const customerFront: Front = {
+  apis: ['current', 'legacy'],
+  route: (url) => (/^\/legacy\/v1(\/|\?|$)/.test(url) ? 'legacy' : /^\/v1(\/|\?|$)/.test(url) ? 'current' : undefined),
+  notFound: (p) => `Not found: the mock serves the current generation at /v1 and the older at /legacy/v1, not ${p}.`,
+  refuse: (req) =>
+    apiKeyOf(req.headers.authorization) ? null : { error: 'A valid API key is required (HTTP Basic, the key as user name, empty password).', headers: { 'www-authenticate': 'Basic realm="humantask"' } },
+  codes: false,
+};
+
+const workerFront: Front = {
+  apis: ['workforce'],
+  route: (url) => (/^\/worker\/v1(\/|\?|$)/.test(url) ? 'workforce' : undefined),
+  notFound: (p) => `Not found: the worker mock serves the worker API at /worker/v1, not ${p}.`,
+  // Any Bearer token passes (a mock keeps no sessions); logging in needs none.
+  refuse: (req) =>
+    (req.method === 'POST' && /^\/worker\/v1\/session(\?|$)/.test(req.url ?? '')) || /^Bearer\s+\S+/i.test(req.headers.authorization ?? '')
+      ? null
+      : { error: 'A valid worker token is required (Authorization Bearer, a session or API token).', headers: { 'www-authenticate': 'Bearer realm="humantask-worker"' } },
+  codes: true,
+};
+
+/** The worker API's `code` of an error the mock itself answers, by status. */
+const codeOfStatus: Record<number, string> = { 400: 'invalid_request', 401: 'unauthenticated', 404: 'not_found', 413: 'payload_too_large', 422: 'invalid_request' };
 
 const maxBody = 10 * 1024 * 1024;
 const hopByHop = ['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-connection'];
 
 /** Starts Prism for both generations behind one port; resolves once everything listens. */
-export async function startMock(options: { port?: number; host?: string } = {}): Promise<RunningMock> {
+export function startMock(options: { port?: number; host?: string } = {}): Promise<RunningMock> {
+  return startFront(customerFront, options);
+}
+
+/** Starts Prism for the worker API on its own port (at /worker/v1); resolves once it listens. */
+export function startWorkerMock(options: { port?: number; host?: string } = {}): Promise<RunningMock> {
+  return startFront(workerFront, options);
+}
+
+async function startFront(served: Front, options: { port?: number; host?: string }): Promise<RunningMock> {
   const prismCli = createRequire(import.meta.url).resolve('@stoplight/prism-cli/dist/index.js');
   const children: ChildProcess[] = [];
   const front = createServer();
@@ -50,9 +95,9 @@ export async function startMock(options: { port?: number; host?: string } = {}):
     );
   };
   try {
-    const upstream = {} as Record<Generation, number>;
+    const upstream = {} as Record<MockedApi, number>;
     await Promise.all(
-      generations.map(async (gen) => {
+      served.apis.map(async (gen) => {
         const port = await freeLoopbackPort();
         const spec = path.join(root, 'generated', `${gen}.openapi.yaml`);
         const child = spawn(process.execPath, [prismCli, 'mock', spec, '--host', '127.0.0.1', '--port', String(port), '--errors', 'false'], {
@@ -64,7 +109,7 @@ export async function startMock(options: { port?: number; host?: string } = {}):
         upstream[gen] = port;
       }),
     );
-    front.on('request', (req, res) => void proxy(req, res, upstream));
+    front.on('request', (req, res) => void proxy(served, req, res, upstream));
     const host = options.host ?? '127.0.0.1';
     await new Promise<void>((resolve, reject) => {
       front.once('error', reject);
@@ -78,8 +123,8 @@ export async function startMock(options: { port?: number; host?: string } = {}):
   }
 }
 
-function sendError(res: ServerResponse, status: number, error: string, headers: Record<string, string> = {}) {
-  const body = JSON.stringify({ status_code: status, error });
+function sendError(res: ServerResponse, status: number, error: string, headers: Record<string, string> = {}, codes = false) {
+  const body = JSON.stringify({ status_code: status, error, ...(codes ? { code: codeOfStatus[status] ?? 'internal' } : {}) });
   res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
@@ -101,20 +146,19 @@ async function readBody(req: IncomingMessage): Promise<Buffer | null> {
   return Buffer.concat(chunks);
 }
 
-async function proxy(req: IncomingMessage, res: ServerResponse, upstream: Record<Generation, number>) {
+async function proxy(front: Front, req: IncomingMessage, res: ServerResponse, upstream: Record<MockedApi, number>) {
   const url = req.url ?? '/';
-  const gen: Generation | undefined = /^\/legacy\/v1(\/|\?|$)/.test(url) ? 'legacy' : /^\/v1(\/|\?|$)/.test(url) ? 'current' : undefined;
-  if (!gen) return sendError(res, 404, `Not found: the mock serves the current generation at /v1 and the older at /legacy/v1, not ${url.split('?')[0]}.`);
-  if (!apiKeyOf(req.headers.authorization)) {
-    return sendError(res, 401, 'A valid API key is required (HTTP Basic, the key as user name, empty password).', { 'www-authenticate': 'Basic realm="humantask"' });
-  }
+  const gen = front.route(url);
+  if (!gen) return sendError(res, 404, front.notFound(url.split('?')[0]!), {}, front.codes);
+  const refused = front.refuse(req);
+  if (refused) return sendError(res, 401, refused.error, refused.headers, front.codes);
   const body = await readBody(req);
-  if (body === null) return sendError(res, 413, `The request body is larger than ${maxBody} bytes.`);
+  if (body === null) return sendError(res, 413, `The request body is larger than ${maxBody} bytes.`, {}, front.codes);
   if (body.length > 0 && /^application\/(.+\+)?json\b/i.test(req.headers['content-type'] ?? '')) {
     try {
       JSON.parse(body.toString('utf8'));
     } catch (err) {
-      return sendError(res, 400, `The request body is not valid JSON: ${(err as Error).message}`);
+      return sendError(res, 400, `The request body is not valid JSON: ${(err as Error).message}`, {}, front.codes);
     }
   }
   const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: `127.0.0.1:${upstream[gen]}`, 'content-length': String(body.length) };
@@ -122,16 +166,16 @@ async function proxy(req: IncomingMessage, res: ServerResponse, upstream: Record
   // A connection per request: a kept-alive connection that Prism closes as it is reused would
   // fail the request.
   const out = request({ host: '127.0.0.1', port: upstream[gen], method: req.method, path: url.slice(mockBasePath[gen].length), headers, agent: false }, (answer) => {
-    void relay(answer, res);
+    void relay(answer, res, front.codes);
   });
   out.on('error', (err) => {
-    if (!res.headersSent) sendError(res, 502, `The mock's Prism process did not answer: ${err.message}`);
+    if (!res.headersSent) sendError(res, 502, `The mock's Prism process did not answer: ${err.message}`, {}, front.codes);
     else res.destroy();
   });
   out.end(body);
 }
 
-async function relay(answer: IncomingMessage, res: ServerResponse) {
+async function relay(answer: IncomingMessage, res: ServerResponse, codes: boolean) {
   const status = answer.statusCode ?? 502;
   const headers = { ...answer.headers };
   delete headers['idempotent-replayed'];
@@ -149,7 +193,7 @@ async function relay(answer: IncomingMessage, res: ServerResponse) {
     const message = [problem.title ?? `The mock answered ${status}`, problem.detail?.split('\n')[0], ...details].filter(Boolean).join(': ');
     delete headers['content-type'];
     delete headers['content-length'];
-    return sendError(res, status, message, headers as Record<string, string>);
+    return sendError(res, status, message, headers as Record<string, string>, codes);
   }
   res.writeHead(status, headers);
   answer.pipe(res);

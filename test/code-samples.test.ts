@@ -47,7 +47,8 @@ describe('code samples', () => {
     const doc = loadBundle(gen);
     const account = await createAccount(server.uow, `samples-${lang}-${gen}`, new Date());
     const env: Record<string, string> = { HUMANTASK_KEY: account.test_key, HUMANTASK_URL: server.url };
-    const ops = operations(gen, doc);
+    // The operations of tag Workforce answer 501 until issue 18 lands (server/http/workforce/not-yet.ts).
+    const ops = operations(gen, doc).filter((o) => !o.op.tags?.includes('Workforce'));
     const ordered = [...ops.filter((o) => !o.path.includes('{')), ...ops.filter((o) => o.path.includes('{'))];
     const failures: string[] = [];
     for (const { path: apiPath, method, op } of ordered) {

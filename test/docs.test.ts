@@ -59,7 +59,7 @@ describe('docs site', () => {
   it('has an index that links both references and every guide, all of which open offline', async () => {
     const { page, foreign } = await open(`${origin}/`);
     const links = await page.$$eval('main a[href]', (as) => as.map((a) => a.getAttribute('href')!));
-    expect(links).toEqual(expect.arrayContaining(['current.html', 'legacy.html']));
+    expect(links).toEqual(expect.arrayContaining(['current.html', 'legacy.html', 'workforce.html']));
     expect(links.filter((l) => l.startsWith('guides/')).length).toBeGreaterThan(0);
     await page.close();
     for (const link of links) {
@@ -79,11 +79,11 @@ describe('docs site', () => {
     for (let i = 0; i < pages.length; i++) {
       const from = pages[i]!;
       const { page } = await open(`${origin}/${from}`);
-      if (/^(current|legacy)\.html$/.test(from)) await page.waitForSelector('#api-content');
+      if (/^(current|legacy|workforce)\.html$/.test(from)) await page.waitForSelector('#api-content');
       const links = await page.$$eval('a[href]', (as) => as.map((a) => ({ raw: a.getAttribute('href')!, href: (a as HTMLAnchorElement).href })));
       await page.close();
       // On a reference, links starting with / or # are routes of Redoc's app (its menu), not pages.
-      const redoc = /^(current|legacy)\.html$/.test(from);
+      const redoc = /^(current|legacy|workforce)\.html$/.test(from);
       for (const { href } of links.filter((l) => !redoc || !/^[/#]/.test(l.raw))) {
         const url = new URL(href);
         // Links to other sites are not followed: the test runs offline.
@@ -97,13 +97,13 @@ describe('docs site', () => {
         const html = await res.text();
         // Redoc's own links (#/tag/..., #operation/...) are routes of its app, not anchors.
         const anchor = decodeURIComponent(url.hash.slice(1));
-        if (anchor && !anchor.startsWith('/') && !/^(current|legacy)\.html$/.test(target) && !html.includes(`id="${anchor}"`)) broken.push(`${from}: ${href} has no #${anchor}`);
+        if (anchor && !anchor.startsWith('/') && !/^(current|legacy|workforce)\.html$/.test(target) && !html.includes(`id="${anchor}"`)) broken.push(`${from}: ${href} has no #${anchor}`);
         if (target.endsWith('.html') && !pages.includes(target)) pages.push(target);
       }
     }
     expect(broken).toEqual([]);
     // Every page was reached from the index: both references, the guides and the internal pages.
-    expect(pages).toEqual(expect.arrayContaining(['current.html', 'legacy.html', 'guides/getting-started.html', 'guides/client.html', 'guides/conformance.html', 'internal/seed-map.html']));
+    expect(pages).toEqual(expect.arrayContaining(['current.html', 'legacy.html', 'workforce.html', 'guides/getting-started.html', 'guides/client.html', 'guides/conformance.html', 'internal/seed-map.html']));
   });
 
   it('links the references to each other, to the guides and the getting-started page, with code samples; titles show no Markdown', async () => {
@@ -131,7 +131,7 @@ describe('docs site', () => {
     }
     for (const guide of ['guides/getting-started.html', 'internal/performance.html']) {
       const { page: p } = await open(`${origin}/${guide}`);
-      expect(await p.$$eval('nav a', (as) => as.map((a) => a.getAttribute('href')))).toEqual(['../index.html', '../guides/getting-started.html', '../current.html', '../legacy.html']);
+      expect(await p.$$eval('nav a', (as) => as.map((a) => a.getAttribute('href')))).toEqual(['../index.html', '../guides/getting-started.html', '../current.html', '../legacy.html', '../workforce.html']);
       expect(await p.title()).not.toContain('`');
       await p.close();
     }

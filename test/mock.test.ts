@@ -1,17 +1,19 @@
 // `npm run mock` (Prism behind one front port) answers a valid request to every operation of both
 // generations, at the server's paths, with the documented status and a body that validates against
-// the contract; errors, auth and headers as the contract says.
+// the contract; errors, auth and headers as the contract says. The worker API's mock
+// (`humantask mock --worker`, its own port) likewise, at /worker/v1.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMock, type RunningMock } from '../server/mock.ts';
+import { startMock, startWorkerMock, type RunningMock } from '../server/mock.ts';
 import { basicAuth } from './support/net.ts';
-import { deref, generations, loadBundle, makeValidator, operations, type Json } from './support/spec.ts';
+import { asGeneration, deref, generations, loadBundle, makeValidator, operations, type Json } from './support/spec.ts';
 
 let mock: RunningMock;
+let workerMock: RunningMock;
 beforeAll(async () => {
-  mock = await startMock();
+  [mock, workerMock] = await Promise.all([startMock(), startWorkerMock()]);
 });
 afterAll(async () => {
-  await mock?.stop();
+  await Promise.all([mock?.stop(), workerMock?.stop()]);
 });
 
 /** Where each generation lives on the mock, as on the server. */
@@ -107,4 +109,58 @@ it('answers a path outside both generations with 404 in the contract\'s error sh
     expect(res.status, p).toBe(404);
     expect(await res.json()).toEqual({ status_code: 404, error: expect.stringMatching(/\/v1 and the older at \/legacy\/v1/) });
   }
+});
+
+describe('Prism mock of the worker API, on its own port', () => {
+  const doc = loadBundle(asGeneration('workforce'));
+  const validate = makeValidator(asGeneration('workforce'), doc);
+  const ops = operations(asGeneration('workforce'), doc);
+
+  it.each(ops.map((o) => [`${o.op.operationId} (${o.method.toUpperCase()} ${o.path})`, o] as const))(
+    '%s answers its documented success with a valid body',
+    async (_name, { path: p, method, op, pointer }) => {
+      const params = [...(doc.paths[p].parameters ?? []), ...(op.parameters ?? [])].map((x: Json) => deref(doc, x));
+      let url = `${workerMock.url}/worker${p}`;
+      for (const param of params.filter((x) => x.in === 'path')) url = url.replace(`{${param.name}}`, encodeURIComponent(exampleOf(doc, param)));
+      const headers: Record<string, string> = { authorization: 'Bearer wks_anything', accept: 'application/json' };
+      const json = deref(doc, op.requestBody)?.content?.['application/json'];
+      let body: string | undefined;
+      if (json) {
+        headers['content-type'] = 'application/json';
+        body = JSON.stringify(deref(doc, Object.values<Json>(json.examples ?? {})[0]!).value);
+      }
+      const res = await fetch(url, { method: method.toUpperCase(), headers, body });
+      const text = await res.text();
+      if (!op.responses['200']) {
+        expect(res.status, text).toBe(204);
+        return;
+      }
+      expect(res.status, text).toBe(200);
+      const v = validate(`${pointer}/responses/200/content/application~1json/schema`);
+      expect(v(JSON.parse(text)), JSON.stringify(v.errors?.slice(0, 5))).toBe(true);
+    },
+  );
+
+  it('refuses a request without a Bearer token (an API key included) with 401, a challenge and a code; logging in needs none', async () => {
+    for (const authorization of [undefined, basicAuth('test_key')]) {
+      const res = await fetch(`${workerMock.url}/worker/v1/me`, authorization ? { headers: { authorization } } : {});
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer realm="humantask-worker"');
+      expect(await res.json()).toEqual({ status_code: 401, error: expect.stringMatching(/worker token is required/), code: 'unauthenticated' });
+    }
+    const login = await fetch(`${workerMock.url}/worker/v1/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'ana@example.com', password: 'correct-horse-battery-staple' }),
+    });
+    expect(login.status).toBe(200);
+  });
+
+  it('serves only the worker API', async () => {
+    for (const p of ['/v1/tasks', '/legacy/v1/tasks', '/worker/v2/me']) {
+      const res = await fetch(`${workerMock.url}${p}`, { headers: { authorization: 'Bearer x' } });
+      expect(res.status, p).toBe(404);
+      expect(await res.json()).toEqual({ status_code: 404, error: expect.stringMatching(/worker API at \/worker\/v1/), code: 'not_found' });
+    }
+  });
 });

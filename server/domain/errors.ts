@@ -12,6 +12,8 @@ export class DomainError extends Error {
   constructor(
     readonly kind: DomainErrorKind,
     message: string,
+    /** A stable name for programs (the worker API's `code`: `email_taken`, `lease_lost`, ...). */
+    readonly code?: string,
   ) {
     super(message);
     this.name = 'DomainError';

@@ -4,7 +4,7 @@
 // 1e309 read as Infinity). The parsers run after authentication (see app.ts), so a caller without a
 // valid key costs no parsing at all.
 import express, { type RequestHandler } from 'express';
-import type { Contract, Json } from './contract.ts';
+import type { Contract, ContractName, Json } from './contract.ts';
 import { HttpError } from './errors.ts';
 
 
@@ -76,7 +76,7 @@ function hugeQueryNumber(query: unknown, numeric: ReadonlySet<string>): string |
 }
 
 /** The names of the contract's numeric query parameters (`limit`, `offset`, ...). */
-export function numericQueryParams(contract: Contract): Set<string> {
+export function numericQueryParams(contract: Contract<ContractName>): Set<string> {
   const names = new Set<string>();
   for (const item of Object.values<Json>(contract.doc.paths)) {
     for (const op of Object.values<Json>(item)) {
@@ -94,7 +94,7 @@ export function numericQueryParams(contract: Contract): Set<string> {
  * Refuses (400, naming where) a body or query that holds what cannot be stored, a numeric query
  * value beyond any number, or a path with %00.
  */
-export function storableInput(contract: Contract): RequestHandler {
+export function storableInput(contract: Contract<ContractName>): RequestHandler {
   const numeric = numericQueryParams(contract);
   return (req, _res, next) => {
     const problem =

@@ -1,5 +1,5 @@
-// The bundled contract of a generation, and what the server derives from it at start: the
-// creation operations with their task type, parameter names and body schema.
+// The bundled contract of a generation (or of the worker API), and what the server derives from it
+// at start: the creation operations with their task type, parameter names and body schema.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,8 +25,11 @@ export interface CreationOperation {
   checkMerged(body: Json): string | null;
 }
 
-export interface Contract {
-  generation: Generation;
+/** The contracts of generated/: the two generations and the worker API (which has no creations). */
+export type ContractName = Generation | 'workforce';
+
+export interface Contract<Name extends ContractName = Generation> {
+  generation: Name;
   doc: Json;
   /** By path: POST /v1/task/<type>. */
   creations: Map<string, CreationOperation>;
@@ -47,7 +50,7 @@ export interface Contract {
   bodySchemaOf(method: string, path: string): Json | undefined;
 }
 
-export function loadContract(generation: Generation): Contract {
+export function loadContract<Name extends ContractName>(generation: Name): Contract<Name> {
   const doc = parse(readFileSync(path.join(generatedDir, `${generation}.openapi.yaml`), 'utf8')) as Json;
   const resolve = (node: Json | undefined): Json | undefined => {
     let n = node;
@@ -76,7 +79,7 @@ export function loadContract(generation: Generation): Contract {
   const operationIds: string[] = [];
   const bodies: { method: string; route: RegExp; literal: boolean; schema: Json }[] = [];
   for (const [p, item] of Object.entries<Json>(doc.paths)) {
-    for (const method of ['get', 'post', 'put', 'delete']) {
+    for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
       const op = item[method];
       if (!op) continue;
       operationIds.push(op.operationId);

@@ -11,6 +11,8 @@ export class HttpError extends Error {
     readonly status: number,
     message: string,
     readonly headers: Record<string, string> = {},
+    /** The machine-readable `code` of the error body (ErrorBody.code), where the answer has one. */
+    readonly code?: string,
   ) {
     super(message);
   }
@@ -54,11 +56,12 @@ export interface ErrorAnswer {
   status: number;
   message: string;
   headers: Record<string, string>;
+  code?: string;
 }
 
 export function toErrorAnswer(err: any, generation: Generation): ErrorAnswer {
-  if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
-  if (err instanceof DomainError) return { status: domainStatus(err, generation), message: err.message, headers: {} };
+  if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers, ...(err.code ? { code: err.code } : {}) };
+  if (err instanceof DomainError) return { status: domainStatus(err, generation), message: err.message, headers: {}, ...(err.code ? { code: err.code } : {}) };
   // body-parser
   if (err?.type === 'entity.parse.failed') return { status: 400, message: `The request body is not valid JSON: ${err.message}`, headers: {} };
   if (err?.type === 'entity.too.large') return { status: 413, message: 'Request body is larger than 10 MB.', headers: {} };
@@ -82,7 +85,7 @@ export function errorMapper(generation: Generation, logger: Logger, saveAnswer: 
     if (answer.status >= 500 && !(err instanceof DomainError)) logger.error({ err: safeError(err), url: req.originalUrl }, 'request failed');
     // The request id (see ops.ts) lets a caller quote the failed request to the operator.
     const requestId = typeof res.locals.requestId === 'string' ? { request_id: res.locals.requestId } : {};
-    let body = JSON.stringify({ status_code: answer.status, error: answer.message, ...requestId });
+    let body = JSON.stringify({ status_code: answer.status, error: answer.message, ...(answer.code ? { code: answer.code } : {}), ...requestId });
     try {
       if (await saveAnswer(res, answer.status, body)) return;
     } catch (saveErr) {

@@ -5,6 +5,7 @@ import { projectHandlers } from './projects.ts';
 import { taskHandlers, type HandlerDeps } from './tasks.ts';
 import { trainingHandlers } from './training.ts';
 import type { HandlerTable, Operations } from './typed.ts';
+import { workforceManagementHandlers } from './workforce/handlers.ts';
 import { currentTaskListView, currentTaskView, legacyTaskListView, legacyTaskView } from './views/tasks.ts';
 
 export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['current']> {
@@ -23,6 +24,7 @@ export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['cur
     createVideoPlaybackAnnotationTask: create,
     createLidarSegmentationTask: create,
     ...trainingCreations(createTraining),
+    ...workforceManagementHandlers(deps),
   };
 }
 

@@ -1,12 +1,14 @@
 // Handlers typed by the contract (after Backstage's backend-openapi-utils `DocRequestHandler`): a
-// handler table keyed by operationId, one handler per operation of a generation's contract (the
-// compiler fails when one is missing), each receiving its operation's path parameters, query and
-// body as generated/ types them, and returning the operation's 200 answer.
+// handler table keyed by operationId, one handler per operation of a contract (the compiler fails
+// when one is missing), each receiving its operation's path parameters, query and body as
+// generated/ types them, and returning the operation's 200 answer (or NoContent, a 204).
 import type { RequestHandler, Response } from 'express';
 import type { OpenApiRequest } from 'express-openapi-validator/dist/framework/types.js';
 import type { operations as CurrentOperations, paths as CurrentPaths } from '../../generated/current.ts';
 import type { operations as LegacyOperations, paths as LegacyPaths } from '../../generated/legacy.ts';
+import type { operations as WorkforceOperations, paths as WorkforcePaths } from '../../generated/workforce.ts';
 import type { Caller } from '../domain/model.ts';
+import type { WorkerPrincipal } from '../domain/workforce/worker.ts';
 import type { SavedAnswer } from '../domain/ports.ts';
 import { HttpError } from './errors.ts';
 import { replay, type IdempotencyContext } from './idempotency.ts';
@@ -16,9 +18,13 @@ declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Locals {
-      /** Set by authenticate (http/auth.ts) on every request that reaches a handler. */
+      /** Set by authenticate (http/auth.ts) on every request that reaches a generation's handler. */
       caller: Caller;
       keyHash: string;
+      /** Set by the worker API's authentication on every request that reaches a worker handler. */
+      worker: WorkerPrincipal;
+      /** The token the worker's request carries (a session is revoked by logging out). */
+      workerToken: WorkerCredential;
       /** Set by the idempotency middleware for a creation request with an Idempotency-Key. */
       idempotency?: IdempotencyContext;
       /** The body as the client sent it (the validator fills schema defaults into its own copy). */
@@ -31,10 +37,17 @@ declare global {
 type PathOperation<Paths> = { [P in keyof Paths]: Paths[P][Extract<keyof Paths[P], 'get' | 'put' | 'post' | 'delete' | 'patch'>] }[keyof Paths];
 type Served<Ops, Paths> = { [Id in keyof Ops as Ops[Id] extends PathOperation<Paths> ? Id : never]: Ops[Id] };
 
-/** The operations each generation's contract serves, by operationId. */
+/** The operations each contract serves, by operationId: the two generations and the worker API. */
 export interface Operations {
   current: Served<CurrentOperations, CurrentPaths>;
   legacy: Served<LegacyOperations, LegacyPaths>;
+  workforce: Served<WorkforceOperations, WorkforcePaths>;
+}
+
+/** The token a worker's request was authenticated with. */
+export interface WorkerCredential {
+  tokenId: string;
+  kind: 'session' | 'api';
 }
 
 type Parameter<Op, Where extends 'path' | 'query'> = Op extends { parameters: { [K in Where]?: infer P } }
@@ -61,34 +74,61 @@ export interface OperationRequest<Op> {
   idempotency: IdempotencyContext | undefined;
 }
 
+/** A request of the worker API: the worker instead of an account. */
+export interface WorkerOperationRequest<Op> extends Omit<OperationRequest<Op>, 'caller'> {
+  worker: WorkerPrincipal;
+  credential: WorkerCredential;
+}
+
 /** An answer saved under an Idempotency-Key, sent again as it was (status and body byte for byte). */
 export class Replay {
   constructor(readonly saved: SavedAnswer) {}
 }
 
-export type OperationHandler<Op> = (request: OperationRequest<Op>) => Promise<AnswerOf<Op> | Replay>;
+/** A 204 answer (the worker API's log-out, or no work for now), with its headers. */
+export class NoContent {
+  constructor(readonly headers: Record<string, string> = {}) {}
+}
+
+/** Whether an operation documents a 204 answer: only those may answer NoContent. */
+type NoContentOf<Op> = Op extends { responses: { 204: unknown } } ? NoContent : never;
+
+export type OperationHandler<Op> = (request: OperationRequest<Op>) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op>>;
+export type WorkerOperationHandler<Op> = (request: WorkerOperationRequest<Op>) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op>>;
 
 /** One handler for every operation of a contract. */
 export type HandlerTable<Ops> = { [Id in keyof Ops]: OperationHandler<Ops[Id]> };
+/** One handler for every operation of the worker API. */
+export type WorkerHandlerTable<Ops = Operations['workforce']> = { [Id in keyof Ops]: WorkerOperationHandler<Ops[Id]> };
 
 /** A handler as the dispatcher calls it, before the operation is known. */
-type WireHandler = (request: { path: Record<string, string>; query: unknown; body: unknown; caller: Caller; route: string; idempotency: IdempotencyContext | undefined }) => Promise<unknown>;
+type WireHandler = (request: {
+  path: Record<string, string>;
+  query: unknown;
+  body: unknown;
+  caller: Caller;
+  worker: WorkerPrincipal;
+  credential: WorkerCredential;
+  route: string;
+  idempotency: IdempotencyContext | undefined;
+}) => Promise<unknown>;
 
 /**
  * The route after the validator: calls the handler of the operation the validator matched. The
  * validator has checked path, query and body against that operation, which is what makes the
  * handler's types true; this is the one place where the wire becomes typed.
  */
-export function dispatch(table: HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']>): RequestHandler {
+export function dispatch(table: HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> | WorkerHandlerTable): RequestHandler {
   const handlers = new Map(Object.entries(table) as [string, WireHandler][]);
   return async (req: OpenApiRequest, res: Response, next) => {
     try {
       const handler = handlers.get(req.openapi?.schema.operationId ?? '');
       if (!req.openapi || !handler) throw new HttpError(404, 'Not found: no such endpoint.');
-      const { caller, idempotency, body } = res.locals;
+      const { caller, worker, workerToken: credential, idempotency, body } = res.locals;
       req.body = body;
-      const answer = await handler({ path: req.openapi.pathParams, query: req.query, body, caller, route: req.path, idempotency });
+      const answer = await handler({ path: req.openapi.pathParams, query: req.query, body, caller, worker, credential, route: req.path, idempotency });
       if (answer instanceof Replay) replay(res, answer.saved);
+      else if (answer instanceof NoContent) res.status(204).set(answer.headers).end();
       else res.status(200).json(answer);
     } catch (err) {
       next(err);

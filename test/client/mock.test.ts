@@ -67,7 +67,9 @@ afterAll(async () => {
 
 describe.concurrent.each(generations)('the %s client decodes every documented example answer of the Prism mock', (gen: Generation) => {
   const doc = loadBundle(gen);
-  const ops = operations(gen, doc);
+  // The client has no convenience methods for tag Workforce until issue 18 lands (its raw
+  // GET/POST/... calls are typed from the contract all the same).
+  const ops = operations(gen, doc).filter((o) => !o.op.tags?.includes('Workforce'));
   // The mock's origin is all either client needs (both generations at the server's paths).
   const client = () => {
     const options = { apiKey: 'test_key', baseUrl: mock.url, retry: false as const };

@@ -74,7 +74,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('fuzze
     const doc = loadBundle(gen);
     const base = server.url + (gen === 'legacy' ? '/legacy' : '');
     let before = await snapshot();
-    const ops = operations(gen, doc);
+    // The operations of tag Workforce answer 501 until issue 18 lands (server/http/workforce/not-yet.ts).
+    const ops = operations(gen, doc).filter((o) => !o.op.tags?.includes('Workforce'));
     for (const [index, op] of ops.entries()) {
       const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(ids[name] ?? 'x'));
       const reads = op.method === 'get';

@@ -1,0 +1,36 @@
+// The worker API's error answers: `{status_code, error, code}` (ErrorBody), where `code` is stable
+// for programs to branch on. An error that names no code gets the one of its status.
+import type { ErrorRequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { DomainError } from '../../domain/errors.ts';
+import { safeError } from '../../store/errors.ts';
+import { toErrorAnswer } from '../errors.ts';
+
+export const bearerChallenge = { 'WWW-Authenticate': 'Bearer realm="humantask-worker"' };
+
+const codeOfStatus: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'invalid_request',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'invalid_request',
+  429: 'rate_limited',
+  501: 'not_implemented',
+};
+
+export function workerErrorMapper(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    // The worker API has no generation; 'current' only decides a cancel of a completed task, which
+    // the worker API never does.
+    const answer = toErrorAnswer(err, 'current');
+    if (answer.status >= 500 && answer.status !== 501 && !(err instanceof DomainError)) logger.error({ err: safeError(err), url: req.originalUrl }, 'request failed');
+    const code = answer.code ?? codeOfStatus[answer.status] ?? 'internal';
+    const headers = answer.status === 401 ? { ...answer.headers, ...bearerChallenge } : answer.headers;
+    const requestId = typeof res.locals.requestId === 'string' ? { request_id: res.locals.requestId } : {};
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    res.status(answer.status).json({ status_code: answer.status, error: answer.message, code, ...requestId });
+  };
+}

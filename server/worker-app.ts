@@ -1,0 +1,49 @@
+// createWorkerApp(deps): the Express app of the worker API (/worker/v1), made from its bundled
+// contract like a generation's app: worker auth -> rate limit -> parsers -> contract validation ->
+// handler -> error mapper (answers with a `code`).
+import express from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import type { AppDeps } from './app.ts';
+import { bodyParsers, storableInput } from './http/body-limits.ts';
+import { dropAbsentNulls } from './http/coerce.ts';
+import { loadContract } from './http/contract.ts';
+import { dispatch } from './http/typed.ts';
+import { authenticateWorker } from './http/workforce/auth.ts';
+import { workerErrorMapper } from './http/workforce/errors.ts';
+import { workerApiHandlers } from './http/workforce/handlers.ts';
+
+type ValidatorOptions = Parameters<typeof OpenApiValidator.middleware>[0];
+
+/** Where the worker API is served. */
+export const workerBasePath = '/worker';
+
+export function createWorkerApp(deps: AppDeps) {
+  const contract = loadContract('workforce');
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(authenticateWorker());
+  app.use(deps.rateLimit);
+  app.use(...bodyParsers(false), storableInput(contract));
+  // A null in a body means "not given" (as at /v1); the validator fills defaults into a copy.
+  app.use((req, res, next) => {
+    const schema = req.body && typeof req.body === 'object' ? contract.bodySchemaOf(req.method, req.path) : undefined;
+    if (schema) req.body = dropAbsentNulls(req.body, schema, contract.resolve);
+    res.locals.body = req.body;
+    if (req.body && typeof req.body === 'object') req.body = structuredClone(req.body);
+    next();
+  });
+  const apiSpec = { ...structuredClone(contract.doc), servers: [{ url: workerBasePath }] } as unknown as ValidatorOptions['apiSpec'];
+  app.use(
+    OpenApiValidator.middleware({
+      apiSpec,
+      validateRequests: { coerceTypes: false, allowUnknownQueryParameters: false, allErrors: true },
+      validateResponses: deps.validateResponses,
+      validateSecurity: false,
+      validateFormats: true,
+    }),
+  );
+  app.use(dispatch(workerApiHandlers({ uow: deps.uow, contract })));
+  app.use(workerErrorMapper(deps.logger));
+  return app;
+}
