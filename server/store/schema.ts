@@ -305,6 +305,8 @@ export const taskWork = pgTable(
   (t) => [
     index('task_work_claim').on(t.priority.desc(), t.createdAt, t.taskId).where(sql`${t.stage} in ('attempt', 'review') and ${t.openSlots} > 0`),
     index('task_work_claim_account').on(t.accountId, t.priority.desc(), t.createdAt, t.taskId).where(sql`${t.stage} in ('attempt', 'review') and ${t.openSlots} > 0`),
+    // Redos waiting for their author (taken before anything else).
+    index('task_work_reserved').on(t.reservedFor).where(sql`${t.reservedFor} is not null and ${t.openSlots} > 0`),
   ],
 );
 
@@ -339,8 +341,10 @@ export const assignments = pgTable(
     skipReason: text('skip_reason'),
   },
   (t) => [
-    // A worker never holds two live attempts of one task (an expired one may be taken up again).
-    uniqueIndex('assignments_one_attempt').on(t.taskId, t.workerId).where(sql`${t.role} = 'attempt' and ${t.status} <> 'expired'`),
+    // A worker never holds two attempts of one task (a lapsed or released one may be taken up again) ...
+    uniqueIndex('assignments_one_attempt').on(t.taskId, t.workerId).where(sql`${t.role} = 'attempt' and ${t.status} not in ('expired', 'released')`),
+    // ... and holds one active assignment at a time (asking again resumes it).
+    uniqueIndex('assignments_one_active').on(t.workerId).where(sql`${t.status} = 'active'`),
     index('assignments_task').on(t.taskId),
     index('assignments_worker').on(t.workerId, t.issuedAt.desc()),
     index('assignments_lease').on(t.leaseExpiresAt).where(sql`${t.status} = 'active'`),

@@ -48,10 +48,10 @@ const subjectsFor = (alias: string) => `CASE WHEN $5::text = 'review' THEN ${ali
  * $4 calibrator, $5 role (attempt or review), $6 now, $7 lease ms, $8 hard cap ms, $9 assignment id,
  * $10 lease token, $11 project (null: any).
  */
-const claimSql = (ownAccount: boolean) => `WITH cand AS (
+const claimSql = (ownAccount: boolean, reservedOnly: boolean) => `WITH cand AS (
     SELECT tw.task_id FROM task_work tw JOIN tasks t ON t.task_id = tw.task_id
     WHERE tw.stage IN ('attempt', 'review') AND tw.open_slots > 0 AND tw.stage = $5::text AND tw.available_at <= $6::timestamptz
-      AND ${ownAccount ? 'tw.account_id = $2::text' : '$2::text IS NULL'}
+      AND ${ownAccount ? 'tw.account_id = $2::text' : '$2::text IS NULL'}${reservedOnly ? ' AND tw.reserved_for = $1::text AND tw.reserved_until > $6::timestamptz' : ''}
       AND ($11::text IS NULL OR tw.project = $11::text)
       AND (t.status = 'pending' OR (t.status = 'completed' AND t.customer_review_status = 'rejected'))
       AND (tw.reserved_for IS NULL OR tw.reserved_for = $1::text OR tw.reserved_until <= $6::timestamptz)
@@ -62,10 +62,9 @@ const claimSql = (ownAccount: boolean) => `WITH cand AS (
       AND (tw.batch IS NULL OR NOT EXISTS (SELECT 1 FROM batches b WHERE b.account_id = tw.account_id AND b.mode = 'live' AND b.name = tw.batch AND b.status = 'staging'))
       AND (tw.calibration OR tw.batch IS NULL OR NOT EXISTS (SELECT 1 FROM batches b
           WHERE b.account_id = tw.account_id AND b.mode = 'live' AND b.project = tw.project AND b.calibration_batch AND b.status <> 'completed'))
-      AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.task_id = tw.task_id AND a.worker_id = $1::text AND CASE
-          WHEN $5::text = 'review' THEN a.role IN ('attempt', 'redo')
-          WHEN tw.parent_assignment_id IS NOT NULL THEN a.role = 'redo' AND a.status = 'active'
-          ELSE a.role = 'attempt' AND a.status <> 'expired' END)
+      AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.task_id = tw.task_id AND a.worker_id = $1::text AND a.status NOT IN ('expired', 'released')
+          -- Not a task the caller attempted, skipped or reviewed; a redo goes back to the author of the rejected work.
+          AND NOT ($5::text = 'attempt' AND tw.parent_assignment_id IS NOT NULL AND a.role IN ('attempt', 'redo') AND a.status <> 'active'))
     ORDER BY tw.priority DESC NULLS LAST, tw.created_at, tw.task_id
     LIMIT 1
     FOR UPDATE OF tw SKIP LOCKED),
@@ -77,7 +76,7 @@ const claimSql = (ownAccount: boolean) => `WITH cand AS (
     SELECT $9::text, take.task_id, take.account_id, $1::text,
       CASE WHEN $5::text = 'review' THEN 'review' WHEN take.parent_assignment_id IS NOT NULL THEN 'redo' ELSE 'attempt' END,
       'active', $10::text, $6::timestamptz, $6::timestamptz + ${ms('least($7::bigint, $8::bigint)')}, $6::timestamptz + ${ms('$8')}, 0,
-      (SELECT e.draft FROM assignments e WHERE e.task_id = take.task_id AND e.worker_id = $1::text AND e.status = 'expired' AND e.draft IS NOT NULL ORDER BY e.issued_at DESC LIMIT 1),
+      (SELECT e.draft FROM assignments e WHERE e.task_id = take.task_id AND e.worker_id = $1::text AND e.status IN ('expired', 'released') AND e.draft IS NOT NULL ORDER BY e.issued_at DESC LIMIT 1),
       take.parent_assignment_id,
       CASE WHEN $5::text = 'review' THEN NULL ELSE (SELECT p.feedback FROM assignments p WHERE p.assignment_id = take.parent_assignment_id) END
     FROM take
@@ -86,7 +85,12 @@ const claimSql = (ownAccount: boolean) => `WITH cand AS (
     SELECT $6::timestamptz, ins.account_id, ins.worker_id, ins.assignment_id, ins.task_id, 'issued' FROM ins)
   SELECT ${assignmentRow.qualified('ins')} FROM ins`;
 
-const claimText = { own: claimSql(true), operator: claimSql(false) };
+const claimText = {
+  own: claimSql(true, false),
+  operator: claimSql(false, false),
+  ownReserved: claimSql(true, true),
+  operatorReserved: claimSql(false, true),
+};
 
 /** Heartbeats are logged at most once a minute per assignment (the log is for metrics, not a trace). */
 const heartbeatSampleMs = 60_000;
@@ -95,7 +99,7 @@ const heartbeatText = `WITH prev AS (SELECT heartbeat_at FROM assignments WHERE 
   upd AS (
     UPDATE assignments SET lease_expires_at = least($5::timestamptz + ${ms('$6')}, hard_deadline), heartbeat_at = $5::timestamptz,
       draft = coalesce($4::jsonb, draft),
-      active_ms = greatest(active_ms, least(coalesce($7::bigint, 0), (extract(epoch from ($5::timestamptz - issued_at)) * 1000)::bigint))
+      active_ms = active_ms + greatest(0, least(coalesce($7::bigint, 0), (extract(epoch from ($5::timestamptz - coalesce(heartbeat_at, issued_at))) * 1000)::bigint))
     WHERE assignment_id = $1::text AND worker_id = $2::text AND lease_token = $3::text AND status = 'active' AND lease_expires_at > $5::timestamptz
     RETURNING *),
   ev AS (INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind, data)
@@ -107,7 +111,8 @@ const heartbeatText = `WITH prev AS (SELECT heartbeat_at FROM assignments WHERE 
 const stageOf = (alias: string) => `CASE ${alias}.role WHEN 'review' THEN 'review' ELSE 'attempt' END`;
 
 const giveBackText = `WITH upd AS (
-    UPDATE assignments SET status = $4::text, skip_reason = $5::text, ended_at = $6::timestamptz
+    UPDATE assignments SET status = $4::text, skip_reason = $5::text, ended_at = $6::timestamptz,
+      active_ms = active_ms + greatest(0, least(coalesce($7::bigint, 0), (extract(epoch from ($6::timestamptz - coalesce(heartbeat_at, issued_at))) * 1000)::bigint))
     WHERE assignment_id = $1::text AND worker_id = $2::text AND lease_token = $3::text AND status = 'active' AND lease_expires_at > $6::timestamptz
     RETURNING *),
   slot AS (UPDATE task_work tw SET open_slots = tw.open_slots + 1 FROM upd WHERE tw.task_id = upd.task_id AND tw.stage = ${stageOf('upd')}),
@@ -159,10 +164,12 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
         r.now.toISOString(), r.lease.leaseMs, r.lease.hardCapMs, r.assignmentId, r.leaseToken, r.project ?? null,
       ];
       try {
-        return await one(r.worker.accountId === null ? claimText.operator : claimText.own, values);
+        const operator = r.worker.accountId === null;
+        const text = r.reservedOnly ? (operator ? claimText.operatorReserved : claimText.ownReserved) : operator ? claimText.operator : claimText.own;
+        return await one(text, values);
       } catch (err) {
-        // The same worker claiming twice at once: the second found the task the first just took.
-        if (isUniqueViolation(err, 'assignments_one_attempt')) return null;
+        // The same worker claiming twice at once: the other claim won (the caller reads its assignment).
+        if (isUniqueViolation(err, 'assignments_one_attempt') || isUniqueViolation(err, 'assignments_one_active')) return null;
         throw err;
       }
     },
@@ -171,7 +178,7 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
       return one(heartbeatText, [i.assignmentId, i.workerId, i.leaseToken, draft, i.now.toISOString(), i.leaseMs, i.activeMs ?? null]);
     },
     giveBack(i) {
-      return one(giveBackText, [i.assignmentId, i.workerId, i.leaseToken, i.status, i.reason ?? null, i.now.toISOString()]);
+      return one(giveBackText, [i.assignmentId, i.workerId, i.leaseToken, i.status, i.reason ?? null, i.now.toISOString(), i.activeMs ?? null]);
     },
     async expireLapsed(now, limit) {
       const [row] = await execute<{ n: number }>(statement(expireText, [now.toISOString(), limit]));
@@ -180,6 +187,9 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
     async get(assignmentId, workerId, options) {
       const lock = options?.forUpdate ? ' FOR UPDATE' : '';
       return one(`SELECT ${assignmentRow.columnList} FROM assignments WHERE assignment_id = $1::text AND ($2::text IS NULL OR worker_id = $2::text)${lock}`, [assignmentId, workerId]);
+    },
+    async activeFor(workerId) {
+      return one(`SELECT ${assignmentRow.columnList} FROM assignments WHERE worker_id = $1::text AND status = 'active'`, [workerId]);
     },
     async update(a) {
       await db.update(assignments).set(a).where(eq(assignments.assignmentId, a.assignmentId));

@@ -83,6 +83,8 @@ export interface ClaimRequest {
   leaseToken: string;
   now: Date;
   lease: Lease;
+  /** Only a redo reserved for this worker. */
+  reservedOnly?: boolean;
 }
 
 export type WorkEventKind = 'issued' | 'heartbeat' | 'submitted' | 'skipped' | 'released' | 'expired' | 'reviewed' | 'redo_created' | 'canceled' | 'completed';
@@ -100,10 +102,12 @@ export interface WorkEvent {
 export interface WorkRepository {
   /** Claims one eligible task for the worker in one statement (slot taken and assignment written together). */
   claim(request: ClaimRequest): Promise<Assignment | null>;
-  /** Renews a live lease (up to its hard deadline), saves the draft, records active time; null when the lease is not held. */
+  /** Renews a live lease (up to its hard deadline), saves the draft, adds active time (at most the time since the last beat); null when the lease is not held. */
   heartbeat(input: { assignmentId: string; workerId: string; leaseToken: string; draft?: Json | undefined; activeMs?: number | undefined; now: Date; leaseMs: number }): Promise<Assignment | null>;
   /** Ends a held lease without work (skipped or released): the slot goes back. Null when the lease is not held. */
-  giveBack(input: { assignmentId: string; workerId: string; leaseToken: string; status: 'skipped' | 'released'; reason?: string | undefined; now: Date }): Promise<Assignment | null>;
+  giveBack(input: { assignmentId: string; workerId: string; leaseToken: string; status: 'skipped' | 'released'; reason?: string | undefined; activeMs?: number | undefined; now: Date }): Promise<Assignment | null>;
+  /** The worker's active assignment (one at most). */
+  activeFor(workerId: string): Promise<Assignment | null>;
   /** Expires up to `limit` lapsed leases and returns their slots; answers how many. */
   expireLapsed(now: Date, limit: number): Promise<number>;
   /** The assignment, if it is this worker's (any worker's when workerId is null); with forUpdate, locked. */

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { checkAnswer } from '../answer-rules.ts';
 import { taskSettled } from '../batches.ts';
-import { conflict, forbidden, invalid, notFound } from '../errors.ts';
+import { DomainError, invalid, notFound } from '../errors.ts';
 import { newTaskId } from '../ids.ts';
 import type { Caller, Json, Task, TaskAudit } from '../model.ts';
 import { queueTaskCallback } from '../outbox.ts';
@@ -39,8 +39,12 @@ const canAttempt = (w: WorkerPrincipal) => w.roles.includes('labeler') || w.role
 const canReview = (w: WorkerPrincipal) => w.roles.includes('reviewer') || w.roles.includes('lead');
 
 function assertActive(worker: WorkerPrincipal) {
-  if (worker.status !== 'active') throw forbidden(`Worker ${worker.workerId} is ${worker.status}: no work is handed out.`);
+  if (worker.status !== 'active') throw new DomainError('forbidden', `Worker ${worker.workerId} is ${worker.status}: no work is handed out.`, 'worker_paused');
 }
+
+const roleMissing = (message: string) => new DomainError('forbidden', message, 'role_missing');
+export const newAssignmentId = (now: Date) => `asg_${newTaskId(now)}`;
+const newLeaseToken = () => `lt_${randomBytes(16).toString('hex')}`;
 
 const event = (a: Pick<Assignment, 'accountId' | 'workerId' | 'assignmentId' | 'taskId'>, kind: WorkEventKind, at: Date, data: Json | null = null): WorkEvent => ({
   at,
@@ -52,27 +56,44 @@ const event = (a: Pick<Assignment, 'accountId' | 'workerId' | 'assignmentId' | '
   data,
 });
 
-/** Hands the worker one eligible task (or a review), or null when there is none. */
+/**
+ * Hands the worker one eligible task, or null when there is none. A worker holds one active
+ * assignment at a time: while it is held, asking again answers it again (same lease). Without a
+ * role: the caller's reserved redos first, then reviews, then attempts, as its roles allow.
+ */
 export async function claimNext(
   uow: UnitOfWork,
   worker: WorkerPrincipal,
-  request: { role?: 'attempt' | 'review'; project?: string | undefined },
+  request: { role?: 'attempt' | 'review' | undefined; project?: string | undefined },
   settings: WorkSettings,
   now: Date,
 ): Promise<Assignment | null> {
   assertActive(worker);
-  const role = request.role ?? 'attempt';
-  if (role === 'attempt' && !canAttempt(worker)) throw forbidden(`Worker ${worker.workerId} has neither the labeler nor the lead role: it cannot take attempts.`);
-  if (role === 'review' && !canReview(worker)) throw forbidden(`Worker ${worker.workerId} has neither the reviewer nor the lead role: it cannot take reviews.`);
-  return uow.work.claim({
-    worker,
-    role,
-    project: request.project,
-    assignmentId: newTaskId(now),
-    leaseToken: randomBytes(16).toString('base64url'),
-    now,
-    lease: { leaseMs: settings.leaseMs, hardCapMs: settings.hardCapMs },
-  });
+  if (request.role === 'attempt' && !canAttempt(worker)) throw roleMissing(`Worker ${worker.workerId} has neither the labeler nor the lead role: it cannot take attempts.`);
+  if (request.role === 'review' && !canReview(worker)) throw roleMissing(`Worker ${worker.workerId} has neither the reviewer nor the lead role: it cannot take reviews.`);
+  const held = await uow.work.activeFor(worker.workerId);
+  if (held && held.leaseExpiresAt > now) return held;
+  if (held) await uow.work.expireLapsed(now, 100);
+  const steps: { role: 'attempt' | 'review'; reservedOnly: boolean }[] = [];
+  const attempts = request.role !== 'review' && canAttempt(worker);
+  if (attempts) steps.push({ role: 'attempt', reservedOnly: true });
+  if (request.role !== 'attempt' && canReview(worker)) steps.push({ role: 'review', reservedOnly: false });
+  if (attempts) steps.push({ role: 'attempt', reservedOnly: false });
+  for (const step of steps) {
+    const a = await uow.work.claim({
+      worker,
+      ...step,
+      project: request.project,
+      assignmentId: newAssignmentId(now),
+      leaseToken: newLeaseToken(),
+      now,
+      lease: { leaseMs: settings.leaseMs, hardCapMs: settings.hardCapMs },
+    });
+    if (a) return a;
+  }
+  // A concurrent request of the same worker may have taken work meanwhile: that is the one to resume.
+  const taken = await uow.work.activeFor(worker.workerId);
+  return taken && taken.leaseExpiresAt > now ? taken : null;
 }
 
 /** Resolves when new work may be claimable (a nudge after a commit), or after `ms`. */
@@ -108,24 +129,25 @@ async function leaseLost(repos: Repositories, workerId: string, assignmentId: st
 }
 
 function whyNotHeld(a: Assignment, now: Date) {
+  const lost = (message: string) => new DomainError('conflict', message, 'lease_lost');
   switch (a.status) {
     case 'canceled':
-      return conflict(`task_canceled: task ${a.taskId} was canceled; assignment ${a.assignmentId} has ended.`);
+      return new DomainError('conflict', `Task ${a.taskId} was canceled; its assignment ${a.assignmentId} has ended.`, 'task_canceled');
     case 'expired':
-      return conflict(`lease_lost: the lease of assignment ${a.assignmentId} lapsed and the task went back to the queue.`);
+      return lost(`The lease of assignment ${a.assignmentId} lapsed and the task went back to the queue; it may be with another worker now.`);
     case 'active':
       return a.leaseExpiresAt <= now
-        ? conflict(`lease_lost: the lease of assignment ${a.assignmentId} lapsed at ${a.leaseExpiresAt.toISOString()}.`)
-        : conflict(`lease_lost: lease_token does not match the current lease of assignment ${a.assignmentId}.`);
+        ? lost(`The lease of assignment ${a.assignmentId} lapsed at ${a.leaseExpiresAt.toISOString()}; the task may be with another worker now.`)
+        : lost(`lease_token is not the current lease of assignment ${a.assignmentId} (another tab or an older lease).`);
     default:
-      return conflict(`assignment_ended: assignment ${a.assignmentId} is ${a.status}; it takes no more changes.`);
+      return new DomainError('conflict', `Assignment ${a.assignmentId} is already ${a.status}; it takes no more changes.`, 'assignment_closed');
   }
 }
 
 export interface HeartbeatInput {
   leaseToken: string;
   draft?: Json | undefined;
-  /** Active time measured by the client since the assignment was issued (cumulative). */
+  /** Active time the client measured since its last heartbeat (or since the assignment was issued). */
   activeMs?: number | undefined;
 }
 
@@ -139,11 +161,11 @@ export async function giveBack(
   uow: UnitOfWork,
   worker: WorkerPrincipal,
   assignmentId: string,
-  input: { leaseToken: string; status: 'skipped' | 'released'; reason?: string | undefined },
+  input: { leaseToken: string; status: 'skipped' | 'released'; reason?: string | undefined; activeMs?: number | undefined },
   now: Date,
 ): Promise<Assignment> {
   if (input.status === 'skipped' && !input.reason?.trim()) throw invalid('reason is required to skip a task.');
-  const a = await uow.work.giveBack({ assignmentId, workerId: worker.workerId, leaseToken: input.leaseToken, status: input.status, reason: input.reason, now });
+  const a = await uow.work.giveBack({ assignmentId, workerId: worker.workerId, leaseToken: input.leaseToken, status: input.status, reason: input.reason, activeMs: input.activeMs, now });
   return a ?? leaseLost(uow, worker.workerId, assignmentId, now);
 }
 
@@ -163,9 +185,9 @@ async function held(repos: Repositories, worker: WorkerPrincipal, assignmentId: 
   return { a, task, work };
 }
 
-/** Active time: the client's cumulative count, never more than the time since the assignment was issued. */
+/** Active time: what the client counted since its last heartbeat, never more than the time that passed. */
 const measured = (a: Assignment, activeMs: number | undefined, now: Date) =>
-  Math.max(a.activeMs, Math.min(activeMs ?? 0, now.getTime() - a.issuedAt.getTime()));
+  a.activeMs + Math.max(0, Math.min(activeMs ?? 0, now.getTime() - (a.heartbeatAt ?? a.issuedAt).getTime()));
 
 /**
  * The answer as the task stores it, checked against the type's response schema and the task's
@@ -300,7 +322,6 @@ export async function reviewAssignment(
     const activeMs = measured(a, input.activeMs, now);
     if (input.result === 'fixed' && !input.response) throw invalid('response is required with result "fixed" (the corrected answer).');
     if (input.result !== 'fixed' && input.response) throw invalid(`response is only sent with result "fixed", not "${input.result}".`);
-    if (input.result === 'rejected' && !input.feedback?.length) throw invalid('feedback is required with result "rejected": at least one item saying what to redo.');
     const feedback = input.feedback?.length ? input.feedback : null;
     const events = [event(a, 'reviewed', now, { result: input.result, reviewed_assignment_id: reviewed.assignmentId })];
     const decided: Assignment = { ...a, status: 'submitted', reviewResult: input.result, feedback, activeMs, submittedAt: now, endedAt: now, draft: null };
@@ -382,7 +403,7 @@ export async function listOwnAssignments(
 ): Promise<{ assignments: Assignment[]; nextToken: string | null }> {
   let before: { issuedAt: Date; assignmentId: string } | null = null;
   if (input.nextToken) {
-    const m = /^(\d+)\.([0-9a-f]{24})$/.exec(Buffer.from(input.nextToken, 'base64url').toString('utf8'));
+    const m = /^(\d+)\.(asg_[0-9a-f]{24})$/.exec(Buffer.from(input.nextToken, 'base64url').toString('utf8'));
     if (!m) throw invalid('next_token is not a token of this list.');
     before = { issuedAt: new Date(Number(m[1])), assignmentId: m[2]! };
   }

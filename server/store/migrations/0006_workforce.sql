@@ -67,12 +67,14 @@ ALTER TABLE "assignments" ADD CONSTRAINT "assignments_account_id_accounts_accoun
 ALTER TABLE "staffing" ADD CONSTRAINT "staffing_account_id_accounts_account_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("account_id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "task_work" ADD CONSTRAINT "task_work_task_id_tasks_task_id_fk" FOREIGN KEY ("task_id") REFERENCES "public"."tasks"("task_id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "task_work" ADD CONSTRAINT "task_work_account_id_accounts_account_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("account_id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
-CREATE UNIQUE INDEX "assignments_one_attempt" ON "assignments" USING btree ("task_id","worker_id") WHERE "assignments"."role" = 'attempt' and "assignments"."status" <> 'expired';--> statement-breakpoint
+CREATE UNIQUE INDEX "assignments_one_attempt" ON "assignments" USING btree ("task_id","worker_id") WHERE "assignments"."role" = 'attempt' and "assignments"."status" not in ('expired', 'released');--> statement-breakpoint
+CREATE UNIQUE INDEX "assignments_one_active" ON "assignments" USING btree ("worker_id") WHERE "assignments"."status" = 'active';--> statement-breakpoint
 CREATE INDEX "assignments_task" ON "assignments" USING btree ("task_id");--> statement-breakpoint
 CREATE INDEX "assignments_worker" ON "assignments" USING btree ("worker_id","issued_at" DESC NULLS LAST);--> statement-breakpoint
 CREATE INDEX "assignments_lease" ON "assignments" USING btree ("lease_expires_at") WHERE "assignments"."status" = 'active';--> statement-breakpoint
 CREATE INDEX "task_work_claim" ON "task_work" USING btree ("priority" DESC NULLS LAST,"created_at","task_id") WHERE "task_work"."stage" in ('attempt', 'review') and "task_work"."open_slots" > 0;--> statement-breakpoint
 CREATE INDEX "task_work_claim_account" ON "task_work" USING btree ("account_id","priority" DESC NULLS LAST,"created_at","task_id") WHERE "task_work"."stage" in ('attempt', 'review') and "task_work"."open_slots" > 0;--> statement-breakpoint
+CREATE INDEX "task_work_reserved" ON "task_work" USING btree ("reserved_for") WHERE "task_work"."reserved_for" is not null and "task_work"."open_slots" > 0;--> statement-breakpoint
 CREATE INDEX "work_events_task" ON "work_events" USING btree ("task_id","at");--> statement-breakpoint
 CREATE INDEX "work_events_worker" ON "work_events" USING btree ("worker_id","at");--> statement-breakpoint
 -- Live tasks already waiting get their work row (hand-written; keep when regenerating).
