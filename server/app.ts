@@ -8,6 +8,8 @@ import type { Logger } from 'pino';
 type ValidatorOptions = Parameters<typeof OpenApiValidator.middleware>[0];
 import type { Generation } from './domain/model.ts';
 import type { UnitOfWork } from './domain/ports.ts';
+import type { IdentitySettings } from './domain/workforce/identity.ts';
+import { defaultIdentitySettings } from './domain/workforce/settings.ts';
 import { authenticate, type AuthFailureLimit } from './http/auth.ts';
 import { bodyParsers, storableInput } from './http/body-limits.ts';
 import { coerceBody, dropAbsentNulls } from './http/coerce.ts';
@@ -33,19 +35,21 @@ export interface AppDeps {
   allowPrivateNetworks?: readonly string[];
   validateResponses: boolean;
   idempotencyTtlMs: number;
+  /** Worker passwords and sessions (config.workers); the defaults when absent. */
+  identity?: IdentitySettings;
 }
 
 /** Where each generation is served: the older one under /legacy. */
 export const basePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
 
 /** The handler of every operation of a generation's contract, by operationId. */
-export function handlerTable(contract: Contract, uow: UnitOfWork): HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> {
-  return contract.generation === 'legacy' ? legacyHandlers({ uow, contract }) : currentHandlers({ uow, contract });
+export function handlerTable(contract: Contract, uow: UnitOfWork, identity = defaultIdentitySettings): HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> {
+  return contract.generation === 'legacy' ? legacyHandlers({ uow, contract }) : currentHandlers({ uow, contract, identity });
 }
 
 export function createApp(generation: Generation, deps: AppDeps) {
   const contract = loadContract(generation);
-  const handlers = handlerTable(contract, deps.uow);
+  const handlers = handlerTable(contract, deps.uow, deps.identity);
   const app = express();
   app.disable('x-powered-by');
   // No ETag: the contract has no conditional requests, and hashing every body costs each answer.

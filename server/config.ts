@@ -61,6 +61,12 @@ export interface Config {
    * whose work was rejected before any worker may take it (REDO_RESERVE_SECONDS, default 86400).
    */
   workforce: { leaseMs: number; hardCapMs: number; sweepPollMs: number; redoReserveMs: number };
+  /**
+   * Worker identity: scrypt cost as log2 N (WORKER_PASSWORD_COST, default 15: 32 MB per hash; 10
+   * to 20), a session lapses after WORKER_SESSION_TTL_SECONDS without use (default 3600) and
+   * WORKER_SESSION_MAX_SECONDS after log-in (default 86400).
+   */
+  workers: { passwordCost: number; sessionTtlMs: number; sessionMaxMs: number };
   /** Callback delivery: see README.md (DELIVERY_*, CALLBACK_*, ALLOW_PRIVATE_NETWORKS). */
   delivery: {
     pollMs: number;
@@ -120,6 +126,11 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       hardCapMs: int('WORK_HARD_CAP_SECONDS', 14_400, env) * 1000,
       sweepPollMs: int('WORK_SWEEP_POLL_MS', 1000, env),
       redoReserveMs: int('REDO_RESERVE_SECONDS', 86_400, env) * 1000,
+    },
+    workers: {
+      passwordCost: Math.min(20, Math.max(10, int('WORKER_PASSWORD_COST', 15, env))),
+      sessionTtlMs: Math.max(1, int('WORKER_SESSION_TTL_SECONDS', 3600, env)) * 1000,
+      sessionMaxMs: Math.max(1, int('WORKER_SESSION_MAX_SECONDS', 86_400, env)) * 1000,
     },
     delivery: {
       pollMs: int('DELIVERY_POLL_MS', 250, env),

@@ -57,6 +57,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     allowPrivateNetworks: config.delivery.allowPrivateNetworks,
     validateResponses: config.validateResponses,
     idempotencyTtlMs: config.idempotencyTtlMs,
+    identity: config.workers,
   };
   const root = express();
   root.disable('x-powered-by');

@@ -4,6 +4,7 @@
 import express from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import type { AppDeps } from './app.ts';
+import { defaultIdentitySettings } from './domain/workforce/settings.ts';
 import { bodyParsers, storableInput } from './http/body-limits.ts';
 import { dropAbsentNulls } from './http/coerce.ts';
 import { loadContract } from './http/contract.ts';
@@ -19,10 +20,11 @@ export const workerBasePath = '/worker';
 
 export function createWorkerApp(deps: AppDeps) {
   const contract = loadContract('workforce');
+  const identity = deps.identity ?? defaultIdentitySettings;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(authenticateWorker());
+  app.use(authenticateWorker(deps.uow, identity, deps.authFailures));
   app.use(deps.rateLimit);
   app.use(...bodyParsers(false), storableInput(contract));
   // A null in a body means "not given" (as at /v1); the validator fills defaults into a copy.
@@ -43,7 +45,12 @@ export function createWorkerApp(deps: AppDeps) {
       validateFormats: true,
     }),
   );
-  app.use(dispatch(workerApiHandlers({ uow: deps.uow, contract })));
+  app.use(dispatch(workerApiHandlers({ uow: deps.uow, contract, identity, authFailures: deps.authFailures })));
+  // A wrong password counts as a failed authentication of the address, as an unknown token does.
+  app.use((err: unknown, req: express.Request, _res: express.Response, next: express.NextFunction) => {
+    if (req.method === 'POST' && req.path === '/v1/session' && (err as { status?: number })?.status === 401) deps.authFailures?.failed(req.socket.remoteAddress ?? '');
+    next(err);
+  });
   app.use(workerErrorMapper(deps.logger));
   return app;
 }

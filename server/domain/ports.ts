@@ -1,6 +1,7 @@
 // What the rules need from storage. server/store implements it; the rules never see SQL.
 import type { Account, Mode, Task, TaskStatus } from './model.ts';
 import type { WorkRepository } from './workforce/model.ts';
+import type { WorkerRepository } from './workforce/identity.ts';
 
 export interface TaskFilters {
   startTime?: Date;
@@ -241,6 +242,8 @@ export interface OutboxRepository {
 }
 
 export interface Repositories {
+  /** Worker identity (issue 18): workers, passwords, sessions and API tokens. */
+  workers: WorkerRepository;
   tasks: TaskRepository;
   idempotency: IdempotencyRepository;
   accounts: AccountRepository;

@@ -4,6 +4,7 @@ import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
 import { invalid } from '../domain/errors.ts';
 import type { Generation, Json, Task } from '../domain/model.ts';
 import type { TaskFilters, UnitOfWork } from '../domain/ports.ts';
+import type { IdentitySettings } from '../domain/workforce/identity.ts';
 import {
   addTaskTags, auditTask, cancelTask, createTask, deleteTaskUniqueId, getTask, listTaskCallbacks, listTasks,
   redeliverTaskCallback, removeTaskTags, setTaskMetadata, setTaskUniqueId, type TaskPage,
@@ -17,6 +18,8 @@ import { callbackHistoryView, statusesFor, type ListShape } from './views/tasks.
 export interface HandlerDeps {
   uow: UnitOfWork;
   contract: Contract;
+  /** Worker passwords (the current generation's tag Workforce creates workers); defaults when absent. */
+  identity?: IdentitySettings;
 }
 
 /** The request of an operation whose types are the same in both generations. */

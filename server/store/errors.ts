@@ -28,3 +28,11 @@ export function withStatementName<T>(name: string, run: () => Promise<T>): Promi
     throw err;
   });
 }
+
+/** Whether a database error anywhere in the cause chain is a unique violation of this constraint. */
+export function isUniqueViolation(err: unknown, constraint: string): boolean {
+  for (let e: any = err; e; e = e.cause) {
+    if (e.code === '23505' && (e.constraint === constraint || String(e.message).includes(constraint))) return true;
+  }
+  return false;
+}

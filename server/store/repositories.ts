@@ -6,20 +6,16 @@ import type { Account, Mode, Task } from '../domain/model.ts';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Database, Execute, Store } from './db.ts';
 import type { SecretBox } from './secrets.ts';
+import { isUniqueViolation } from './errors.ts';
 import { executeIn, rowCodec, statement } from './rows.ts';
 import { taskWorkInsert, workRepository } from './work.ts';
+import { workerRepository } from './workers.ts';
 import { workChannel, workPayload } from './notify.ts';
 import {
   accounts, batches, deliveryAttempts, idempotencyKeys, outbox, projectOntologyVersions, projectParamVersions, projects, tasks,
   trainingTasks,
 } from './schema.ts';
 
-const isUniqueViolation = (err: unknown, constraint: string): boolean => {
-  for (let e: any = err; e; e = e.cause) {
-    if (e.code === '23505' && (e.constraint === constraint || String(e.message).includes(constraint))) return true;
-  }
-  return false;
-};
 
 /** Descending as the list indexes are made (drizzle's `.desc()` is DESC NULLS LAST). */
 const descNullsLast = (column: AnyPgColumn) => sql`${column} desc nulls last`;
@@ -118,6 +114,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
   });
   return {
     work: workRepository(db, execute),
+    workers: workerRepository(db),
     tasks: {
       async create(task, extras) {
         try {

@@ -366,3 +366,57 @@ export const workEvents = pgTable(
   },
   (t) => [index('work_events_task').on(t.taskId, t.at), index('work_events_worker').on(t.workerId, t.at)],
 );
+
+// ---- Worker identity (issue 18): workers, their password hashes, sessions and API tokens. ----
+
+/** A worker: of an account's own workforce, or of the operator's (account_id null). */
+export const workers = pgTable(
+  'workers',
+  {
+    workerId: text('worker_id').primaryKey(),
+    accountId: text('account_id').references(() => accounts.accountId),
+    email: text('email').notNull(),
+    displayName: text('display_name').notNull(),
+    status: text('status').$type<'active' | 'paused' | 'removed'>().notNull(),
+    roles: text('roles').array().$type<('labeler' | 'reviewer' | 'lead')[]>().notNull(),
+    calibrator: boolean('calibrator').notNull().default(false),
+    createdAt: ts('created_at').notNull(),
+    lastSeenAt: ts('last_seen_at'),
+  },
+  (t) => [
+    // One login, one worker: unique among workers that are not removed, whatever the letter case.
+    uniqueIndex('workers_email_live').on(sql`lower(${t.email})`).where(sql`${t.status} <> 'removed'`),
+    index('workers_account').on(t.accountId, t.createdAt, t.workerId),
+  ],
+);
+
+/** A worker's password, as a scrypt hash with its parameters (domain/workforce/passwords.ts). */
+export const workerCredentials = pgTable('worker_credentials', {
+  workerId: text('worker_id')
+    .primaryKey()
+    .references(() => workers.workerId),
+  passwordHash: text('password_hash').notNull(),
+  updatedAt: ts('updated_at').notNull(),
+});
+
+/** Sessions and API tokens: only the SHA-256 of each (256-bit random) secret is kept. */
+export const workerTokens = pgTable(
+  'worker_tokens',
+  {
+    tokenId: text('token_id').primaryKey(),
+    workerId: text('worker_id')
+      .notNull()
+      .references(() => workers.workerId),
+    kind: text('kind').$type<'session' | 'api'>().notNull(),
+    tokenHash: text('token_hash').notNull().unique(),
+    name: text('name'),
+    createdAt: ts('created_at').notNull(),
+    /** A session: moved by each use (sliding); an API token: its expiry, if any. */
+    expiresAt: ts('expires_at'),
+    /** A session's end however it is used. */
+    absoluteExpiresAt: ts('absolute_expires_at'),
+    lastUsedAt: ts('last_used_at'),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [index('worker_tokens_worker').on(t.workerId, t.kind, t.createdAt)],
+);

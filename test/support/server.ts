@@ -36,7 +36,8 @@ export async function startTestServer(db: DatabaseKind, env: Record<string, stri
   const databaseUrl = db === 'postgres' ? await clusterAt(inject('postgresUrl')).createDatabase({ template: inject('postgresTemplate') }) : undefined;
   const config: Config = {
     // No callback leaves the machine unless a test turns delivery on (to a loopback receiver).
-    ...readConfig({ RATE_LIMIT_BURST: '0', AUTH_FAILURE_BURST: '0', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', ...env }),
+    // Worker passwords hashed at the lowest scrypt cost: tests log in often.
+    ...readConfig({ RATE_LIMIT_BURST: '0', AUTH_FAILURE_BURST: '0', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', WORKER_PASSWORD_COST: '10', ...env }),
     port: 0,
     host: '127.0.0.1',
     dataDir: 'memory://',

@@ -1,10 +1,14 @@
 // Authentication of the worker API (/worker/v1): `Authorization: Bearer <token>`, a worker's
-// session or API token. An account's API key (HTTP Basic) is not a worker token: 401.
+// session or API token. An account's API key (HTTP Basic) is not a worker token: 401. Unknown
+// tokens count towards the per-address limit of failed authentications, as unknown API keys do.
 import type { RequestHandler } from 'express';
+import { checkToken, principalOf, type IdentitySettings, type IdentityStore } from '../../domain/workforce/identity.ts';
+import type { AuthFailureLimit } from '../auth.ts';
+import { authFailureLimit } from '../auth.ts';
 import { HttpError } from '../errors.ts';
 import { bearerChallenge } from './errors.ts';
 
-/** Operations that need no token: logging in. */
+/** Operations that need no token: logging in (its failures count in the login handler). */
 const open = new Set(['POST /v1/session']);
 
 /**
@@ -18,16 +22,41 @@ export function bearerTokenOf(rawHeaders: string[]): string | null {
   return m ? m[1]! : null;
 }
 
-export const unauthenticated = () =>
-  new HttpError(401, 'A valid worker token is required (Authorization Bearer, a session or API token).', bearerChallenge, 'unauthenticated');
+export const unauthenticated = (message = 'A valid worker token is required (Authorization Bearer, a session or API token).', code = 'unauthenticated') =>
+  new HttpError(401, message, bearerChallenge, code);
 
-/** Until worker identity lands: a request without a Bearer token is refused; the operations answer 501. */
-export function authenticateWorker(): RequestHandler {
-  return (req, res, next) => {
-    if (open.has(`${req.method} ${req.path}`)) return next();
-    const token = bearerTokenOf(req.rawHeaders);
-    if (!token) return next(unauthenticated());
-    res.locals.keyHash = `worker-token:${token}`;
-    next();
+/** Answers 429 when this address failed too often (shared with the other APIs' key checks). */
+export function refuseBlockedAddress(failures: AuthFailureLimit, address: string): void {
+  const wait = failures.retryAfter(address);
+  if (wait > 0) throw new HttpError(429, `Too many failed authentications from this address; retry after ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) }, 'rate_limited');
+}
+
+export function authenticateWorker(store: IdentityStore, settings: IdentitySettings, failures: AuthFailureLimit = authFailureLimit(0, 0)): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      const address = req.socket.remoteAddress ?? '';
+      refuseBlockedAddress(failures, address);
+      if (open.has(`${req.method} ${req.path}`)) {
+        // The rate limit's bucket of anonymous log-ins: per address.
+        res.locals.keyHash = `worker-login:${address}`;
+        return next();
+      }
+      const token = bearerTokenOf(req.rawHeaders);
+      if (!token) throw unauthenticated();
+      const checked = await checkToken(store, token, settings, new Date());
+      if (!checked.ok) {
+        failures.failed(address);
+        if (checked.reason === 'session_expired') throw unauthenticated('The session has expired; log in again.', 'session_expired');
+        if (checked.reason === 'worker_removed') throw unauthenticated('This worker was removed; its tokens no longer work.', 'worker_removed');
+        throw unauthenticated();
+      }
+      res.locals.worker = principalOf(checked.worker);
+      res.locals.workerToken = { tokenId: checked.token.tokenId, kind: checked.token.kind };
+      // One rate-limit bucket per worker, whichever of their tokens is used.
+      res.locals.keyHash = `worker:${checked.worker.workerId}`;
+      next();
+    } catch (err) {
+      next(err);
+    }
   };
 }

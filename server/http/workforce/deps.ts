@@ -1,8 +1,13 @@
 // What the worker API's handlers get.
 import type { UnitOfWork } from '../../domain/ports.ts';
+import type { IdentitySettings } from '../../domain/workforce/identity.ts';
+import type { AuthFailureLimit } from '../auth.ts';
 import type { Contract } from '../contract.ts';
 
 export interface WorkerApiDeps {
   uow: UnitOfWork;
   contract: Contract<'workforce'>;
+  identity: IdentitySettings;
+  /** Failed authentications per client address (wrong passwords count too). */
+  authFailures?: AuthFailureLimit | undefined;
 }

@@ -2,14 +2,107 @@
 // own workers (current generation, tag Workforce).
 // Each function returns the handlers implemented so far (a Pick of the table, by operationId); the
 // others answer 501 from not-yet.ts.
+import { invalid } from '../../domain/errors.ts';
+import {
+  changeWorker, createApiToken, createWorker, listWorkers, login, logout, removeWorker, resetPassword, revokeApiToken, workerOf,
+  type IdentitySettings,
+} from '../../domain/workforce/identity.ts';
+import { defaultIdentitySettings } from '../../domain/workforce/settings.ts';
 import type { HandlerDeps } from '../tasks.ts';
+import { NoContent, type HandlerTable, type Operations, type WorkerHandlerTable } from '../typed.ts';
+import { workerProfileView, workerTokenView, workerView } from '../views/workers.ts';
 import type { WorkerApiDeps } from './deps.ts';
-import type { HandlerTable, Operations, WorkerHandlerTable } from '../typed.ts';
+import { unauthenticated } from './auth.ts';
 
-export function identityHandlers(_deps: WorkerApiDeps): Pick<WorkerHandlerTable, never> {
-  return {};
+type WorkerApiIdentity = Pick<WorkerHandlerTable, 'loginWorker' | 'logoutWorker' | 'getCurrentWorker' | 'createWorkerToken' | 'listWorkerTokens' | 'deleteWorkerToken'>;
+
+export function identityHandlers({ uow, identity }: WorkerApiDeps): WorkerApiIdentity {
+  return {
+    async loginWorker({ body }) {
+      const grant = await login(uow, body.email, body.password, identity, new Date());
+      if (!grant) throw unauthenticated('Wrong e-mail address or password.');
+      return {
+        token: grant.token,
+        expires_at: grant.expiresAt.toISOString(),
+        absolute_expires_at: grant.absoluteExpiresAt.toISOString(),
+        worker: workerProfileView(grant.worker),
+      };
+    },
+    async logoutWorker({ worker, credential }) {
+      if (credential.kind !== 'session') throw invalid('This is an API token, not a session; revoke it with DELETE /worker/v1/tokens/{tokenId}.');
+      await logout(uow, worker.workerId, credential.tokenId, new Date());
+      return new NoContent();
+    },
+    async getCurrentWorker({ worker }) {
+      return workerProfileView(await workerOf(uow, worker.accountId, worker.workerId));
+    },
+    async createWorkerToken({ worker, body }) {
+      const { record, token } = await createApiToken(uow, worker.workerId, { name: body.name, ...(body.expires_at ? { expiresAt: new Date(body.expires_at) } : {}) }, new Date());
+      return { ...workerTokenView(record), token };
+    },
+    async listWorkerTokens({ worker }) {
+      return { docs: (await uow.workers.liveApiTokens(worker.workerId, new Date())).map(workerTokenView) };
+    },
+    async deleteWorkerToken({ worker, path }) {
+      await revokeApiToken(uow, worker.workerId, path.tokenId, new Date());
+      return new NoContent();
+    },
+  };
 }
 
-export function workerManagementHandlers(_deps: HandlerDeps): Pick<HandlerTable<Operations['current']>, never> {
-  return {};
+type Management = Pick<
+  HandlerTable<Operations['current']>,
+  'createWorker' | 'listWorkers' | 'getWorker' | 'updateWorker' | 'removeWorker' | 'pauseWorker' | 'unpauseWorker' | 'resetWorkerPassword'
+>;
+
+/** An account manages only its own workers: any other worker id is 404. */
+export function workerManagementHandlers({ uow, identity = defaultIdentitySettings }: HandlerDeps & { identity?: IdentitySettings }): Management {
+  return {
+    async createWorker({ caller, body }) {
+      const { worker, generatedPassword } = await createWorker(
+        uow,
+        {
+          accountId: caller.account.accountId,
+          email: body.email,
+          displayName: body.display_name,
+          roles: body.roles,
+          calibrator: body.calibrator ?? false,
+          ...(body.password !== undefined ? { password: body.password } : {}),
+        },
+        identity,
+        new Date(),
+      );
+      return { ...workerView(worker), ...(generatedPassword ? { initial_password: generatedPassword } : {}) };
+    },
+    async listWorkers({ caller, query }) {
+      const limit = query.limit ?? 100;
+      const page = await listWorkers(uow, caller.account.accountId, { limit, ...(query.status ? { status: query.status } : {}), ...(query.next_token ? { nextToken: query.next_token } : {}) });
+      return { docs: page.workers.map(workerView), limit, has_more: page.hasMore, ...(page.nextToken ? { next_token: page.nextToken } : {}) };
+    },
+    async getWorker({ caller, path }) {
+      return workerView(await workerOf(uow, caller.account.accountId, path.workerId));
+    },
+    async updateWorker({ caller, path, body }) {
+      return workerView(
+        await changeWorker(uow, caller.account.accountId, path.workerId, {
+          ...(body.display_name !== undefined ? { displayName: body.display_name } : {}),
+          ...(body.roles !== undefined ? { roles: body.roles } : {}),
+          ...(body.calibrator !== undefined ? { calibrator: body.calibrator } : {}),
+        }),
+      );
+    },
+    async removeWorker({ caller, path }) {
+      return workerView(await removeWorker(uow, caller.account.accountId, path.workerId, new Date()));
+    },
+    async pauseWorker({ caller, path }) {
+      return workerView(await changeWorker(uow, caller.account.accountId, path.workerId, { status: 'paused' }));
+    },
+    async unpauseWorker({ caller, path }) {
+      return workerView(await changeWorker(uow, caller.account.accountId, path.workerId, { status: 'active' }));
+    },
+    async resetWorkerPassword({ caller, path, body }) {
+      const reset = await resetPassword(uow, caller.account.accountId, path.workerId, body?.password, identity, new Date());
+      return { worker_id: reset.worker.workerId, revoked_tokens: reset.revokedTokens, ...(reset.generatedPassword ? { password: reset.generatedPassword } : {}) };
+    },
+  };
 }

@@ -10,12 +10,6 @@ const notYet = (operationId: string) => async (): Promise<never> => {
 
 /** Worker API (/worker/v1) operations not implemented yet. */
 export const workerApiNotYet = {
-  loginWorker: notYet('loginWorker'),
-  logoutWorker: notYet('logoutWorker'),
-  getCurrentWorker: notYet('getCurrentWorker'),
-  createWorkerToken: notYet('createWorkerToken'),
-  listWorkerTokens: notYet('listWorkerTokens'),
-  deleteWorkerToken: notYet('deleteWorkerToken'),
   claimAssignment: notYet('claimAssignment'),
   listAssignments: notYet('listAssignments'),
   getAssignment: notYet('getAssignment'),
@@ -28,14 +22,6 @@ export const workerApiNotYet = {
 
 /** Current-generation operations of tag Workforce not implemented yet. */
 export const managementNotYet = {
-  createWorker: notYet('createWorker'),
-  listWorkers: notYet('listWorkers'),
-  getWorker: notYet('getWorker'),
-  updateWorker: notYet('updateWorker'),
-  removeWorker: notYet('removeWorker'),
-  pauseWorker: notYet('pauseWorker'),
-  unpauseWorker: notYet('unpauseWorker'),
-  resetWorkerPassword: notYet('resetWorkerPassword'),
   getProjectStaffing: notYet('getProjectStaffing'),
   setProjectStaffing: notYet('setProjectStaffing'),
   getBatchStaffing: notYet('getBatchStaffing'),
