@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 type ValidatorOptions = Parameters<typeof OpenApiValidator.middleware>[0];
 import type { Generation } from './domain/model.ts';
 import type { UnitOfWork } from './domain/ports.ts';
+import { defaultWorkSettings, type WorkAvailable, type WorkSettings } from './domain/workforce/work.ts';
 import type { IdentitySettings } from './domain/workforce/identity.ts';
 import { defaultIdentitySettings } from './domain/workforce/settings.ts';
 import { authenticate, type AuthFailureLimit } from './http/auth.ts';
@@ -37,19 +38,23 @@ export interface AppDeps {
   idempotencyTtlMs: number;
   /** Worker passwords and sessions (config.workers); the defaults when absent. */
   identity?: IdentitySettings;
+  /** The work loop's leases and redos (config.workforce); the defaults when absent. */
+  work?: WorkSettings;
+  /** Wakes long polls for work (assignments/next); without it a long poll rechecks every second. */
+  workAvailable?: WorkAvailable;
 }
 
 /** Where each generation is served: the older one under /legacy. */
 export const basePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
 
 /** The handler of every operation of a generation's contract, by operationId. */
-export function handlerTable(contract: Contract, uow: UnitOfWork, identity = defaultIdentitySettings): HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> {
-  return contract.generation === 'legacy' ? legacyHandlers({ uow, contract }) : currentHandlers({ uow, contract, identity });
+export function handlerTable(contract: Contract, uow: UnitOfWork, identity = defaultIdentitySettings, work = defaultWorkSettings): HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> {
+  return contract.generation === 'legacy' ? legacyHandlers({ uow, contract, work }) : currentHandlers({ uow, contract, identity, work });
 }
 
 export function createApp(generation: Generation, deps: AppDeps) {
   const contract = loadContract(generation);
-  const handlers = handlerTable(contract, deps.uow, deps.identity);
+  const handlers = handlerTable(contract, deps.uow, deps.identity, deps.work);
   const app = express();
   app.disable('x-powered-by');
   // No ETag: the contract has no conditional requests, and hashing every body costs each answer.

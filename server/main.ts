@@ -49,6 +49,8 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   const uow = unitOfWork(store);
   const devAccount = (await uow.accounts.count()) === 0 ? await createAccount(uow, 'dev', new Date()) : null;
 
+  // Workers waiting in a long poll for an assignment are woken when work becomes claimable.
+  const workAvailable = createWakeup();
   const deps = {
     uow,
     logger,
@@ -58,6 +60,8 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     validateResponses: config.validateResponses,
     idempotencyTtlMs: config.idempotencyTtlMs,
     identity: config.workers,
+    work: config.workforce,
+    workAvailable,
   };
   const root = express();
   root.disable('x-powered-by');
@@ -93,8 +97,6 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   // The background jobs, each one poller: nudged by the NOTIFY that the transaction queuing their
   // work sends (listening starts first, so that work queued before it is found by the first round).
   const pollers: Partial<Record<WorkQueue, Pick<Poller, 'nudge'>>> = {};
-  // Workers waiting in a long poll for an assignment are woken when work becomes claimable.
-  const workAvailable = createWakeup();
   const unlisten = await store.listen(workChannel, {
     onPayload(payload) {
       const work = parseWorkPayload(payload);

@@ -9,6 +9,8 @@ import { bodyParsers, storableInput } from './http/body-limits.ts';
 import { dropAbsentNulls } from './http/coerce.ts';
 import { loadContract } from './http/contract.ts';
 import { dispatch } from './http/typed.ts';
+import { idempotency } from './http/idempotency.ts';
+import { defaultWorkSettings } from './domain/workforce/work.ts';
 import { authenticateWorker } from './http/workforce/auth.ts';
 import { workerErrorMapper } from './http/workforce/errors.ts';
 import { workerApiHandlers } from './http/workforce/handlers.ts';
@@ -27,6 +29,8 @@ export function createWorkerApp(deps: AppDeps) {
   app.use(authenticateWorker(deps.uow, identity, deps.authFailures));
   app.use(deps.rateLimit);
   app.use(...bodyParsers(false), storableInput(contract));
+  // A submit may carry an Idempotency-Key: a retry gets the first answer (http/workforce/assignments.ts).
+  app.use(idempotency(deps.idempotencyTtlMs, (p) => /^\/v1\/assignments\/[^/]+\/submit$/.test(p)));
   // A null in a body means "not given" (as at /v1); the validator fills defaults into a copy.
   app.use((req, res, next) => {
     const schema = req.body && typeof req.body === 'object' ? contract.bodySchemaOf(req.method, req.path) : undefined;
@@ -45,7 +49,9 @@ export function createWorkerApp(deps: AppDeps) {
       validateFormats: true,
     }),
   );
-  app.use(dispatch(workerApiHandlers({ uow: deps.uow, contract, identity, authFailures: deps.authFailures })));
+  // Long polls recheck every second without a nudge source (main.ts wakes them on NOTIFY).
+  const workAvailable = deps.workAvailable ?? { wait: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)) };
+  app.use(dispatch(workerApiHandlers({ uow: deps.uow, contract, identity, authFailures: deps.authFailures, work: deps.work ?? defaultWorkSettings, workAvailable })));
   // A wrong password counts as a failed authentication of the address, as an unknown token does.
   app.use((err: unknown, req: express.Request, _res: express.Response, next: express.NextFunction) => {
     if (req.method === 'POST' && req.path === '/v1/session' && (err as { status?: number })?.status === 401) deps.authFailures?.failed(req.socket.remoteAddress ?? '');

@@ -4,6 +4,7 @@ import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
 import { invalid } from '../domain/errors.ts';
 import type { Generation, Json, Task } from '../domain/model.ts';
 import type { TaskFilters, UnitOfWork } from '../domain/ports.ts';
+import type { WorkSettings } from '../domain/workforce/work.ts';
 import type { IdentitySettings } from '../domain/workforce/identity.ts';
 import {
   addTaskTags, auditTask, cancelTask, createTask, deleteTaskUniqueId, getTask, listTaskCallbacks, listTasks,
@@ -20,6 +21,8 @@ export interface HandlerDeps {
   contract: Contract;
   /** Worker passwords (the current generation's tag Workforce creates workers); defaults when absent. */
   identity?: IdentitySettings;
+  /** The work loop's settings (a customer's rejecting audit of a live task opens a redo); defaults when absent. */
+  work?: WorkSettings;
 }
 
 /** The request of an operation whose types are the same in both generations. */
@@ -80,7 +83,7 @@ const listOf = (value: string | string[] | undefined): string[] | undefined => {
   return items.length ? items : undefined;
 };
 
-export function taskHandlers<TaskWire, ListWire>({ uow, contract }: HandlerDeps, views: TaskViews<TaskWire, ListWire>) {
+export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: HandlerDeps, views: TaskViews<TaskWire, ListWire>) {
   const gen: Generation = contract.generation;
 
   /** Every task creation operation: the path names the type. */
@@ -163,6 +166,6 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract }: HandlerDeps,
     listTaskCallbacks: async ({ path, caller }: Shared<'listTaskCallbacks'>) => callbackHistoryView(await listTaskCallbacks(uow, caller, path.taskId)),
     redeliverTaskCallback: async ({ path, caller }: Shared<'redeliverTaskCallback'>) =>
       views.task(await redeliverTaskCallback(uow, caller, path.taskId, new Date())),
-    auditTask: async ({ path, body, caller }: Shared<'auditTask'>) => views.task(await auditTask(uow, caller, path.taskId, body, new Date())),
+    auditTask: async ({ path, body, caller }: Shared<'auditTask'>) => views.task(await auditTask(uow, caller, path.taskId, body, new Date(), work)),
   };
 }

@@ -194,6 +194,10 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
     async update(a) {
       await db.update(assignments).set(a).where(eq(assignments.assignmentId, a.assignmentId));
     },
+    async getTaskWork(taskId) {
+      const rows = await db.select().from(taskWork).where(eq(taskWork.taskId, taskId));
+      return (rows[0] as TaskWork | undefined) ?? null;
+    },
     async lockTaskWork(taskId) {
       const rows = await db.select().from(taskWork).where(eq(taskWork.taskId, taskId)).for('update');
       return (rows[0] as TaskWork | undefined) ?? null;

@@ -113,6 +113,8 @@ export interface WorkRepository {
   /** The assignment, if it is this worker's (any worker's when workerId is null); with forUpdate, locked. */
   get(assignmentId: string, workerId: string | null, options?: { forUpdate?: boolean }): Promise<Assignment | null>;
   update(assignment: Assignment): Promise<void>;
+  /** The task's work row (no lock). */
+  getTaskWork(taskId: string): Promise<TaskWork | null>;
   /** The task's work row, locked. */
   lockTaskWork(taskId: string): Promise<TaskWork | null>;
   updateTaskWork(work: TaskWork): Promise<void>;

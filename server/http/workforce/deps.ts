@@ -1,6 +1,7 @@
 // What the worker API's handlers get.
 import type { UnitOfWork } from '../../domain/ports.ts';
 import type { IdentitySettings } from '../../domain/workforce/identity.ts';
+import type { WorkAvailable, WorkSettings } from '../../domain/workforce/work.ts';
 import type { AuthFailureLimit } from '../auth.ts';
 import type { Contract } from '../contract.ts';
 
@@ -10,4 +11,8 @@ export interface WorkerApiDeps {
   identity: IdentitySettings;
   /** Failed authentications per client address (wrong passwords count too). */
   authFailures?: AuthFailureLimit | undefined;
+  /** Leases and redos (config.workforce). */
+  work: WorkSettings;
+  /** Wakes long polls for work when live work becomes claimable. */
+  workAvailable: WorkAvailable;
 }

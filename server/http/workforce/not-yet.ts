@@ -10,14 +10,6 @@ const notYet = (operationId: string) => async (): Promise<never> => {
 
 /** Worker API (/worker/v1) operations not implemented yet. */
 export const workerApiNotYet = {
-  claimAssignment: notYet('claimAssignment'),
-  listAssignments: notYet('listAssignments'),
-  getAssignment: notYet('getAssignment'),
-  heartbeatAssignment: notYet('heartbeatAssignment'),
-  submitAssignment: notYet('submitAssignment'),
-  skipAssignment: notYet('skipAssignment'),
-  releaseAssignment: notYet('releaseAssignment'),
-  reviewAssignment: notYet('reviewAssignment'),
 };
 
 /** Current-generation operations of tag Workforce not implemented yet. */

@@ -1,0 +1,100 @@
+// Assignments on the wire: the worker's own view (worker API) and the customer's view of who
+// worked on a task (current generation). Absent values are left out, never null. The domain's
+// decided statuses (accepted, fixed, rejected) show as `reviewed` with the review's result.
+import { createHash } from 'node:crypto';
+import type { components as Current } from '../../../generated/current.ts';
+import type { components as Workforce } from '../../../generated/workforce.ts';
+import type { Task } from '../../domain/model.ts';
+import type { Assignment, AssignmentStatus } from '../../domain/workforce/model.ts';
+import type { AssignmentWork } from '../../domain/workforce/work.ts';
+
+type Wire = Workforce['schemas'];
+type FeedbackItem = Wire['FeedbackItem'];
+
+/** The wire status of a domain status. */
+export function wireStatus(a: Pick<Assignment, 'status' | 'role' | 'reviewResult'>): Wire['AssignmentStatus'] {
+  if (a.status === 'accepted' || a.status === 'fixed' || a.status === 'rejected') return 'reviewed';
+  if (a.role === 'review' && a.status === 'submitted' && a.reviewResult) return 'reviewed';
+  return a.status;
+}
+
+/** The domain statuses a wire status filter means. */
+export function domainStatuses(status: Wire['AssignmentStatus']): AssignmentStatus[] {
+  return status === 'reviewed' ? ['accepted', 'fixed', 'rejected'] : [status];
+}
+
+const feedbackItems = (a: Assignment): FeedbackItem[] => (a.feedback ?? []) as FeedbackItem[];
+
+function review(a: Assignment, reviewedAt: Date | null): Wire['AssignmentReview'] | undefined {
+  const result = a.role === 'review' ? a.reviewResult : a.status === 'accepted' || a.status === 'fixed' || a.status === 'rejected' ? a.status : null;
+  if (!result) return undefined;
+  return { result, feedback_items: feedbackItems(a), reviewed_at: (reviewedAt ?? a.endedAt ?? a.issuedAt).toISOString() };
+}
+
+export function assignmentTaskView(task: Task, calibration: boolean): Wire['AssignmentTask'] {
+  return {
+    task_id: task.taskId,
+    instruction: task.instruction ?? '',
+    ...(task.project ? { project: task.project } : {}),
+    ...(task.batch ? { batch: task.batch } : {}),
+    ...(calibration ? { calibration } : {}),
+    type: task.type,
+    params: task.params,
+  } as Wire['AssignmentTask'];
+}
+
+/**
+ * The worker's view: the task, the lease while active, the draft, the answer; for a review the
+ * answer under review; for a redo the rejection's feedback and the worker's earlier answer.
+ */
+export function assignmentView(work: AssignmentWork & { parent?: Assignment | null; calibration?: boolean }): Wire['Assignment'] {
+  const { assignment: a, task, reviewed } = work;
+  const active = a.status === 'active';
+  const decided = review(a, a.role === 'review' ? a.submittedAt : null);
+  const parent = a.role === 'redo' ? (work.parent ?? null) : null;
+  const rejection = parent ? review(parent, null) : undefined;
+  return {
+    assignment_id: a.assignmentId,
+    role: a.role,
+    status: wireStatus(a),
+    task: assignmentTaskView(task, work.calibration ?? false),
+    ...(active ? { lease_token: a.leaseToken, lease_expires_at: a.leaseExpiresAt.toISOString(), hard_deadline: a.hardDeadline.toISOString() } : {}),
+    ...(a.draft ? { draft: a.draft as Wire['AssignmentDraft'] } : {}),
+    ...(a.response && a.role !== 'review' ? { response: a.response as Wire['WorkerResponse'] } : {}),
+    ...(reviewed?.response ? { under_review: { response: reviewed.response as Wire['WorkerResponse'], active_ms: reviewed.activeMs } } : {}),
+    ...(rejection ? { feedback: rejection } : {}),
+    ...(parent?.response ? { previous_response: parent.response as Wire['WorkerResponse'] } : {}),
+    ...(decided ? { review: decided } : {}),
+    ...(a.skipReason ? { skip_reason: a.skipReason } : {}),
+    active_ms: a.activeMs,
+    created_at: a.issuedAt.toISOString(),
+    ...(a.submittedAt ? { submitted_at: a.submittedAt.toISOString() } : {}),
+    ...(a.endedAt ? { ended_at: a.endedAt.toISOString() } : {}),
+  };
+}
+
+export function heartbeatView(a: Assignment): Wire['Heartbeat'] {
+  return { assignment_id: a.assignmentId, lease_expires_at: a.leaseExpiresAt.toISOString(), hard_deadline: a.hardDeadline.toISOString(), active_ms: a.activeMs };
+}
+
+/**
+ * A worker as a task's customer sees it: the id of the account's own worker, or for the operator's
+ * workforce an opaque handle, stable per account and worker, that tells nothing else.
+ */
+export const workerHandle = (accountId: string, workerId: string, own: boolean) =>
+  own ? workerId : `opw_${createHash('sha256').update(`${accountId}\n${workerId}`).digest('hex').slice(0, 24)}`;
+
+export function taskAssignmentView(a: Assignment, own: boolean): Current['schemas']['TaskAssignment'] {
+  const result = review(a, null)?.result;
+  return {
+    assignment_id: a.assignmentId,
+    worker: workerHandle(a.accountId, a.workerId, own),
+    role: a.role,
+    status: wireStatus(a),
+    created_at: a.issuedAt.toISOString(),
+    ...(a.submittedAt ? { submitted_at: a.submittedAt.toISOString() } : {}),
+    ...(a.endedAt ? { ended_at: a.endedAt.toISOString() } : {}),
+    active_ms: a.activeMs,
+    ...(result ? { review_result: result } : {}),
+  };
+}

@@ -1,0 +1,115 @@
+// The work loop over real HTTP (issue 18), on PGlite and PostgreSQL: a live task created through
+// either generation is taken by a logged-in worker at /worker/v1, submitted and completed; the
+// customer's receiver gets the callback once; the older generation shows it completed.
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../server/domain/accounts.ts';
+import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/wait.ts';
+import { bearer, createWorker } from '../support/workers.ts';
+
+async function receiver() {
+  const received: { task_id: string; response: unknown }[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push(JSON.parse(body));
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, received, close: () => new Promise((r) => server.close(r)) };
+}
+
+const categorization = (callback_url: string) => ({ callback_url, instruction: 'Pick', attachment_type: 'text', attachment: 'a cat', categories: ['cat', 'dog'] });
+
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the worker API on %s', (db) => {
+  let server: TestServer;
+  let hook: Awaited<ReturnType<typeof receiver>>;
+
+  beforeAll(async () => {
+    hook = await receiver();
+    server = await startTestServer(db, { DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32', WORK_SWEEP_POLL_MS: '0' });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await hook?.close();
+  });
+
+  /** A call of the worker API with a worker's token. */
+  const as = (token: string) => async (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${server.url}/worker${path}`, {
+      method,
+      headers: { ...bearer(token), ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
+  };
+
+  async function account() {
+    const secrets = await createAccount(server.uow, `http-${db}-${Math.random().toString(16).slice(2)}`, new Date());
+    return { secrets, current: client(server, 'current', secrets.live_key), legacy: client(server, 'legacy', secrets.live_key) };
+  }
+
+  it.each(['legacy', 'current'] as const)('a live task created through the %s generation is taken, submitted and completed; the receiver gets it once', async (generation) => {
+    const { secrets, current, legacy } = await account();
+    const created = await (generation === 'legacy' ? legacy : current)('POST', '/v1/task/categorization', { json: categorization(hook.url) });
+    expect(created.status, created.text).toBe(200);
+    const taskId = created.body.task_id as string;
+    const w = as((await createWorker(server, { accountId: secrets.account_id })).token);
+
+    const next = await w('POST', '/v1/assignments/next', {});
+    expect(next.status, next.text).toBe(200);
+    expect(next.body).toMatchObject({ role: 'attempt', status: 'active', task: { task_id: taskId, type: 'categorization', instruction: 'Pick', params: { categories: ['cat', 'dog'] } } });
+    const { assignment_id: id, lease_token } = next.body;
+    // Asking again while it is held resumes the same assignment.
+    expect((await w('POST', '/v1/assignments/next', {})).body).toMatchObject({ assignment_id: id, lease_token });
+
+    const beat = await w('POST', `/v1/assignments/${id}/heartbeat`, { lease_token, active_ms: 1000, draft: { category: 'dog' } });
+    expect(beat.status, beat.text).toBe(200);
+    expect(beat.body).toMatchObject({ assignment_id: id, active_ms: expect.any(Number) });
+
+    const bad = await w('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 1000, response: { category: 'bird' } });
+    expect([bad.status, bad.body.code, bad.body.error]).toEqual([400, 'invalid_request', `response.category "bird" is not one of the task's categories.`]);
+    const stale = await w('POST', `/v1/assignments/${id}/submit`, { lease_token: 'lt_stale', active_ms: 1000, response: { category: 'cat' } });
+    expect([stale.status, stale.body.code]).toEqual([409, 'lease_lost']);
+
+    const done = await w('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 2000, response: { category: 'cat' } });
+    expect(done.status, done.text).toBe(200);
+    expect(done.body).toMatchObject({ assignment_id: id, status: 'submitted', response: { category: 'cat' } });
+    const late = await w('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 0, response: { category: 'dog' } });
+    expect([late.status, late.body.code]).toEqual([409, 'assignment_closed']);
+
+    await until(async () => (await legacy('GET', `/v1/task/${taskId}`)).body.callback_succeeded === true, 'the callback');
+    expect(hook.received.filter((c) => c.task_id === taskId)).toEqual([expect.objectContaining({ task_id: taskId, response: { category: 'cat' } })]);
+    expect((await legacy('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', response: { category: 'cat' }, callback_succeeded: true });
+    expect((await current('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', response: { category: 'cat' } });
+    // Nothing else to do: 204 with Retry-After.
+    const none = await w('POST', '/v1/assignments/next', {});
+    expect([none.status, none.headers.get('retry-after')]).toEqual([204, '5']);
+  });
+
+  it("replays a submit retried with the same Idempotency-Key; a worker sees only their own assignments; another account's worker gets none of its tasks", async () => {
+    const a = await account();
+    const b = await account();
+    const taskId = (await a.current('POST', '/v1/task/categorization', { json: categorization(hook.url) })).body.task_id as string;
+    const stranger = as((await createWorker(server, { accountId: b.secrets.account_id })).token);
+    expect((await stranger('POST', '/v1/assignments/next', {})).status).toBe(204);
+    const w = as((await createWorker(server, { accountId: a.secrets.account_id })).token);
+    const { assignment_id: id, lease_token } = (await w('POST', '/v1/assignments/next', {})).body;
+    expect((await stranger('GET', `/v1/assignments/${id}`)).status).toBe(404);
+    expect((await stranger('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 0, response: { category: 'cat' } })).status).toBe(404);
+    const key = { 'idempotency-key': `submit-${db}-${id}` };
+    const first = await w('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 500, response: { category: 'cat' } }, key);
+    const again = await w('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 500, response: { category: 'cat' } }, key);
+    expect([first.status, again.status, again.headers.get('idempotent-replayed')]).toEqual([200, 200, 'true']);
+    expect(again.text).toBe(first.text);
+    const other = await w('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 500, response: { category: 'dog' } }, key);
+    expect(other.status).toBe(409);
+    const mine = await w('GET', '/v1/assignments');
+    expect(mine.body).toMatchObject({ docs: [{ assignment_id: id, status: 'submitted', task: { task_id: taskId } }], has_more: false });
+    expect((await stranger('GET', '/v1/assignments')).body.docs).toEqual([]);
+  });
+});
