@@ -91,6 +91,55 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     expect([none.status, none.headers.get('retry-after')]).toEqual([204, '5']);
   });
 
+  it('staffing, review and redo over HTTP: a rejected answer is redone by its author with the feedback, accepted by another reviewer; both generations show the audit and times_redone', async () => {
+    const { secrets, current, legacy } = await account();
+    expect((await current('POST', '/v1/projects', { json: { type: 'categorization', name: 'reviewed' } })).status).toBe(200);
+    const mk = async (roles: ('labeler' | 'reviewer')[]) => {
+      const w = await createWorker(server, { accountId: secrets.account_id, roles });
+      return { id: w.workerId, call: as(w.token) };
+    };
+    const [author, first, second] = [await mk(['labeler']), await mk(['reviewer']), await mk(['reviewer'])];
+    const unknown = await current('PUT', '/v1/projects/reviewed/staffing', { json: { attempt: ['wkr_000000000000000000000000'], review: [] } });
+    expect([unknown.status, unknown.body.error]).toEqual([404, expect.stringContaining('wkr_000000000000000000000000')]);
+    const staffed = await current('PUT', '/v1/projects/reviewed/staffing', { json: { attempt: [author.id], review: [first.id, second.id], review_sampling: { new_worker_tasks: 5, rate: 0 } } });
+    expect(staffed.status, staffed.text).toBe(200);
+    expect(staffed.body).toMatchObject({ attempt: [author.id], review: [first.id, second.id], review_sampling: { new_worker_tasks: 5, rate: 0 }, source: 'project' });
+    expect((await current('GET', '/v1/projects/reviewed/staffing')).body).toEqual(staffed.body);
+
+    const taskId = (await legacy('POST', '/v1/task/categorization', { json: { ...categorization(hook.url), project: 'reviewed' } })).body.task_id as string;
+    const attempt = (await author.call('POST', '/v1/assignments/next', {})).body;
+    expect((await author.call('POST', `/v1/assignments/${attempt.assignment_id}/submit`, { lease_token: attempt.lease_token, active_ms: 1000, response: { category: 'dog' } })).body.status).toBe('submitted');
+    expect((await legacy('GET', `/v1/task/${taskId}`)).body.status).toBe('pending');
+
+    const review = (await first.call('POST', '/v1/assignments/next', { role: 'review' })).body;
+    expect(review).toMatchObject({ role: 'review', task: { task_id: taskId }, under_review: { response: { category: 'dog' } } });
+    const feedback_items = [{ category: 'wrong_label', text: 'It is a cat.', scope: { field: 'category' } }];
+    const rejected = await first.call('POST', `/v1/assignments/${review.assignment_id}/review`, { lease_token: review.lease_token, result: 'rejected', feedback_items, active_ms: 3000 });
+    expect(rejected.status, rejected.text).toBe(200);
+    expect(rejected.body).toMatchObject({ status: 'reviewed', review: { result: 'rejected', feedback_items } });
+
+    const redo = (await author.call('POST', '/v1/assignments/next', {})).body;
+    expect(redo).toMatchObject({ role: 'redo', task: { task_id: taskId }, previous_response: { category: 'dog' }, feedback: { result: 'rejected', feedback_items } });
+    await author.call('POST', `/v1/assignments/${redo.assignment_id}/submit`, { lease_token: redo.lease_token, active_ms: 1000, response: { category: 'cat' } });
+    expect((await first.call('POST', '/v1/assignments/next', { role: 'review' })).status).toBe(204);
+    const check = (await second.call('POST', '/v1/assignments/next', { role: 'review' })).body;
+    expect(check.under_review.response).toEqual({ category: 'cat' });
+    expect((await second.call('POST', `/v1/assignments/${check.assignment_id}/review`, { lease_token: check.lease_token, result: 'accepted', active_ms: 7000 })).status).toBe(200);
+
+    const audits = [{ audited_by: second.id, audit_result: 'accepted', audit_source: 'humantask', audit_time_secs: expect.any(Number) }];
+    expect((await legacy('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', response: { category: 'cat' }, times_redone: 1, audits });
+    expect((await current('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', times_redone: 1, audits });
+    const who = await current('GET', `/v1/task/${taskId}/assignments`);
+    expect(who.status, who.text).toBe(200);
+    expect(who.body.docs.map((d: { worker: string; role: string; status: string; review_result?: string }) => [d.worker, d.role, d.status, d.review_result])).toEqual([
+      [author.id, 'attempt', 'reviewed', 'rejected'],
+      [first.id, 'review', 'reviewed', 'rejected'],
+      [author.id, 'redo', 'reviewed', 'accepted'],
+      [second.id, 'review', 'reviewed', 'accepted'],
+    ]);
+    await until(() => hook.received.some((c) => c.task_id === taskId), 'the callback');
+  });
+
   it("replays a submit retried with the same Idempotency-Key; a worker sees only their own assignments; another account's worker gets none of its tasks", async () => {
     const a = await account();
     const b = await account();

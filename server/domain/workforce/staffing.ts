@@ -35,6 +35,21 @@ async function resolveScope(uow: UnitOfWork, caller: Caller, scope: StaffingScop
   return { project: project.name, batch: '' };
 }
 
+export type StaffingSource = 'batch' | 'project' | 'default';
+
+/** The staffing in force on a scope and where it is set: the batch's own, else its project's, else the defaults. */
+export async function staffingInForce(uow: UnitOfWork, caller: Caller, scope: StaffingScope): Promise<{ staffing: Staffing; source: StaffingSource }> {
+  const resolved = await resolveScope(uow, caller, scope);
+  const { accountId } = caller.account;
+  if (resolved.batch !== '') {
+    const own = await uow.work.getStaffing(accountId, caller.mode, resolved.project, resolved.batch);
+    if (own) return { staffing: own, source: 'batch' };
+  }
+  const project = await uow.work.getStaffing(accountId, caller.mode, resolved.project, '');
+  if (project) return { staffing: project, source: 'project' };
+  return { staffing: await getStaffing(uow, caller, scope), source: 'default' };
+}
+
 /** The staffing set on this scope; the defaults when none was set. */
 export async function getStaffing(uow: UnitOfWork, caller: Caller, scope: StaffingScope): Promise<Staffing> {
   const { project, batch } = await resolveScope(uow, caller, scope);
@@ -57,8 +72,17 @@ function subjects(name: string, list: string[] | null | undefined, kept: string[
   if (list === undefined) return kept;
   if (list === null) return null;
   const unique = [...new Set(list.map((s) => s.trim()))];
-  if (unique.some((s) => s === '')) throw invalid(`${name} holds an empty subject: name worker ids, "operator" or "account".`);
+  if (unique.some((s) => s === '')) throw invalid(`${name} holds an empty subject: name worker ids or "operator".`);
   return unique;
+}
+
+/** Every worker id named is a worker of the caller's own workforce that is not removed: 404 naming the first that is not. */
+async function assertOwnWorkers(uow: UnitOfWork, caller: Caller, lists: (string[] | null)[]) {
+  const ids = [...new Set(lists.flatMap((l) => l ?? []).filter((s) => !(STAFFING_GROUPS as readonly string[]).includes(s)))];
+  for (const id of ids) {
+    const worker = await uow.workers.get(id);
+    if (!worker || worker.accountId !== caller.account.accountId || worker.status === 'removed') throw notFound(`Worker ${id} not found in this account's workforce.`);
+  }
 }
 
 /** Sets the scope's staffing; what the change leaves out is kept. */
@@ -76,6 +100,7 @@ export async function putStaffing(uow: UnitOfWork, caller: Caller, scope: Staffi
     reviewRate,
     updatedAt: now,
   };
+  await assertOwnWorkers(uow, caller, [next.attemptSubjects, next.reviewSubjects]);
   await uow.work.putStaffing(next);
   return next;
 }

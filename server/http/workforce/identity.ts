@@ -1,7 +1,5 @@
 // Worker identity (issue 18): log in and out, who am I, API tokens (worker API), and the account's
 // own workers (current generation, tag Workforce).
-// Each function returns the handlers implemented so far (a Pick of the table, by operationId); the
-// others answer 501 from not-yet.ts.
 import { invalid } from '../../domain/errors.ts';
 import {
   changeWorker, createApiToken, createWorker, listWorkers, login, logout, removeWorker, resetPassword, revokeApiToken, workerOf,
