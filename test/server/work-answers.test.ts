@@ -1,17 +1,14 @@
-// Every task type in live mode (issue 18): the contract's creation examples become live tasks; a
-// worker answering as test mode's synthetic generator does completes each; answers that break the
-// type's schema or the task's params are refused naming the rule, and nothing is stored.
+// Every task type in live mode (issue 18), over the worker API: the contract's creation examples
+// become live tasks; a worker answering as test mode's synthetic generator does completes each;
+// answers that break the task's params are refused (400) naming the rule, and nothing is stored.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DomainError } from '../../server/domain/errors.ts';
 import { syntheticResponse, type TaskType } from '../../server/domain/synthetic.ts';
-import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
-import { claimNext, submitAssignment, type WorkSettings } from '../../server/domain/workforce/work.ts';
 import { loadContract } from '../../server/http/contract.ts';
 import { creationExamples } from '../support/examples.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { bearer, createWorker } from '../support/workers.ts';
 
 const contract = loadContract('current');
-const settings: WorkSettings = { leaseMs: 600_000, hardCapMs: 600_000, redoReserveMs: 60_000 };
 type Json = Record<string, any>;
 
 /** One example per type, without project, batch or unique_id (each task stands alone). */
@@ -46,7 +43,6 @@ const broken: Record<string, [(r: Json, params: Json) => void, RegExp]> = {
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('answers of every task type on %s', (db) => {
   let server: TestServer;
-  const worker = (id: string): WorkerPrincipal => ({ workerId: `${db}-${id}`, accountId: server.dev.account_id, roles: ['labeler'], calibrator: false, status: 'active' });
 
   beforeAll(async () => {
     server = await startTestServer(db, { WORK_SWEEP_POLL_MS: '0' });
@@ -59,37 +55,36 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('answe
     expect([...examples.keys()].sort()).toEqual(Object.keys(broken).sort());
   });
 
-  it.each([...examples.keys()])('%s: a broken answer is refused naming the rule; the synthetic answer completes the task', async (type) => {
+  it.each([...examples.keys()])('%s over the worker API: a broken answer gets 400 naming the rule; the synthetic answer completes the task', async (type) => {
     const api = client(server, 'current', server.dev.live_key);
     const created = await api('POST', `/v1/task/${type}`, { json: examples.get(type) });
     expect(created.status, created.text).toBe(200);
     const taskId = created.body.task_id as string;
-    const w = worker(type);
-    const a = (await claimNext(server.uow, w, {}, settings, new Date()))!;
-    expect(a.taskId).toBe(taskId);
+    const w = await createWorker(server, { accountId: server.dev.account_id });
+    const call = async (path: string, json: unknown) => {
+      const res = await fetch(`${server.url}/worker${path}`, { method: 'POST', headers: { ...bearer(w.token), 'content-type': 'application/json' }, body: JSON.stringify(json) });
+      return { status: res.status, body: (await res.json().catch(() => undefined)) as Json };
+    };
+    const a = (await call('/v1/assignments/next', {})).body;
+    expect(a.task.task_id).toBe(taskId);
     const task = (await server.uow.tasks.get(server.dev.account_id, 'live', taskId))!;
     const valid = syntheticResponse(type as TaskType, task.params, taskId) as Json;
 
     const bad = structuredClone(valid);
     const [breakIt, rule] = broken[type]!;
     breakIt(bad, task.params);
-    let refusal: unknown;
-    try {
-      await submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response: bad }, contract.checkResponse, new Date());
-    } catch (err) {
-      refusal = err;
-    }
-    expect(refusal).toBeInstanceOf(DomainError);
-    expect((refusal as DomainError).kind).toBe('invalid');
-    expect((refusal as DomainError).message).toMatch(rule);
+    const refused = await call(`/v1/assignments/${a.assignment_id}/submit`, { lease_token: a.lease_token, active_ms: 1000, response: bad });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body.error).toMatch(rule);
     expect(await server.uow.tasks.get(server.dev.account_id, 'live', taskId)).toMatchObject({ status: 'pending', response: null });
 
-    const out = await submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response: valid, activeMs: 61_000 }, contract.checkResponse, new Date(Date.now() + 120_000));
-    expect(out.next).toBe('completed');
-    const done = (await server.uow.tasks.get(server.dev.account_id, 'live', taskId))!;
-    expect(done.status).toBe('completed');
-    // datacollection: the time spent is the measured active time, not what the worker sent.
-    expect(done.response).toEqual(type === 'datacollection' ? { ...valid, time_spent_in_seconds: 61 } : valid);
-    expect((await api('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', response: done.response });
+    const done = await call(`/v1/assignments/${a.assignment_id}/submit`, { lease_token: a.lease_token, active_ms: 61_000, response: valid });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    const stored = (await server.uow.tasks.get(server.dev.account_id, 'live', taskId))!;
+    expect(stored.status).toBe('completed');
+    // datacollection: the time spent is the measured active time (at most the time that passed), not what the worker sent.
+    if (type === 'datacollection') expect(stored.response).toEqual({ ...valid, time_spent_in_seconds: Math.round((done.body.active_ms as number) / 1000) });
+    else expect(stored.response).toEqual(valid);
+    expect((await api('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', response: stored.response });
   });
 });
