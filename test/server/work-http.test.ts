@@ -140,6 +140,17 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     await until(() => hook.received.some((c) => c.task_id === taskId), 'the callback');
   });
 
+  it("a customer's cancel ends the assignment: the worker's next heartbeat is 409 task_canceled", async () => {
+    const { secrets, current } = await account();
+    const taskId = (await current('POST', '/v1/task/categorization', { json: categorization(hook.url) })).body.task_id as string;
+    const w = as((await createWorker(server, { accountId: secrets.account_id })).token);
+    const a = (await w('POST', '/v1/assignments/next', {})).body;
+    expect((await current('POST', `/v1/task/${taskId}/cancel`)).status).toBe(200);
+    const beat = await w('POST', `/v1/assignments/${a.assignment_id}/heartbeat`, { lease_token: a.lease_token, active_ms: 10 });
+    expect([beat.status, beat.body.code]).toEqual([409, 'task_canceled']);
+    expect((await w('GET', `/v1/assignments/${a.assignment_id}`)).body.status).toBe('canceled');
+  });
+
   it("replays a submit retried with the same Idempotency-Key; a worker sees only their own assignments; another account's worker gets none of its tasks", async () => {
     const a = await account();
     const b = await account();
@@ -160,5 +171,36 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const mine = await w('GET', '/v1/assignments');
     expect(mine.body).toMatchObject({ docs: [{ assignment_id: id, status: 'submitted', task: { task_id: taskId } }], has_more: false });
     expect((await stranger('GET', '/v1/assignments')).body.docs).toEqual([]);
+  });
+});
+
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('leases over HTTP on %s (1 s leases, a sweep every 20 ms)', (db) => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer(db, { WORK_LEASE_SECONDS: '1', WORK_SWEEP_POLL_MS: '20' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  const as = (token: string) => async (method: string, path: string, json?: unknown) => {
+    const res = await fetch(`${server.url}/worker${path}`, { method, headers: { ...bearer(token), 'content-type': 'application/json' }, ...(json !== undefined ? { body: JSON.stringify(json) } : {}) });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+
+  it("a lapsed lease is swept and the task goes to another worker; the first worker's late submit is 409 and changes nothing", async () => {
+    const api = client(server, 'current', server.dev.live_key);
+    const taskId = (await api('POST', '/v1/task/categorization', { json: categorization('https://example.com/cb') })).body.task_id as string;
+    const slow = as((await createWorker(server, { accountId: server.dev.account_id })).token);
+    const next = as((await createWorker(server, { accountId: server.dev.account_id })).token);
+    const a = (await slow('POST', '/v1/assignments/next', {})).body;
+    expect((await next('POST', '/v1/assignments/next', {})).status).toBe(204);
+    await until(async () => (await slow('GET', `/v1/assignments/${a.assignment_id}`)).body.status === 'expired', 'the sweep');
+    const b = (await next('POST', '/v1/assignments/next', {})).body;
+    expect(b.task.task_id).toBe(taskId);
+    const late = await slow('POST', `/v1/assignments/${a.assignment_id}/submit`, { lease_token: a.lease_token, active_ms: 100, response: { category: 'cat' } });
+    expect([late.status, late.body.code]).toEqual([409, 'lease_lost']);
+    expect((await api('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'pending' });
+    expect((await api('GET', `/v1/task/${taskId}`)).body.response).toBeUndefined();
   });
 });
