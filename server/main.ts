@@ -18,6 +18,7 @@ import { parseCidr, safeRequest } from './delivery/net.ts';
 import { createPoller, type Poller } from './delivery/poller.ts';
 import { authFailureLimit, rateLimit } from './http/auth.ts';
 import { cors, opsRouter, requestId } from './http/ops.ts';
+import { databaseBuckets } from './store/buckets.ts';
 import { outboxDepth, readiness } from './store/health.ts';
 import { openStore, type Store } from './store/db.ts';
 import { parseWorkPayload, workChannel, type WorkQueue } from './store/notify.ts';
@@ -35,6 +36,21 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * The development account, made on an empty database. Several processes starting at once on one
+ * database may all find it empty: the account name is unique, so one makes it and the others
+ * answer null.
+ */
+async function firstAccount(uow: UnitOfWork): Promise<AccountSecrets | null> {
+  if ((await uow.accounts.count()) > 0) return null;
+  try {
+    return await createAccount(uow, 'dev', new Date());
+  } catch (err) {
+    if (await uow.accounts.findByName('dev')) return null;
+    throw err;
+  }
+}
+
 export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<RunningServer> {
   // A wrong ALLOW_PRIVATE_NETWORKS entry stops the start instead of failing every delivery.
   for (const cidr of config.delivery.allowPrivateNetworks) parseCidr(cidr);
@@ -42,13 +58,15 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   const mail = createMailer(config.smtpUrl, { from: config.smtpFrom, timeoutMs: config.delivery.timeoutMs });
   const store = await openStore({ ...config, warn: (m) => logger.warn(m) });
   const uow = unitOfWork(store);
-  const devAccount = (await uow.accounts.count()) === 0 ? await createAccount(uow, 'dev', new Date()) : null;
+  const devAccount = await firstAccount(uow);
+  // PostgreSQL: the limits' buckets are shared by every server process on the database.
+  const shared = store.kind === 'postgres' ? databaseBuckets(store.execute) : undefined;
 
   const deps = {
     uow,
     logger,
-    rateLimit: rateLimit(config.rateLimitPerSecond, config.rateLimitBurst),
-    authFailures: authFailureLimit(config.authFailurePerSecond, config.authFailureBurst),
+    rateLimit: rateLimit(config.rateLimitPerSecond, config.rateLimitBurst, shared),
+    authFailures: authFailureLimit(config.authFailurePerSecond, config.authFailureBurst, shared),
     allowPrivateNetworks: config.delivery.allowPrivateNetworks,
     validateResponses: config.validateResponses,
     idempotencyTtlMs: config.idempotencyTtlMs,
@@ -81,6 +99,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
 
   const sweeper = setInterval(() => {
     uow.idempotency.deleteExpired(new Date()).catch((err) => logger.error({ err: safeError(err) }, 'idempotency sweep failed'));
+    shared?.deleteFull().catch((err) => logger.error({ err: safeError(err) }, 'rate limit sweep failed'));
   }, 60_000);
   sweeper.unref();
   // The background jobs, each one poller: nudged by the NOTIFY that the transaction queuing their
