@@ -1,7 +1,8 @@
 // Benchmarks of the reference server: `node --import tsx bench/run.ts [--quick]` (see bench/README.md).
 // Starts, one after the other so they do not share the CPUs: the reference server on a throwaway
-// PostgreSQL 15 cluster, the baseline (bare node:http + one INSERT) on the same database, the
-// reference server on embedded PGlite, and the Prism mock. Each runs as a child process; autocannon
+// PostgreSQL 15 cluster, the stack ceiling (the same server with handlers that do nothing after
+// validation), the baseline (bare node:http + one INSERT) on the same database, the reference
+// server on embedded PGlite, and the Prism mock. Each runs as a child process; autocannon
 // drives it from this process on loopback. Writes bench/results/<date>.json and docs/internal/performance.md.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -27,7 +28,7 @@ const SEED = 1000;
 /** The memory case: creation load this long, the server's RSS sampled every second. */
 const MEMORY_SECONDS = quick ? 20 : 60;
 
-type Target = 'postgres' | 'pglite' | 'baseline' | 'prism';
+type Target = 'postgres' | 'pglite' | 'ceiling' | 'baseline' | 'prism';
 type CaseName = 'create-idempotency-key' | 'create-insert' | 'create-test-mode' | 'get-task' | 'list-page';
 
 /** RSS of a reference server under sustained creation load (the memory target). */
@@ -57,6 +58,8 @@ interface CaseResult {
   non2xx: number;
   /** rps / baseline (creation) or rps / Prism (GET, list). */
   ratio: number | null;
+  /** Creation: rps / the stack ceiling's (what our code costs beyond the frameworks). */
+  ceilingRatio?: number | null;
   /** Server RSS in MB right after this case (creation with Idempotency-Key only). */
   rssMb: number | null;
 }
@@ -261,6 +264,12 @@ async function main() {
     memory.push(await memoryCase('postgres', pgServer));
     await pgServer.stop();
 
+    // The stack ceiling: the same server and request, every handler answering at once after validation.
+    const ceiling = await forkChild('server.ts', { ...serverEnv, DATABASE_URL: await cluster.createDatabase(), STACK_CEILING: 'true' });
+    stops.push(() => ceiling.stop());
+    results.push(await measure('ceiling', 'create-idempotency-key', createOptions(ceiling.url, ceiling.account!.live_key, true)));
+    await ceiling.stop();
+
     const baseline = await forkChild('baseline.ts', { DATABASE_URL: databaseUrl, ACCOUNT_ID: pgServer.account!.account_id });
     stops.push(() => baseline.stop());
     const base = await measure('baseline', 'create-insert', {
@@ -300,7 +309,12 @@ async function main() {
     if (r.target !== 'postgres' && r.target !== 'pglite') continue;
     const ref = r.case.startsWith('create') ? find('baseline', 'create-insert') : find('prism', r.case);
     if (ref && ref.rpsMedian > 0) r.ratio = Math.round((r.rpsMedian / ref.rpsMedian) * 100) / 100;
+    const top = find('ceiling', 'create-idempotency-key');
+    if (r.case.startsWith('create') && top && top.rpsMedian > 0) r.ceilingRatio = Math.round((r.rpsMedian / top.rpsMedian) * 100) / 100;
   }
+  const ceilingCase = find('ceiling', 'create-idempotency-key');
+  const baseCase = find('baseline', 'create-insert');
+  if (ceilingCase && baseCase && baseCase.rpsMedian > 0) ceilingCase.ratio = Math.round((ceilingCase.rpsMedian / baseCase.rpsMedian) * 100) / 100;
 
   const date = new Date().toISOString().slice(0, 10);
   const environment = {
@@ -354,6 +368,7 @@ function targets(results: CaseResult[], memory: MemoryResult[]): TargetCheck[] {
     checks.push({ target: 'PostgreSQL create with Idempotency-Key ≥ 3,000 rps', measured: `${pgCreate.rpsMedian} rps`, met: pgCreate.rpsMedian >= 3000 && clean(pgCreate) });
     checks.push({ target: 'PostgreSQL create with Idempotency-Key p99 ≤ 50 ms', measured: `${pgCreate.latencyP99} ms`, met: pgCreate.latencyP99 <= 50 });
     checks.push({ target: 'PostgreSQL create ≥ 0.6 × baseline', measured: `${pgCreate.ratio ?? '?'} ×`, met: (pgCreate.ratio ?? 0) >= 0.6 });
+    if (pgCreate.ceilingRatio != null) checks.push({ target: 'PostgreSQL create with Idempotency-Key ≥ 0.6 × stack ceiling', measured: `${pgCreate.ceilingRatio} ×`, met: pgCreate.ceilingRatio >= 0.6 });
   }
   if (liteCreate) checks.push({ target: 'PGlite create with Idempotency-Key ≥ 800 rps', measured: `${liteCreate.rpsMedian} rps`, met: liteCreate.rpsMedian >= 800 && clean(liteCreate) });
   // Reads are held to Prism on PostgreSQL (PGlite's figures are shown in the table).
@@ -373,7 +388,7 @@ function targets(results: CaseResult[], memory: MemoryResult[]): TargetCheck[] {
 
 // ---- output ------------------------------------------------------------------------------------
 
-const headers = ['server', 'case', 'rps (median)', 'p50 ms', 'p99 ms', 'errors / non-2xx', 'ratio', 'RSS MB'];
+const headers = ['server', 'case', 'rps (median)', 'p50 ms', 'p99 ms', 'errors / non-2xx', 'ratio', 'to stack ceiling', 'RSS MB'];
 
 function rows(results: CaseResult[]): string[][] {
   return results.map((r) => [
@@ -384,6 +399,7 @@ function rows(results: CaseResult[]): string[][] {
     String(r.latencyP99),
     `${r.errors} / ${r.non2xx}`,
     r.ratio === null ? '' : `${r.ratio} × ${r.case.startsWith('create') ? 'baseline' : 'Prism'}`,
+    r.ceilingRatio == null ? '' : `${r.ceilingRatio} ×`,
     r.rssMb === null ? '' : String(r.rssMb),
   ]);
 }
@@ -394,7 +410,7 @@ function table(results: CaseResult[]): string {
   return all.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')).join('\n');
 }
 
-const colors: Record<Target, string> = { postgres: '#336791', pglite: '#2a9d8f', baseline: '#999999', prism: '#e76f51' };
+const colors: Record<Target, string> = { postgres: '#336791', pglite: '#2a9d8f', ceiling: '#bbbbbb', baseline: '#999999', prism: '#e76f51' };
 
 /** A horizontal bar chart of the median rps of every case, by hand. */
 function svg(results: CaseResult[]): string {
@@ -444,6 +460,9 @@ ${md(headers.map(() => '---'))}
 ${rows(results).map(md).join('\n')}
 
 Ratio: creation against the baseline (a bare \`node:http\` server doing one INSERT), reads against Prism.
+To stack ceiling: creation against the same server whose handlers answer at once after validation
+(auth, rate limit, parsers, Idempotency-Key check, contract validation, JSON answer): what our own
+code costs beyond the frameworks the stack fixes.
 RSS: the server process right after the creation case.
 
 ${svg(results)}

@@ -33,6 +33,8 @@ export interface AppDeps {
   allowPrivateNetworks?: readonly string[];
   validateResponses: boolean;
   idempotencyTtlMs: number;
+  /** The handlers (default: handlerTable); bench/server.ts swaps in ones that do nothing. */
+  handlers?: typeof handlerTable;
 }
 
 /** Where each generation is served: the older one under /legacy. */
@@ -45,7 +47,7 @@ export function handlerTable(contract: Contract, uow: UnitOfWork): HandlerTable<
 
 export function createApp(generation: Generation, deps: AppDeps) {
   const contract = loadContract(generation);
-  const handlers = handlerTable(contract, deps.uow);
+  const handlers = (deps.handlers ?? handlerTable)(contract, deps.uow);
   const app = express();
   app.disable('x-powered-by');
   // No ETag: the contract has no conditional requests, and hashing every body costs each answer.

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { pino, type Logger } from 'pino';
 import { startAdmin } from './admin.ts';
-import { basePath, createApp } from './app.ts';
+import { basePath, createApp, type AppDeps } from './app.ts';
 import type { Config } from './config.ts';
 import { createAccount, type AccountSecrets } from './domain/accounts.ts';
 import type { UnitOfWork } from './domain/ports.ts';
@@ -51,7 +51,7 @@ async function firstAccount(uow: UnitOfWork): Promise<AccountSecrets | null> {
   }
 }
 
-export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<RunningServer> {
+export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel }), options: Pick<AppDeps, 'handlers'> = {}): Promise<RunningServer> {
   // A wrong ALLOW_PRIVATE_NETWORKS entry stops the start instead of failing every delivery.
   for (const cidr of config.delivery.allowPrivateNetworks) parseCidr(cidr);
   // Likewise an SMTP_URL that is no smtp(s) URL.
@@ -70,6 +70,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
     allowPrivateNetworks: config.delivery.allowPrivateNetworks,
     validateResponses: config.validateResponses,
     idempotencyTtlMs: config.idempotencyTtlMs,
+    ...options,
   };
   const root = express();
   root.disable('x-powered-by');

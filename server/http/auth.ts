@@ -25,22 +25,29 @@ export function apiKeyOf(rawHeaders: string[]): string | null {
 
 /** Where token buckets are kept when several server processes share them (the database). */
 export interface SharedBuckets {
-  /** Takes one token if the bucket has one; `tokens`: what is left after. */
-  take(key: string, perSecond: number, burst: number): Promise<{ granted: boolean; tokens: number }>;
+  /** Takes up to `count` whole tokens (none when the bucket holds less than one); `tokens`: what is left. */
+  take(key: string, perSecond: number, burst: number, count: number): Promise<{ taken: number; tokens: number }>;
 }
 
 /** Whole seconds to wait for a bucket at `tokens` to hold one token again (at least 1). */
 const secondsUntilOne = (tokens: number, perSecond: number) => Math.max(1, Math.ceil((1 - tokens) / perSecond));
 
+/** How long tokens taken ahead from a shared bucket may be used (then they are dropped, unused). */
+const leaseMs = 1000;
+
 /**
  * Token buckets by key: `burst` at once, refilled at `perSecond`. In this process's memory, or
- * (given `shared`) in the database every process shares: then this process keeps only the time
- * until which a key it saw run out stays empty, so a refused caller costs no statement until then.
- * (Other processes can only have emptied the bucket further: that memory never refuses what the
- * shared bucket would grant.) At most `maxKeys` are remembered, the least recently used forgotten.
+ * (given `shared`) in the database every process shares. Then a statement takes up to `ahead`
+ * tokens at once, which this process spends without a statement for up to a second (what it has
+ * not spent by then is dropped: the processes together never exceed the limit; they may fall
+ * short of it by what they dropped). And it keeps the time until which a key it saw run out
+ * stays empty, so a refused caller costs no statement until then (other processes can only have
+ * emptied the bucket further: that never refuses what the bucket would grant).
+ * At most `maxKeys` are remembered, the least recently used forgotten.
  */
-export function tokenBuckets(perSecond: number, burst: number, shared?: SharedBuckets, maxKeys = 100_000) {
+export function tokenBuckets(perSecond: number, burst: number, shared?: SharedBuckets, ahead = 1, maxKeys = 100_000) {
   const local = new Map<string, { tokens: number; at: number }>();
+  const leased = new Map<string, { left: number; until: number }>();
   const blockedUntil = new Map<string, number>();
   const remember = <V,>(map: Map<string, V>, key: string, value: V) => {
     map.delete(key); // re-inserted last: the map's order is the least recently used first
@@ -51,6 +58,10 @@ export function tokenBuckets(perSecond: number, burst: number, shared?: SharedBu
     const b = local.get(key);
     return b ? Math.min(burst, b.tokens + ((now - b.at) / 1000) * perSecond) : burst;
   };
+  const leaseLeft = (key: string, now: number) => {
+    const lease = leased.get(key);
+    return lease && lease.until > now ? lease : null;
+  };
   const retryAfter = (key: string): number => {
     const now = Date.now();
     if (!shared) {
@@ -58,7 +69,7 @@ export function tokenBuckets(perSecond: number, burst: number, shared?: SharedBu
       return tokens >= 1 ? 0 : secondsUntilOne(tokens, perSecond);
     }
     const until = blockedUntil.get(key);
-    if (until === undefined) return 0;
+    if (until === undefined || (leaseLeft(key, now)?.left ?? 0) > 0) return 0;
     if (until <= now) {
       blockedUntil.delete(key);
       return 0;
@@ -70,16 +81,25 @@ export function tokenBuckets(perSecond: number, burst: number, shared?: SharedBu
     retryAfter,
     /** Takes a token from `key`'s bucket: 0, or the seconds to wait when it had none. */
     take(key: string): number | Promise<number> {
+      const now = Date.now();
       if (!shared) {
-        const now = Date.now();
         const tokens = level(key, now);
         if (tokens < 1) return secondsUntilOne(tokens, perSecond);
         remember(local, key, { tokens: tokens - 1, at: now });
         return 0;
       }
-      return shared.take(key, perSecond, burst).then(({ granted, tokens }) => {
-        if (tokens < 1) remember(blockedUntil, key, Date.now() + ((1 - tokens) / perSecond) * 1000);
-        return granted ? 0 : secondsUntilOne(tokens, perSecond);
+      const lease = leaseLeft(key, now);
+      if (lease && lease.left > 0) {
+        lease.left--;
+        return 0;
+      }
+      return shared.take(key, perSecond, burst, ahead).then(({ taken, tokens }) => {
+        const at = Date.now();
+        if (tokens < 1) remember(blockedUntil, key, at + ((1 - tokens) / perSecond) * 1000);
+        if (taken < 1) return secondsUntilOne(tokens, perSecond);
+        // Concurrent takes of this process add up.
+        if (taken > 1) remember(leased, key, { left: (leaseLeft(key, at)?.left ?? 0) + taken - 1, until: at + leaseMs });
+        return 0;
       });
     },
   };
@@ -92,7 +112,7 @@ export function tokenBuckets(perSecond: number, burst: number, shared?: SharedBu
  * refill the bucket.
  */
 export function authFailureLimit(perSecond: number, burst: number, shared?: SharedBuckets, maxAddresses = 100_000) {
-  const buckets = tokenBuckets(perSecond, burst, shared, maxAddresses);
+  const buckets = tokenBuckets(perSecond, burst, shared, 1, maxAddresses);
   return {
     /** Seconds to wait before this address may try again, or 0. */
     retryAfter: (address: string): number => (burst <= 0 ? 0 : buckets.retryAfter(`address:${address}`)),
@@ -134,9 +154,13 @@ export function authenticate(uow: UnitOfWork, failures: AuthFailureLimit = authF
 
 const tooMany = (wait: number) => new HttpError(429, `Too many requests; retry after ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) });
 
-/** Token bucket per API key: `burst` requests at once, refilled at `perSecond` (see tokenBuckets). */
+/**
+ * Token bucket per API key: `burst` requests at once, refilled at `perSecond` (see tokenBuckets).
+ * Shared, each process takes 1/20 s of refill ahead (at least one token, at most a tenth of the
+ * burst): a key at its limit costs about 20 statements a second per process, whatever the limit.
+ */
 export function rateLimit(perSecond: number, burst: number, shared?: SharedBuckets): RequestHandler {
-  const buckets = tokenBuckets(perSecond, burst, shared);
+  const buckets = tokenBuckets(perSecond, burst, shared, Math.max(1, Math.floor(Math.min(perSecond / 20, burst / 10))));
   return (_req, res, next) => {
     if (burst <= 0) return next();
     const key = `key:${res.locals.keyHash}`;

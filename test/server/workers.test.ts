@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { readConfig } from '../../server/config.ts';
 import { createAccount } from '../../server/domain/accounts.ts';
+import { tokenBuckets } from '../../server/http/auth.ts';
 import { startServer, type RunningServer } from '../../server/main.ts';
 import { databaseBuckets } from '../../server/store/buckets.ts';
 import { openStore } from '../../server/store/db.ts';
@@ -25,23 +26,52 @@ const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('token buckets in the database on %s', (db) => {
-  it('grants the burst, then refuses without taking; a full bucket is swept', async () => {
+  it('grants the burst, then refuses without taking; takes several at once; a full bucket is swept', async () => {
     const databaseUrl = db === 'postgres' ? await clusterAt(inject('postgresUrl')).createDatabase({ template: inject('postgresTemplate') }) : undefined;
     const store = await openStore({ databaseUrl, dataDir: 'memory://' });
     try {
       const buckets = databaseBuckets(store.execute);
       const takes = [];
       for (let i = 0; i < 4; i++) takes.push(await buckets.take('key:a', 0.001, 3));
-      expect(takes.map((t) => t.granted)).toEqual([true, true, true, false]);
+      expect(takes.map((t) => t.taken)).toEqual([1, 1, 1, 0]);
       expect(takes.map((t) => Math.round(t.tokens))).toEqual([2, 1, 0, 0]);
+      // Up to 3 at once: 3, then the 2 left, then none.
+      const batches = [];
+      for (let i = 0; i < 3; i++) batches.push(await buckets.take('key:c', 0.001, 5, 3));
+      expect(batches.map((t) => [t.taken, Math.round(t.tokens)])).toEqual([[3, 2], [2, 0], [0, 0]]);
       // Another key has its own bucket; one that refills at once is full again by the sweep.
-      expect(await buckets.take('key:b', 1e9, 3)).toEqual({ granted: true, tokens: 2 });
+      expect(await buckets.take('key:b', 1e9, 3)).toEqual({ taken: 1, tokens: 2 });
       expect(await buckets.deleteFull()).toBe(1);
-      expect((await buckets.take('key:a', 0.001, 3)).granted).toBe(false);
+      expect((await buckets.take('key:a', 0.001, 3)).taken).toBe(0);
     } finally {
       await store.close();
       if (databaseUrl) await dropDatabase(databaseUrl);
     }
+  });
+});
+
+describe('shared token buckets, from one process', () => {
+  it('spends tokens taken ahead without a statement, and refuses a key that ran out from memory', async () => {
+    const calls: number[] = [];
+    let left = 7;
+    const shared = {
+      async take(_key: string, _perSecond: number, _burst: number, count: number) {
+        calls.push(count);
+        const taken = Math.min(count, Math.floor(left));
+        left -= taken;
+        return { taken, tokens: left };
+      },
+    };
+    const buckets = tokenBuckets(0.001, 7, shared, 5);
+    const waits: number[] = [];
+    for (let i = 0; i < 9; i++) {
+      const wait = buckets.retryAfter('key:x');
+      waits.push(wait > 0 ? wait : await buckets.take('key:x'));
+    }
+    // 5 taken by the first statement, the last 2 by the second, which saw the bucket empty: then
+    // memory refuses, without a third statement.
+    expect(calls).toEqual([5, 5]);
+    expect(waits.map((w) => (w > 0 ? 'refused' : 'ok'))).toEqual(['ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'ok', 'refused', 'refused']);
   });
 });
 

@@ -6,7 +6,7 @@
 CREATE UNLOGGED TABLE "rate_limit_buckets" (
 	"key" text PRIMARY KEY NOT NULL,
 	"tokens" double precision NOT NULL,
-	"granted" boolean NOT NULL,
+	"taken" double precision NOT NULL,
 	"refilled_at" timestamp with time zone NOT NULL,
 	"full_at" timestamp with time zone NOT NULL
 );--> statement-breakpoint
