@@ -15,6 +15,69 @@ interface ReadyMessage {
 
 const isReady = (m: unknown): m is ReadyMessage => (m as ReadyMessage | null)?.type === 'humantask:ready';
 
+/** /metrics of every worker: a worker asks the primary, which asks every listening worker. */
+type MetricsMessage =
+  | { type: 'humantask:cluster-metrics?'; id: number }
+  | { type: 'humantask:cluster-metrics'; id: number; text: string; error?: string }
+  | { type: 'humantask:metrics?'; id: number }
+  | { type: 'humantask:metrics'; id: number; metrics: unknown[] };
+
+type MetricsRegistry = { contentType: string; metrics(): Promise<string>; getMetricsAsJSON(): Promise<unknown> };
+
+/**
+ * The metrics that `/metrics` answers with: in a worker of WORKERS, those of every worker summed by
+ * prom-client's aggregation (counters and histograms add up; so do the process gauges), so that a
+ * scrape does not depend on which worker takes the connection. Otherwise the registry itself.
+ */
+export function clusterWide(registry: MetricsRegistry): Pick<MetricsRegistry, 'contentType' | 'metrics'> {
+  if (!cluster.isWorker) return registry;
+  let next = 0;
+  const waiting = new Map<number, { resolve(text: string): void; reject(err: Error): void }>();
+  process.on('message', (m: MetricsMessage) => {
+    if (m?.type === 'humantask:metrics?') {
+      void registry.getMetricsAsJSON().then((metrics) => process.send?.({ type: 'humantask:metrics', id: m.id, metrics: [metrics] } satisfies MetricsMessage));
+    } else if (m?.type === 'humantask:cluster-metrics') {
+      const w = waiting.get(m.id);
+      waiting.delete(m.id);
+      if (m.error) w?.reject(new Error(m.error));
+      else w?.resolve(m.text);
+    }
+  });
+  return {
+    contentType: registry.contentType,
+    metrics: () =>
+      new Promise<string>((resolve, reject) => {
+        const id = next++;
+        waiting.set(id, { resolve, reject });
+        process.send?.({ type: 'humantask:cluster-metrics?', id } satisfies MetricsMessage);
+      }),
+  };
+}
+
+/** In the primary: asks every listening worker for its metrics (2 s at most each) and sums them. */
+async function aggregateMetrics(workers: Iterable<Worker>, id: number): Promise<string> {
+  const { AggregatorRegistry } = await import('prom-client');
+  const answers = await Promise.all(
+    [...workers].map(
+      (w) =>
+        new Promise<unknown[]>((resolve) => {
+          const timer = setTimeout(() => done([]), 2000);
+          const on = (m: MetricsMessage) => {
+            if (m?.type === 'humantask:metrics' && m.id === id) done(m.metrics);
+          };
+          const done = (metrics: unknown[]) => {
+            clearTimeout(timer);
+            w.off('message', on);
+            resolve(metrics);
+          };
+          w.on('message', on);
+          w.send({ type: 'humantask:metrics?', id } satisfies MetricsMessage);
+        }),
+    ),
+  );
+  return AggregatorRegistry.aggregate(answers.flat() as Parameters<typeof AggregatorRegistry.aggregate>[0]).metrics();
+}
+
 /** Why these settings cannot run several processes (null: they can). */
 export function workersRefusal(config: Pick<Config, 'workers' | 'databaseUrl'>): string | null {
   if (config.workers <= 1 || config.databaseUrl) return null;
@@ -52,6 +115,7 @@ export function supervise(count: number, announce: (ready: ClusterReady) => void
   let exitCode = 0;
   let devAccount: AccountSecrets | null = null;
   let youngDeaths = 0;
+  let metricsRequests = 0;
 
   const stopAll = (code: number) => {
     exitCode = Math.max(exitCode, code);
@@ -67,6 +131,14 @@ export function supervise(count: number, announce: (ready: ClusterReady) => void
     const bornAt = Date.now();
     live.add(worker);
     worker.on('message', (message: unknown) => {
+      const m = message as MetricsMessage;
+      if (m?.type === 'humantask:cluster-metrics?') {
+        aggregateMetrics(listening, metricsRequests++).then(
+          (text) => worker.send({ type: 'humantask:cluster-metrics', id: m.id, text } satisfies MetricsMessage),
+          (err: Error) => worker.send({ type: 'humantask:cluster-metrics', id: m.id, text: '', error: err.message } satisfies MetricsMessage),
+        );
+        return;
+      }
       if (!isReady(message)) return;
       devAccount ??= message.devAccount;
       listening.add(worker);

@@ -202,7 +202,7 @@ const alive = (pid: number) => {
 describe.skipIf(!hasPostgres())('WORKERS=2 behind one port', () => {
   it('serves from both processes, replaces one killed with SIGKILL, and stops them all on SIGTERM', async () => {
     const databaseUrl = await clusterAt(inject('postgresUrl')).createDatabase({ template: inject('postgresTemplate') });
-    const server = await serve({ DATABASE_URL: databaseUrl, WORKERS: '2', LOG_LEVEL: 'info' });
+    const server = await serve({ DATABASE_URL: databaseUrl, WORKERS: '2', LOG_LEVEL: 'info', METRICS: 'true' });
     const exited = once(server.child, 'exit');
     try {
       const banner = /workers: 2 processes \((\d+), (\d+)\) behind this port/.exec(server.output());
@@ -212,8 +212,15 @@ describe.skipIf(!hasPostgres())('WORKERS=2 behind one port', () => {
       const key = /test key: +(test_[0-9a-f]{32})/.exec(server.output())![1]!;
 
       // Each new connection goes to the next worker: both serve within a few requests.
-      for (let i = 0; i < 50 && servingPids(server.output()).size < 2; i++) expect(await getOnNewConnection(server.url, key)).toBe(200);
+      let sent = 0;
+      for (; sent < 50 && servingPids(server.output()).size < 2; sent++) expect(await getOnNewConnection(server.url, key)).toBe(200);
       expect([...servingPids(server.output())].sort()).toEqual([...workers].sort());
+      // /metrics counts the requests of both, whichever answers it.
+      for (let i = 0; i < 2; i++) {
+        const text = await (await fetch(`${server.url}/metrics`)).text();
+        const line = text.split('\n').find((l) => l.startsWith('humantask_http_request_duration_seconds_count') && l.includes('operation="listTasks"') && l.includes('status="200"'));
+        expect(Number(line?.split(' ').at(-1)), text).toBe(sent);
+      }
 
       // kill -9 of one worker: the primary starts another, and the port keeps answering.
       process.kill(workers[0]!, 'SIGKILL');
