@@ -17,6 +17,7 @@ import type { AccountSecrets } from '../server/domain/accounts.ts';
 import { startMock } from '../server/mock.ts';
 import { freePort, basicAuth } from '../test/support/net.ts';
 import { postgresAvailable, startCluster, type Cluster } from '../test/support/postgres.ts';
+import { serve } from '../test/support/process.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..');
@@ -30,6 +31,21 @@ const MEMORY_SECONDS = quick ? 20 : 60;
 
 type Target = 'postgres' | 'pglite' | 'ceiling' | 'baseline' | 'prism';
 type CaseName = 'create-idempotency-key' | 'create-insert' | 'create-test-mode' | 'get-task' | 'list-page';
+
+/** Two servers on one database, driven at once with one key under one rate limit. */
+interface SharedLimitResult {
+  limitPerSecond: number;
+  burst: number;
+  seconds: number;
+  /** 2xx answers of both servers together ... */
+  accepted: number;
+  /** ... of all their answers (the rest: 429). */
+  answered: number;
+  /** What one rate limit allows in that time: the burst plus the refill. */
+  allowed: number;
+  /** accepted / allowed. */
+  ratio: number;
+}
 
 /** RSS of a reference server under sustained creation load (the memory target). */
 interface MemoryResult {
@@ -222,6 +238,40 @@ async function memoryCase(target: 'postgres' | 'pglite', server: Child): Promise
   return { target, seconds: MEMORY_SECONDS, samples, endMb, growthMb };
 }
 
+/**
+ * Two `humantask serve` processes on one new database, each driven by 16 connections with the same
+ * key, far above the limit: how many requests both together accepted, against what one limit allows.
+ */
+async function sharedLimitCase(cluster: Cluster, stops: (() => Promise<void> | void)[]): Promise<SharedLimitResult> {
+  process.stdout.write(`  ${'2 servers'.padEnd(9)} ${'one rate limit'.padEnd(23)} `);
+  // Well under what a server answers on a small machine: the limit, not the CPU, bounds the answer.
+  const limitPerSecond = 50;
+  const burst = 10;
+  const env = { ...serverEnv, DATABASE_URL: await cluster.createDatabase(), RATE_LIMIT_PER_SECOND: String(limitPerSecond), RATE_LIMIT_BURST: String(burst) };
+  const servers = [];
+  for (let i = 0; i < 2; i++) {
+    const p = await serve(env);
+    const stop = async () => {
+      if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+      const gone = once(p.child, 'exit');
+      p.child.kill('SIGTERM');
+      await gone;
+    };
+    stops.push(stop);
+    servers.push({ ...p, stop });
+  }
+  const key = /live key: +(live_[0-9a-f]{32})/.exec(servers[0]!.output())![1]!;
+  const runs = await Promise.all(servers.map((p) => autocannon({ url: `${p.url}/v1/tasks?limit=1`, headers: { authorization: basicAuth(key) }, connections: CONNECTIONS / 2, duration: DURATION, timeout: 10 })));
+  for (const p of servers) await p.stop();
+  const seconds = Math.max(...runs.map((r) => r.duration));
+  const accepted = runs.reduce((n, r) => n + r['2xx'], 0);
+  const answered = runs.reduce((n, r) => n + r['2xx'] + r.non2xx, 0);
+  const allowed = Math.round(burst + limitPerSecond * seconds);
+  const ratio = Math.round((accepted / allowed) * 100) / 100;
+  console.log(`${accepted} of ${answered} accepted in ${seconds} s where one limit allows ${allowed} (${ratio} ×)`);
+  return { limitPerSecond, burst, seconds, accepted, answered, allowed, ratio };
+}
+
 const serverEnv = {
   LOG_LEVEL: 'silent',
   NODE_ENV: 'production',
@@ -237,6 +287,7 @@ async function main() {
   const started = Date.now();
   const results: CaseResult[] = [];
   const memory: MemoryResult[] = [];
+  let sharedLimit: SharedLimitResult | null = null;
   const rss: Record<string, number> = {};
   const stops: (() => Promise<void> | void)[] = [];
   let postgresVersion = '';
@@ -263,6 +314,8 @@ async function main() {
     await referenceCases('postgres', pgServer, results, rss);
     memory.push(await memoryCase('postgres', pgServer));
     await pgServer.stop();
+
+    sharedLimit = await sharedLimitCase(cluster, stops);
 
     // The stack ceiling: the same server and request, every handler answering at once after validation.
     const ceiling = await forkChild('server.ts', { ...serverEnv, DATABASE_URL: await cluster.createDatabase(), STACK_CEILING: 'true' });
@@ -333,7 +386,8 @@ async function main() {
     environment,
     results,
     memory,
-    targets: targets(results, memory),
+    sharedLimit,
+    targets: targets(results, memory, sharedLimit),
     wallSeconds: Math.round((Date.now() - started) / 1000),
   };
   mkdirSync(path.join(here, 'results'), { recursive: true });
@@ -358,7 +412,7 @@ interface TargetCheck {
   met: boolean;
 }
 
-function targets(results: CaseResult[], memory: MemoryResult[]): TargetCheck[] {
+function targets(results: CaseResult[], memory: MemoryResult[], sharedLimit: SharedLimitResult | null = null): TargetCheck[] {
   const get = (t: Target, c: CaseName) => results.find((r) => r.target === t && r.case === c);
   const checks: TargetCheck[] = [];
   const pgCreate = get('postgres', 'create-idempotency-key');
@@ -375,6 +429,9 @@ function targets(results: CaseResult[], memory: MemoryResult[]): TargetCheck[] {
   for (const c of ['get-task', 'list-page'] as const) {
     const r = get('postgres', c);
     if (r) checks.push({ target: `PostgreSQL ${c} ≥ 1.3 × Prism`, measured: `${r.ratio ?? '?'} ×`, met: (r.ratio ?? 0) >= 1.3 && clean(r) });
+  }
+  if (sharedLimit) {
+    checks.push({ target: 'Two servers on one PostgreSQL under one rate limit: accepted within ±10 % of the limit', measured: `${sharedLimit.ratio} ×`, met: Math.abs(sharedLimit.ratio - 1) <= 0.1 });
   }
   // The server process alone: on PGlite the database lives in it too, so only PostgreSQL is held to it.
   const m = memory.find((x) => x.target === 'postgres');
@@ -438,7 +495,16 @@ function svg(results: CaseResult[]): string {
 }
 
 function markdown(
-  report: { date: string; quick: boolean; environment: Record<string, string | number>; results: CaseResult[]; memory: MemoryResult[]; targets: TargetCheck[]; settings: Record<string, number> },
+  report: {
+    date: string;
+    quick: boolean;
+    environment: Record<string, string | number>;
+    results: CaseResult[];
+    memory: MemoryResult[];
+    sharedLimit?: SharedLimitResult | null;
+    targets: TargetCheck[];
+    settings: Record<string, number>;
+  },
   jsonPath: string,
 ): string {
   const { results, memory, environment: env, settings } = report;
@@ -479,7 +545,17 @@ ${memory.map((m) => md([m.target, `${m.endMb} MB`, `${m.growthMb >= 0 ? '+' : ''
 Under load the V8 heap grows between major collections and drops after each, so the RSS is a saw
 tooth; its peaks, not single samples, are what is compared.
 
-## Targets
+${
+  report.sharedLimit
+    ? `## Two servers, one rate limit
+
+Two \`humantask serve\` processes on one PostgreSQL database, ${report.sharedLimit.limitPerSecond} requests a second and a burst of
+${report.sharedLimit.burst} per key, each driven by ${(settings.connections ?? 0) / 2} connections with the same key for ${report.sharedLimit.seconds} s: both together
+accepted ${report.sharedLimit.accepted} of the ${report.sharedLimit.answered} requests they answered, where one limit allows ${report.sharedLimit.allowed} (${report.sharedLimit.ratio} ×).
+
+`
+    : ''
+}## Targets
 
 ${md(['target', 'measured', 'met'])}
 ${md(['---', '---', '---'])}
@@ -501,7 +577,7 @@ cluster runs as the \`postgres\` user) and writes \`bench/results/<date>.json\` 
 function render(file: string) {
   const report = JSON.parse(readFileSync(file, 'utf8'));
   for (const m of report.memory as MemoryResult[]) Object.assign(m, peaks(m.samples));
-  report.targets = targets(report.results, report.memory);
+  report.targets = targets(report.results, report.memory, report.sharedLimit ?? null);
   writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
   writeFileSync(path.join(root, 'docs', 'internal', 'performance.md'), markdown(report, path.relative(root, path.resolve(file))));
   for (const t of report.targets as TargetCheck[]) console.log(`${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.measured}`);
