@@ -37,6 +37,8 @@ export interface AppDeps {
   idempotencyTtlMs: number;
   /** Worker passwords and sessions (config.workers); the defaults when absent. */
   identity?: IdentitySettings;
+  /** The handlers (default: handlerTable); bench/server.ts swaps in ones that do nothing. */
+  handlers?: typeof handlerTable;
 }
 
 /** Where each generation is served: the older one under /legacy. */
@@ -49,7 +51,7 @@ export function handlerTable(contract: Contract, uow: UnitOfWork, identity = def
 
 export function createApp(generation: Generation, deps: AppDeps) {
   const contract = loadContract(generation);
-  const handlers = handlerTable(contract, deps.uow, deps.identity);
+  const handlers = (deps.handlers ?? handlerTable)(contract, deps.uow, deps.identity);
   const app = express();
   app.disable('x-powered-by');
   // No ETag: the contract has no conditional requests, and hashing every body costs each answer.

@@ -66,7 +66,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   if (options.databaseUrl) {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
     const db = drizzlePg(pool, { schema });
-    await migratePg(db, { migrationsFolder });
+    await migrateExclusively(pool);
     const execute: Execute = <R,>(st: Statement) => withStatementName(st.name, async () => (await pool.query({ name: st.name, text: st.text, values: st.values })).rows as R[]);
     const { databaseUrl } = options;
     const listen: Store['listen'] = (channel, handlers) => listenPostgres(databaseUrl, channel, handlers);
@@ -98,6 +98,25 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   } catch (err) {
     await store.close();
     throw err;
+  }
+}
+
+/**
+ * drizzle's migrator takes no lock: processes starting at once on one database (WORKERS, several
+ * machines) would each create its table and apply the same migrations. They take turns under an
+ * advisory lock; whoever comes second finds nothing left to do.
+ */
+async function migrateExclusively(pool: pg.Pool) {
+  const client = await pool.connect();
+  let failed = true;
+  try {
+    await client.query(`SELECT pg_advisory_lock(hashtext('humantask migrations'))`);
+    await migratePg(drizzlePg(client, { schema }), { migrationsFolder });
+    await client.query(`SELECT pg_advisory_unlock(hashtext('humantask migrations'))`);
+    failed = false;
+  } finally {
+    // A connection that failed is closed, and its lock goes with it.
+    client.release(failed);
   }
 }
 
