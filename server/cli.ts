@@ -143,8 +143,8 @@ async function serve(args: string[]) {
     if (built.status !== 0) console.error('the docs site could not be built; /docs is not served');
   }
   const store = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
-  if (config.workers > 1 && !cluster.isWorker()) {
-    cluster.supervise(config.workers, ({ url, devAccount, pids }) => process.stdout.write(banner(url, store, devAccount, pids)));
+  if (config.processes > 1 && !cluster.isWorker()) {
+    cluster.supervise(config.processes, ({ url, devAccount, pids }) => process.stdout.write(banner(url, store, devAccount, pids)));
     return;
   }
   const { startServer } = await import('./main.ts');

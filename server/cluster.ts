@@ -79,10 +79,10 @@ async function aggregateMetrics(workers: Iterable<Worker>, id: number): Promise<
 }
 
 /** Why these settings cannot run several processes (null: they can). */
-export function workersRefusal(config: Pick<Config, 'workers' | 'databaseUrl'>): string | null {
-  if (config.workers <= 1 || config.databaseUrl) return null;
+export function workersRefusal(config: Pick<Config, 'processes' | 'databaseUrl'>): string | null {
+  if (config.processes <= 1 || config.databaseUrl) return null;
   return (
-    `WORKERS=${config.workers} needs PostgreSQL (DATABASE_URL): the embedded database (DATA_DIR) is ` +
+    `WORKERS=${config.processes} needs PostgreSQL (DATABASE_URL): the embedded database (DATA_DIR) is ` +
     'held by one process, so it is served by one. Leave WORKERS unset (or 1), or set DATABASE_URL.'
   );
 }

@@ -13,7 +13,7 @@ export interface Config {
    * Server processes behind the one port (WORKERS; default: the number of cores with DATABASE_URL,
    * 1 on the embedded database, which refuses more; see server/cluster.ts).
    */
-  workers: number;
+  processes: number;
   /** Folder of the embedded PGlite database (DATA_DIR, default ./data); `memory://` keeps it in memory. */
   dataDir: string;
   /**
@@ -92,7 +92,7 @@ function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
   return n;
 }
 
-function workersOf(env: NodeJS.ProcessEnv): number {
+function processesOf(env: NodeJS.ProcessEnv): number {
   const raw = env.WORKERS;
   if (raw === undefined || raw === '') return env.DATABASE_URL ? availableParallelism() : 1;
   if (!/^[1-9]\d*$/.test(raw)) throw new Error(`WORKERS must be a whole number of processes (1 or more), got "${raw}"`);
@@ -104,7 +104,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: int('PORT', 8080, env),
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || undefined,
-    workers: workersOf(env),
+    processes: processesOf(env),
     dataDir: env.DATA_DIR || './data',
     secretsKey: env.SECRETS_KEY || undefined,
     secretsKeyFile: env.SECRETS_KEY_FILE || undefined,
