@@ -1389,7 +1389,10 @@ const allEntityLabels = (labels: readonly NerLabel[]): NerLabel[] => labels.flat
 const nerParams: fc.Arbitrary<NerParams> = labelDrafts
   .map((drafts): NerLabel[] => {
     let n = 0;
-    const name = (base: string) => `${base}_${(n += 1)}`;
+    const name = (base: string) => {
+      n += 1;
+      return `${base}_${n}`;
+    };
     return drafts.map((d) => ({
       name: name(d.base),
       ...(d.attributes ? { attributes: d.attributes } : {}),

@@ -45,6 +45,7 @@ import { mailRecipient } from '../domain/callback-address.ts';
 /** The subject line of a callback mail: `humantask: task 65f1... completed`. */
 export function mailSubject(event: OutboxMessage['event'], subject: string): string {
   // A batch name is the customer's text: no line breaks or other control characters in a header.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this removes
   const id = subject.replace(/[\x00-\x1f\x7f]+/g, ' ');
   switch (event) {
     case 'task_completed':

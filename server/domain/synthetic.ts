@@ -916,7 +916,9 @@ function answerFields(context: TextCollectionContext, fields: readonly FieldDefi
   const annotations = new Map<string, FieldAnswer | FieldAnswer[]>();
   // A field left out still shadows the outer scope: in a second filling of a form, a hidden
   // sibling has no answer, whatever the first filling chose.
-  const leaveOut = (field: FieldDefinition) => fieldOwns(field).forEach((id) => scope.record(id, []));
+  const leaveOut = (field: FieldDefinition) => {
+    for (const id of fieldOwns(field)) scope.record(id, []);
+  };
   decideInDependencyOrder(fields, fieldOwns, fieldNeeds, (field, ready) => {
     if (!ready || !conditionsHold(field.definition.conditions, (id) => scope.valuesOf(id))) return leaveOut(field);
     const count = field.maxResponses > 1 ? context.rng.int(field.minResponses, Math.min(field.maxResponses, field.minResponses + 2)) : 1;

@@ -5,7 +5,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import {
   createClient,
   createLegacyClient,
-  HumantaskError,
+  type HumantaskError,
   type ErrorBody,
   type HumantaskClient,
   type LegacyHumantaskClient,
