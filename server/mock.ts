@@ -28,7 +28,7 @@ export interface RunningMock {
 }
 
 /** Where each generation lives on the mock's port (the server's base paths). */
-export const mockBasePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
+const mockBasePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
 
 const maxBody = 10 * 1024 * 1024;
 const hopByHop = ['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-connection'];

@@ -55,7 +55,7 @@ export interface ErrorAnswer {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: whatever a handler, body-parser or the validator threw (Express types it any too)
-export function toErrorAnswer(err: any, generation: Generation): ErrorAnswer {
+function toErrorAnswer(err: any, generation: Generation): ErrorAnswer {
   if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
   if (err instanceof DomainError) return { status: domainStatus(err, generation), message: err.message, headers: {} };
   // body-parser

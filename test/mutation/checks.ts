@@ -9,7 +9,7 @@ import { generatedChecks } from '../../conformance/generated-checks.ts';
 import type { Check, Generation } from '../../conformance/types.ts';
 
 /** Every check of a full run, in the runner's order (the same list runConformance builds). */
-export function allChecks(state: SuiteState = new SuiteState()): Check[] {
+function allChecks(state: SuiteState = new SuiteState()): Check[] {
   return [...coreChecks(state), ...behaviourChecks, ...generatedChecks(state)];
 }
 
