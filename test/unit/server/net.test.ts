@@ -4,7 +4,7 @@ import http from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { nonPublicReason, parseCidr, refusalReason, safeRequest, type ResolvedAddress } from '../../server/delivery/net.ts';
+import { nonPublicReason, parseCidr, refusalReason, safeRequest, type ResolvedAddress } from '../../../server/delivery/net.ts';
 
 interface Listener {
   host: string;

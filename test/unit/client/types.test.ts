@@ -9,10 +9,10 @@ import {
   type ErrorBody,
   type HumantaskClient,
   type LegacyHumantaskClient,
-} from '../../client/index.ts';
-import type { VerifiedCallback } from '../../client/node.ts';
-import type { components as Current } from '../../generated/current.ts';
-import type { components as Legacy } from '../../generated/legacy.ts';
+} from '../../../client/index.ts';
+import type { VerifiedCallback } from '../../../client/node.ts';
+import type { components as Current } from '../../../generated/current.ts';
+import type { components as Legacy } from '../../../generated/legacy.ts';
 
 type Task = Current['schemas']['Task'];
 type LegacyTask = Legacy['schemas']['LegacyTask'];

@@ -4,7 +4,7 @@
 // respects the task's own params, checked here independently of the generator.
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import type { components } from '../generated/current.ts';
+import type { components } from '../../generated/current.ts';
 import {
   NOMINAL_AUDIO_SECONDS,
   NOMINAL_IMAGE,
@@ -14,8 +14,8 @@ import {
   SYNTHETIC_MASK_ORIGIN,
   syntheticResponse,
   type TaskType,
-} from '../server/domain/synthetic.ts';
-import { makeValidator } from './support/spec.ts';
+} from '../../server/domain/synthetic.ts';
+import { makeValidator } from '../support/spec.ts';
 
 type Schemas = components['schemas'];
 type Json = Record<string, unknown>;
