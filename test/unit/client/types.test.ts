@@ -1,130 +1,59 @@
-// Type tests of the client: checked by `tsc --noEmit -p .` (test/typecheck.test.ts runs it). A
-// `@ts-expect-error` line that compiles is itself an error, so each one proves a mistake is caught.
-// The functions below are never called: only their types matter.
-import { describe, expect, expectTypeOf, it } from 'vitest';
-import {
-  createClient,
-  createLegacyClient,
-  type HumantaskError,
-  type ErrorBody,
-  type HumantaskClient,
-  type LegacyHumantaskClient,
-} from '../../../client/index.ts';
-import type { VerifiedCallback } from '../../../client/node.ts';
-import type { components as Current } from '../../../generated/current.ts';
-import type { components as Legacy } from '../../../generated/legacy.ts';
+// The client's type tests (type-checks.ts beside this file) hold: the compiler, run on that file with
+// the project's settings, reports nothing there; and it does report each kind of mistake those tests
+// are written to catch, when one is planted in an in-memory copy of the file.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { root } from '../../support/spec.ts';
 
-type Task = Current['schemas']['Task'];
-type LegacyTask = Legacy['schemas']['LegacyTask'];
+const checks = path.join(root, 'test', 'unit', 'client', 'type-checks.ts');
+const config = ts.parseJsonConfigFileContent(ts.readConfigFile(path.join(root, 'tsconfig.json'), ts.sys.readFile).config, ts.sys, root);
+let previous: ts.Program | undefined;
+/** The other files parsed once: the second compile reuses the first one's work. */
+const parsed = new Map<string, ts.SourceFile | undefined>();
 
-const text = { callback_url: 'https://example.com/cb', attachment_type: 'text' as const, attachment: 'hi', categories: ['a'] };
-
-export async function creationBodies(client: HumantaskClient, legacy: LegacyHumantaskClient) {
-  await client.tasks.create('categorization', text);
-  await client.tasks.create('annotation', { attachment: 'https://example.com/a.jpg', objects_to_annotate: ['car'] });
-  // @ts-expect-error categories is a list of strings
-  await client.tasks.create('categorization', { ...text, categories: 'billing' });
-  // @ts-expect-error the annotation body needs an attachment
-  await client.tasks.create('annotation', { objects_to_annotate: ['car'] });
-  // @ts-expect-error there is no such task type
-  await client.tasks.create('categorisation', text);
-  // @ts-expect-error the older generation has no imageannotation endpoint
-  await legacy.tasks.create('imageannotation', { attachment: 'https://example.com/a.jpg' });
-  await legacy.tasks.create('categorization', { ...text, urgency: 'week' });
-  // @ts-expect-error urgency is an older-generation parameter only
-  await client.tasks.create('categorization', { ...text, urgency: 'week' });
-  // @ts-expect-error a training body needs its expected_response
-  await client.trainingTasks.create('textcollection', { attachments: [], fields: [] });
-  // @ts-expect-error audit needs the boolean `accepted`
-  await client.tasks.audit('id', { accepted: 'yes' });
-  // @ts-expect-error tags are an array of strings
-  await client.tasks.addTags('id', 'a,b');
-}
-
-export async function parameterNames(client: HumantaskClient, legacy: LegacyHumantaskClient) {
-  await client.tasks.list({ status: 'completed', limit: 10, next_token: 'x' });
-  // @ts-expect-error no parameter `statuss`
-  await client.tasks.list({ statuss: 'completed' });
-  // @ts-expect-error the current generation pages with next_token, not offset
-  await client.tasks.list({ offset: 100 });
-  await legacy.tasks.list({ offset: 100 });
-  // @ts-expect-error the older generation pages with offset, not next_token
-  await legacy.tasks.list({ next_token: 'x' });
-  // @ts-expect-error `error` is not an older-generation status
-  await legacy.tasks.list({ status: 'error' });
-  // @ts-expect-error iterate manages the cursor itself
-  client.tasks.iterate({ next_token: 'x' });
-  // @ts-expect-error cancel's option is clearUniqueId
-  await client.tasks.cancel('id', { clear_unique_id: true });
-  await client.GET('/v1/task/{taskId}', { params: { path: { taskId: 'x' } } });
-  // @ts-expect-error the path parameter is taskId
-  await client.GET('/v1/task/{taskId}', { params: { path: { task_id: 'x' } } });
-  // @ts-expect-error no such path
-  await client.GET('/v1/nope', {});
-}
-
-export async function narrowing(client: HumantaskClient, legacy: LegacyHumantaskClient) {
-  const res = await client.tasks.get('65f1c0a2b3c4d5e6f7a8b9c0');
-  expectTypeOf(res.status).toEqualTypeOf<200 | 400 | 401 | 404 | 429 | 500>();
-  if (res.status === 200) {
-    expectTypeOf(res.data).toEqualTypeOf<Task>();
-    expectTypeOf(res.error).toEqualTypeOf<undefined>();
-  } else {
-    expectTypeOf(res.error).toEqualTypeOf<ErrorBody>();
-    expectTypeOf(res.data).toEqualTypeOf<undefined>();
+/** The compiler's messages about type-checks.ts, each `from` replaced by its `to` when given. */
+function diagnostics(plants: { from: string; to: string }[] = []): string[] {
+  let text = readFileSync(checks, 'utf8');
+  for (const { from, to } of plants) {
+    expect(text, 'the planted change must apply').toContain(from);
+    text = text.replace(from, to);
   }
-  if (res.ok) expectTypeOf(res.data.task_id).toBeString();
-  if (res.error) expectTypeOf(res.status).toEqualTypeOf<400 | 401 | 404 | 429 | 500>();
-  // @ts-expect-error getTask documents no 409
-  if (res.status === 409) return;
-  // @ts-expect-error data may be absent until narrowed
-  res.data.task_id;
-
-  const created = await client.tasks.create('categorization', text);
-  if (created.status === 409) expectTypeOf(created.error.error).toBeString();
-  if (created.ok && created.data.type === 'categorization') {
-    // The task is a union by type: narrowing on `type` types params and response.
-    expectTypeOf(created.data.params.categories).toEqualTypeOf<string[] | undefined>();
-  }
-
-  const old = await legacy.tasks.get('65f1c0a2b3c4d5e6f7a8b9c0');
-  if (old.ok) {
-    expectTypeOf(old.data).toEqualTypeOf<LegacyTask>();
-    // @ts-expect-error the older generation has no `error` status
-    if (old.data.status === 'error') return;
-  }
-
-  const page = await client.tasks.list();
-  if (page.ok) expectTypeOf(page.data.next_token).toEqualTypeOf<string | undefined>();
-  for await (const task of client.tasks.iterate({ status: 'completed' })) expectTypeOf(task).toEqualTypeOf<Task>();
-  for await (const task of legacy.tasks.iterate()) expectTypeOf(task).toEqualTypeOf<LegacyTask>();
+  const host = ts.createCompilerHost(config.options);
+  const getSourceFile = host.getSourceFile.bind(host);
+  host.getSourceFile = (name, language, onError) => {
+    if (path.normalize(name) === checks) return ts.createSourceFile(name, text, language);
+    if (!parsed.has(name)) parsed.set(name, getSourceFile(name, language, onError));
+    return parsed.get(name);
+  };
+  const program = ts.createProgram([checks], config.options, host, previous);
+  previous = program;
+  const source = program.getSourceFile(checks)!;
+  return [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)].map((d) =>
+    ts.flattenDiagnosticMessageText(d.messageText, '\n'),
+  );
 }
 
-export async function throwing() {
-  const client = createClient({ apiKey: 'k', baseUrl: 'http://x', throwOnError: true });
-  const res = await client.tasks.get('id');
-  // With throwOnError only successes are returned.
-  expectTypeOf(res.data).toEqualTypeOf<Task>();
-  expectTypeOf(res.status).toEqualTypeOf<200>();
-  const returning = createLegacyClient({ apiKey: 'k', baseUrl: 'http://x' });
-  const maybe = await returning.tasks.get('id');
-  expectTypeOf(maybe.error).toEqualTypeOf<ErrorBody | undefined>();
-  expectTypeOf<HumantaskError['body']>().toEqualTypeOf<ErrorBody>();
-}
+describe('client types', { timeout: 60_000 }, () => {
+  it('compile as written: every expected type holds, every @ts-expect-error meets its error', () => {
+    expect(diagnostics()).toEqual([]);
+  });
 
-export function callbacks(callback: VerifiedCallback) {
-  if (callback.type === 'taskCompleted' && callback.generation === 'current') {
-    expectTypeOf(callback.payload.task).toEqualTypeOf<Task>();
-    // The response is the task's response type, not the contract's bare object.
-    expectTypeOf(callback.payload.response).not.toEqualTypeOf<Record<string, never>>();
-  }
-  if (callback.type === 'batchCompleted') expectTypeOf(callback.payload.counts.completed).toBeNumber();
-  // @ts-expect-error there is no such callback type
-  if (callback.type === 'taskFailed') return;
-}
-
-describe('client types', () => {
-  it('are checked by tsc (see test/typecheck.test.ts); this file only needs to compile', () => {
-    expect([creationBodies, parameterNames, narrowing, throwing, callbacks]).toHaveLength(5);
+  it('report each kind of mistake they guard against, when planted', () => {
+    const found = diagnostics([
+      // A wrong expected type.
+      { from: 'expectTypeOf(res.status).toEqualTypeOf<200>();', to: 'expectTypeOf(res.status).toEqualTypeOf<404>();' },
+      // A request body of the wrong shape, its @ts-expect-error gone.
+      { from: '  // @ts-expect-error categories is a list of strings\n', to: '' },
+      // An expected error that does not happen.
+      {
+        from: "  await client.tasks.create('categorization', text);\n",
+        to: "  // @ts-expect-error planted: this call is valid\n  await client.tasks.create('categorization', text);\n",
+      },
+    ]).join('\n');
+    expect(found).toMatch(/404/);
+    expect(found).toMatch(/Type 'string' is not assignable to type 'string\[\]'/);
+    expect(found).toMatch(/Unused '@ts-expect-error' directive/);
   });
 });
