@@ -1,4 +1,4 @@
-// Callbacks to an e-mail address (API decisions §9): nothing is POSTed, the JSON is mailed through
+// Callbacks to an e-mail address (docs/decisions/0009-callbacks.md): nothing is POSTed, the JSON is mailed through
 // the operator's SMTP server (SMTP_URL). The mail carries the same headers as a POST
 // (service-callback-auth and the Standard Webhooks ones), the JSON pretty-printed as its text and
 // the exact signed bytes as an `application/json` attachment, so that a receiving system can

@@ -1,4 +1,4 @@
-// Synthetic responses of test mode (API-DECISIONS §3). No person works on a test task: the server
+// Synthetic responses of test mode (docs/decisions/0003-tasks.md). No person works on a test task: the server
 // completes it at once with an answer a careful worker could have given. The answer validates
 // against the type's `<Type>Response` schema and respects the task's own params (labels from its
 // label lists, shapes inside the image, answers within each field's bounds, spans inside the

@@ -1,4 +1,4 @@
-// The retry schedule of callbacks (API decisions §9), computed exactly.
+// The retry schedule of callbacks (docs/decisions/0009-callbacks.md), computed exactly.
 import { describe, expect, it } from 'vitest';
 import { maxRetries, nextAttemptAt, parseRetryAfter } from '../../../server/delivery/schedule.ts';
 
