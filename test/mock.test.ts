@@ -7,7 +7,13 @@
 //     against the contract), every operation is answered, and the behaviour checks are listed as skipped;
 //   - what the mock adds to Prism: 401, 400 and 404 in the contract's error shape, no Idempotent-Replayed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, createLegacyClient, type HumantaskClient, type LegacyHumantaskClient, type RequestOptions } from '../client/index.ts';
+import {
+  createClient,
+  createLegacyClient,
+  type HumantaskClient,
+  type LegacyHumantaskClient,
+  type RequestOptions,
+} from '../client/index.ts';
 import { behaviourChecks } from '../conformance/checks/index.ts';
 import { failureText } from '../conformance/report.ts';
 import { runConformance } from '../conformance/runner.ts';
@@ -88,33 +94,48 @@ describe.concurrent.each(generations)('the %s client decodes every documented ex
     expect(ops.filter((o) => !callOf(o.method, o.path)).map((o) => o.op.operationId)).toEqual([]);
   });
 
-  it.each(ops.map((o) => [`${o.op.operationId} (${o.method.toUpperCase()} ${o.path})`, o] as const))('%s', async (_name, { path, method, op }) => {
-    const params: P = {};
-    for (const param of [...(doc.paths[path].parameters ?? []), ...(op.parameters ?? [])].map((x: Json) => deref(doc, x))) {
-      if (param.in === 'path') params[param.name] = String(param.example ?? deref(doc, param.schema).examples[0]);
-    }
-    const requestBody = deref(doc, op.requestBody)?.content?.['application/json'];
-    const body = requestBody ? deref(doc, Object.values<Json>(requestBody.examples)[0])?.value : undefined;
-    const call = callOf(method, path)!;
-    const cases = Object.entries<Json>(op.responses).flatMap(([code, ref]) =>
-      Object.entries<Json>(deref(doc, ref).content?.['application/json']?.examples ?? {}).map(([name, example]) => ({ code, name, example })),
-    );
-    // Concurrently: Prism answers each request in tens of milliseconds.
-    await Promise.all(
-      cases.map(async ({ code, name, example }) => {
-        const result = await call(client(), params, body, { headers: { prefer: `code=${code}, example=${name}` } });
-        expect(result.status, `${code} ${name}`).toBe(Number(code));
-        expect(result.ok).toBe(code === '200');
-        expect(code === '200' ? result.data : result.error, `${code} ${name}`).toEqual(deref(doc, example).value);
-      }),
-    );
-    expect(cases.length).toBeGreaterThan(1);
-  });
+  it.each(ops.map((o) => [`${o.op.operationId} (${o.method.toUpperCase()} ${o.path})`, o] as const))(
+    '%s',
+    async (_name, { path, method, op }) => {
+      const params: P = {};
+      for (const param of [...(doc.paths[path].parameters ?? []), ...(op.parameters ?? [])].map((x: Json) => deref(doc, x))) {
+        if (param.in === 'path') params[param.name] = String(param.example ?? deref(doc, param.schema).examples[0]);
+      }
+      const requestBody = deref(doc, op.requestBody)?.content?.['application/json'];
+      const body = requestBody ? deref(doc, Object.values<Json>(requestBody.examples)[0])?.value : undefined;
+      const call = callOf(method, path)!;
+      const cases = Object.entries<Json>(op.responses).flatMap(([code, ref]) =>
+        Object.entries<Json>(deref(doc, ref).content?.['application/json']?.examples ?? {}).map(([name, example]) => ({
+          code,
+          name,
+          example,
+        })),
+      );
+      // Concurrently: Prism answers each request in tens of milliseconds.
+      await Promise.all(
+        cases.map(async ({ code, name, example }) => {
+          const result = await call(client(), params, body, { headers: { prefer: `code=${code}, example=${name}` } });
+          expect(result.status, `${code} ${name}`).toBe(Number(code));
+          expect(result.ok).toBe(code === '200');
+          expect(code === '200' ? result.data : result.error, `${code} ${name}`).toEqual(deref(doc, example).value);
+        }),
+      );
+      expect(cases.length).toBeGreaterThan(1);
+    },
+  );
 });
 
 describe.each(generations)('the conformance suite with --profile mock, %s generation', (gen: Generation) => {
   it('passes every shape check on every operation; behaviour checks are listed as skipped', { timeout: 600_000 }, async () => {
-    const run = await runConformance({ baseUrl: mock.url, key: 'test_key', generations: [gen], callbackHost: '127.0.0.1', seed: 1, runs: 1, profile: 'mock' });
+    const run = await runConformance({
+      baseUrl: mock.url,
+      key: 'test_key',
+      generations: [gen],
+      callbackHost: '127.0.0.1',
+      seed: 1,
+      runs: 1,
+      profile: 'mock',
+    });
     const failures = run.results.filter((r): r is Extract<CheckResult, { outcome: 'failed' }> => r.outcome === 'failed');
     expect(failures.map(failureText).join('\n\n')).toBe('');
     const skipped = run.results.filter((r): r is Extract<CheckResult, { outcome: 'skipped' }> => r.outcome === 'skipped');
@@ -125,7 +146,11 @@ describe.each(generations)('the conformance suite with --profile mock, %s genera
     expect(run.results.some((r) => r.outcome === 'passed' && r.check.id.startsWith('generated/valid/'))).toBe(true);
     // Every operation was answered at least once, with a documented status.
     const answered = new Set(run.coverage.entries.filter((e) => e.count > 0).map((e) => e.operationId));
-    expect(operations(gen, loadBundle(gen)).map((o) => o.op.operationId).filter((id) => !answered.has(id))).toEqual([]);
+    expect(
+      operations(gen, loadBundle(gen))
+        .map((o) => o.op.operationId)
+        .filter((id) => !answered.has(id)),
+    ).toEqual([]);
     expect(run.coverage.entries.filter((e) => !e.documented)).toEqual([]);
   });
 });
@@ -141,14 +166,14 @@ describe.each(generations)('the mock itself, %s generation', (gen) => {
     ['no credentials', undefined],
     ['an empty key (curl -u :)', 'Basic ' + Buffer.from(':').toString('base64')],
     ['no Basic credentials', 'Bearer test_key'],
-  ])('refuses %s with 401 and the contract\'s error body, as the server does', async (_name, authorization) => {
+  ])("refuses %s with 401 and the contract's error body, as the server does", async (_name, authorization) => {
     const res = await fetch(`${mock.url}${base[gen]}/v1/tasks`, authorization ? { headers: { authorization } } : {});
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Basic realm="humantask"');
     expect(await res.json()).toEqual({ status_code: 401, error: expect.stringMatching(/API key is required/) });
   });
 
-  it('answers malformed JSON with 400 in the contract\'s error shape', async () => {
+  it("answers malformed JSON with 400 in the contract's error shape", async () => {
     const res = await fetch(`${mock.url}${base[gen]}/v1/projects`, {
       method: 'POST',
       headers: { authorization: basicAuth('test_key'), 'content-type': 'application/json' },
@@ -181,7 +206,7 @@ describe.each(generations)('the mock itself, %s generation', (gen) => {
   });
 });
 
-it('answers a path outside both generations with 404 in the contract\'s error shape', async () => {
+it("answers a path outside both generations with 404 in the contract's error shape", async () => {
   for (const p of ['/', '/tasks', '/legacy/tasks', '/v2/tasks']) {
     const res = await fetch(`${mock.url}${p}`, { headers: { authorization: basicAuth('test_key') } });
     expect(res.status, p).toBe(404);

@@ -11,7 +11,11 @@ const run = promisify(execFile);
 /** The exit code of `npm run <script>` and everything it printed. */
 async function outcome(script: string): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await run('npm', ['run', '--silent', script], { cwd: root, maxBuffer: 64 << 20, env: { ...process.env, NO_COLOR: '1' } });
+    const { stdout, stderr } = await run('npm', ['run', '--silent', script], {
+      cwd: root,
+      maxBuffer: 64 << 20,
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     return { code: 0, output: stdout + stderr };
   } catch (e) {
     const { code, stdout, stderr } = e as { code: number; stdout: string; stderr: string };
