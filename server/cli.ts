@@ -90,12 +90,13 @@ const helpOption = { help: { type: 'boolean', short: 'h', default: false } } as 
 
 /** parseArgs with the command's usage on any error; null when --help was asked for (printed). */
 function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O, text: string, positionals = 0) {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options: { ...helpOption, ...options }, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new UsageError((err as Error).message, text);
-  }
+  const parsed = (() => {
+    try {
+      return parseArgs({ args, options: { ...helpOption, ...options }, allowPositionals: true, strict: true });
+    } catch (err) {
+      throw new UsageError((err as Error).message, text);
+    }
+  })();
   if ((parsed.values as { help?: boolean }).help) {
     process.stdout.write(text);
     return null;

@@ -15,7 +15,7 @@ import { IdempotencyKeyBusy, savedAnswer, type IdempotencyInput } from './idempo
 import { sanitizeTextCollectionParams } from './sanitize.ts';
 import { syntheticResponse, type TaskType } from './synthetic.ts';
 
-export const MAX_TAGS = 5;
+const MAX_TAGS = 5;
 
 /** The creation parameters that are task fields of their own; everything else known is `params`. */
 const commonFields = new Set([

@@ -11,7 +11,7 @@ import { HttpError, authChallenge } from './errors.ts';
  * first, and a proxy may have read the other one), a non-empty password (it would be ignored, so a
  * secret put there by mistake must not silently authenticate), anything but Basic.
  */
-export function apiKeyOf(rawHeaders: string[]): string | null {
+function apiKeyOf(rawHeaders: string[]): string | null {
   const values = rawHeaders.filter((_, i) => i % 2 === 0 && rawHeaders[i]!.toLowerCase() === 'authorization').length;
   if (values !== 1) return null;
   const header = rawHeaders[rawHeaders.findIndex((h, i) => i % 2 === 0 && h.toLowerCase() === 'authorization') + 1]!;

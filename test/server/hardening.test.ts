@@ -168,7 +168,12 @@ describe('callback history', () => {
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('no SQL in logs and admin answers on %s', (db) => {
   it('logs the statement name and error code of a failed query, never its text or parameters', async () => {
     let log = '';
-    const stream = new Writable({ write: (chunk, _enc, done) => ((log += chunk), done()) });
+    const stream = new Writable({
+      write: (chunk, _enc, done) => {
+        log += chunk;
+        done();
+      },
+    });
     const server = await startTestServer(db, {}, pino({ level: 'error' }, stream));
     const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-admin-'));
     try {
