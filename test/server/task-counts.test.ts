@@ -157,7 +157,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('list 
   it('equal the count of the matching tasks after a kill during a burst of creations and a restart', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-counts-kill-'));
     dirs.push(dataDir);
-    const env = db === 'postgres' ? { DATABASE_URL: await clusterAt(inject('postgresUrl')).createDatabase() } : { DATA_DIR: dataDir };
+    const env: Record<string, string> = db === 'postgres' ? { DATABASE_URL: await clusterAt(inject('postgresUrl')).createDatabase() } : { DATA_DIR: dataDir };
     const first = await serve(env);
     const key = /live key: +(live_[0-9a-f]{32})/.exec(first.output())![1]!;
     const call = client(first, 'current', key);
