@@ -63,19 +63,22 @@ function taskFilterSql(accountId: string, mode: Mode, f: TaskFilters, values: un
 }
 
 /**
- * The total of a task list from task_counts (schema.ts) when every filter is one it keeps (status,
- * type, project, batch): a sum over a few rows per status and type, whatever the number of tasks.
- * Null for other filters, whose total counts the matching tasks (through an index of that filter).
+ * The total of a task list from task_counts (schema.ts) when the filters are ones it keeps (status
+ * and type, with a project, a batch, both, or one tag): a sum over a few rows per status and type,
+ * whatever the number of tasks. Null for other filters, whose total counts the matching tasks
+ * (through an index of that filter).
  */
 function countedTotalSql(accountId: string, mode: Mode, f: TaskFilters, values: unknown[]): string | null {
-  const kept = new Set(['statuses', 'type', 'project', 'batch']);
+  const kept = new Set(['statuses', 'type', 'project', 'batch', 'tags']);
   if (Object.entries(f).some(([name, value]) => value !== undefined && !kept.has(name))) return null;
+  const tag = f.tags?.length ? f.tags : undefined;
+  if (tag && (tag.length > 1 || f.project || f.batch)) return null;
   const add = (value: unknown) => `$${values.push(value)}`;
   const c = [`account_id = ${add(accountId)}`, `mode = ${add(mode)}`];
-  if (f.batch) c.push(`scope = 2`, `batch = ${add(f.batch)}`);
-  else c.push(`scope = ${f.project ? 1 : 0}`, `batch = ''`);
-  if (f.project) c.push(`project = ${add(f.project)}`);
-  else if (!f.batch) c.push(`project = ''`);
+  if (tag) c.push(`scope = 3`, `batch = ''`, `project = ''`, `tag = ${add(tag[0])}`);
+  else if (f.batch) c.push(`scope = 2`, `batch = ${add(f.batch)}`, ...(f.project ? [`project = ${add(f.project)}`] : []), `tag = ''`);
+  else if (f.project) c.push(`scope = 1`, `batch = ''`, `project = ${add(f.project)}`, `tag = ''`);
+  else c.push(`scope = 0`, `batch = ''`, `project = ''`, `tag = ''`);
   if (f.statuses) c.push(`status = ANY(${add(f.statuses)}::text[])`);
   if (f.type) c.push(`type = ${add(f.type)}`);
   return `SELECT coalesce(sum(count), 0) FROM task_counts WHERE ${c.join(' AND ')}`;

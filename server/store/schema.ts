@@ -116,8 +116,9 @@ export const tasks = pgTable(
 
 /**
  * The tasks counted by account, mode, status and type, for exact list totals without counting
- * rows: scope 0 counts every task (batch and project ''), scope 1 the tasks of `project` (batch ''),
- * scope 2 the tasks of `batch` (with their project, '' for none). Kept by statement triggers on
+ * rows: scope 0 counts every task, scope 1 the tasks of `project`, scope 2 the tasks of `batch`
+ * (with their project, '' for none), scope 3 the tasks carrying `tag` ('' where a scope does not
+ * use the column). Kept by statement triggers on
  * `tasks` (see the hand-written block of migration 0006), so every change of a task counts in its
  * own transaction whoever makes it. Each count is spread over a few shards (by the connection that
  * writes) so that concurrent writers seldom wait for one row; a total is the sum of its rows.
@@ -130,12 +131,13 @@ export const taskCounts = pgTable(
     scope: smallint('scope').notNull(),
     batch: text('batch').notNull(),
     project: text('project').notNull(),
+    tag: text('tag').notNull(),
     status: text('status').notNull(),
     type: text('type').notNull(),
     shard: smallint('shard').notNull(),
     count: bigint('count', { mode: 'number' }).notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.mode, t.scope, t.batch, t.project, t.status, t.type, t.shard] })],
+  (t) => [primaryKey({ columns: [t.accountId, t.mode, t.scope, t.batch, t.project, t.tag, t.status, t.type, t.shard] })],
 );
 
 export const idempotencyKeys = pgTable(
