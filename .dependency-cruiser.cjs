@@ -1,4 +1,4 @@
-// The layering rules of the house, checked by `npm run lint:deps`, which `npm test` runs (test/layering.test.ts, with a planted violation of
+// The layering rules of the house, checked by `npm run lint:deps`, which `npm test` runs (test/static/layering.test.ts, with a planted violation of
 // each rule). Type-only imports count: a layer that must not know a library must not know its types.
 /** @type {import('dependency-cruiser').IConfiguration} */
 

@@ -1,17 +1,43 @@
 import { defineConfig } from 'vitest/config';
 
+// Three projects, chosen by folder, so that a new test file lands in one without editing this file:
+//   unit         test/unit/**    no server process, no browser, no PostgreSQL (`npm run test:unit`, < 30 s)
+//   static       test/static/**  the compiler and the linters over the tree (tsc, biome, knip, dependency-cruiser)
+//   integration  every other test file: servers on both databases, the browser, packed installs
+// `npm test` runs all three.
+const unit = 'test/unit/**/*.test.ts';
+const staticChecks = 'test/static/**/*.test.ts';
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // A PostgreSQL 15 cluster for the run (server tests run on it and on PGlite).
-    globalSetup: ['test/support/global-setup.ts'],
-    // Browser, mock and server tests start processes; give them room, never time their speed.
-    testTimeout: 120_000,
-    hookTimeout: 180_000,
     pool: 'forks',
     // Two files at a time: most tests wait on servers, callbacks and browsers, not on the CPU.
     maxWorkers: 2,
     // .ci/run reads the JSON report for its closing "N passed, N failed" line.
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: [unit], testTimeout: 20_000 },
+      },
+      {
+        extends: true,
+        // The tools read the whole tree; a loaded machine makes tsc slow.
+        test: { name: 'static', include: [staticChecks], testTimeout: 300_000 },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: [unit, staticChecks, '**/node_modules/**'],
+          // A PostgreSQL 15 cluster for the run (server tests run on it and on PGlite).
+          globalSetup: ['test/support/global-setup.ts'],
+          // Browser, mock and server tests start processes; give them room, never time their speed.
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+        },
+      },
+    ],
   },
 });

@@ -32,6 +32,7 @@ declare module 'autocannon' {
     errors: number;
     timeouts: number;
     non2xx: number;
+    '2xx': number;
     duration: number;
     requests: Histogram;
     latency: Histogram;

@@ -24,7 +24,7 @@ export function onCleanup(stop: Stop, sync?: () => void): () => void {
   };
 }
 
-export async function cleanup(): Promise<void> {
+async function cleanup(): Promise<void> {
   while (stops.length > 0) {
     const entry = stops.pop()!;
     await Promise.resolve()

@@ -10,13 +10,26 @@ const root = path.join(here, '..');
 const resultsDir = path.join(here, 'results');
 
 function latest(prefix: string): { file: string; data: any } | null {
-  const files = readdirSync(resultsDir).filter((f) => f.startsWith(`${prefix}-`) && f.endsWith('.json')).sort();
+  // A run of another size (`scale-<date>-<n>-tasks.json`) is a comparison, not the page's run.
+  const files = readdirSync(resultsDir).filter((f) => f.startsWith(`${prefix}-`) && f.endsWith('.json') && !f.endsWith('-tasks.json')).sort();
   const file = files.at(-1);
   return file ? { file: `bench/results/${file}`, data: JSON.parse(readFileSync(path.join(resultsDir, file), 'utf8')) } : null;
 }
 
 const md = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 const head = (cells: string[]) => `${md(cells)}\n${md(cells.map(() => '---'))}`;
+
+function deliverySection(r: any): string {
+  const d = r.delivery;
+  return `Delivery: ${d.tasks} test-mode tasks completed while delivery was off (${d.queued} callbacks queued), then a server with
+\`DELIVERY_POLL_MS=${d.pollMs}\` and \`DELIVERY_CONCURRENCY=${d.concurrencyCap}\` sent them to a loopback receiver.
+
+${head(['receiver answers 200 after', 'callbacks', 'all arrived after s', 'callbacks/s', 'first to last s', 'all recorded delivered after s', 'peak POSTs open at once', 'received twice'])}
+${[d, r.capCheck].filter(Boolean).map((x: any) => md([`${x.receiverDelayMs} ms`, x.tasks, x.secondsToAll, `**${x.callbacksPerSecond}**`, x.firstToLastSeconds, x.secondsToAllRecorded, x.peakConcurrent, x.duplicates])).join('\n')}
+
+Times run from the moment the server could deliver (its start banner, or the first arrival if earlier).
+`;
+}
 
 function scaleSection(file: string, r: any): string {
   const first = r.lists[0];
@@ -25,27 +38,21 @@ function scaleSection(file: string, r: any): string {
 
 \`npm run bench:scale\`, ${r.date.slice(0, 10)}: ${r.environment.cpu}, ${r.environment.memoryGb} GB, Node ${r.environment.node},
 PostgreSQL ${r.environment.postgres} (${r.environment.postgresSettings}). Raw numbers and the query plans:
-[\`${file}\`](../${file}). ${Number(r.load.liveTasks).toLocaleString('en')} live tasks (table ${r.load.tableMb} MB, indexes ${r.load.indexesMb} MB),
+[\`${file}\`](../../${file}). ${Number(r.load.liveTasks).toLocaleString('en')} live tasks (table ${r.load.tableMb} MB, indexes ${r.load.indexesMb} MB),
 loaded in ${r.load.insertSeconds} s plus ${r.load.vacuumAnalyzeSeconds} s \`VACUUM ANALYZE\`. Each list case is one client's
-\`GET\` over loopback, ${r.settings.warmup} warm-up + ${r.settings.samples} timed, all cases interleaved; "SQL" is \`EXPLAIN ANALYZE\` of the
+\`GET\` over loopback, ${r.settings.warmup} warm-up + ${r.settings.samples} timed, all cases interleaved ("server ms": the server's
+own time from its access log); "SQL" is \`EXPLAIN ANALYZE\` of the
 server's own statements for that page (Execution Time; "count" is the count of all matches for \`total\`,
 "page" the rows of the page: the actual time of the plan's first Aggregate and Limit nodes).
 
-${head(['list (limit 100)', 'total', 'median ms', 'min', 'p90', 'max', '× first page', 'SQL ms', 'of which count', 'page'])}
+${head(['list (limit 100)', 'total', 'median ms', 'min', 'p90', 'max', 'server ms (median)', '× first page', 'SQL ms', 'of which count', 'page'])}
 ${r.lists
   .map((l: any) =>
-    md([l.case, l.total, l.ms.median, l.ms.min, l.ms.p90, l.ms.max, l === first ? '' : (r.ratios[l.case] ?? ''), l.explain.executionMs, l.explain.countMs ?? '', l.explain.pageMs ?? '']),
+    md([l.case, l.total, l.ms.median, l.ms.min, l.ms.p90, l.ms.max, l.serverMs?.median ?? '', l === first ? '' : (r.ratios[l.case] ?? ''), l.explain.executionMs, l.explain.countMs ?? '', l.explain.pageMs ?? '']),
   )
   .join('\n')}
 
-Delivery: ${d.tasks} test-mode tasks completed while delivery was off (${d.queued} callbacks queued), then a server with
-\`DELIVERY_POLL_MS=${d.pollMs}\` and \`DELIVERY_CONCURRENCY=${d.concurrencyCap}\` sent them to a loopback receiver.
-
-${head(['receiver answers 200 after', 'callbacks', 'all arrived after s', 'callbacks/s', 'first to last s', 'all recorded delivered after s', 'peak POSTs open at once', 'received twice'])}
-${[d, r.capCheck].filter(Boolean).map((x: any) => md([`${x.receiverDelayMs} ms`, x.tasks, x.secondsToAll, `**${x.callbacksPerSecond}**`, x.firstToLastSeconds, x.secondsToAllRecorded, x.peakConcurrent, x.duplicates])).join('\n')}
-
-Times run from the moment the server could deliver (its start banner, or the first arrival if earlier).
-
+${d ? deliverySection(r) : 'Delivery: not run (`--deliveries 0`).\n'}
 ${head(['target', 'measured', 'met'])}
 ${r.targets.map((t: any) => md([t.target, t.measured, t.met ? 'yes' : '**no**'])).join('\n')}
 `;
@@ -57,7 +64,7 @@ function soakSection(file: string, r: any): string {
 
 \`npm run soak\`, ${r.date.slice(0, 10)}: ${s.clients} clients for ${s.seconds} s per database, ${s.kills} SIGKILLs of \`humantask serve\` at
 seeded moments (seed ${s.seed}), each followed by a restart on the same database and port; test-mode tasks with a
-callback to a loopback receiver (\`DELIVERY_LEASE_MS=${s.leaseMs}\`). Raw numbers: [\`${file}\`](../${file}).
+callback to a loopback receiver (\`DELIVERY_LEASE_MS=${s.leaseMs}\`). Raw numbers: [\`${file}\`](../../${file}).
 
 ${head(['database', 'kills', 'acknowledged', 'present', 'duplicates', 'lost', 'connection errors / 5xx while down', 'replayed', 'callbacks delivered / still scheduled / failed / missing', 'received twice (sent again after a recorded delivery)', 'creation ms p50 / p90 / max', 'server RSS max MB', 'result'])}
 ${r.results

@@ -1,7 +1,8 @@
 // Benchmarks of the reference server: `node --import tsx bench/run.ts [--quick]` (see bench/README.md).
 // Starts, one after the other so they do not share the CPUs: the reference server on a throwaway
-// PostgreSQL 15 cluster, the baseline (bare node:http + one INSERT) on the same database, the
-// reference server on embedded PGlite, and the Prism mock. Each runs as a child process; autocannon
+// PostgreSQL 15 cluster, the stack ceiling (the same server with handlers that do nothing after
+// validation), the baseline (bare node:http + one INSERT) on the same database, the reference
+// server on embedded PGlite, and the Prism mock. Each runs as a child process; autocannon
 // drives it from this process on loopback. Writes bench/results/<date>.json and docs/internal/performance.md.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -16,6 +17,7 @@ import type { AccountSecrets } from '../server/domain/accounts.ts';
 import { startMock } from '../server/mock.ts';
 import { freePort, basicAuth } from '../test/support/net.ts';
 import { postgresAvailable, startCluster, type Cluster } from '../test/support/postgres.ts';
+import { serve } from '../test/support/process.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..');
@@ -27,8 +29,23 @@ const SEED = 1000;
 /** The memory case: creation load this long, the server's RSS sampled every second. */
 const MEMORY_SECONDS = quick ? 20 : 60;
 
-type Target = 'postgres' | 'pglite' | 'baseline' | 'prism';
+type Target = 'postgres' | 'pglite' | 'ceiling' | 'baseline' | 'prism';
 type CaseName = 'create-idempotency-key' | 'create-insert' | 'create-test-mode' | 'get-task' | 'list-page';
+
+/** Two servers on one database, driven at once with one key under one rate limit. */
+interface SharedLimitResult {
+  limitPerSecond: number;
+  burst: number;
+  seconds: number;
+  /** 2xx answers of both servers together ... */
+  accepted: number;
+  /** ... of all their answers (the rest: 429). */
+  answered: number;
+  /** What one rate limit allows in that time: the burst plus the refill. */
+  allowed: number;
+  /** accepted / allowed. */
+  ratio: number;
+}
 
 /** RSS of a reference server under sustained creation load (the memory target). */
 interface MemoryResult {
@@ -57,6 +74,8 @@ interface CaseResult {
   non2xx: number;
   /** rps / baseline (creation) or rps / Prism (GET, list). */
   ratio: number | null;
+  /** Creation: rps / the stack ceiling's (what our code costs beyond the frameworks). */
+  ceilingRatio?: number | null;
   /** Server RSS in MB right after this case (creation with Idempotency-Key only). */
   rssMb: number | null;
 }
@@ -219,6 +238,40 @@ async function memoryCase(target: 'postgres' | 'pglite', server: Child): Promise
   return { target, seconds: MEMORY_SECONDS, samples, endMb, growthMb };
 }
 
+/**
+ * Two `humantask serve` processes on one new database, each driven by 16 connections with the same
+ * key, far above the limit: how many requests both together accepted, against what one limit allows.
+ */
+async function sharedLimitCase(cluster: Cluster, stops: (() => Promise<void> | void)[]): Promise<SharedLimitResult> {
+  process.stdout.write(`  ${'2 servers'.padEnd(9)} ${'one rate limit'.padEnd(23)} `);
+  // Well under what a server answers on a small machine: the limit, not the CPU, bounds the answer.
+  const limitPerSecond = 50;
+  const burst = 10;
+  const env = { ...serverEnv, DATABASE_URL: await cluster.createDatabase(), RATE_LIMIT_PER_SECOND: String(limitPerSecond), RATE_LIMIT_BURST: String(burst) };
+  const servers = [];
+  for (let i = 0; i < 2; i++) {
+    const p = await serve(env);
+    const stop = async () => {
+      if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+      const gone = once(p.child, 'exit');
+      p.child.kill('SIGTERM');
+      await gone;
+    };
+    stops.push(stop);
+    servers.push({ ...p, stop });
+  }
+  const key = /live key: +(live_[0-9a-f]{32})/.exec(servers[0]!.output())![1]!;
+  const runs = await Promise.all(servers.map((p) => autocannon({ url: `${p.url}/v1/tasks?limit=1`, headers: { authorization: basicAuth(key) }, connections: CONNECTIONS / 2, duration: DURATION, timeout: 10 })));
+  for (const p of servers) await p.stop();
+  const seconds = Math.max(...runs.map((r) => r.duration));
+  const accepted = runs.reduce((n, r) => n + r['2xx'], 0);
+  const answered = runs.reduce((n, r) => n + r['2xx'] + r.non2xx, 0);
+  const allowed = Math.round(burst + limitPerSecond * seconds);
+  const ratio = Math.round((accepted / allowed) * 100) / 100;
+  console.log(`${accepted} of ${answered} accepted in ${seconds} s where one limit allows ${allowed} (${ratio} ×)`);
+  return { limitPerSecond, burst, seconds, accepted, answered, allowed, ratio };
+}
+
 const serverEnv = {
   LOG_LEVEL: 'silent',
   NODE_ENV: 'production',
@@ -234,6 +287,7 @@ async function main() {
   const started = Date.now();
   const results: CaseResult[] = [];
   const memory: MemoryResult[] = [];
+  let sharedLimit: SharedLimitResult | null = null;
   const rss: Record<string, number> = {};
   const stops: (() => Promise<void> | void)[] = [];
   let postgresVersion = '';
@@ -260,6 +314,14 @@ async function main() {
     await referenceCases('postgres', pgServer, results, rss);
     memory.push(await memoryCase('postgres', pgServer));
     await pgServer.stop();
+
+    sharedLimit = await sharedLimitCase(cluster, stops);
+
+    // The stack ceiling: the same server and request, every handler answering at once after validation.
+    const ceiling = await forkChild('server.ts', { ...serverEnv, DATABASE_URL: await cluster.createDatabase(), STACK_CEILING: 'true' });
+    stops.push(() => ceiling.stop());
+    results.push(await measure('ceiling', 'create-idempotency-key', createOptions(ceiling.url, ceiling.account!.live_key, true)));
+    await ceiling.stop();
 
     const baseline = await forkChild('baseline.ts', { DATABASE_URL: databaseUrl, ACCOUNT_ID: pgServer.account!.account_id });
     stops.push(() => baseline.stop());
@@ -300,7 +362,12 @@ async function main() {
     if (r.target !== 'postgres' && r.target !== 'pglite') continue;
     const ref = r.case.startsWith('create') ? find('baseline', 'create-insert') : find('prism', r.case);
     if (ref && ref.rpsMedian > 0) r.ratio = Math.round((r.rpsMedian / ref.rpsMedian) * 100) / 100;
+    const top = find('ceiling', 'create-idempotency-key');
+    if (r.case.startsWith('create') && top && top.rpsMedian > 0) r.ceilingRatio = Math.round((r.rpsMedian / top.rpsMedian) * 100) / 100;
   }
+  const ceilingCase = find('ceiling', 'create-idempotency-key');
+  const baseCase = find('baseline', 'create-insert');
+  if (ceilingCase && baseCase && baseCase.rpsMedian > 0) ceilingCase.ratio = Math.round((ceilingCase.rpsMedian / baseCase.rpsMedian) * 100) / 100;
 
   const date = new Date().toISOString().slice(0, 10);
   const environment = {
@@ -319,7 +386,8 @@ async function main() {
     environment,
     results,
     memory,
-    targets: targets(results, memory),
+    sharedLimit,
+    targets: targets(results, memory, sharedLimit),
     wallSeconds: Math.round((Date.now() - started) / 1000),
   };
   mkdirSync(path.join(here, 'results'), { recursive: true });
@@ -344,7 +412,7 @@ interface TargetCheck {
   met: boolean;
 }
 
-function targets(results: CaseResult[], memory: MemoryResult[]): TargetCheck[] {
+function targets(results: CaseResult[], memory: MemoryResult[], sharedLimit: SharedLimitResult | null = null): TargetCheck[] {
   const get = (t: Target, c: CaseName) => results.find((r) => r.target === t && r.case === c);
   const checks: TargetCheck[] = [];
   const pgCreate = get('postgres', 'create-idempotency-key');
@@ -354,12 +422,16 @@ function targets(results: CaseResult[], memory: MemoryResult[]): TargetCheck[] {
     checks.push({ target: 'PostgreSQL create with Idempotency-Key ≥ 3,000 rps', measured: `${pgCreate.rpsMedian} rps`, met: pgCreate.rpsMedian >= 3000 && clean(pgCreate) });
     checks.push({ target: 'PostgreSQL create with Idempotency-Key p99 ≤ 50 ms', measured: `${pgCreate.latencyP99} ms`, met: pgCreate.latencyP99 <= 50 });
     checks.push({ target: 'PostgreSQL create ≥ 0.6 × baseline', measured: `${pgCreate.ratio ?? '?'} ×`, met: (pgCreate.ratio ?? 0) >= 0.6 });
+    if (pgCreate.ceilingRatio != null) checks.push({ target: 'PostgreSQL create with Idempotency-Key ≥ 0.6 × stack ceiling', measured: `${pgCreate.ceilingRatio} ×`, met: pgCreate.ceilingRatio >= 0.6 });
   }
   if (liteCreate) checks.push({ target: 'PGlite create with Idempotency-Key ≥ 800 rps', measured: `${liteCreate.rpsMedian} rps`, met: liteCreate.rpsMedian >= 800 && clean(liteCreate) });
   // Reads are held to Prism on PostgreSQL (PGlite's figures are shown in the table).
   for (const c of ['get-task', 'list-page'] as const) {
     const r = get('postgres', c);
     if (r) checks.push({ target: `PostgreSQL ${c} ≥ 1.3 × Prism`, measured: `${r.ratio ?? '?'} ×`, met: (r.ratio ?? 0) >= 1.3 && clean(r) });
+  }
+  if (sharedLimit) {
+    checks.push({ target: 'Two servers on one PostgreSQL under one rate limit: accepted within ±10 % of the limit', measured: `${sharedLimit.ratio} ×`, met: Math.abs(sharedLimit.ratio - 1) <= 0.1 });
   }
   // The server process alone: on PGlite the database lives in it too, so only PostgreSQL is held to it.
   const m = memory.find((x) => x.target === 'postgres');
@@ -373,7 +445,7 @@ function targets(results: CaseResult[], memory: MemoryResult[]): TargetCheck[] {
 
 // ---- output ------------------------------------------------------------------------------------
 
-const headers = ['server', 'case', 'rps (median)', 'p50 ms', 'p99 ms', 'errors / non-2xx', 'ratio', 'RSS MB'];
+const headers = ['server', 'case', 'rps (median)', 'p50 ms', 'p99 ms', 'errors / non-2xx', 'ratio', 'to stack ceiling', 'RSS MB'];
 
 function rows(results: CaseResult[]): string[][] {
   return results.map((r) => [
@@ -384,6 +456,7 @@ function rows(results: CaseResult[]): string[][] {
     String(r.latencyP99),
     `${r.errors} / ${r.non2xx}`,
     r.ratio === null ? '' : `${r.ratio} × ${r.case.startsWith('create') ? 'baseline' : 'Prism'}`,
+    r.ceilingRatio == null ? '' : `${r.ceilingRatio} ×`,
     r.rssMb === null ? '' : String(r.rssMb),
   ]);
 }
@@ -394,7 +467,7 @@ function table(results: CaseResult[]): string {
   return all.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')).join('\n');
 }
 
-const colors: Record<Target, string> = { postgres: '#336791', pglite: '#2a9d8f', baseline: '#999999', prism: '#e76f51' };
+const colors: Record<Target, string> = { postgres: '#336791', pglite: '#2a9d8f', ceiling: '#bbbbbb', baseline: '#999999', prism: '#e76f51' };
 
 /** A horizontal bar chart of the median rps of every case, by hand. */
 function svg(results: CaseResult[]): string {
@@ -422,7 +495,16 @@ function svg(results: CaseResult[]): string {
 }
 
 function markdown(
-  report: { date: string; quick: boolean; environment: Record<string, string | number>; results: CaseResult[]; memory: MemoryResult[]; targets: TargetCheck[]; settings: Record<string, number> },
+  report: {
+    date: string;
+    quick: boolean;
+    environment: Record<string, string | number>;
+    results: CaseResult[];
+    memory: MemoryResult[];
+    sharedLimit?: SharedLimitResult | null;
+    targets: TargetCheck[];
+    settings: Record<string, number>;
+  },
   jsonPath: string,
 ): string {
   const { results, memory, environment: env, settings } = report;
@@ -444,6 +526,9 @@ ${md(headers.map(() => '---'))}
 ${rows(results).map(md).join('\n')}
 
 Ratio: creation against the baseline (a bare \`node:http\` server doing one INSERT), reads against Prism.
+To stack ceiling: creation against the same server whose handlers answer at once after validation
+(auth, rate limit, parsers, Idempotency-Key check, contract validation, JSON answer): what our own
+code costs beyond the frameworks the stack fixes.
 RSS: the server process right after the creation case.
 
 ${svg(results)}
@@ -460,7 +545,17 @@ ${memory.map((m) => md([m.target, `${m.endMb} MB`, `${m.growthMb >= 0 ? '+' : ''
 Under load the V8 heap grows between major collections and drops after each, so the RSS is a saw
 tooth; its peaks, not single samples, are what is compared.
 
-## Targets
+${
+  report.sharedLimit
+    ? `## Two servers, one rate limit
+
+Two \`humantask serve\` processes on one PostgreSQL database, ${report.sharedLimit.limitPerSecond} requests a second and a burst of
+${report.sharedLimit.burst} per key, each driven by ${(settings.connections ?? 0) / 2} connections with the same key for ${report.sharedLimit.seconds} s: both together
+accepted ${report.sharedLimit.accepted} of the ${report.sharedLimit.answered} requests they answered, where one limit allows ${report.sharedLimit.allowed} (${report.sharedLimit.ratio} ×).
+
+`
+    : ''
+}## Targets
 
 ${md(['target', 'measured', 'met'])}
 ${md(['---', '---', '---'])}
@@ -482,7 +577,7 @@ cluster runs as the \`postgres\` user) and writes \`bench/results/<date>.json\` 
 function render(file: string) {
   const report = JSON.parse(readFileSync(file, 'utf8'));
   for (const m of report.memory as MemoryResult[]) Object.assign(m, peaks(m.samples));
-  report.targets = targets(report.results, report.memory);
+  report.targets = targets(report.results, report.memory, report.sharedLimit ?? null);
   writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
   writeFileSync(path.join(root, 'docs', 'internal', 'performance.md'), markdown(report, path.relative(root, path.resolve(file))));
   for (const t of report.targets as TargetCheck[]) console.log(`${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.measured}`);

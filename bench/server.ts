@@ -2,13 +2,22 @@
 // Configuration comes from the environment as in production (DATABASE_URL or DATA_DIR, LOG_LEVEL,
 // NODE_ENV, RATE_LIMIT_BURST, ...). Tells the parent its URL and the development account's keys,
 // answers {rss: true} with its resident set size and {createAccount: name} with the new keys.
+// STACK_CEILING=true: the "stack ceiling", the same server whose every handler answers at once with
+// the validated body (auth, rate limit, parsers, Idempotency-Key check, contract validation and the
+// JSON answer, and nothing of ours after them).
 import { pino } from 'pino';
+import { handlerTable } from '../server/app.ts';
 import { readConfig } from '../server/config.ts';
 import { createAccount } from '../server/domain/accounts.ts';
 import { startServer } from '../server/main.ts';
 
+const nothingAfterValidation: typeof handlerTable = (contract, uow) =>
+  Object.fromEntries(
+    Object.keys(handlerTable(contract, uow)).map((op) => [op, async ({ body }: { body: unknown }) => ({ task_id: '0123456789abcdef01234567', status: 'pending', params: body })]),
+  ) as unknown as ReturnType<typeof handlerTable>;
+
 const config = { ...readConfig(process.env), port: 0, host: '127.0.0.1' };
-const server = await startServer(config, pino({ level: config.logLevel }));
+const server = await startServer(config, pino({ level: config.logLevel }), process.env.STACK_CEILING === 'true' ? { handlers: nothingAfterValidation } : {});
 if (!server.devAccount) throw new Error('the benchmark needs an empty database (it uses the development account)');
 
 process.on('message', (msg: { rss?: boolean; stop?: boolean; createAccount?: string }) => {

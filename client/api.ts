@@ -1,5 +1,6 @@
 // Convenience methods, thin over the typed paths: each one is a single `client.request(...)` on the
 // contract's path; their types (client/types.ts) come from the same generated operation.
+// biome-ignore-all lint/suspicious/noExplicitAny: one loose signature inside serves both generations; the types callers see (types.ts) are exact
 import type { Client } from 'openapi-fetch';
 import { HumantaskError } from './errors.ts';
 import type { Api, CreateOptions, ErrorBody, IterateOptions, RequestOptions } from './types.ts';

@@ -51,7 +51,7 @@ function newIdempotencyKey(): string {
 /** Browsers do not let a page set User-Agent (and would preflight it); other runtimes do. */
 function userAgentAllowed(): boolean {
   const ua = (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent;
-  return !ua || !ua.startsWith('Mozilla/');
+  return !ua?.startsWith('Mozilla/');
 }
 
 function userAgent(extra: string | undefined): string {

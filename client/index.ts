@@ -46,12 +46,14 @@ export type LegacyHumantaskClient<Throw extends boolean = false> = GenerationCli
 /** `true` for `throwOnError: true`, `false` when absent or false, `boolean` when not known. */
 type ThrowOf<O> = O extends { throwOnError: true } ? true : O extends { throwOnError?: false | undefined } ? false : boolean;
 
+// biome-ignore lint/suspicious/noExplicitAny: built loose here, typed per generation by the overloads above
 function build(generation: 'current' | 'legacy', options: ClientOptions): GenerationClient<any, boolean, 'current' | 'legacy'> {
   if (!options.apiKey) throw new TypeError('humantask client: apiKey is required');
   if (!options.baseUrl) throw new TypeError('humantask client: baseUrl (the service origin) is required');
   const origin = options.baseUrl.replace(/\/+$/, '');
   const policies: PolicyMap = new WeakMap();
   const base: FetchFn = options.fetch ?? ((request) => globalThis.fetch(request));
+  // biome-ignore lint/suspicious/noExplicitAny: one raw client for either generation's paths
   const raw = createFetchClient<any, 'application/json'>({
     baseUrl: generation === 'legacy' ? `${origin}/legacy` : origin,
     fetch: retryingFetch(base, options.retry, policies),

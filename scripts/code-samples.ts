@@ -3,6 +3,7 @@
 // time. test/code-samples.test.ts runs the curl ones against a real server.
 import type { Api } from './lib.ts';
 
+// biome-ignore lint/suspicious/noExplicitAny: a parsed YAML document, walked by the keys the OpenAPI format defines
 type Json = Record<string, any>;
 
 /** The client package's import name (one place, should the package be renamed). */

@@ -10,6 +10,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { parse, stringify } from 'yaml';
 import { apis, root, runBin } from './lib.ts';
 
+// biome-ignore lint/suspicious/noExplicitAny: a parsed YAML document, walked by the keys the OpenAPI format defines
 type Json = Record<string, any>;
 type OpenApi = Json & { paths: Record<string, Json>; webhooks?: Record<string, Json> };
 

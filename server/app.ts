@@ -42,6 +42,8 @@ export interface AppDeps {
   work?: WorkSettings;
   /** Wakes long polls for work (assignments/next); without it a long poll rechecks every second. */
   workAvailable?: WorkAvailable;
+  /** The handlers (default: handlerTable); bench/server.ts swaps in ones that do nothing. */
+  handlers?: typeof handlerTable;
 }
 
 /** Where each generation is served: the older one under /legacy. */
@@ -54,7 +56,7 @@ export function handlerTable(contract: Contract, uow: UnitOfWork, identity = def
 
 export function createApp(generation: Generation, deps: AppDeps) {
   const contract = loadContract(generation);
-  const handlers = handlerTable(contract, deps.uow, deps.identity, deps.work);
+  const handlers = (deps.handlers ?? handlerTable)(contract, deps.uow, deps.identity, deps.work);
   const app = express();
   app.disable('x-powered-by');
   // No ETag: the contract has no conditional requests, and hashing every body costs each answer.

@@ -37,7 +37,8 @@ Runs the service: the current generation at /v1, the older at /legacy/v1, the do
 Prints the address and, on a new embedded store, the keys of a development account.
 
 configuration (environment): PORT (3000), HOST (127.0.0.1), DATA_DIR (./data), DATABASE_URL (PostgreSQL
-instead of the embedded store), LOG_LEVEL (info); see README.md for the rest.
+instead of the embedded store), WORKERS (processes behind the port; the number of cores on PostgreSQL,
+1 on the embedded store), LOG_LEVEL (info); see README.md for the rest.
 `;
 
 const accountsUsage = `usage: humantask accounts <command> [options]
@@ -89,12 +90,13 @@ const helpOption = { help: { type: 'boolean', short: 'h', default: false } } as 
 
 /** parseArgs with the command's usage on any error; null when --help was asked for (printed). */
 function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: O, text: string, positionals = 0) {
-  let parsed;
-  try {
-    parsed = parseArgs({ args, options: { ...helpOption, ...options }, allowPositionals: true, strict: true });
-  } catch (err) {
-    throw new UsageError((err as Error).message, text);
-  }
+  const parsed = (() => {
+    try {
+      return parseArgs({ args, options: { ...helpOption, ...options }, allowPositionals: true, strict: true });
+    } catch (err) {
+      throw new UsageError((err as Error).message, text);
+    }
+  })();
   if ((parsed.values as { help?: boolean }).help) {
     process.stdout.write(text);
     return null;
@@ -129,35 +131,27 @@ async function serve(args: string[]) {
   const { existsSync } = await import('node:fs');
   const path = await import('node:path');
   const { readConfig } = await import('./config.ts');
-  const { docsSite, startServer } = await import('./main.ts');
+  const cluster = await import('./cluster.ts');
   const config = readConfig();
-  if (!existsSync(path.join(docsSite, 'index.html'))) {
+  const refusal = cluster.workersRefusal(config);
+  if (refusal) throw new UsageError(refusal, serveUsage);
+  // Where main.ts serves it from (not imported here: a primary of WORKERS loads no server).
+  const docsSite = (await import('node:url')).fileURLToPath(new URL('../docs/site', import.meta.url));
+  if (!cluster.isWorker() && !existsSync(path.join(docsSite, 'index.html'))) {
     console.log('building the docs site (first start only) ...');
     const script = path.join(docsSite, '..', '..', 'scripts', 'build-docs.ts');
     const built = spawnSync(process.execPath, ['--import', 'tsx', script], { stdio: 'inherit' });
     if (built.status !== 0) console.error('the docs site could not be built; /docs is not served');
   }
-  const server = await startServer(config);
-  // One write: whoever reads the output sees the address and the keys together.
-  const lines = [
-    `humantask listening on ${server.url} (current generation /v1, older /legacy/v1, docs /docs)`,
-    `store: ${server.store.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`}`,
-  ];
-  if (server.devAccount) {
-    const a = server.devAccount;
-    lines.push(
-      '',
-      'A development account was created (its keys are shown only now):',
-      `  test key:          ${a.test_key}`,
-      `  live key:          ${a.live_key}`,
-      `  callback auth key: ${a.callback_auth_key}`,
-      `  signing secret:    ${a.signing_secret}`,
-      '',
-      `try: curl -u ${a.test_key}: ${server.url}/v1/tasks`,
-      '',
-    );
+  const store = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
+  if (config.processes > 1 && !cluster.isWorker()) {
+    cluster.supervise(config.processes, ({ url, devAccount, pids }) => process.stdout.write(banner(url, store, devAccount, pids)));
+    return;
   }
-  process.stdout.write(lines.join('\n') + '\n');
+  const { startServer } = await import('./main.ts');
+  const server = await startServer(config);
+  if (cluster.isWorker()) cluster.reportReady(server.url, server.devAccount);
+  else process.stdout.write(banner(server.url, store, server.devAccount, []));
   let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
@@ -172,6 +166,26 @@ async function serve(args: string[]) {
       );
     });
   }
+}
+
+/** The start banner, one write: whoever reads the output sees the address and the keys together. */
+function banner(url: string, store: string, devAccount: import('./domain/accounts.ts').AccountSecrets | null, workerPids: number[]): string {
+  const lines = [`humantask listening on ${url} (current generation /v1, older /legacy/v1, docs /docs)`, `store: ${store}`];
+  if (workerPids.length > 0) lines.push(`workers: ${workerPids.length} processes (${workerPids.join(', ')}) behind this port`);
+  if (devAccount) {
+    lines.push(
+      '',
+      'A development account was created (its keys are shown only now):',
+      `  test key:          ${devAccount.test_key}`,
+      `  live key:          ${devAccount.live_key}`,
+      `  callback auth key: ${devAccount.callback_auth_key}`,
+      `  signing secret:    ${devAccount.signing_secret}`,
+      '',
+      `try: curl -u ${devAccount.test_key}: ${url}/v1/tasks`,
+      '',
+    );
+  }
+  return lines.join('\n') + '\n';
 }
 
 /**

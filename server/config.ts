@@ -1,5 +1,7 @@
 // Configuration: every setting comes from an environment variable with a documented default, read
 // once here. README.md lists them.
+import { availableParallelism } from 'node:os';
+
 export interface Config {
   /** Port of the HTTP server (PORT, default 8080; 0 picks a free one). */
   port: number;
@@ -7,6 +9,11 @@ export interface Config {
   host: string;
   /** PostgreSQL connection string (DATABASE_URL); when set it takes precedence over DATA_DIR. */
   databaseUrl: string | undefined;
+  /**
+   * Server processes behind the one port (WORKERS; default: the number of cores with DATABASE_URL,
+   * 1 on the embedded database, which refuses more; see server/cluster.ts).
+   */
+  processes: number;
   /** Folder of the embedded PGlite database (DATA_DIR, default ./data); `memory://` keeps it in memory. */
   dataDir: string;
   /**
@@ -92,11 +99,19 @@ function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
   return n;
 }
 
+function processesOf(env: NodeJS.ProcessEnv): number {
+  const raw = env.WORKERS;
+  if (raw === undefined || raw === '') return env.DATABASE_URL ? availableParallelism() : 1;
+  if (!/^[1-9]\d*$/.test(raw)) throw new Error(`WORKERS must be a whole number of processes (1 or more), got "${raw}"`);
+  return Number(raw);
+}
+
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: int('PORT', 8080, env),
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || undefined,
+    processes: processesOf(env),
     dataDir: env.DATA_DIR || './data',
     secretsKey: env.SECRETS_KEY || undefined,
     secretsKeyFile: env.SECRETS_KEY_FILE || undefined,

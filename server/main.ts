@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { pino, type Logger } from 'pino';
 import { startAdmin } from './admin.ts';
-import { basePath, createApp } from './app.ts';
+import { basePath, createApp, type AppDeps } from './app.ts';
+import { clusterWide } from './cluster.ts';
 import { createWorkerApp, workerBasePath } from './worker-app.ts';
 import type { Config } from './config.ts';
 import { createAccount, type AccountSecrets } from './domain/accounts.ts';
@@ -21,6 +22,7 @@ import { createPoller, type Poller } from './delivery/poller.ts';
 import { createWakeup, type Wakeup } from './delivery/wakeup.ts';
 import { authFailureLimit, rateLimit } from './http/auth.ts';
 import { cors, opsRouter, requestId } from './http/ops.ts';
+import { databaseBuckets } from './store/buckets.ts';
 import { outboxDepth, readiness } from './store/health.ts';
 import { openStore, type Store } from './store/db.ts';
 import { parseWorkPayload, workChannel, type WorkQueue } from './store/notify.ts';
@@ -40,28 +42,46 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<RunningServer> {
+/**
+ * The development account, made on an empty database. Several processes starting at once on one
+ * database may all find it empty: the account name is unique, so one makes it and the others
+ * answer null.
+ */
+async function firstAccount(uow: UnitOfWork): Promise<AccountSecrets | null> {
+  if ((await uow.accounts.count()) > 0) return null;
+  try {
+    return await createAccount(uow, 'dev', new Date());
+  } catch (err) {
+    if (await uow.accounts.findByName('dev')) return null;
+    throw err;
+  }
+}
+
+export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel }), options: Pick<AppDeps, 'handlers'> = {}): Promise<RunningServer> {
   // A wrong ALLOW_PRIVATE_NETWORKS entry stops the start instead of failing every delivery.
   for (const cidr of config.delivery.allowPrivateNetworks) parseCidr(cidr);
   // Likewise an SMTP_URL that is no smtp(s) URL.
   const mail = createMailer(config.smtpUrl, { from: config.smtpFrom, timeoutMs: config.delivery.timeoutMs });
   const store = await openStore({ ...config, warn: (m) => logger.warn(m) });
   const uow = unitOfWork(store);
-  const devAccount = (await uow.accounts.count()) === 0 ? await createAccount(uow, 'dev', new Date()) : null;
+  const devAccount = await firstAccount(uow);
+  // PostgreSQL: the limits' buckets are shared by every server process on the database.
+  const shared = store.kind === 'postgres' ? databaseBuckets(store.execute) : undefined;
 
   // Workers waiting in a long poll for an assignment are woken when work becomes claimable.
   const workAvailable = createWakeup();
   const deps = {
     uow,
     logger,
-    rateLimit: rateLimit(config.rateLimitPerSecond, config.rateLimitBurst),
-    authFailures: authFailureLimit(config.authFailurePerSecond, config.authFailureBurst),
+    rateLimit: rateLimit(config.rateLimitPerSecond, config.rateLimitBurst, shared),
+    authFailures: authFailureLimit(config.authFailurePerSecond, config.authFailureBurst, shared),
     allowPrivateNetworks: config.delivery.allowPrivateNetworks,
     validateResponses: config.validateResponses,
     idempotencyTtlMs: config.idempotencyTtlMs,
     identity: config.workers,
     work: config.workforce,
     workAvailable,
+    ...options,
   };
   const root = express();
   root.disable('x-powered-by');
@@ -85,13 +105,14 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   const docs = existsSync(docsSite);
   if (docs) root.use('/docs', express.static(docsSite));
   // /, /healthz, /readyz, /openapi/*, /metrics and a 404 for what is not the API: all without a key.
-  root.use(opsRouter({ readiness: () => readiness(store), metrics: metrics?.registry ?? null, docs }));
+  root.use(opsRouter({ readiness: () => readiness(store), metrics: metrics ? clusterWide(metrics.registry) : null, docs }));
   root.use(basePath.legacy, createApp('legacy', deps));
   root.use(workerBasePath, createWorkerApp(deps));
   root.use(createApp('current', deps));
 
   const sweeper = setInterval(() => {
     uow.idempotency.deleteExpired(new Date()).catch((err) => logger.error({ err: safeError(err) }, 'idempotency sweep failed'));
+    shared?.deleteFull().catch((err) => logger.error({ err: safeError(err) }, 'rate limit sweep failed'));
   }, 60_000);
   sweeper.unref();
   // The background jobs, each one poller: nudged by the NOTIFY that the transaction queuing their

@@ -42,7 +42,13 @@ describe('a run against our server', () => {
   it('counts to the number of checks, shows the time left, and warns that the tasks stay', async () => {
     const key = await pendingAccount();
     let text = '';
-    const stream = Object.assign(new Writable({ write: (chunk, _enc, done) => ((text += chunk), done()) }), { isTTY: false }) as unknown as NodeJS.WriteStream;
+    const sink = new Writable({
+      write: (chunk, _enc, done) => {
+        text += chunk;
+        done();
+      },
+    });
+    const stream = Object.assign(sink, { isTTY: false }) as unknown as NodeJS.WriteStream;
     const run = await runConformance(
       { baseUrl: server.url, key, generations: ['current', 'legacy'], callbackHost: '', seed: 1, profile: 'full', only: 'examples/createCategorizationTask' },
       { out: progressSink(stream) },

@@ -1,6 +1,6 @@
 // The conformance suite tests itself (issue #7): our server passes every check, both generations,
-// on PGlite and PostgreSQL; Prism passes every shape check with --profile mock and the behaviour
-// checks are listed as skipped; the CLI exits non-zero on a failure and writes well-formed reports.
+// on PGlite and PostgreSQL, each check its own test (a failure names it); the CLI exits non-zero on
+// a failure and writes well-formed reports. Prism's run with --profile mock is in test/mock.test.ts.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -9,87 +9,70 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startMock, type RunningMock } from '../server/mock.ts';
-import { behaviourChecks } from '../conformance/checks/index.ts';
 import { failureText } from '../conformance/report.ts';
 import { runConformance, type ConformanceRun } from '../conformance/runner.ts';
-import type { CheckResult, Generation } from '../conformance/types.ts';
+import type { CheckResult } from '../conformance/types.ts';
+import { checkUnits } from './mutation/checks.ts';
 import { conformanceEnv as env, conformanceKeys, databases, hasPostgres, startTestServer, type TestServer } from './support/server.ts';
 import { root } from './support/spec.ts';
 
-
-const failuresOf = (run: ConformanceRun) =>
-  run.results
-    .filter((r): r is Extract<CheckResult, { outcome: 'failed' }> => r.outcome === 'failed')
-    .map(failureText)
-    .join('\n\n');
+/** Every (generation, check) pair of a full run: each its own test below, named by the check. */
+const units = checkUnits();
 
 describe.each(databases)('our server on %s', (db) => {
+  const skip = db === 'postgres' && !hasPostgres();
   let server: TestServer;
-  let keys: { otherKey: string; settingsKey: string };
+  // One full run (its checks share fixtures, as an implementer's run does); the tests read its results.
+  let run: ConformanceRun;
   beforeAll(async () => {
-    if (db === 'postgres' && !hasPostgres()) return;
+    if (skip) return;
     server = await startTestServer(db, env);
-    keys = await conformanceKeys(server);
-  });
+    const keys = await conformanceKeys(server);
+    run = await runConformance({
+      baseUrl: server.url,
+      key: server.dev.test_key,
+      ...keys,
+      liveKey: server.dev.live_key,
+      callbackAuthKey: server.dev.callback_auth_key,
+      signingSecret: server.dev.signing_secret,
+      generations: ['current', 'legacy'],
+      callbackHost: '127.0.0.1',
+      seed: 1,
+      profile: 'full',
+    });
+  }, 900_000);
   afterAll(async () => {
     await server?.close();
   });
 
-  it.skipIf(db === 'postgres' && !hasPostgres())(
-    'passes every check of the conformance suite, both generations',
-    async () => {
-      const run = await runConformance({
-        baseUrl: server.url,
-        key: server.dev.test_key,
-        ...keys,
-        liveKey: server.dev.live_key,
-        callbackAuthKey: server.dev.callback_auth_key,
-        signingSecret: server.dev.signing_secret,
-        generations: ['current', 'legacy'],
-        callbackHost: '127.0.0.1',
-        seed: 1,
-        profile: 'full',
-      });
-      expect(failuresOf(run)).toBe('');
-      expect(run.passed).toBe(true);
-      // Every check ran: nothing was skipped for a missing option.
-      expect(run.results.filter((r) => r.outcome === 'skipped').map((r) => r.check.id)).toEqual([]);
-      // Every operation of both generations was answered at least once with a documented status.
-      const operations = new Set(run.coverage.entries.filter((e) => e.count > 0).map((e) => `${e.generation} ${e.operationId}`));
-      expect(operations.size).toBe(new Set(run.coverage.entries.map((e) => `${e.generation} ${e.operationId}`)).size);
-      expect(run.coverage.entries.filter((e) => !e.documented)).toEqual([]);
-    },
-    900_000,
-  );
-});
-
-describe('Prism mock with --profile mock', () => {
-  let mock: RunningMock;
-  beforeAll(async () => {
-    mock = await startMock();
-  });
-  afterAll(async () => {
-    await mock?.stop();
+  it.skipIf(skip).each(units.map((u) => [`${u.generation} | ${u.id}`, u] as const))('passes %s', (_name, unit) => {
+    const results = run.results.filter((r) => r.generation === unit.generation && r.check.id === unit.id);
+    expect(results.length, 'the check ran').toBeGreaterThan(0);
+    const failed = results.filter((r): r is Extract<CheckResult, { outcome: 'failed' }> => r.outcome === 'failed');
+    expect(failed.map(failureText).join('\n\n')).toBe('');
+    // Nothing was skipped for a missing option.
+    expect(results.map((r) => r.outcome)).not.toContain('skipped');
   });
 
-  it.each(['current', 'legacy'] as const)(
-    'the %s generation passes every shape check; behaviour checks are listed as skipped',
-    async (gen: Generation) => {
-      // One mock origin, both generations at the server's paths.
-      const run = await runConformance({ baseUrl: mock.url, key: 'test_key', generations: [gen], callbackHost: '127.0.0.1', seed: 1, runs: 1, profile: 'mock' });
-      expect(failuresOf(run)).toBe('');
-      const skipped = run.results.filter((r): r is Extract<CheckResult, { outcome: 'skipped' }> => r.outcome === 'skipped');
-      for (const check of behaviourChecks.filter((c) => (c.generations ?? ['current', 'legacy']).includes(gen) && !c.mock)) {
-        expect(skipped.find((r) => r.check === check)?.reason, check.id).toMatch(/profile mock/);
-      }
-      // The shape checks ran and exercised every operation.
-      const ran = run.results.filter((r) => r.outcome === 'passed' && r.check.kind === 'shape');
-      expect(ran.length).toBeGreaterThan(100);
-      expect(run.results.some((r) => r.outcome === 'passed' && r.check.id.startsWith('generated/valid/'))).toBe(true);
-    },
-    600_000,
-  );
+  /** The results of the checks known before the run; the rest are its shape checks, one per answer kind seen. */
+  const unitIds = new Set(units.map((u) => `${u.generation} | ${u.id}`));
+  const idOf = (r: CheckResult) => `${r.generation} | ${r.check.id}`;
+
+  it.skipIf(skip)('every answer has the shape the contract documents for its operation and status (a shape check each)', () => {
+    const shapes = run.results.filter((r) => !unitIds.has(idOf(r)));
+    expect(shapes.filter((r) => r.check.kind !== 'shape').map(idOf), 'only shape checks beside the planned ones').toEqual([]);
+    expect(shapes.length).toBeGreaterThan(100);
+    const failed = shapes.filter((r): r is Extract<CheckResult, { outcome: 'failed' }> => r.outcome === 'failed');
+    expect(failed.map(failureText).join('\n\n')).toBe('');
+  });
+
+  it.skipIf(skip)('ran every planned check, and answered every operation of both generations with a documented status', () => {
+    expect(new Set(run.results.map(idOf).filter((id) => unitIds.has(id)))).toEqual(unitIds);
+    const operations = new Set(run.coverage.entries.filter((e) => e.count > 0).map((e) => `${e.generation} ${e.operationId}`));
+    expect(operations.size).toBe(new Set(run.coverage.entries.map((e) => `${e.generation} ${e.operationId}`)).size);
+    expect(run.coverage.entries.filter((e) => !e.documented)).toEqual([]);
+    expect(run.passed).toBe(true);
+  });
 });
 
 describe('humantask conformance (the CLI)', () => {

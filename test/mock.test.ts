@@ -1,11 +1,26 @@
-// `npm run mock` (Prism behind one front port) answers a valid request to every operation of both
-// generations, at the server's paths, with the documented status and a body that validates against
-// the contract; errors, auth and headers as the contract says. The worker API's mock
-// (`humantask mock --worker`, its own port) likewise, at /worker/v1.
+// The Prism mock (`npm run mock`: Prism behind one front port, both generations at the server's
+// paths), one process for three views of it:
+//   - the client: every documented example answer (every status, every named example) of every
+//     operation of both generations, asked for with `Prefer: code=..., example=...`, comes back through
+//     the operation's convenience method with that status and exactly that body;
+//   - the conformance suite with --profile mock: every shape check passes (each answer validates
+//     against the contract), every operation is answered, and the behaviour checks are listed as skipped;
+//   - what the mock adds to Prism: 401, 400 and 404 in the contract's error shape, no Idempotent-Replayed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createClient,
+  createLegacyClient,
+  type HumantaskClient,
+  type LegacyHumantaskClient,
+  type RequestOptions,
+} from '../client/index.ts';
+import { behaviourChecks } from '../conformance/checks/index.ts';
+import { failureText } from '../conformance/report.ts';
+import { runConformance } from '../conformance/runner.ts';
+import type { CheckResult } from '../conformance/types.ts';
 import { startMock, startWorkerMock, type RunningMock } from '../server/mock.ts';
 import { basicAuth } from './support/net.ts';
-import { asGeneration, deref, generations, loadBundle, makeValidator, operations, type Json } from './support/spec.ts';
+import { asGeneration, deref, generations, loadBundle, makeValidator, operations, type Generation, type Json } from './support/spec.ts';
 
 let mock: RunningMock;
 let workerMock: RunningMock;
@@ -16,61 +31,152 @@ afterAll(async () => {
   await Promise.all([mock?.stop(), workerMock?.stop()]);
 });
 
+type AnyClient = HumantaskClient | LegacyHumantaskClient;
+type Outcome = { ok: boolean; status: number; data?: unknown; error?: unknown };
+type P = Record<string, string>;
+type Call = (c: AnyClient, p: P, body: any, o: RequestOptions) => Promise<Outcome>;
+
+const current = (c: AnyClient) => c as HumantaskClient;
+
+/** The convenience method of each operation, by `METHOD path`. */
+const calls: Record<string, Call> = {
+  'GET /v1/tasks': (c, _p, _b, o) => c.tasks.list({}, o),
+  'GET /v1/task/{taskId}': (c, p, _b, o) => c.tasks.get(p.taskId!, o),
+  'POST /v1/task/{taskId}/cancel': (c, p, _b, o) => c.tasks.cancel(p.taskId!, o),
+  'POST /v1/task/{taskId}/setMetadata': (c, p, b, o) => c.tasks.setMetadata(p.taskId!, b, o),
+  'POST /v1/task/{taskId}/unique_id': (c, p, b, o) => c.tasks.setUniqueId(p.taskId!, b.unique_id, o),
+  'DELETE /v1/task/{taskId}/unique_id': (c, p, _b, o) => c.tasks.deleteUniqueId(p.taskId!, o),
+  'POST /v1/task/{taskId}/tags': (c, p, b, o) => c.tasks.addTags(p.taskId!, b, o),
+  'PUT /v1/task/{taskId}/tags': (c, p, b, o) => c.tasks.putTags(p.taskId!, b, o),
+  'DELETE /v1/task/{taskId}/tags': (c, p, b, o) => c.tasks.removeTags(p.taskId!, b, o),
+  'POST /v1/task/{taskId}/audit': (c, p, b, o) => c.tasks.audit(p.taskId!, b, o),
+  'GET /v1/task/{taskId}/callbacks': (c, p, _b, o) => c.tasks.listCallbacks(p.taskId!, o),
+  'POST /v1/task/{taskId}/callbacks/redeliver': (c, p, _b, o) => c.tasks.redeliverCallback(p.taskId!, o),
+  'GET /v1/projects': (c, _p, _b, o) => c.projects.list(o),
+  'POST /v1/projects': (c, _p, b, o) => c.projects.create(b, o),
+  'GET /v1/projects/{projectName}': (c, p, _b, o) => c.projects.get(p.projectName!, o),
+  'POST /v1/projects/{projectName}/setParams': (c, p, b, o) => c.projects.setParams(p.projectName!, b, o),
+  'POST /v1/projects/{projectName}/setOntology': (c, p, b, o) => c.projects.setOntology(p.projectName!, b, o),
+  'GET /v1/batches': (c, _p, _b, o) => c.batches.list({}, o),
+  'POST /v1/batches': (c, _p, b, o) => c.batches.create(b, o),
+  'GET /v1/batches/{batchName}': (c, p, _b, o) => c.batches.get(p.batchName!, o),
+  'POST /v1/batches/{batchName}/finalize': (c, p, _b, o) => c.batches.finalize(p.batchName!, o),
+  'GET /v1/batches/{batchName}/status': (c, p, _b, o) => c.batches.status(p.batchName!, o),
+  'POST /v1/batches/{batchName}/setMetadata': (c, p, b, o) => c.batches.setMetadata(p.batchName!, b, o),
+  'POST /v1/batches/{batchName}/archive': (c, p, _b, o) => c.batches.archive(p.batchName!, o),
+  'POST /v1/batches/{batchName}/unarchive': (c, p, _b, o) => c.batches.unarchive(p.batchName!, o),
+  'GET /v1/training_tasks': (c, _p, _b, o) => c.trainingTasks.list({}, o),
+  'GET /v1/training_tasks/{trainingTaskId}': (c, p, _b, o) => c.trainingTasks.get(p.trainingTaskId!, o),
+  'GET /v1/evaluation_tasks': (c, _p, _b, o) => c.evaluationTasks.list({}, o),
+  'GET /v1/evaluation_tasks/{evaluationTaskId}': (c, p, _b, o) => c.evaluationTasks.get(p.evaluationTaskId!, o),
+};
+
+function callOf(method: string, path: string): Call | undefined {
+  const key = `${method.toUpperCase()} ${path}`;
+  if (calls[key]) return calls[key];
+  const creation = /^POST \/v1\/(task|training_tasks|evaluation_tasks)\/([a-z]+)$/.exec(key);
+  if (!creation) return undefined;
+  const [, kind, type] = creation;
+  if (kind === 'task') return (c, _p, b, o) => current(c).tasks.create(type as 'annotation', b, o);
+  if (kind === 'training_tasks') return (c, _p, b, o) => current(c).trainingTasks.create(type as 'textcollection', b, o);
+  return (c, _p, b, o) => current(c).evaluationTasks.create(type as 'textcollection', b, o);
+}
+
+describe.concurrent.each(generations)('the %s client decodes every documented example answer of the Prism mock', (gen: Generation) => {
+  const doc = loadBundle(gen);
+  // The client has no convenience methods for tag Workforce until issue 18 lands (its raw
+  // GET/POST/... calls are typed from the contract all the same).
+  const ops = operations(gen, doc).filter((o) => !o.op.tags?.includes('Workforce'));
+  // The mock's origin is all either client needs (both generations at the server's paths).
+  const client = () => {
+    const options = { apiKey: 'test_key', baseUrl: mock.url, retry: false as const };
+    return gen === 'current' ? createClient(options) : createLegacyClient(options);
+  };
+
+  it('has a convenience method for every operation', () => {
+    expect(ops.filter((o) => !callOf(o.method, o.path)).map((o) => o.op.operationId)).toEqual([]);
+  });
+
+  it.each(ops.map((o) => [`${o.op.operationId} (${o.method.toUpperCase()} ${o.path})`, o] as const))(
+    '%s',
+    async (_name, { path, method, op }) => {
+      const params: P = {};
+      for (const param of [...(doc.paths[path].parameters ?? []), ...(op.parameters ?? [])].map((x: Json) => deref(doc, x))) {
+        if (param.in === 'path') params[param.name] = String(param.example ?? deref(doc, param.schema).examples[0]);
+      }
+      const requestBody = deref(doc, op.requestBody)?.content?.['application/json'];
+      const body = requestBody ? deref(doc, Object.values<Json>(requestBody.examples)[0])?.value : undefined;
+      const call = callOf(method, path)!;
+      const cases = Object.entries<Json>(op.responses).flatMap(([code, ref]) =>
+        Object.entries<Json>(deref(doc, ref).content?.['application/json']?.examples ?? {}).map(([name, example]) => ({
+          code,
+          name,
+          example,
+        })),
+      );
+      // Concurrently: Prism answers each request in tens of milliseconds.
+      await Promise.all(
+        cases.map(async ({ code, name, example }) => {
+          const result = await call(client(), params, body, { headers: { prefer: `code=${code}, example=${name}` } });
+          expect(result.status, `${code} ${name}`).toBe(Number(code));
+          expect(result.ok).toBe(code === '200');
+          expect(code === '200' ? result.data : result.error, `${code} ${name}`).toEqual(deref(doc, example).value);
+        }),
+      );
+      expect(cases.length).toBeGreaterThan(1);
+    },
+  );
+});
+
+describe.each(generations)('the conformance suite with --profile mock, %s generation', (gen: Generation) => {
+  it('passes every shape check on every operation; behaviour checks are listed as skipped', { timeout: 600_000 }, async () => {
+    const run = await runConformance({
+      baseUrl: mock.url,
+      key: 'test_key',
+      generations: [gen],
+      callbackHost: '127.0.0.1',
+      seed: 1,
+      runs: 1,
+      profile: 'mock',
+    });
+    const failures = run.results.filter((r): r is Extract<CheckResult, { outcome: 'failed' }> => r.outcome === 'failed');
+    expect(failures.map(failureText).join('\n\n')).toBe('');
+    const skipped = run.results.filter((r): r is Extract<CheckResult, { outcome: 'skipped' }> => r.outcome === 'skipped');
+    for (const check of behaviourChecks.filter((c) => (c.generations ?? ['current', 'legacy']).includes(gen) && !c.mock)) {
+      expect(skipped.find((r) => r.check === check)?.reason, check.id).toMatch(/profile mock/);
+    }
+    expect(run.results.filter((r) => r.outcome === 'passed' && r.check.kind === 'shape').length).toBeGreaterThan(100);
+    expect(run.results.some((r) => r.outcome === 'passed' && r.check.id.startsWith('generated/valid/'))).toBe(true);
+    // Every operation was answered at least once, with a documented status.
+    const answered = new Set(run.coverage.entries.filter((e) => e.count > 0).map((e) => e.operationId));
+    expect(
+      operations(gen, loadBundle(gen))
+        .map((o) => o.op.operationId)
+        .filter((id) => !answered.has(id)),
+    ).toEqual([]);
+    expect(run.coverage.entries.filter((e) => !e.documented)).toEqual([]);
+  });
+});
+
 /** Where each generation lives on the mock, as on the server. */
 const base = { current: '', legacy: '/legacy' } as const;
 
-/** A value for a parameter, from its own example or its schema's first example. */
-function exampleOf(doc: Json, param: Json): string {
-  const schema = deref(doc, param.schema);
-  const value = param.example ?? Object.values<Json>(param.examples ?? {})[0]?.value ?? schema?.examples?.[0] ?? schema?.example;
-  if (value === undefined) throw new Error(`parameter ${param.name} has no example`);
-  return String(value);
-}
-
-describe.each(generations)('Prism mock, %s generation', (gen) => {
+describe.each(generations)('the mock itself, %s generation', (gen) => {
   const doc = loadBundle(gen);
-  const validate = makeValidator(gen, doc);
   const ops = operations(gen, doc);
-
-  it.each(ops.map((o) => [`${o.op.operationId} (${o.method.toUpperCase()} ${o.path})`, o] as const))(
-    '%s answers 200 with a valid body',
-    async (_name, { path: p, method, op, pointer }) => {
-      const params = [...(doc.paths[p].parameters ?? []), ...(op.parameters ?? [])].map((x: Json) => deref(doc, x));
-      let url = mock.url + base[gen] + p;
-      for (const param of params.filter((x) => x.in === 'path')) {
-        url = url.replace(`{${param.name}}`, encodeURIComponent(exampleOf(doc, param)));
-      }
-      const headers: Record<string, string> = { authorization: basicAuth('test_key'), accept: 'application/json' };
-      let body: string | undefined;
-      const requestBody = deref(doc, op.requestBody);
-      const json = requestBody?.content?.['application/json'];
-      if (json) {
-        headers['content-type'] = 'application/json';
-        const [first] = Object.values<Json>(json.examples ?? {});
-        if (!first) throw new Error(`${op.operationId} has no request example`);
-        body = JSON.stringify(deref(doc, first).value);
-      }
-      const res = await fetch(url, { method: method.toUpperCase(), headers, body });
-      const text = await res.text();
-      expect(res.status, text).toBe(200);
-      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-      const v = validate(`${pointer}/responses/200/content/application~1json/schema`);
-      expect(v(JSON.parse(text)), JSON.stringify(v.errors?.slice(0, 5))).toBe(true);
-    },
-  );
 
   it.each([
     ['no credentials', undefined],
     ['an empty key (curl -u :)', 'Basic ' + Buffer.from(':').toString('base64')],
     ['no Basic credentials', 'Bearer test_key'],
-  ])('refuses %s with 401 and the contract\'s error body, as the server does', async (_name, authorization) => {
+  ])("refuses %s with 401 and the contract's error body, as the server does", async (_name, authorization) => {
     const res = await fetch(`${mock.url}${base[gen]}/v1/tasks`, authorization ? { headers: { authorization } } : {});
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toBe('Basic realm="humantask"');
     expect(await res.json()).toEqual({ status_code: 401, error: expect.stringMatching(/API key is required/) });
   });
 
-  it('answers malformed JSON with 400 in the contract\'s error shape', async () => {
+  it("answers malformed JSON with 400 in the contract's error shape", async () => {
     const res = await fetch(`${mock.url}${base[gen]}/v1/projects`, {
       method: 'POST',
       headers: { authorization: basicAuth('test_key'), 'content-type': 'application/json' },
@@ -103,13 +209,21 @@ describe.each(generations)('Prism mock, %s generation', (gen) => {
   });
 });
 
-it('answers a path outside both generations with 404 in the contract\'s error shape', async () => {
+it("answers a path outside both generations with 404 in the contract's error shape", async () => {
   for (const p of ['/', '/tasks', '/legacy/tasks', '/v2/tasks']) {
     const res = await fetch(`${mock.url}${p}`, { headers: { authorization: basicAuth('test_key') } });
     expect(res.status, p).toBe(404);
     expect(await res.json()).toEqual({ status_code: 404, error: expect.stringMatching(/\/v1 and the older at \/legacy\/v1/) });
   }
 });
+
+/** A value for a parameter, from its own example or its schema's first example. */
+function exampleOf(doc: Json, param: Json): string {
+  const schema = deref(doc, param.schema);
+  const value = param.example ?? Object.values<Json>(param.examples ?? {})[0]?.value ?? schema?.examples?.[0] ?? schema?.example;
+  if (value === undefined) throw new Error(`parameter ${param.name} has no example`);
+  return String(value);
+}
 
 describe('Prism mock of the worker API, on its own port', () => {
   const doc = loadBundle(asGeneration('workforce'));

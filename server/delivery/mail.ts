@@ -1,4 +1,4 @@
-// Callbacks to an e-mail address (API decisions §9): nothing is POSTed, the JSON is mailed through
+// Callbacks to an e-mail address (docs/decisions/0009-callbacks.md): nothing is POSTed, the JSON is mailed through
 // the operator's SMTP server (SMTP_URL). The mail carries the same headers as a POST
 // (service-callback-auth and the Standard Webhooks ones), the JSON pretty-printed as its text and
 // the exact signed bytes as an `application/json` attachment, so that a receiving system can
@@ -45,6 +45,7 @@ import { mailRecipient } from '../domain/callback-address.ts';
 /** The subject line of a callback mail: `humantask: task 65f1... completed`. */
 export function mailSubject(event: OutboxMessage['event'], subject: string): string {
   // A batch name is the customer's text: no line breaks or other control characters in a header.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this removes
   const id = subject.replace(/[\x00-\x1f\x7f]+/g, ' ');
   switch (event) {
     case 'task_completed':

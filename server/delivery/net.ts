@@ -328,7 +328,7 @@ async function exchange(
   for (const [name, value] of Object.entries(options.headers ?? {})) {
     if (name.toLowerCase() !== 'host' && name.toLowerCase() !== 'content-length') headers[name] = value;
   }
-  headers['host'] = target.host;
+  headers.host = target.host;
   const body = options.body === undefined ? undefined : Buffer.from(options.body, 'utf8');
   if (body) headers['content-length'] = String(body.length);
   // Never called for an IP host; here so that no code path can ever resolve the name again.

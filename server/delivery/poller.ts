@@ -11,7 +11,7 @@ export interface PollerOptions {
   /** Time between polls; 0: no polling, only nudges run rounds. */
   pollMs: number;
   /** Claims and works on what is due; answers true when more may be due already (a full claim). */
-  round: () => Promise<boolean | void>;
+  round: () => Promise<unknown>;
   logger: Logger;
   /** Due-time wake-ups held at once; more are dropped (the poll finds that work). Default 1000. */
   maxTimers?: number;

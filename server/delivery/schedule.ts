@@ -1,4 +1,4 @@
-// The retry schedule of callbacks (API decisions §9): after a failed attempt, wait 5 s, 30 s,
+// The retry schedule of callbacks (docs/decisions/0009-callbacks.md): after a failed attempt, wait 5 s, 30 s,
 // 1 min, ... 3 h (20 retries, ±10 % jitter), never later than 24 h after the first attempt. A 429
 // or a timeout waits at least 60 s; a Retry-After is honoured within [delay, 2 × delay].
 // `scale` compresses every duration (tests run the whole 24 h ladder in seconds).

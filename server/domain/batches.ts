@@ -139,7 +139,7 @@ export async function batchToJoin(repos: Repositories, caller: Caller, name: str
  * the transaction that changed a task; the batch row is locked, so that two tasks finishing at
  * once complete it (and queue its callback) exactly once.
  */
-export async function completeBatchIfDone(repos: Repositories, batch: Batch, now: Date): Promise<void> {
+async function completeBatchIfDone(repos: Repositories, batch: Batch, now: Date): Promise<void> {
   if (batch.status !== 'in_progress') return;
   const counts = await repos.batches.taskCounts(batch.accountId, batch.mode, batch.name);
   const total = counts.pending + counts.completed + counts.canceled + counts.error;

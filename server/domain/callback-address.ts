@@ -8,6 +8,7 @@ export function isEmailTarget(target: string): boolean {
 }
 
 // One plain address: no display name, no list, no quoting, no comments, no control characters.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what an address may not hold
 const plainAddress = /^[^\s\x00-\x1f\x7f@<>()[\]\\,;:"]+@[^\s\x00-\x1f\x7f@<>()[\]\\,;:"]+$/;
 
 /**

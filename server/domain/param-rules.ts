@@ -190,7 +190,7 @@ function namedEntityRecognition(params: Params): Problem {
 // ---- documenttranscription ----------------------------------------------------------------------
 
 /** A document feature's label: `label`, or the deprecated `name` of tasks and projects made before. */
-export const featureLabel = (feature: Params): unknown => feature.label ?? feature.name;
+const featureLabel = (feature: Params): unknown => feature.label ?? feature.name;
 
 /** The features as they are stored and shown: `label` (a deprecated `name` becomes it). */
 export function labelledFeatures(features: unknown): unknown {
@@ -434,7 +434,7 @@ function annotationsProblem(annotations: unknown, path: string, fields: FieldAt[
  * `fields`): it bounds what a worker must give and what a test-mode answer holds, which would
  * otherwise grow as the product of nested `min_responses_required`.
  */
-export const MAX_REQUIRED_ANSWERS = 1000;
+const MAX_REQUIRED_ANSWERS = 1000;
 
 /**
  * The fewest values a complete response holds: each field's min_responses_required answers (a

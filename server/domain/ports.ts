@@ -19,10 +19,14 @@ export interface TaskFilters {
   updatedBefore?: Date;
 }
 
-/** A list page: by offset (older generation) or after a keyset position (current generation). */
+/**
+ * A list page: by offset (older generation) or after a keyset position (current generation);
+ * `countBefore` asks for the number of matches before the position (a token of an older server
+ * carries no running count).
+ */
 export type PageRequest =
   | { limit: number; offset: number }
-  | { limit: number; after: { createdAt: Date; taskId: string } | null };
+  | { limit: number; after: { createdAt: Date; taskId: string } | null; countBefore?: boolean };
 
 export interface TaskRepository {
   /**

@@ -11,7 +11,7 @@ const allowedTags = [
   'tfoot', 'th', 'thead', 'tr', 'img', 'iframe',
 ];
 
-export function sanitizeMarkdown(markdown: string): string {
+function sanitizeMarkdown(markdown: string): string {
   return sanitizeHtml(markdown, {
     allowedTags,
     allowedAttributes: {

@@ -1,4 +1,4 @@
-// Synthetic responses of test mode (API-DECISIONS §3). No person works on a test task: the server
+// Synthetic responses of test mode (docs/decisions/0003-tasks.md). No person works on a test task: the server
 // completes it at once with an answer a careful worker could have given. The answer validates
 // against the type's `<Type>Response` schema and respects the task's own params (labels from its
 // label lists, shapes inside the image, answers within each field's bounds, spans inside the
@@ -916,7 +916,9 @@ function answerFields(context: TextCollectionContext, fields: readonly FieldDefi
   const annotations = new Map<string, FieldAnswer | FieldAnswer[]>();
   // A field left out still shadows the outer scope: in a second filling of a form, a hidden
   // sibling has no answer, whatever the first filling chose.
-  const leaveOut = (field: FieldDefinition) => fieldOwns(field).forEach((id) => scope.record(id, []));
+  const leaveOut = (field: FieldDefinition) => {
+    for (const id of fieldOwns(field)) scope.record(id, []);
+  };
   decideInDependencyOrder(fields, fieldOwns, fieldNeeds, (field, ready) => {
     if (!ready || !conditionsHold(field.definition.conditions, (id) => scope.valuesOf(id))) return leaveOut(field);
     const count = field.maxResponses > 1 ? context.rng.int(field.minResponses, Math.min(field.maxResponses, field.minResponses + 2)) : 1;

@@ -16,7 +16,7 @@ import { sanitizeTextCollectionParams } from './sanitize.ts';
 import { syntheticResponse, type TaskType } from './synthetic.ts';
 import { defaultWorkSettings, redoAfterCustomerReject, type WorkSettings } from './workforce/work.ts';
 
-export const MAX_TAGS = 5;
+const MAX_TAGS = 5;
 
 /** The creation parameters that are task fields of their own; everything else known is `params`. */
 const commonFields = new Set([
@@ -243,7 +243,8 @@ export async function listTasks(uow: UnitOfWork, input: ListTasksInput): Promise
   } else {
     const position = input.nextToken ? decodeToken(input.nextToken, binding) : null;
     carried = position ? position.offset : 0;
-    page = { limit: input.limit, after: position };
+    // A token of an older server carries no running count: the store counts the tasks before it.
+    page = { limit: input.limit, after: position, ...(position && position.offset === undefined ? { countBefore: true } : {}) };
   }
   const { tasks, total, before } = await uow.tasks.list(caller.account.accountId, caller.mode, input.filters, page);
   const hasMore = tasks.length > input.limit;

@@ -11,7 +11,7 @@ import { HttpError, authChallenge } from './errors.ts';
  * first, and a proxy may have read the other one), a non-empty password (it would be ignored, so a
  * secret put there by mistake must not silently authenticate), anything but Basic.
  */
-export function apiKeyOf(rawHeaders: string[]): string | null {
+function apiKeyOf(rawHeaders: string[]): string | null {
   const values = rawHeaders.filter((_, i) => i % 2 === 0 && rawHeaders[i]!.toLowerCase() === 'authorization').length;
   if (values !== 1) return null;
   const header = rawHeaders[rawHeaders.findIndex((h, i) => i % 2 === 0 && h.toLowerCase() === 'authorization') + 1]!;
@@ -23,52 +23,124 @@ export function apiKeyOf(rawHeaders: string[]): string | null {
   return colon === decoded.length - 1 && colon > 0 ? decoded.slice(0, colon) : null;
 }
 
+/** Where token buckets are kept when several server processes share them (the database). */
+export interface SharedBuckets {
+  /** Takes up to `count` whole tokens (none when the bucket holds less than one); `tokens`: what is left. */
+  take(key: string, perSecond: number, burst: number, count: number): Promise<{ taken: number; tokens: number }>;
+}
+
+/** Whole seconds to wait for a bucket at `tokens` to hold one token again (at least 1). */
+const secondsUntilOne = (tokens: number, perSecond: number) => Math.max(1, Math.ceil((1 - tokens) / perSecond));
+
+/** How long tokens taken ahead from a shared bucket may be used (then they are dropped, unused). */
+const leaseMs = 1000;
+
 /**
- * Unknown keys per client address, in memory (a token bucket each): a blocked address is answered
- * 429 before any database lookup. Only a failure that cost a lookup counts (a request without a key,
- * or with a malformed header, costs nothing); a successful authentication does not refill the bucket.
+ * Token buckets by key: `burst` at once, refilled at `perSecond`. In this process's memory, or
+ * (given `shared`) in the database every process shares. Then a statement takes up to `ahead`
+ * tokens at once, which this process spends without a statement for up to a second (what it has
+ * not spent by then is dropped: the processes together never exceed the limit; they may fall
+ * short of it by what they dropped). And it keeps the time until which a key it saw run out
+ * stays empty, so a refused caller costs no statement until then (other processes can only have
+ * emptied the bucket further: that never refuses what the bucket would grant).
+ * At most `maxKeys` are remembered, the least recently used forgotten.
  */
-export function authFailureLimit(perSecond: number, burst: number, maxAddresses = 100_000) {
-  const buckets = new Map<string, { tokens: number; at: number }>();
-  const level = (address: string, now: number) => {
-    const b = buckets.get(address);
-    if (!b) return burst;
-    return Math.min(burst, b.tokens + ((now - b.at) / 1000) * perSecond);
+export function tokenBuckets(perSecond: number, burst: number, shared?: SharedBuckets, ahead = 1, maxKeys = 100_000) {
+  const local = new Map<string, { tokens: number; at: number }>();
+  const leased = new Map<string, { left: number; until: number }>();
+  const blockedUntil = new Map<string, number>();
+  const remember = <V,>(map: Map<string, V>, key: string, value: V) => {
+    map.delete(key); // re-inserted last: the map's order is the least recently used first
+    map.set(key, value);
+    if (map.size > maxKeys) map.delete(map.keys().next().value!);
+  };
+  const level = (key: string, now: number) => {
+    const b = local.get(key);
+    return b ? Math.min(burst, b.tokens + ((now - b.at) / 1000) * perSecond) : burst;
+  };
+  const leaseLeft = (key: string, now: number) => {
+    const lease = leased.get(key);
+    return lease && lease.until > now ? lease : null;
+  };
+  const retryAfter = (key: string): number => {
+    const now = Date.now();
+    if (!shared) {
+      const tokens = level(key, now);
+      return tokens >= 1 ? 0 : secondsUntilOne(tokens, perSecond);
+    }
+    const until = blockedUntil.get(key);
+    if (until === undefined || (leaseLeft(key, now)?.left ?? 0) > 0) return 0;
+    if (until <= now) {
+      blockedUntil.delete(key);
+      return 0;
+    }
+    return Math.max(1, Math.ceil((until - now) / 1000));
   };
   return {
-    /** Seconds to wait before this address may try again, or 0. */
-    retryAfter(address: string): number {
-      if (burst <= 0) return 0;
-      const tokens = level(address, Date.now());
-      return tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / perSecond));
-    },
-    failed(address: string) {
-      if (burst <= 0) return;
+    /** Seconds before `key` may take a token again, or 0 (from this process's memory only). */
+    retryAfter,
+    /** Takes a token from `key`'s bucket: 0, or the seconds to wait when it had none. */
+    take(key: string): number | Promise<number> {
       const now = Date.now();
-      const tokens = level(address, now) - 1;
-      buckets.delete(address); // re-inserted last: the map's order is the least recently failed first
-      buckets.set(address, { tokens, at: now });
-      // Bounded memory under a spread-out attack: the address that failed longest ago is forgotten.
-      if (buckets.size > maxAddresses) buckets.delete(buckets.keys().next().value!);
+      if (!shared) {
+        const tokens = level(key, now);
+        if (tokens < 1) return secondsUntilOne(tokens, perSecond);
+        remember(local, key, { tokens: tokens - 1, at: now });
+        return 0;
+      }
+      const lease = leaseLeft(key, now);
+      if (lease && lease.left > 0) {
+        lease.left--;
+        return 0;
+      }
+      return shared.take(key, perSecond, burst, ahead).then(({ taken, tokens }) => {
+        const at = Date.now();
+        if (tokens < 1) remember(blockedUntil, key, at + ((1 - tokens) / perSecond) * 1000);
+        if (taken < 1) return secondsUntilOne(tokens, perSecond);
+        // Concurrent takes of this process add up.
+        if (taken > 1) remember(leased, key, { left: (leaseLeft(key, at)?.left ?? 0) + taken - 1, until: at + leaseMs });
+        return 0;
+      });
+    },
+  };
+}
+
+/**
+ * Unknown keys per client address (a token bucket each, see tokenBuckets): a blocked address is
+ * answered 429 before any database lookup. Only a failure that cost a lookup counts (a request
+ * without a key, or with a malformed header, costs nothing); a successful authentication does not
+ * refill the bucket.
+ */
+export function authFailureLimit(perSecond: number, burst: number, shared?: SharedBuckets, maxAddresses = 100_000) {
+  const buckets = tokenBuckets(perSecond, burst, shared, 1, maxAddresses);
+  return {
+    /** Seconds to wait before this address may try again, or 0. */
+    retryAfter: (address: string): number => (burst <= 0 ? 0 : buckets.retryAfter(`address:${address}`)),
+    /** Counts a failure: 0, or the seconds to wait when the address had none left (it is over its limit). */
+    async failed(address: string): Promise<number> {
+      return burst > 0 ? buckets.take(`address:${address}`) : 0;
     },
   };
 }
 
 export type AuthFailureLimit = ReturnType<typeof authFailureLimit>;
 
+const tooManyFailures = (wait: number) =>
+  new HttpError(429, `Too many failed authentications from this address; retry after ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) });
+
 export function authenticate(uow: UnitOfWork, failures: AuthFailureLimit = authFailureLimit(0, 0)): RequestHandler {
   return async (req, res, next) => {
     try {
       const address = req.socket.remoteAddress ?? '';
       const wait = failures.retryAfter(address);
-      if (wait > 0) {
-        throw new HttpError(429, `Too many failed authentications from this address; retry after ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) });
-      }
+      if (wait > 0) throw tooManyFailures(wait);
       const key = apiKeyOf(req.rawHeaders);
       const keyHash = key ? hashKey(key) : '';
       const found = key ? await uow.accounts.authenticate(keyHash) : null;
       if (!found) {
-        if (key) failures.failed(address);
+        // Over the limit already (concurrent failures, or another process used it up): 429 too.
+        const over = key ? await failures.failed(address) : 0;
+        if (over > 0) throw tooManyFailures(over);
         throw new HttpError(401, 'A valid API key is required (HTTP Basic, the key as user name, empty password).', authChallenge);
       }
       res.locals.caller = found satisfies Caller;
@@ -80,22 +152,22 @@ export function authenticate(uow: UnitOfWork, failures: AuthFailureLimit = authF
   };
 }
 
-/** Token bucket per API key: `burst` requests at once, refilled at `perSecond`. */
-export function rateLimit(perSecond: number, burst: number): RequestHandler {
-  const buckets = new Map<string, { tokens: number; at: number }>();
-  return (req, res, next) => {
+const tooMany = (wait: number) => new HttpError(429, `Too many requests; retry after ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) });
+
+/**
+ * Token bucket per API key: `burst` requests at once, refilled at `perSecond` (see tokenBuckets).
+ * Shared, each process takes 1/20 s of refill ahead (at least one token, at most a tenth of the
+ * burst): a key at its limit costs about 20 statements a second per process, whatever the limit.
+ */
+export function rateLimit(perSecond: number, burst: number, shared?: SharedBuckets): RequestHandler {
+  const buckets = tokenBuckets(perSecond, burst, shared, Math.max(1, Math.floor(Math.min(perSecond / 20, burst / 10))));
+  return (_req, res, next) => {
     if (burst <= 0) return next();
-    const key = res.locals.keyHash;
-    const now = Date.now();
-    const b = buckets.get(key) ?? { tokens: burst, at: now };
-    b.tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * perSecond);
-    b.at = now;
-    buckets.set(key, b);
-    if (b.tokens < 1) {
-      const wait = Math.max(1, Math.ceil((1 - b.tokens) / perSecond));
-      return next(new HttpError(429, `Too many requests; retry after ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) }));
-    }
-    b.tokens -= 1;
-    next();
+    const key = `key:${res.locals.keyHash}`;
+    const wait = buckets.retryAfter(key);
+    if (wait > 0) return next(tooMany(wait));
+    const taken = buckets.take(key);
+    if (typeof taken === 'number') return next(taken > 0 ? tooMany(taken) : undefined);
+    taken.then((w) => next(w > 0 ? tooMany(w) : undefined), next);
   };
 }

@@ -8,12 +8,12 @@ import type { Contract, ContractName, Json } from './contract.ts';
 import { HttpError } from './errors.ts';
 
 
-export const MAX_BODY = '10mb';
+const MAX_BODY = '10mb';
 /** Deepest nesting of arrays and objects in a JSON body; deeper → 400 (the contract's "Limits"). */
 export const MAX_JSON_DEPTH = 64;
 
 /** Throws a 400 when the raw JSON nests deeper than MAX_JSON_DEPTH (strings skipped, one pass). */
-export function checkJsonDepth(buf: Buffer): void {
+function checkJsonDepth(buf: Buffer): void {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < buf.length; i++) {
@@ -38,7 +38,7 @@ export function bodyParsers(acceptsForms: boolean): RequestHandler[] {
 }
 
 /** Why a parsed value cannot be taken, naming where (`body.a.b`), or null when it can. */
-export function refusedIn(value: unknown, where: string): string | null {
+function refusedIn(value: unknown, where: string): string | null {
   if (typeof value === 'string') return textProblem(value, where);
   if (typeof value === 'number') {
     return Number.isFinite(value) ? null : `${where} is a number too large for JSON (it reads as infinity); send at most ${Number.MAX_VALUE}.`;

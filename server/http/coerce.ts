@@ -24,7 +24,10 @@ const declaredLookups = new WeakMap<Json, Map<string, Json[]>>();
 function schemasOfProperty(schema: Json, key: string, resolve: Resolve, declaredOnly = false): Json[] {
   const cache = declaredOnly ? declaredLookups : lookups;
   let byKey = cache.get(schema);
-  if (!byKey) cache.set(schema, (byKey = new Map()));
+  if (!byKey) {
+    byKey = new Map();
+    cache.set(schema, byKey);
+  }
   let found = byKey.get(key);
   if (!found) {
     found = propertySchemas(schema, key, resolve, [], declaredOnly);

@@ -59,6 +59,7 @@ export interface ErrorAnswer {
   code?: string;
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: whatever a handler, body-parser or the validator threw (Express types it any too)
 export function toErrorAnswer(err: any, generation: Generation): ErrorAnswer {
   if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers, ...(err.code ? { code: err.code } : {}) };
   if (err instanceof DomainError) return { status: domainStatus(err, generation), message: err.message, headers: {}, ...(err.code ? { code: err.code } : {}) };

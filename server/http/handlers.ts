@@ -1,6 +1,6 @@
 // The handler tables of the two generations: one handler for every operation of each contract, by
 // operationId. A contract operation without a handler here fails the compile (HandlerTable is
-// exhaustive); test/typecheck-boundary.test.ts proves it.
+// exhaustive); test/static/typecheck-boundary.test.ts proves it.
 import { projectHandlers } from './projects.ts';
 import { taskHandlers, type HandlerDeps } from './tasks.ts';
 import { trainingHandlers } from './training.ts';

@@ -25,7 +25,7 @@ function canonical(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-export function fingerprintOf(method: string, path: string, body: unknown): string {
+function fingerprintOf(method: string, path: string, body: unknown): string {
   return sha256(`${method}\n${path}\n${canonical(body)}`);
 }
 
@@ -35,7 +35,7 @@ export function replay(res: Response, saved: SavedAnswer) {
 }
 
 /** The answer saved for a key, checked against this request: same mode, same request, or 409. */
-export function matchingAnswer(saved: SavedAnswer, caller: Caller, fingerprint: string): SavedAnswer {
+function matchingAnswer(saved: SavedAnswer, caller: Caller, fingerprint: string): SavedAnswer {
   if (saved.mode !== caller.mode || saved.fingerprint !== fingerprint) {
     throw new HttpError(409, 'The Idempotency-Key was already used for a different request.');
   }

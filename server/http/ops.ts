@@ -13,7 +13,7 @@ const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 const version = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
 
 /** A client's X-Request-Id is kept when it is 1 to 128 of these characters; otherwise one is made. */
-const requestIdPattern = /^[A-Za-z0-9._:@+=\/-]{1,128}$/;
+const requestIdPattern = /^[A-Za-z0-9._:@+=/-]{1,128}$/;
 
 /**
  * Takes the caller's `X-Request-Id` (when sane) or makes one, and echoes it; the access log and

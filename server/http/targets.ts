@@ -11,7 +11,7 @@ import { refusalReason } from '../delivery/net.ts';
 import { HttpError } from './errors.ts';
 
 /** Why a request to `target` is refused whatever DNS says, or null. */
-export function literalTargetRefusal(target: string, allowPrivateNetworks: readonly string[]): string | null {
+function literalTargetRefusal(target: string, allowPrivateNetworks: readonly string[]): string | null {
   let hostname: string;
   try {
     const url = new URL(target);

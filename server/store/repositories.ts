@@ -60,6 +60,28 @@ function taskFilterSql(accountId: string, mode: Mode, f: TaskFilters, values: un
 }
 
 /**
+ * The total of a task list from task_counts (schema.ts) when the filters are ones it keeps (status
+ * and type, with a project, a batch, both, or one tag): a sum over a few rows per status and type,
+ * whatever the number of tasks. Null for other filters, whose total counts the matching tasks
+ * (through an index of that filter).
+ */
+function countedTotalSql(accountId: string, mode: Mode, f: TaskFilters, values: unknown[]): string | null {
+  const kept = new Set(['statuses', 'type', 'project', 'batch', 'tags']);
+  if (Object.entries(f).some(([name, value]) => value !== undefined && !kept.has(name))) return null;
+  const tag = f.tags?.length ? f.tags : undefined;
+  if (tag && (tag.length > 1 || f.project || f.batch)) return null;
+  const add = (value: unknown) => `$${values.push(value)}`;
+  const c = [`account_id = ${add(accountId)}`, `mode = ${add(mode)}`];
+  if (tag) c.push(`scope = 3`, `batch = ''`, `project = ''`, `tag = ${add(tag[0])}`);
+  else if (f.batch) c.push(`scope = 2`, `batch = ${add(f.batch)}`, ...(f.project ? [`project = ${add(f.project)}`] : []), `tag = ''`);
+  else if (f.project) c.push(`scope = 1`, `batch = ''`, `project = ${add(f.project)}`, `tag = ''`);
+  else c.push(`scope = 0`, `batch = ''`, `project = ''`, `tag = ''`);
+  if (f.statuses) c.push(`status = ANY(${add(f.statuses)}::text[])`);
+  if (f.type) c.push(`type = ${add(f.type)}`);
+  return `SELECT coalesce(sum(count), 0) FROM task_counts WHERE ${c.join(' AND ')}`;
+}
+
+/**
  * The creation statement: claims the Idempotency-Key with the answer (an expired claim is taken
  * over), inserts the task only if the claim succeeded, and queues its callback: all or nothing, in
  * one round trip. Answers whether the key was claimed (always true without a key).
@@ -147,23 +169,24 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
         return (rows[0] as Task | undefined) ?? null;
       },
       async list(accountId, mode, filters, page: PageRequest) {
-        // One round trip: the count of all matches, joined with the page (a row of nulls if empty).
-        // NULLS LAST as in the index tasks_list (the columns are never null, but the planner only
-        // uses an index whose order is spelled the same).
+        // One round trip: the total (kept by task_counts, or counted), joined with the page (a row
+        // of nulls if empty). NULLS LAST as in the index tasks_list (the columns are never null, but
+        // the planner only uses an index whose order is spelled the same).
         const values: unknown[] = [];
         const where = taskFilterSql(accountId, mode, filters, values);
+        const total = countedTotalSql(accountId, mode, filters, values) ?? `SELECT count(*) FROM tasks WHERE ${where}`;
         let pageWhere = where;
-        // The matches before a keyset position (a token of an older server carries no count).
         let before = '';
         if ('after' in page && page.after) {
           // Keyset position: the index tasks_list serves it at any depth.
           const position = `($${values.push(page.after.createdAt.toISOString())}::timestamptz, $${values.push(page.after.taskId)})`;
           pageWhere += ` AND (created_at, task_id) < ${position}`;
-          before = `, count(*) FILTER (WHERE (created_at, task_id) >= ${position}) AS before_page`;
+          // The matches before the position, only for a token of an older server (it carries no count).
+          if (page.countBefore) before = `, (SELECT count(*) FROM tasks WHERE ${where} AND (created_at, task_id) >= ${position}) AS before_page`;
         }
         let tail = ` LIMIT $${values.push(page.limit + 1)}`;
         if ('offset' in page) tail += ` OFFSET $${values.push(page.offset)}`;
-        const text = `SELECT n.*, ${taskRow.qualified('p')} FROM (SELECT count(*) AS total${before} FROM tasks WHERE ${where}) n
+        const text = `SELECT n.*, ${taskRow.qualified('p')} FROM (SELECT (${total}) AS total${before}) n
           LEFT JOIN LATERAL (SELECT * FROM tasks WHERE ${pageWhere} ORDER BY created_at DESC NULLS LAST, task_id DESC NULLS LAST${tail}) p ON true`;
         const rows = await execute<Record<string, unknown> & { total: number | string; before_page?: number | string }>(statement(text, values));
         return {
@@ -294,12 +317,12 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
         return { batches: rows, total: Number(totals[0]?.n ?? 0) };
       },
       async taskCounts(accountId, mode, name) {
-        const rows = await db
-          .select({ status: tasks.status, n: count() })
-          .from(tasks)
-          .where(and(eq(tasks.accountId, accountId), eq(tasks.mode, mode), eq(tasks.batch, name)))
-          .groupBy(tasks.status);
+        // Kept by task_counts (scope 2: the batch's tasks), not counted.
         const counts = { pending: 0, completed: 0, canceled: 0, error: 0 };
+        const rows = await execute<{ status: keyof typeof counts; n: number | string }>(statement(
+          `SELECT status, sum(count) AS n FROM task_counts WHERE account_id = $1 AND mode = $2 AND scope = 2 AND batch = $3 GROUP BY status`,
+          [accountId, mode, name],
+        ));
         for (const r of rows) counts[r.status] = Number(r.n);
         return counts;
       },

@@ -1,7 +1,7 @@
 // The database schema (drizzle-orm, PostgreSQL dialect: the same SQL runs on PGlite and PostgreSQL).
 // Migrations in ./migrations are generated from this file by `npm run db:generate`.
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, customType, doublePrecision, index, integer, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, customType, doublePrecision, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import type { TaskAudit } from '../domain/model.ts';
 import type { AssignmentRole, AssignmentStatus, FeedbackItem, ReviewResult, WorkStage } from '../domain/workforce/model.ts';
 
@@ -102,9 +102,43 @@ export const tasks = pgTable(
     uniqueIndex('tasks_unique_id').on(t.accountId, t.mode, t.uniqueId).where(sql`${t.uniqueId} is not null`),
     // Keyset pagination: list pages stay cheap however deep.
     index('tasks_list').on(t.accountId, t.mode, t.createdAt.desc(), t.taskId.desc()),
+    // A page of one project or batch, and the counts of the filters task_counts does not keep:
+    // each reads only the matching tasks, however many the account holds.
+    index('tasks_list_project').on(t.accountId, t.mode, t.project, t.createdAt.desc(), t.taskId.desc()).where(sql`${t.project} is not null`),
+    index('tasks_list_batch').on(t.accountId, t.mode, t.batch, t.createdAt.desc(), t.taskId.desc()).where(sql`${t.batch} is not null`),
+    index('tasks_completed_at').on(t.accountId, t.mode, t.completedAt).where(sql`${t.completedAt} is not null`),
+    index('tasks_updated_at').on(t.accountId, t.mode, t.updatedAt),
+    index('tasks_customer_review_status').on(t.accountId, t.mode, t.customerReviewStatus).where(sql`${t.customerReviewStatus} is not null`),
+    index('tasks_tags').using('gin', sql`${t.tags} jsonb_path_ops`),
     index('tasks_test_due').on(t.testCompleteAt).where(sql`${t.testCompleteAt} is not null`),
     index('tasks_attachment_check_due').on(t.attachmentCheckAt).where(sql`${t.attachmentCheckAt} is not null`),
   ],
+);
+
+/**
+ * The tasks counted by account, mode, status and type, for exact list totals without counting
+ * rows: scope 0 counts every task, scope 1 the tasks of `project`, scope 2 the tasks of `batch`
+ * (with their project, '' for none), scope 3 the tasks carrying `tag` ('' where a scope does not
+ * use the column). Kept by statement triggers on
+ * `tasks` (see the hand-written block of migration 0006), so every change of a task counts in its
+ * own transaction whoever makes it. Each count is spread over a few shards (by the connection that
+ * writes) so that concurrent writers seldom wait for one row; a total is the sum of its rows.
+ */
+export const taskCounts = pgTable(
+  'task_counts',
+  {
+    accountId: text('account_id').notNull(),
+    mode: text('mode').notNull(),
+    scope: smallint('scope').notNull(),
+    batch: text('batch').notNull(),
+    project: text('project').notNull(),
+    tag: text('tag').notNull(),
+    status: text('status').notNull(),
+    type: text('type').notNull(),
+    shard: smallint('shard').notNull(),
+    count: bigint('count', { mode: 'number' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.mode, t.scope, t.batch, t.project, t.tag, t.status, t.type, t.shard] })],
 );
 
 export const idempotencyKeys = pgTable(

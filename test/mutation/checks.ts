@@ -1,5 +1,5 @@
-// The conformance checks as separate units for the mutation run: one (generation, check) pair per
-// vitest test, so that Stryker's per-test coverage runs only the checks that reach a mutant.
+// The conformance checks as separate units, one (generation, check) pair per vitest test: for the
+// mutation run (Stryker's per-test coverage runs only the checks reaching a mutant) and test/conformance.test.ts.
 // Each unit runs through runConformance with a fresh SuiteState, so that what a check needs
 // (fixtures: projects, batches, tasks) is made inside it and counted for it.
 import { behaviourChecks } from '../../conformance/checks/index.ts';
@@ -9,7 +9,7 @@ import { generatedChecks } from '../../conformance/generated-checks.ts';
 import type { Check, Generation } from '../../conformance/types.ts';
 
 /** Every check of a full run, in the runner's order (the same list runConformance builds). */
-export function allChecks(state: SuiteState = new SuiteState()): Check[] {
+function allChecks(state: SuiteState = new SuiteState()): Check[] {
   return [...coreChecks(state), ...behaviourChecks, ...generatedChecks(state)];
 }
 

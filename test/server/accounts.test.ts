@@ -74,9 +74,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('accou
   });
 });
 
-describe('rate limit', () => {
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('rate limit on %s', (db) => {
   it('answers 429 with Retry-After once a key has used its burst', async () => {
-    const server = await startTestServer('pglite', { RATE_LIMIT_BURST: '3', RATE_LIMIT_PER_SECOND: '0.01' });
+    const server = await startTestServer(db, { RATE_LIMIT_BURST: '3', RATE_LIMIT_PER_SECOND: '0.01' });
     try {
       const api = client(server, 'current', server.dev.test_key);
       const statuses = [];

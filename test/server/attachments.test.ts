@@ -72,7 +72,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('attac
 
   it('refuses at creation an attachment at an address that is not allowed (400 naming it), storing nothing', async () => {
     // A literal private address is refused before any fetch (server/http/targets.ts); a name that
-    // resolves to one is refused at fetch time (test/server/net.test.ts).
+    // resolves to one is refused at fetch time (test/unit/server/net.test.ts).
     const api = client(server, 'current', server.dev.live_key);
     const port = new URL(files.base).port;
     const before = (await api('GET', '/v1/tasks?limit=100')).body.total;

@@ -20,7 +20,9 @@ async function cli(env: Record<string, string>, ...args: string[]) {
 }
 
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 describe('accounts CLI', () => {
   it('works beside a running server on the embedded database, and on it once the server stopped', async () => {

@@ -16,7 +16,9 @@ import { client } from '../support/server.ts';
 
 const run = promisify(execFile);
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 /** A command that ends by itself: its exit code and everything it wrote. */
 async function finished(args: string[], env: Record<string, string>) {

@@ -231,7 +231,9 @@ describe('callbacks that keep failing', () => {
 
 describe('callbacks across a restart', () => {
   const dirs: string[] = [];
-  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
 
   it('delivers what was pending after a restart, without resetting the attempt count', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-restart-'));

@@ -35,7 +35,9 @@ async function receiver() {
 
 const testKeyOf = (output: string) => /test key: +(test_[0-9a-f]{32})/.exec(output)![1]!;
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('kill -9 on %s', (db) => {
   it('delivers every pending callback after a restart, without resetting attempt counts', async () => {

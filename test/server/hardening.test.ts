@@ -111,11 +111,11 @@ async function rawStatus(url: string, lines: string[]): Promise<number> {
   return Number(/^HTTP\/1\.1 (\d{3})/.exec(text)![1]);
 }
 
-describe('authentication', () => {
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('authentication on %s', (db) => {
   let server: TestServer;
   let lookups = 0;
   beforeAll(async () => {
-    server = await startTestServer('pglite', { AUTH_FAILURE_BURST: '3', AUTH_FAILURE_PER_SECOND: '0.001' });
+    server = await startTestServer(db, { AUTH_FAILURE_BURST: '3', AUTH_FAILURE_PER_SECOND: '0.001' });
     const authenticate = server.uow.accounts.authenticate;
     server.uow.accounts.authenticate = (hash) => {
       lookups++;
@@ -168,7 +168,12 @@ describe('callback history', () => {
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('no SQL in logs and admin answers on %s', (db) => {
   it('logs the statement name and error code of a failed query, never its text or parameters', async () => {
     let log = '';
-    const stream = new Writable({ write: (chunk, _enc, done) => ((log += chunk), done()) });
+    const stream = new Writable({
+      write: (chunk, _enc, done) => {
+        log += chunk;
+        done();
+      },
+    });
     const server = await startTestServer(db, {}, pino({ level: 'error' }, stream));
     const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-admin-'));
     try {

@@ -17,7 +17,9 @@ import { client, databases, hasPostgres, startTestServer } from '../support/serv
 import { until } from '../support/wait.ts';
 
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 const stored = async (store: Awaited<ReturnType<typeof openStore>>, name: string) =>
   (await store.execute<{ callback_auth_key: string; signing_secret: string }>({ name: 'stored_secrets', text: 'SELECT callback_auth_key, signing_secret FROM accounts WHERE name = $1', values: [name] }))[0]!;

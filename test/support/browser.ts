@@ -1,7 +1,7 @@
 // Headless Chromium from Debian's package, driven by playwright-core (never a browser download).
 import { chromium, type Browser } from 'playwright-core';
 
-export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({

@@ -11,10 +11,10 @@ export interface ServeProcess {
   output: () => string;
 }
 
-/** Starts `humantask serve` (delivery and attachment checks off unless `env` turns them on). */
+/** Starts `humantask serve` (one process, delivery and attachment checks off unless `env` turns them on). */
 export async function serve(env: Record<string, string>): Promise<ServeProcess> {
   const child = spawn(process.execPath, [bin, 'serve'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_BURST: '0', AUTH_FAILURE_BURST: '0', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', ...env },
+    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', WORKERS: '1', RATE_LIMIT_BURST: '0', AUTH_FAILURE_BURST: '0', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', ...env },
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

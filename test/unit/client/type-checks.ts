@@ -1,18 +1,18 @@
-// Type tests of the client: checked by `tsc --noEmit -p .` (test/typecheck.test.ts runs it). A
-// `@ts-expect-error` line that compiles is itself an error, so each one proves a mistake is caught.
-// The functions below are never called: only their types matter.
-import { describe, expect, expectTypeOf, it } from 'vitest';
+// Type tests of the client, compiled (never run) by types.test.ts beside this file, and by `tsc`
+// over the tree. A `@ts-expect-error` line that compiles is itself an error, so each one proves a
+// mistake is caught. The functions below are never called: only their types matter.
+import { expectTypeOf } from 'vitest';
 import {
   createClient,
   createLegacyClient,
-  HumantaskError,
+  type HumantaskError,
   type ErrorBody,
   type HumantaskClient,
   type LegacyHumantaskClient,
-} from '../../client/index.ts';
-import type { VerifiedCallback } from '../../client/node.ts';
-import type { components as Current } from '../../generated/current.ts';
-import type { components as Legacy } from '../../generated/legacy.ts';
+} from '../../../client/index.ts';
+import type { VerifiedCallback } from '../../../client/node.ts';
+import type { components as Current } from '../../../generated/current.ts';
+import type { components as Legacy } from '../../../generated/legacy.ts';
 
 type Task = Current['schemas']['Task'];
 type LegacyTask = Legacy['schemas']['LegacyTask'];
@@ -122,9 +122,3 @@ export function callbacks(callback: VerifiedCallback) {
   // @ts-expect-error there is no such callback type
   if (callback.type === 'taskFailed') return;
 }
-
-describe('client types', () => {
-  it('are checked by tsc (see test/typecheck.test.ts); this file only needs to compile', () => {
-    expect([creationBodies, parameterNames, narrowing, throwing, callbacks]).toHaveLength(5);
-  });
-});

@@ -3,8 +3,8 @@
 // and a failing round is logged and does not stop the loop.
 import type { Logger } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createPoller, type Poller } from '../../server/delivery/poller.ts';
-import { until } from '../support/wait.ts';
+import { createPoller, type Poller } from '../../../server/delivery/poller.ts';
+import { until } from '../../support/wait.ts';
 
 const waitFor = (done: () => boolean) => until(done, 'the poller', 10_000);
 

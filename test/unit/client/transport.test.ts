@@ -3,8 +3,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createClient, createLegacyClient, HumantaskError, VERSION, type ClientOptions } from '../../client/index.ts';
-import { root } from '../support/spec.ts';
+import { createClient, createLegacyClient, HumantaskError, VERSION, type ClientOptions } from '../../../client/index.ts';
+import { root } from '../../support/spec.ts';
 
 interface Sent {
   method: string;

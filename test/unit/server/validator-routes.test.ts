@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { expect, it } from 'vitest';
-import { cacheValidatorRoutes } from '../../server/validator-routes.ts';
+import { cacheValidatorRoutes } from '../../../server/validator-routes.ts';
 
 it('the validator still compiles its routes through path-to-regexp exports (what the cache replaces)', () => {
   const require = createRequire(import.meta.url);

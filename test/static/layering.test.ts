@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
-import { root } from './support/spec.ts';
+import { root } from '../support/spec.ts';
 
 const run = promisify(execFile);
 const config = path.join(root, '.dependency-cruiser.cjs');

@@ -4,7 +4,7 @@ import http from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { nonPublicReason, parseCidr, refusalReason, safeRequest, type ResolvedAddress } from '../../server/delivery/net.ts';
+import { nonPublicReason, parseCidr, refusalReason, safeRequest, type ResolvedAddress } from '../../../server/delivery/net.ts';
 
 interface Listener {
   host: string;
@@ -182,7 +182,7 @@ describe('safeRequest: a permitted destination', () => {
     expect(got.body).toBe('{"task_id":"t1","é":1}');
     expect(got.headers['content-type']).toBe('application/json');
     expect(got.headers['service-callback-auth']).toBe('secret-key');
-    expect(got.headers['host']).toBe(`127.0.0.1:${port}`); // the URL's host, never a caller's override
+    expect(got.headers.host).toBe(`127.0.0.1:${port}`); // the URL's host, never a caller's override
     expect(got.headers['content-length']).toBe(String(Buffer.byteLength('{"task_id":"t1","é":1}')));
   });
 
@@ -216,13 +216,18 @@ describe('safeRequest: a permitted destination', () => {
     expect(result).toMatchObject({ ok: true, status: 200 });
     expect(calls).toBe(1);
     expect(receiver.requests.length).toBe(before + 1);
-    expect(receiver.requests.at(-1)!.headers['host']).toBe(`hooks.example.test:${port}`);
+    expect(receiver.requests.at(-1)!.headers.host).toBe(`hooks.example.test:${port}`);
   });
 
   it('sends the original host name as the TLS server name while dialling the checked address', async () => {
     const names: string[] = [];
     // No certificate: the handshake fails after the ClientHello, which is all this needs.
-    const server = tls.createServer({ SNICallback: (name, cb) => (names.push(name), cb(new Error('no certificate here'))) });
+    const server = tls.createServer({
+      SNICallback: (name, cb) => {
+        names.push(name);
+        cb(new Error('no certificate here'));
+      },
+    });
     server.on('tlsClientError', () => undefined);
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
@@ -291,7 +296,7 @@ describe('safeRequest: the SSRF guard', () => {
     for (const path of ['/redirect', '/redirect3']) {
       const result = await safeRequest(`http://127.0.0.1:${port}${path}`, { ...base, method: 'POST', body: 'x', allowPrivateNetworks: ['127.0.0.1/32'] });
       expect(result).toMatchObject({ ok: true, status: path === '/redirect' ? 302 : 307 });
-      if (result.ok) expect(result.headers['location']).toMatch(/^http:\/\/127\.0\.0\.[23]:/);
+      if (result.ok) expect(result.headers.location).toMatch(/^http:\/\/127\.0\.0\.[23]:/);
     }
   });
 

@@ -1,6 +1,6 @@
-// The retry schedule of callbacks (API decisions §9), computed exactly.
+// The retry schedule of callbacks (docs/decisions/0009-callbacks.md), computed exactly.
 import { describe, expect, it } from 'vitest';
-import { maxRetries, nextAttemptAt, parseRetryAfter } from '../../server/delivery/schedule.ts';
+import { maxRetries, nextAttemptAt, parseRetryAfter } from '../../../server/delivery/schedule.ts';
 
 const t0 = new Date('2026-11-21T10:00:00.000Z');
 const seconds = (a: Date | null, from: Date) => (a === null ? null : (a.getTime() - from.getTime()) / 1000);

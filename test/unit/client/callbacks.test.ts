@@ -12,8 +12,8 @@ import {
   verifyCallback,
   type CallbackMiddlewareOptions,
   type VerifiedCallback,
-} from '../../client/node.ts';
-import { deref, loadBundle, type Generation, type Json } from '../support/spec.ts';
+} from '../../../client/node.ts';
+import { deref, loadBundle, type Generation, type Json } from '../../support/spec.ts';
 
 const secret = 'whsec_' + randomBytes(32).toString('base64');
 const authKey = 'cbauth_' + randomBytes(16).toString('hex');

@@ -2,9 +2,9 @@
 // checks the first against generated/ (test/typecheck-boundary.test.ts); this checks the run-time
 // table against the bundled YAML the validator serves, webhooks left out.
 import { describe, expect, it } from 'vitest';
-import { handlerTable } from '../../server/app.ts';
-import type { UnitOfWork } from '../../server/domain/ports.ts';
-import { loadContract } from '../../server/http/contract.ts';
+import { handlerTable } from '../../../server/app.ts';
+import type { UnitOfWork } from '../../../server/domain/ports.ts';
+import { loadContract } from '../../../server/http/contract.ts';
 
 describe.each(['current', 'legacy'] as const)('%s generation', (gen) => {
   const contract = loadContract(gen);

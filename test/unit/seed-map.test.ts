@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import { apis, asGeneration, loadBundle, operations, root } from './support/spec.ts';
+import { apis, asGeneration, loadBundle, operations, root } from '../support/spec.ts';
 
 it('names only operations, schemas, parameters and tags that exist in the contract', () => {
   const map = readFileSync(path.join(root, 'docs', 'internal', 'seed-map.md'), 'utf8');

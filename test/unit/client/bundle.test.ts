@@ -4,7 +4,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { expect, it } from 'vitest';
-import { root } from '../support/spec.ts';
+import { root } from '../../support/spec.ts';
 
 async function bundle(contents: string): Promise<{ min: number; gzip: number; text: string }> {
   const result = await build({

@@ -4,7 +4,7 @@
 // respects the task's own params, checked here independently of the generator.
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import type { components } from '../generated/current.ts';
+import type { components } from '../../generated/current.ts';
 import {
   NOMINAL_AUDIO_SECONDS,
   NOMINAL_IMAGE,
@@ -14,11 +14,28 @@ import {
   SYNTHETIC_MASK_ORIGIN,
   syntheticResponse,
   type TaskType,
-} from '../server/domain/synthetic.ts';
-import { checkAnswer } from '../server/domain/answer-rules.ts';
-import { makeValidator } from './support/spec.ts';
+} from '../../server/domain/synthetic.ts';
+import { checkAnswer } from '../../server/domain/answer-rules.ts';
+import { makeValidator } from '../support/spec.ts';
 
 type Schemas = components['schemas'];
+/**
+ * The contract's parameters of a task type (generated/), with the keys this file's arbitraries always
+ * give made required (the checks below read them without a guard), and `Narrowed` replacing the keys
+ * whose generated type is `unknown` (openapi-typescript's rendering of an anyOf of constraints).
+ */
+type ParamsOf<Name extends keyof Schemas & `${string}Params`, Given extends keyof Schemas[Name], Narrowed = unknown> = Omit<
+  Schemas[Name] & Required<Pick<Schemas[Name], Given>>,
+  keyof Narrowed
+> &
+  Narrowed;
+/** The prefixes `X` for which the contract has both `XParams` and `XResponse`. */
+type TypePrefix = { [K in keyof Schemas]: K extends `${infer X}Params` ? (`${X}Response` extends keyof Schemas ? X : never) : never }[keyof Schemas];
+/** A number as the contract takes it: form bodies send it as text. */
+type Num = number | string;
+const num = (value: Num | null | undefined): number | undefined => (value === undefined || value === null ? undefined : Number(value));
+/** A boolean as the contract takes it: form bodies send `true` or `false` as text. */
+const flag = (value: boolean | string | undefined): boolean => String(value ?? false).toLowerCase() === 'true';
 type Json = Record<string, unknown>;
 
 const SEED = 20261121;
@@ -54,7 +71,7 @@ const labelText = fc.oneof(
 const uniqueLabels = (max: number, min = 1) => fc.uniqueArray(labelText, { minLength: min, maxLength: max });
 const keys = fc.stringMatching(/^[a-z][a-z0-9_]{0,9}$/);
 const descriptions = fc.dictionary(keys, texts, { minKeys: 1, maxKeys: 4 });
-const layers = fc.constant({ boxes: [{ left: 40, top: 60, width: 120, height: 80, label: 'car' }] });
+const layers = fc.constant<Schemas['Layers']>({ boxes: [{ left: 40, top: 60, width: 120, height: 80, label: 'car' }] });
 // min_width / min_height: mostly small, sometimes larger than the nominal image.
 const boxSize = fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 300 }) }, { weight: 1, arbitrary: fc.integer({ min: 1000, max: 3000 }) });
 
@@ -64,15 +81,9 @@ const attachmentFor = (kind: AttachmentKind) => (kind === 'text' ? texts : urls)
 // ---------------------------------------------------------------------------------------------
 // Annotation attributes (API description 2.8), shared by the image types.
 
-type AttributeKind = 'category' | 'number' | 'angle' | 'text' | 'offset' | 'linked';
-interface AttributeParam {
-  type?: AttributeKind;
-  description?: string;
-  choices?: string[];
-  allow_multiple?: boolean;
-  conditions?: { label_condition?: { label: string }; attribute_conditions?: Array<Record<string, string | number>> };
-}
-type AttributeParams = Record<string, AttributeParam>;
+type AttributeParam = Schemas['AnnotationAttribute'];
+type AttributeKind = NonNullable<AttributeParam['type']>;
+type AttributeParams = Schemas['AnnotationAttributes'];
 type AttributeValues = Record<string, string | number | string[]>;
 
 /** The value one time in four, otherwise undefined. */
@@ -213,32 +224,33 @@ interface XY {
 }
 
 /** The image the contract's rules put shapes in: the nominal image, widened for boxes larger than it. */
-const boxCanvas = (minWidth = 0, minHeight = 0): Size => ({
-  width: Math.max(NOMINAL_IMAGE.width, minWidth),
-  height: Math.max(NOMINAL_IMAGE.height, minHeight),
+const boxCanvas = (minWidth?: Num, minHeight?: Num): Size => ({
+  width: Math.max(NOMINAL_IMAGE.width, num(minWidth) ?? 0),
+  height: Math.max(NOMINAL_IMAGE.height, num(minHeight) ?? 0),
 });
 
 function expectInside(point: XY, canvas: Size, what: string): void {
   expect(point.x >= 0 && point.x <= canvas.width && point.y >= 0 && point.y <= canvas.height, `${what} ${JSON.stringify(point)} inside ${canvas.width}×${canvas.height}`).toBe(true);
 }
 
-function expectBoxInside(box: { left: number; top: number; width: number; height: number }, canvas: Size, minWidth = 0, minHeight = 0): void {
+function expectBoxInside(box: { left: number; top: number; width: number; height: number }, canvas: Size, minWidth?: Num, minHeight?: Num): void {
   expectInside({ x: box.left, y: box.top }, canvas, 'box corner');
   expectInside({ x: box.left + box.width, y: box.top + box.height }, canvas, 'box corner');
-  expect(box.width, 'box width ≥ min_width').toBeGreaterThanOrEqual(minWidth);
-  expect(box.height, 'box height ≥ min_height').toBeGreaterThanOrEqual(minHeight);
+  expect(box.width, 'box width ≥ min_width').toBeGreaterThanOrEqual(num(minWidth) ?? 0);
+  expect(box.height, 'box height ≥ min_height').toBeGreaterThanOrEqual(num(minHeight) ?? 0);
 }
 
-function expectVertexCount(vertices: readonly unknown[], minVertices = 1, maxVertices: number | null = null): void {
-  expect(vertices.length).toBeGreaterThanOrEqual(minVertices);
-  if (maxVertices !== null) expect(vertices.length).toBeLessThanOrEqual(maxVertices);
+function expectVertexCount(vertices: readonly unknown[], minVertices?: Num, maxVertices?: Num | null): void {
+  expect(vertices.length).toBeGreaterThanOrEqual(num(minVertices) ?? 1);
+  const max = num(maxVertices);
+  if (max !== undefined) expect(vertices.length).toBeLessThanOrEqual(max);
 }
 
 /** Labels drawn: from objects_to_annotate, each at least once; without with_labels, one kind at a time. */
-function checkDrawnLabels(objects: readonly string[], drawn: readonly string[], withLabels: boolean | undefined): void {
+function checkDrawnLabels(objects: readonly string[], drawn: readonly string[], withLabels: boolean | string | undefined): void {
   for (const label of drawn) expect(objects).toContain(label);
   expect(new Set(drawn)).toEqual(new Set(objects));
-  if (!withLabels) {
+  if (!flag(withLabels)) {
     const order = drawn.map((label) => objects.indexOf(label));
     expect(order, 'grouped by kind in the order of objects_to_annotate').toEqual([...order].sort((a, b) => a - b));
   }
@@ -249,8 +261,8 @@ function checkDrawnLabels(objects: readonly string[], drawn: readonly string[], 
 
 interface TypeCase<P extends object> {
   type: TaskType;
-  /** Schema name prefix: `<prefix>Params`, `<prefix>Response`. */
-  prefix: string;
+  /** Schema name prefix: `<prefix>Params`, `<prefix>Response` (both in the contract). */
+  prefix: TypePrefix;
   /** What a client sees, in one sentence. */
   story: string;
   params: fc.Arbitrary<P>;
@@ -304,16 +316,7 @@ function describeType<P extends object>(c: TypeCase<P>): void {
 // ---------------------------------------------------------------------------------------------
 // annotation
 
-interface BoxParams {
-  attachment: string;
-  attachment_type?: 'image';
-  objects_to_annotate: string[];
-  with_labels?: boolean;
-  min_width?: number;
-  min_height?: number;
-  layers?: Json;
-  annotation_attributes?: AttributeParams;
-}
+type BoxParams = ParamsOf<'AnnotationParams', 'attachment' | 'objects_to_annotate'>;
 
 describeType<BoxParams>({
   type: 'annotation',
@@ -346,14 +349,7 @@ describeType<BoxParams>({
 // ---------------------------------------------------------------------------------------------
 // pointannotation, lineannotation, polygonannotation
 
-interface PointParams {
-  attachment: string;
-  attachment_type?: 'image';
-  objects_to_annotate: string[];
-  with_labels?: boolean;
-  layers?: Json;
-  annotation_attributes?: AttributeParams;
-}
+type PointParams = ParamsOf<'PointAnnotationParams', 'attachment' | 'objects_to_annotate'>;
 
 describeType<PointParams>({
   type: 'pointannotation',
@@ -380,11 +376,7 @@ describeType<PointParams>({
   },
 });
 
-interface VertexParams extends PointParams {
-  min_vertices?: number;
-  max_vertices?: number | null;
-  splines?: boolean;
-}
+type VertexParams = ParamsOf<'LineAnnotationParams', 'attachment' | 'objects_to_annotate'>;
 
 const vertexBounds = fc
   .integer({ min: 1, max: 12 })
@@ -449,13 +441,7 @@ describeType<VertexParams>({
 // ---------------------------------------------------------------------------------------------
 // segmentannotation
 
-interface SegmentParams {
-  attachment: string;
-  attachment_type?: 'image';
-  labels: string[];
-  instance_labels?: string[];
-  allow_unlabeled?: boolean;
-}
+type SegmentParams = ParamsOf<'SegmentAnnotationParams', 'attachment' | 'labels'>;
 
 describeType<SegmentParams>({
   type: 'segmentannotation',
@@ -511,14 +497,7 @@ describeType<SegmentParams>({
 // ---------------------------------------------------------------------------------------------
 // categorization
 
-interface CategorizationParams {
-  attachment_type: AttachmentKind;
-  attachment: string;
-  categories: string[];
-  category_ids?: Record<string, string>;
-  allow_multiple?: boolean;
-  layers?: Json;
-}
+type CategorizationParams = ParamsOf<'CategorizationParams', 'attachment_type' | 'attachment' | 'categories'>;
 
 const attachmentKinds = fc.constantFrom<AttachmentKind>('text', 'image', 'video', 'audio', 'website', 'pdf');
 
@@ -560,12 +539,7 @@ describeType<CategorizationParams>({
 // ---------------------------------------------------------------------------------------------
 // comparison, datacollection, transcription, audiotranscription
 
-interface ComparisonParams {
-  attachment_type: AttachmentKind;
-  attachments: string[];
-  choices?: string[];
-  fields?: Record<string, string>;
-}
+type ComparisonParams = ParamsOf<'ComparisonParams', 'attachment_type' | 'attachments'>;
 
 describeType<ComparisonParams>({
   type: 'comparison',
@@ -593,11 +567,7 @@ describeType<ComparisonParams>({
   },
 });
 
-interface DataCollectionParams {
-  attachment_type: 'text' | 'image' | 'website';
-  attachment: string;
-  fields: Record<string, string>;
-}
+type DataCollectionParams = ParamsOf<'DataCollectionParams', 'attachment_type' | 'attachment' | 'fields'>;
 
 describeType<DataCollectionParams>({
   type: 'datacollection',
@@ -613,13 +583,7 @@ describeType<DataCollectionParams>({
   },
 });
 
-type RepeatableParam = string | { description: string; choices: string[] };
-interface TranscriptionParams {
-  attachment_type: 'image' | 'pdf' | 'website';
-  attachment: string;
-  fields?: Record<string, string>;
-  repeatable_fields?: Record<string, RepeatableParam>;
-}
+type TranscriptionParams = ParamsOf<'TranscriptionParams', 'attachment_type' | 'attachment'>;
 
 const repeatableFields = fc.dictionary(
   keys,
@@ -657,11 +621,7 @@ describeType<TranscriptionParams>({
   },
 });
 
-interface AudioParams {
-  attachment: string;
-  attachment_type?: 'audio';
-  language?: string;
-}
+type AudioParams = ParamsOf<'AudioTranscriptionParams', 'attachment'>;
 
 describeType<AudioParams>({
   type: 'audiotranscription',
@@ -686,15 +646,10 @@ describeType<AudioParams>({
 // ---------------------------------------------------------------------------------------------
 // imageannotation and videoplaybackannotation
 
-type GeometryKind = 'box' | 'polygon' | 'line' | 'point' | 'cuboid' | 'ellipse';
+type GeometryKind = Schemas['ImageAnnotationResponse']['annotations'][number]['type'];
 const GEOMETRY_KINDS: readonly GeometryKind[] = ['box', 'polygon', 'line', 'point', 'cuboid', 'ellipse'];
-interface GeometrySpec {
-  objects_to_annotate: string[];
-  min_width?: number;
-  min_height?: number;
-  min_vertices?: number;
-  max_vertices?: number;
-}
+type GeometrySpec = Schemas['GeometrySpec'];
+// The contract's Geometries (at least one key, an anyOf of required keys) is generated as unknown.
 type Geometries = Partial<Record<GeometryKind, GeometrySpec>>;
 
 const geometrySpec: fc.Arbitrary<GeometrySpec> = fc
@@ -758,13 +713,7 @@ function checkGeometryCoverage(given: Geometries, drawn: ReadonlyArray<{ type: G
   }
 }
 
-interface ImageAnnotationParams {
-  attachment: string;
-  attachment_type?: 'image';
-  geometries: Geometries;
-  annotation_attributes?: AttributeParams;
-  layers?: Json;
-}
+type ImageAnnotationParams = ParamsOf<'ImageAnnotationParams', 'attachment', { geometries: Geometries }>;
 
 describeType<ImageAnnotationParams>({
   type: 'imageannotation',
@@ -794,15 +743,7 @@ describeType<ImageAnnotationParams>({
   },
 });
 
-interface VideoParams {
-  attachment?: string;
-  attachments?: string[];
-  attachment_type?: 'video' | 'image';
-  geometries: Geometries;
-  frame_rate?: number;
-  events_to_annotate?: string[];
-  annotation_attributes?: AttributeParams;
-}
+type VideoParams = ParamsOf<'VideoPlaybackAnnotationParams', never, { geometries: Geometries }>;
 
 type Track = { uuid: string; type: GeometryKind; label: string; attributes?: AttributeValues; frames: Array<Json & { frame: number }> };
 
@@ -829,7 +770,7 @@ describeType<VideoParams>({
   ),
   check(params, response) {
     const { annotations, events } = response as { annotations: Track[]; events: Schemas['VideoEvent'][] };
-    const frameCount = params.attachments ? params.attachments.length : NOMINAL_VIDEO_SECONDS * (params.frame_rate ?? 1);
+    const frameCount = params.attachments ? params.attachments.length : NOMINAL_VIDEO_SECONDS * (num(params.frame_rate) ?? 1);
     checkGeometryCoverage(params.geometries, annotations);
     expect(new Set(annotations.map((t) => t.uuid)).size).toBe(annotations.length);
     for (const track of annotations) {
@@ -895,12 +836,9 @@ interface FieldSetParam {
 type FormFieldParam = FieldCommon & { type: 'form'; fields: Array<LeafField | FieldSetParam> };
 type TopField = LeafField | FormFieldParam;
 
-interface TextCollectionParams {
-  attachments: Array<{ type: string; content: string; forms?: string[] }>;
-  fields: TopField[];
-  title?: string;
-  description?: string;
-}
+// The contract's UnitField (a union with the form field) is generated as unknown: the fields this
+// file makes are typed above.
+type TextCollectionParams = ParamsOf<'TextCollectionParams', 'attachments', { fields: TopField[] }>;
 
 /** Only choices without subchoices can be selected. */
 const leafValues = (choices: readonly ChoiceParam[]): ChoiceValue[] =>
@@ -1332,29 +1270,10 @@ describe('textcollection in test mode: forms filled several times, pre-filled da
 // ---------------------------------------------------------------------------------------------
 // namedentityrecognition
 
-interface NerAttribute {
-  type?: 'select';
-  display_name?: string;
-  options: Array<{ value: string; display_name?: string }>;
-}
-interface NerLabel {
-  name: string;
-  display_name?: string;
-  attributes?: Record<string, NerAttribute>;
-  children?: NerLabel[];
-}
-interface NerRelationship {
-  name?: string;
-  display_name?: string;
-  is_directed?: boolean;
-  source_label?: string;
-  target_label?: string;
-}
-interface NerParams {
-  text: string;
-  labels: NerLabel[];
-  relationships?: NerRelationship[];
-}
+type NerLabel = Schemas['NamedEntityRecognitionLabel'];
+type NerRelationship = Schemas['NamedEntityRecognitionRelationshipDefinition'];
+// The contract's relationships (a list, or its older forms) are generated as unknown.
+type NerParams = ParamsOf<'NamedEntityRecognitionParams', 'text' | 'labels', { relationships?: NerRelationship[] }>;
 
 const nerAttributes = fc.dictionary(
   keys,
@@ -1392,7 +1311,10 @@ const allEntityLabels = (labels: readonly NerLabel[]): NerLabel[] => labels.flat
 const nerParams: fc.Arbitrary<NerParams> = labelDrafts
   .map((drafts): NerLabel[] => {
     let n = 0;
-    const name = (base: string) => `${base}_${(n += 1)}`;
+    const name = (base: string) => {
+      n += 1;
+      return `${base}_${n}`;
+    };
     return drafts.map((d) => ({
       name: name(d.base),
       ...(d.attributes ? { attributes: d.attributes } : {}),
@@ -1445,7 +1367,7 @@ describeType<NerParams>({
       const target = labelOf.get(r.target_ref);
       expect(source !== undefined && target !== undefined, 'relationships join existing spans').toBe(true);
       const fits = (d: NerRelationship, from = source, to = target) => (d.source_label ?? from) === from && (d.target_label ?? to) === to;
-      const allowed = definitions.filter((d) => d.name === r.name).some((d) => fits(d) || (!d.is_directed && fits(d, target, source)));
+      const allowed = definitions.filter((d) => d.name === r.name).some((d) => fits(d) || (!flag(d.is_directed) && fits(d, target, source)));
       expect(allowed, `relationship ${JSON.stringify(r)} matches a definition`).toBe(true);
     }
     expect(new Set(relationships.map((r) => r.id)).size).toBe(relationships.length);
@@ -1455,11 +1377,8 @@ describeType<NerParams>({
 // ---------------------------------------------------------------------------------------------
 // documenttranscription
 
-interface DocumentParams {
-  attachment: string;
-  attachment_type?: 'pdf' | 'image';
-  features?: Array<{ name: string; description?: string }>;
-}
+// The contract's DocumentTranscriptionFeature (label or its older alias name) is generated as unknown.
+type DocumentParams = ParamsOf<'DocumentTranscriptionParams', 'attachment', { features?: Array<{ name: string; description?: string }> }>;
 
 describeType<DocumentParams>({
   type: 'documenttranscription',
@@ -1491,11 +1410,7 @@ describeType<DocumentParams>({
 // ---------------------------------------------------------------------------------------------
 // lidarsegmentation
 
-interface LidarParams {
-  attachments: string[];
-  attachment_type?: 'json';
-  labels: string[];
-}
+type LidarParams = ParamsOf<'LidarSegmentationParams', 'attachments' | 'labels'>;
 
 describeType<LidarParams>({
   type: 'lidarsegmentation',

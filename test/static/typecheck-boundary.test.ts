@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { root } from './support/spec.ts';
+import { root } from '../support/spec.ts';
 
 const file = (rel: string) => path.join(root, rel);
 const config = ts.parseJsonConfigFileContent(ts.readConfigFile(file('tsconfig.json'), ts.sys.readFile).config, ts.sys, root);

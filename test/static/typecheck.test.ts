@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import { root } from './support/spec.ts';
+import { root } from '../support/spec.ts';
 
 it('typechecks (tsc --noEmit, strict, noUncheckedIndexedAccess)', () => {
   let output = '';
