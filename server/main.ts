@@ -125,7 +125,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
       else if (work) pollers[work.queue]?.nudge(work.dueAt);
     },
     onRelisten: () => {
-      Object.values(pollers).forEach((p) => p.nudge());
+      for (const p of Object.values(pollers)) p.nudge();
       workAvailable.notify();
     },
     onError: (err) => logger.warn({ err }, 'work notifications interrupted; polling meanwhile'),

@@ -61,8 +61,10 @@ function shapeProblems(where: string, kind: string, a: Json, spec: ShapeSpec): s
   if (kind === 'box') {
     coordinate('left', a.left);
     coordinate('top', a.top);
-    if ((num(a.width) ?? 0) < spec.minWidth) out.push(`${where}.width is ${String(a.width)}, less than the task's min_width ${spec.minWidth}.`);
-    if ((num(a.height) ?? 0) < spec.minHeight) out.push(`${where}.height is ${String(a.height)}, less than the task's min_height ${spec.minHeight}.`);
+    if ((num(a.width) ?? 0) < spec.minWidth)
+      out.push(`${where}.width is ${String(a.width)}, less than the task's min_width ${spec.minWidth}.`);
+    if ((num(a.height) ?? 0) < spec.minHeight)
+      out.push(`${where}.height is ${String(a.height)}, less than the task's min_height ${spec.minHeight}.`);
   } else if (kind === 'point') {
     coordinate('x', a.x);
     coordinate('y', a.y);
@@ -76,8 +78,10 @@ function shapeProblems(where: string, kind: string, a: Json, spec: ShapeSpec): s
       coordinate(`vertices[${i}].y`, v.y);
     });
     if (kind === 'line' || kind === 'polygon') {
-      if (vertices.length < spec.minVertices) out.push(`${where} has ${vertices.length} vertices, fewer than the task's min_vertices ${spec.minVertices}.`);
-      if (spec.maxVertices !== undefined && vertices.length > spec.maxVertices) out.push(`${where} has ${vertices.length} vertices, more than the task's max_vertices ${spec.maxVertices}.`);
+      if (vertices.length < spec.minVertices)
+        out.push(`${where} has ${vertices.length} vertices, fewer than the task's min_vertices ${spec.minVertices}.`);
+      if (spec.maxVertices !== undefined && vertices.length > spec.maxVertices)
+        out.push(`${where} has ${vertices.length} vertices, more than the task's max_vertices ${spec.maxVertices}.`);
     }
   }
   return out;
@@ -102,7 +106,8 @@ const imageAnnotation: Rule = (params, response) => {
     const where = `response.annotations[${i}]`;
     const kind = String(a.type);
     const spec = geometries[kind];
-    if (!isRecord(spec)) return [`${where}.type ${quote(kind)} is not one of the task's geometries (${Object.keys(geometries).join(', ')}).`];
+    if (!isRecord(spec))
+      return [`${where}.type ${quote(kind)} is not one of the task's geometries (${Object.keys(geometries).join(', ')}).`];
     const bad = labelProblem(where, a.label, labelNames(spec.objects_to_annotate), `geometries.${kind}.objects_to_annotate`);
     return [...(bad ? [bad] : []), ...shapeProblems(where, kind, a, shapeSpec(spec))];
   });
@@ -114,10 +119,15 @@ const categorization: Rule = (params, response) => {
   const chosen = Array.isArray(response.category) ? response.category : [response.category];
   const out: string[] = [];
   if (multiple !== Array.isArray(response.category)) {
-    out.push(multiple ? 'response.category must be a list of categories (the task allows several).' : 'response.category must be one category (the task does not allow several).');
+    out.push(
+      multiple
+        ? 'response.category must be a list of categories (the task allows several).'
+        : 'response.category must be one category (the task does not allow several).',
+    );
   }
   if (multiple && chosen.length === 0) out.push('response.category names no category: choose at least one.');
-  for (const c of chosen) if (typeof c !== 'string' || !categories.has(c)) out.push(`response.category ${quote(String(c))} is not one of the task's categories.`);
+  for (const c of chosen)
+    if (typeof c !== 'string' || !categories.has(c)) out.push(`response.category ${quote(String(c))} is not one of the task's categories.`);
   if (new Set(chosen).size !== chosen.length) out.push('response.category names a category twice.');
   return out;
 };
@@ -127,7 +137,8 @@ function fieldProblems(where: string, asked: unknown, given: unknown): string[] 
   if (!isRecord(asked)) return [];
   const answers = isRecord(given) ? given : {};
   const out: string[] = [];
-  for (const key of Object.keys(asked)) if (typeof answers[key] !== 'string') out.push(`${where}.${key} is missing: the task asks for this field.`);
+  for (const key of Object.keys(asked))
+    if (typeof answers[key] !== 'string') out.push(`${where}.${key} is missing: the task asks for this field.`);
   for (const key of Object.keys(answers)) if (!Object.hasOwn(asked, key)) out.push(`${where}.${key} is not a field of the task.`);
   return out;
 }
@@ -136,7 +147,8 @@ const comparison: Rule = (params, response) => {
   const choices = strings(params.choices);
   const out: string[] = [];
   if (choices.length > 0) {
-    if (typeof response.choice !== 'string' || !choices.includes(response.choice)) out.push(`response.choice ${quote(String(response.choice))} is not one of the task's choices.`);
+    if (typeof response.choice !== 'string' || !choices.includes(response.choice))
+      out.push(`response.choice ${quote(String(response.choice))} is not one of the task's choices.`);
   } else if (response.choice !== undefined) out.push('response.choice is given, but the task has no choices.');
   return [...out, ...fieldProblems('response.fields', params.fields, response.fields)];
 };
@@ -145,7 +157,11 @@ const fields: Rule = (params, response) => fieldProblems('response.fields', para
 
 const transcription: Rule = (params, response) => [
   ...fieldProblems('response.fields', params.fields, response.fields),
-  ...(isRecord(params.repeatable_fields) ? records(response.repeatable_fields).flatMap((row, i) => fieldProblems(`response.repeatable_fields[${i}]`, params.repeatable_fields, row)) : []),
+  ...(isRecord(params.repeatable_fields)
+    ? records(response.repeatable_fields).flatMap((row, i) =>
+        fieldProblems(`response.repeatable_fields[${i}]`, params.repeatable_fields, row),
+      )
+    : []),
 ];
 
 const namedEntityRecognition: Rule = (params, response) => {
@@ -168,7 +184,8 @@ const namedEntityRecognition: Rule = (params, response) => {
   });
   records(response.relationships).forEach((r, i) => {
     for (const end of ['source_ref', 'target_ref']) {
-      if (typeof r[end] !== 'string' || !ids.has(r[end] as string)) out.push(`response.relationships[${i}].${end} names no annotation of the response.`);
+      if (typeof r[end] !== 'string' || !ids.has(r[end] as string))
+        out.push(`response.relationships[${i}].${end} names no annotation of the response.`);
     }
   });
   return out;
@@ -179,8 +196,10 @@ const segmentAnnotation: Rule = (params, response) => {
   const annotations = isRecord(response.annotations) ? response.annotations : {};
   const labeled = isRecord(annotations.labeled) ? annotations.labeled : {};
   const out: string[] = [];
-  for (const label of labels) if (!Object.hasOwn(labeled, label)) out.push(`response.annotations.labeled has no mask for the task's label ${quote(label)}.`);
-  for (const key of Object.keys(labeled)) if (!labels.includes(key)) out.push(`response.annotations.labeled.${key} is not one of the task's labels.`);
+  for (const label of labels)
+    if (!Object.hasOwn(labeled, label)) out.push(`response.annotations.labeled has no mask for the task's label ${quote(label)}.`);
+  for (const key of Object.keys(labeled))
+    if (!labels.includes(key)) out.push(`response.annotations.labeled.${key} is not one of the task's labels.`);
   if (annotations.unlabeled !== null && annotations.unlabeled !== undefined && params.allow_unlabeled !== true) {
     out.push('response.annotations.unlabeled is given, but the task does not allow unlabeled regions (allow_unlabeled).');
   }
@@ -194,13 +213,16 @@ const videoPlaybackAnnotation: Rule = (params, response) => {
   const out = records(response.annotations).flatMap((a, i) => {
     const where = `response.annotations[${i}]`;
     const spec = geometries[String(a.type)];
-    if (!isRecord(spec)) return [`${where}.type ${quote(String(a.type))} is not one of the task's geometries (${Object.keys(geometries).join(', ')}).`];
+    if (!isRecord(spec))
+      return [`${where}.type ${quote(String(a.type))} is not one of the task's geometries (${Object.keys(geometries).join(', ')}).`];
     const bad = labelProblem(where, a.label, labelNames(spec.objects_to_annotate), `geometries.${String(a.type)}.objects_to_annotate`);
     return bad ? [bad] : [];
   });
   records(response.events).forEach((e, i) => {
-    if (typeof e.label !== 'string' || !events.has(e.label)) out.push(`response.events[${i}].label ${quote(String(e.label))} is not one of the task's events_to_annotate.`);
-    if ((num(e.start) ?? 0) > (num(e.end) ?? Infinity)) out.push(`response.events[${i}] ends (frame ${String(e.end)}) before it starts (frame ${String(e.start)}).`);
+    if (typeof e.label !== 'string' || !events.has(e.label))
+      out.push(`response.events[${i}].label ${quote(String(e.label))} is not one of the task's events_to_annotate.`);
+    if ((num(e.start) ?? 0) > (num(e.end) ?? Infinity))
+      out.push(`response.events[${i}] ends (frame ${String(e.end)}) before it starts (frame ${String(e.start)}).`);
   });
   return out;
 };
@@ -210,12 +232,17 @@ const lidarSegmentation: Rule = (params, response) => {
   const labels = strings(params.labels);
   const frames = Array.isArray(params.attachments) ? params.attachments.length : 0;
   const out: string[] = [];
-  if (JSON.stringify(response.labels) !== JSON.stringify(labels)) out.push("response.labels must be the task's labels, in the task's order.");
+  if (JSON.stringify(response.labels) !== JSON.stringify(labels))
+    out.push("response.labels must be the task's labels, in the task's order.");
   records(response.frames).forEach((f, i) => {
     const frame = num(f.frame);
-    if (frame === undefined || frame < 0 || frame >= frames) out.push(`response.frames[${i}].frame ${String(f.frame)} is not a frame of the task (0..${frames - 1}).`);
-    const badPoint = (Array.isArray(f.point_labels) ? f.point_labels : []).findIndex((l) => typeof l !== 'number' || l < -1 || l >= labels.length);
-    if (badPoint >= 0) out.push(`response.frames[${i}].point_labels[${badPoint}] is not a label index (0..${labels.length - 1}, or -1 for none).`);
+    if (frame === undefined || frame < 0 || frame >= frames)
+      out.push(`response.frames[${i}].frame ${String(f.frame)} is not a frame of the task (0..${frames - 1}).`);
+    const badPoint = (Array.isArray(f.point_labels) ? f.point_labels : []).findIndex(
+      (l) => typeof l !== 'number' || l < -1 || l >= labels.length,
+    );
+    if (badPoint >= 0)
+      out.push(`response.frames[${i}].point_labels[${badPoint}] is not a label index (0..${labels.length - 1}, or -1 for none).`);
   });
   return out;
 };
@@ -223,7 +250,9 @@ const lidarSegmentation: Rule = (params, response) => {
 /** Segments that end after they start. */
 const audioTranscription: Rule = (_params, response) =>
   records(response.segments).flatMap((seg, i) =>
-    (num(seg.end_seconds) ?? 0) < (num(seg.start_seconds) ?? 0) ? [`response.segments[${i}] ends (${String(seg.end_seconds)} s) before it starts (${String(seg.start_seconds)} s).`] : [],
+    (num(seg.end_seconds) ?? 0) < (num(seg.start_seconds) ?? 0)
+      ? [`response.segments[${i}] ends (${String(seg.end_seconds)} s) before it starts (${String(seg.start_seconds)} s).`]
+      : [],
   );
 
 // textcollection: the field rules of test mode (synthetic.ts) for a worker's form. A field its
@@ -232,14 +261,20 @@ const audioTranscription: Rule = (_params, response) =>
 
 type Choice = string | number;
 const choiceValues = (answer: unknown): Choice[] =>
-  Array.isArray(answer) ? answer.flatMap(choiceValues) : (typeof answer === 'string' && answer !== '') || typeof answer === 'number' ? [answer] : [];
+  Array.isArray(answer)
+    ? answer.flatMap(choiceValues)
+    : (typeof answer === 'string' && answer !== '') || typeof answer === 'number'
+      ? [answer]
+      : [];
 const flatFields = (fields: unknown): Json[] => records(fields).flatMap((f) => (f.type === 'fieldset' ? records(f.fields) : [f]));
 const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
 
 function fieldAnswerProblems(where: string, fields: Json[], answers: Json, outer: (id: string) => Choice[], attachments: number): string[] {
   const ids = fields.map((f) => String(f.field_id));
   const local = (id: string) => (ids.includes(id) ? choiceValues(answers[id]) : outer(id));
-  const out = Object.keys(answers).filter((id) => !ids.includes(id)).map((id) => `${where}.${id} is not a field of the task.`);
+  const out = Object.keys(answers)
+    .filter((id) => !ids.includes(id))
+    .map((id) => `${where}.${id} is not a field of the task.`);
   for (const field of fields) {
     const id = String(field.field_id);
     const at = `${where}.${id}`;
@@ -249,7 +284,10 @@ function fieldAnswerProblems(where: string, fields: Json[], answers: Json, outer
       continue;
     }
     // A select's choices are plain values, added to by the selections of `choices_from_field`.
-    const options = field.type === 'select' ? [...choiceValues(field.choices), ...(typeof field.choices_from_field === 'string' ? local(field.choices_from_field) : [])] : [];
+    const options =
+      field.type === 'select'
+        ? [...choiceValues(field.choices), ...(typeof field.choices_from_field === 'string' ? local(field.choices_from_field) : [])]
+        : [];
     if (field.type === 'select' && options.length === 0) {
       if (present) out.push(`${at} is answered, but it has nothing to select.`);
       continue;
@@ -269,12 +307,20 @@ function fieldAnswerProblems(where: string, fields: Json[], answers: Json, outer
       each = answers[id] as unknown[];
       if (each.length < min || each.length > max) out.push(`${at} has ${each.length} answers; the field takes ${min} to ${max}.`);
     }
-    each.forEach((one, i) => out.push(...oneAnswerProblems(max > 1 ? `${at}[${i}]` : at, field, one, options, outer, attachments)));
+    for (const [i, one] of each.entries())
+      out.push(...oneAnswerProblems(max > 1 ? `${at}[${i}]` : at, field, one, options, outer, attachments));
   }
   return out;
 }
 
-function oneAnswerProblems(at: string, field: Json, answer: unknown, options: Choice[], outer: (id: string) => Choice[], attachments: number): string[] {
+function oneAnswerProblems(
+  at: string,
+  field: Json,
+  answer: unknown,
+  options: Choice[],
+  outer: (id: string) => Choice[],
+  attachments: number,
+): string[] {
   switch (field.type) {
     case 'text': {
       const length = typeof answer === 'string' ? Array.from(answer).length : 0;
@@ -286,17 +332,20 @@ function oneAnswerProblems(at: string, field: Json, answer: unknown, options: Ch
       if (Number.isNaN(value)) return [`${at} is not a number written in digits.`];
       const min = num(field.min);
       const max = num(field.max);
-      if ((min !== undefined && value < min) || (max !== undefined && value > max)) return [`${at} is ${value}, outside the field's ${min ?? '-∞'}..${max ?? '∞'}.`];
+      if ((min !== undefined && value < min) || (max !== undefined && value > max))
+        return [`${at} is ${value}, outside the field's ${min ?? '-∞'}..${max ?? '∞'}.`];
       return [];
     }
     case 'datetime': {
       const value = isRecord(answer) ? answer : {};
       const include = strings(field.include);
       const parts = Object.keys(value);
-      if (parts.some((p) => !include.includes(p)) || include.some((p) => !parts.includes(p))) return [`${at} must give exactly the parts ${include.join(', ')}.`];
+      if (parts.some((p) => !include.includes(p)) || include.some((p) => !parts.includes(p)))
+        return [`${at} must give exactly the parts ${include.join(', ')}.`];
       const month = num(value.month);
       const day = num(value.day);
-      if (month !== undefined && day !== undefined && day > daysIn(num(value.year) ?? 2000, month)) return [`${at}.day ${day} is not a day of month ${month}.`];
+      if (month !== undefined && day !== undefined && day > daysIn(num(value.year) ?? 2000, month))
+        return [`${at}.day ${day} is not a day of month ${month}.`];
       return [];
     }
     case 'category': {
@@ -304,27 +353,38 @@ function oneAnswerProblems(at: string, field: Json, answer: unknown, options: Ch
       const selected = Array.isArray(answer) ? answer : [];
       const fewest = Math.min(num(field.min_choices) ?? 1, leaves.length);
       const most = Math.max(fewest, Math.min(num(field.max_choices) ?? 1, leaves.length));
-      const out = selected.filter((v) => !leaves.includes(v as Choice)).map((v) => `${at} selects ${quote(String(v))}, not a (leaf) choice of the field.`);
+      const out = selected
+        .filter((v) => !leaves.includes(v as Choice))
+        .map((v) => `${at} selects ${quote(String(v))}, not a (leaf) choice of the field.`);
       if (new Set(selected).size !== selected.length) out.push(`${at} selects a choice twice.`);
-      if (selected.length < fewest || selected.length > most) out.push(`${at} selects ${selected.length} choices; the field takes ${fewest} to ${most}.`);
+      if (selected.length < fewest || selected.length > most)
+        out.push(`${at} selects ${selected.length} choices; the field takes ${fewest} to ${most}.`);
       return out;
     }
     case 'time_range': {
       const r = isRecord(answer) ? answer : {};
       const from = num(r.from_seconds) ?? -1;
       const to = num(r.to_seconds) ?? -1;
-      return 0 <= from && from <= to && to <= 86_400 ? [] : [`${at} is not a time range within the day (0 ≤ from_seconds ≤ to_seconds ≤ 86400).`];
+      return 0 <= from && from <= to && to <= 86_400
+        ? []
+        : [`${at} is not a time range within the day (0 ≤ from_seconds ≤ to_seconds ≤ 86400).`];
     }
     case 'select':
-      return Array.isArray(answer) && answer.length === 1 && options.includes(answer[0] as Choice) ? [] : [`${at} must select one of the field's options.`];
+      return Array.isArray(answer) && answer.length === 1 && options.includes(answer[0] as Choice)
+        ? []
+        : [`${at} must select one of the field's options.`];
     case 'ranking_order': {
       const ranked = Array.isArray(answer) ? answer : [];
       const count = num(field.num_items_to_rank) ?? attachments;
-      const bad = ranked.some((i) => !Number.isInteger(i) || (i as number) < 0 || (i as number) >= attachments) || new Set(ranked).size !== ranked.length;
+      const bad =
+        ranked.some((i) => !Number.isInteger(i) || (i as number) < 0 || (i as number) >= attachments) ||
+        new Set(ranked).size !== ranked.length;
       return ranked.length !== count || bad ? [`${at} must rank ${count} distinct attachments by index (0..${attachments - 1}).`] : [];
     }
     case 'form':
-      return isRecord(answer) ? fieldAnswerProblems(at, flatFields(field.fields), answer, outer, attachments) : [`${at} must be a filling of the form (an object).`];
+      return isRecord(answer)
+        ? fieldAnswerProblems(at, flatFields(field.fields), answer, outer, attachments)
+        : [`${at} must be a filling of the form (an object).`];
     default:
       return [];
   }
@@ -335,7 +395,10 @@ const textCollection: Rule = (params, response) => {
   // Outside a form, a field's selections count wherever it was answered (in every filling of a form).
   const everywhere = (id: string): Choice[] => [
     ...choiceValues(annotations[id]),
-    ...Object.values(annotations).flatMap((a) => (Array.isArray(a) ? a : [a])).filter(isRecord).flatMap((filling) => choiceValues(filling[id])),
+    ...Object.values(annotations)
+      .flatMap((a) => (Array.isArray(a) ? a : [a]))
+      .filter(isRecord)
+      .flatMap((filling) => choiceValues(filling[id])),
   ];
   const attachments = Array.isArray(params.attachments) ? params.attachments.length : 0;
   return fieldAnswerProblems('response.annotations', flatFields(params.fields), annotations, everywhere, attachments);
@@ -346,7 +409,10 @@ const documentTranscription: Rule = (params, response) => {
   const features = new Set(records(params.features).flatMap((f) => [f.label, f.name].filter((x): x is string => typeof x === 'string')));
   return records(response.annotations).flatMap((a, i) => {
     const where = `response.annotations[${i}]`;
-    const out = a.label !== undefined && (typeof a.label !== 'string' || !features.has(a.label)) ? [`${where}.label ${quote(String(a.label))} is not one of the task's features.`] : [];
+    const out =
+      a.label !== undefined && (typeof a.label !== 'string' || !features.has(a.label))
+        ? [`${where}.label ${quote(String(a.label))} is not one of the task's features.`]
+        : [];
     return [...out, ...shapeProblems(where, 'box', a, { minWidth: 0, minHeight: 0, minVertices: 1, maxVertices: undefined })];
   });
 };

@@ -6,6 +6,7 @@ import { and, asc, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { Task } from '../domain/model.ts';
 import type { Assignment, Staffing, TaskWork, WorkRepository } from '../domain/workforce/model.ts';
 import type { Database, Execute } from './db.ts';
+import { isUniqueViolation } from './errors.ts';
 import { workChannel, workPayload } from './notify.ts';
 import { rowCodec, statement } from './rows.ts';
 import { assignments, staffing, taskWork, workEvents } from './schema.ts';
@@ -34,7 +35,8 @@ export function taskWorkInsert(task: Task, gate: string, add: (value: unknown) =
 }
 
 /** Wakes waiting claimers (after the commit) when `cte` returned rows: slots came back. */
-const wakeAfter = (cte: string) => `wake AS (SELECT pg_notify('${workChannel}', '${workPayload('assignments')}') WHERE EXISTS (SELECT 1 FROM ${cte}))`;
+const wakeAfter = (cte: string) =>
+  `wake AS (SELECT pg_notify('${workChannel}', '${workPayload('assignments')}') WHERE EXISTS (SELECT 1 FROM ${cte}))`;
 
 const ms = (placeholder: string) => `(${placeholder}::double precision * interval '1 millisecond')`;
 
@@ -145,13 +147,6 @@ const closeText = `WITH tw AS (UPDATE task_work SET stage = 'canceled', open_slo
     SELECT $2::timestamptz, ended.account_id, ended.worker_id, ended.assignment_id, ended.task_id, 'canceled' FROM ended)
   SELECT count(*)::int AS n FROM ended`;
 
-const isUniqueViolation = (err: unknown, constraint: string): boolean => {
-  for (let e: any = err; e; e = e.cause) {
-    if (e.code === '23505' && (e.constraint === constraint || String(e.message).includes(constraint))) return true;
-  }
-  return false;
-};
-
 export function workRepository(db: Database, execute: Execute): WorkRepository {
   const one = async (text: string, values: unknown[]) => {
     const [row] = await execute(statement(text, values));
@@ -160,12 +155,27 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
   return {
     async claim(r) {
       const values = [
-        r.worker.workerId, r.worker.accountId, r.worker.accountId === null ? 'operator' : 'account', r.worker.calibrator, r.role,
-        r.now.toISOString(), r.lease.leaseMs, r.lease.hardCapMs, r.assignmentId, r.leaseToken, r.project ?? null,
+        r.worker.workerId,
+        r.worker.accountId,
+        r.worker.accountId === null ? 'operator' : 'account',
+        r.worker.calibrator,
+        r.role,
+        r.now.toISOString(),
+        r.lease.leaseMs,
+        r.lease.hardCapMs,
+        r.assignmentId,
+        r.leaseToken,
+        r.project ?? null,
       ];
       try {
         const operator = r.worker.accountId === null;
-        const text = r.reservedOnly ? (operator ? claimText.operatorReserved : claimText.ownReserved) : operator ? claimText.operator : claimText.own;
+        const text = r.reservedOnly
+          ? operator
+            ? claimText.operatorReserved
+            : claimText.ownReserved
+          : operator
+            ? claimText.operator
+            : claimText.own;
         return await one(text, values);
       } catch (err) {
         // The same worker claiming twice at once: the other claim won (the caller reads its assignment).
@@ -178,7 +188,15 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
       return one(heartbeatText, [i.assignmentId, i.workerId, i.leaseToken, draft, i.now.toISOString(), i.leaseMs, i.activeMs ?? null]);
     },
     giveBack(i) {
-      return one(giveBackText, [i.assignmentId, i.workerId, i.leaseToken, i.status, i.reason ?? null, i.now.toISOString(), i.activeMs ?? null]);
+      return one(giveBackText, [
+        i.assignmentId,
+        i.workerId,
+        i.leaseToken,
+        i.status,
+        i.reason ?? null,
+        i.now.toISOString(),
+        i.activeMs ?? null,
+      ]);
     },
     async expireLapsed(now, limit) {
       const [row] = await execute<{ n: number }>(statement(expireText, [now.toISOString(), limit]));
@@ -186,7 +204,10 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
     },
     async get(assignmentId, workerId, options) {
       const lock = options?.forUpdate ? ' FOR UPDATE' : '';
-      return one(`SELECT ${assignmentRow.columnList} FROM assignments WHERE assignment_id = $1::text AND ($2::text IS NULL OR worker_id = $2::text)${lock}`, [assignmentId, workerId]);
+      return one(
+        `SELECT ${assignmentRow.columnList} FROM assignments WHERE assignment_id = $1::text AND ($2::text IS NULL OR worker_id = $2::text)${lock}`,
+        [assignmentId, workerId],
+      );
     },
     async activeFor(workerId) {
       return one(`SELECT ${assignmentRow.columnList} FROM assignments WHERE worker_id = $1::text AND status = 'active'`, [workerId]);
@@ -211,14 +232,20 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
       await execute(statement(closeText, [taskId, now.toISOString()]));
     },
     async forTask(taskId) {
-      return (await db.select().from(assignments).where(eq(assignments.taskId, taskId)).orderBy(asc(assignments.issuedAt), asc(assignments.assignmentId))) as Assignment[];
+      return (await db
+        .select()
+        .from(assignments)
+        .where(eq(assignments.taskId, taskId))
+        .orderBy(asc(assignments.issuedAt), asc(assignments.assignmentId))) as Assignment[];
     },
     async forWorker(workerId, filters, page) {
       const where: SQL[] = [eq(assignments.workerId, workerId)];
       if (filters.statuses?.length) where.push(inArray(assignments.status, filters.statuses));
       if (page.before) {
         const { issuedAt, assignmentId } = page.before;
-        where.push(or(lt(assignments.issuedAt, issuedAt), and(eq(assignments.issuedAt, issuedAt), lt(assignments.assignmentId, assignmentId)))!);
+        where.push(
+          or(lt(assignments.issuedAt, issuedAt), and(eq(assignments.issuedAt, issuedAt), lt(assignments.assignmentId, assignmentId)))!,
+        );
       }
       return (await db
         .select()
@@ -242,7 +269,14 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
       const rows = await db
         .select()
         .from(staffing)
-        .where(and(eq(staffing.accountId, accountId), eq(staffing.mode, 'live'), eq(staffing.project, project), inArray(staffing.batch, ['', batch ?? ''])))
+        .where(
+          and(
+            eq(staffing.accountId, accountId),
+            eq(staffing.mode, 'live'),
+            eq(staffing.project, project),
+            inArray(staffing.batch, ['', batch ?? '']),
+          ),
+        )
         .orderBy(desc(staffing.batch))
         .limit(1);
       return (rows[0] as Staffing | undefined) ?? null;
@@ -256,11 +290,13 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
     },
     async putStaffing(s) {
       const { accountId: _a, mode: _m, project: _p, batch: _b, ...rest } = s;
-      await db.insert(staffing).values(s).onConflictDoUpdate({ target: [staffing.accountId, staffing.mode, staffing.project, staffing.batch], set: rest });
+      await db
+        .insert(staffing)
+        .values(s)
+        .onConflictDoUpdate({ target: [staffing.accountId, staffing.mode, staffing.project, staffing.batch], set: rest });
     },
     async addEvents(events) {
       if (events.length > 0) await db.insert(workEvents).values(events);
     },
   };
 }
-

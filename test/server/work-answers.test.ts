@@ -23,21 +23,45 @@ for (const [path, , body] of creationExamples(contract)) {
 const first = (r: Json, key = 'annotations'): Json => r[key][0];
 /** For each type: a way to break a valid answer, and the rule the refusal must name. */
 const broken: Record<string, [(r: Json, params: Json) => void, RegExp]> = {
-  annotation: [(r) => (first(r).label = 'no such label'), /annotations\[0\]\.label "no such label" is not one of the task's objects_to_annotate/],
+  annotation: [
+    (r) => (first(r).label = 'no such label'),
+    /annotations\[0\]\.label "no such label" is not one of the task's objects_to_annotate/,
+  ],
   pointannotation: [(r) => (first(r).label = 'x'), /annotations\[0\]\.label "x" is not one of the task's objects_to_annotate/],
   lineannotation: [(r) => (first(r).label = 'x'), /objects_to_annotate/],
   polygonannotation: [(r) => (first(r).label = 'x'), /objects_to_annotate/],
-  imageannotation: [(r) => (first(r).label = 'x'), /annotations\[0\]\.label "x" is not one of the task's geometries\.\w+\.objects_to_annotate/],
-  segmentannotation: [(r) => (r.annotations.labeled = { ...r.annotations.labeled, 'not a label': 'https://example.com/m.png' }), /labeled\.not a label is not one of the task's labels/],
+  imageannotation: [
+    (r) => (first(r).label = 'x'),
+    /annotations\[0\]\.label "x" is not one of the task's geometries\.\w+\.objects_to_annotate/,
+  ],
+  segmentannotation: [
+    (r) => (r.annotations.labeled = { ...r.annotations.labeled, 'not a label': 'https://example.com/m.png' }),
+    /labeled\.not a label is not one of the task's labels/,
+  ],
   categorization: [(r) => (r.category = 'not a category'), /response\.category "not a category" is not one of the task's categories/],
-  comparison: [(r, p) => (p.choices ? (r.choice = 'neither') : (r.fields = { ...r.fields, extra: 'x' })), /not one of the task's choices|is not a field of the task/],
+  comparison: [
+    (r, p) => {
+      if (p.choices) r.choice = 'neither';
+      else r.fields = { ...r.fields, extra: 'x' };
+    },
+    /not one of the task's choices|is not a field of the task/,
+  ],
   datacollection: [(r) => (r.fields = { ...r.fields, extra: 'x' }), /response\.fields\.extra is not a field of the task/],
   transcription: [(r) => (r.fields = { ...r.fields, extra: 'x' }), /response\.fields\.extra is not a field of the task/],
   namedentityrecognition: [(r) => (first(r).end = 100_000), /annotations\[0\] spans \d+\.\.100000, not inside the text/],
-  audiotranscription: [(r) => (r.segments[0].start_seconds = r.segments[0].end_seconds + 1), /response\.segments\[0\] ends \([\d.]+ s\) before it starts/],
-  videoplaybackannotation: [(r) => (first(r).label = 'x'), /annotations\[0\]\.label "x" is not one of the task's geometries\.\w+\.objects_to_annotate/],
+  audiotranscription: [
+    (r) => (r.segments[0].start_seconds = r.segments[0].end_seconds + 1),
+    /response\.segments\[0\] ends \([\d.]+ s\) before it starts/,
+  ],
+  videoplaybackannotation: [
+    (r) => (first(r).label = 'x'),
+    /annotations\[0\]\.label "x" is not one of the task's geometries\.\w+\.objects_to_annotate/,
+  ],
   lidarsegmentation: [(r) => (r.frames[0].point_labels[0] = 99), /response\.frames\[0\]\.point_labels\[0\] is not a label index/],
-  textcollection: [(r) => (r.annotations = { ...r.annotations, no_such_field: 'x' }), /response\.annotations\.no_such_field is not a field of the task/],
+  textcollection: [
+    (r) => (r.annotations = { ...r.annotations, no_such_field: 'x' }),
+    /response\.annotations\.no_such_field is not a field of the task/,
+  ],
   documenttranscription: [(r) => (first(r).label = 'x'), /annotations\[0\]\.label "x" is not one of the task's features/],
 };
 
@@ -55,36 +79,52 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('answe
     expect([...examples.keys()].sort()).toEqual(Object.keys(broken).sort());
   });
 
-  it.each([...examples.keys()])('%s over the worker API: a broken answer gets 400 naming the rule; the synthetic answer completes the task', async (type) => {
-    const api = client(server, 'current', server.dev.live_key);
-    const created = await api('POST', `/v1/task/${type}`, { json: examples.get(type) });
-    expect(created.status, created.text).toBe(200);
-    const taskId = created.body.task_id as string;
-    const w = await createWorker(server, { accountId: server.dev.account_id });
-    const call = async (path: string, json: unknown) => {
-      const res = await fetch(`${server.url}/worker${path}`, { method: 'POST', headers: { ...bearer(w.token), 'content-type': 'application/json' }, body: JSON.stringify(json) });
-      return { status: res.status, body: (await res.json().catch(() => undefined)) as Json };
-    };
-    const a = (await call('/v1/assignments/next', {})).body;
-    expect(a.task.task_id).toBe(taskId);
-    const task = (await server.uow.tasks.get(server.dev.account_id, 'live', taskId))!;
-    const valid = syntheticResponse(type as TaskType, task.params, taskId) as Json;
+  it.each([...examples.keys()])(
+    '%s over the worker API: a broken answer gets 400 naming the rule; the synthetic answer completes the task',
+    async (type) => {
+      const api = client(server, 'current', server.dev.live_key);
+      const created = await api('POST', `/v1/task/${type}`, { json: examples.get(type) });
+      expect(created.status, created.text).toBe(200);
+      const taskId = created.body.task_id as string;
+      const w = await createWorker(server, { accountId: server.dev.account_id });
+      const call = async (path: string, json: unknown) => {
+        const res = await fetch(`${server.url}/worker${path}`, {
+          method: 'POST',
+          headers: { ...bearer(w.token), 'content-type': 'application/json' },
+          body: JSON.stringify(json),
+        });
+        return { status: res.status, body: (await res.json().catch(() => undefined)) as Json };
+      };
+      const a = (await call('/v1/assignments/next', {})).body;
+      expect(a.task.task_id).toBe(taskId);
+      const task = (await server.uow.tasks.get(server.dev.account_id, 'live', taskId))!;
+      const valid = syntheticResponse(type as TaskType, task.params, taskId) as Json;
 
-    const bad = structuredClone(valid);
-    const [breakIt, rule] = broken[type]!;
-    breakIt(bad, task.params);
-    const refused = await call(`/v1/assignments/${a.assignment_id}/submit`, { lease_token: a.lease_token, active_ms: 1000, response: bad });
-    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
-    expect(refused.body.error).toMatch(rule);
-    expect(await server.uow.tasks.get(server.dev.account_id, 'live', taskId)).toMatchObject({ status: 'pending', response: null });
+      const bad = structuredClone(valid);
+      const [breakIt, rule] = broken[type]!;
+      breakIt(bad, task.params);
+      const refused = await call(`/v1/assignments/${a.assignment_id}/submit`, {
+        lease_token: a.lease_token,
+        active_ms: 1000,
+        response: bad,
+      });
+      expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+      expect(refused.body.error).toMatch(rule);
+      expect(await server.uow.tasks.get(server.dev.account_id, 'live', taskId)).toMatchObject({ status: 'pending', response: null });
 
-    const done = await call(`/v1/assignments/${a.assignment_id}/submit`, { lease_token: a.lease_token, active_ms: 61_000, response: valid });
-    expect(done.status, JSON.stringify(done.body)).toBe(200);
-    const stored = (await server.uow.tasks.get(server.dev.account_id, 'live', taskId))!;
-    expect(stored.status).toBe('completed');
-    // datacollection: the time spent is the measured active time (at most the time that passed), not what the worker sent.
-    if (type === 'datacollection') expect(stored.response).toEqual({ ...valid, time_spent_in_seconds: Math.round((done.body.active_ms as number) / 1000) });
-    else expect(stored.response).toEqual(valid);
-    expect((await api('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', response: stored.response });
-  });
+      const done = await call(`/v1/assignments/${a.assignment_id}/submit`, {
+        lease_token: a.lease_token,
+        active_ms: 61_000,
+        response: valid,
+      });
+      expect(done.status, JSON.stringify(done.body)).toBe(200);
+      const stored = (await server.uow.tasks.get(server.dev.account_id, 'live', taskId))!;
+      expect(stored.status).toBe('completed');
+      // datacollection: the time spent is the measured active time (at most the time that passed), not what the worker sent.
+      if (type === 'datacollection')
+        expect(stored.response).toEqual({ ...valid, time_spent_in_seconds: Math.round((done.body.active_ms as number) / 1000) });
+      else expect(stored.response).toEqual(valid);
+      expect((await api('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', response: stored.response });
+    },
+  );
 });

@@ -19,10 +19,20 @@ async function receiver() {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, received, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
+    received,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
-const categorization = (callback_url: string) => ({ callback_url, instruction: 'Pick', attachment_type: 'text', attachment: 'a cat', categories: ['cat', 'dog'] });
+const categorization = (callback_url: string) => ({
+  callback_url,
+  instruction: 'Pick',
+  attachment_type: 'text',
+  attachment: 'a cat',
+  categories: ['cat', 'dog'],
+});
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the worker API on %s', (db) => {
   let server: TestServer;
@@ -38,58 +48,83 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   });
 
   /** A call of the worker API with a worker's token. */
-  const as = (token: string) => async (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${server.url}/worker${path}`, {
-      method,
-      headers: { ...bearer(token), ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-    });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
-  };
+  const as =
+    (token: string) =>
+    async (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) => {
+      const res = await fetch(`${server.url}/worker${path}`, {
+        method,
+        headers: { ...bearer(token), ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+        ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+      });
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
+    };
 
   async function account() {
     const secrets = await createAccount(server.uow, `http-${db}-${Math.random().toString(16).slice(2)}`, new Date());
     return { secrets, current: client(server, 'current', secrets.live_key), legacy: client(server, 'legacy', secrets.live_key) };
   }
 
-  it.each(['legacy', 'current'] as const)('a live task created through the %s generation is taken, submitted and completed; the receiver gets it once', async (generation) => {
-    const { secrets, current, legacy } = await account();
-    const created = await (generation === 'legacy' ? legacy : current)('POST', '/v1/task/categorization', { json: categorization(hook.url) });
-    expect(created.status, created.text).toBe(200);
-    const taskId = created.body.task_id as string;
-    const w = as((await createWorker(server, { accountId: secrets.account_id })).token);
+  it.each(['legacy', 'current'] as const)(
+    'a live task created through the %s generation is taken, submitted and completed; the receiver gets it once',
+    async (generation) => {
+      const { secrets, current, legacy } = await account();
+      const created = await (generation === 'legacy' ? legacy : current)('POST', '/v1/task/categorization', {
+        json: categorization(hook.url),
+      });
+      expect(created.status, created.text).toBe(200);
+      const taskId = created.body.task_id as string;
+      const w = as((await createWorker(server, { accountId: secrets.account_id })).token);
 
-    const next = await w('POST', '/v1/assignments/next', {});
-    expect(next.status, next.text).toBe(200);
-    expect(next.body).toMatchObject({ role: 'attempt', status: 'active', task: { task_id: taskId, type: 'categorization', instruction: 'Pick', params: { categories: ['cat', 'dog'] } } });
-    const { assignment_id: id, lease_token } = next.body;
-    // Asking again while it is held resumes the same assignment.
-    expect((await w('POST', '/v1/assignments/next', {})).body).toMatchObject({ assignment_id: id, lease_token });
+      const next = await w('POST', '/v1/assignments/next', {});
+      expect(next.status, next.text).toBe(200);
+      expect(next.body).toMatchObject({
+        role: 'attempt',
+        status: 'active',
+        task: { task_id: taskId, type: 'categorization', instruction: 'Pick', params: { categories: ['cat', 'dog'] } },
+      });
+      const { assignment_id: id, lease_token } = next.body;
+      // Asking again while it is held resumes the same assignment.
+      expect((await w('POST', '/v1/assignments/next', {})).body).toMatchObject({ assignment_id: id, lease_token });
 
-    const beat = await w('POST', `/v1/assignments/${id}/heartbeat`, { lease_token, active_ms: 1000, draft: { category: 'dog' } });
-    expect(beat.status, beat.text).toBe(200);
-    expect(beat.body).toMatchObject({ assignment_id: id, active_ms: expect.any(Number) });
+      const beat = await w('POST', `/v1/assignments/${id}/heartbeat`, { lease_token, active_ms: 1000, draft: { category: 'dog' } });
+      expect(beat.status, beat.text).toBe(200);
+      expect(beat.body).toMatchObject({ assignment_id: id, active_ms: expect.any(Number) });
 
-    const bad = await w('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 1000, response: { category: 'bird' } });
-    expect([bad.status, bad.body.code, bad.body.error]).toEqual([400, 'invalid_request', `response.category "bird" is not one of the task's categories.`]);
-    const stale = await w('POST', `/v1/assignments/${id}/submit`, { lease_token: 'lt_stale', active_ms: 1000, response: { category: 'cat' } });
-    expect([stale.status, stale.body.code]).toEqual([409, 'lease_lost']);
+      const bad = await w('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 1000, response: { category: 'bird' } });
+      expect([bad.status, bad.body.code, bad.body.error]).toEqual([
+        400,
+        'invalid_request',
+        `response.category "bird" is not one of the task's categories.`,
+      ]);
+      const stale = await w('POST', `/v1/assignments/${id}/submit`, {
+        lease_token: 'lt_stale',
+        active_ms: 1000,
+        response: { category: 'cat' },
+      });
+      expect([stale.status, stale.body.code]).toEqual([409, 'lease_lost']);
 
-    const done = await w('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 2000, response: { category: 'cat' } });
-    expect(done.status, done.text).toBe(200);
-    expect(done.body).toMatchObject({ assignment_id: id, status: 'submitted', response: { category: 'cat' } });
-    const late = await w('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 0, response: { category: 'dog' } });
-    expect([late.status, late.body.code]).toEqual([409, 'assignment_closed']);
+      const done = await w('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 2000, response: { category: 'cat' } });
+      expect(done.status, done.text).toBe(200);
+      expect(done.body).toMatchObject({ assignment_id: id, status: 'submitted', response: { category: 'cat' } });
+      const late = await w('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 0, response: { category: 'dog' } });
+      expect([late.status, late.body.code]).toEqual([409, 'assignment_closed']);
 
-    await until(async () => (await legacy('GET', `/v1/task/${taskId}`)).body.callback_succeeded === true, 'the callback');
-    expect(hook.received.filter((c) => c.task_id === taskId)).toEqual([expect.objectContaining({ task_id: taskId, response: { category: 'cat' } })]);
-    expect((await legacy('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', response: { category: 'cat' }, callback_succeeded: true });
-    expect((await current('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', response: { category: 'cat' } });
-    // Nothing else to do: 204 with Retry-After.
-    const none = await w('POST', '/v1/assignments/next', {});
-    expect([none.status, none.headers.get('retry-after')]).toEqual([204, '5']);
-  });
+      await until(async () => (await legacy('GET', `/v1/task/${taskId}`)).body.callback_succeeded === true, 'the callback');
+      expect(hook.received.filter((c) => c.task_id === taskId)).toEqual([
+        expect.objectContaining({ task_id: taskId, response: { category: 'cat' } }),
+      ]);
+      expect((await legacy('GET', `/v1/task/${taskId}`)).body).toMatchObject({
+        status: 'completed',
+        response: { category: 'cat' },
+        callback_succeeded: true,
+      });
+      expect((await current('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', response: { category: 'cat' } });
+      // Nothing else to do: 204 with Retry-After.
+      const none = await w('POST', '/v1/assignments/next', {});
+      expect([none.status, none.headers.get('retry-after')]).toEqual([204, '5']);
+    },
+  );
 
   it('staffing, review and redo over HTTP: a rejected answer is redone by its author with the feedback, accepted by another reviewer; both generations show the audit and times_redone', async () => {
     const { secrets, current, legacy } = await account();
@@ -99,39 +134,91 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       return { id: w.workerId, call: as(w.token) };
     };
     const [author, first, second] = [await mk(['labeler']), await mk(['reviewer']), await mk(['reviewer'])];
-    const unknown = await current('PUT', '/v1/projects/reviewed/staffing', { json: { attempt: ['wkr_000000000000000000000000'], review: [] } });
+    const unknown = await current('PUT', '/v1/projects/reviewed/staffing', {
+      json: { attempt: ['wkr_000000000000000000000000'], review: [] },
+    });
     expect([unknown.status, unknown.body.error]).toEqual([404, expect.stringContaining('wkr_000000000000000000000000')]);
-    const staffed = await current('PUT', '/v1/projects/reviewed/staffing', { json: { attempt: [author.id], review: [first.id, second.id], review_sampling: { new_worker_tasks: 5, rate: 0 } } });
+    const staffed = await current('PUT', '/v1/projects/reviewed/staffing', {
+      json: { attempt: [author.id], review: [first.id, second.id], review_sampling: { new_worker_tasks: 5, rate: 0 } },
+    });
     expect(staffed.status, staffed.text).toBe(200);
-    expect(staffed.body).toMatchObject({ attempt: [author.id], review: [first.id, second.id], review_sampling: { new_worker_tasks: 5, rate: 0 }, source: 'project' });
+    expect(staffed.body).toMatchObject({
+      attempt: [author.id],
+      review: [first.id, second.id],
+      review_sampling: { new_worker_tasks: 5, rate: 0 },
+      source: 'project',
+    });
     expect((await current('GET', '/v1/projects/reviewed/staffing')).body).toEqual(staffed.body);
 
-    const taskId = (await legacy('POST', '/v1/task/categorization', { json: { ...categorization(hook.url), project: 'reviewed' } })).body.task_id as string;
+    const taskId = (await legacy('POST', '/v1/task/categorization', { json: { ...categorization(hook.url), project: 'reviewed' } })).body
+      .task_id as string;
     const attempt = (await author.call('POST', '/v1/assignments/next', {})).body;
-    expect((await author.call('POST', `/v1/assignments/${attempt.assignment_id}/submit`, { lease_token: attempt.lease_token, active_ms: 1000, response: { category: 'dog' } })).body.status).toBe('submitted');
+    expect(
+      (
+        await author.call('POST', `/v1/assignments/${attempt.assignment_id}/submit`, {
+          lease_token: attempt.lease_token,
+          active_ms: 1000,
+          response: { category: 'dog' },
+        })
+      ).body.status,
+    ).toBe('submitted');
     expect((await legacy('GET', `/v1/task/${taskId}`)).body.status).toBe('pending');
 
     const review = (await first.call('POST', '/v1/assignments/next', { role: 'review' })).body;
     expect(review).toMatchObject({ role: 'review', task: { task_id: taskId }, under_review: { response: { category: 'dog' } } });
     const feedback_items = [{ category: 'wrong_label', text: 'It is a cat.', scope: { field: 'category' } }];
-    const rejected = await first.call('POST', `/v1/assignments/${review.assignment_id}/review`, { lease_token: review.lease_token, result: 'rejected', feedback_items, active_ms: 3000 });
+    const rejected = await first.call('POST', `/v1/assignments/${review.assignment_id}/review`, {
+      lease_token: review.lease_token,
+      result: 'rejected',
+      feedback_items,
+      active_ms: 3000,
+    });
     expect(rejected.status, rejected.text).toBe(200);
     expect(rejected.body).toMatchObject({ status: 'reviewed', review: { result: 'rejected', feedback_items } });
 
     const redo = (await author.call('POST', '/v1/assignments/next', {})).body;
-    expect(redo).toMatchObject({ role: 'redo', task: { task_id: taskId }, previous_response: { category: 'dog' }, feedback: { result: 'rejected', feedback_items } });
-    await author.call('POST', `/v1/assignments/${redo.assignment_id}/submit`, { lease_token: redo.lease_token, active_ms: 1000, response: { category: 'cat' } });
+    expect(redo).toMatchObject({
+      role: 'redo',
+      task: { task_id: taskId },
+      previous_response: { category: 'dog' },
+      feedback: { result: 'rejected', feedback_items },
+    });
+    await author.call('POST', `/v1/assignments/${redo.assignment_id}/submit`, {
+      lease_token: redo.lease_token,
+      active_ms: 1000,
+      response: { category: 'cat' },
+    });
     expect((await first.call('POST', '/v1/assignments/next', { role: 'review' })).status).toBe(204);
     const check = (await second.call('POST', '/v1/assignments/next', { role: 'review' })).body;
     expect(check.under_review.response).toEqual({ category: 'cat' });
-    expect((await second.call('POST', `/v1/assignments/${check.assignment_id}/review`, { lease_token: check.lease_token, result: 'accepted', active_ms: 7000 })).status).toBe(200);
+    expect(
+      (
+        await second.call('POST', `/v1/assignments/${check.assignment_id}/review`, {
+          lease_token: check.lease_token,
+          result: 'accepted',
+          active_ms: 7000,
+        })
+      ).status,
+    ).toBe(200);
 
     const audits = [{ audited_by: second.id, audit_result: 'accepted', audit_source: 'humantask', audit_time_secs: expect.any(Number) }];
-    expect((await legacy('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', response: { category: 'cat' }, times_redone: 1, audits });
+    expect((await legacy('GET', `/v1/task/${taskId}`)).body).toMatchObject({
+      status: 'completed',
+      response: { category: 'cat' },
+      times_redone: 1,
+      audits,
+    });
     expect((await current('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', times_redone: 1, audits });
     const who = await current('GET', `/v1/task/${taskId}/assignments`);
     expect(who.status, who.text).toBe(200);
-    expect(who.body.docs.map((d: { worker: string; role: string; status: string; review_result?: string }) => [d.worker, d.role, d.status, d.review_result])).toEqual([
+    expect(
+      who.body.docs.map((d: { worker: string; role: string; status: string; review_result?: string }) => [
+        d.worker,
+        d.role,
+        d.status,
+        d.review_result,
+      ]),
+    ).toEqual([
       [author.id, 'attempt', 'reviewed', 'rejected'],
       [first.id, 'review', 'reviewed', 'rejected'],
       [author.id, 'redo', 'reviewed', 'accepted'],
@@ -160,7 +247,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const w = as((await createWorker(server, { accountId: a.secrets.account_id })).token);
     const { assignment_id: id, lease_token } = (await w('POST', '/v1/assignments/next', {})).body;
     expect((await stranger('GET', `/v1/assignments/${id}`)).status).toBe(404);
-    expect((await stranger('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 0, response: { category: 'cat' } })).status).toBe(404);
+    expect(
+      (await stranger('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 0, response: { category: 'cat' } })).status,
+    ).toBe(404);
     const key = { 'idempotency-key': `submit-${db}-${id}` };
     const first = await w('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 500, response: { category: 'cat' } }, key);
     const again = await w('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 500, response: { category: 'cat' } }, key);
@@ -174,33 +263,45 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   });
 });
 
-describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('leases over HTTP on %s (1 s leases, a sweep every 20 ms)', (db) => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer(db, { WORK_LEASE_SECONDS: '1', WORK_SWEEP_POLL_MS: '20' });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
-  const as = (token: string) => async (method: string, path: string, json?: unknown) => {
-    const res = await fetch(`${server.url}/worker${path}`, { method, headers: { ...bearer(token), 'content-type': 'application/json' }, ...(json !== undefined ? { body: JSON.stringify(json) } : {}) });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  };
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))(
+  'leases over HTTP on %s (1 s leases, a sweep every 20 ms)',
+  (db) => {
+    let server: TestServer;
+    beforeAll(async () => {
+      server = await startTestServer(db, { WORK_LEASE_SECONDS: '1', WORK_SWEEP_POLL_MS: '20' });
+    });
+    afterAll(async () => {
+      await server?.close();
+    });
+    const as = (token: string) => async (method: string, path: string, json?: unknown) => {
+      const res = await fetch(`${server.url}/worker${path}`, {
+        method,
+        headers: { ...bearer(token), 'content-type': 'application/json' },
+        ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined };
+    };
 
-  it("a lapsed lease is swept and the task goes to another worker; the first worker's late submit is 409 and changes nothing", async () => {
-    const api = client(server, 'current', server.dev.live_key);
-    const taskId = (await api('POST', '/v1/task/categorization', { json: categorization('https://example.com/cb') })).body.task_id as string;
-    const slow = as((await createWorker(server, { accountId: server.dev.account_id })).token);
-    const next = as((await createWorker(server, { accountId: server.dev.account_id })).token);
-    const a = (await slow('POST', '/v1/assignments/next', {})).body;
-    expect((await next('POST', '/v1/assignments/next', {})).status).toBe(204);
-    await until(async () => (await slow('GET', `/v1/assignments/${a.assignment_id}`)).body.status === 'expired', 'the sweep');
-    const b = (await next('POST', '/v1/assignments/next', {})).body;
-    expect(b.task.task_id).toBe(taskId);
-    const late = await slow('POST', `/v1/assignments/${a.assignment_id}/submit`, { lease_token: a.lease_token, active_ms: 100, response: { category: 'cat' } });
-    expect([late.status, late.body.code]).toEqual([409, 'lease_lost']);
-    expect((await api('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'pending' });
-    expect((await api('GET', `/v1/task/${taskId}`)).body.response).toBeUndefined();
-  });
-});
+    it("a lapsed lease is swept and the task goes to another worker; the first worker's late submit is 409 and changes nothing", async () => {
+      const api = client(server, 'current', server.dev.live_key);
+      const taskId = (await api('POST', '/v1/task/categorization', { json: categorization('https://example.com/cb') })).body
+        .task_id as string;
+      const slow = as((await createWorker(server, { accountId: server.dev.account_id })).token);
+      const next = as((await createWorker(server, { accountId: server.dev.account_id })).token);
+      const a = (await slow('POST', '/v1/assignments/next', {})).body;
+      expect((await next('POST', '/v1/assignments/next', {})).status).toBe(204);
+      await until(async () => (await slow('GET', `/v1/assignments/${a.assignment_id}`)).body.status === 'expired', 'the sweep');
+      const b = (await next('POST', '/v1/assignments/next', {})).body;
+      expect(b.task.task_id).toBe(taskId);
+      const late = await slow('POST', `/v1/assignments/${a.assignment_id}/submit`, {
+        lease_token: a.lease_token,
+        active_ms: 100,
+        response: { category: 'cat' },
+      });
+      expect([late.status, late.body.code]).toEqual([409, 'lease_lost']);
+      expect((await api('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'pending' });
+      expect((await api('GET', `/v1/task/${taskId}`)).body.response).toBeUndefined();
+    });
+  },
+);

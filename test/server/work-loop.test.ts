@@ -69,7 +69,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const legacy = client(server, 'legacy', secrets.live_key);
     const categorization = async (extra: Record<string, unknown> = {}) => {
       const r = await current('POST', '/v1/task/categorization', {
-        json: { callback_url: 'https://example.com/cb', instruction: 'Pick', attachment_type: 'text', attachment: 'a cat', categories: ['cat', 'dog'], ...extra },
+        json: {
+          callback_url: 'https://example.com/cb',
+          instruction: 'Pick',
+          attachment_type: 'text',
+          attachment: 'a cat',
+          categories: ['cat', 'dog'],
+          ...extra,
+        },
       });
       expect(r.status, r.text).toBe(200);
       return r.body.task_id as string;
@@ -78,7 +85,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   }
 
   const task = (caller: Caller, taskId: string) => server.uow.tasks.get(caller.account.accountId, 'live', taskId);
-  const callbacks = async (caller: Caller, taskId: string) => (await server.uow.outbox.forSubject(caller.account.accountId, taskId)).filter((m) => m.event === 'task_completed');
+  const callbacks = async (caller: Caller, taskId: string) =>
+    (await server.uow.outbox.forSubject(caller.account.accountId, taskId)).filter((m) => m.event === 'task_completed');
 
   it('hands a live task to a worker, keeps it with heartbeats, and completes it on submit with its callback queued', async () => {
     const { caller, worker, categorization } = await account();
@@ -92,13 +100,27 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     // Nothing more for anyone: overlap 1.
     expect(await claimNext(server.uow, worker('w2'), {}, settings, new Date())).toBeNull();
 
-    const beat = await heartbeat(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, draft: { category: 'dog' }, activeMs: 5 }, settings, later(1000));
+    const beat = await heartbeat(
+      server.uow,
+      w,
+      a.assignmentId,
+      { leaseToken: a.leaseToken, draft: { category: 'dog' }, activeMs: 5 },
+      settings,
+      later(1000),
+    );
     expect(beat.draft).toEqual({ category: 'dog' });
     expect(beat.leaseExpiresAt.getTime()).toBeGreaterThan(a.leaseExpiresAt.getTime());
     const lost = await failure(heartbeat(server.uow, w, a.assignmentId, { leaseToken: 'stale' }, settings, new Date()));
     expect([lost.kind, lost.code]).toEqual(['conflict', 'lease_lost']);
 
-    const out = await submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response: { category: 'cat' }, activeMs: 1200 }, checkSchema, later(2000));
+    const out = await submitAssignment(
+      server.uow,
+      w,
+      a.assignmentId,
+      { leaseToken: a.leaseToken, response: { category: 'cat' }, activeMs: 1200 },
+      checkSchema,
+      later(2000),
+    );
     expect(out.next).toBe('completed');
     expect(out.assignment).toMatchObject({ status: 'submitted', response: { category: 'cat' } });
     const done = (await task(caller, taskId))!;
@@ -108,7 +130,16 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     expect(more).toEqual([]);
     expect(cb!.payload).toMatchObject({ task_id: taskId, response: { category: 'cat' }, task: { status: 'completed' } });
     // A second submit with the same lease: the assignment has ended.
-    const again = await failure(submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response: { category: 'dog' } }, checkSchema, later(3000)));
+    const again = await failure(
+      submitAssignment(
+        server.uow,
+        w,
+        a.assignmentId,
+        { leaseToken: a.leaseToken, response: { category: 'dog' } },
+        checkSchema,
+        later(3000),
+      ),
+    );
     expect([again.kind, again.code]).toEqual(['conflict', 'assignment_closed']);
     expect((await task(caller, taskId))!.response).toEqual({ category: 'cat' });
   });
@@ -117,7 +148,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const { worker, categorization, legacy } = await account();
     const legacyTask = async (urgency: string) => {
       const r = await legacy('POST', '/v1/task/categorization', {
-        json: { callback_url: 'https://example.com/cb', instruction: 'Pick', attachment_type: 'text', attachment: 'x', categories: ['a', 'b'], urgency },
+        json: {
+          callback_url: 'https://example.com/cb',
+          instruction: 'Pick',
+          attachment_type: 'text',
+          attachment: 'x',
+          categories: ['a', 'b'],
+          urgency,
+        },
       });
       expect(r.status, r.text).toBe(200);
       return r.body.task_id as string;
@@ -135,7 +173,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const { worker, categorization } = await account();
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) ids.push(await categorization());
-    const claims = await Promise.all(Array.from({ length: 50 }, (_, i) => claimNext(server.uow, worker(`c${i}`), {}, settings, new Date())));
+    const claims = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => claimNext(server.uow, worker(`c${i}`), {}, settings, new Date())),
+    );
     const got = claims.filter((c): c is Assignment => c !== null);
     expect(got).toHaveLength(20);
     expect(new Set(got.map((c) => c.taskId))).toEqual(new Set(ids));
@@ -153,13 +193,31 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     expect((await server.uow.work.get(a.assignmentId, null))!.status).toBe('active');
     expect(await claimNext(server.uow, w2, {}, settings, later(settings.leaseMs - 1000))).toBeNull();
     // Lapsed: even before the sweep, the lease is no longer held.
-    const early = await failure(submitAssignment(server.uow, w1, a.assignmentId, { leaseToken: a.leaseToken, response: { category: 'cat' } }, checkSchema, later(settings.leaseMs + 1000)));
+    const early = await failure(
+      submitAssignment(
+        server.uow,
+        w1,
+        a.assignmentId,
+        { leaseToken: a.leaseToken, response: { category: 'cat' } },
+        checkSchema,
+        later(settings.leaseMs + 1000),
+      ),
+    );
     expect(early.code).toBe('lease_lost');
     expect(await expireLapsedLeases(server.uow, later(settings.leaseMs + 1000))).toBeGreaterThanOrEqual(1);
     expect((await server.uow.work.get(a.assignmentId, null))!.status).toBe('expired');
     const b = (await claimNext(server.uow, w2, {}, settings, later(settings.leaseMs + 2000)))!;
     expect(b.taskId).toBe(taskId);
-    const late = await failure(submitAssignment(server.uow, w1, a.assignmentId, { leaseToken: a.leaseToken, response: { category: 'cat' } }, checkSchema, later(settings.leaseMs + 3000)));
+    const late = await failure(
+      submitAssignment(
+        server.uow,
+        w1,
+        a.assignmentId,
+        { leaseToken: a.leaseToken, response: { category: 'cat' } },
+        checkSchema,
+        later(settings.leaseMs + 3000),
+      ),
+    );
     expect([late.kind, late.code, late.message]).toEqual(['conflict', 'lease_lost', expect.stringMatching(/lapsed/)]);
     expect(await task(caller, taskId)).toMatchObject({ status: 'pending', response: null });
     expect((await server.uow.work.get(b.assignmentId, null))!.status).toBe('active');
@@ -180,8 +238,12 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const taskId = await categorization();
     const [w1, w2] = [worker('skipper'), worker('other')];
     const a = (await claimNext(server.uow, w1, {}, settings, new Date()))!;
-    expect((await failure(giveBack(server.uow, w1, a.assignmentId, { leaseToken: a.leaseToken, status: 'skipped' }, new Date()))).kind).toBe('invalid');
-    expect(await giveBack(server.uow, w1, a.assignmentId, { leaseToken: a.leaseToken, status: 'skipped', reason: 'cannot read it' }, new Date())).toMatchObject({ status: 'skipped', skipReason: 'cannot read it' });
+    expect(
+      (await failure(giveBack(server.uow, w1, a.assignmentId, { leaseToken: a.leaseToken, status: 'skipped' }, new Date()))).kind,
+    ).toBe('invalid');
+    expect(
+      await giveBack(server.uow, w1, a.assignmentId, { leaseToken: a.leaseToken, status: 'skipped', reason: 'cannot read it' }, new Date()),
+    ).toMatchObject({ status: 'skipped', skipReason: 'cannot read it' });
     expect(await claimNext(server.uow, w1, {}, settings, new Date())).toBeNull();
     const b = (await claimNext(server.uow, w2, {}, settings, new Date()))!;
     expect(b.taskId).toBe(taskId);
@@ -198,8 +260,12 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const w = worker('w');
     const a = (await claimNext(server.uow, w, {}, settings, new Date()))!;
     await cancelTask(server.uow, caller, taskId, false, new Date());
-    expect((await failure(heartbeat(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken }, settings, new Date()))).code).toBe('task_canceled');
-    const e = await failure(submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response: { category: 'cat' } }, checkSchema, new Date()));
+    expect((await failure(heartbeat(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken }, settings, new Date()))).code).toBe(
+      'task_canceled',
+    );
+    const e = await failure(
+      submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response: { category: 'cat' } }, checkSchema, new Date()),
+    );
     expect([e.kind, e.code]).toEqual(['conflict', 'task_canceled']);
     expect(await task(caller, taskId)).toMatchObject({ status: 'canceled', response: null });
     expect(await claimNext(server.uow, worker('w2'), {}, settings, new Date())).toBeNull();
@@ -210,10 +276,13 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const taskId = await categorization();
     const w = worker('w');
     const a = (await claimNext(server.uow, w, {}, settings, new Date()))!;
-    const submit = (response: Record<string, unknown>) => failure(submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response }, checkSchema, new Date()));
+    const submit = (response: Record<string, unknown>) =>
+      failure(submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response }, checkSchema, new Date()));
     expect((await submit({ category: 'bird' })).message).toBe(`response.category "bird" is not one of the task's categories.`);
     expect((await submit({ category: ['cat'] })).message).toBe('response.category must be one category (the task does not allow several).');
-    expect((await submit({ category: 5 })).message).toMatch(/^response does not match the categorization response schema: category must be/);
+    expect((await submit({ category: 5 })).message).toMatch(
+      /^response does not match the categorization response schema: category must be/,
+    );
     expect((await submit({ colour: 'red' })).kind).toBe('invalid');
     expect(await task(caller, taskId)).toMatchObject({ status: 'pending', response: null });
     expect((await server.uow.work.get(a.assignmentId, null))!).toMatchObject({ status: 'active', response: null });
@@ -230,10 +299,30 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     // A project staffed with the account's own workers only: the operator's workers are left out.
     expect((await two.current('POST', '/v1/projects', { json: { type: 'categorization', name: 'inhouse' } })).status).toBe(200);
     const staffed = await two.categorization({ project: 'inhouse' });
-    await server.uow.work.putStaffing({ accountId: two.secrets.account_id, mode: 'live', project: 'inhouse', batch: '', attemptSubjects: ['account'], reviewSubjects: null, reviewFirst: 0, reviewRate: 0, updatedAt: new Date() });
-    const operator: WorkerPrincipal = { workerId: `op-${db}-${n++}`, accountId: null, roles: ['labeler'], calibrator: false, status: 'active' };
+    await server.uow.work.putStaffing({
+      accountId: two.secrets.account_id,
+      mode: 'live',
+      project: 'inhouse',
+      batch: '',
+      attemptSubjects: ['account'],
+      reviewSubjects: null,
+      reviewFirst: 0,
+      reviewRate: 0,
+      updatedAt: new Date(),
+    });
+    const operator: WorkerPrincipal = {
+      workerId: `op-${db}-${n++}`,
+      accountId: null,
+      roles: ['labeler'],
+      calibrator: false,
+      status: 'active',
+    };
     const seen: string[] = [];
-    for (let a = await claimNext(server.uow, operator, {}, settings, new Date()); a; a = await claimNext(server.uow, operator, {}, settings, new Date())) {
+    for (
+      let a = await claimNext(server.uow, operator, {}, settings, new Date());
+      a;
+      a = await claimNext(server.uow, operator, {}, settings, new Date())
+    ) {
       seen.push(a.taskId);
       await giveBack(server.uow, operator, a.assignmentId, { leaseToken: a.leaseToken, status: 'skipped', reason: 'test' }, new Date());
     }
@@ -256,11 +345,30 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const a = (await claimNext(server.uow, calibrator, {}, settings, new Date()))!;
     expect(a.taskId).toBe(cal);
     // Calibration work is always reviewed; the production batch still waits.
-    expect((await submitAssignment(server.uow, calibrator, a.assignmentId, { leaseToken: a.leaseToken, response: { category: 'cat' } }, checkSchema, new Date())).next).toBe('review');
+    expect(
+      (
+        await submitAssignment(
+          server.uow,
+          calibrator,
+          a.assignmentId,
+          { leaseToken: a.leaseToken, response: { category: 'cat' } },
+          checkSchema,
+          new Date(),
+        )
+      ).next,
+    ).toBe('review');
     expect(await claimNext(server.uow, worker('plain2'), {}, settings, new Date())).toBeNull();
     const reviewer = worker('rev', { roles: ['reviewer'], calibrator: true });
     const r = (await claimNext(server.uow, reviewer, { role: 'review' }, settings, new Date()))!;
-    await reviewAssignment(server.uow, reviewer, r.assignmentId, { leaseToken: r.leaseToken, result: 'accepted' }, checkSchema, settings, new Date());
+    await reviewAssignment(
+      server.uow,
+      reviewer,
+      r.assignmentId,
+      { leaseToken: r.leaseToken, result: 'accepted' },
+      checkSchema,
+      settings,
+      new Date(),
+    );
     expect((await current('GET', `/v1/batches/cal-${db}`)).body.status).toBe('completed');
     expect((await current('POST', `/v1/batches/prod-${db}/finalize`)).status).toBe(200);
     expect((await claimNext(server.uow, worker('plain3'), {}, settings, new Date()))!.taskId).toBe(prod);
@@ -269,7 +377,17 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   it('reviews: accept and fix complete the task with an operator audit; reject sends a redo with feedback to the author, then it completes with times_redone', async () => {
     const { caller, secrets, worker, current, categorization } = await account();
     expect((await current('POST', '/v1/projects', { json: { type: 'categorization', name: 'reviewed' } })).status).toBe(200);
-    await server.uow.work.putStaffing({ accountId: secrets.account_id, mode: 'live', project: 'reviewed', batch: '', attemptSubjects: null, reviewSubjects: null, reviewFirst: 10, reviewRate: 0, updatedAt: new Date() });
+    await server.uow.work.putStaffing({
+      accountId: secrets.account_id,
+      mode: 'live',
+      project: 'reviewed',
+      batch: '',
+      attemptSubjects: null,
+      reviewSubjects: null,
+      reviewFirst: 10,
+      reviewRate: 0,
+      updatedAt: new Date(),
+    });
     const labeler = worker('author');
     const reviewer = worker('checker', { roles: ['reviewer'] });
     const lead = worker('lead', { roles: ['lead'] });
@@ -277,7 +395,18 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       const taskId = await categorization({ project: 'reviewed' });
       const a = (await claimNext(server.uow, labeler, {}, settings, new Date()))!;
       expect(a.taskId).toBe(taskId);
-      expect((await submitAssignment(server.uow, labeler, a.assignmentId, { leaseToken: a.leaseToken, response: { category } }, checkSchema, new Date())).next).toBe('review');
+      expect(
+        (
+          await submitAssignment(
+            server.uow,
+            labeler,
+            a.assignmentId,
+            { leaseToken: a.leaseToken, response: { category } },
+            checkSchema,
+            new Date(),
+          )
+        ).next,
+      ).toBe('review');
       expect(await task(caller, taskId)).toMatchObject({ status: 'pending' });
       return { taskId, a };
     };
@@ -286,7 +415,15 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     expect((await failure(claimNext(server.uow, labeler, { role: 'review' }, settings, new Date()))).code).toBe('role_missing');
     const r1 = (await claimNext(server.uow, reviewer, { role: 'review' }, settings, new Date()))!;
     expect(r1).toMatchObject({ role: 'review', taskId: first.taskId, parentAssignmentId: first.a.assignmentId });
-    await reviewAssignment(server.uow, reviewer, r1.assignmentId, { leaseToken: r1.leaseToken, result: 'accepted', activeMs: 4000 }, checkSchema, settings, later(5000));
+    await reviewAssignment(
+      server.uow,
+      reviewer,
+      r1.assignmentId,
+      { leaseToken: r1.leaseToken, result: 'accepted', activeMs: 4000 },
+      checkSchema,
+      settings,
+      later(5000),
+    );
     expect(await task(caller, first.taskId)).toMatchObject({
       status: 'completed',
       response: { category: 'cat' },
@@ -296,15 +433,49 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
 
     const second = await submitted('cat');
     const r2 = (await claimNext(server.uow, lead, { role: 'review' }, settings, new Date()))!;
-    expect((await failure(reviewAssignment(server.uow, lead, r2.assignmentId, { leaseToken: r2.leaseToken, result: 'fixed', response: { category: 'fish' } }, checkSchema, settings, new Date()))).message).toMatch(/"fish" is not one of/);
-    await reviewAssignment(server.uow, lead, r2.assignmentId, { leaseToken: r2.leaseToken, result: 'fixed', response: { category: 'dog' } }, checkSchema, settings, new Date());
-    expect(await task(caller, second.taskId)).toMatchObject({ status: 'completed', response: { category: 'dog' }, audits: [{ result: 'fixed', auditedBy: lead.workerId }] });
-    expect((await callbacks(caller, second.taskId))).toHaveLength(1);
+    expect(
+      (
+        await failure(
+          reviewAssignment(
+            server.uow,
+            lead,
+            r2.assignmentId,
+            { leaseToken: r2.leaseToken, result: 'fixed', response: { category: 'fish' } },
+            checkSchema,
+            settings,
+            new Date(),
+          ),
+        )
+      ).message,
+    ).toMatch(/"fish" is not one of/);
+    await reviewAssignment(
+      server.uow,
+      lead,
+      r2.assignmentId,
+      { leaseToken: r2.leaseToken, result: 'fixed', response: { category: 'dog' } },
+      checkSchema,
+      settings,
+      new Date(),
+    );
+    expect(await task(caller, second.taskId)).toMatchObject({
+      status: 'completed',
+      response: { category: 'dog' },
+      audits: [{ result: 'fixed', auditedBy: lead.workerId }],
+    });
+    expect(await callbacks(caller, second.taskId)).toHaveLength(1);
 
     const third = await submitted('dog');
     const r3 = (await claimNext(server.uow, reviewer, { role: 'review' }, settings, new Date()))!;
     const feedback = [{ type: 'error', scope: { field: 'category' }, category: 'wrong_label', text: 'It is a cat.' }];
-    await reviewAssignment(server.uow, reviewer, r3.assignmentId, { leaseToken: r3.leaseToken, result: 'rejected', feedback }, checkSchema, settings, new Date());
+    await reviewAssignment(
+      server.uow,
+      reviewer,
+      r3.assignmentId,
+      { leaseToken: r3.leaseToken, result: 'rejected', feedback },
+      checkSchema,
+      settings,
+      new Date(),
+    );
     expect((await server.uow.work.get(third.a.assignmentId, null))!).toMatchObject({ status: 'rejected', feedback });
     expect(await task(caller, third.taskId)).toMatchObject({ status: 'pending', audits: [] });
     // Reserved for its author: another labeler does not get it.
@@ -312,14 +483,38 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const redo = (await claimNext(server.uow, labeler, {}, settings, new Date()))!;
     expect(redo).toMatchObject({ role: 'redo', taskId: third.taskId, parentAssignmentId: third.a.assignmentId, feedback });
     // The redo of a rejected review is reviewed again.
-    expect((await submitAssignment(server.uow, labeler, redo.assignmentId, { leaseToken: redo.leaseToken, response: { category: 'cat' } }, checkSchema, new Date())).next).toBe('review');
+    expect(
+      (
+        await submitAssignment(
+          server.uow,
+          labeler,
+          redo.assignmentId,
+          { leaseToken: redo.leaseToken, response: { category: 'cat' } },
+          checkSchema,
+          new Date(),
+        )
+      ).next,
+    ).toBe('review');
     // Not by the reviewer who rejected it: a task is reviewed by a worker once.
     expect(await claimNext(server.uow, reviewer, { role: 'review' }, settings, new Date())).toBeNull();
     const r4 = (await claimNext(server.uow, lead, { role: 'review' }, settings, new Date()))!;
     expect(r4.parentAssignmentId).toBe(redo.assignmentId);
-    await reviewAssignment(server.uow, lead, r4.assignmentId, { leaseToken: r4.leaseToken, result: 'accepted' }, checkSchema, settings, new Date());
-    expect(await task(caller, third.taskId)).toMatchObject({ status: 'completed', response: { category: 'cat' }, timesRedone: 1, audits: [{ result: 'accepted' }] });
-    expect((await callbacks(caller, third.taskId))).toHaveLength(1);
+    await reviewAssignment(
+      server.uow,
+      lead,
+      r4.assignmentId,
+      { leaseToken: r4.leaseToken, result: 'accepted' },
+      checkSchema,
+      settings,
+      new Date(),
+    );
+    expect(await task(caller, third.taskId)).toMatchObject({
+      status: 'completed',
+      response: { category: 'cat' },
+      timesRedone: 1,
+      audits: [{ result: 'accepted' }],
+    });
+    expect(await callbacks(caller, third.taskId)).toHaveLength(1);
   });
 
   it("a customer's rejecting audit of a live task sends it to a worker to redo; the redo moves updated_at, counts in times_redone and is called back again", async () => {
@@ -327,13 +522,31 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const taskId = await categorization();
     const w = worker('w');
     const a = (await claimNext(server.uow, w, {}, settings, new Date()))!;
-    await submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response: { category: 'dog' } }, checkSchema, new Date());
+    await submitAssignment(
+      server.uow,
+      w,
+      a.assignmentId,
+      { leaseToken: a.leaseToken, response: { category: 'dog' } },
+      checkSchema,
+      new Date(),
+    );
     const completed = (await task(caller, taskId))!;
     await auditTask(server.uow, caller, taskId, { accepted: false, comments: 'It is a cat.' }, later(1000), settings);
-    expect(await task(caller, taskId)).toMatchObject({ status: 'completed', customerReviewStatus: 'rejected', response: { category: 'dog' } });
+    expect(await task(caller, taskId)).toMatchObject({
+      status: 'completed',
+      customerReviewStatus: 'rejected',
+      response: { category: 'dog' },
+    });
     const redo = (await claimNext(server.uow, w, {}, settings, later(2000)))!;
     expect(redo).toMatchObject({ role: 'redo', taskId, feedback: [{ text: 'It is a cat.' }] });
-    await submitAssignment(server.uow, w, redo.assignmentId, { leaseToken: redo.leaseToken, response: { category: 'cat' } }, checkSchema, later(3000));
+    await submitAssignment(
+      server.uow,
+      w,
+      redo.assignmentId,
+      { leaseToken: redo.leaseToken, response: { category: 'cat' } },
+      checkSchema,
+      later(3000),
+    );
     const redone = (await task(caller, taskId))!;
     expect(redone).toMatchObject({ status: 'completed', response: { category: 'cat' }, timesRedone: 1, customerReviewStatus: 'fixed' });
     expect(redone.completedAt).toEqual(completed.completedAt);
@@ -357,13 +570,24 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const { caller, worker, current, categorization } = await account();
     expect((await current('POST', '/v1/projects', { json: { type: 'categorization', name: 'sp' } })).status).toBe(200);
     expect((await current('POST', '/v1/batches', { json: { project: 'sp', name: `sb-${db}` } })).status).toBe(200);
-    expect(await getStaffing(server.uow, caller, { project: 'sp' })).toMatchObject({ attemptSubjects: null, reviewSubjects: null, reviewFirst: 0, reviewRate: 0 });
+    expect(await getStaffing(server.uow, caller, { project: 'sp' })).toMatchObject({
+      attemptSubjects: null,
+      reviewSubjects: null,
+      reviewFirst: 0,
+      reviewRate: 0,
+    });
     expect((await failure(getStaffing(server.uow, caller, { project: 'nope' }))).kind).toBe('not_found');
-    expect((await failure(putStaffing(server.uow, caller, { project: 'sp' }, { reviewRate: 2 }, new Date()))).message).toMatch(/review_rate is 2/);
+    expect((await failure(putStaffing(server.uow, caller, { project: 'sp' }, { reviewRate: 2 }, new Date()))).message).toMatch(
+      /review_rate is 2/,
+    );
     const w1 = worker('one');
     const w2 = worker('two');
     await putStaffing(server.uow, caller, { project: 'sp' }, { attempt: [w1.workerId], reviewFirst: 3 }, new Date());
-    expect(await putStaffing(server.uow, caller, { project: 'sp' }, { reviewRate: 0.5 }, new Date())).toMatchObject({ attemptSubjects: [w1.workerId], reviewFirst: 3, reviewRate: 0.5 });
+    expect(await putStaffing(server.uow, caller, { project: 'sp' }, { reviewRate: 0.5 }, new Date())).toMatchObject({
+      attemptSubjects: [w1.workerId],
+      reviewFirst: 3,
+      reviewRate: 0.5,
+    });
     await putStaffing(server.uow, caller, { project: 'sp', batch: `sb-${db}` }, { attempt: [w2.workerId] }, new Date());
     const inProject = await categorization({ project: 'sp' });
     const inBatch = await categorization({ batch: `sb-${db}` });
@@ -384,13 +608,23 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       await categorization();
       const a = (await claimNext(server.uow, w, {}, settings, new Date(Date.now() + i)))!;
       ids.unshift(a.assignmentId);
-      if (i < 2) await submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response: { category: 'cat' } }, checkSchema, new Date(Date.now() + i));
+      if (i < 2)
+        await submitAssignment(
+          server.uow,
+          w,
+          a.assignmentId,
+          { leaseToken: a.leaseToken, response: { category: 'cat' } },
+          checkSchema,
+          new Date(Date.now() + i),
+        );
     }
     const one = await listOwnAssignments(server.uow, w, { limit: 2 });
     expect(one.assignments.map((a) => a.assignmentId)).toEqual(ids.slice(0, 2));
     const two = await listOwnAssignments(server.uow, w, { limit: 2, nextToken: one.nextToken! });
     expect([two.assignments.map((a) => a.assignmentId), two.nextToken]).toEqual([ids.slice(2), null]);
-    expect((await listOwnAssignments(server.uow, w, { limit: 5, statuses: ['active'] })).assignments.map((a) => a.assignmentId)).toEqual([ids[0]]);
+    expect((await listOwnAssignments(server.uow, w, { limit: 5, statuses: ['active'] })).assignments.map((a) => a.assignmentId)).toEqual([
+      ids[0],
+    ]);
     expect((await getOwnAssignment(server.uow, w, ids[0]!)).task.params).toMatchObject({ categories: ['cat', 'dog'] });
     expect((await failure(getOwnAssignment(server.uow, worker('other'), ids[0]!))).kind).toBe('not_found');
   });
@@ -401,8 +635,19 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const w = worker('w');
     const a = (await claimNext(server.uow, w, {}, settings, new Date()))!;
     await heartbeat(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken }, settings, new Date());
-    await submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response: { category: 'cat' } }, checkSchema, new Date());
-    const rows = await server.store.execute<{ kind: string; worker_id: string }>({ name: `events_${db}`, text: 'SELECT kind, worker_id FROM work_events WHERE task_id = $1 ORDER BY id', values: [taskId] });
+    await submitAssignment(
+      server.uow,
+      w,
+      a.assignmentId,
+      { leaseToken: a.leaseToken, response: { category: 'cat' } },
+      checkSchema,
+      new Date(),
+    );
+    const rows = await server.store.execute<{ kind: string; worker_id: string }>({
+      name: `events_${db}`,
+      text: 'SELECT kind, worker_id FROM work_events WHERE task_id = $1 ORDER BY id',
+      values: [taskId],
+    });
     expect(rows.map((r) => r.kind)).toEqual(['issued', 'heartbeat', 'submitted', 'completed']);
     expect(caller.account.accountId).toBeTruthy();
   });

@@ -87,7 +87,17 @@ export interface ClaimRequest {
   reservedOnly?: boolean;
 }
 
-export type WorkEventKind = 'issued' | 'heartbeat' | 'submitted' | 'skipped' | 'released' | 'expired' | 'reviewed' | 'redo_created' | 'canceled' | 'completed';
+export type WorkEventKind =
+  | 'issued'
+  | 'heartbeat'
+  | 'submitted'
+  | 'skipped'
+  | 'released'
+  | 'expired'
+  | 'reviewed'
+  | 'redo_created'
+  | 'canceled'
+  | 'completed';
 
 export interface WorkEvent {
   at: Date;
@@ -103,9 +113,25 @@ export interface WorkRepository {
   /** Claims one eligible task for the worker in one statement (slot taken and assignment written together). */
   claim(request: ClaimRequest): Promise<Assignment | null>;
   /** Renews a live lease (up to its hard deadline), saves the draft, adds active time (at most the time since the last beat); null when the lease is not held. */
-  heartbeat(input: { assignmentId: string; workerId: string; leaseToken: string; draft?: Json | undefined; activeMs?: number | undefined; now: Date; leaseMs: number }): Promise<Assignment | null>;
+  heartbeat(input: {
+    assignmentId: string;
+    workerId: string;
+    leaseToken: string;
+    draft?: Json | undefined;
+    activeMs?: number | undefined;
+    now: Date;
+    leaseMs: number;
+  }): Promise<Assignment | null>;
   /** Ends a held lease without work (skipped or released): the slot goes back. Null when the lease is not held. */
-  giveBack(input: { assignmentId: string; workerId: string; leaseToken: string; status: 'skipped' | 'released'; reason?: string | undefined; activeMs?: number | undefined; now: Date }): Promise<Assignment | null>;
+  giveBack(input: {
+    assignmentId: string;
+    workerId: string;
+    leaseToken: string;
+    status: 'skipped' | 'released';
+    reason?: string | undefined;
+    activeMs?: number | undefined;
+    now: Date;
+  }): Promise<Assignment | null>;
   /** The worker's active assignment (one at most). */
   activeFor(workerId: string): Promise<Assignment | null>;
   /** Expires up to `limit` lapsed leases and returns their slots; answers how many. */
@@ -123,7 +149,11 @@ export interface WorkRepository {
   /** A task's assignments, oldest first. */
   forTask(taskId: string): Promise<Assignment[]>;
   /** A worker's assignments, newest first (keyset by issued_at, assignment_id). */
-  forWorker(workerId: string, filters: { statuses?: AssignmentStatus[] }, page: { limit: number; before?: { issuedAt: Date; assignmentId: string } | null }): Promise<Assignment[]>;
+  forWorker(
+    workerId: string,
+    filters: { statuses?: AssignmentStatus[] },
+    page: { limit: number; before?: { issuedAt: Date; assignmentId: string } | null },
+  ): Promise<Assignment[]>;
   /** How many attempts the worker has submitted on a project's tasks (for review sampling). */
   submittedCount(workerId: string, accountId: string, project: string | null): Promise<number>;
   /** The live staffing that applies to a task of this project and batch (the batch's row, else the project's). */

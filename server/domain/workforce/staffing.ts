@@ -38,7 +38,11 @@ async function resolveScope(uow: UnitOfWork, caller: Caller, scope: StaffingScop
 export type StaffingSource = 'batch' | 'project' | 'default';
 
 /** The staffing in force on a scope and where it is set: the batch's own, else its project's, else the defaults. */
-export async function staffingInForce(uow: UnitOfWork, caller: Caller, scope: StaffingScope): Promise<{ staffing: Staffing; source: StaffingSource }> {
+export async function staffingInForce(
+  uow: UnitOfWork,
+  caller: Caller,
+  scope: StaffingScope,
+): Promise<{ staffing: Staffing; source: StaffingSource }> {
   const resolved = await resolveScope(uow, caller, scope);
   const { accountId } = caller.account;
   if (resolved.batch !== '') {
@@ -81,12 +85,19 @@ async function assertOwnWorkers(uow: UnitOfWork, caller: Caller, lists: (string[
   const ids = [...new Set(lists.flatMap((l) => l ?? []).filter((s) => !(STAFFING_GROUPS as readonly string[]).includes(s)))];
   for (const id of ids) {
     const worker = await uow.workers.get(id);
-    if (!worker || worker.accountId !== caller.account.accountId || worker.status === 'removed') throw notFound(`Worker ${id} not found in this account's workforce.`);
+    if (!worker || worker.accountId !== caller.account.accountId || worker.status === 'removed')
+      throw notFound(`Worker ${id} not found in this account's workforce.`);
   }
 }
 
 /** Sets the scope's staffing; what the change leaves out is kept. */
-export async function putStaffing(uow: UnitOfWork, caller: Caller, scope: StaffingScope, change: StaffingChange, now: Date): Promise<Staffing> {
+export async function putStaffing(
+  uow: UnitOfWork,
+  caller: Caller,
+  scope: StaffingScope,
+  change: StaffingChange,
+  now: Date,
+): Promise<Staffing> {
   const current = await getStaffing(uow, caller, scope);
   const reviewRate = change.reviewRate ?? current.reviewRate;
   if (!(reviewRate >= 0 && reviewRate <= 1)) throw invalid(`review_rate is ${reviewRate}: a share from 0 to 1.`);

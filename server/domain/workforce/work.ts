@@ -39,14 +39,20 @@ const canAttempt = (w: WorkerPrincipal) => w.roles.includes('labeler') || w.role
 const canReview = (w: WorkerPrincipal) => w.roles.includes('reviewer') || w.roles.includes('lead');
 
 function assertActive(worker: WorkerPrincipal) {
-  if (worker.status !== 'active') throw new DomainError('forbidden', `Worker ${worker.workerId} is ${worker.status}: no work is handed out.`, 'worker_paused');
+  if (worker.status !== 'active')
+    throw new DomainError('forbidden', `Worker ${worker.workerId} is ${worker.status}: no work is handed out.`, 'worker_paused');
 }
 
 const roleMissing = (message: string) => new DomainError('forbidden', message, 'role_missing');
 export const newAssignmentId = (now: Date) => `asg_${newTaskId(now)}`;
 const newLeaseToken = () => `lt_${randomBytes(16).toString('hex')}`;
 
-const event = (a: Pick<Assignment, 'accountId' | 'workerId' | 'assignmentId' | 'taskId'>, kind: WorkEventKind, at: Date, data: Json | null = null): WorkEvent => ({
+const event = (
+  a: Pick<Assignment, 'accountId' | 'workerId' | 'assignmentId' | 'taskId'>,
+  kind: WorkEventKind,
+  at: Date,
+  data: Json | null = null,
+): WorkEvent => ({
   at,
   accountId: a.accountId,
   workerId: a.workerId,
@@ -69,8 +75,10 @@ export async function claimNext(
   now: Date,
 ): Promise<Assignment | null> {
   assertActive(worker);
-  if (request.role === 'attempt' && !canAttempt(worker)) throw roleMissing(`Worker ${worker.workerId} has neither the labeler nor the lead role: it cannot take attempts.`);
-  if (request.role === 'review' && !canReview(worker)) throw roleMissing(`Worker ${worker.workerId} has neither the reviewer nor the lead role: it cannot take reviews.`);
+  if (request.role === 'attempt' && !canAttempt(worker))
+    throw roleMissing(`Worker ${worker.workerId} has neither the labeler nor the lead role: it cannot take attempts.`);
+  if (request.role === 'review' && !canReview(worker))
+    throw roleMissing(`Worker ${worker.workerId} has neither the reviewer nor the lead role: it cannot take reviews.`);
   const held = await uow.work.activeFor(worker.workerId);
   if (held && held.leaseExpiresAt > now) return held;
   if (held) await uow.work.expireLapsed(now, 100);
@@ -134,13 +142,21 @@ function whyNotHeld(a: Assignment, now: Date) {
     case 'canceled':
       return new DomainError('conflict', `Task ${a.taskId} was canceled; its assignment ${a.assignmentId} has ended.`, 'task_canceled');
     case 'expired':
-      return lost(`The lease of assignment ${a.assignmentId} lapsed and the task went back to the queue; it may be with another worker now.`);
+      return lost(
+        `The lease of assignment ${a.assignmentId} lapsed and the task went back to the queue; it may be with another worker now.`,
+      );
     case 'active':
       return a.leaseExpiresAt <= now
-        ? lost(`The lease of assignment ${a.assignmentId} lapsed at ${a.leaseExpiresAt.toISOString()}; the task may be with another worker now.`)
+        ? lost(
+            `The lease of assignment ${a.assignmentId} lapsed at ${a.leaseExpiresAt.toISOString()}; the task may be with another worker now.`,
+          )
         : lost(`lease_token is not the current lease of assignment ${a.assignmentId} (another tab or an older lease).`);
     default:
-      return new DomainError('conflict', `Assignment ${a.assignmentId} is already ${a.status}; it takes no more changes.`, 'assignment_closed');
+      return new DomainError(
+        'conflict',
+        `Assignment ${a.assignmentId} is already ${a.status}; it takes no more changes.`,
+        'assignment_closed',
+      );
   }
 }
 
@@ -151,8 +167,23 @@ export interface HeartbeatInput {
   activeMs?: number | undefined;
 }
 
-export async function heartbeat(uow: UnitOfWork, worker: WorkerPrincipal, assignmentId: string, input: HeartbeatInput, settings: WorkSettings, now: Date): Promise<Assignment> {
-  const a = await uow.work.heartbeat({ assignmentId, workerId: worker.workerId, leaseToken: input.leaseToken, draft: input.draft, activeMs: input.activeMs, now, leaseMs: settings.leaseMs });
+export async function heartbeat(
+  uow: UnitOfWork,
+  worker: WorkerPrincipal,
+  assignmentId: string,
+  input: HeartbeatInput,
+  settings: WorkSettings,
+  now: Date,
+): Promise<Assignment> {
+  const a = await uow.work.heartbeat({
+    assignmentId,
+    workerId: worker.workerId,
+    leaseToken: input.leaseToken,
+    draft: input.draft,
+    activeMs: input.activeMs,
+    now,
+    leaseMs: settings.leaseMs,
+  });
   return a ?? leaseLost(uow, worker.workerId, assignmentId, now);
 }
 
@@ -165,7 +196,15 @@ export async function giveBack(
   now: Date,
 ): Promise<Assignment> {
   if (input.status === 'skipped' && !input.reason?.trim()) throw invalid('reason is required to skip a task.');
-  const a = await uow.work.giveBack({ assignmentId, workerId: worker.workerId, leaseToken: input.leaseToken, status: input.status, reason: input.reason, activeMs: input.activeMs, now });
+  const a = await uow.work.giveBack({
+    assignmentId,
+    workerId: worker.workerId,
+    leaseToken: input.leaseToken,
+    status: input.status,
+    reason: input.reason,
+    activeMs: input.activeMs,
+    now,
+  });
   return a ?? leaseLost(uow, worker.workerId, assignmentId, now);
 }
 
@@ -257,7 +296,9 @@ async function needsReview(repos: Repositories, work: TaskWork, a: Assignment, r
     const parent = await repos.work.get(a.parentAssignmentId, null);
     if (parent?.status === 'rejected' && parent.role !== 'review') {
       // A reviewer rejected the work being redone (not the customer): the redo is reviewed too.
-      const reviews = (await repos.work.forTask(a.taskId)).filter((r) => r.role === 'review' && r.parentAssignmentId === parent.assignmentId && r.reviewResult === 'rejected');
+      const reviews = (await repos.work.forTask(a.taskId)).filter(
+        (r) => r.role === 'review' && r.parentAssignmentId === parent.assignmentId && r.reviewResult === 'rejected',
+      );
       if (reviews.length > 0) return true;
     }
   }
@@ -273,7 +314,15 @@ async function needsReview(repos: Repositories, work: TaskWork, a: Assignment, r
  * Makes an answer the task's result: response, completed (completed_at kept after a redo, whose
  * times_redone grows), updated_at, an audit when a review decided, the callback queued.
  */
-async function adopt(repos: Repositories, task: Task, work: TaskWork, adopted: Assignment, response: Json, audit: TaskAudit | null, now: Date) {
+async function adopt(
+  repos: Repositories,
+  task: Task,
+  work: TaskWork,
+  adopted: Assignment,
+  response: Json,
+  audit: TaskAudit | null,
+  now: Date,
+) {
   const first = task.completedAt === null;
   task.response = response;
   task.status = 'completed';
@@ -316,7 +365,8 @@ export async function reviewAssignment(
 ): Promise<Assignment> {
   return uow.transaction(async (repos) => {
     const { a, task, work } = await held(repos, worker, assignmentId, input.leaseToken, now);
-    if (a.role !== 'review' || !a.parentAssignmentId) throw invalid(`Assignment ${assignmentId} is not a review: submit its answer instead.`);
+    if (a.role !== 'review' || !a.parentAssignmentId)
+      throw invalid(`Assignment ${assignmentId} is not a review: submit its answer instead.`);
     const reviewed = await repos.work.get(a.parentAssignmentId, null, { forUpdate: true });
     if (!reviewed?.response) throw notFound(`Assignment ${assignmentId} not found.`);
     const activeMs = measured(a, input.activeMs, now);
@@ -324,16 +374,32 @@ export async function reviewAssignment(
     if (input.result !== 'fixed' && input.response) throw invalid(`response is only sent with result "fixed", not "${input.result}".`);
     const feedback = input.feedback?.length ? input.feedback : null;
     const events = [event(a, 'reviewed', now, { result: input.result, reviewed_assignment_id: reviewed.assignmentId })];
-    const decided: Assignment = { ...a, status: 'submitted', reviewResult: input.result, feedback, activeMs, submittedAt: now, endedAt: now, draft: null };
+    const decided: Assignment = {
+      ...a,
+      status: 'submitted',
+      reviewResult: input.result,
+      feedback,
+      activeMs,
+      submittedAt: now,
+      endedAt: now,
+      draft: null,
+    };
     if (input.result === 'rejected') {
       await repos.work.update({ ...reviewed, status: 'rejected', feedback });
       await openRedo(repos, work, reviewed, settings, now);
       events.push(event(reviewed, 'redo_created', now, { reserved_for: reviewed.workerId }));
     } else {
-      const response = input.result === 'fixed' ? checkedResponse(task, input.response!, reviewed.activeMs, checkSchema) : reviewed.response;
+      const response =
+        input.result === 'fixed' ? checkedResponse(task, input.response!, reviewed.activeMs, checkSchema) : reviewed.response;
       if (input.result === 'fixed') decided.response = response;
       await repos.work.update({ ...reviewed, status: input.result as AssignmentStatus, ...(feedback ? { feedback } : {}) });
-      const audit: TaskAudit = { auditedBy: worker.workerId, auditedAt: now, auditTimeSecs: Math.round(activeMs / 1000), result: input.result, source: OPERATOR_AUDIT_SOURCE };
+      const audit: TaskAudit = {
+        auditedBy: worker.workerId,
+        auditedAt: now,
+        auditTimeSecs: Math.round(activeMs / 1000),
+        result: input.result,
+        source: OPERATOR_AUDIT_SOURCE,
+      };
       await adopt(repos, task, work, reviewed, response, audit, now);
       events.push(event(reviewed, 'completed', now));
     }
@@ -359,15 +425,32 @@ async function openRedo(repos: Repositories, work: TaskWork, rejected: Assignmen
  * A customer's rejecting audit of a live task: the task is redone by a worker (the author of the
  * adopted answer first), with the customer's comments as feedback. Runs in the audit's transaction.
  */
-export async function redoAfterCustomerReject(repos: Repositories, caller: Caller, task: Task, comments: string | undefined, settings: WorkSettings, now: Date) {
+export async function redoAfterCustomerReject(
+  repos: Repositories,
+  caller: Caller,
+  task: Task,
+  comments: string | undefined,
+  settings: WorkSettings,
+  now: Date,
+) {
   const work = await repos.work.lockTaskWork(task.taskId);
   if (!work) return;
-  const adopted = (await repos.work.forTask(task.taskId)).filter((x) => x.role !== 'review' && x.response !== null && x.status !== 'rejected').at(-1) ?? null;
+  const adopted =
+    (await repos.work.forTask(task.taskId)).filter((x) => x.role !== 'review' && x.response !== null && x.status !== 'rejected').at(-1) ??
+    null;
   const feedback: FeedbackItem[] = [{ type: 'error', source: 'customer', text: comments ?? 'Rejected by the customer.' }];
   if (adopted) await repos.work.update({ ...adopted, status: 'rejected', feedback });
   await openRedo(repos, work, adopted, settings, now);
   await repos.work.addEvents([
-    { at: now, accountId: caller.account.accountId, workerId: adopted?.workerId ?? null, assignmentId: adopted?.assignmentId ?? null, taskId: task.taskId, kind: 'redo_created', data: { by: 'customer' } },
+    {
+      at: now,
+      accountId: caller.account.accountId,
+      workerId: adopted?.workerId ?? null,
+      assignmentId: adopted?.assignmentId ?? null,
+      taskId: task.taskId,
+      kind: 'redo_created',
+      data: { by: 'customer' },
+    },
   ]);
 }
 
@@ -407,10 +490,15 @@ export async function listOwnAssignments(
     if (!m) throw invalid('next_token is not a token of this list.');
     before = { issuedAt: new Date(Number(m[1])), assignmentId: m[2]! };
   }
-  const rows = await uow.work.forWorker(worker.workerId, { ...(input.statuses ? { statuses: input.statuses } : {}) }, { limit: input.limit + 1, before });
+  const rows = await uow.work.forWorker(
+    worker.workerId,
+    { ...(input.statuses ? { statuses: input.statuses } : {}) },
+    { limit: input.limit + 1, before },
+  );
   const page = rows.slice(0, input.limit);
   const last = page.at(-1);
-  const nextToken = rows.length > input.limit && last ? Buffer.from(`${last.issuedAt.getTime()}.${last.assignmentId}`).toString('base64url') : null;
+  const nextToken =
+    rows.length > input.limit && last ? Buffer.from(`${last.issuedAt.getTime()}.${last.assignmentId}`).toString('base64url') : null;
   return { assignments: page, nextToken };
 }
 

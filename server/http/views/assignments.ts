@@ -26,7 +26,8 @@ export function domainStatuses(status: Wire['AssignmentStatus']): AssignmentStat
 const feedbackItems = (a: Assignment): FeedbackItem[] => (a.feedback ?? []) as FeedbackItem[];
 
 function review(a: Assignment, reviewedAt: Date | null): Wire['AssignmentReview'] | undefined {
-  const result = a.role === 'review' ? a.reviewResult : a.status === 'accepted' || a.status === 'fixed' || a.status === 'rejected' ? a.status : null;
+  const result =
+    a.role === 'review' ? a.reviewResult : a.status === 'accepted' || a.status === 'fixed' || a.status === 'rejected' ? a.status : null;
   if (!result) return undefined;
   return { result, feedback_items: feedbackItems(a), reviewed_at: (reviewedAt ?? a.endedAt ?? a.issuedAt).toISOString() };
 }
@@ -58,10 +59,14 @@ export function assignmentView(work: AssignmentWork & { parent?: Assignment | nu
     role: a.role,
     status: wireStatus(a),
     task: assignmentTaskView(task, work.calibration ?? false),
-    ...(active ? { lease_token: a.leaseToken, lease_expires_at: a.leaseExpiresAt.toISOString(), hard_deadline: a.hardDeadline.toISOString() } : {}),
+    ...(active
+      ? { lease_token: a.leaseToken, lease_expires_at: a.leaseExpiresAt.toISOString(), hard_deadline: a.hardDeadline.toISOString() }
+      : {}),
     ...(a.draft ? { draft: a.draft as Wire['AssignmentDraft'] } : {}),
     ...(a.response && a.role !== 'review' ? { response: a.response as Wire['WorkerResponse'] } : {}),
-    ...(reviewed?.response ? { under_review: { response: reviewed.response as Wire['WorkerResponse'], active_ms: reviewed.activeMs } } : {}),
+    ...(reviewed?.response
+      ? { under_review: { response: reviewed.response as Wire['WorkerResponse'], active_ms: reviewed.activeMs } }
+      : {}),
     ...(rejection ? { feedback: rejection } : {}),
     ...(parent?.response ? { previous_response: parent.response as Wire['WorkerResponse'] } : {}),
     ...(decided ? { review: decided } : {}),
@@ -74,7 +79,12 @@ export function assignmentView(work: AssignmentWork & { parent?: Assignment | nu
 }
 
 export function heartbeatView(a: Assignment): Wire['Heartbeat'] {
-  return { assignment_id: a.assignmentId, lease_expires_at: a.leaseExpiresAt.toISOString(), hard_deadline: a.hardDeadline.toISOString(), active_ms: a.activeMs };
+  return {
+    assignment_id: a.assignmentId,
+    lease_expires_at: a.leaseExpiresAt.toISOString(),
+    hard_deadline: a.hardDeadline.toISOString(),
+    active_ms: a.activeMs,
+  };
 }
 
 /**

@@ -36,7 +36,13 @@ async function view(uow: UnitOfWork, work: AssignmentWork) {
  * A submit with an Idempotency-Key: the key is held (per worker) while the submit runs, then keeps
  * its answer; a retry gets that answer again, a different request with the key 409.
  */
-async function idempotent(uow: UnitOfWork, worker: WorkerPrincipal, accountId: string, idem: IdempotencyContext | undefined, run: () => Promise<unknown>) {
+async function idempotent(
+  uow: UnitOfWork,
+  worker: WorkerPrincipal,
+  accountId: string,
+  idem: IdempotencyContext | undefined,
+  run: () => Promise<unknown>,
+) {
   if (!idem) return run();
   const now = new Date();
   const saved: SavedAnswer = {
@@ -51,8 +57,15 @@ async function idempotent(uow: UnitOfWork, worker: WorkerPrincipal, accountId: s
   };
   if (!(await uow.idempotency.claim(saved))) {
     const held = await uow.idempotency.find(accountId, saved.key);
-    if (!held || held.statusCode === 0) throw new HttpError(429, 'A request with this Idempotency-Key is still in progress; retry after 1 second.', { 'Retry-After': '1' }, 'rate_limited');
-    if (held.fingerprint !== idem.fingerprint) throw new HttpError(409, 'The Idempotency-Key was already used for a different request.', {}, 'conflict');
+    if (!held || held.statusCode === 0)
+      throw new HttpError(
+        429,
+        'A request with this Idempotency-Key is still in progress; retry after 1 second.',
+        { 'Retry-After': '1' },
+        'rate_limited',
+      );
+    if (held.fingerprint !== idem.fingerprint)
+      throw new HttpError(409, 'The Idempotency-Key was already used for a different request.', {}, 'conflict');
     return new Replay(held);
   }
   const keep = (statusCode: number, body: unknown) =>
@@ -64,44 +77,96 @@ async function idempotent(uow: UnitOfWork, worker: WorkerPrincipal, accountId: s
   } catch (err) {
     // A refusal (400, 404, 409) is the answer to this request too; anything else frees the key.
     const refusal = err instanceof DomainError ? toErrorAnswer(err, 'current') : null;
-    if (refusal && refusal.status < 500) await keep(refusal.status, { status_code: refusal.status, error: refusal.message, ...(refusal.code ? { code: refusal.code } : {}) });
+    if (refusal && refusal.status < 500)
+      await keep(refusal.status, { status_code: refusal.status, error: refusal.message, ...(refusal.code ? { code: refusal.code } : {}) });
     else await uow.idempotency.release(accountId, saved.key);
     throw err;
   }
 }
 
-export function assignmentHandlers({ uow, contract, work, workAvailable }: WorkerApiDeps): Pick<
+export function assignmentHandlers({
+  uow,
+  contract,
+  work,
+  workAvailable,
+}: WorkerApiDeps): Pick<
   WorkerHandlerTable,
-  'claimAssignment' | 'listAssignments' | 'getAssignment' | 'heartbeatAssignment' | 'submitAssignment' | 'skipAssignment' | 'releaseAssignment' | 'reviewAssignment'
+  | 'claimAssignment'
+  | 'listAssignments'
+  | 'getAssignment'
+  | 'heartbeatAssignment'
+  | 'submitAssignment'
+  | 'skipAssignment'
+  | 'releaseAssignment'
+  | 'reviewAssignment'
 > {
   const own = async (worker: WorkerPrincipal, id: string) => view(uow, await getOwnAssignment(uow, worker, id));
   const after = async (a: Assignment) => view(uow, await assignmentWork(uow, a));
   return {
     claimAssignment: async ({ worker, query, body }) => {
-      const a = await claimNextWaiting(uow, worker, { role: body?.role, project: body?.project }, work, { waitMs: (query.wait ?? 0) * 1000, available: workAvailable });
+      const a = await claimNextWaiting(uow, worker, { role: body?.role, project: body?.project }, work, {
+        waitMs: (query.wait ?? 0) * 1000,
+        available: workAvailable,
+      });
       if (!a) return new NoContent({ 'Retry-After': String(retryAfterSeconds) });
       return after(a);
     },
     listAssignments: async ({ worker, query }) => {
       const limit = query.limit ?? 100;
-      const page = await listOwnAssignments(uow, worker, { limit, statuses: query.status ? domainStatuses(query.status) : undefined, nextToken: query.next_token });
+      const page = await listOwnAssignments(uow, worker, {
+        limit,
+        statuses: query.status ? domainStatuses(query.status) : undefined,
+        nextToken: query.next_token,
+      });
       const docs = await Promise.all(page.assignments.map(after));
       return { docs, limit, has_more: page.nextToken !== null, ...(page.nextToken ? { next_token: page.nextToken } : {}) };
     },
     getAssignment: async ({ worker, path }) => own(worker, path.assignmentId),
     heartbeatAssignment: async ({ worker, path, body }) =>
-      heartbeatView(await heartbeat(uow, worker, path.assignmentId, { leaseToken: body.lease_token, activeMs: body.active_ms, draft: body.draft }, work, new Date())),
+      heartbeatView(
+        await heartbeat(
+          uow,
+          worker,
+          path.assignmentId,
+          { leaseToken: body.lease_token, activeMs: body.active_ms, draft: body.draft },
+          work,
+          new Date(),
+        ),
+      ),
     submitAssignment: async ({ worker, path, body, idempotency }) => {
       const mine = await getOwnAssignment(uow, worker, path.assignmentId);
       return (await idempotent(uow, worker, mine.assignment.accountId, idempotency, async () => {
-        const out = await submitAssignment(uow, worker, path.assignmentId, { leaseToken: body.lease_token, response: body.response as Record<string, unknown>, activeMs: body.active_ms }, contract.checkResponse, new Date());
+        const out = await submitAssignment(
+          uow,
+          worker,
+          path.assignmentId,
+          { leaseToken: body.lease_token, response: body.response as Record<string, unknown>, activeMs: body.active_ms },
+          contract.checkResponse,
+          new Date(),
+        );
         return after(out.assignment);
       })) as Awaited<ReturnType<WorkerHandlerTable['submitAssignment']>>;
     },
     skipAssignment: async ({ worker, path, body }) =>
-      after(await giveBack(uow, worker, path.assignmentId, { leaseToken: body.lease_token, status: 'skipped', reason: body.reason, activeMs: body.active_ms }, new Date())),
+      after(
+        await giveBack(
+          uow,
+          worker,
+          path.assignmentId,
+          { leaseToken: body.lease_token, status: 'skipped', reason: body.reason, activeMs: body.active_ms },
+          new Date(),
+        ),
+      ),
     releaseAssignment: async ({ worker, path, body }) =>
-      after(await giveBack(uow, worker, path.assignmentId, { leaseToken: body.lease_token, status: 'released', activeMs: body.active_ms }, new Date())),
+      after(
+        await giveBack(
+          uow,
+          worker,
+          path.assignmentId,
+          { leaseToken: body.lease_token, status: 'released', activeMs: body.active_ms },
+          new Date(),
+        ),
+      ),
     reviewAssignment: async ({ worker, path, body }) =>
       after(
         await reviewAssignment(

@@ -30,13 +30,22 @@ function staffingView({ staffing: s, source }: { staffing: Staffing; source: Sta
 
 async function setStaffing(deps: HandlerDeps, caller: Caller, scope: StaffingScope, body: Wire['StaffingRequest']) {
   const sampling = { ...defaultSampling, ...body.review_sampling };
-  await putStaffing(deps.uow, caller, scope, { attempt: body.attempt, review: body.review, reviewFirst: sampling.new_worker_tasks, reviewRate: sampling.rate }, new Date());
+  await putStaffing(
+    deps.uow,
+    caller,
+    scope,
+    { attempt: body.attempt, review: body.review, reviewFirst: sampling.new_worker_tasks, reviewRate: sampling.rate },
+    new Date(),
+  );
   return staffingView(await staffingInForce(deps.uow, caller, scope));
 }
 
 export function staffingHandlers(
   deps: HandlerDeps,
-): Pick<HandlerTable<Operations['current']>, 'getProjectStaffing' | 'setProjectStaffing' | 'getBatchStaffing' | 'setBatchStaffing' | 'listTaskAssignments'> {
+): Pick<
+  HandlerTable<Operations['current']>,
+  'getProjectStaffing' | 'setProjectStaffing' | 'getBatchStaffing' | 'setBatchStaffing' | 'listTaskAssignments'
+> {
   const { uow } = deps;
   return {
     getProjectStaffing: async ({ caller, path }) => staffingView(await staffingInForce(uow, caller, { project: path.projectName })),
@@ -47,7 +56,8 @@ export function staffingHandlers(
       const list = await taskAssignments(uow, caller, path.taskId);
       // The account's own workers are named by id; the operator's workforce by an opaque handle.
       const own = new Map<string, boolean>();
-      for (const id of new Set(list.map((a) => a.workerId))) own.set(id, (await uow.workers.get(id))?.accountId === caller.account.accountId);
+      for (const id of new Set(list.map((a) => a.workerId)))
+        own.set(id, (await uow.workers.get(id))?.accountId === caller.account.accountId);
       return { docs: list.map((a) => taskAssignmentView(a, own.get(a.workerId) ?? false)) };
     },
   };
