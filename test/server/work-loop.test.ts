@@ -24,6 +24,7 @@ import {
 import { getStaffing, putStaffing } from '../../server/domain/workforce/staffing.ts';
 import { loadContract } from '../../server/http/contract.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { createWorker } from '../support/workers.ts';
 
 const contract = loadContract('current');
 const checkSchema = contract.checkResponse;
@@ -580,8 +581,13 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     expect((await failure(putStaffing(server.uow, caller, { project: 'sp' }, { reviewRate: 2 }, new Date()))).message).toMatch(
       /review_rate is 2/,
     );
-    const w1 = worker('one');
-    const w2 = worker('two');
+    // Only workers of the account's own workforce can be named.
+    expect(
+      (await failure(putStaffing(server.uow, caller, { project: 'sp' }, { attempt: [worker('ghost').workerId] }, new Date()))).kind,
+    ).toBe('not_found');
+    const real = async () => worker('', { workerId: (await createWorker(server, { accountId: caller.account.accountId })).workerId });
+    const w1 = await real();
+    const w2 = await real();
     await putStaffing(server.uow, caller, { project: 'sp' }, { attempt: [w1.workerId], reviewFirst: 3 }, new Date());
     expect(await putStaffing(server.uow, caller, { project: 'sp' }, { reviewRate: 0.5 }, new Date())).toMatchObject({
       attemptSubjects: [w1.workerId],
