@@ -14,7 +14,7 @@ import { assignments, staffing, taskWork, workEvents } from './schema.ts';
 const assignmentRow = rowCodec<Assignment>(assignments);
 
 /** Queue order: older-generation urgency immediate > day > week; a newer-generation task counts as day. */
-export function taskPriority(task: Pick<Task, 'generation' | 'urgency'>): number {
+function taskPriority(task: Pick<Task, 'generation' | 'urgency'>): number {
   if (task.generation !== 'legacy') return 2;
   return task.urgency === 'immediate' ? 3 : task.urgency === 'week' ? 1 : 2;
 }

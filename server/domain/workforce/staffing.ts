@@ -6,7 +6,7 @@ import type { UnitOfWork } from '../ports.ts';
 import type { Staffing } from './model.ts';
 
 /** The group subjects: the operator's whole workforce, or all of the account's own workers. */
-export const STAFFING_GROUPS = ['operator', 'account'] as const;
+const STAFFING_GROUPS = ['operator', 'account'] as const;
 
 export interface StaffingScope {
   project: string;

@@ -27,7 +27,7 @@ export interface WorkSettings {
 export const defaultWorkSettings: WorkSettings = { leaseMs: 600_000, hardCapMs: 14_400_000, redoReserveMs: 86_400_000 };
 
 /** The operator's name on audits made by its reviewers (the contract's `audit_source`). */
-export const OPERATOR_AUDIT_SOURCE = 'humantask';
+const OPERATOR_AUDIT_SOURCE = 'humantask';
 
 /**
  * Checks an answer against the task type's response schema (the contract, through the HTTP layer):
@@ -44,7 +44,7 @@ function assertActive(worker: WorkerPrincipal) {
 }
 
 const roleMissing = (message: string) => new DomainError('forbidden', message, 'role_missing');
-export const newAssignmentId = (now: Date) => `asg_${newTaskId(now)}`;
+const newAssignmentId = (now: Date) => `asg_${newTaskId(now)}`;
 const newLeaseToken = () => `lt_${randomBytes(16).toString('hex')}`;
 
 const event = (

@@ -12,7 +12,7 @@ type Wire = Workforce['schemas'];
 type FeedbackItem = Wire['FeedbackItem'];
 
 /** The wire status of a domain status. */
-export function wireStatus(a: Pick<Assignment, 'status' | 'role' | 'reviewResult'>): Wire['AssignmentStatus'] {
+function wireStatus(a: Pick<Assignment, 'status' | 'role' | 'reviewResult'>): Wire['AssignmentStatus'] {
   if (a.status === 'accepted' || a.status === 'fixed' || a.status === 'rejected') return 'reviewed';
   if (a.role === 'review' && a.status === 'submitted' && a.reviewResult) return 'reviewed';
   return a.status;
@@ -32,7 +32,7 @@ function review(a: Assignment, reviewedAt: Date | null): Wire['AssignmentReview'
   return { result, feedback_items: feedbackItems(a), reviewed_at: (reviewedAt ?? a.endedAt ?? a.issuedAt).toISOString() };
 }
 
-export function assignmentTaskView(task: Task, calibration: boolean): Wire['AssignmentTask'] {
+function assignmentTaskView(task: Task, calibration: boolean): Wire['AssignmentTask'] {
   return {
     task_id: task.taskId,
     instruction: task.instruction ?? '',
@@ -91,7 +91,7 @@ export function heartbeatView(a: Assignment): Wire['Heartbeat'] {
  * A worker as a task's customer sees it: the id of the account's own worker, or for the operator's
  * workforce an opaque handle, stable per account and worker, that tells nothing else.
  */
-export const workerHandle = (accountId: string, workerId: string, own: boolean) =>
+const workerHandle = (accountId: string, workerId: string, own: boolean) =>
   own ? workerId : `opw_${createHash('sha256').update(`${accountId}\n${workerId}`).digest('hex').slice(0, 24)}`;
 
 export function taskAssignmentView(a: Assignment, own: boolean): Current['schemas']['TaskAssignment'] {
