@@ -180,7 +180,7 @@ function numberArbitrary(s: Json, integer: boolean): fc.Arbitrary<number> {
 }
 
 /** The contract's pattern of text: anything but U+0000, which no string the service stores may hold. */
-export const noNul = '^[^\\u0000]*$';
+const noNul = '^[^\\u0000]*$';
 
 function stringArbitrary(s: Json): fc.Arbitrary<string> {
   const min = s.minLength ?? 0;

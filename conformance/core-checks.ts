@@ -10,7 +10,7 @@ import { describeExchange } from './shape.ts';
 import { ConformanceFailure, type Check, type CheckContext, type Exchange, type Generation } from './types.ts';
 
 /** The status the seed gives for a cancel of a completed task: 400 (newer), 500 (older). */
-export const cancelCompletedStatus: Record<Generation, number> = { current: 400, legacy: 500 };
+const cancelCompletedStatus: Record<Generation, number> = { current: 400, legacy: 500 };
 
 /** Every operation id of both contracts, with the generations that have it (document order). */
 export function operationsOfBothGenerations(): { operationId: string; generations: Generation[] }[] {

@@ -181,7 +181,7 @@ function validArbitrary(contract: Contract, op: ContractOperation): fc.Arbitrary
 }
 
 /** Up to `count` valid requests (by the contract's validator) of an operation, the same for the same seed. */
-export function validPlans(contract: Contract, op: ContractOperation, seed: number, count: number): Plan[] {
+function validPlans(contract: Contract, op: ContractOperation, seed: number, count: number): Plan[] {
   const validate = bodyValidator(contract, op);
   const candidates = fc.sample(validArbitrary(contract, op), { seed: seedFor(seed, contract.generation, op.operationId, 'valid'), numRuns: count * 6 });
   // Operations without a body or query give the same request every time: it is sent once.
@@ -223,7 +223,7 @@ interface SendPlan {
 }
 
 /** The query string of a plan in its style ('' for none); `strict` is left to the runner. */
-export function queryString(query: Record<string, string | string[]>, style: QueryStyle): string {
+function queryString(query: Record<string, string | string[]>, style: QueryStyle): string {
   const pairs = Object.entries(query).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((item) => [k, item] as const));
   if (style === 'form') return new URLSearchParams(pairs.map(([k, v]) => [k, v])).toString();
   // A raw `+` is read as a space: only time values, where a space is the offset's sign, keep theirs.
@@ -257,7 +257,7 @@ function setAt(value: unknown, at: (string | number)[], replacement: unknown): u
 function sites(value: unknown, at: (string | number)[] = [], out: { at: (string | number)[]; value: unknown }[] = []) {
   if (out.length > 300 || at.length > 6) return out;
   out.push({ at, value });
-  if (Array.isArray(value)) value.forEach((v, i) => sites(v, [...at, i], out));
+  if (Array.isArray(value)) value.forEach((v, i) => { sites(v, [...at, i], out); });
   else if (isRecord(value)) for (const [k, v] of Object.entries(value)) sites(v, [...at, k], out);
   return out;
 }
@@ -508,7 +508,7 @@ export function generatedChecks(state: SuiteState): Check[] {
           const body = base?.body === undefined ? undefined : await ready(ctx, state, contract, op, base.body);
           const plan = mutation.apply({ path, body, query: base?.query ?? {}, headers: {} });
           // The run's own ids and names replaced a value: what is sent must still be refused by the contract.
-          if (mutation.at && validate && validate((mutation.read ?? mutation.apply)({ path, body, query: base?.query ?? {}, headers: {} }).body)) continue;
+          if (mutation.at && validate?.((mutation.read ?? mutation.apply)({ path, body, query: base?.query ?? {}, headers: {} }).body)) continue;
           sent++;
           const ex = await sendPlan(ctx, op, plan, false);
           if (ex.status !== 400) failures.push(`${mutation.what}: expected 400, got ${ex.status}${validate && mutation.at ? ` (the contract says: ${ajvErrors(validate, 2)})` : ''}\n${describeExchange(ex)}`);

@@ -27,7 +27,7 @@ import { parseWorkPayload, workChannel, type WorkQueue } from './store/notify.ts
 import { safeError } from './store/errors.ts';
 import { unitOfWork } from './store/repositories.ts';
 
-export const docsSite = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'site');
+const docsSite = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'site');
 
 export interface RunningServer {
   url: string;
@@ -115,7 +115,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
       const work = parseWorkPayload(payload);
       if (work) pollers[work.queue]?.nudge(work.dueAt);
     },
-    onRelisten: () => Object.values(pollers).forEach((p) => p.nudge()),
+    onRelisten: () => Object.values(pollers).forEach((p) => { p.nudge(); }),
     onError: (err) => logger.warn({ err }, 'work notifications interrupted; polling meanwhile'),
   });
   // Test mode with a completion delay: the due time is stored with the task, so a restart loses none.

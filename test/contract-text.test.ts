@@ -11,7 +11,7 @@ const noNul = '^[^\\u0000]*$';
 
 /** Every schema node typed exactly `string`, with its JSON pointer. */
 function stringSchemas(node: unknown, at = '#', out: { at: string; schema: Json }[] = []) {
-  if (Array.isArray(node)) node.forEach((n, i) => stringSchemas(n, `${at}/${i}`, out));
+  if (Array.isArray(node)) node.forEach((n, i) => { stringSchemas(n, `${at}/${i}`, out); });
   else if (node && typeof node === 'object') {
     const n = node as Json;
     if (n.type === 'string') out.push({ at, schema: n });

@@ -13,7 +13,7 @@ import { SINK, categorization, createInSequence, createTask, expectError, idsOf,
 const seed = 'decision beyond the API description: what clients of the real service send (issue 22)';
 
 /** What Python's `str(datetime)` prints for a UTC time without tzinfo: a space, microseconds, no offset. */
-export const pythonStr = (ms: number) => `${new Date(ms).toISOString().replace('T', ' ').replace('Z', '')}456`;
+const pythonStr = (ms: number) => `${new Date(ms).toISOString().replace('T', ' ').replace('Z', '')}456`;
 
 /** The ids a task list with `query` gives (one page of up to 100), insisting on 200. */
 async function listed(ctx: CheckContext, query: Query): Promise<string[]> {
