@@ -97,17 +97,56 @@ export function merge(a: Json, b: Json): Json {
 
 const epoch = { min: new Date('2000-01-01T00:00:00.000Z'), max: new Date('2099-12-31T23:59:59.999Z'), noInvalidDate: true };
 
-/** A real calendar date-time in one of the forms the contract's time filters accept. */
-const dateOrDateTime = fc
-  .tuple(fc.date(epoch), fc.constantFrom('date', 'z', 'offset', 'local'), fc.integer({ min: -12, max: 14 }))
-  .map(([d, form, hours]) => {
-    const iso = d.toISOString();
-    if (form === 'date') return iso.slice(0, 10);
-    if (form === 'z') return iso;
-    if (form === 'local') return iso.slice(0, 16);
-    const shifted = new Date(d.getTime() + hours * 3_600_000).toISOString().slice(0, 19);
+/** The times a service stores (PostgreSQL has no year 0; ISO strings past 9999 need a sign). */
+const firstStored = Date.parse('0001-01-01T00:00:00.000Z');
+const lastStored = Date.parse('9999-12-31T23:59:59.999Z');
+const day = 86_400_000;
+
+/** `YYYY-MM-DDTHH:MM:SS.mmm` of an instant, in UTC (toISOString without the zone; years 0-9999). */
+const isoLocal = (ms: number) => new Date(ms).toISOString().slice(0, 23);
+
+/**
+ * A time-filter value in one of the forms the contract's `TimeFilter` accepts, for an instant
+ * within the stored years: mostly of this century, sometimes within two days of the edges (year
+ * 0001, year 9999). Forms: a plain date, `Z` or `z`, minutes only, an offset `+01:00`, `+0100` or
+ * the hour alone `+01` (a local time that may fall in year 0000 or stay before 10000), Python's
+ * `str(datetime)` (a space, microseconds, no offset) and nine fraction digits. Issue 22 rule 8:
+ * these are the values on which a server and its contract were found to disagree.
+ */
+const timeFilterValue = fc
+  .tuple(
+    fc.oneof(
+      { weight: 4, arbitrary: fc.date(epoch).map((d) => d.getTime()) },
+      { weight: 1, arbitrary: fc.integer({ min: 0, max: 2 * day }).map((n) => firstStored + n) },
+      { weight: 1, arbitrary: fc.integer({ min: 0, max: 2 * day }).map((n) => lastStored - n) },
+    ),
+    fc.constantFrom('date', 'z', 'lower-z', 'minutes', 'offset', 'compact', 'hour', 'python', 'nanos'),
+    fc.integer({ min: -12, max: 14 }),
+  )
+  .map(([ms, form, hours]) => {
+    const utc = isoLocal(ms);
+    switch (form) {
+      case 'date':
+        return utc.slice(0, 10);
+      case 'z':
+        return `${utc}Z`;
+      case 'lower-z':
+        return `${utc.slice(0, 19)}z`;
+      case 'minutes':
+        return utc.slice(0, 16);
+      case 'python':
+        return `${utc.replace('T', ' ')}456`;
+      case 'nanos':
+        return `${utc}123456Z`;
+    }
+    // The same instant written in a clock `hours` away from UTC, whole hours: the local time must
+    // still have four year digits (an instant near 9999-12-31 keeps UTC).
+    const local = ms + hours * 3_600_000;
+    if (local > lastStored || local < Date.parse('0000-01-01T00:00:00.000Z')) return `${utc}Z`;
     const sign = hours < 0 ? '-' : '+';
-    return `${shifted}${sign}${String(Math.abs(hours)).padStart(2, '0')}:00`;
+    const hh = String(Math.abs(hours)).padStart(2, '0');
+    const text = isoLocal(local).slice(0, 19);
+    return form === 'offset' ? `${text}${sign}${hh}:00` : form === 'compact' ? `${text}${sign}${hh}00` : `${text.slice(0, 16)}${sign}${hh}`;
   });
 
 /** Text: mostly printable ASCII, sometimes any code point (controls and astral characters included). */
@@ -140,6 +179,9 @@ function numberArbitrary(s: Json, integer: boolean): fc.Arbitrary<number> {
   );
 }
 
+/** The contract's pattern of text: anything but U+0000, which no string the service stores may hold. */
+const noNul = '^[^\\u0000]*$';
+
 function stringArbitrary(s: Json): fc.Arbitrary<string> {
   const min = s.minLength ?? 0;
   const max = s.maxLength ?? 2048;
@@ -157,9 +199,10 @@ function stringArbitrary(s: Json): fc.Arbitrary<string> {
     case 'url':
       return fitting(fc.webUrl({ validSchemes: ['http', 'https'], withQueryParameters: true }));
   }
+  if (s.pattern === noNul) return text(min, max).filter((x) => !x.includes('\0'));
   if (typeof s.pattern === 'string') {
     // Time filters: a pattern can allow 2026-02-30, the contract's rule does not.
-    if (s.pattern.startsWith('^[0-9]{4}-')) return dateOrDateTime;
+    if (s.pattern.startsWith('^[0-9]{4}-')) return timeFilterValue;
     return fitting(fc.stringMatching(new RegExp(s.pattern, 'u')));
   }
   return text(min, max);

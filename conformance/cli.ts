@@ -5,7 +5,7 @@ import { summaryText, writeReports } from './report.ts';
 import { defaultRuns, runConformance } from './runner.ts';
 import type { Generation, Options } from './types.ts';
 
-export const conformanceUsage = `usage: humantask conformance --base-url URL --key KEY [options]
+const conformanceUsage = `usage: humantask conformance --base-url URL --key KEY [options]
 
 Tests a server of this API against the contract and the API description's rules.
 
@@ -40,7 +40,7 @@ Exit status: 0 when every check passed, 1 when one failed, 2 for a usage error.
 
 class UsageError extends Error {}
 
-export function parseConformanceArgs(args: string[]): Options & { reportDir?: string } {
+function parseConformanceArgs(args: string[]): Options & { reportDir?: string } {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,

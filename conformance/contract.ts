@@ -31,14 +31,14 @@ export interface OperationRef {
   pointer: string;
 }
 
-const escape = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
+const escapePointerToken = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /** Every operation under `paths` (webhooks excluded), in document order. */
 export function operations(gen: Generation, doc = loadBundle(gen)): OperationRef[] {
   const out: OperationRef[] = [];
   for (const [p, item] of Object.entries<Json>(doc.paths ?? {})) {
     for (const method of methods) {
-      if (item[method]) out.push({ gen, path: p, method, op: item[method], pointer: `#/paths/${escape(p)}/${method}` });
+      if (item[method]) out.push({ gen, path: p, method, op: item[method], pointer: `#/paths/${escapePointerToken(p)}/${method}` });
     }
   }
   return out;
@@ -50,7 +50,7 @@ export function deref<T = Json>(doc: Json, node: T): T {
 }
 
 /** Follows local `$ref`s and says where it ended (the last `$ref`'s pointer, or `pointer` when there was none). */
-export function derefWithPointer<T = Json>(doc: Json, node: T, pointer: string): { node: T; pointer: string } {
+function derefWithPointer<T = Json>(doc: Json, node: T, pointer: string): { node: T; pointer: string } {
   let n: any = node;
   let at = pointer;
   while (n && typeof n === 'object' && typeof n.$ref === 'string' && n.$ref.startsWith('#/')) {
@@ -154,7 +154,7 @@ export function loadContract(generation: Generation): Contract {
   const ops: ContractOperation[] = operations(generation, doc).map((ref) => {
     const item = doc.paths[ref.path];
     const located = [
-      ...(item.parameters ?? []).map((p: Json, i: number) => derefWithPointer(doc, p, `#/paths/${escape(ref.path)}/parameters/${i}`)),
+      ...(item.parameters ?? []).map((p: Json, i: number) => derefWithPointer(doc, p, `#/paths/${escapePointerToken(ref.path)}/parameters/${i}`)),
       ...(ref.op.parameters ?? []).map((p: Json, i: number) => derefWithPointer(doc, p, `${ref.pointer}/parameters/${i}`)),
     ];
     return {
@@ -183,7 +183,7 @@ export function loadContract(generation: Generation): Contract {
       const responses = op.op.responses ?? {};
       const key = [String(status), `${String(status)[0]}XX`, `${String(status)[0]}xx`, 'default'].find((k) => responses[k] !== undefined);
       if (!key) return undefined;
-      const { node, pointer } = derefWithPointer(doc, responses[key], `${op.pointer}/responses/${escape(key)}`);
+      const { node, pointer } = derefWithPointer(doc, responses[key], `${op.pointer}/responses/${escapePointerToken(key)}`);
       return { response: node, pointer, key };
     },
     requestBody(op) {
@@ -192,14 +192,14 @@ export function loadContract(generation: Generation): Contract {
     requestSchemaPointer(op, media = 'application/json') {
       if (!op.op.requestBody) return undefined;
       const { node, pointer } = derefWithPointer(doc, op.op.requestBody, `${op.pointer}/requestBody`);
-      return node?.content?.[media]?.schema ? `${pointer}/content/${escape(media)}/schema` : undefined;
+      return node?.content?.[media]?.schema ? `${pointer}/content/${escapePointerToken(media)}/schema` : undefined;
     },
     resolve: (node) => deref(doc, node),
     webhookBodies: new Map(
       Object.entries<Json>(doc.webhooks ?? {}).flatMap(([name, item]) => {
         const post = deref(doc, item).post;
         if (!post?.requestBody) return [];
-        const { node, pointer } = derefWithPointer(doc, post.requestBody, `#/webhooks/${escape(name)}/post/requestBody`);
+        const { node, pointer } = derefWithPointer(doc, post.requestBody, `#/webhooks/${escapePointerToken(name)}/post/requestBody`);
         return node?.content?.['application/json']?.schema ? [[String(post.operationId), `${pointer}/content/application~1json/schema`] as const] : [];
       }),
     ),

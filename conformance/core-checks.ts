@@ -5,12 +5,12 @@
 //    documented answer.
 // Each answer also goes through the shape checks of the runner.
 import { loadContract, type Contract, type ContractOperation } from './contract.ts';
-import { formEncode, isRecord, operationKind, personalize, requestExamples, type SuiteState } from './fixtures.ts';
+import { formEncode, isRecord, operationKind, personalize, requestExamples, unknownHexId, type SuiteState } from './fixtures.ts';
 import { describeExchange } from './shape.ts';
 import { ConformanceFailure, type Check, type CheckContext, type Exchange, type Generation } from './types.ts';
 
 /** The status the seed gives for a cancel of a completed task: 400 (newer), 500 (older). */
-export const cancelCompletedStatus: Record<Generation, number> = { current: 400, legacy: 500 };
+const cancelCompletedStatus: Record<Generation, number> = { current: 400, legacy: 500 };
 
 /** Every operation id of both contracts, with the generations that have it (document order). */
 export function operationsOfBothGenerations(): { operationId: string; generations: Generation[] }[] {
@@ -94,6 +94,33 @@ export function coreChecks(state: SuiteState): Check[] {
   }
 
   for (const { operationId, generations } of operationsOfBothGenerations()) {
+    const templated = loadContract(generations[0]!).byId.get(operationId)!.templated;
+    if (!templated) continue;
+    checks.push({
+      id: `not-found/any-form/${operationId}`,
+      area: 'Not found',
+      seed: '7 Errors (404: the resource does not exist); decision: an id that names nothing is 404 whatever its form (issue 22)',
+      rule: 'A path id or name that names nothing is 404 with the usual error body whatever its form (not a 24-hex id, upper case, 300 characters, spaces and accents): no pattern turns "not found" into "bad request".',
+      kind: 'shape',
+      mock: false,
+      generations,
+      async run(ctx) {
+        const { contract, op } = operationOf(ctx, operationId);
+        const [, example] = requestExamples(contract, op)[0] ?? [];
+        const failures: string[] = [];
+        for (const form of anyForms(ctx)) {
+          const json = example === undefined ? undefined : await personalize(ctx, op, example);
+          let path = op.path;
+          for (const param of op.parameters.filter((p) => p.in === 'path')) path = path.replace(`{${param.name}}`, encodeURIComponent(form));
+          const ex = await ctx.call(op.method.toUpperCase(), path, json === undefined ? {} : { json });
+          if (ex.status !== 404 || ex.body?.status_code !== 404 || typeof ex.body?.error !== 'string') failures.push(`expected 404 with {status_code: 404, error}\n${describeExchange(ex)}`);
+        }
+        if (failures.length) throw new ConformanceFailure(`${failures.length} path(s) of ${operationId} naming nothing got another answer than 404:\n${failures.slice(0, 2).join('\n')}`);
+      },
+    });
+  }
+
+  for (const { operationId, generations } of operationsOfBothGenerations()) {
     checks.push({
       id: `examples/${operationId}`,
       area: 'Examples',
@@ -105,6 +132,12 @@ export function coreChecks(state: SuiteState): Check[] {
     });
   }
   return checks;
+}
+
+/** Ids and names that name nothing, in forms a pattern could refuse: what clients in the wild send. */
+function anyForms(ctx: CheckContext): string[] {
+  const hex = unknownHexId();
+  return ['fake_id_qwertyuiop', hex.toUpperCase(), `${ctx.unique('long')}-`.padEnd(300, 'x'), `${ctx.unique('no such')} é`];
 }
 
 async function runExamples(ctx: CheckContext, state: SuiteState, operationId: string): Promise<void> {

@@ -21,8 +21,8 @@ export function formEncode(value: Record<string, unknown>): string {
   const add = (key: string, v: unknown) => {
     if (v === undefined) return;
     if (Array.isArray(v)) {
-      if (v.every((x) => x === null || typeof x !== 'object')) v.forEach((x) => params.append(key, String(x)));
-      else v.forEach((x, i) => add(`${key}[${i}]`, x));
+      if (v.every((x) => x === null || typeof x !== 'object')) v.forEach((x) => { params.append(key, String(x)); });
+      else v.forEach((x, i) => { add(`${key}[${i}]`, x); });
     } else if (v !== null && typeof v === 'object') {
       for (const [k, sub] of Object.entries(v)) add(`${key}[${k}]`, sub);
     } else {
@@ -70,14 +70,14 @@ export async function personalize(ctx: CheckContext, op: ContractOperation, body
 }
 
 /** Throws with the exchange shown unless it answered one of `statuses`. */
-export function expectAnswer(ex: Exchange, statuses: number[], why: string): void {
+function expectAnswer(ex: Exchange, statuses: number[], why: string): void {
   if (!statuses.includes(ex.status)) {
     throw new FixtureError(`${why}: expected ${statuses.join(' or ')}, got ${ex.status}\n${describeExchange(ex)}`);
   }
 }
 
 /** The server refused what the suite needs (the contract's own example): a failure of the check that needed it. */
-export class FixtureError extends ConformanceFailure {
+class FixtureError extends ConformanceFailure {
   override name = 'FixtureError';
 }
 

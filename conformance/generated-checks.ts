@@ -17,9 +17,10 @@
 //
 // The inputs of an operation depend only on --seed, the generation and the operation: any failure
 // is repeated by the same command with `--seed N --only <check id>`.
+import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { flatten, merge, schemaArbitrary } from './arbitraries.ts';
-import { ajvErrors, type Contract, type ContractOperation, type Json } from './contract.ts';
+import { ajvErrors, loadContract, type Contract, type ContractOperation, type Json } from './contract.ts';
 import { businessOutcomes, operationOf, operationsOfBothGenerations } from './core-checks.ts';
 import { formEncode, formSafe, isRecord, operationKind, personalize, requestExamples, type SuiteState } from './fixtures.ts';
 import { describeExchange, truncate } from './shape.ts';
@@ -83,11 +84,19 @@ function seedFor(seed: number, ...parts: string[]): number {
   return h | 0;
 }
 
+/**
+ * How the query string is written: `strict` percent-encodes every reserved character, `form` as
+ * URLSearchParams and HTML forms do (a space is `+`), `raw` leaves the reserved characters that
+ * HTTP clients leave (`:`, `/`, `,`, `@`, `+` ...) as they are (issue 22 rule 8).
+ */
+type QueryStyle = 'strict' | 'form' | 'raw';
+
 interface Plan {
   body?: unknown;
   /** Sent as a form (older generation's creation operations). */
   form?: boolean;
   query: Record<string, string | string[]>;
+  queryStyle?: QueryStyle;
   idempotencyKey?: boolean;
 }
 
@@ -164,14 +173,15 @@ function validArbitrary(contract: Contract, op: ContractOperation): fc.Arbitrary
   }
   const forms = contract.requestBody(op)?.content?.['application/x-www-form-urlencoded'] !== undefined;
   const idempotency = op.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
-  return fc.record({ body, query, form: forms ? fc.boolean() : fc.constant(false), idempotencyKey: idempotency ? fc.boolean() : fc.constant(false) }).map((plan) => ({
+  const queryStyle = queryParams.length ? fc.constantFrom<QueryStyle>('strict', 'form', 'raw') : fc.constant<QueryStyle>('strict');
+  return fc.record({ body, query, queryStyle, form: forms ? fc.boolean() : fc.constant(false), idempotencyKey: idempotency ? fc.boolean() : fc.constant(false) }).map((plan) => ({
     ...plan,
     form: plan.form && isRecord(plan.body) && formSafe(plan.body),
   }));
 }
 
 /** Up to `count` valid requests (by the contract's validator) of an operation, the same for the same seed. */
-export function validPlans(contract: Contract, op: ContractOperation, seed: number, count: number): Plan[] {
+function validPlans(contract: Contract, op: ContractOperation, seed: number, count: number): Plan[] {
   const validate = bodyValidator(contract, op);
   const candidates = fc.sample(validArbitrary(contract, op), { seed: seedFor(seed, contract.generation, op.operationId, 'valid'), numRuns: count * 6 });
   // Operations without a body or query give the same request every time: it is sent once.
@@ -185,7 +195,13 @@ export function validPlans(contract: Contract, op: ContractOperation, seed: numb
 
 // ---- invalid requests: one thing broken ----------------------------------------------------------
 
-type MutationKind = 'missing' | 'wrong-type' | 'enum' | 'too-long' | 'empty' | 'null' | 'range' | 'format' | 'extra-property' | 'query' | 'path' | 'header';
+type MutationKind = 'missing' | 'wrong-type' | 'enum' | 'too-long' | 'empty' | 'null' | 'range' | 'format' | 'extra-property' | 'query' | 'time-range' | 'path' | 'header';
+
+/**
+ * Time-filter values that the `TimeFilter` pattern lets through and its description refuses: times
+ * outside what is stored, 0001-01-01 to 9999-12-31 in UTC (issue 22 rule 8: such values were 500).
+ */
+const unstoredTimes = ['0000-01-09', '0001-01-01T00:00:00+01:00', '0000-12-31 23:59:59.999999', '9999-12-31T23:00:00-05:00'];
 
 interface Mutation {
   kind: MutationKind;
@@ -202,7 +218,21 @@ interface SendPlan {
   path: string;
   body?: unknown;
   query: Record<string, string | string[]>;
+  queryStyle?: QueryStyle;
   headers: Record<string, string>;
+}
+
+/** The query string of a plan in its style ('' for none); `strict` is left to the runner. */
+function queryString(query: Record<string, string | string[]>, style: QueryStyle): string {
+  const pairs = Object.entries(query).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((item) => [k, item] as const));
+  if (style === 'form') return new URLSearchParams(pairs.map(([k, v]) => [k, v])).toString();
+  // A raw `+` is read as a space: only time values, where a space is the offset's sign, keep theirs.
+  const raw = (v: string) =>
+    encodeURIComponent(v)
+      .replace(/%20/g, '+')
+      .replace(/%(3A|2F|40|2C|3B|24)/gi, (c) => decodeURIComponent(c))
+      .replace(/%2B/gi, (c) => (/^[0-9]{4}-/.test(v) ? '+' : c));
+  return pairs.map(([k, v]) => `${encodeURIComponent(k)}=${raw(v)}`).join('&');
 }
 
 const pointerText = (at: (string | number)[]) => `/${at.join('/')}`;
@@ -227,7 +257,7 @@ function setAt(value: unknown, at: (string | number)[], replacement: unknown): u
 function sites(value: unknown, at: (string | number)[] = [], out: { at: (string | number)[]; value: unknown }[] = []) {
   if (out.length > 300 || at.length > 6) return out;
   out.push({ at, value });
-  if (Array.isArray(value)) value.forEach((v, i) => sites(v, [...at, i], out));
+  if (Array.isArray(value)) value.forEach((v, i) => { sites(v, [...at, i], out); });
   else if (isRecord(value)) for (const [k, v] of Object.entries(value)) sites(v, [...at, k], out);
   return out;
 }
@@ -246,6 +276,7 @@ function bodyMutations(body: unknown): Mutation[] {
       replace('too-long', at, long, 'a string of 4100 characters');
       replace('empty', at, '', 'an empty string');
       replace('format', at, 'not a valid value ::', 'a value in no valid format');
+      replace('format', at, `${value.slice(0, 8)}\u0000`, 'text with the character U+0000');
     } else if (typeof value === 'number') {
       replace('wrong-type', at, { wrong: true }, 'an object instead of a number');
       replace('range', at, -1_000_000_001, 'a number far below any minimum');
@@ -301,6 +332,9 @@ function parameterMutations(contract: Contract, op: ContractOperation): Mutation
         out.push({ kind, what, apply: (p) => ({ ...p, path: p.path.split('/').map((seg, j) => (j === index ? encodeURIComponent(raw) : seg)).join('/') }) });
       }
     }
+    if (param.in === 'query' && String(schema.pattern ?? '').startsWith('^[0-9]{4}-')) {
+      for (const raw of unstoredTimes) out.push({ kind: 'time-range', what: `query parameter ${param.name}=${JSON.stringify(raw)} (outside the stored times)`, apply: (p) => ({ ...p, query: { ...p.query, [param.name]: raw } }) });
+    }
   });
   return out;
 }
@@ -333,12 +367,15 @@ function invalidMutations(contract: Contract, op: ContractOperation, base: Plan 
 // ---- sending -------------------------------------------------------------------------------------
 
 async function sendPlan(ctx: CheckContext, op: ContractOperation, plan: SendPlan, form: boolean): Promise<Exchange> {
-  const req: RequestOptions = { query: plan.query, headers: plan.headers };
+  const style = plan.queryStyle ?? 'strict';
+  const written = style === 'strict' ? '' : queryString(plan.query, style);
+  const req: RequestOptions = { headers: plan.headers, ...(style === 'strict' ? { query: plan.query } : {}) };
+  const path = written ? `${plan.path}?${written}` : plan.path;
   if (plan.body !== undefined) {
     if (form && isRecord(plan.body)) req.form = formEncode(plan.body);
     else req.json = plan.body;
   }
-  return ctx.call(op.method.toUpperCase(), plan.path, req);
+  return ctx.call(op.method.toUpperCase(), path, req);
 }
 
 /** The body made ready for this run: fresh ids and names, callbacks to the receiver, the run's project. */
@@ -376,6 +413,31 @@ async function snapshot(ctx: CheckContext, op: ContractOperation, path: string):
   return JSON.stringify([b.metadata, b.tags, b.unique_id, b.status, b.customer_review_status, b.audits?.length, b.param_history?.length, b.ontologyHistory?.length]);
 }
 
+/** Keys whose values differ between two equal requests (fresh ids, names, times, drawn test-mode answers, deliveries). */
+const volatileKeys = new Set(['task_id', 'id', 'name', 'unique_id', 'created_at', 'updated_at', 'completed_at', 'response', 'callback_url', 'callback', 'callback_completed', 'callback_succeeded', 'project']);
+
+/** An answer without what differs between two equal requests, for comparison. */
+function comparable(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(comparable);
+  if (!isRecord(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([k]) => !volatileKeys.has(k)).map(([k, v]) => [k, comparable(v)]));
+}
+
+/**
+ * The optional top-level properties of an operation's JSON body that the contract does not type as
+ * nullable (the body with the property null fails the contract's validator): where `null` must
+ * mean "not given". Up to `count`, a seeded sample.
+ */
+function nullableAsAbsent(contract: Contract, op: ContractOperation, base: Record<string, unknown>, seed: number, count: number): string[] {
+  const validate = bodyValidator(contract, op);
+  if (!validate) return [];
+  const schema = flatten(contract.resolve(contract.requestBody(op)!.content['application/json'].schema), (n) => contract.resolve(n));
+  const required = new Set<string>(schema.required ?? []);
+  const names = Object.keys(schema.properties ?? {}).filter((k) => schema.properties[k] !== false && !required.has(k) && !validate({ ...base, [k]: null }));
+  const [order] = fc.sample(fc.shuffledSubarray(names, { minLength: names.length, maxLength: names.length }), { seed: seedFor(seed, contract.generation, op.operationId, 'null'), numRuns: 1 });
+  return (order ?? names).slice(0, count);
+}
+
 function reproduce(ctx: CheckContext, id: string): string {
   return `repeat with: --seed ${ctx.options.seed} --generation ${ctx.generation} --only ${id}`;
 }
@@ -402,7 +464,7 @@ export function generatedChecks(state: SuiteState): Check[] {
           const body = plan.body === undefined ? undefined : await ready(ctx, state, contract, op, plan.body);
           const headers: Record<string, string> = plan.idempotencyKey ? { 'Idempotency-Key': ctx.unique('idem') } : {};
           // Prism (5.14) stops on form bodies of operations with callbacks: a mock gets JSON only.
-          const ex = await sendPlan(ctx, op, { path, body, query: plan.query, headers }, (plan.form ?? false) && ctx.options.profile !== 'mock');
+          const ex = await sendPlan(ctx, op, { path, body, query: plan.query, ...(plan.queryStyle ? { queryStyle: plan.queryStyle } : {}), headers }, (plan.form ?? false) && ctx.options.profile !== 'mock');
           const allowed = ctx.options.profile === 'mock' ? [200] : businessOutcomes(ctx, op);
           if (ex.status === 402 && operationKind(op) !== 'other' && ctx.options.profile !== 'mock') {
             ctx.note(`${operationId}: 402, the task type is not enabled for this account (a documented business answer)`);
@@ -446,7 +508,7 @@ export function generatedChecks(state: SuiteState): Check[] {
           const body = base?.body === undefined ? undefined : await ready(ctx, state, contract, op, base.body);
           const plan = mutation.apply({ path, body, query: base?.query ?? {}, headers: {} });
           // The run's own ids and names replaced a value: what is sent must still be refused by the contract.
-          if (mutation.at && validate && validate((mutation.read ?? mutation.apply)({ path, body, query: base?.query ?? {}, headers: {} }).body)) continue;
+          if (mutation.at && validate?.((mutation.read ?? mutation.apply)({ path, body, query: base?.query ?? {}, headers: {} }).body)) continue;
           sent++;
           const ex = await sendPlan(ctx, op, plan, false);
           if (ex.status !== 400) failures.push(`${mutation.what}: expected 400, got ${ex.status}${validate && mutation.at ? ` (the contract says: ${ajvErrors(validate, 2)})` : ''}\n${describeExchange(ex)}`);
@@ -457,6 +519,64 @@ export function generatedChecks(state: SuiteState): Check[] {
         }
         if (failures.length) {
           throw new ConformanceFailure(`${failures.length} of ${sent} invalid request(s) of ${operationId} were not refused as the contract says (${reproduce(ctx, invalidId)}):\n${failures.slice(0, 3).join('\n')}`);
+        }
+      },
+    });
+
+    const nullId = `generated/null-as-absent/${operationId}`;
+    const withBody = generations.filter((g) => {
+      const contract = loadContract(g);
+      return contract.requestSchemaPointer(contract.byId.get(operationId)!) !== undefined;
+    });
+    if (withBody.length === 0) continue;
+    checks.push({
+      id: nullId,
+      area: 'Generated input',
+      seed: 'decision beyond the API description (issue 22 rule 1): in a request body, null means "not given"',
+      rule: 'Each optional body property sent as null gets the same answer as the property left out (unless the contract types it as nullable), on every operation with optional body properties.',
+      kind: 'generated',
+      // A mock answers from examples: it cannot show that two requests were read alike.
+      mock: false,
+      generations: withBody,
+      async run(ctx) {
+        const { contract, op } = operationOf(ctx, operationId);
+        const fixtures = state.fixtures(contract);
+        const [base] = validPlans(contract, op, ctx.options.seed, 1);
+        // A property whose absence is refused too (needed unless a project gives it) shows little:
+        // such pairs are compared but do not count, up to twice the quota of pairs.
+        const quota = Math.max(1, Math.floor((ctx.options.runs ?? 6) / 3));
+        const properties = isRecord(base?.body) ? nullableAsAbsent(contract, op, base.body, ctx.options.seed, 2 * quota) : [];
+        if (!isRecord(base?.body) || properties.length === 0) {
+          ctx.note(`${operationId} has no optional body property that the contract does not type as nullable`);
+          return;
+        }
+        // Each request on a fresh object where the path names one (a change must not meet the other's).
+        const send = async (body: Record<string, unknown>) => ctx.call(op.method.toUpperCase(), op.templated ? await fixtures.pathFor(ctx, op, true) : op.path, { json: body });
+        const fresh = operationKind(op) !== 'other';
+        const failures: string[] = [];
+        let accepted = 0;
+        let tried = 0;
+        for (const name of properties) {
+          if (accepted >= quota) break;
+          tried++;
+          const left = { ...((await ready(ctx, state, contract, op, base.body)) as Record<string, unknown>) };
+          delete left[name];
+          const withNull = { ...((await ready(ctx, state, contract, op, base.body)) as Record<string, unknown>), [name]: null };
+          const absent = await send(left);
+          const nulled = await send(withNull);
+          if (absent.status === 200) accepted++;
+          if (absent.status !== nulled.status) {
+            failures.push(`${name}: left out → ${absent.status}, null → ${nulled.status}\n${describeExchange(nulled)}`);
+          } else if (absent.status === 200 && isRecord(absent.body) && isRecord(nulled.body)) {
+            // A new object is compared whole; a changed one by the keys of its answer (both without
+            // what differs between equal requests, such as a callback flag set by a delivery meanwhile).
+            const a = fresh ? comparable(absent.body) : Object.keys(comparable(absent.body) as object).sort();
+            const b = fresh ? comparable(nulled.body) : Object.keys(comparable(nulled.body) as object).sort();
+            if (!isDeepStrictEqual(a, b)) failures.push(`${name}: the answers differ: left out ${truncate(JSON.stringify(a), 400)}, null ${truncate(JSON.stringify(b), 400)}`);
+          }
+        }
+        if (failures.length) {
+          throw new ConformanceFailure(`${failures.length} of ${tried} optional propert(ies) of ${operationId} sent as null were not read as left out (${reproduce(ctx, nullId)}):\n${failures.slice(0, 3).join('\n')}`);
         }
       },
     });

@@ -25,7 +25,9 @@ export function progressSink(stream: NodeJS.WriteStream = process.stderr, now: (
   if (!stream.isTTY) {
     return {
       log: (text) => void stream.write(`${text}\n`),
-      start: () => void (startedAt = now()),
+      start: () => {
+        startedAt = now();
+      },
       result: (r, done, total) =>
         void stream.write(`[${done}/${total}] ${r.outcome} ${r.generation} ${r.check.id}${firstLine(r)} (left ${timeLeft(done, total, now() - startedAt)})\n`),
     };

@@ -17,7 +17,7 @@ interface AreaRow {
   skipped: number;
 }
 
-export function areaRows(results: CheckResult[]): AreaRow[] {
+function areaRows(results: CheckResult[]): AreaRow[] {
   const rows = new Map<string, AreaRow>();
   for (const r of results) {
     const row = rows.get(r.check.area) ?? { area: r.check.area, passed: 0, failed: 0, skipped: 0 };
@@ -73,7 +73,7 @@ export function summaryText(run: ConformanceRun): string {
 }
 
 /** JUnit XML: a test suite per generation and area, a test case per check. */
-export function junitXml(run: ConformanceRun): string {
+function junitXml(run: ConformanceRun): string {
   const builder = junit.newBuilder().name('humantask conformance');
   const suites = new Map<string, ReturnType<typeof builder.testSuite>>();
   for (const r of run.results) {
@@ -108,7 +108,7 @@ details{margin:.25rem 0}summary{cursor:pointer}.muted{color:#6b7280}`;
  * One self-contained HTML page: summary, failures, every result, skipped checks, coverage. Written
  * as polyglot markup (void elements closed), so an XML parser can check it too.
  */
-export function htmlReport(run: ConformanceRun): string {
+function htmlReport(run: ConformanceRun): string {
   const rows = areaRows(run.results);
   const failures = run.results.filter((r): r is Extract<CheckResult, { outcome: 'failed' }> => r.outcome === 'failed');
   const skipped = run.results.filter((r): r is Extract<CheckResult, { outcome: 'skipped' }> => r.outcome === 'skipped');

@@ -103,7 +103,7 @@ function sinkOf(out: RunExtras['out']): ProgressSink {
   return out;
 }
 
-export function keyFor(options: Options, name: KeyName): string | null {
+function keyFor(options: Options, name: KeyName): string | null {
   switch (name) {
     case 'main':
       return options.key;
@@ -126,10 +126,10 @@ export function keyFor(options: Options, name: KeyName): string | null {
  * form encoding's `+`), and no reserved character goes out as itself (the contract's query
  * parameters do not allow reserved characters unless they say so).
  */
-export const strictEncode = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+const strictEncode = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /** The URL of a request: the generation's base, the path, the query (arrays as repeated keys). */
-export function requestUrl(options: Options, generation: Generation, path: string, query?: RequestOptions['query']): string {
+function requestUrl(options: Options, generation: Generation, path: string, query?: RequestOptions['query']): string {
   const base = options.baseUrl.replace(/\/+$/, '') + (generation === 'legacy' ? (options.legacyPrefix ?? '/legacy') : '');
   const pairs: string[] = [];
   for (const [k, v] of Object.entries(query ?? {})) {
@@ -152,9 +152,9 @@ function missingNeed(check: Check, options: Options): string | undefined {
 }
 
 /** Whether a check runs with --profile mock (Prism keeps no state: behaviour checks do not). */
-export const runsOnMock = (check: Check) => check.mock ?? check.kind !== 'behaviour';
+const runsOnMock = (check: Check) => check.mock ?? check.kind !== 'behaviour';
 
-export function matchesOnly(check: Check, only: string | undefined): boolean {
+function matchesOnly(check: Check, only: string | undefined): boolean {
   if (!only) return true;
   const needle = only.toLowerCase();
   return check.id.toLowerCase().includes(needle) || check.area.toLowerCase().includes(needle);

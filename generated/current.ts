@@ -2719,14 +2719,16 @@ export interface components {
             comments?: string;
         };
         /**
-         * AttachmentUrl
+         * TaskAttachmentUrl
          * Format: uri
          * @description Present only in list answers asked with `include_attachment_url=true`: a URL where the task's
          *     attachment can be fetched. This server keeps no copy of attachments, so it is the task's
-         *     `attachment` when that is an `http(s)` URL; a task whose attachment is not a URL has none.
+         *     `attachment` when that is a URL (`attachment_type` other than `text`, an `http(s)` address). A
+         *     task whose attachment is not a URL has none: a text attachment (`attachment_type: text`, even
+         *     when the text reads like a URL), a list of frames or several attachments (`attachments`).
          * @example https://example.com/images/vehicle-1041.jpg
          */
-        AttachmentUrl: string;
+        TaskAttachmentUrl: string;
         /**
          * TaskCommonFields
          * @description The fields a task has in both generations. `Task` and `LegacyTask` add the fields of their
@@ -2825,7 +2827,7 @@ export interface components {
              *     ]
              */
             tags?: string[];
-            attachment_url?: components["schemas"]["AttachmentUrl"];
+            attachment_url?: components["schemas"]["TaskAttachmentUrl"];
             /**
              * @description The name of the task's project; absent when the task has none.
              * @example vehicles
@@ -2850,6 +2852,19 @@ export interface components {
              */
             error: string;
         };
+        /**
+         * AttachmentUrl
+         * Format: uri
+         * @description A direct link to the file (not a preview page), fetched by the service; only `http` and `https`
+         *     are accepted (any other scheme → 400). Preview links of well-known storage providers are stored
+         *     rewritten to direct links: Dropbox (`?dl=0` → `?dl=1`), Google Drive (`/file/d/<id>/view` →
+         *     `/uc?export=download&id=<id>`) and GitHub (`/blob/` pages → `raw.githubusercontent.com`). In live
+         *     mode the service fetches every attachment after creation (public addresses only). If the fetch does not answer HTTP 200, the task moves to `error` (older generation:
+         *     `completed` with `response.error`) and the callback address receives the attachment error body.
+         *     In test mode nothing is fetched; a host ending in `.invalid` simulates a failed fetch (404).
+         * @example https://example.com/images/street-1041.jpg
+         */
+        AttachmentUrl: string;
         /**
          * ImageAttachmentType
          * @description The kind of attachment. The image annotation types take only `image` (the only value the API
@@ -7089,7 +7104,7 @@ export interface components {
              * @example vehicles
              */
             project?: string;
-            attachment_url?: components["schemas"]["AttachmentUrl"];
+            attachment_url?: components["schemas"]["TaskAttachmentUrl"];
         };
         /**
          * TaskList
@@ -8983,8 +8998,9 @@ export interface components {
         /**
          * @description `true`: each task of the page also carries `attachment_url`, a URL where its attachment can
          *     be fetched. This server keeps no copy of attachments, so for a task whose `attachment` is an
-         *     `http(s)` URL it is that URL; a task whose attachment is not a URL (text, a list of frames)
-         *     carries none. `false` (the default) adds nothing. `true`/`false` in any letter case. Sent by
+         *     `http(s)` URL it is that URL; a task whose attachment is not a URL carries none: text
+         *     (`attachment_type: text`, even text that reads like a URL), a list of frames or several
+         *     attachments. `false` (the default) adds nothing. `true`/`false` in any letter case. Sent by
          *     clients of the real service (our decision to accept it).
          * @example true
          */
@@ -9283,8 +9299,9 @@ export interface operations {
                 /**
                  * @description `true`: each task of the page also carries `attachment_url`, a URL where its attachment can
                  *     be fetched. This server keeps no copy of attachments, so for a task whose `attachment` is an
-                 *     `http(s)` URL it is that URL; a task whose attachment is not a URL (text, a list of frames)
-                 *     carries none. `false` (the default) adds nothing. `true`/`false` in any letter case. Sent by
+                 *     `http(s)` URL it is that URL; a task whose attachment is not a URL carries none: text
+                 *     (`attachment_type: text`, even text that reads like a URL), a list of frames or several
+                 *     attachments. `false` (the default) adds nothing. `true`/`false` in any letter case. Sent by
                  *     clients of the real service (our decision to accept it).
                  * @example true
                  */

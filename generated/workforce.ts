@@ -612,10 +612,14 @@ export interface components {
         /**
          * AttachmentUrl
          * Format: uri
-         * @description Present only in list answers asked with `include_attachment_url=true`: a URL where the task's
-         *     attachment can be fetched. This server keeps no copy of attachments, so it is the task's
-         *     `attachment` when that is an `http(s)` URL; a task whose attachment is not a URL has none.
-         * @example https://example.com/images/vehicle-1041.jpg
+         * @description A direct link to the file (not a preview page), fetched by the service; only `http` and `https`
+         *     are accepted (any other scheme → 400). Preview links of well-known storage providers are stored
+         *     rewritten to direct links: Dropbox (`?dl=0` → `?dl=1`), Google Drive (`/file/d/<id>/view` →
+         *     `/uc?export=download&id=<id>`) and GitHub (`/blob/` pages → `raw.githubusercontent.com`). In live
+         *     mode the service fetches every attachment after creation (public addresses only). If the fetch does not answer HTTP 200, the task moves to `error` (older generation:
+         *     `completed` with `response.error`) and the callback address receives the attachment error body.
+         *     In test mode nothing is fetched; a host ending in `.invalid` simulates a failed fetch (404).
+         * @example https://example.com/images/street-1041.jpg
          */
         AttachmentUrl: string;
         /**

@@ -29,7 +29,7 @@ import { parseWorkPayload, workChannel, type WorkQueue } from './store/notify.ts
 import { safeError } from './store/errors.ts';
 import { unitOfWork } from './store/repositories.ts';
 
-export const docsSite = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'site');
+const docsSite = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'site');
 
 export interface RunningServer {
   url: string;

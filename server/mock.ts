@@ -29,7 +29,7 @@ export interface RunningMock {
 }
 
 /** Where each contract lives on its mock's port (the server's base paths). */
-export const mockBasePath: Record<MockedApi, string> = { current: '', legacy: '/legacy', workforce: '/worker' };
+const mockBasePath: Record<MockedApi, string> = { current: '', legacy: '/legacy', workforce: '/worker' };
 
 /** How a front serves its contracts: which one a path reaches, and what a request must carry. */
 interface Front {

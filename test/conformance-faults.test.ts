@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type AccountSecrets } from '../server/domain/accounts.ts';
 import { behaviourChecks } from '../conformance/checks/index.ts';
+import { loadContract } from '../conformance/contract.ts';
 import { runConformance, type ConformanceRun } from '../conformance/runner.ts';
 import type { Check, Generation, Options } from '../conformance/types.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
@@ -41,6 +42,13 @@ const apiPath = (url: URL) => url.pathname.replace(/^\/legacy(?=\/v1\/)/, '');
 const isCreation = (req: ProxiedRequest) =>
   req.method === 'POST' && /^\/v1\/task\/[a-z]+$/.test(apiPath(req.url)) && !/^\/v1\/task\/[0-9a-f]{24}$/.test(apiPath(req.url));
 const isList = (req: ProxiedRequest) => req.method === 'GET' && apiPath(req.url) === '/v1/tasks';
+
+/** An error answer in the usual body, as a fault gives it. */
+const refusal = (error: string, status = 400): Pick<ProxiedResponse, 'status' | 'body' | 'headers'> => ({
+  status,
+  headers: { 'content-type': 'application/json' },
+  body: Buffer.from(JSON.stringify({ status_code: status, error })),
+});
 
 function json(res: ProxiedResponse): any {
   return JSON.parse(res.body.toString('utf8'));
@@ -251,6 +259,151 @@ const cases: Record<string, Case> = {
     checks: byId('callbacks/task-completed'),
     expectFailed: ['shape/notifyTaskCompleted/callback/callback-body'],
   },
+  // Issue 22: each rule of what clients in the wild send, broken as servers broke it before.
+  'a property sent as null is refused (400), not read as left out (rule 1)': {
+    fault: {
+      response(req, res) {
+        if (!req.headers['content-type']?.includes('json') || req.body.length === 0) return;
+        const body = JSON.parse(req.body.toString('utf8'));
+        const nulled = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).find((k) => body[k] === null) : undefined;
+        if (nulled) Object.assign(res, refusal(`body.${nulled} must be string`));
+      },
+    },
+    only: 'generated/null-as-absent/createCategorizationTask',
+    expectFailed: ['generated/null-as-absent/createCategorizationTask'],
+  },
+  'a task id that is not 24 hex characters is 400 (the old path pattern; rule 3)': {
+    fault: {
+      response(req, res) {
+        const m = /^\/v1\/task\/([^/]+)(\/.*)?$/.exec(apiPath(req.url));
+        if (m && !/^[0-9a-f]{24}$/.test(m[1]!) && !isCreation(req)) Object.assign(res, refusal('path.taskId must match pattern "^[0-9a-f]{24}$"'));
+      },
+    },
+    only: 'not-found/any-form/getTask',
+    expectFailed: ['not-found/any-form/getTask'],
+  },
+  'created_after and created_before are ignored (rule 4)': {
+    fault: {
+      request(req) {
+        if (isList(req)) for (const name of ['created_after', 'created_before']) req.url.searchParams.delete(name);
+      },
+    },
+    checks: byId('lists/created-after-before'),
+    expectFailed: ['lists/created-after-before'],
+  },
+  'include_attachment_url gives text attachments an attachment_url (rule 4)': {
+    fault: {
+      response(req, res) {
+        if (!isList(req) || res.status !== 200 || !req.url.searchParams.has('include_attachment_url')) return;
+        const body = json(res);
+        for (const task of body.docs) if (typeof task.params?.attachment === 'string') task.attachment_url = task.params.attachment;
+        setJson(res, body);
+      },
+    },
+    checks: byId('lists/include-attachment-url'),
+    expectFailed: ['lists/include-attachment-url'],
+  },
+  'limited_response is ignored (rule 4)': {
+    fault: {
+      request(req) {
+        if (isList(req)) req.url.searchParams.delete('limited_response');
+      },
+    },
+    checks: byId('lists/limited-response'),
+    expectFailed: ['lists/limited-response'],
+  },
+  'unknown query parameters are ignored (rule 4)': {
+    fault: {
+      request(req) {
+        const generation = req.url.pathname.startsWith('/legacy/') ? 'legacy' : 'current';
+        const op = loadContract(generation).match(req.method, apiPath(req.url));
+        const known = new Set(op?.parameters.filter((p) => p.in === 'query').map((p) => String(p.name)));
+        for (const name of [...req.url.searchParams.keys()]) if (op && !known.has(name)) req.url.searchParams.delete(name);
+      },
+    },
+    checks: byId('lists/unknown-parameter-400'),
+    expectFailed: ['lists/unknown-parameter-400'],
+  },
+  'exclude_archived is ignored (rule 4)': {
+    fault: {
+      request(req) {
+        if (req.method === 'GET' && apiPath(req.url) === '/v1/batches') req.url.searchParams.delete('exclude_archived');
+      },
+    },
+    checks: byId('batches/archive'),
+    expectFailed: ['batches/archive'],
+  },
+  "a time filter in Python's str(datetime) form is refused (rule 5)": {
+    fault: {
+      response(req, res) {
+        if (req.method !== 'GET') return;
+        const spaced = [...req.url.searchParams].find(([name, value]) => /_(time|after|before)$/.test(name) && value.includes(' '));
+        if (spaced) Object.assign(res, refusal(`query.${spaced[0]} must match pattern "^\\d{4}-\\d{2}-\\d{2}(T...)?$"`));
+      },
+    },
+    checks: byId('lists/time-forms'),
+    expectFailed: ['lists/time-forms'],
+  },
+  'a completed Enterprise batch refuses new tasks (rule 7)': {
+    fault: {}, // set in beforeAll: it remembers the batches it saw completed
+    checks: byId('batches/enterprise-lifecycle'),
+    expectFailed: ['batches/enterprise-lifecycle'],
+  },
+  'a time outside the stored years is 500 (rule 8)': {
+    fault: {
+      response(_req, res) {
+        if (res.status === 400 && /outside the times/.test(res.body.toString('utf8'))) Object.assign(res, refusal('internal error', 500));
+      },
+    },
+    checks: byId('lists/time-bounds'),
+    generations: ['current', 'legacy'],
+    expectFailed: ['lists/time-bounds'],
+  },
+  'a time outside the stored years is 500, seen by the generated invalid input (rule 8)': {
+    fault: {
+      response(_req, res) {
+        if (res.status === 400 && /outside the times/.test(res.body.toString('utf8'))) Object.assign(res, refusal('internal error', 500));
+      },
+    },
+    only: 'listBatches',
+    expectFailed: ['generated/invalid/listBatches'],
+  },
+  'year 0001 in a time filter is 500 (rule 8: generated valid input at the edges)': {
+    fault: {
+      response(req, res) {
+        if (req.method === 'GET' && [...req.url.searchParams].some(([name, value]) => /_(time|after|before)$/.test(name) && /^0\d{3}-/.test(value))) Object.assign(res, refusal('internal error', 500));
+      },
+    },
+    only: 'generated/valid/listTasks',
+    expectFailed: ['generated/valid/listTasks'],
+  },
+  'raw reserved characters in a query are refused: "must be url encoded" (rule 8)': {
+    fault: {
+      response(req, res) {
+        if (req.method === 'GET' && /[+:]/.test(req.url.search)) Object.assign(res, refusal('query must be url encoded'));
+      },
+    },
+    only: 'raw-reserved-query',
+    expectFailed: ['lists/raw-reserved-query'],
+  },
+  'raw reserved characters refused, seen by the generated valid input (rule 8)': {
+    fault: {
+      response(req, res) {
+        if (req.method === 'GET' && /[+:]/.test(req.url.search)) Object.assign(res, refusal('query must be url encoded'));
+      },
+    },
+    only: 'generated/valid/listTasks',
+    expectFailed: ['generated/valid/listTasks'],
+  },
+  'U+0000 in text is stored, not refused (rule 8; the proxy drops the character)': {
+    fault: {
+      request(req) {
+        if (req.headers['content-type']?.includes('json')) req.body = Buffer.from(req.body.toString('utf8').replaceAll('\\u0000', ''));
+      },
+    },
+    checks: byId('errors/unstorable-input-400'),
+    expectFailed: ['errors/unstorable-input-400'],
+  },
 };
 
 describe('the conformance suite reports planted faults', () => {
@@ -268,6 +421,15 @@ describe('the conformance suite reports planted faults', () => {
     swap.fault = {
       request(req) {
         if (req.headers.authorization === otherAuth) req.headers.authorization = mainAuth;
+      },
+    };
+    // Batches once seen completed refuse tasks, as servers did before issue 22 (rule 7).
+    const completed = new Set<string>();
+    cases['a completed Enterprise batch refuses new tasks (rule 7)']!.fault = {
+      response(req, res) {
+        const read = /^\/v1\/batches\/([^/]+)(\/status)?$/.exec(apiPath(req.url));
+        if (req.method === 'GET' && read && res.status === 200 && json(res).status === 'completed') completed.add(decodeURIComponent(read[1]!));
+        if (isCreation(req) && res.status === 200 && completed.has(json(res).batch)) Object.assign(res, refusal('batch is completed and takes no more tasks'));
       },
     };
   });

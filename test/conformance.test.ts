@@ -113,7 +113,7 @@ describe('humantask conformance (the CLI)', () => {
       expect(res.code, res.stdout + res.stderr).toBe(0);
       expect(res.stdout).toMatch(/area\s+passed\s+failed\s+skipped/);
       expect(res.stdout).toMatch(/^Examples\s+2\s+0\s+0$/m);
-      expect(res.stdout).toMatch(/^Generated input\s+4\s+0\s+0$/m);
+      expect(res.stdout).toMatch(/^Generated input\s+6\s+0\s+0$/m);
       expect(res.stdout).toMatch(/seed 7 \(repeat with --seed 7\)/);
       expect(res.stdout).toMatch(/PASSED/);
       expect(res.stderr).toMatch(/\[\d+\/\d+\] passed current examples\/createCategorizationTask/);

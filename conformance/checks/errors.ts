@@ -24,7 +24,7 @@ export const errorChecks: Check[] = [
     area,
     seed: '7 Errors (400: malformed request)',
     rule:
-      'JSON nested deeper than 64 levels, a lone UTF-16 surrogate in text and a number beyond JSON\'s range (1e309) each get 400 naming the problem, and create nothing; without a key such a body gets 401, unread.',
+      'JSON nested deeper than 64 levels, the character U+0000 or a lone UTF-16 surrogate in text and a number beyond JSON\'s range (1e309) each get 400 naming the problem, and create nothing; without a key such a body gets 401, unread.',
     kind: 'behaviour',
     async run(ctx) {
       const tag = ctx.unique('unstorable');
@@ -33,6 +33,7 @@ export const errorChecks: Check[] = [
       const cases: [string, string, string][] = [
         ['a body nested 65 levels deep', body.replace('"at":0', `"at":${'['.repeat(63)}${']'.repeat(63)}`), '64'],
         ['a lone surrogate in metadata', body.replace('"at":0', '"at":"\\ud800"'), 'metadata'],
+        ['U+0000 in metadata', body.replace('"at":0', '"at":"a\\u0000b"'), 'metadata'],
         ['1e309 in metadata', body.replace('"at":0', '"at":1e309'), 'metadata'],
       ];
       for (const [what, text, named] of cases) {

@@ -18,6 +18,7 @@ import { taskStateChecks } from './task-states.ts';
 import { testModeChecks } from './test-mode.ts';
 import { testModeRuleChecks } from './test-mode-rules.ts';
 import { uniqueIdChecks } from './unique-id.ts';
+import { wildChecks } from './wild.ts';
 
 export const behaviourChecks: Check[] = [
   ...taskStateChecks,
@@ -32,6 +33,7 @@ export const behaviourChecks: Check[] = [
   ...listChecks,
   ...projectChecks,
   ...batchChecks,
+  ...wildChecks,
   ...callbackChecks,
   ...isolationChecks,
   ...accountSettingChecks,

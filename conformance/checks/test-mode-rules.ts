@@ -193,7 +193,7 @@ function olderImageRule(kind: 'box' | 'point' | 'line' | 'polygon', cases: Param
       const labels = strings(p.objects_to_annotate);
       const b = boundsOf(p);
       const problems = [...labelProblems('response/annotations', annotations, labels)];
-      annotations.forEach((a, i) => problems.push(...shapeProblems(`response/annotations/${i}`, kind, a, b)));
+      annotations.forEach((a, i) => { problems.push(...shapeProblems(`response/annotations/${i}`, kind, a, b)); });
       if (!bool(p.with_labels)) {
         const order = annotations.map((a) => labels.indexOf(a.label));
         if (order.some((o, i) => i > 0 && o < order[i - 1]!)) problems.push(`without with_labels the annotations should come grouped by label in the order of objects_to_annotate; the labels come ${show(annotations.map((a) => a.label))}`);

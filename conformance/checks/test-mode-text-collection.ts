@@ -22,7 +22,7 @@ const isChoiceValue = (value: unknown): value is string | number =>
   (typeof value === 'string' && value.length > 0) || (typeof value === 'number' && Number.isFinite(value));
 
 /** Leaf choice values of a category field (subchoices included): only these can be selected. */
-export function leafValues(choices: unknown, out: unknown[] = []): unknown[] {
+function leafValues(choices: unknown, out: unknown[] = []): unknown[] {
   for (const c of list(choices) as any[]) {
     if (Array.isArray(c?.subchoices) && c.subchoices.length) leafValues(c.subchoices, out);
     else out.push(c?.value);

@@ -94,8 +94,8 @@ export const testModeChecks: Check[] = [
 /** Every string anywhere in `value`. */
 function stringsIn(value: unknown, out = new Set<string>()): Set<string> {
   if (typeof value === 'string') out.add(value);
-  else if (Array.isArray(value)) value.forEach((v) => stringsIn(v, out));
-  else if (isRecord(value)) Object.values(value).forEach((v) => stringsIn(v, out));
+  else if (Array.isArray(value)) value.forEach((v) => { stringsIn(v, out); });
+  else if (isRecord(value)) Object.values(value).forEach((v) => { stringsIn(v, out); });
   return out;
 }
 

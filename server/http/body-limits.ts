@@ -76,7 +76,7 @@ function hugeQueryNumber(query: unknown, numeric: ReadonlySet<string>): string |
 }
 
 /** The names of the contract's numeric query parameters (`limit`, `offset`, ...). */
-export function numericQueryParams(contract: Contract<ContractName>): Set<string> {
+function numericQueryParams(contract: Contract<ContractName>): Set<string> {
   const names = new Set<string>();
   for (const item of Object.values<Json>(contract.doc.paths)) {
     for (const op of Object.values<Json>(item)) {

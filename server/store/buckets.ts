@@ -43,4 +43,3 @@ export function databaseBuckets(execute: Execute) {
   };
 }
 
-export type DatabaseBuckets = ReturnType<typeof databaseBuckets>;

@@ -21,8 +21,6 @@ import { loadSecretsKey, type KeySettings, type SecretBox } from './secrets.ts';
 
 export type Schema = typeof schema;
 export type Database = PgDatabase<PgQueryResultHKT, Schema>;
-/** A transaction: the same query interface as the database. */
-export type Tx = Parameters<Parameters<Database['transaction']>[0]>[0];
 
 /**
  * One SQL statement with `$1`-style parameters. The hot paths (authentication, creation, reading a

@@ -4,6 +4,7 @@
 
 /** A loggable description of any error; a database error anywhere in its cause chain is reduced. */
 export function safeError(err: unknown): Record<string, unknown> {
+  // biome-ignore lint/suspicious/noExplicitAny: walks the cause chain of whatever a driver threw
   for (let e: any = err; e && typeof e === 'object'; e = e.cause) {
     if (typeof e.code === 'string' && /^[0-9A-Z]{5}$/.test(e.code)) {
       const out: Record<string, unknown> = { type: 'DatabaseError', code: e.code };
@@ -31,6 +32,7 @@ export function withStatementName<T>(name: string, run: () => Promise<T>): Promi
 
 /** Whether a database error anywhere in the cause chain is a unique violation of this constraint. */
 export function isUniqueViolation(err: unknown, constraint: string): boolean {
+  // biome-ignore lint/suspicious/noExplicitAny: walks the cause chain of whatever a driver threw
   for (let e: any = err; e; e = e.cause) {
     if (e.code === '23505' && (e.constraint === constraint || String(e.message).includes(constraint))) return true;
   }

@@ -27,7 +27,7 @@ export async function readiness(store: Store): Promise<Readiness> {
 }
 
 /** Counted up to this many: a scrape stays cheap whatever the backlog (the gauge then reads the cap). */
-export const outboxDepthCap = 100_000;
+const outboxDepthCap = 100_000;
 
 /** Callbacks neither delivered nor failed for good (through the partial index `outbox_due`). */
 export async function outboxDepth(store: Store): Promise<number> {

@@ -22,9 +22,9 @@ const auditsJson = customType<{ data: TaskAudit[]; driverData: string }>({
       })),
     ),
   fromDriver: (value: unknown) =>
-    (typeof value === 'string' ? JSON.parse(value) : value).map((a: Record<string, any>) => ({
+    (typeof value === 'string' ? JSON.parse(value) : value).map((a: Record<string, unknown>) => ({
       auditedBy: a.audited_by,
-      auditedAt: new Date(a.audited_at),
+      auditedAt: new Date(a.audited_at as string),
       auditTimeSecs: a.audit_time_secs,
       result: a.audit_result,
       source: a.audit_source,

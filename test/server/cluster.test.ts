@@ -23,7 +23,7 @@ import { until } from '../support/wait.ts';
 
 const task = { instruction: 'Pick one', attachment_type: 'text', attachment: 'hello', categories: ['a', 'b'] };
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => dirs.forEach((d) => { rmSync(d, { recursive: true, force: true }); }));
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('token buckets in the database on %s', (db) => {
   it('grants the burst, then refuses without taking; takes several at once; a full bucket is swept', async () => {

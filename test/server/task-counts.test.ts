@@ -177,7 +177,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('a nex
 });
 
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => dirs.forEach((d) => { rmSync(d, { recursive: true, force: true }); }));
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('list totals after kill -9 on %s', (db) => {
   it('equal the count of the matching tasks after a kill during a burst of creations and a restart', async () => {

@@ -55,6 +55,22 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('filte
     expect(without.body.docs.every((t: object) => !('attachment_url' in t))).toBe(true);
   });
 
+  it('text that reads like a URL is text: no attachment_url, in either generation', async () => {
+    // An account of its own, so that the other cases' lists stay as they are.
+    const own = await createAccount(server.uow, 'wild-filters-text', new Date());
+    const created = await client(server, 'current', own.test_key)('POST', '/v1/task/categorization', {
+      json: { callback_url: 'https://example.com/cb', instruction: 'Pick', attachment_type: 'text', attachment: 'https://example.com/b.jpg', categories: ['a', 'b'] },
+    });
+    expect(created.status, created.text).toBe(200);
+    for (const generation of ['current', 'legacy'] as const) {
+      const res = await client(server, generation, own.test_key)('GET', '/v1/tasks?include_attachment_url=true');
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.docs).toHaveLength(1);
+      expect(res.body.docs[0]).toMatchObject({ task_id: created.body.task_id, params: { attachment_type: 'text', attachment: 'https://example.com/b.jpg' } });
+      expect(res.body.docs[0]).not.toHaveProperty('attachment_url');
+    }
+  });
+
   it.each(['current', 'legacy'] as const)('%s: limited_response gives task_id, status, metadata and project only', async (generation) => {
     const call = client(server, generation, account.test_key);
     const res = await call('GET', '/v1/tasks?limited_response=true');

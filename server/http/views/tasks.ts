@@ -73,10 +73,13 @@ export interface ListShape {
   limited: boolean;
 }
 
-/** A task's `attachment_url`: its attachment when that is an http(s) URL (no copy is kept). */
+/**
+ * A task's `attachment_url`: its attachment when that is an http(s) URL (no copy is kept); none for
+ * text (even text that reads like a URL) and for lists of frames or attachments.
+ */
 const attachmentUrl = (task: Task): { attachment_url?: string } => {
-  const attachment = task.params.attachment;
-  return typeof attachment === 'string' && /^https?:\/\//i.test(attachment) ? { attachment_url: attachment } : {};
+  const { attachment, attachment_type } = task.params;
+  return attachment_type !== 'text' && typeof attachment === 'string' && /^https?:\/\//i.test(attachment) ? { attachment_url: attachment } : {};
 };
 
 /** A list entry: the whole task, or with `limited_response` only its id, status, metadata and project. */
