@@ -56,7 +56,9 @@ const claimSql = (ownAccount: boolean, reservedOnly: boolean) => `WITH cand AS (
       AND ${ownAccount ? 'tw.account_id = $2::text' : '$2::text IS NULL'}${reservedOnly ? ' AND tw.reserved_for = $1::text AND tw.reserved_until > $6::timestamptz' : ''}
       AND ($11::text IS NULL OR tw.project = $11::text)
       AND (t.status = 'pending' OR (t.status = 'completed' AND t.customer_review_status = 'rejected'))
-      AND (tw.reserved_for IS NULL OR tw.reserved_for = $1::text OR tw.reserved_until <= $6::timestamptz)
+      AND (tw.reserved_for IS NULL OR tw.reserved_for = $1::text OR tw.reserved_until <= $6::timestamptz
+        -- A redo's author who is no longer active (paused, removed) leaves it to the others.
+        OR EXISTS (SELECT 1 FROM workers wk WHERE wk.worker_id = tw.reserved_for AND wk.status <> 'active'))
       AND (NOT tw.calibration OR $4::boolean)
       AND coalesce((SELECT ${subjectsFor('s')} && ARRAY[$1::text, $3::text] FROM staffing s
           WHERE s.account_id = tw.account_id AND s.mode = 'live' AND s.project = tw.project AND s.batch IN ('', coalesce(tw.batch, '')) AND ${subjectsFor('s')} IS NOT NULL

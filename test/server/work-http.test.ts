@@ -225,6 +225,32 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       [second.id, 'review', 'reviewed', 'accepted'],
     ]);
     await until(() => hook.received.some((c) => c.task_id === taskId), 'the callback');
+
+    // A redo waits for its author, unless the author is no longer active: then another worker takes it.
+    const other = await mk(['labeler']);
+    await current('PUT', '/v1/projects/reviewed/staffing', {
+      json: { attempt: [author.id, other.id], review: [first.id, second.id], review_sampling: { new_worker_tasks: 5, rate: 0 } },
+    });
+    const next = (await legacy('POST', '/v1/task/categorization', { json: { ...categorization(hook.url), project: 'reviewed' } })).body
+      .task_id as string;
+    const a2 = (await author.call('POST', '/v1/assignments/next', {})).body;
+    await author.call('POST', `/v1/assignments/${a2.assignment_id}/submit`, {
+      lease_token: a2.lease_token,
+      active_ms: 10,
+      response: { category: 'dog' },
+    });
+    const r2 = (await first.call('POST', '/v1/assignments/next', { role: 'review' })).body;
+    expect(r2.task.task_id).toBe(next);
+    await first.call('POST', `/v1/assignments/${r2.assignment_id}/review`, {
+      lease_token: r2.lease_token,
+      result: 'rejected',
+      feedback_items,
+      active_ms: 10,
+    });
+    expect((await other.call('POST', '/v1/assignments/next', {})).status).toBe(204);
+    const authorRecord = (await server.uow.workers.get(author.id))!;
+    await server.uow.workers.update({ ...authorRecord, status: 'paused' });
+    expect((await other.call('POST', '/v1/assignments/next', {})).body).toMatchObject({ role: 'redo', task: { task_id: next } });
   });
 
   it("a customer's cancel ends the assignment: the worker's next heartbeat is 409 task_canceled", async () => {
