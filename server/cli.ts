@@ -33,7 +33,7 @@ configuration (environment): PORT, HOST, DATA_DIR, DATABASE_URL, LOG_LEVEL (see 
 
 const serveUsage = `usage: humantask serve
 
-Runs the service: the current generation at /v1, the older at /legacy/v1, the docs site at /docs.
+Runs the service: the current generation at /v1, the older at /legacy/v1, the docs site at /docs, the labeling app at /label/.
 Prints the address and, on a new embedded store, the keys of a development account.
 
 configuration (environment): PORT (3000), HOST (127.0.0.1), DATA_DIR (./data), DATABASE_URL (PostgreSQL
@@ -140,7 +140,7 @@ async function serve(args: string[]) {
   const server = await startServer(config);
   // One write: whoever reads the output sees the address and the keys together.
   const lines = [
-    `humantask listening on ${server.url} (current generation /v1, older /legacy/v1, docs /docs)`,
+    `humantask listening on ${server.url} (current generation /v1, older /legacy/v1, docs /docs, labeling app /label/)`,
     `store: ${server.store.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`}`,
   ];
   if (server.devAccount) {

@@ -245,6 +245,28 @@ describe('the labeling app', () => {
     await page.close();
   });
 
+  it('brings the draft back: after a reload from this browser\'s copy, in another browser from the server\'s draft', async () => {
+    const task = assignment(categorizationTask());
+    // Asked again while the assignment is active, the server answers it again (a reload resumes it).
+    // (The generated type of a draft is an empty record: the contract's `type: object` has no properties.)
+    queue = [task, task, { ...task, draft: { category: 'Account access' } as unknown as Assignment['draft'] }];
+    const { page } = await open();
+    await logIn(page);
+    await page.keyboard.press('2');
+    await page.reload();
+    await page.locator('.instruction').waitFor();
+    expect(await page.getByLabel('Technical problem').isChecked()).toBe(true);
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const other = await context.newPage();
+    await other.goto(`${origin}/label/`);
+    await logIn(other);
+    await other.locator('.instruction').waitFor();
+    expect(await other.getByLabel('Account access').isChecked()).toBe(true);
+    await context.close();
+    await page.close();
+  });
+
   it('shows every shortcut in a help overlay on ?, and skips with a reason from the keyboard', async () => {
     const task = assignment(categorizationTask());
     queue = [task];
