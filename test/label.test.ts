@@ -267,6 +267,49 @@ describe('the labeling app', () => {
     await page.close();
   });
 
+  it('counts active time only while there was input in the last 2 minutes, and sends no heartbeat when idle', async () => {
+    queue = [assignment(categorizationTask())];
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.clock.install();
+    await page.goto(`${origin}/label/`);
+    await logIn(page);
+    await page.locator('.instruction').waitFor();
+    await page.keyboard.press('1');
+    // Five minutes pass with no more input: two of them count.
+    for (let i = 0; i < 10; i++) await page.clock.runFor(30_000);
+    await expect.poll(() => page.locator('#active-time').textContent()).toMatch(/^2:0\d$/);
+    const beats = () => calls.filter((c) => c.path.endsWith('/heartbeat'));
+    await expect.poll(() => beats().length).toBeGreaterThanOrEqual(5);
+    const sent = beats().length;
+    expect(sent).toBeLessThanOrEqual(7);
+    for (const b of beats()) expect(validAgainst('HeartbeatRequest', b.body)).toBe('valid');
+    const reported = beats().reduce((sum, b) => sum + b.body.active_ms, 0);
+    expect(reported).toBeGreaterThan(90_000);
+    expect(reported).toBeLessThanOrEqual(130_000);
+    // Idle: the clock runs on, no heartbeat goes out (the lease may lapse, as the contract wants).
+    for (let i = 0; i < 4; i++) await page.clock.runFor(30_000);
+    expect(beats().length).toBe(sent);
+    await page.close();
+  });
+
+  it('releases the task from the keyboard, saving the draft first', async () => {
+    const task = assignment(categorizationTask());
+    queue = [task];
+    const { page } = await open();
+    await logIn(page);
+    await page.locator('.instruction').waitFor();
+    await page.keyboard.press('3');
+    await page.keyboard.press('Shift+R');
+    await page.getByText('Released: the task went back to the queue, with your draft.').waitFor();
+    const saved = calls.find((c) => c.path.endsWith('/heartbeat'));
+    expect(saved?.body).toMatchObject({ lease_token: task.lease_token, draft: { category: 'Account access' } });
+    const released = calls.find((c) => c.path.endsWith('/release'));
+    expect(validAgainst('ReleaseRequest', released?.body)).toBe('valid');
+    expect(released).toMatchObject({ status: 200, body: { lease_token: task.lease_token } });
+    expect(calls.indexOf(saved as Call)).toBeLessThan(calls.indexOf(released as Call));
+    await page.close();
+  });
+
   it('shows every shortcut in a help overlay on ?, and skips with a reason from the keyboard', async () => {
     const task = assignment(categorizationTask());
     queue = [task];
