@@ -1,5 +1,5 @@
 // Keyboard shortcuts: one table the shell and the current player add to, shown by the help
-// overlay (`?`). Keys typed into a text field go to the field, except Escape and Ctrl+Enter.
+// overlay (`?`). Keys typed into a text field go to the field, except Escape, Ctrl+Enter and Alt+Enter.
 export interface Shortcut {
   /** As shown and matched: `?`, `n`, `Shift+S`, `Ctrl+Enter`, `Ctrl+Z`, `1`, `Delete`, ... */
   keys: string[];
@@ -41,7 +41,7 @@ export class Keymap {
 
   handle(e: KeyboardEvent): void {
     const name = keyName(e);
-    if (inTextField(e.target) && name !== 'Escape' && name !== 'Ctrl+Enter') return;
+    if (inTextField(e.target) && name !== 'Escape' && name !== 'Ctrl+Enter' && name !== 'Alt+Enter') return;
     // Letters are written in upper case in the table ("N", "Shift+S").
     const match = this.active()
       .reverse()

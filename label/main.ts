@@ -196,6 +196,7 @@ function startWork(assignment: Assignment) {
         localStorage.setItem(localDraftKey(assignment.assignment_id), JSON.stringify(player.getDraft()));
         say('Unsaved changes');
       },
+      activeMs: () => assignment.active_ms + timer.total,
     });
   } else {
     area.append(notice('warn', `Tasks of type ${assignment.task.type} cannot be done in this app yet. Skip it with a reason, or release it.`));

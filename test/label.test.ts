@@ -226,6 +226,60 @@ describe('the labeling app', () => {
     await page.close();
   });
 
+  it('transcribes fields and repeated rows, and collects data with the time spent', async () => {
+    const transcription = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9c2',
+      type: 'transcription',
+      instruction: 'Copy the invoice.',
+      params: {
+        attachment_type: 'image',
+        attachment: `${origin}/fixtures/street.svg`,
+        fields: { invoice_number: 'The invoice number', total: 'The total due' },
+        repeatable_fields: { item: 'The line item', unit: { description: 'The unit', choices: ['piece', 'hour'] } },
+      },
+    });
+    const collection = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9c3',
+      type: 'datacollection',
+      instruction: 'Find the phone number.',
+      params: { attachment_type: 'text', attachment: 'La Piazza, Main Street 1', fields: { phone: 'The phone number' } },
+    });
+    queue = [transcription, collection];
+    const { page } = await open();
+    await logIn(page);
+    await page.getByLabel('The invoice number').fill('INV-1041');
+    // Submitting with a field left empty says what is missing, and sends nothing.
+    await page.keyboard.press('Control+Enter');
+    await page.getByText('Fill in: total.').waitFor();
+    await page.getByLabel('The total due').fill('1,250.00 EUR');
+    await page.keyboard.press('Alt+Enter');
+    await page.keyboard.type('Consulting');
+    await page.getByLabel('The unit (row 1)').selectOption('hour');
+    await page.getByRole('button', { name: /Add a row/ }).click();
+    await page.getByLabel('The line item (row 2)').fill('Travel');
+    await page.getByLabel('The unit (row 2)').selectOption('piece');
+    await page.keyboard.press('Control+Enter');
+    const first = await waitForCall((c) => c.path.endsWith('/submit'));
+    expect(validAgainst('SubmitRequest', first.body)).toBe('valid');
+    expect(first.status).toBe(200);
+    expect(first.body.response).toEqual({
+      fields: { invoice_number: 'INV-1041', total: '1,250.00 EUR' },
+      repeatable_fields: [
+        { item: 'Consulting', unit: 'hour' },
+        { item: 'Travel', unit: 'piece' },
+      ],
+    });
+
+    await page.getByLabel('The phone number').fill('+1 555 0100');
+    await page.keyboard.press('Control+Enter');
+    const second = await waitForCall((c) => c.path.endsWith('/submit') && c.body?.lease_token === collection.lease_token);
+    expect(validAgainst('SubmitRequest', second.body)).toBe('valid');
+    expect(second.body.response).toEqual({ fields: { phone: '+1 555 0100' }, time_spent_in_seconds: expect.any(Number) });
+    expect(second.status).toBe(200);
+    expect(calls.filter((c) => c.path.endsWith('/submit'))).toHaveLength(2);
+    await page.close();
+  });
+
   it('says clearly that the lease was lost when a heartbeat answers 409, and stops the work', async () => {
     queue = [assignment(categorizationTask())];
     prefer = { heartbeat: 'code=409' };

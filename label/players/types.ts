@@ -17,6 +17,8 @@ export interface Player {
 export interface PlayerContext {
   /** The work changed (the shell saves the draft locally and marks it unsaved). */
   changed(): void;
+  /** Active time on this assignment so far, in milliseconds (earlier sessions included). */
+  activeMs(): number;
 }
 
 export type PlayerFactory = (container: HTMLElement, assignment: Assignment, draft: Draft | undefined, context: PlayerContext) => Player;
