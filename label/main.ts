@@ -259,6 +259,11 @@ function stopWork() {
   work = null;
 }
 
+/** The 409s that end the assignment (the contract's LeaseConflict codes). */
+function isLeaseEnd(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.status === 409 && ['lease_lost', 'task_canceled', 'assignment_closed'].includes(err.code ?? 'lease_lost');
+}
+
 function leaseLost(w: Work, err: ApiError) {
   w.lost = true;
   const what =
@@ -293,7 +298,7 @@ async function heartbeat(w: Work) {
     say(`Draft saved at ${new Date().toLocaleTimeString()}`);
   } catch (err) {
     w.timer.giveBack(activeMs);
-    if (err instanceof ApiError && err.status === 409) leaseLost(w, err);
+    if (isLeaseEnd(err)) leaseLost(w, err);
     else handleError(err, 'The draft could not be saved');
   }
 }
@@ -317,7 +322,11 @@ async function submit() {
   } catch (err) {
     w.busy = false;
     w.timer.giveBack(activeMs);
-    if (err instanceof ApiError && err.status === 409) leaseLost(w, err);
+    // A refused answer is final for its key: the corrected one goes with a new key (the same key with
+    // another body is a 409). Lost in transit or a server error: the retry keeps the key, so that an
+    // answer that did arrive is not taken twice.
+    if (err instanceof ApiError && err.status < 500) w.idempotencyKey = uuidV4();
+    if (isLeaseEnd(err)) leaseLost(w, err);
     else handleError(err, 'The answer was not accepted');
   }
 }
@@ -357,7 +366,7 @@ function askSkip() {
     } catch (err) {
       w.busy = false;
       w.timer.giveBack(activeMs);
-      if (err instanceof ApiError && err.status === 409) leaseLost(w, err);
+      if (isLeaseEnd(err)) leaseLost(w, err);
       else handleError(err, 'The task could not be skipped');
     }
   });
@@ -378,7 +387,7 @@ async function release() {
     say('Released');
   } catch (err) {
     w.busy = false;
-    if (err instanceof ApiError && err.status === 409) leaseLost(w, err);
+    if (isLeaseEnd(err)) leaseLost(w, err);
     else handleError(err, 'The task could not be released');
   }
 }

@@ -25,6 +25,8 @@ interface Call {
   path: string;
   body: any;
   status: number;
+  /** The Idempotency-Key header, if any. */
+  key?: string;
 }
 
 const schema = makeValidator(asGeneration('workforce'));
@@ -46,6 +48,9 @@ const street = `<svg xmlns="http://www.w3.org/2000/svg" width="640" height="400"
 <rect width="640" height="400" fill="#9fc5e8"/><rect y="260" width="640" height="140" fill="#666"/>
 <rect x="200" y="200" width="180" height="70" rx="12" fill="#c0392b"/><circle cx="240" cy="272" r="18" fill="#222"/>
 <circle cx="340" cy="272" r="18" fill="#222"/></svg>`;
+
+/** Prism and the browser answer slowly on a loaded machine: polls wait up to 20 s. */
+const poll = { timeout: 20_000 };
 
 let serial = 0;
 function assignment(task: Assignment['task'], extra: Partial<Assignment> = {}): Assignment {
@@ -113,7 +118,7 @@ beforeAll(async () => {
     if (prefer[op]) headers.prefer = prefer[op];
     const answer = await fetch(`${mock.url}${req.originalUrl}`, { method: req.method, headers, ...(raw ? { body: new Uint8Array(raw) } : {}) });
     const text = await answer.text();
-    calls.push({ method: req.method, path: `/worker${req.path}`, body: raw ? JSON.parse(raw.toString()) : null, status: answer.status });
+    calls.push({ method: req.method, path: `/worker${req.path}`, body: raw ? JSON.parse(raw.toString()) : null, status: answer.status, ...(headers['idempotency-key'] ? { key: headers['idempotency-key'] } : {}) });
     res.status(answer.status);
     for (const h of ['content-type', 'retry-after']) if (answer.headers.get(h)) res.setHeader(h, answer.headers.get(h) as string);
     res.send(text);
@@ -156,7 +161,7 @@ async function logIn(page: Page) {
 }
 
 const waitForCall = async (predicate: (c: Call) => boolean) => {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 400; i++) {
     const found = calls.find(predicate);
     if (found) return found;
     await new Promise((r) => setTimeout(r, 50));
@@ -174,10 +179,10 @@ describe('the labeling app', () => {
     expect(await page.evaluate(() => sessionStorage.getItem('humantask.label.token'))).toMatch(/^wks_/);
 
     // The instruction: Markdown rendered, script and event handlers gone.
-    await expect.poll(() => page.locator('.instruction strong').textContent()).toBe('team');
+    await expect.poll(() => page.locator('.instruction strong').textContent(), poll).toBe('team');
     expect(await page.locator('.instruction').innerHTML()).not.toMatch(/script|onerror/);
     expect(await page.evaluate(() => (window as any).pwned)).toBeUndefined();
-    await expect.poll(() => page.locator('.attachment blockquote').textContent()).toBe('I was charged twice for my subscription this month.');
+    await expect.poll(() => page.locator('.attachment blockquote').textContent(), poll).toBe('I was charged twice for my subscription this month.');
 
     // Key 2 chooses the second category; a heartbeat saves it as the draft.
     await page.keyboard.press('2');
@@ -204,7 +209,7 @@ describe('the labeling app', () => {
     await page.mouse.move(frame.x + 300 * scale, frame.y + 250 * scale, { steps: 5 });
     await page.mouse.move(frame.x + 385 * scale, frame.y + 292 * scale, { steps: 5 });
     await page.mouse.up();
-    await expect.poll(() => page.locator('.shapes li').count()).toBe(1);
+    await expect.poll(() => page.locator('.shapes li').count(), poll).toBe(1);
     await page.locator('.shapes li').first().textContent();
     mkdirSync(path.join(root, 'test-results'), { recursive: true });
     await page.screenshot({ path: path.join(root, 'test-results', 'label-imageannotation.png') });
@@ -280,6 +285,29 @@ describe('the labeling app', () => {
     await page.close();
   });
 
+  it('shows the server\'s reason when it refuses an answer (400), and lets the person correct and submit again', async () => {
+    const task = assignment(categorizationTask());
+    queue = [task];
+    prefer = { submit: 'code=400' };
+    const { page } = await open();
+    await logIn(page);
+    await page.locator('.instruction').waitFor();
+    await page.keyboard.press('1');
+    await page.keyboard.press('Control+Enter');
+    await page.locator('.notice', { hasText: "The answer was not accepted: request/body must have required property 'lease_token'" }).waitFor();
+    expect(await page.getByLabel('Billing').isChecked()).toBe(true);
+    prefer = {};
+    await page.keyboard.press('Control+Enter');
+    await waitForCall((c) => c.path.endsWith('/submit') && c.status === 200);
+    expect(calls.filter((c) => c.path.endsWith('/submit')).map((c) => c.status)).toEqual([400, 200]);
+    // A refused answer's key is not reused: the server would replay the refusal, or call another body a mismatch.
+    const [refused, accepted] = calls.filter((c) => c.path.endsWith('/submit'));
+    expect(refused?.key).toBeTruthy();
+    expect(accepted?.key).toBeTruthy();
+    expect(accepted?.key).not.toBe(refused?.key);
+    await page.close();
+  });
+
   it('says clearly that the lease was lost when a heartbeat answers 409, and stops the work', async () => {
     queue = [assignment(categorizationTask())];
     prefer = { heartbeat: 'code=409' };
@@ -331,9 +359,9 @@ describe('the labeling app', () => {
     await page.keyboard.press('1');
     // Five minutes pass with no more input: two of them count.
     for (let i = 0; i < 10; i++) await page.clock.runFor(30_000);
-    await expect.poll(() => page.locator('#active-time').textContent()).toMatch(/^2:0\d$/);
+    await expect.poll(() => page.locator('#active-time').textContent(), poll).toMatch(/^2:0\d$/);
     const beats = () => calls.filter((c) => c.path.endsWith('/heartbeat'));
-    await expect.poll(() => beats().length).toBeGreaterThanOrEqual(5);
+    await expect.poll(() => beats().length, poll).toBeGreaterThanOrEqual(5);
     const sent = beats().length;
     expect(sent).toBeLessThanOrEqual(7);
     for (const b of beats()) expect(validAgainst('HeartbeatRequest', b.body)).toBe('valid');
