@@ -437,4 +437,18 @@ describe('the server', () => {
     expect(code).toContain('humantask.label.token');
     expect(code).not.toMatch(/https?:\/\/(?!www\.w3\.org)[a-z0-9.-]+\.(?:com|net|org|io)\/[^"'\s]*\.(?:js|css)/);
   });
+
+  it('boots in Chromium from the server under its policy: the log-in form, no script error, no policy violation', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !/favicon/.test(m.location().url)) problems.push(m.text());
+    });
+    await page.goto(`${server.url}/label/`);
+    await page.getByRole('button', { name: 'Log in' }).waitFor();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('email');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 });
