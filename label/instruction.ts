@@ -14,6 +14,14 @@ const allowedTags = [
 ];
 const allowedAttributes = ['href', 'title', 'src', 'alt', 'width', 'height', 'allowfullscreen', 'value', 'datetime', 'colspan', 'rowspan', 'span'];
 
+// A link in the instruction opens beside the task, never in its place.
+DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+  if (node.tagName === 'A' && node.hasAttribute('href')) {
+    node.setAttribute('target', '_blank');
+    node.setAttribute('rel', 'noopener noreferrer');
+  }
+});
+
 export function instructionHtml(markdown: string): string {
   const html = marked.parse(markdown, { async: false, gfm: true });
   return DOMPurify.sanitize(html, {

@@ -74,7 +74,7 @@ function assignment(task: Assignment['task'], extra: Partial<Assignment> = {}): 
 const categorizationTask = (): Assignment['task'] => ({
   task_id: '65f1c0a2b3c4d5e6f7a8b9c0',
   type: 'categorization',
-  instruction: 'Which **team** should answer this message?<script>window.pwned = 1</script><img src="/fixtures/street.svg" onerror="window.pwned = 2">',
+  instruction: 'Which **team** should answer this message? See [the guide](https://example.com/guide) or [bad](javascript:alert(1)).<script>window.pwned = 1</script><img src="/fixtures/street.svg" onerror="window.pwned = 2">',
   params: {
     attachment_type: 'text',
     attachment: 'I was charged twice for my subscription this month.',
@@ -182,6 +182,10 @@ describe('the labeling app', () => {
     await expect.poll(() => page.locator('.instruction strong').textContent(), poll).toBe('team');
     expect(await page.locator('.instruction').innerHTML()).not.toMatch(/script|onerror/);
     expect(await page.evaluate(() => (window as any).pwned)).toBeUndefined();
+    expect(await page.locator('.instruction a').evaluateAll((as) => as.map((a) => [a.getAttribute('href'), a.getAttribute('target'), a.getAttribute('rel')]))).toEqual([
+      ['https://example.com/guide', '_blank', 'noopener noreferrer'],
+      [null, null, null],
+    ]);
     await expect.poll(() => page.locator('.attachment blockquote').textContent(), poll).toBe('I was charged twice for my subscription this month.');
 
     // Key 2 chooses the second category; a heartbeat saves it as the draft.
