@@ -194,6 +194,8 @@ function startWork(assignment: Assignment) {
     player = factory(area, assignment, draft, {
       changed: () => {
         localStorage.setItem(localDraftKey(assignment.assignment_id), JSON.stringify(player.getDraft()));
+        // What was missing or refused may be mended now: its notice goes.
+        for (const n of workNotices.querySelectorAll('.notice.bad')) n.remove();
         say('Unsaved changes');
       },
       activeMs: () => assignment.active_ms + timer.total,

@@ -261,12 +261,14 @@ describe('the labeling app', () => {
     await page.keyboard.press('Control+Enter');
     await page.getByText('Fill in: total.').waitFor();
     await page.getByLabel('The total due').fill('1,250.00 EUR');
+    expect(await page.getByText('Fill in: total.').count()).toBe(0);
     await page.keyboard.press('Alt+Enter');
     await page.keyboard.type('Consulting');
     await page.getByLabel('The unit (row 1)').selectOption('hour');
     await page.getByRole('button', { name: /Add a row/ }).click();
     await page.getByLabel('The line item (row 2)').fill('Travel');
     await page.getByLabel('The unit (row 2)').selectOption('piece');
+    await page.screenshot({ path: path.join(root, 'test-results', 'label-transcription.png') });
     await page.keyboard.press('Control+Enter');
     const first = await waitForCall((c) => c.path.endsWith('/submit'));
     expect(validAgainst('SubmitRequest', first.body)).toBe('valid');
