@@ -26,7 +26,7 @@ export class ApiError extends Error {
   }
 }
 
-export function apiOrigin(search = location.search): string {
+function apiOrigin(search = location.search): string {
   const given = new URLSearchParams(search).get('api');
   return given ? given.replace(/\/+$/, '') : location.origin;
 }
@@ -94,5 +94,3 @@ export function createApi(origin = apiOrigin()) {
     },
   };
 }
-
-export type Api = ReturnType<typeof createApi>;

@@ -9,7 +9,7 @@ export interface Shortcut {
   when?(): boolean;
 }
 
-export function keyName(e: KeyboardEvent): string {
+function keyName(e: KeyboardEvent): string {
   const parts: string[] = [];
   if (e.ctrlKey || e.metaKey) parts.push('Ctrl');
   if (e.altKey) parts.push('Alt');

@@ -24,7 +24,7 @@ const csp = [
 ].join('; ');
 
 /** Bundles the app (label/main.ts and what it imports) into one minified ES module. */
-export async function buildLabelBundle(): Promise<string> {
+async function buildLabelBundle(): Promise<string> {
   const { build } = await import('esbuild');
   const result = await build({
     entryPoints: [path.join(labelDir, 'main.ts')],

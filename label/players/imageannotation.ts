@@ -113,7 +113,9 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
   }
 
   function draw() {
-    labelButtons.forEach((b, i) => b.setAttribute('aria-pressed', String(labels[i] === current)));
+    labelButtons.forEach((b, i) => {
+      b.setAttribute('aria-pressed', String(labels[i] === current));
+    });
     for (const node of work.find('.box')) node.destroy();
     for (const box of boxes) {
       const rect = new Rect({ name: 'box', id: box.uuid, x: box.left, y: box.top, width: box.width, height: box.height, stroke: colour(box.label), strokeWidth: 2 / scale, fill: `${colour(box.label)}22`, draggable: box.uuid === selected, strokeScaleEnabled: true });
