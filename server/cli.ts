@@ -33,7 +33,7 @@ configuration (environment): PORT, HOST, DATA_DIR, DATABASE_URL, LOG_LEVEL (see 
 
 const serveUsage = `usage: humantask serve
 
-Runs the service: the current generation at /v1, the older at /legacy/v1, the docs site at /docs.
+Runs the service: the current generation at /v1, the older at /legacy/v1, the docs site at /docs, the labeling app at /label/.
 Prints the address and, on a new embedded store, the keys of a development account.
 
 configuration (environment): PORT (3000), HOST (127.0.0.1), DATA_DIR (./data), DATABASE_URL (PostgreSQL
@@ -170,7 +170,7 @@ async function serve(args: string[]) {
 
 /** The start banner, one write: whoever reads the output sees the address and the keys together. */
 function banner(url: string, store: string, devAccount: import('./domain/accounts.ts').AccountSecrets | null, workerPids: number[]): string {
-  const lines = [`humantask listening on ${url} (current generation /v1, older /legacy/v1, docs /docs)`, `store: ${store}`];
+  const lines = [`humantask listening on ${url} (current generation /v1, older /legacy/v1, docs /docs, worker API /worker/v1, labeling app /label/)`, `store: ${store}`];
   if (workerPids.length > 0) lines.push(`workers: ${workerPids.length} processes (${workerPids.join(', ')}) behind this port`);
   if (devAccount) {
     lines.push(

@@ -13,3 +13,13 @@ it('typechecks (tsc --noEmit, strict, noUncheckedIndexedAccess)', () => {
   }
   expect(output).toBe('');
 });
+
+it('typechecks the labeling app for the browser (tsc -p label: DOM types, no Node types)', () => {
+  let output = '';
+  try {
+    execFileSync(path.join(root, 'node_modules', '.bin', 'tsc'), ['--noEmit', '-p', path.join(root, 'label')], { cwd: root, encoding: 'utf8', stdio: 'pipe' });
+  } catch (e) {
+    output = (e as { stdout: string }).stdout;
+  }
+  expect(output).toBe('');
+});

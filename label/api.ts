@@ -1,0 +1,96 @@
+// The worker API client: openapi-fetch typed by generated/workforce.ts. The API's origin is the
+// page's own unless `?api=<origin>` says otherwise (e.g. the Prism mock during development).
+import createClient from 'openapi-fetch';
+import type { components, paths } from '../generated/workforce.ts';
+
+export type Assignment = components['schemas']['Assignment'];
+export type WorkerProfile = components['schemas']['WorkerProfile'];
+export type WorkerResponse = components['schemas']['WorkerResponse'];
+/** Any JSON object the app chooses (the contract's AssignmentDraft, generated as an empty record). */
+export type Draft = Record<string, unknown>;
+export type ErrorBody = components['schemas']['ErrorBody'];
+
+const tokenKey = 'humantask.label.token';
+const workerKey = 'humantask.label.worker';
+
+/** An answer of the API that is not a success, with the contract's error body. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: Partial<ErrorBody>,
+  ) {
+    super(body.error ?? `HTTP ${status}`);
+  }
+  get code(): string | undefined {
+    return this.body.code;
+  }
+}
+
+function apiOrigin(search = location.search): string {
+  const given = new URLSearchParams(search).get('api');
+  return given ? given.replace(/\/+$/, '') : location.origin;
+}
+
+export function createApi(origin = apiOrigin()) {
+  const client = createClient<paths>({ baseUrl: `${origin}/worker` });
+  client.use({
+    onRequest({ request }) {
+      const token = sessionStorage.getItem(tokenKey);
+      if (token && !request.headers.has('authorization')) request.headers.set('authorization', `Bearer ${token}`);
+      return request;
+    },
+  });
+  const fail = (response: Response, error: unknown): never => {
+    throw new ApiError(response.status, (error && typeof error === 'object' ? error : {}) as Partial<ErrorBody>);
+  };
+  const path = (assignmentId: string) => ({ params: { path: { assignmentId } } });
+  return {
+    worker(): WorkerProfile | null {
+      const saved = sessionStorage.getItem(workerKey);
+      return sessionStorage.getItem(tokenKey) && saved ? (JSON.parse(saved) as WorkerProfile) : null;
+    },
+    async login(email: string, password: string): Promise<WorkerProfile> {
+      const { data, error, response } = await client.POST('/v1/session', { body: { email, password } });
+      if (!data) return fail(response, error);
+      sessionStorage.setItem(tokenKey, data.token);
+      sessionStorage.setItem(workerKey, JSON.stringify(data.worker));
+      return data.worker;
+    },
+    async logout(): Promise<void> {
+      try {
+        await client.DELETE('/v1/session');
+      } finally {
+        sessionStorage.removeItem(tokenKey);
+        sessionStorage.removeItem(workerKey);
+      }
+    },
+    /** The next assignment, or the seconds to wait before asking again (204). */
+    async next(): Promise<Assignment | { retryAfter: number }> {
+      const { data, error, response } = await client.POST('/v1/assignments/next', { body: {} });
+      if (response.status === 204) return { retryAfter: Math.max(1, Number(response.headers.get('retry-after')) || 10) };
+      if (!data) return fail(response, error);
+      return data;
+    },
+    async heartbeat(assignmentId: string, body: Omit<components['schemas']['HeartbeatRequest'], 'draft'> & { draft?: Draft }) {
+      // The contract's draft is any object; openapi-typescript types an object without properties as empty.
+      const request = body as components['schemas']['HeartbeatRequest'];
+      const { data, error, response } = await client.POST('/v1/assignments/{assignmentId}/heartbeat', { ...path(assignmentId), body: request });
+      return data ?? fail(response, error);
+    },
+    async submit(assignmentId: string, body: components['schemas']['SubmitRequest'], idempotencyKey: string) {
+      const { data, error, response } = await client.POST('/v1/assignments/{assignmentId}/submit', {
+        params: { path: { assignmentId }, header: { 'Idempotency-Key': idempotencyKey } },
+        body,
+      });
+      return data ?? fail(response, error);
+    },
+    async skip(assignmentId: string, body: components['schemas']['SkipRequest']) {
+      const { data, error, response } = await client.POST('/v1/assignments/{assignmentId}/skip', { ...path(assignmentId), body });
+      return data ?? fail(response, error);
+    },
+    async release(assignmentId: string, body: components['schemas']['ReleaseRequest']) {
+      const { data, error, response } = await client.POST('/v1/assignments/{assignmentId}/release', { ...path(assignmentId), body });
+      return data ?? fail(response, error);
+    },
+  };
+}

@@ -1,0 +1,405 @@
+// The labeling app's shell: log in, take the next task, show its instruction and the player of its
+// type, keep the lease with heartbeats that carry the active time and the draft, and submit, skip or
+// release. Every action has a key (`?` lists them).
+import { ActiveTime, trackActivity } from './activity.ts';
+import { ApiError, createApi, type Assignment, type Draft } from './api.ts';
+import { instructionHtml } from './instruction.ts';
+import { Keymap, type Shortcut } from './keys.ts';
+import { players } from './players/index.ts';
+import { el, type Player } from './players/types.ts';
+import { uuidV4 } from './players/imageannotation.ts';
+
+const config = new URLSearchParams(location.search);
+/** Seconds between heartbeats (the contract asks for 20 to 30; tests shorten it). */
+const heartbeatMs = Math.max(1, Number(config.get('heartbeat')) || 20) * 1000;
+
+const api = createApi();
+const keymap = new Keymap();
+const main = document.getElementById('app') as HTMLElement;
+const statusLine = document.getElementById('status') as HTMLElement;
+const who = document.getElementById('who') as HTMLElement;
+document.addEventListener('keydown', (e) => keymap.handle(e));
+
+interface Work {
+  assignment: Assignment;
+  player: Player;
+  timer: ActiveTime;
+  leaseToken: string;
+  leaseExpiresAt: number;
+  idempotencyKey: string;
+  lost: boolean;
+  busy: boolean;
+  stop(): void;
+}
+let work: Work | null = null;
+let retryTimer: ReturnType<typeof setInterval> | null = null;
+
+const localDraftKey = (id: string) => `humantask.label.draft.${id}`;
+const fmt = (ms: number) => {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const mm = String(Math.floor((s % 3600) / 60)).padStart(h ? 2 : 1, '0');
+  return `${h ? `${h}:` : ''}${mm}:${String(s % 60).padStart(2, '0')}`;
+};
+const say = (text: string) => {
+  statusLine.textContent = text;
+};
+function notice(kind: 'good' | 'warn' | 'bad', text: string): HTMLElement {
+  return el('p', { class: `notice ${kind}`, role: kind === 'bad' ? 'alert' : 'status' }, text);
+}
+function button(label: string, key: string, run: () => void, primary = false): HTMLButtonElement {
+  const b = el('button', { type: 'button', class: primary ? 'primary' : '', 'aria-keyshortcuts': key.replace('Ctrl', 'Control') }, `${label} `, el('kbd', {}, key));
+  b.addEventListener('click', run);
+  return b;
+}
+
+// ---- help overlay ---------------------------------------------------------------------------
+const help = el('div', { class: 'overlay', hidden: '', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'help-title' });
+document.body.append(help);
+function toggleHelp(show = help.hidden) {
+  if (!show) {
+    help.hidden = true;
+    return;
+  }
+  const close = el('button', { type: 'button' }, 'Close ', el('kbd', {}, 'Esc'));
+  close.addEventListener('click', () => toggleHelp(false));
+  const rows = keymap.active().map((s) => el('tr', {}, el('td', {}, ...s.keys.flatMap((k, i) => [i ? ' ' : '', el('kbd', {}, k)])), el('td', {}, s.label)));
+  help.replaceChildren(el('div', { class: 'dialog' }, el('h2', { id: 'help-title' }, 'Keyboard shortcuts'), el('table', {}, el('tbody', {}, ...rows)), close));
+  help.hidden = false;
+  close.focus();
+}
+keymap.push([
+  { keys: ['?'], label: 'Show or hide this help', run: () => toggleHelp() },
+  { keys: ['Escape'], label: 'Close the help', when: () => !help.hidden, run: () => toggleHelp(false) },
+]);
+
+// ---- log in -------------------------------------------------------------------------------
+function showLogin(message?: string) {
+  stopWork();
+  who.replaceChildren();
+  const email = el('input', { id: 'email', type: 'email', autocomplete: 'username', required: '' });
+  const password = el('input', { id: 'password', type: 'password', autocomplete: 'current-password', required: '' });
+  const error = el('p', { class: 'error', role: 'alert' }, message ?? '');
+  const form = el('form', { class: 'login', 'aria-labelledby': 'login-title' }, el('h2', { id: 'login-title' }, 'Log in'), el('label', { for: 'email' }, 'E-mail address'), email, el('label', { for: 'password' }, 'Password'), password, error, el('button', { type: 'submit', class: 'primary' }, 'Log in'));
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    error.textContent = '';
+    try {
+      await api.login(email.value, password.value);
+      void takeNext();
+    } catch (err) {
+      error.textContent = err instanceof ApiError ? err.message : 'The server cannot be reached.';
+    }
+  });
+  main.replaceChildren(form);
+  email.focus();
+  say('');
+}
+
+function showWho() {
+  const worker = api.worker();
+  if (!worker) return;
+  const out = el('button', { type: 'button' }, 'Log out');
+  out.addEventListener('click', async () => {
+    await api.logout().catch(() => undefined);
+    showLogin();
+  });
+  who.replaceChildren(`${worker.display_name ?? worker.email} `, out);
+}
+
+// ---- no work / between tasks ----------------------------------------------------------------
+function showIdle(...notices: HTMLElement[]) {
+  stopWork();
+  const next = button('Take the next task', 'N', () => void takeNext(), true);
+  main.replaceChildren(el('section', { class: 'idle', 'aria-label': 'No task open' }, ...notices, next));
+  next.focus();
+}
+const idleKeys: Shortcut[] = [{ keys: ['N'], label: 'Take the next task', when: () => !work && !!api.worker(), run: () => void takeNext() }];
+keymap.push(idleKeys);
+
+function showWaiting(seconds: number) {
+  let left = seconds;
+  const text = el('p', { class: 'notice warn', role: 'status' });
+  const update = () => {
+    text.textContent = `Nothing to do right now. Asking again in ${left} s.`;
+  };
+  update();
+  const stop = button('Stop waiting', 'Esc', () => showIdle());
+  main.replaceChildren(el('section', { class: 'idle', 'aria-label': 'Waiting for work' }, text, stop));
+  retryTimer = setInterval(() => {
+    left -= 1;
+    if (left <= 0) void takeNext();
+    else update();
+  }, 1000);
+}
+
+async function takeNext() {
+  stopWork();
+  say('Asking for the next task…');
+  showWho();
+  try {
+    const next = await api.next();
+    if ('retryAfter' in next) {
+      say('');
+      showWaiting(next.retryAfter);
+    } else startWork(next);
+  } catch (err) {
+    handleError(err, 'The next task could not be fetched');
+  }
+}
+
+function handleError(err: unknown, what: string) {
+  if (err instanceof ApiError && err.status === 401) return showLogin('Your session has ended; log in again.');
+  const text = err instanceof ApiError ? `${what}: ${err.message}` : `${what}: the server cannot be reached.`;
+  if (work) {
+    say(text);
+    workNotices.replaceChildren(notice('bad', text));
+  } else showIdle(notice('bad', text));
+}
+
+// ---- working on an assignment -----------------------------------------------------------------
+const workNotices = el('div', { 'aria-live': 'polite' });
+
+function startWork(assignment: Assignment) {
+  const factory = players[assignment.task.type];
+  const local = localStorage.getItem(localDraftKey(assignment.assignment_id));
+  // The local copy is at least as new as the server's (each heartbeat sends what was saved locally).
+  const draft: Draft | undefined = local ? (JSON.parse(local) as Draft) : (assignment.draft ?? (assignment.previous_response as Draft | undefined));
+  const timer = new ActiveTime(undefined, undefined, document.visibilityState === 'visible');
+  // Taking the task was input: the time spent reading it counts.
+  timer.input();
+  const untrack = trackActivity(timer);
+  const area = el('section', { class: 'player', 'aria-label': `Task: ${assignment.task.type}` });
+  const meters = el('dl', { class: 'meters' });
+  const actions = el('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Task actions' });
+  const instruction = el('div', { class: 'instruction' });
+  instruction.innerHTML = instructionHtml(assignment.task.instruction);
+  const side = el(
+    'aside',
+    { class: 'side' },
+    workNotices,
+    el('section', { class: 'panel', 'aria-labelledby': 'instruction-title' }, el('h2', { id: 'instruction-title' }, 'Instruction'), instruction),
+    el('section', { class: 'panel', 'aria-label': 'Time and lease' }, meters),
+    el('section', { class: 'panel', 'aria-label': 'Actions' }, actions),
+  );
+  workNotices.replaceChildren();
+  if (assignment.role === 'redo' && assignment.feedback) {
+    const items = assignment.feedback.feedback_items ?? [];
+    workNotices.append(el('div', { class: 'notice warn', role: 'status' }, el('strong', {}, 'Your earlier answer was rejected. '), ...items.map((f) => el('div', {}, `${f.category}: ${f.text}`))));
+  }
+  main.replaceChildren(el('div', { class: 'work' }, side, area));
+
+  let player: Player;
+  if (factory) {
+    player = factory(area, assignment, draft, {
+      changed: () => {
+        localStorage.setItem(localDraftKey(assignment.assignment_id), JSON.stringify(player.getDraft()));
+        // What was missing or refused may be mended now: its notice goes.
+        for (const n of workNotices.querySelectorAll('.notice.bad')) n.remove();
+        say('Unsaved changes');
+      },
+      activeMs: () => assignment.active_ms + timer.total,
+    });
+  } else {
+    area.append(notice('warn', `Tasks of type ${assignment.task.type} cannot be done in this app yet. Skip it with a reason, or release it.`));
+    player = { shortcuts: [], getDraft: () => draft ?? {}, getResponse: () => ({ ok: false, problem: `This app cannot answer ${assignment.task.type} tasks yet.` }) };
+  }
+
+  const dropPlayerKeys = keymap.push(player.shortcuts);
+  const current: Work = {
+    assignment,
+    player,
+    timer,
+    leaseToken: assignment.lease_token ?? '',
+    leaseExpiresAt: Date.parse(assignment.lease_expires_at ?? '') || Date.now(),
+    idempotencyKey: uuidV4(),
+    lost: false,
+    busy: false,
+    stop() {
+      clearInterval(tick);
+      clearInterval(beat);
+      untrack();
+      dropPlayerKeys();
+      player.destroy?.();
+    },
+  };
+  work = current;
+
+  actions.append(
+    button('Submit', 'Ctrl+Enter', () => void submit(), true),
+    button('Skip…', 'Shift+S', () => askSkip()),
+    button('Release', 'Shift+R', () => void release()),
+    button('Help', '?', () => toggleHelp(true)),
+  );
+  const baseActive = assignment.active_ms;
+  const renderMeters = () => {
+    const left = current.leaseExpiresAt - Date.now();
+    const lease = current.lost ? 'lost' : left > 0 ? fmt(left) : 'expired — it may go to someone else';
+    meters.replaceChildren(
+      el('dt', {}, 'Active time'),
+      el('dd', { id: 'active-time' }, fmt(baseActive + timer.total)),
+      el('dt', {}, 'Lease'),
+      el('dd', { id: 'lease', class: current.lost || left < 60_000 ? 'low' : '' }, lease),
+    );
+  };
+  renderMeters();
+  const tick = setInterval(() => {
+    timer.tick();
+    renderMeters();
+  }, 1000);
+  const beat = setInterval(() => {
+    if (timer.active) void heartbeat(current);
+  }, heartbeatMs);
+  say(`Task ${assignment.task.task_id} (${assignment.task.type}${assignment.role === 'attempt' ? '' : `, ${assignment.role}`})`);
+  area.focus();
+}
+
+function stopWork() {
+  if (retryTimer) clearInterval(retryTimer);
+  retryTimer = null;
+  work?.stop();
+  work = null;
+}
+
+/** The 409s that end the assignment (the contract's LeaseConflict codes). */
+function isLeaseEnd(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.status === 409 && ['lease_lost', 'task_canceled', 'assignment_closed'].includes(err.code ?? 'lease_lost');
+}
+
+function leaseLost(w: Work, err: ApiError) {
+  w.lost = true;
+  const what =
+    err.code === 'task_canceled'
+      ? 'The customer canceled this task.'
+      : err.code === 'assignment_closed'
+        ? 'This assignment is already closed.'
+        : 'Your lease on this task was lost: the task may be with another worker now.';
+  const next = button('Take the next task', 'N', () => void takeNext(), true);
+  workNotices.replaceChildren(
+    el('div', { class: 'notice bad', role: 'alert', id: 'lease-lost' }, el('strong', {}, what), ' ', err.message, ' Your work on it cannot be saved or submitted any more; a copy stays in this browser.'),
+    next,
+  );
+  main.querySelector('.player')?.setAttribute('inert', '');
+  const lease = main.querySelector('#lease');
+  if (lease) lease.textContent = 'lost';
+  main.querySelectorAll<HTMLButtonElement>('.actions button').forEach((b) => {
+    b.disabled = true;
+  });
+  w.stop();
+  work = null;
+  say('Lease lost');
+  next.focus();
+}
+
+async function heartbeat(w: Work) {
+  if (w.lost || w.busy) return;
+  const activeMs = w.timer.take();
+  try {
+    const res = await api.heartbeat(w.assignment.assignment_id, { lease_token: w.leaseToken, active_ms: activeMs, draft: w.player.getDraft() });
+    w.leaseExpiresAt = Date.parse(res.lease_expires_at) || w.leaseExpiresAt;
+    say(`Draft saved at ${new Date().toLocaleTimeString()}`);
+  } catch (err) {
+    w.timer.giveBack(activeMs);
+    if (isLeaseEnd(err)) leaseLost(w, err);
+    else handleError(err, 'The draft could not be saved');
+  }
+}
+
+async function submit() {
+  const w = work;
+  if (!w || w.busy || w.lost) return;
+  const answer = w.player.getResponse();
+  if (!answer.ok) {
+    workNotices.replaceChildren(notice('bad', answer.problem));
+    return;
+  }
+  w.busy = true;
+  const activeMs = w.timer.take();
+  try {
+    await api.submit(w.assignment.assignment_id, { lease_token: w.leaseToken, response: answer.response, active_ms: activeMs }, w.idempotencyKey);
+    localStorage.removeItem(localDraftKey(w.assignment.assignment_id));
+    stopWork();
+    say('Submitted');
+    await takeNext();
+  } catch (err) {
+    w.busy = false;
+    w.timer.giveBack(activeMs);
+    // A refused answer is final for its key: the corrected one goes with a new key (the same key with
+    // another body is a 409). Lost in transit or a server error: the retry keeps the key, so that an
+    // answer that did arrive is not taken twice.
+    if (err instanceof ApiError && err.status < 500) w.idempotencyKey = uuidV4();
+    if (isLeaseEnd(err)) leaseLost(w, err);
+    else handleError(err, 'The answer was not accepted');
+  }
+}
+
+function askSkip() {
+  const w = work;
+  if (!w || w.busy || w.lost) return;
+  const reason = el('textarea', { id: 'skip-reason', maxlength: '1000', required: '' });
+  const error = el('p', { class: 'error', role: 'alert' });
+  const cancel = el('button', { type: 'button' }, 'Cancel ', el('kbd', {}, 'Esc'));
+  const ok = el('button', { type: 'submit', class: 'primary' }, 'Skip the task ', el('kbd', {}, 'Ctrl+Enter'));
+  const form = el('form', { class: 'dialog' }, el('h2', { id: 'skip-title' }, 'Skip this task'), el('label', { for: 'skip-reason' }, 'Why? (the task will not be offered to you again)'), reason, error, el('div', { class: 'actions' }, ok, cancel));
+  const overlay = el('div', { class: 'overlay', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'skip-title' }, form);
+  const close = () => {
+    overlay.remove();
+    dropKeys();
+  };
+  const dropKeys = keymap.push([
+    { keys: ['Escape'], label: 'Cancel the skip', run: close },
+    { keys: ['Ctrl+Enter'], label: 'Skip with this reason', run: () => form.requestSubmit() },
+  ]);
+  cancel.addEventListener('click', close);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    if (!reason.value.trim()) {
+      error.textContent = 'Give a reason.';
+      return;
+    }
+    close();
+    w.busy = true;
+    const activeMs = w.timer.take();
+    try {
+      await api.skip(w.assignment.assignment_id, { lease_token: w.leaseToken, reason: reason.value.trim(), active_ms: activeMs });
+      localStorage.removeItem(localDraftKey(w.assignment.assignment_id));
+      say('Skipped');
+      await takeNext();
+    } catch (err) {
+      w.busy = false;
+      w.timer.giveBack(activeMs);
+      if (isLeaseEnd(err)) leaseLost(w, err);
+      else handleError(err, 'The task could not be skipped');
+    }
+  });
+  document.body.append(overlay);
+  reason.focus();
+}
+
+async function release() {
+  const w = work;
+  if (!w || w.busy || w.lost) return;
+  w.busy = true;
+  const activeMs = w.timer.take();
+  try {
+    // The draft goes with a last heartbeat, so that the task comes back with it.
+    await api.heartbeat(w.assignment.assignment_id, { lease_token: w.leaseToken, active_ms: activeMs, draft: w.player.getDraft() });
+    await api.release(w.assignment.assignment_id, { lease_token: w.leaseToken });
+    showIdle(notice('good', 'Released: the task went back to the queue, with your draft.'));
+    say('Released');
+  } catch (err) {
+    w.busy = false;
+    if (isLeaseEnd(err)) leaseLost(w, err);
+    else handleError(err, 'The task could not be released');
+  }
+}
+
+keymap.push([
+  { keys: ['Ctrl+Enter'], label: 'Submit the answer', when: () => !!work, run: () => void submit() },
+  { keys: ['Shift+S'], label: 'Skip the task (asks for a reason)', when: () => !!work, run: askSkip },
+  { keys: ['Shift+R'], label: 'Release the task (hand it back)', when: () => !!work, run: () => void release() },
+]);
+// The player's own keys come after these (pushed per task), so they win where both match.
+
+if (api.worker()) void takeNext();
+else showLogin();

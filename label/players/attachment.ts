@@ -1,0 +1,29 @@
+// A task's attachment shown as what it is: text as text, media in their elements, websites and
+// PDFs framed with a link to open them.
+import { el } from './types.ts';
+
+export type AttachmentType = 'text' | 'image' | 'video' | 'audio' | 'website' | 'pdf';
+
+export function attachmentView(type: AttachmentType, attachment: string): HTMLElement {
+  const box = el('figure', { class: 'attachment', 'data-attachment-type': type });
+  switch (type) {
+    case 'text':
+      box.append(el('blockquote', {}, attachment));
+      break;
+    case 'image':
+      box.append(el('img', { src: attachment, alt: 'The image to categorize' }));
+      break;
+    case 'video':
+      box.append(el('video', { src: attachment, controls: '', preload: 'metadata' }));
+      break;
+    case 'audio':
+      box.append(el('audio', { src: attachment, controls: '', preload: 'metadata' }));
+      break;
+    default:
+      box.append(
+        el('iframe', { src: attachment, title: type === 'pdf' ? 'The PDF document' : 'The website', sandbox: '', referrerpolicy: 'no-referrer' }),
+        el('figcaption', {}, el('a', { href: attachment, target: '_blank', rel: 'noopener noreferrer' }, `Open the ${type === 'pdf' ? 'PDF' : 'website'} in a new tab`)),
+      );
+  }
+  return box;
+}

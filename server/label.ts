@@ -1,0 +1,63 @@
+// The labeling app at /label/: label/public/ as it is, and label/main.ts bundled by esbuild into
+// /label/app.js. The bundle is built in memory on the first request for it (about a second, once
+// per process): never stale, nothing written to the install folder, nothing fetched from the
+// network. esbuild's binary comes with its platform package (an optional dependency, no install
+// script needed).
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express, { type Router } from 'express';
+
+const labelDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'label');
+
+// The app loads only its own files; customer attachments and instruction images may come from
+// anywhere (they are the work), and the API may be on another origin (`?api=`).
+const csp = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  'img-src * data: blob:',
+  'media-src *',
+  'frame-src http: https:',
+  "connect-src 'self' http: https:",
+  "object-src 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+/** Bundles the app (label/main.ts and what it imports) into one minified ES module. */
+async function buildLabelBundle(): Promise<string> {
+  const { build } = await import('esbuild');
+  const result = await build({
+    entryPoints: [path.join(labelDir, 'main.ts')],
+    bundle: true,
+    format: 'esm',
+    target: 'es2022',
+    minify: true,
+    write: false,
+    legalComments: 'none',
+    logLevel: 'silent',
+  });
+  const [file] = result.outputFiles;
+  if (!file) throw new Error('esbuild produced no bundle for the labeling app');
+  return file.text;
+}
+
+export function labelApp(): Router {
+  const router = express.Router();
+  let bundle: Promise<string> | null = null;
+  router.use((_req, res, next) => {
+    res.setHeader('content-security-policy', csp);
+    next();
+  });
+  router.get('/app.js', async (_req, res, next) => {
+    bundle ??= buildLabelBundle();
+    try {
+      res.type('text/javascript').setHeader('cache-control', 'no-cache');
+      res.send(await bundle);
+    } catch (err) {
+      bundle = null;
+      next(err);
+    }
+  });
+  router.use(express.static(path.join(labelDir, 'public')));
+  return router;
+}
