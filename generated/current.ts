@@ -1387,7 +1387,8 @@ export interface paths {
         /**
          * Retrieve the staffing of a project
          * @description Who may attempt and who may review the live tasks of this project, and how many attempts are
-         *     reviewed. A project without staffing is served by the operator's workforce (`source: default`).
+         *     reviewed. A project without staffing is served by the operator's workforce and the account's
+         *     own workers, with no review sampled (`source: default`).
          */
         get: operations["getProjectStaffing"];
         /**
@@ -7955,8 +7956,11 @@ export interface components {
          * Staffing
          * @description The staffing in force for a project or batch, and where it comes from (`source`): `batch` (set
          *     on the batch), `project` (a batch without its own staffing follows its project's), or
-         *     `default` (nothing set: the operator's workforce attempts and reviews, with the default review
-         *     sampling). Setting a batch's staffing overrides its project's for that batch only.
+         *     `default` (nothing set: the operator's workforce and the account's own workers may attempt and
+         *     review, shown as `[operator]`, and no attempt is sampled for review, so a submitted answer
+         *     completes the task; an account that wants review sets it). Setting a batch's staffing overrides
+         *     its project's for that batch only. A PUT that leaves out `review_sampling` gets the defaults of
+         *     `ReviewSampling` (all of a worker's first 20 attempts, then 10 %).
          */
         Staffing: {
             /**
