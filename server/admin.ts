@@ -1,4 +1,4 @@
-// Account commands of the `humantask accounts` CLI. They run on the store directly, or, while a
+// Account and worker commands of the `humantask accounts|workers` CLI. They run on the store directly, or, while a
 // server holds the embedded database (PGlite is single-process), through that server's admin
 // interface: HTTP on 127.0.0.1 only, with a token in DATA_DIR/admin.json readable by its owner only.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
@@ -8,6 +8,9 @@ import path from 'node:path';
 import { accountSummary, createAccount, rotateKey, updateAccount } from './domain/accounts.ts';
 import { DomainError, invalid, notFound } from './domain/errors.ts';
 import type { UnitOfWork } from './domain/ports.ts';
+import { changeWorker, createWorker, listWorkers, removeWorker, resetPassword, type IdentitySettings, type WorkerRecord } from './domain/workforce/identity.ts';
+import { defaultIdentitySettings } from './domain/workforce/settings.ts';
+import type { WorkerRole, WorkerStatus } from './domain/workforce/worker.ts';
 import { safeError } from './store/errors.ts';
 
 export interface AccountCommand {
@@ -53,6 +56,89 @@ export async function runAccountCommand(uow: UnitOfWork, c: AccountCommand): Pro
   }
 }
 
+export interface WorkerCommand {
+  command: 'create' | 'list' | 'set-roles' | 'pause' | 'unpause' | 'remove' | 'reset-password';
+  /** Which worker: by id or by e-mail address. */
+  worker?: string;
+  email?: string;
+  displayName?: string;
+  roles?: string[];
+  calibrator?: boolean;
+  password?: string;
+  status?: string;
+}
+
+/** A worker as the CLI prints it. */
+const workerSummary = (w: WorkerRecord) => ({
+  worker_id: w.workerId,
+  email: w.email,
+  display_name: w.displayName,
+  roles: w.roles.join(','),
+  calibrator: w.calibrator,
+  status: w.status,
+  created_at: w.createdAt.toISOString(),
+  last_seen_at: w.lastSeenAt?.toISOString() ?? null,
+});
+
+/** The operator's workforce (account_id null): `humantask workers ...`. */
+export async function runWorkerCommand(uow: UnitOfWork, c: WorkerCommand, settings: IdentitySettings = defaultIdentitySettings): Promise<unknown> {
+  const now = new Date();
+  const roles = () => {
+    if (!c.roles?.length) throw invalid('--role is required (labeler, reviewer, lead; repeat it for several)');
+    return c.roles as WorkerRole[];
+  };
+  /** The operator's worker named by --worker or --email; another account's worker is not found. */
+  const target = async (): Promise<string> => {
+    if (c.worker) return c.worker;
+    const found = c.email ? await uow.workers.findByEmail(c.email) : null;
+    if (!c.email) throw invalid('--worker ID or --email ADDRESS is required');
+    if (!found || found.worker.accountId !== null) throw notFound(`No worker of the operator's workforce has the e-mail address ${c.email}.`);
+    return found.worker.workerId;
+  };
+  switch (c.command) {
+    case 'create': {
+      const { worker, generatedPassword } = await createWorker(
+        uow,
+        {
+          accountId: null,
+          email: need(c.email, 'email'),
+          displayName: c.displayName ?? need(c.email, 'email').split('@')[0]!,
+          roles: roles(),
+          calibrator: c.calibrator ?? false,
+          ...(c.password !== undefined ? { password: c.password } : {}),
+        },
+        settings,
+        now,
+      );
+      return { ...workerSummary(worker), ...(generatedPassword ? { password: generatedPassword } : {}) };
+    }
+    case 'list': {
+      if (c.status !== undefined && !['active', 'paused', 'removed'].includes(c.status)) throw invalid('--status is active, paused or removed');
+      const out: ReturnType<typeof workerSummary>[] = [];
+      let nextToken: string | undefined;
+      do {
+        const page = await listWorkers(uow, null, { limit: 100, ...(c.status ? { status: c.status as WorkerStatus } : {}), ...(nextToken ? { nextToken } : {}) });
+        out.push(...page.workers.map(workerSummary));
+        nextToken = page.nextToken;
+      } while (nextToken);
+      return out;
+    }
+    case 'set-roles':
+      return workerSummary(await changeWorker(uow, null, await target(), { roles: roles(), ...(c.calibrator !== undefined ? { calibrator: c.calibrator } : {}) }));
+    case 'pause':
+    case 'unpause':
+      return workerSummary(await changeWorker(uow, null, await target(), { status: c.command === 'pause' ? 'paused' : 'active' }));
+    case 'remove':
+      return workerSummary(await removeWorker(uow, null, await target(), now));
+    case 'reset-password': {
+      const reset = await resetPassword(uow, null, await target(), c.password, settings, now);
+      return { worker_id: reset.worker.workerId, email: reset.worker.email, revoked_tokens: reset.revokedTokens, ...(reset.generatedPassword ? { password: reset.generatedPassword } : {}) };
+    }
+    default:
+      throw invalid(`unknown workers command "${String(c.command)}"`);
+  }
+}
+
 /** The operator's view of callbacks that failed for good: newest first, with the last error. */
 export async function failedDeliveries(uow: UnitOfWork, limit: number) {
   const failed = await uow.outbox.failed(limit);
@@ -81,6 +167,7 @@ export async function startAdmin(
   uow: UnitOfWork,
   dataDir: string,
   log: (err: Record<string, unknown>) => void = (err) => console.error('admin command failed', err),
+  identity: IdentitySettings = defaultIdentitySettings,
 ): Promise<{ close(): Promise<void> }> {
   const token = randomBytes(24).toString('hex');
   const server: Server = createServer((req, res) => {
@@ -90,11 +177,13 @@ export async function startAdmin(
     const given = Buffer.from(req.headers.authorization ?? '');
     const expected = Buffer.from(`Bearer ${token}`);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return answer(401, { error: 'bad admin token' });
-    if (req.method !== 'POST' || (req.url !== '/accounts' && req.url !== '/deliveries')) return answer(404, { error: 'not found' });
+    if (req.method !== 'POST' || !['/accounts', '/deliveries', '/workers'].includes(req.url ?? '')) return answer(404, { error: 'not found' });
     const run = (input: unknown) =>
       req.url === '/deliveries'
         ? failedDeliveries(uow, Number((input as { limit?: number }).limit ?? 100))
-        : runAccountCommand(uow, input as AccountCommand);
+        : req.url === '/workers'
+          ? runWorkerCommand(uow, input as WorkerCommand, identity)
+          : runAccountCommand(uow, input as AccountCommand);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {

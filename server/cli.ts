@@ -20,6 +20,8 @@ const usage = `usage: humantask <command> [options]
 commands:
   serve                 run the service (both generations; docs at /docs)
   accounts <command>    create, list, rotate-key, set, usage (humantask accounts --help)
+  workers <command>     the operator's workforce: create, list, set-roles, pause, unpause, remove,
+                        reset-password (humantask workers --help)
   deliveries --failed   callbacks that failed for good, newest first, with their last error
   mock                  the Prism mock of both generations on one port (/v1 and /legacy/v1)
   conformance           test any server of this API against the contract (docs/conformance.md)
@@ -58,6 +60,35 @@ options:
   -h, --help                      this text
 
 Runs on the store of DATA_DIR / DATABASE_URL, or through the running server that holds it.
+`;
+
+const workersUsage = `usage: humantask workers <command> [options]
+
+The operator's workforce: the people who work on every account's live tasks (unless a project is
+staffed otherwise), logging in at /worker/v1/session. Accounts manage their own workers with their
+API key (POST /v1/workforce/workers).
+
+commands:
+  create --email ADDRESS --role R [--role R]... [--name NAME] [--calibrator]
+         [--password-stdin]       a new worker; prints the password (chosen by the server unless
+                                  read from stdin) only now
+  list [--status active|paused|removed]
+                                  every worker of the operator's workforce, newest first
+  set-roles (--worker ID | --email ADDRESS) --role R [--role R]... [--calibrator | --no-calibrator]
+                                  replace the roles (labeler, reviewer, lead)
+  pause (--worker ID | --email ADDRESS)     no new work until unpaused
+  unpause (--worker ID | --email ADDRESS)
+  remove (--worker ID | --email ADDRESS)    every token stops working; the record stays
+  reset-password (--worker ID | --email ADDRESS) [--password-stdin]
+                                  a new password (printed only now), every token revoked
+
+options:
+  --json                          print JSON instead of a table
+  -h, --help                      this text
+
+A password is read from stdin (its first line), never from the command line, where it would stay in
+the shell's history and be visible to other users' process lists. Runs on the store of DATA_DIR /
+DATABASE_URL, or through the running server that holds it.
 `;
 
 const deliveriesUsage = `usage: humantask deliveries --failed [--limit N] [--json]
@@ -192,7 +223,7 @@ function banner(url: string, store: string, devAccount: import('./domain/account
  * Runs a store command: through a running server that holds the embedded database (PGlite is
  * single-process) when there is one, else on the store directly.
  */
-async function onStore<T>(route: '/accounts' | '/deliveries', command: unknown, direct: (uow: import('./domain/ports.ts').UnitOfWork) => Promise<T>): Promise<unknown> {
+async function onStore<T>(route: '/accounts' | '/deliveries' | '/workers', command: unknown, direct: (uow: import('./domain/ports.ts').UnitOfWork) => Promise<T>): Promise<unknown> {
   const { readConfig } = await import('./config.ts');
   const config = readConfig();
   const answer = config.databaseUrl ? null : await viaRunningServer(config.dataDir, command, route);
@@ -272,6 +303,61 @@ async function accounts(args: string[]) {
   print(await onStore('/accounts', command, (uow) => runAccountCommand(uow, command)), values.json);
 }
 
+const workerCommands = ['create', 'list', 'set-roles', 'pause', 'unpause', 'remove', 'reset-password'] as const;
+
+/** The first line of stdin (a password piped in or typed). */
+async function firstLineOfStdin(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) {
+    text += String(chunk);
+    if (text.includes('\n')) break;
+  }
+  return text.split(/\r?\n/)[0]!;
+}
+
+async function workers(args: string[]) {
+  const parsed = parse(
+    args,
+    {
+      worker: { type: 'string' },
+      email: { type: 'string' },
+      name: { type: 'string' },
+      role: { type: 'string', multiple: true },
+      calibrator: { type: 'boolean' },
+      'no-calibrator': { type: 'boolean' },
+      'password-stdin': { type: 'boolean', default: false },
+      status: { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+    workersUsage,
+    1,
+  );
+  if (!parsed) return;
+  const { values, positionals } = parsed;
+  const sub = positionals[0];
+  if (sub === undefined) throw new UsageError(`which workers command? (${workerCommands.join(', ')})`, workersUsage);
+  if (!(workerCommands as readonly string[]).includes(sub)) throw new UsageError(`unknown workers command: ${sub}`, workersUsage);
+  if (sub === 'create' && !values.email) throw new UsageError('workers create needs --email ADDRESS', workersUsage);
+  if ((sub === 'create' || sub === 'set-roles') && !values.role?.length) throw new UsageError(`workers ${sub} needs --role (labeler, reviewer, lead)`, workersUsage);
+  if (!['create', 'list'].includes(sub) && !values.worker && !values.email) throw new UsageError(`workers ${sub} needs --worker ID or --email ADDRESS`, workersUsage);
+  const password = values['password-stdin'] ? await firstLineOfStdin() : undefined;
+  const calibrator = values.calibrator ? true : values['no-calibrator'] ? false : undefined;
+  const command = {
+    command: sub as (typeof workerCommands)[number],
+    ...(values.worker !== undefined ? { worker: values.worker } : {}),
+    ...(values.email !== undefined ? { email: values.email } : {}),
+    ...(values.name !== undefined ? { displayName: values.name } : {}),
+    ...(values.role !== undefined ? { roles: values.role } : {}),
+    ...(calibrator !== undefined ? { calibrator } : {}),
+    ...(password !== undefined ? { password } : {}),
+    ...(values.status !== undefined ? { status: values.status } : {}),
+  };
+  const { runWorkerCommand } = await import('./admin.ts');
+  const { readConfig } = await import('./config.ts');
+  const settings = readConfig().workers;
+  print(await onStore('/workers', command, (uow) => runWorkerCommand(uow, command, settings)), values.json);
+}
+
 async function deliveries(args: string[]) {
   const parsed = parse(
     args,
@@ -312,7 +398,7 @@ async function conformance(args: string[]) {
   process.exitCode = await main(args);
 }
 
-const commands: Record<string, (args: string[]) => Promise<void>> = { serve, accounts, deliveries, mock, conformance };
+const commands: Record<string, (args: string[]) => Promise<void>> = { serve, accounts, workers, deliveries, mock, conformance };
 
 async function main(argv: string[]) {
   const [command, ...rest] = argv;

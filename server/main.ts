@@ -168,7 +168,7 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   if (attachmentChecker) pollers.attachment_check = attachmentChecker;
 
   // The CLI reaches a server that holds the embedded database through a loopback admin interface.
-  const admin = store.kind === 'pglite' && config.dataDir !== 'memory://' ? await startAdmin(uow, config.dataDir, (err) => logger.error({ err }, 'admin command failed')) : null;
+  const admin = store.kind === 'pglite' && config.dataDir !== 'memory://' ? await startAdmin(uow, config.dataDir, (err) => logger.error({ err }, 'admin command failed'), config.workers) : null;
 
   // Timeouts are checked every connectionsCheckingInterval (30 s by default): often enough for them.
   const server: Server = createServer({ connectionsCheckingInterval: Math.min(1000, Math.max(50, config.http.headersTimeoutMs / 4)) }, root);

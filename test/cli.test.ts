@@ -40,6 +40,9 @@ describe('--help answers with the usage, exit 0, and nothing else happens', () =
     [['accounts', 'create', '--help'], /^usage: humantask accounts <command>/],
     [['accounts', 'set', '--name', 'x', '--help'], /^usage: humantask accounts <command>/],
     [['deliveries', '--help'], /^usage: humantask deliveries --failed/],
+    [['workers', '--help'], /^usage: humantask workers <command>/],
+    [['workers', 'create', '--help'], /^usage: humantask workers <command>/],
+    [['mock', '--worker', '--help'], /^usage: humantask mock/],
     [['conformance', '--help'], /^usage: humantask conformance/],
   ])('humantask %j', async (args, usage) => {
     const res = await humantask(args as string[], { PORT: '1' });
@@ -69,6 +72,11 @@ describe('a usage error says what was wrong, shows the usage and exits 2', () =>
     [['accounts', 'set', '--name', 'a', '--test-completion-delay-ms', 'soon'], 'whole number of milliseconds', 'usage: humantask accounts'],
     [['accounts', 'list', '--name'], "Option '--name <value>' argument missing", 'usage: humantask accounts'],
     [['deliveries'], 'deliveries needs --failed', 'usage: humantask deliveries'],
+    [['workers'], 'which workers command?', 'usage: humantask workers'],
+    [['workers', 'frobnicate'], 'unknown workers command: frobnicate', 'usage: humantask workers'],
+    [['workers', 'create', '--role', 'labeler'], 'workers create needs --email ADDRESS', 'usage: humantask workers'],
+    [['workers', 'pause'], 'workers pause needs --worker ID or --email ADDRESS', 'usage: humantask workers'],
+    [['workers', 'create', '--email', 'a@example.com', '--password', 'x'], "Unknown option '--password'", 'usage: humantask workers'],
     [['deliveries', '--failed', '--limit', '0'], '--limit is a positive whole number', 'usage: humantask deliveries'],
     [['mock', '--port', 'x'], '--port is a port number', 'usage: humantask mock'],
     [['conformance', '--key', 'k'], '--base-url URL is required', 'usage: humantask conformance'],

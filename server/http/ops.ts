@@ -100,7 +100,7 @@ export function opsRouter(options: OpsOptions): Router {
     };
 
   router.get('/', named('index'), (_req, res) => {
-    const links: Record<string, string> = { current: '/v1', legacy: '/legacy/v1' };
+    const links: Record<string, string> = { current: '/v1', legacy: '/legacy/v1', worker: '/worker/v1' };
     if (options.docs) links.docs = '/docs/';
     links.healthz = '/healthz';
     links.readyz = '/readyz';

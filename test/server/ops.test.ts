@@ -42,10 +42,13 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('opera
       openapi_current_json: '/openapi/current.json',
       openapi_legacy_yaml: '/openapi/legacy.yaml',
       openapi_legacy_json: '/openapi/legacy.json',
+      worker: '/worker/v1',
+      openapi_workforce_yaml: '/openapi/workforce.yaml',
+      openapi_workforce_json: '/openapi/workforce.json',
     });
     expect(index.links.metrics).toBeUndefined();
     for (const [name, link] of Object.entries<string>(index.links)) {
-      if (name === 'current' || name === 'legacy') continue; // the API itself wants a key
+      if (name === 'current' || name === 'legacy' || name === 'worker') continue; // the API itself wants a key (or a worker token)
       expect((await get(server, link)).status, link).toBe(200);
     }
   });

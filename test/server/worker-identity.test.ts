@@ -197,3 +197,25 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('sessi
     expect((await worker(server, 'GET', '/v1/me', busy.token)).body.code).toBe('session_expired');
   });
 });
+
+describe('failed worker authentications on pglite, limited per address (burst 3)', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer('pglite', { AUTH_FAILURE_BURST: '3', AUTH_FAILURE_PER_SECOND: '1' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('counts wrong passwords and unknown tokens; past the burst every worker request of the address gets 429 with Retry-After', async () => {
+    const w = await createWorker(server);
+    expect((await worker(server, 'POST', '/v1/session', null, { email: w.email, password: 'wrong-password-1' })).status).toBe(401);
+    expect((await worker(server, 'POST', '/v1/session', null, { email: w.email, password: 'wrong-password-2' })).status).toBe(401);
+    expect((await worker(server, 'GET', '/v1/me', 'wks_unknown')).status).toBe(401);
+    const blocked = await worker(server, 'POST', '/v1/session', null, { email: w.email, password: w.password });
+    expect(blocked.status).toBe(429);
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(blocked.body).toMatchObject({ status_code: 429, code: 'rate_limited' });
+    expect((await worker(server, 'GET', '/v1/me', w.token)).status).toBe(429);
+  });
+});

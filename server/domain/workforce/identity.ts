@@ -108,8 +108,11 @@ function checkPassword(password: string): void {
   if (password.length < 12 || password.length > 256) throw invalid('password must be 12 to 256 characters long.');
 }
 
+/** ajv-formats' `email` (the contract's format), so that every stored address is one the contract shows. */
+const emailPattern = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
+
 function checkNewWorker(w: NewWorker): void {
-  if (!/^[^\s@]+@[^\s@]+$/.test(w.email) || w.email.length > 254) throw invalid(`email must be an e-mail address of at most 254 characters, not "${w.email.slice(0, 300)}".`);
+  if (!emailPattern.test(w.email) || w.email.length > 254) throw invalid(`email must be an e-mail address of at most 254 characters, not "${w.email.slice(0, 300)}".`);
   if (!w.displayName.trim() || w.displayName.length > 100) throw invalid('display_name must be 1 to 100 characters long.');
   if (w.roles.length === 0) throw invalid('roles must name at least one role (labeler, reviewer, lead).');
   for (const r of w.roles) if (!['labeler', 'reviewer', 'lead'].includes(r)) throw invalid(`roles: "${r}" is not a role (labeler, reviewer, lead).`);
