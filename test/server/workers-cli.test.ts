@@ -34,7 +34,9 @@ async function workersWithStdin(env: Record<string, string>, input: string, ...a
 }
 
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 async function operatorFlow(env: Record<string, string>) {
   const server = await serve({ WORKER_PASSWORD_COST: '10', ...env });

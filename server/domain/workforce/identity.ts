@@ -83,13 +83,13 @@ export interface IdentitySettings {
 }
 
 /** At most this many live API tokens per worker (the contract's WorkerTokenCreateRequest). */
-export const maxApiTokens = 20;
+const maxApiTokens = 20;
 
-export const newWorkerId = () => 'wkr_' + randomBytes(12).toString('hex');
+const newWorkerId = () => 'wkr_' + randomBytes(12).toString('hex');
 const newTokenId = () => 'wtk_' + randomBytes(12).toString('hex');
 /** A token: a readable prefix (`wks_` session, `wka_` API) and 256 random bits, base64url. */
 const newTokenSecret = (kind: TokenKind) => (kind === 'session' ? 'wks_' : 'wka_') + randomBytes(32).toString('base64url');
-export const hashToken = (token: string) => sha256(token);
+const hashToken = (token: string) => sha256(token);
 
 export const principalOf = (w: WorkerRecord): WorkerPrincipal => ({ workerId: w.workerId, accountId: w.accountId, roles: w.roles, calibrator: w.calibrator, status: w.status });
 
@@ -157,7 +157,7 @@ export async function login(store: IdentityStore, email: string, password: strin
   const found = await store.workers.findByEmail(email);
   const hash = found?.passwordHash ?? (await decoyHash(settings.passwordCost));
   const ok = await verifyPassword(password, hash);
-  if (!found || !found.passwordHash || !ok || found.worker.status === 'removed') return null;
+  if (!found?.passwordHash || !ok || found.worker.status === 'removed') return null;
   const token = newTokenSecret('session');
   const absoluteExpiresAt = new Date(now.getTime() + settings.sessionMaxMs);
   const expiresAt = new Date(Math.min(now.getTime() + settings.sessionTtlMs, absoluteExpiresAt.getTime()));

@@ -15,7 +15,7 @@ const open = new Set(['POST /v1/session']);
  * The Bearer token of a request, or null. Refused like API keys are: a second Authorization header
  * (a proxy may have read the other one), anything but Bearer.
  */
-export function bearerTokenOf(rawHeaders: string[]): string | null {
+function bearerTokenOf(rawHeaders: string[]): string | null {
   const at = rawHeaders.flatMap((h, i) => (i % 2 === 0 && h.toLowerCase() === 'authorization' ? [i] : []));
   if (at.length !== 1) return null;
   const m = /^Bearer\s+([A-Za-z0-9_-]{1,200})\s*$/i.exec(rawHeaders[at[0]! + 1]!);
@@ -26,7 +26,7 @@ export const unauthenticated = (message = 'A valid worker token is required (Aut
   new HttpError(401, message, bearerChallenge, code);
 
 /** Answers 429 when this address failed too often (shared with the other APIs' key checks). */
-export function refuseBlockedAddress(failures: AuthFailureLimit, address: string): void {
+function refuseBlockedAddress(failures: AuthFailureLimit, address: string): void {
   const wait = failures.retryAfter(address);
   if (wait > 0) throw new HttpError(429, `Too many failed authentications from this address; retry after ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) }, 'rate_limited');
 }
