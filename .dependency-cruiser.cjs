@@ -58,7 +58,8 @@ module.exports = {
     },
     {
       name: 'conformance-standalone',
-      comment: 'The conformance suite is shipped and tests any implementation: it uses the contract and the client, not our server or our tests.',
+      comment:
+        'The conformance suite is shipped and tests any implementation: it uses the contract and the client, not our server or our tests.',
       severity: 'error',
       from: { path: '^conformance/' },
       to: { path: '^(server|scripts|test|bench)/' },

@@ -27,7 +27,9 @@ export default {
   timeoutFactor: 2,
   // Reruns only mutants whose code or covering checks changed.
   incremental: true,
-  incrementalFile: sample ? `reports/mutation/sample-${sample.seed}-${sample.rate}-incremental.json` : 'reports/mutation/stryker-incremental.json',
+  incrementalFile: sample
+    ? `reports/mutation/sample-${sample.seed}-${sample.rate}-incremental.json`
+    : 'reports/mutation/stryker-incremental.json',
   reporters: ['clear-text', 'progress', 'html', 'json'],
   htmlReporter: { fileName: 'reports/mutation/index.html' },
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },

@@ -27,7 +27,17 @@ const server = createServer((req, res) => {
         );
         const row = rows[0] as { task_id: string; created_at: Date };
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ task_id: row.task_id, created_at: row.created_at, type: 'categorization', status: 'pending', instruction, callback_url, params }));
+        res.end(
+          JSON.stringify({
+            task_id: row.task_id,
+            created_at: row.created_at,
+            type: 'categorization',
+            status: 'pending',
+            instruction,
+            callback_url,
+            params,
+          }),
+        );
       } catch (err) {
         res.writeHead(500, { 'content-type': 'text/plain' });
         res.end(String(err));

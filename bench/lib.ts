@@ -51,19 +51,18 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 /** Runs `main`, cleans up whatever happened, and exits with its code (1 on an error). */
 export function run(main: () => Promise<number>): void {
-  main()
-    .then(
-      async (code) => {
-        await cleanup();
-        process.exit(code);
-      },
-      async (err) => {
-        console.error(err);
-        if (lastOutput) console.error(`\nthe last server's output ended with:\n${lastOutput().slice(-3000)}`);
-        await cleanup();
-        process.exit(1);
-      },
-    );
+  main().then(
+    async (code) => {
+      await cleanup();
+      process.exit(code);
+    },
+    async (err) => {
+      console.error(err);
+      if (lastOutput) console.error(`\nthe last server's output ended with:\n${lastOutput().slice(-3000)}`);
+      await cleanup();
+      process.exit(1);
+    },
+  );
 }
 
 // ---- `humantask serve` children ----------------------------------------------------------------
@@ -191,7 +190,8 @@ export async function startReceiver(delayMs = 0): Promise<Receiver> {
       const wanted = [...ids];
       const deadline = Date.now() + timeoutMs;
       while (wanted.some((id) => !r.posts.has(id))) {
-        if (Date.now() > deadline) throw new Error(`callbacks missing after ${timeoutMs} ms: ${wanted.filter((id) => !r.posts.has(id)).length} of ${wanted.length}`);
+        if (Date.now() > deadline)
+          throw new Error(`callbacks missing after ${timeoutMs} ms: ${wanted.filter((id) => !r.posts.has(id)).length} of ${wanted.length}`);
         await sleep(50);
       }
     },
@@ -238,7 +238,14 @@ export function spread(samples: number[]): Spread {
 /** A plain-text table, columns padded to their widest cell. */
 export function textTable(rows: string[][]): string {
   const widths = (rows[0] ?? []).map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 export const today = () => new Date().toISOString().slice(0, 10);

@@ -11,7 +11,9 @@ const resultsDir = path.join(here, 'results');
 
 function latest(prefix: string): { file: string; data: any } | null {
   // A run of another size (`scale-<date>-<n>-tasks.json`) is a comparison, not the page's run.
-  const files = readdirSync(resultsDir).filter((f) => f.startsWith(`${prefix}-`) && f.endsWith('.json') && !f.endsWith('-tasks.json')).sort();
+  const files = readdirSync(resultsDir)
+    .filter((f) => f.startsWith(`${prefix}-`) && f.endsWith('.json') && !f.endsWith('-tasks.json'))
+    .sort();
   const file = files.at(-1);
   return file ? { file: `bench/results/${file}`, data: JSON.parse(readFileSync(path.join(resultsDir, file), 'utf8')) } : null;
 }
@@ -25,7 +27,21 @@ function deliverySection(r: any): string {
 \`DELIVERY_POLL_MS=${d.pollMs}\` and \`DELIVERY_CONCURRENCY=${d.concurrencyCap}\` sent them to a loopback receiver.
 
 ${head(['receiver answers 200 after', 'callbacks', 'all arrived after s', 'callbacks/s', 'first to last s', 'all recorded delivered after s', 'peak POSTs open at once', 'received twice'])}
-${[d, r.capCheck].filter(Boolean).map((x: any) => md([`${x.receiverDelayMs} ms`, x.tasks, x.secondsToAll, `**${x.callbacksPerSecond}**`, x.firstToLastSeconds, x.secondsToAllRecorded, x.peakConcurrent, x.duplicates])).join('\n')}
+${[d, r.capCheck]
+  .filter(Boolean)
+  .map((x: any) =>
+    md([
+      `${x.receiverDelayMs} ms`,
+      x.tasks,
+      x.secondsToAll,
+      `**${x.callbacksPerSecond}**`,
+      x.firstToLastSeconds,
+      x.secondsToAllRecorded,
+      x.peakConcurrent,
+      x.duplicates,
+    ]),
+  )
+  .join('\n')}
 
 Times run from the moment the server could deliver (its start banner, or the first arrival if earlier).
 `;
@@ -48,7 +64,19 @@ server's own statements for that page (Execution Time; "count" is the count of a
 ${head(['list (limit 100)', 'total', 'median ms', 'min', 'p90', 'max', 'server ms (median)', '× first page', 'SQL ms', 'of which count', 'page'])}
 ${r.lists
   .map((l: any) =>
-    md([l.case, l.total, l.ms.median, l.ms.min, l.ms.p90, l.ms.max, l.serverMs?.median ?? '', l === first ? '' : (r.ratios[l.case] ?? ''), l.explain.executionMs, l.explain.countMs ?? '', l.explain.pageMs ?? '']),
+    md([
+      l.case,
+      l.total,
+      l.ms.median,
+      l.ms.min,
+      l.ms.p90,
+      l.ms.max,
+      l.serverMs?.median ?? '',
+      l === first ? '' : (r.ratios[l.case] ?? ''),
+      l.explain.executionMs,
+      l.explain.countMs ?? '',
+      l.explain.pageMs ?? '',
+    ]),
   )
   .join('\n')}
 
@@ -70,10 +98,19 @@ ${head(['database', 'kills', 'acknowledged', 'present', 'duplicates', 'lost', 'c
 ${r.results
   .map((x: any) =>
     md([
-      x.db, x.kills.length, x.acknowledged, x.present, x.duplicates, x.lost,
-      `${x.requests.connectionErrors} / ${x.requests.status5xx}`, x.requests.replayed,
+      x.db,
+      x.kills.length,
+      x.acknowledged,
+      x.present,
+      x.duplicates,
+      x.lost,
+      `${x.requests.connectionErrors} / ${x.requests.status5xx}`,
+      x.requests.replayed,
       `${x.callbacks.delivered} / ${x.callbacks.stillScheduled} / ${x.callbacks.failed} / ${x.callbacks.missing}`,
-      `${x.callbacks.receivedTwice} (${x.callbacks.twiceRecorded ?? '?'})`, `${x.creationMs.median} / ${x.creationMs.p90} / ${x.creationMs.max}`, x.serverRssMbMax ?? '', x.ok ? 'ok' : '**failed**',
+      `${x.callbacks.receivedTwice} (${x.callbacks.twiceRecorded ?? '?'})`,
+      `${x.creationMs.median} / ${x.creationMs.p90} / ${x.creationMs.max}`,
+      x.serverRssMbMax ?? '',
+      x.ok ? 'ok' : '**failed**',
     ]),
   )
   .join('\n')}

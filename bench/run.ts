@@ -228,13 +228,20 @@ function peaks(samples: number[]): { endMb: number; growthMb: number } {
 async function memoryCase(target: 'postgres' | 'pglite', server: Child): Promise<MemoryResult> {
   process.stdout.write(`  ${target.padEnd(9)} ${'memory'.padEnd(23)} `);
   const samples: number[] = [];
-  const load = autocannon({ ...createOptions(server.url, server.account!.live_key, true), connections: CONNECTIONS, timeout: 10, duration: MEMORY_SECONDS });
+  const load = autocannon({
+    ...createOptions(server.url, server.account!.live_key, true),
+    connections: CONNECTIONS,
+    timeout: 10,
+    duration: MEMORY_SECONDS,
+  });
   const sampler = setInterval(() => void rssMb(server).then((mb) => samples.push(mb)), 1000);
   await load;
   clearInterval(sampler);
   await new Promise((r) => setTimeout(r, 100));
   const { endMb, growthMb } = peaks(samples);
-  console.log(`RSS peak ${endMb} MB in the last ${MEMORY_SECONDS / 2} s, ${growthMb >= 0 ? '+' : ''}${growthMb} MB against the first ${MEMORY_SECONDS / 2} s`);
+  console.log(
+    `RSS peak ${endMb} MB in the last ${MEMORY_SECONDS / 2} s, ${growthMb >= 0 ? '+' : ''}${growthMb} MB against the first ${MEMORY_SECONDS / 2} s`,
+  );
   return { target, seconds: MEMORY_SECONDS, samples, endMb, growthMb };
 }
 
@@ -247,7 +254,12 @@ async function sharedLimitCase(cluster: Cluster, stops: (() => Promise<void> | v
   // Well under what a server answers on a small machine: the limit, not the CPU, bounds the answer.
   const limitPerSecond = 50;
   const burst = 10;
-  const env = { ...serverEnv, DATABASE_URL: await cluster.createDatabase(), RATE_LIMIT_PER_SECOND: String(limitPerSecond), RATE_LIMIT_BURST: String(burst) };
+  const env = {
+    ...serverEnv,
+    DATABASE_URL: await cluster.createDatabase(),
+    RATE_LIMIT_PER_SECOND: String(limitPerSecond),
+    RATE_LIMIT_BURST: String(burst),
+  };
   const servers = [];
   for (let i = 0; i < 2; i++) {
     const p = await serve(env);
@@ -261,7 +273,17 @@ async function sharedLimitCase(cluster: Cluster, stops: (() => Promise<void> | v
     servers.push({ ...p, stop });
   }
   const key = /live key: +(live_[0-9a-f]{32})/.exec(servers[0]!.output())![1]!;
-  const runs = await Promise.all(servers.map((p) => autocannon({ url: `${p.url}/v1/tasks?limit=1`, headers: { authorization: basicAuth(key) }, connections: CONNECTIONS / 2, duration: DURATION, timeout: 10 })));
+  const runs = await Promise.all(
+    servers.map((p) =>
+      autocannon({
+        url: `${p.url}/v1/tasks?limit=1`,
+        headers: { authorization: basicAuth(key) },
+        connections: CONNECTIONS / 2,
+        duration: DURATION,
+        timeout: 10,
+      }),
+    ),
+  );
   for (const p of servers) await p.stop();
   const seconds = Math.max(...runs.map((r) => r.duration));
   const accepted = runs.reduce((n, r) => n + r['2xx'], 0);
@@ -297,7 +319,9 @@ async function main() {
   };
   process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
   try {
-    console.log(`humantask benchmarks${quick ? ' (--quick)' : ''}: ${CONNECTIONS} connections, ${WARMUP} s warm-up, ${DURATION} s per case`);
+    console.log(
+      `humantask benchmarks${quick ? ' (--quick)' : ''}: ${CONNECTIONS} connections, ${WARMUP} s warm-up, ${DURATION} s per case`,
+    );
 
     // PostgreSQL: the reference server, then the baseline on the same database.
     const cluster: Cluster = await startCluster(await freePort());
@@ -367,7 +391,8 @@ async function main() {
   }
   const ceilingCase = find('ceiling', 'create-idempotency-key');
   const baseCase = find('baseline', 'create-insert');
-  if (ceilingCase && baseCase && baseCase.rpsMedian > 0) ceilingCase.ratio = Math.round((ceilingCase.rpsMedian / baseCase.rpsMedian) * 100) / 100;
+  if (ceilingCase && baseCase && baseCase.rpsMedian > 0)
+    ceilingCase.ratio = Math.round((ceilingCase.rpsMedian / baseCase.rpsMedian) * 100) / 100;
 
   const date = new Date().toISOString().slice(0, 10);
   const environment = {
@@ -382,7 +407,13 @@ async function main() {
   const report = {
     date: new Date().toISOString(),
     quick,
-    settings: { connections: CONNECTIONS, warmupSeconds: WARMUP, durationSeconds: DURATION, seededTasks: SEED, memorySeconds: MEMORY_SECONDS },
+    settings: {
+      connections: CONNECTIONS,
+      warmupSeconds: WARMUP,
+      durationSeconds: DURATION,
+      seededTasks: SEED,
+      memorySeconds: MEMORY_SECONDS,
+    },
     environment,
     results,
     memory,
@@ -419,26 +450,61 @@ function targets(results: CaseResult[], memory: MemoryResult[], sharedLimit: Sha
   const liteCreate = get('pglite', 'create-idempotency-key');
   const clean = (r: CaseResult) => r.errors === 0 && r.non2xx === 0;
   if (pgCreate) {
-    checks.push({ target: 'PostgreSQL create with Idempotency-Key ≥ 3,000 rps', measured: `${pgCreate.rpsMedian} rps`, met: pgCreate.rpsMedian >= 3000 && clean(pgCreate) });
-    checks.push({ target: 'PostgreSQL create with Idempotency-Key p99 ≤ 50 ms', measured: `${pgCreate.latencyP99} ms`, met: pgCreate.latencyP99 <= 50 });
-    checks.push({ target: 'PostgreSQL create ≥ 0.6 × baseline', measured: `${pgCreate.ratio ?? '?'} ×`, met: (pgCreate.ratio ?? 0) >= 0.6 });
-    if (pgCreate.ceilingRatio != null) checks.push({ target: 'PostgreSQL create with Idempotency-Key ≥ 0.6 × stack ceiling', measured: `${pgCreate.ceilingRatio} ×`, met: pgCreate.ceilingRatio >= 0.6 });
+    checks.push({
+      target: 'PostgreSQL create with Idempotency-Key ≥ 3,000 rps',
+      measured: `${pgCreate.rpsMedian} rps`,
+      met: pgCreate.rpsMedian >= 3000 && clean(pgCreate),
+    });
+    checks.push({
+      target: 'PostgreSQL create with Idempotency-Key p99 ≤ 50 ms',
+      measured: `${pgCreate.latencyP99} ms`,
+      met: pgCreate.latencyP99 <= 50,
+    });
+    checks.push({
+      target: 'PostgreSQL create ≥ 0.6 × baseline',
+      measured: `${pgCreate.ratio ?? '?'} ×`,
+      met: (pgCreate.ratio ?? 0) >= 0.6,
+    });
+    if (pgCreate.ceilingRatio != null)
+      checks.push({
+        target: 'PostgreSQL create with Idempotency-Key ≥ 0.6 × stack ceiling',
+        measured: `${pgCreate.ceilingRatio} ×`,
+        met: pgCreate.ceilingRatio >= 0.6,
+      });
   }
-  if (liteCreate) checks.push({ target: 'PGlite create with Idempotency-Key ≥ 800 rps', measured: `${liteCreate.rpsMedian} rps`, met: liteCreate.rpsMedian >= 800 && clean(liteCreate) });
+  if (liteCreate)
+    checks.push({
+      target: 'PGlite create with Idempotency-Key ≥ 800 rps',
+      measured: `${liteCreate.rpsMedian} rps`,
+      met: liteCreate.rpsMedian >= 800 && clean(liteCreate),
+    });
   // Reads are held to Prism on PostgreSQL (PGlite's figures are shown in the table).
   for (const c of ['get-task', 'list-page'] as const) {
     const r = get('postgres', c);
-    if (r) checks.push({ target: `PostgreSQL ${c} ≥ 1.3 × Prism`, measured: `${r.ratio ?? '?'} ×`, met: (r.ratio ?? 0) >= 1.3 && clean(r) });
+    if (r)
+      checks.push({ target: `PostgreSQL ${c} ≥ 1.3 × Prism`, measured: `${r.ratio ?? '?'} ×`, met: (r.ratio ?? 0) >= 1.3 && clean(r) });
   }
   if (sharedLimit) {
-    checks.push({ target: 'Two servers on one PostgreSQL under one rate limit: accepted within ±10 % of the limit', measured: `${sharedLimit.ratio} ×`, met: Math.abs(sharedLimit.ratio - 1) <= 0.1 });
+    checks.push({
+      target: 'Two servers on one PostgreSQL under one rate limit: accepted within ±10 % of the limit',
+      measured: `${sharedLimit.ratio} ×`,
+      met: Math.abs(sharedLimit.ratio - 1) <= 0.1,
+    });
   }
   // The server process alone: on PGlite the database lives in it too, so only PostgreSQL is held to it.
   const m = memory.find((x) => x.target === 'postgres');
   if (m) {
-    checks.push({ target: `PostgreSQL server RSS under ${m.seconds} s of creation ≤ 250 MB (peak of the last ${m.seconds / 2} s)`, measured: `${m.endMb} MB`, met: m.endMb <= 250 });
+    checks.push({
+      target: `PostgreSQL server RSS under ${m.seconds} s of creation ≤ 250 MB (peak of the last ${m.seconds / 2} s)`,
+      measured: `${m.endMb} MB`,
+      met: m.endMb <= 250,
+    });
     // Flat: the peaks of the two halves within 5 % of each other.
-    checks.push({ target: `… and flat (peak of the last ${m.seconds / 2} s ≤ 1.05 × peak of the first)`, measured: `${m.growthMb >= 0 ? '+' : ''}${m.growthMb} MB`, met: m.growthMb <= m.endMb * 0.05 });
+    checks.push({
+      target: `… and flat (peak of the last ${m.seconds / 2} s ≤ 1.05 × peak of the first)`,
+      measured: `${m.growthMb >= 0 ? '+' : ''}${m.growthMb} MB`,
+      met: m.growthMb <= m.endMb * 0.05,
+    });
   }
   return checks;
 }
@@ -467,11 +533,21 @@ function table(results: CaseResult[]): string {
   return all.map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ')).join('\n');
 }
 
-const colors: Record<Target, string> = { postgres: '#336791', pglite: '#2a9d8f', ceiling: '#bbbbbb', baseline: '#999999', prism: '#e76f51' };
+const colors: Record<Target, string> = {
+  postgres: '#336791',
+  pglite: '#2a9d8f',
+  ceiling: '#bbbbbb',
+  baseline: '#999999',
+  prism: '#e76f51',
+};
 
 /** A horizontal bar chart of the median rps of every case, by hand. */
 function svg(results: CaseResult[]): string {
-  const labelW = 250, barW = 420, valueW = 70, rowH = 22, top = 10;
+  const labelW = 250,
+    barW = 420,
+    valueW = 70,
+    rowH = 22,
+    top = 10;
   const width = labelW + barW + valueW;
   const height = top * 2 + rowH * results.length + 24;
   const max = Math.max(1, ...results.map((r) => r.rpsMedian));

@@ -72,7 +72,12 @@ const categorization = {
 
 // ---- the API, plainly --------------------------------------------------------------------------
 
-type Api = (method: string, path: string, json?: unknown, headers?: Record<string, string>) => Promise<{ status: number; body: any; ms: number }>;
+type Api = (
+  method: string,
+  path: string,
+  json?: unknown,
+  headers?: Record<string, string>,
+) => Promise<{ status: number; body: any; ms: number }>;
 
 function apiOf(url: string, key: string): Api {
   return async (method, p, json, headers = {}) => {
@@ -103,7 +108,10 @@ async function ok(api: Api, method: string, p: string, json?: unknown): Promise<
 // ---- seeding: real tasks through the API, then clones of them in bulk -------------------------
 
 /** Projects and one template task per status, created through the API; their ids by status. */
-async function seedThroughApi(live: Api, test: Api): Promise<{ templates: Record<string, string>; projectVersion: number | null; apiTasks: number }> {
+async function seedThroughApi(
+  live: Api,
+  test: Api,
+): Promise<{ templates: Record<string, string>; projectVersion: number | null; apiTasks: number }> {
   for (let p = 0; p < PROJECTS; p++) {
     await ok(live, 'POST', '/v1/projects', {
       type: 'categorization',
@@ -120,17 +128,35 @@ async function seedThroughApi(live: Api, test: Api): Promise<{ templates: Record
     unique_id: 'seed-pending',
     metadata: { customer_ref: 'c-1' },
   });
-  const toCancel = await ok(live, 'POST', '/v1/task/categorization', { ...categorization, tags: ['region-us'], metadata: { customer_ref: 'c-2' } });
+  const toCancel = await ok(live, 'POST', '/v1/task/categorization', {
+    ...categorization,
+    tags: ['region-us'],
+    metadata: { customer_ref: 'c-2' },
+  });
   const cancel = await live('POST', `/v1/task/${toCancel.task_id}/cancel`);
   if (cancel.status !== 200) {
     // Not what this benchmark measures: note it, and let bulkLoad make that template canceled.
-    console.warn(`  warning: POST /v1/task/{id}/cancel answered ${cancel.status} ${JSON.stringify(cancel.body)}; the canceled template is set by SQL`);
+    console.warn(
+      `  warning: POST /v1/task/{id}/cancel answered ${cancel.status} ${JSON.stringify(cancel.body)}; the canceled template is set by SQL`,
+    );
   }
   // Test mode completes at once with a synthetic response: the shape of a completed task.
-  const completed = await ok(test, 'POST', '/v1/task/categorization', { ...categorization, tags: ['region-eu'], metadata: { customer_ref: 'c-3' } });
+  const completed = await ok(test, 'POST', '/v1/task/categorization', {
+    ...categorization,
+    tags: ['region-eu'],
+    metadata: { customer_ref: 'c-3' },
+  });
   // A `.invalid` host: test mode's attachment that cannot be fetched, so the task is in error.
-  const failed = await ok(test, 'POST', '/v1/task/categorization', { ...categorization, attachment_type: 'image', attachment: 'https://files.invalid/scan.png', metadata: { customer_ref: 'c-4' } });
-  const states = [(await ok(test, 'GET', `/v1/task/${completed.task_id}`)).status, (await ok(test, 'GET', `/v1/task/${failed.task_id}`)).status];
+  const failed = await ok(test, 'POST', '/v1/task/categorization', {
+    ...categorization,
+    attachment_type: 'image',
+    attachment: 'https://files.invalid/scan.png',
+    metadata: { customer_ref: 'c-4' },
+  });
+  const states = [
+    (await ok(test, 'GET', `/v1/task/${completed.task_id}`)).status,
+    (await ok(test, 'GET', `/v1/task/${failed.task_id}`)).status,
+  ];
   if (states[0] !== 'completed' || states[1] !== 'error') throw new Error(`unexpected template states: ${states.join(', ')}`);
   // A few hundred more live tasks through the API: the newest ones of the list.
   let n = 0;
@@ -161,13 +187,20 @@ async function seedThroughApi(live: Api, test: Api): Promise<{ templates: Record
  * batch-3 of proj-3), tags
  * region-eu/region-us on two thirds, `priority` on 5 %, `rare` on 0.1 %, unique_id on half.
  */
-async function bulkLoad(db: pg.Client, accountId: string, seeds: Awaited<ReturnType<typeof seedThroughApi>>, endMs: number): Promise<number> {
+async function bulkLoad(
+  db: pg.Client,
+  accountId: string,
+  seeds: Awaited<ReturnType<typeof seedThroughApi>>,
+  endMs: number,
+): Promise<number> {
   const started = performance.now();
   const { templates } = seeds;
-  await db.query(
-    `create temp table tpl as select * from tasks where task_id in ($1, $2, $3, $4)`,
-    [templates.pending, templates.canceled, templates.completed, templates.error],
-  );
+  await db.query(`create temp table tpl as select * from tasks where task_id in ($1, $2, $3, $4)`, [
+    templates.pending,
+    templates.canceled,
+    templates.completed,
+    templates.error,
+  ]);
   // Only if the cancel through the API failed (see seedThroughApi): as cancelTask would leave it.
   await db.query(`update tpl set status = 'canceled', updated_at = now() where task_id = $1 and status = 'pending'`, [templates.canceled]);
   const { rows } = await db.query<{ n: string }>(`select count(distinct status) as n from tpl`);
@@ -207,7 +240,9 @@ async function bulkLoad(db: pg.Client, accountId: string, seeds: Awaited<ReturnT
        join tpl t on t.status = g.status`,
       [accountId, startMs, stepMs, from, seeds.projectVersion ?? 0, to],
     );
-    process.stdout.write(`\r  inserted ${to.toLocaleString('en')} of ${TASKS.toLocaleString('en')} tasks (${Math.round((performance.now() - started) / 1000)} s)`);
+    process.stdout.write(
+      `\r  inserted ${to.toLocaleString('en')} of ${TASKS.toLocaleString('en')} tasks (${Math.round((performance.now() - started) / 1000)} s)`,
+    );
   }
   process.stdout.write('\n');
   return (performance.now() - started) / 1000;
@@ -281,7 +316,11 @@ async function explain(db: pg.Client, statements: Captured[]): Promise<Explained
  * so the token it encodes is that of the depth-th row. Also returns the task that must open the
  * next page (the row at offset `depth`).
  */
-async function tokenAt(uow: UnitOfWork, caller: Caller, depth: number): Promise<{ token: string; after: { createdAt: Date; taskId: string }; firstOfPage: string }> {
+async function tokenAt(
+  uow: UnitOfWork,
+  caller: Caller,
+  depth: number,
+): Promise<{ token: string; after: { createdAt: Date; taskId: string }; firstOfPage: string }> {
   let rows: Task[] = [];
   const atDepth: UnitOfWork = {
     ...uow,
@@ -334,7 +373,8 @@ async function timeLists(api: Api, cases: ListCase[]): Promise<Map<string, { sam
       const r = await api('GET', c.query);
       if (r.status !== 200) throw new Error(`GET ${c.query}: ${r.status} ${JSON.stringify(r.body)}`);
       const docs = r.body.docs as { task_id: string }[];
-      if (c.firstOfPage && docs[0]?.task_id !== c.firstOfPage) throw new Error(`${c.name}: the page opens with ${docs[0]?.task_id}, expected ${c.firstOfPage}`);
+      if (c.firstOfPage && docs[0]?.task_id !== c.firstOfPage)
+        throw new Error(`${c.name}: the page opens with ${docs[0]?.task_id}, expected ${c.firstOfPage}`);
       const o = out.get(c.name)!;
       o.total = r.body.total;
       o.docs = docs.length;
@@ -378,10 +418,19 @@ async function deliveryRun(databaseUrl: string, db: pg.Client, testKey: string, 
   const ids = await createTestTasks(apiOf(server.url, testKey), n, receiver.url);
   const createSeconds = (performance.now() - createStarted) / 1000;
   await server.stop();
-  const undelivered = async () => Number(((await db.query(`select count(*) as n from outbox where delivered_at is null and url = $1`, [receiver.url])).rows[0] as { n: string }).n);
+  const undelivered = async () =>
+    Number(
+      (
+        (await db.query(`select count(*) as n from outbox where delivered_at is null and url = $1`, [receiver.url])).rows[0] as {
+          n: string;
+        }
+      ).n,
+    );
   const queued = await undelivered();
   const concurrencyCap = readConfig(process.env).delivery.concurrency;
-  console.log(`  ${queued} callbacks queued; a server with delivery on (DELIVERY_POLL_MS=${DELIVERY_POLL_MS}, DELIVERY_CONCURRENCY=${concurrencyCap}) sends them to a receiver answering after ${receiverDelayMs} ms ...`);
+  console.log(
+    `  ${queued} callbacks queued; a server with delivery on (DELIVERY_POLL_MS=${DELIVERY_POLL_MS}, DELIVERY_CONCURRENCY=${concurrencyCap}) sends them to a receiver answering after ${receiverDelayMs} ms ...`,
+  );
   const spawnAt = performance.now();
   server = await serveChild({
     ...serverEnv,
@@ -433,10 +482,15 @@ async function deliveryRun(databaseUrl: string, db: pg.Client, testKey: string, 
 async function main(): Promise<number> {
   if (!postgresAvailable()) throw new Error('PostgreSQL 15 binaries not found (PG_BIN, default /usr/lib/postgresql/15/bin)');
   const started = Date.now();
-  console.log(`humantask scale benchmark: ${TASKS.toLocaleString('en')} tasks, ${WARMUP} warm-up + ${SAMPLES} timed requests per list case, ${DELIVERIES} callbacks`);
+  console.log(
+    `humantask scale benchmark: ${TASKS.toLocaleString('en')} tasks, ${WARMUP} warm-up + ${SAMPLES} timed requests per list case, ${DELIVERIES} callbacks`,
+  );
 
   const cluster = await startCluster(await freePort());
-  onCleanup(() => cluster.stop(), () => cluster.stop());
+  onCleanup(
+    () => cluster.stop(),
+    () => cluster.stop(),
+  );
   const databaseUrl = await cluster.createDatabase();
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
@@ -465,7 +519,9 @@ async function main(): Promise<number> {
     )
   ).rows[0]!;
   const liveTasks = Number(sizes.live);
-  console.log(`  ${liveTasks.toLocaleString('en')} live tasks in the account; table ${sizes.table_mb} MB, indexes ${sizes.indexes_mb} MB; insert ${insertSeconds.toFixed(1)} s, vacuum analyze ${vacuumSeconds.toFixed(1)} s`);
+  console.log(
+    `  ${liveTasks.toLocaleString('en')} live tasks in the account; table ${sizes.table_mb} MB, indexes ${sizes.indexes_mb} MB; insert ${insertSeconds.toFixed(1)} s, vacuum analyze ${vacuumSeconds.toFixed(1)} s`,
+  );
 
   // 3. Tokens at depth, and the server's SQL of every case.
   const store = await openStore({ databaseUrl, dataDir: 'memory://' });
@@ -478,19 +534,38 @@ async function main(): Promise<number> {
   const cases: ListCase[] = [{ name: 'first page', query: `/v1/tasks?limit=${LIMIT}`, filters: {}, after: null, depth: 0 }];
   for (const depth of depths) {
     const t = await tokenAt(uow, caller, depth);
-    cases.push({ name: `depth ${depth >= 1000 ? `${Math.round(depth / 1000)}k` : depth}`, query: `/v1/tasks?limit=${LIMIT}&next_token=${t.token}`, filters: {}, after: t.after, depth, firstOfPage: t.firstOfPage });
+    cases.push({
+      name: `depth ${depth >= 1000 ? `${Math.round(depth / 1000)}k` : depth}`,
+      query: `/v1/tasks?limit=${LIMIT}&next_token=${t.token}`,
+      filters: {},
+      after: t.after,
+      depth,
+      firstOfPage: t.firstOfPage,
+    });
   }
   cases.push(
     { name: 'project (8 %)', query: `/v1/tasks?limit=${LIMIT}&project=proj-3`, filters: { project: 'proj-3' }, after: null, depth: 0 },
-    { name: 'status canceled (9 %)', query: `/v1/tasks?limit=${LIMIT}&status=canceled`, filters: { statuses: ['canceled'] }, after: null, depth: 0 },
+    {
+      name: 'status canceled (9 %)',
+      query: `/v1/tasks?limit=${LIMIT}&status=canceled`,
+      filters: { statuses: ['canceled'] },
+      after: null,
+      depth: 0,
+    },
     { name: 'status error (3 %)', query: `/v1/tasks?limit=${LIMIT}&status=error`, filters: { statuses: ['error'] }, after: null, depth: 0 },
     { name: 'batch (1 %)', query: `/v1/tasks?limit=${LIMIT}&batch=batch-3`, filters: { batch: 'batch-3' }, after: null, depth: 0 },
-    { name: 'project + status pending (2 %)', query: `/v1/tasks?limit=${LIMIT}&project=proj-3&status=pending`, filters: { project: 'proj-3', statuses: ['pending'] }, after: null, depth: 0 },
+    {
+      name: 'project + status pending (2 %)',
+      query: `/v1/tasks?limit=${LIMIT}&project=proj-3&status=pending`,
+      filters: { project: 'proj-3', statuses: ['pending'] },
+      after: null,
+      depth: 0,
+    },
     { name: 'tag priority (5 %)', query: `/v1/tasks?limit=${LIMIT}&tags=priority`, filters: { tags: ['priority'] }, after: null, depth: 0 },
     { name: 'tag rare (0.1 %)', query: `/v1/tasks?limit=${LIMIT}&tags=rare`, filters: { tags: ['rare'] }, after: null, depth: 0 },
   );
   const explained = new Map<string, Explained>();
-  console.log('EXPLAIN ANALYZE of the server\'s list queries ...');
+  console.log("EXPLAIN ANALYZE of the server's list queries ...");
   for (const c of cases) {
     capture.statements = [];
     capture.on = true;
@@ -514,12 +589,24 @@ async function main(): Promise<number> {
     .filter((line) => line.startsWith('{') && line.includes('"/v1/tasks"'))
     .map((line) => (JSON.parse(line) as { ms: number }).ms);
   const serverSamples = (i: number) =>
-    logged.length === (WARMUP + SAMPLES) * cases.length ? logged.filter((_, k) => k % cases.length === i && k >= WARMUP * cases.length) : null;
-  if (!serverSamples(0)) console.warn(`  warning: ${logged.length} access log lines for ${(WARMUP + SAMPLES) * cases.length} requests: no server times`);
+    logged.length === (WARMUP + SAMPLES) * cases.length
+      ? logged.filter((_, k) => k % cases.length === i && k >= WARMUP * cases.length)
+      : null;
+  if (!serverSamples(0))
+    console.warn(`  warning: ${logged.length} access log lines for ${(WARMUP + SAMPLES) * cases.length} requests: no server times`);
   const lists: ListResult[] = cases.map((c, i) => {
     const t = timed.get(c.name)!;
     const own = serverSamples(i);
-    return { case: c.name, query: c.query.replace(/next_token=[^&]+/, 'next_token=…'), depth: c.depth, total: t.total, docs: t.docs, ms: spread(t.samples), serverMs: own ? spread(own) : null, explain: explained.get(c.name)! };
+    return {
+      case: c.name,
+      query: c.query.replace(/next_token=[^&]+/, 'next_token=…'),
+      depth: c.depth,
+      total: t.total,
+      docs: t.docs,
+      ms: spread(t.samples),
+      serverMs: own ? spread(own) : null,
+      explain: explained.get(c.name)!,
+    };
   });
   const readRssMb = rssMbOf(server.pid);
 
@@ -547,17 +634,32 @@ async function main(): Promise<number> {
     }),
     ...(small
       ? lists.flatMap((l) => {
-          const at = small.find((x) => x.case.replace(/\d+k?$/, '') === l.case.replace(/\d+k?$/, '') && (x.depth > 0) === (l.depth > 0) && (l.depth === 0 || small.filter((y) => y.depth > 0).indexOf(x) === lists.filter((y) => y.depth > 0).indexOf(l)));
+          const at = small.find(
+            (x) =>
+              x.case.replace(/\d+k?$/, '') === l.case.replace(/\d+k?$/, '') &&
+              x.depth > 0 === l.depth > 0 &&
+              (l.depth === 0 || small.filter((y) => y.depth > 0).indexOf(x) === lists.filter((y) => y.depth > 0).indexOf(l)),
+          );
           if (!at) return [];
           const [now, then] = l.serverMs && at.serverMs ? [l.serverMs.median, at.serverMs.median] : [l.ms.median, at.ms.median];
           const times = round(now / then, 2);
           const what = l.serverMs && at.serverMs ? 'server time' : 'over HTTP';
-          return [{ target: `${l.case}: ≤ 3 × the same page at ${Number(JSON.parse(readFileSync(args.small!, 'utf8')).settings.tasks).toLocaleString('en')} tasks (${at.case}, ${then} ms, ${what})`, measured: `${times} ×`, met: times <= 3 }];
+          return [
+            {
+              target: `${l.case}: ≤ 3 × the same page at ${Number(JSON.parse(readFileSync(args.small!, 'utf8')).settings.tasks).toLocaleString('en')} tasks (${at.case}, ${then} ms, ${what})`,
+              measured: `${times} ×`,
+              met: times <= 3,
+            },
+          ];
         })
       : []),
     ...(delivery && capCheck
       ? [
-          { target: `delivery ≥ 1,000 callbacks/s`, measured: `${delivery.callbacksPerSecond}/s`, met: delivery.callbacksPerSecond >= 1000 },
+          {
+            target: `delivery ≥ 1,000 callbacks/s`,
+            measured: `${delivery.callbacksPerSecond}/s`,
+            met: delivery.callbacksPerSecond >= 1000,
+          },
           {
             target: `peak concurrent callback POSTs ≤ DELIVERY_CONCURRENCY (${delivery.concurrencyCap})`,
             measured: `${delivery.peakConcurrent} (receiver answering at once), ${capCheck.peakConcurrent} (answering after ${CAP_CHECK_DELAY_MS} ms)`,
@@ -566,14 +668,26 @@ async function main(): Promise<number> {
           {
             target: 'every callback delivered, once',
             measured: `${delivery.distinct} of ${delivery.tasks} (${delivery.duplicates} twice); ${capCheck.distinct} of ${capCheck.tasks} (${capCheck.duplicates} twice)`,
-            met: delivery.distinct === delivery.tasks && delivery.duplicates === 0 && capCheck.distinct === capCheck.tasks && capCheck.duplicates === 0,
+            met:
+              delivery.distinct === delivery.tasks &&
+              delivery.duplicates === 0 &&
+              capCheck.distinct === capCheck.tasks &&
+              capCheck.duplicates === 0,
           },
         ]
       : []),
   ];
   const report = {
     date: new Date().toISOString(),
-    settings: { tasks: TASKS, limit: LIMIT, warmup: WARMUP, samples: SAMPLES, deliveries: DELIVERIES, deliveryPollMs: DELIVERY_POLL_MS, serverEnv },
+    settings: {
+      tasks: TASKS,
+      limit: LIMIT,
+      warmup: WARMUP,
+      samples: SAMPLES,
+      deliveries: DELIVERIES,
+      deliveryPollMs: DELIVERY_POLL_MS,
+      serverEnv,
+    },
     environment: {
       node: process.version,
       cpu: `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown'}`,
@@ -581,7 +695,14 @@ async function main(): Promise<number> {
       postgres: postgresVersion,
       postgresSettings: 'throwaway cluster (test/support/postgres.ts): fsync=off, defaults otherwise (shared_buffers 128 MB)',
     },
-    load: { apiTasks: seeds.apiTasks, liveTasks, insertSeconds: round(insertSeconds), vacuumAnalyzeSeconds: round(vacuumSeconds), tableMb: Number(sizes.table_mb), indexesMb: Number(sizes.indexes_mb) },
+    load: {
+      apiTasks: seeds.apiTasks,
+      liveTasks,
+      insertSeconds: round(insertSeconds),
+      vacuumAnalyzeSeconds: round(vacuumSeconds),
+      tableMb: Number(sizes.table_mb),
+      indexesMb: Number(sizes.indexes_mb),
+    },
     lists,
     ratios: Object.fromEntries(lists.slice(1).map((l) => [l.case, ratio(l.case)])),
     readServerRssMb: readRssMb,
@@ -596,15 +717,29 @@ async function main(): Promise<number> {
   writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
   writeScaleAndSoakPage();
 
-  console.log('\n' + textTable([
-    ['list case', 'total', 'median ms', 'min', 'p90', 'max', 'server ms', '× first', 'SQL ms', 'count ms', 'page ms'],
-    ...lists.map((l) => [
-      l.case, String(l.total), String(l.ms.median), String(l.ms.min), String(l.ms.p90), String(l.ms.max), String(l.serverMs?.median ?? ''),
-      l === first ? '' : String(ratio(l.case)), String(l.explain.executionMs), String(l.explain.countMs ?? ''), String(l.explain.pageMs ?? ''),
-    ]),
-  ]));
+  console.log(
+    '\n' +
+      textTable([
+        ['list case', 'total', 'median ms', 'min', 'p90', 'max', 'server ms', '× first', 'SQL ms', 'count ms', 'page ms'],
+        ...lists.map((l) => [
+          l.case,
+          String(l.total),
+          String(l.ms.median),
+          String(l.ms.min),
+          String(l.ms.p90),
+          String(l.ms.max),
+          String(l.serverMs?.median ?? ''),
+          l === first ? '' : String(ratio(l.case)),
+          String(l.explain.executionMs),
+          String(l.explain.countMs ?? ''),
+          String(l.explain.pageMs ?? ''),
+        ]),
+      ]),
+  );
   for (const d of delivery && capCheck ? [delivery, capCheck] : []) {
-    console.log(`${d === delivery ? '\n' : ''}delivery (receiver answering after ${d.receiverDelayMs} ms): ${d.tasks} callbacks in ${d.secondsToAll} s (${d.callbacksPerSecond}/s; first to last ${d.firstToLastSeconds} s; all recorded after ${d.secondsToAllRecorded} s), peak ${d.peakConcurrent} concurrent POSTs (cap ${d.concurrencyCap}), ${d.duplicates} duplicates`);
+    console.log(
+      `${d === delivery ? '\n' : ''}delivery (receiver answering after ${d.receiverDelayMs} ms): ${d.tasks} callbacks in ${d.secondsToAll} s (${d.callbacksPerSecond}/s; first to last ${d.firstToLastSeconds} s; all recorded after ${d.secondsToAllRecorded} s), peak ${d.peakConcurrent} concurrent POSTs (cap ${d.concurrencyCap}), ${d.duplicates} duplicates`,
+    );
   }
   console.log('');
   for (const t of targets) console.log(`${t.met ? 'met    ' : 'NOT met'}  ${t.target}: ${t.measured}`);

@@ -13,11 +13,18 @@ import { startServer } from '../server/main.ts';
 
 const nothingAfterValidation: typeof handlerTable = (contract, uow) =>
   Object.fromEntries(
-    Object.keys(handlerTable(contract, uow)).map((op) => [op, async ({ body }: { body: unknown }) => ({ task_id: '0123456789abcdef01234567', status: 'pending', params: body })]),
+    Object.keys(handlerTable(contract, uow)).map((op) => [
+      op,
+      async ({ body }: { body: unknown }) => ({ task_id: '0123456789abcdef01234567', status: 'pending', params: body }),
+    ]),
   ) as unknown as ReturnType<typeof handlerTable>;
 
 const config = { ...readConfig(process.env), port: 0, host: '127.0.0.1' };
-const server = await startServer(config, pino({ level: config.logLevel }), process.env.STACK_CEILING === 'true' ? { handlers: nothingAfterValidation } : {});
+const server = await startServer(
+  config,
+  pino({ level: config.logLevel }),
+  process.env.STACK_CEILING === 'true' ? { handlers: nothingAfterValidation } : {},
+);
 if (!server.devAccount) throw new Error('the benchmark needs an empty database (it uses the development account)');
 
 process.on('message', (msg: { rss?: boolean; stop?: boolean; createAccount?: string }) => {

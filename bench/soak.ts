@@ -18,7 +18,21 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { basicAuth, freePort } from '../test/support/net.ts';
 import { postgresAvailable, startCluster, type Cluster } from '../test/support/postgres.ts';
-import { keysOf, onCleanup, rssMbOf, run, seeded, serveChild, sleep, spread, startReceiver, textTable, today, type Served, type Spread } from './lib.ts';
+import {
+  keysOf,
+  onCleanup,
+  rssMbOf,
+  run,
+  seeded,
+  serveChild,
+  sleep,
+  spread,
+  startReceiver,
+  textTable,
+  today,
+  type Served,
+  type Spread,
+} from './lib.ts';
 import { writeScaleAndSoakPage } from './report.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -37,7 +51,8 @@ const SECONDS = Number(args.seconds);
 const CLIENTS = Number(args.clients);
 const SEED = Number(args.seed);
 const KILLS = args.kills !== undefined ? Number(args.kills) : Math.max(3, Math.floor(SECONDS / 15));
-const DBS: ('postgres' | 'pglite')[] = args.db === 'both' ? ['postgres', 'pglite'] : args.db === 'postgres' || args.db === 'pglite' ? [args.db] : [];
+const DBS: ('postgres' | 'pglite')[] =
+  args.db === 'both' ? ['postgres', 'pglite'] : args.db === 'postgres' || args.db === 'pglite' ? [args.db] : [];
 if (DBS.length === 0 || !(SECONDS > 0) || !(CLIENTS > 0) || !(KILLS >= 0)) {
   console.error('usage: soak [--seconds N] [--db postgres|pglite|both] [--seed N] [--clients N] [--kills N]');
   process.exit(2);
@@ -58,7 +73,14 @@ interface DbResult {
   seconds: number;
   clients: number;
   kills: { atSeconds: number; inFlight: number; downMs: number; restartMs: number; samePort: boolean }[];
-  requests: { sent: number; connectionErrors: number; status5xx: number; status429: number; replayed: number; unexpected: { status: number; body: string }[] };
+  requests: {
+    sent: number;
+    connectionErrors: number;
+    status5xx: number;
+    status429: number;
+    replayed: number;
+    unexpected: { status: number; body: string }[];
+  };
   creationMs: Spread;
   acknowledged: number;
   present: number;
@@ -98,7 +120,10 @@ async function soak(db: 'postgres' | 'pglite', cluster: Cluster | null): Promise
     store = { DATABASE_URL: await cluster!.createDatabase() };
   } else {
     dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-soak-pglite-'));
-    onCleanup(() => rmSync(dataDir, { recursive: true, force: true }), () => rmSync(dataDir, { recursive: true, force: true }));
+    onCleanup(
+      () => rmSync(dataDir, { recursive: true, force: true }),
+      () => rmSync(dataDir, { recursive: true, force: true }),
+    );
     store = { DATA_DIR: dataDir };
   }
   const env = {
@@ -124,7 +149,14 @@ async function soak(db: 'postgres' | 'pglite', cluster: Cluster | null): Promise
   }, 1000);
 
   const acked = new Map<string, string>();
-  const requests = { sent: 0, connectionErrors: 0, status5xx: 0, status429: 0, replayed: 0, unexpected: [] as { status: number; body: string }[] };
+  const requests = {
+    sent: 0,
+    connectionErrors: 0,
+    status5xx: 0,
+    status429: 0,
+    replayed: 0,
+    unexpected: [] as { status: number; body: string }[],
+  };
   const latencies: number[] = [];
   let inFlight = 0;
   const t0 = performance.now();
@@ -201,12 +233,23 @@ async function soak(db: 'postgres' | 'pglite', cluster: Cluster | null): Promise
       }
       const up = performance.now();
       upSince = up;
-      kills.push({ atSeconds: round((killedAt - t0) / 1000, 2), inFlight: flying, downMs: Math.round(up - killedAt), restartMs: Math.round(up - restartAt), samePort });
-      console.log(`  ${db}: SIGKILL at ${((killedAt - t0) / 1000).toFixed(1)} s (${flying} requests in flight), up again after ${Math.round(up - killedAt)} ms`);
+      kills.push({
+        atSeconds: round((killedAt - t0) / 1000, 2),
+        inFlight: flying,
+        downMs: Math.round(up - killedAt),
+        restartMs: Math.round(up - restartAt),
+        samePort,
+      });
+      console.log(
+        `  ${db}: SIGKILL at ${((killedAt - t0) / 1000).toFixed(1)} s (${flying} requests in flight), up again after ${Math.round(up - killedAt)} ms`,
+      );
     }
   }
 
-  const progress = setInterval(() => process.stdout.write(`  ${db}: ${Math.round((performance.now() - t0) / 1000)} s, ${acked.size} acknowledged\n`), 15_000);
+  const progress = setInterval(
+    () => process.stdout.write(`  ${db}: ${Math.round((performance.now() - t0) / 1000)} s, ${acked.size} acknowledged\n`),
+    15_000,
+  );
   await Promise.all([...Array.from({ length: CLIENTS }, (_, c) => client(c)), killer()]);
   clearInterval(progress);
   const elapsed = (performance.now() - t0) / 1000;
@@ -228,8 +271,14 @@ async function soak(db: 'postgres' | 'pglite', cluster: Cluster | null): Promise
   let attemptRows: { subject: string; attempted_at: unknown; status_code: number | null; error: string | null; duration_ms: number }[];
   try {
     rows = await query(`select task_id, status, metadata->>'soak_id' as soak_id from tasks where metadata->>'soak_run' = $1`, [runId]);
-    outboxRows = await query(`select subject, event, delivered_at is not null as delivered, failed_at is not null as failed, next_attempt_at from outbox where url = $1`, [receiver.url]);
-    attemptRows = await query(`select subject, attempted_at, status_code, error, duration_ms from delivery_attempts where url = $1 order by attempted_at`, [receiver.url]);
+    outboxRows = await query(
+      `select subject, event, delivered_at is not null as delivered, failed_at is not null as failed, next_attempt_at from outbox where url = $1`,
+      [receiver.url],
+    );
+    attemptRows = await query(
+      `select subject, attempted_at, status_code, error, duration_ms from delivery_attempts where url = $1 order by attempted_at`,
+      [receiver.url],
+    );
   } finally {
     await query.close();
   }
@@ -237,7 +286,10 @@ async function soak(db: 'postgres' | 'pglite', cluster: Cluster | null): Promise
 
   const bySoakId = new Map<string, string[]>();
   for (const r of rows) bySoakId.set(r.soak_id, [...(bySoakId.get(r.soak_id) ?? []), r.task_id]);
-  let present = 0, duplicates = 0, lost = 0, wrongTaskId = 0;
+  let present = 0,
+    duplicates = 0,
+    lost = 0,
+    wrongTaskId = 0;
   for (const [soakId, taskId] of acked) {
     const found = bySoakId.get(soakId) ?? [];
     if (found.length === 0) lost++;
@@ -251,11 +303,24 @@ async function soak(db: 'postgres' | 'pglite', cluster: Cluster | null): Promise
   const attemptsOf = new Map<string, { atSeconds: unknown; status: number | null; error: string | null; durationMs: number }[]>();
   for (const a of attemptRows) {
     const at = a.attempted_at instanceof Date ? round((a.attempted_at.getTime() - wallT0) / 1000, 3) : a.attempted_at;
-    attemptsOf.set(a.subject, [...(attemptsOf.get(a.subject) ?? []), { atSeconds: at, status: a.status_code, error: a.error, durationMs: a.duration_ms }]);
+    attemptsOf.set(a.subject, [
+      ...(attemptsOf.get(a.subject) ?? []),
+      { atSeconds: at, status: a.status_code, error: a.error, durationMs: a.duration_ms },
+    ]);
   }
   const messagesOf = new Map<string, typeof outboxRows>();
   for (const m of outboxRows) messagesOf.set(m.subject, [...(messagesOf.get(m.subject) ?? []), m]);
-  const callbacks = { completedTasks: completed.length, delivered: 0, stillScheduled: 0, failed: 0, missing: 0, receivedDistinct: 0, receivedTwice: 0, twiceRecorded: 0, twiceRecordedSamples: [] as DbResult['callbacks']['twiceRecordedSamples'] };
+  const callbacks = {
+    completedTasks: completed.length,
+    delivered: 0,
+    stillScheduled: 0,
+    failed: 0,
+    missing: 0,
+    receivedDistinct: 0,
+    receivedTwice: 0,
+    twiceRecorded: 0,
+    twiceRecordedSamples: [] as DbResult['callbacks']['twiceRecordedSamples'],
+  };
   for (const t of completed) {
     const messages = (messagesOf.get(t.task_id) ?? []).filter((m) => m.event !== 'batch_completed');
     if (messages.length === 0) callbacks.missing++;
@@ -295,8 +360,14 @@ async function soak(db: 'postgres' | 'pglite', cluster: Cluster | null): Promise
     ok: false,
   };
   result.ok =
-    lost === 0 && duplicates === 0 && wrongTaskId === 0 && requests.unexpected.length === 0 && kills.length >= Math.min(3, KILLS) &&
-    callbacks.missing === 0 && callbacks.failed === 0 && callbacks.completedTasks === acked.size;
+    lost === 0 &&
+    duplicates === 0 &&
+    wrongTaskId === 0 &&
+    requests.unexpected.length === 0 &&
+    kills.length >= Math.min(3, KILLS) &&
+    callbacks.missing === 0 &&
+    callbacks.failed === 0 &&
+    callbacks.completedTasks === acked.size;
   return result;
 }
 
@@ -306,7 +377,9 @@ async function openQuery(db: 'postgres' | 'pglite', store: Record<string, string
   if (db === 'postgres') {
     const client = new pg.Client({ connectionString: store.DATABASE_URL });
     await client.connect();
-    return Object.assign(async <T>(sql: string, params: unknown[]) => (await client.query(sql, params)).rows as T[], { close: () => client.end() });
+    return Object.assign(async <T>(sql: string, params: unknown[]) => (await client.query(sql, params)).rows as T[], {
+      close: () => client.end(),
+    });
   }
   const lite = new PGlite(store.DATA_DIR!);
   return Object.assign(async <T>(sql: string, params: unknown[]) => (await lite.query<T>(sql, params)).rows, { close: () => lite.close() });
@@ -323,7 +396,10 @@ async function main(): Promise<number> {
   if (DBS.includes('postgres')) {
     if (!postgresAvailable()) throw new Error('PostgreSQL 15 binaries not found (PG_BIN, default /usr/lib/postgresql/15/bin)');
     const c = await startCluster(await freePort());
-    onCleanup(() => c.stop(), () => c.stop());
+    onCleanup(
+      () => c.stop(),
+      () => c.stop(),
+    );
     cluster = c;
   }
   const results: DbResult[] = [];
@@ -334,8 +410,20 @@ async function main(): Promise<number> {
 
   const report = {
     date: new Date().toISOString(),
-    settings: { seconds: SECONDS, clients: CLIENTS, kills: KILLS, seed: SEED, leaseMs: LEASE_MS, maxDownMs: MAX_DOWN_MS, drainMs: DRAIN_MS },
-    environment: { node: process.version, cpu: `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown'}`, memoryGb: Math.round(totalmem() / 1024 ** 3) },
+    settings: {
+      seconds: SECONDS,
+      clients: CLIENTS,
+      kills: KILLS,
+      seed: SEED,
+      leaseMs: LEASE_MS,
+      maxDownMs: MAX_DOWN_MS,
+      drainMs: DRAIN_MS,
+    },
+    environment: {
+      node: process.version,
+      cpu: `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown'}`,
+      memoryGb: Math.round(totalmem() / 1024 ** 3),
+    },
     results,
     wallSeconds: Math.round((Date.now() - started) / 1000),
   };
@@ -344,19 +432,45 @@ async function main(): Promise<number> {
   writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
   writeScaleAndSoakPage();
 
-  console.log('\n' + textTable([
-    ['database', 'kills', 'acknowledged', 'present', 'duplicates', 'lost', 'conn. errors / 5xx', 'replayed', 'callbacks delivered / scheduled / failed / missing', 'creation p50 / max ms'],
-    ...results.map((r) => [
-      r.db, String(r.kills.length), String(r.acknowledged), String(r.present), String(r.duplicates), String(r.lost),
-      `${r.requests.connectionErrors} / ${r.requests.status5xx}`, String(r.requests.replayed),
-      `${r.callbacks.delivered} / ${r.callbacks.stillScheduled} / ${r.callbacks.failed} / ${r.callbacks.missing}`,
-      `${r.creationMs.median} / ${r.creationMs.max}`,
-    ]),
-  ]) + '\n');
+  console.log(
+    '\n' +
+      textTable([
+        [
+          'database',
+          'kills',
+          'acknowledged',
+          'present',
+          'duplicates',
+          'lost',
+          'conn. errors / 5xx',
+          'replayed',
+          'callbacks delivered / scheduled / failed / missing',
+          'creation p50 / max ms',
+        ],
+        ...results.map((r) => [
+          r.db,
+          String(r.kills.length),
+          String(r.acknowledged),
+          String(r.present),
+          String(r.duplicates),
+          String(r.lost),
+          `${r.requests.connectionErrors} / ${r.requests.status5xx}`,
+          String(r.requests.replayed),
+          `${r.callbacks.delivered} / ${r.callbacks.stillScheduled} / ${r.callbacks.failed} / ${r.callbacks.missing}`,
+          `${r.creationMs.median} / ${r.creationMs.max}`,
+        ]),
+      ]) +
+      '\n',
+  );
   for (const r of results) {
-    console.log(`${r.db}: acknowledged ${r.acknowledged}, present ${r.present}, duplicates ${r.duplicates}${r.lost ? `, LOST ${r.lost}` : ''}${r.wrongTaskId ? `, ${r.wrongTaskId} with another task id` : ''}`);
-    console.log(`${r.db}: callbacks of ${r.callbacks.completedTasks} completed tasks: ${r.callbacks.delivered} delivered, ${r.callbacks.stillScheduled} still scheduled, ${r.callbacks.failed} failed, ${r.callbacks.missing} missing (${r.callbacks.receivedTwice} received twice, the first POST's record lost with a kill: at least once; ${r.callbacks.twiceRecorded} sent again although recorded as delivered)`);
-    if (r.requests.unexpected.length) console.log(`${r.db}: ${r.requests.unexpected.length} unexpected answers, e.g. ${JSON.stringify(r.requests.unexpected[0])}`);
+    console.log(
+      `${r.db}: acknowledged ${r.acknowledged}, present ${r.present}, duplicates ${r.duplicates}${r.lost ? `, LOST ${r.lost}` : ''}${r.wrongTaskId ? `, ${r.wrongTaskId} with another task id` : ''}`,
+    );
+    console.log(
+      `${r.db}: callbacks of ${r.callbacks.completedTasks} completed tasks: ${r.callbacks.delivered} delivered, ${r.callbacks.stillScheduled} still scheduled, ${r.callbacks.failed} failed, ${r.callbacks.missing} missing (${r.callbacks.receivedTwice} received twice, the first POST's record lost with a kill: at least once; ${r.callbacks.twiceRecorded} sent again although recorded as delivered)`,
+    );
+    if (r.requests.unexpected.length)
+      console.log(`${r.db}: ${r.requests.unexpected.length} unexpected answers, e.g. ${JSON.stringify(r.requests.unexpected[0])}`);
     console.log(`${r.db}: ${r.ok ? 'OK' : 'FAILED'}`);
   }
   console.log(`\nwrote ${path.relative(root, file)} and docs/internal/performance-scale.md (${report.wallSeconds} s)`);

@@ -122,24 +122,36 @@ export function buildApi(raw: Client<any>, generation: 'current' | 'legacy'): Ap
         send(
           'post',
           `${TASK}/cancel`,
-          init(o, { params: { ...taskPath(taskId), ...(o?.clearUniqueId !== undefined ? { query: { clear_unique_id: String(o.clearUniqueId) } } : {}) } }),
+          init(o, {
+            params: {
+              ...taskPath(taskId),
+              ...(o?.clearUniqueId !== undefined ? { query: { clear_unique_id: String(o.clearUniqueId) } } : {}),
+            },
+          }),
         ),
-      setMetadata: (taskId: string, metadata: unknown, o?: RequestOptions) => send('post', `${TASK}/setMetadata`, init(o, { params: taskPath(taskId), body: metadata })),
+      setMetadata: (taskId: string, metadata: unknown, o?: RequestOptions) =>
+        send('post', `${TASK}/setMetadata`, init(o, { params: taskPath(taskId), body: metadata })),
       setUniqueId: (taskId: string, uniqueId: string, o?: RequestOptions) =>
         send('post', `${TASK}/unique_id`, init(o, { params: taskPath(taskId), body: { unique_id: uniqueId } })),
       deleteUniqueId: (taskId: string, o?: RequestOptions) => send('delete', `${TASK}/unique_id`, init(o, { params: taskPath(taskId) })),
-      addTags: (taskId: string, tags: unknown, o?: RequestOptions) => send('post', `${TASK}/tags`, init(o, { params: taskPath(taskId), body: tags })),
-      putTags: (taskId: string, tags: unknown, o?: RequestOptions) => send('put', `${TASK}/tags`, init(o, { params: taskPath(taskId), body: tags })),
-      removeTags: (taskId: string, tags: unknown, o?: RequestOptions) => send('delete', `${TASK}/tags`, init(o, { params: taskPath(taskId), body: tags })),
+      addTags: (taskId: string, tags: unknown, o?: RequestOptions) =>
+        send('post', `${TASK}/tags`, init(o, { params: taskPath(taskId), body: tags })),
+      putTags: (taskId: string, tags: unknown, o?: RequestOptions) =>
+        send('put', `${TASK}/tags`, init(o, { params: taskPath(taskId), body: tags })),
+      removeTags: (taskId: string, tags: unknown, o?: RequestOptions) =>
+        send('delete', `${TASK}/tags`, init(o, { params: taskPath(taskId), body: tags })),
       listCallbacks: (taskId: string, o?: RequestOptions) => send('get', `${TASK}/callbacks`, init(o, { params: taskPath(taskId) })),
-      redeliverCallback: (taskId: string, o?: RequestOptions) => send('post', `${TASK}/callbacks/redeliver`, init(o, { params: taskPath(taskId) })),
-      audit: (taskId: string, review: unknown, o?: RequestOptions) => send('post', `${TASK}/audit`, init(o, { params: taskPath(taskId), body: review })),
+      redeliverCallback: (taskId: string, o?: RequestOptions) =>
+        send('post', `${TASK}/callbacks/redeliver`, init(o, { params: taskPath(taskId) })),
+      audit: (taskId: string, review: unknown, o?: RequestOptions) =>
+        send('post', `${TASK}/audit`, init(o, { params: taskPath(taskId), body: review })),
     },
     projects: {
       create: (body: unknown, o?: RequestOptions) => send('post', '/v1/projects', init(o, { body })),
       get: (name: string, o?: RequestOptions) => send('get', PROJECT, init(o, { params: { path: { projectName: name } } })),
       list: (o?: RequestOptions) => send('get', '/v1/projects', init(o)),
-      setParams: (name: string, body: unknown, o?: RequestOptions) => send('post', `${PROJECT}/setParams`, init(o, { params: { path: { projectName: name } }, body })),
+      setParams: (name: string, body: unknown, o?: RequestOptions) =>
+        send('post', `${PROJECT}/setParams`, init(o, { params: { path: { projectName: name } }, body })),
       setOntology: (name: string, body: unknown, o?: RequestOptions) =>
         send('post', `${PROJECT}/setOntology`, init(o, { params: { path: { projectName: name } }, body })),
     },
@@ -150,7 +162,8 @@ export function buildApi(raw: Client<any>, generation: 'current' | 'legacy'): Ap
       iterate: (filters?: object, o?: IterateOptions) => byOffset('/v1/batches', filters, o, unseen('name')),
       finalize: (name: string, o?: RequestOptions) => send('post', `${BATCH}/finalize`, init(o, { params: { path: { batchName: name } } })),
       archive: (name: string, o?: RequestOptions) => send('post', `${BATCH}/archive`, init(o, { params: { path: { batchName: name } } })),
-      unarchive: (name: string, o?: RequestOptions) => send('post', `${BATCH}/unarchive`, init(o, { params: { path: { batchName: name } } })),
+      unarchive: (name: string, o?: RequestOptions) =>
+        send('post', `${BATCH}/unarchive`, init(o, { params: { path: { batchName: name } } })),
       status: (name: string, o?: RequestOptions) => send('get', `${BATCH}/status`, init(o, { params: { path: { batchName: name } } })),
       setMetadata: (name: string, metadata: unknown, o?: RequestOptions) =>
         send('post', `${BATCH}/setMetadata`, init(o, { params: { path: { batchName: name } }, body: metadata })),

@@ -30,7 +30,8 @@ type Policy = 'safe' | 'unsafe' | 'legacy-cancel';
 
 const CREATION = /^\/v1\/(?:task|training_tasks|evaluation_tasks)\/[a-z]+$/;
 // POSTs the contract defines as idempotent: a repeat changes nothing more and answers 200.
-const IDEMPOTENT_POST = /^\/v1\/(?:task\/\{taskId\}\/(?:cancel|setMetadata|tags)|batches\/\{batchName\}\/(?:setMetadata|finalize|archive|unarchive))$/;
+const IDEMPOTENT_POST =
+  /^\/v1\/(?:task\/\{taskId\}\/(?:cancel|setMetadata|tags)|batches\/\{batchName\}\/(?:setMetadata|finalize|archive|unarchive))$/;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 
 function basicAuth(apiKey: string): string {

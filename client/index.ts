@@ -59,7 +59,9 @@ function build(generation: 'current' | 'legacy', options: ClientOptions): Genera
     fetch: retryingFetch(base, options.retry, policies),
     ...(options.headers ? { headers: options.headers } : {}),
   });
-  raw.use(transportMiddleware({ apiKey: options.apiKey, userAgent: options.userAgent, throwOnError: options.throwOnError, generation }, policies));
+  raw.use(
+    transportMiddleware({ apiKey: options.apiKey, userAgent: options.userAgent, throwOnError: options.throwOnError, generation }, policies),
+  );
   return Object.assign(raw, buildApi(raw, generation), { generation });
 }
 

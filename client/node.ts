@@ -152,7 +152,8 @@ function classify(payload: unknown, delivery: Delivery): VerifiedCallback {
         ? { ...delivery, type: 'taskCompleted', generation: 'legacy', payload: p as LegacyTaskCompletedPayload }
         : { ...delivery, type: 'taskCompleted', generation: 'current', payload: p as TaskCompletedPayload };
     }
-    if (typeof p.error === 'string' && Array.isArray(p.attachments)) return { ...delivery, type: 'attachmentError', payload: p as AttachmentErrorPayload };
+    if (typeof p.error === 'string' && Array.isArray(p.attachments))
+      return { ...delivery, type: 'attachmentError', payload: p as AttachmentErrorPayload };
     if (p.batch && typeof p.batch === 'object' && p.counts && typeof p.counts === 'object') {
       return { ...delivery, type: 'batchCompleted', payload: p as BatchCompletedPayload };
     }
@@ -168,16 +169,25 @@ function classify(payload: unknown, delivery: Delivery): VerifiedCallback {
  * timestamp tolerance, the payload, and last the `webhook-id` against the replay store (so a
  * forged message cannot fill it).
  */
-export async function verifyCallback(headers: HeaderInput, rawBody: string | Uint8Array, options: VerifyCallbackOptions): Promise<VerifiedCallback> {
+export async function verifyCallback(
+  headers: HeaderInput,
+  rawBody: string | Uint8Array,
+  options: VerifyCallbackOptions,
+): Promise<VerifiedCallback> {
   const auth = header(headers, 'service-callback-auth');
   // Every key is compared, so the time taken does not tell which one matched.
-  const authOk = auth !== undefined && list(options.callbackAuthKey).map((k) => safeEqual(auth, k)).includes(true);
+  const authOk =
+    auth !== undefined &&
+    list(options.callbackAuthKey)
+      .map((k) => safeEqual(auth, k))
+      .includes(true);
   if (!authOk) throw new CallbackVerificationError('bad_auth', 'service-callback-auth is missing or wrong.');
 
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
-  if (!id || !timestamp || !signatures) throw new CallbackVerificationError('missing_headers', 'webhook-id, webhook-timestamp and webhook-signature are required.');
+  if (!id || !timestamp || !signatures)
+    throw new CallbackVerificationError('missing_headers', 'webhook-id, webhook-timestamp and webhook-signature are required.');
 
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody) : rawBody;
   const expected = list(options.signingSecret).map((s) => hmac(secretKey(s), id, timestamp, body));
@@ -191,7 +201,8 @@ export async function verifyCallback(headers: HeaderInput, rawBody: string | Uin
   const seconds = /^\d{1,12}$/.test(timestamp) ? Number(timestamp) : NaN;
   const now = (options.now ?? Date.now)() / 1000;
   const tolerance = options.toleranceSeconds ?? 300;
-  if (!(Math.abs(now - seconds) <= tolerance)) throw new CallbackVerificationError('bad_timestamp', `webhook-timestamp is more than ${tolerance} s from now.`);
+  if (!(Math.abs(now - seconds) <= tolerance))
+    throw new CallbackVerificationError('bad_timestamp', `webhook-timestamp is more than ${tolerance} s from now.`);
 
   let payload: unknown;
   try {
@@ -260,7 +271,8 @@ export function callbackMiddleware(
       callback = await verifyCallback(req.headers, body, verifyOptions);
     } catch (err) {
       if (err instanceof BodyTooLarge) return reply(res, 413, { status_code: 413, error: 'Callback body too large.' });
-      if (!(err instanceof CallbackVerificationError)) return next ? next(err) : reply(res, 500, { status_code: 500, error: 'Could not read the callback.' });
+      if (!(err instanceof CallbackVerificationError))
+        return next ? next(err) : reply(res, 500, { status_code: 500, error: 'Could not read the callback.' });
       if (err.reason === 'replayed') return reply(res, 200, { received: true, duplicate: true });
       const status = err.reason === 'bad_payload' ? 400 : 401;
       return reply(res, status, { status_code: status, error: err.message });

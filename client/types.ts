@@ -11,11 +11,7 @@ export type ErrorBody = CurrentComponents['schemas']['ErrorBody'];
 export type HttpMethod = 'get' | 'post' | 'put' | 'delete';
 
 /** The operation object of `Path` and `M` in a generation's `paths` (never when there is none). */
-export type Operation<P, Path, M extends HttpMethod> = Path extends keyof P
-  ? P[Path] extends { [K in M]: infer O }
-    ? O
-    : never
-  : never;
+export type Operation<P, Path, M extends HttpMethod> = Path extends keyof P ? (P[Path] extends { [K in M]: infer O } ? O : never) : never;
 
 type JsonContent<R> = R extends { content: { 'application/json': infer B } } ? B : never;
 
@@ -110,7 +106,11 @@ type Body<P, Path, M extends HttpMethod> = RequestBody<Operation<P, Path, M>>;
 
 export interface TasksApi<P, T extends boolean> {
   /** `POST /v1/task/<type>`: the body is the contract's request of that type. Sends an `Idempotency-Key`. */
-  create<K extends CreatableTaskType<P> & string>(type: K, body: Body<P, `/v1/task/${K}`, 'post'>, options?: CreateOptions): R<P, `/v1/task/${K}`, 'post', T>;
+  create<K extends CreatableTaskType<P> & string>(
+    type: K,
+    body: Body<P, `/v1/task/${K}`, 'post'>,
+    options?: CreateOptions,
+  ): R<P, `/v1/task/${K}`, 'post', T>;
   /** `GET /v1/task/{taskId}` */
   get(taskId: string, options?: RequestOptions): R<P, TaskPath, 'get', T>;
   /** `GET /v1/tasks`: one page. */
@@ -120,7 +120,11 @@ export interface TasksApi<P, T extends boolean> {
   /** `POST /v1/task/{taskId}/cancel` (`clearUniqueId`: the `clear_unique_id` parameter). */
   cancel(taskId: string, options?: RequestOptions & { clearUniqueId?: boolean }): R<P, `${TaskPath}/cancel`, 'post', T>;
   /** `POST /v1/task/{taskId}/setMetadata`: replaces the metadata. */
-  setMetadata(taskId: string, metadata: Body<P, `${TaskPath}/setMetadata`, 'post'>, options?: RequestOptions): R<P, `${TaskPath}/setMetadata`, 'post', T>;
+  setMetadata(
+    taskId: string,
+    metadata: Body<P, `${TaskPath}/setMetadata`, 'post'>,
+    options?: RequestOptions,
+  ): R<P, `${TaskPath}/setMetadata`, 'post', T>;
   /** `POST /v1/task/{taskId}/unique_id` */
   setUniqueId(taskId: string, uniqueId: string, options?: RequestOptions): R<P, `${TaskPath}/unique_id`, 'post', T>;
   /** `DELETE /v1/task/{taskId}/unique_id` */
@@ -144,8 +148,16 @@ export interface ProjectsApi<P, T extends boolean> {
   create(body: Body<P, '/v1/projects', 'post'>, options?: RequestOptions): R<P, '/v1/projects', 'post', T>;
   get(name: string, options?: RequestOptions): R<P, ProjectPath, 'get', T>;
   list(options?: RequestOptions): R<P, '/v1/projects', 'get', T>;
-  setParams(name: string, body: Body<P, `${ProjectPath}/setParams`, 'post'>, options?: RequestOptions): R<P, `${ProjectPath}/setParams`, 'post', T>;
-  setOntology(name: string, body: Body<P, `${ProjectPath}/setOntology`, 'post'>, options?: RequestOptions): R<P, `${ProjectPath}/setOntology`, 'post', T>;
+  setParams(
+    name: string,
+    body: Body<P, `${ProjectPath}/setParams`, 'post'>,
+    options?: RequestOptions,
+  ): R<P, `${ProjectPath}/setParams`, 'post', T>;
+  setOntology(
+    name: string,
+    body: Body<P, `${ProjectPath}/setOntology`, 'post'>,
+    options?: RequestOptions,
+  ): R<P, `${ProjectPath}/setOntology`, 'post', T>;
 }
 
 type BatchPath = '/v1/batches/{batchName}';
@@ -160,12 +172,20 @@ export interface BatchesApi<P, T extends boolean> {
   archive(name: string, options?: RequestOptions): R<P, `${BatchPath}/archive`, 'post', T>;
   unarchive(name: string, options?: RequestOptions): R<P, `${BatchPath}/unarchive`, 'post', T>;
   status(name: string, options?: RequestOptions): R<P, `${BatchPath}/status`, 'get', T>;
-  setMetadata(name: string, metadata: Body<P, `${BatchPath}/setMetadata`, 'post'>, options?: RequestOptions): R<P, `${BatchPath}/setMetadata`, 'post', T>;
+  setMetadata(
+    name: string,
+    metadata: Body<P, `${BatchPath}/setMetadata`, 'post'>,
+    options?: RequestOptions,
+  ): R<P, `${BatchPath}/setMetadata`, 'post', T>;
 }
 
 export interface TrainingTasksApi<P, T extends boolean> {
   /** `POST /v1/training_tasks/<type>`. Sends an `Idempotency-Key`. */
-  create<K extends CreatableTrainingType<P, 'training_tasks'> & string>(type: K, body: Body<P, `/v1/training_tasks/${K}`, 'post'>, options?: CreateOptions): R<P, `/v1/training_tasks/${K}`, 'post', T>;
+  create<K extends CreatableTrainingType<P, 'training_tasks'> & string>(
+    type: K,
+    body: Body<P, `/v1/training_tasks/${K}`, 'post'>,
+    options?: CreateOptions,
+  ): R<P, `/v1/training_tasks/${K}`, 'post', T>;
   get(id: string, options?: RequestOptions): R<P, '/v1/training_tasks/{trainingTaskId}', 'get', T>;
   list(query?: Query<Operation<P, '/v1/training_tasks', 'get'>>, options?: RequestOptions): R<P, '/v1/training_tasks', 'get', T>;
   iterate(filters?: TrainingFilters<P>, options?: IterateOptions): AsyncIterableIterator<TrainingTaskOf<P>>;
@@ -173,7 +193,11 @@ export interface TrainingTasksApi<P, T extends boolean> {
 
 export interface EvaluationTasksApi<P, T extends boolean> {
   /** `POST /v1/evaluation_tasks/<type>`. Sends an `Idempotency-Key`. */
-  create<K extends CreatableTrainingType<P, 'evaluation_tasks'> & string>(type: K, body: Body<P, `/v1/evaluation_tasks/${K}`, 'post'>, options?: CreateOptions): R<P, `/v1/evaluation_tasks/${K}`, 'post', T>;
+  create<K extends CreatableTrainingType<P, 'evaluation_tasks'> & string>(
+    type: K,
+    body: Body<P, `/v1/evaluation_tasks/${K}`, 'post'>,
+    options?: CreateOptions,
+  ): R<P, `/v1/evaluation_tasks/${K}`, 'post', T>;
   get(id: string, options?: RequestOptions): R<P, '/v1/evaluation_tasks/{evaluationTaskId}', 'get', T>;
   list(query?: Query<Operation<P, '/v1/evaluation_tasks', 'get'>>, options?: RequestOptions): R<P, '/v1/evaluation_tasks', 'get', T>;
   iterate(filters?: EvaluationFilters<P>, options?: IterateOptions): AsyncIterableIterator<EvaluationTaskOf<P>>;

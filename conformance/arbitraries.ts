@@ -175,7 +175,14 @@ function numberArbitrary(s: Json, integer: boolean): fc.Arbitrary<number> {
   }
   return fc.oneof(
     fc.integer({ min: Math.ceil(lo), max: Math.max(Math.ceil(lo), Math.floor(hi)) }),
-    fc.double({ min: lo, max: hi, noNaN: true, noDefaultInfinity: true, minExcluded: s.exclusiveMinimum !== undefined, maxExcluded: s.exclusiveMaximum !== undefined }),
+    fc.double({
+      min: lo,
+      max: hi,
+      noNaN: true,
+      noDefaultInfinity: true,
+      minExcluded: s.exclusiveMinimum !== undefined,
+      maxExcluded: s.exclusiveMaximum !== undefined,
+    }),
   );
 }
 
@@ -211,7 +218,12 @@ function stringArbitrary(s: Json): fc.Arbitrary<string> {
 /** A boolean as the contract's lenient creation parameters accept it: `true`, or `"True"`, `"FALSE"` ... */
 const lenientBoolean = fc.oneof(
   { weight: 3, arbitrary: fc.boolean() },
-  { weight: 1, arbitrary: fc.tuple(fc.boolean(), fc.constantFrom('lower', 'upper', 'title')).map(([b, c]) => (c === 'lower' ? String(b) : c === 'upper' ? String(b).toUpperCase() : b ? 'True' : 'False')) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.boolean(), fc.constantFrom('lower', 'upper', 'title'))
+      .map(([b, c]) => (c === 'lower' ? String(b) : c === 'upper' ? String(b).toUpperCase() : b ? 'True' : 'False')),
+  },
 );
 
 /** The arbitrary of one schema. */
@@ -228,7 +240,11 @@ export function schemaArbitrary(schema: Json | boolean | undefined, options: Arb
   for (const key of ['oneOf', 'anyOf'] as const) {
     if (Array.isArray(s[key])) {
       const { [key]: branches, ...rest } = s;
-      return fc.oneof(...(branches as Json[]).map((b) => fc.constant(null).chain(() => schemaArbitrary(merge(rest, flatten(b, options.resolve)), options, depth + 1))));
+      return fc.oneof(
+        ...(branches as Json[]).map((b) =>
+          fc.constant(null).chain(() => schemaArbitrary(merge(rest, flatten(b, options.resolve)), options, depth + 1)),
+        ),
+      );
     }
   }
 
@@ -240,7 +256,9 @@ export function schemaArbitrary(schema: Json | boolean | undefined, options: Arb
   const numeric = types.find((t) => t === 'integer' || t === 'number');
   if (numeric && types.includes('string') && typeof s.pattern === 'string') {
     const n = numberArbitrary(s, numeric === 'integer');
-    const asText = n.filter((x) => Number.isInteger(x) || numeric === 'number').map((x) => (Number.isInteger(x) ? String(x) : x.toFixed(3)));
+    const asText = n
+      .filter((x) => Number.isInteger(x) || numeric === 'number')
+      .map((x) => (Number.isInteger(x) ? String(x) : x.toFixed(3)));
     const value = fc.oneof({ weight: 3, arbitrary: n as fc.Arbitrary<unknown> }, { weight: 1, arbitrary: asText as fc.Arbitrary<unknown> });
     return types.includes('null') ? fc.oneof(value, fc.constant(null)) : value;
   }
@@ -282,13 +300,27 @@ export function schemaArbitrary(schema: Json | boolean | undefined, options: Arb
         const extra = s.additionalProperties;
         if (extra && typeof extra === 'object' && !soft) {
           const minKeys = Math.max(0, (s.minProperties ?? 0) - required.size);
-          const keys = s.propertyNames ? (next(s.propertyNames) as fc.Arbitrary<string>).filter((k) => typeof k === 'string' && !(k in props)) : fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !(k in props));
-          const dict = fc.dictionary(keys, next(extra), { minKeys, maxKeys: Math.max(minKeys, Math.min(s.maxProperties ?? minKeys + 3, minKeys + 3)), noNullPrototype: true });
+          const keys = s.propertyNames
+            ? (next(s.propertyNames) as fc.Arbitrary<string>).filter((k) => typeof k === 'string' && !(k in props))
+            : fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !(k in props));
+          const dict = fc.dictionary(keys, next(extra), {
+            minKeys,
+            maxKeys: Math.max(minKeys, Math.min(s.maxProperties ?? minKeys + 3, minKeys + 3)),
+            noNullPrototype: true,
+          });
           return fc.tuple(record, dict).map(([r, d]) => ({ ...d, ...r }));
         }
         if (extra === true || (extra === undefined && s.unevaluatedProperties === undefined && Object.keys(props).length === 0)) {
           // An open object without declared properties (metadata): any small JSON map.
-          return fc.tuple(record, fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4, noNullPrototype: true })).map(([r, d]) => ({ ...d, ...r }));
+          return fc
+            .tuple(
+              record,
+              fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), {
+                maxKeys: 4,
+                noNullPrototype: true,
+              }),
+            )
+            .map(([r, d]) => ({ ...d, ...r }));
         }
         return record;
       }

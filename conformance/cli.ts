@@ -103,7 +103,8 @@ export async function main(args: string[], io: { stdout: NodeJS.WriteStream; std
   try {
     options = parseConformanceArgs(args);
   } catch (err) {
-    const message = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (err as Error).message : String(err);
+    const message =
+      err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? (err as Error).message : String(err);
     if (message) io.stderr.write(`humantask conformance: ${message}\n\n`);
     io.stdout.write(conformanceUsage);
     return message ? 2 : 0;

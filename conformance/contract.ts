@@ -88,7 +88,8 @@ export function pointerOf(...parts: string[]): string {
 export function ajvErrors(v: ValidateFunction, max = 5): string {
   // A oneOf reports the same problem once per branch: each text is shown once.
   const texts = (v.errors ?? []).map(
-    (e) => `${e.instancePath || '(body)'} ${e.message ?? e.keyword}${e.keyword === 'additionalProperties' || e.keyword === 'unevaluatedProperties' ? ` (${JSON.stringify(e.params)})` : ''}`,
+    (e) =>
+      `${e.instancePath || '(body)'} ${e.message ?? e.keyword}${e.keyword === 'additionalProperties' || e.keyword === 'unevaluatedProperties' ? ` (${JSON.stringify(e.params)})` : ''}`,
   );
   return [...new Set(texts)].slice(0, max).join('; ');
 }
@@ -154,7 +155,9 @@ export function loadContract(generation: Generation): Contract {
   const ops: ContractOperation[] = operations(generation, doc).map((ref) => {
     const item = doc.paths[ref.path];
     const located = [
-      ...(item.parameters ?? []).map((p: Json, i: number) => derefWithPointer(doc, p, `#/paths/${escapePointerToken(ref.path)}/parameters/${i}`)),
+      ...(item.parameters ?? []).map((p: Json, i: number) =>
+        derefWithPointer(doc, p, `#/paths/${escapePointerToken(ref.path)}/parameters/${i}`),
+      ),
       ...(ref.op.parameters ?? []).map((p: Json, i: number) => derefWithPointer(doc, p, `${ref.pointer}/parameters/${i}`)),
     ];
     return {
@@ -200,7 +203,9 @@ export function loadContract(generation: Generation): Contract {
         const post = deref(doc, item).post;
         if (!post?.requestBody) return [];
         const { node, pointer } = derefWithPointer(doc, post.requestBody, `#/webhooks/${escapePointerToken(name)}/post/requestBody`);
-        return node?.content?.['application/json']?.schema ? [[String(post.operationId), `${pointer}/content/application~1json/schema`] as const] : [];
+        return node?.content?.['application/json']?.schema
+          ? [[String(post.operationId), `${pointer}/content/application~1json/schema`] as const]
+          : [];
       }),
     ),
   };
@@ -210,5 +215,7 @@ export function loadContract(generation: Generation): Contract {
 
 /** Every (operationId, status) pair that the contract documents, for coverage. */
 export function documentedPairs(contract: Contract): { operationId: string; method: string; path: string; status: string }[] {
-  return contract.operations.flatMap((o) => o.statuses.map((status) => ({ operationId: o.operationId, method: o.method.toUpperCase(), path: o.path, status })));
+  return contract.operations.flatMap((o) =>
+    o.statuses.map((status) => ({ operationId: o.operationId, method: o.method.toUpperCase(), path: o.path, status })),
+  );
 }

@@ -34,7 +34,8 @@ export function operationOf(ctx: CheckContext, operationId: string): { contract:
 }
 
 function expectOneOf(ex: Exchange, statuses: number[], why: string): void {
-  if (!statuses.includes(ex.status)) throw new ConformanceFailure(`${why}: expected ${statuses.join(' or ')}, got ${ex.status}\n${describeExchange(ex)}`);
+  if (!statuses.includes(ex.status))
+    throw new ConformanceFailure(`${why}: expected ${statuses.join(' or ')}, got ${ex.status}\n${describeExchange(ex)}`);
 }
 
 /** The answers an operation may give to a valid request of the suite (besides 200). */
@@ -64,7 +65,10 @@ export function coreChecks(state: SuiteState): Check[] {
           ctx.note('profile mock: a mock takes any key, so the unknown-key request is not sent');
           return;
         }
-        const unknown = await ctx.call(method, path, { key: 'none', headers: { authorization: `Basic ${Buffer.from(`${ctx.unique('not-a-key')}:`).toString('base64')}` } });
+        const unknown = await ctx.call(method, path, {
+          key: 'none',
+          headers: { authorization: `Basic ${Buffer.from(`${ctx.unique('not-a-key')}:`).toString('base64')}` },
+        });
         expectOneOf(unknown, [401], `${operationId} with an unknown key`);
       },
     });
@@ -111,11 +115,16 @@ export function coreChecks(state: SuiteState): Check[] {
         for (const form of anyForms(ctx)) {
           const json = example === undefined ? undefined : await personalize(ctx, op, example);
           let path = op.path;
-          for (const param of op.parameters.filter((p) => p.in === 'path')) path = path.replace(`{${param.name}}`, encodeURIComponent(form));
+          for (const param of op.parameters.filter((p) => p.in === 'path'))
+            path = path.replace(`{${param.name}}`, encodeURIComponent(form));
           const ex = await ctx.call(op.method.toUpperCase(), path, json === undefined ? {} : { json });
-          if (ex.status !== 404 || ex.body?.status_code !== 404 || typeof ex.body?.error !== 'string') failures.push(`expected 404 with {status_code: 404, error}\n${describeExchange(ex)}`);
+          if (ex.status !== 404 || ex.body?.status_code !== 404 || typeof ex.body?.error !== 'string')
+            failures.push(`expected 404 with {status_code: 404, error}\n${describeExchange(ex)}`);
         }
-        if (failures.length) throw new ConformanceFailure(`${failures.length} path(s) of ${operationId} naming nothing got another answer than 404:\n${failures.slice(0, 2).join('\n')}`);
+        if (failures.length)
+          throw new ConformanceFailure(
+            `${failures.length} path(s) of ${operationId} naming nothing got another answer than 404:\n${failures.slice(0, 2).join('\n')}`,
+          );
       },
     });
   }
@@ -154,7 +163,8 @@ async function runExamples(ctx: CheckContext, state: SuiteState, operationId: st
   if (mock && forms.length) ctx.note('profile mock: the form examples are not sent (Prism cannot take them)');
   else for (const [name, value] of forms) bodies.push({ name: `${name} (form)`, json: value, form: true });
   if (bodies.length === 0) {
-    if (contract.requestBody(op)?.required) throw new ConformanceFailure(`${operationId} requires a body, but the contract gives no request example`);
+    if (contract.requestBody(op)?.required)
+      throw new ConformanceFailure(`${operationId} requires a body, but the contract gives no request example`);
     bodies.push({ name: '(no body)' });
   }
 
@@ -165,7 +175,11 @@ async function runExamples(ctx: CheckContext, state: SuiteState, operationId: st
     if (!mock && isRecord(body)) {
       if (kind === 'task-creation' && (body.project !== undefined || body.batch !== undefined)) {
         // The example's project exists only in the example: an unknown project or batch is a 404.
-        body = { ...body, ...(body.project !== undefined ? { project: ctx.unique('no-such-project') } : {}), ...(body.batch !== undefined ? { batch: ctx.unique('no-such-batch') } : {}) };
+        body = {
+          ...body,
+          ...(body.project !== undefined ? { project: ctx.unique('no-such-project') } : {}),
+          ...(body.batch !== undefined ? { batch: ctx.unique('no-such-batch') } : {}),
+        };
         expected = [404];
       } else if (kind === 'batch-creation' && typeof body.project === 'string') {
         // createBatch examples name projects that createProject examples create.
@@ -180,13 +194,20 @@ async function runExamples(ctx: CheckContext, state: SuiteState, operationId: st
     if (!mock) expected = expected.includes(200) ? [...new Set([...expected, ...businessOutcomes(ctx, op)])] : expected;
     const path = op.templated ? await fixtures.pathFor(ctx, op) : op.path;
     const headers = idempotency ? { 'Idempotency-Key': ctx.unique('idem') } : undefined;
-    const request = b.form && isRecord(body) ? { form: formEncode(body), ...(headers ? { headers } : {}) } : { ...(body !== undefined ? { json: body } : {}), ...(headers ? { headers } : {}) };
+    const request =
+      b.form && isRecord(body)
+        ? { form: formEncode(body), ...(headers ? { headers } : {}) }
+        : { ...(body !== undefined ? { json: body } : {}), ...(headers ? { headers } : {}) };
     const ex = await ctx.call(method, path, request);
     if (ex.status === 402 && kind !== 'other' && !mock) {
       ctx.note(`example ${b.name}: 402, the task type is not enabled for this account (a documented business answer)`);
       continue;
     }
-    if (!expected.includes(ex.status)) failures.push(`example ${b.name}: expected ${expected.join(' or ')}, got ${ex.status}\n${describeExchange(ex)}`);
+    if (!expected.includes(ex.status))
+      failures.push(`example ${b.name}: expected ${expected.join(' or ')}, got ${ex.status}\n${describeExchange(ex)}`);
   }
-  if (failures.length) throw new ConformanceFailure(`${failures.length} of ${bodies.length} example request(s) of ${operationId} got another answer than documented:\n${failures.join('\n')}`);
+  if (failures.length)
+    throw new ConformanceFailure(
+      `${failures.length} of ${bodies.length} example request(s) of ${operationId} got another answer than documented:\n${failures.join('\n')}`,
+    );
 }

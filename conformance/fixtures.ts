@@ -21,8 +21,14 @@ export function formEncode(value: Record<string, unknown>): string {
   const add = (key: string, v: unknown) => {
     if (v === undefined) return;
     if (Array.isArray(v)) {
-      if (v.every((x) => x === null || typeof x !== 'object')) v.forEach((x) => { params.append(key, String(x)); });
-      else v.forEach((x, i) => { add(`${key}[${i}]`, x); });
+      if (v.every((x) => x === null || typeof x !== 'object'))
+        v.forEach((x) => {
+          params.append(key, String(x));
+        });
+      else
+        v.forEach((x, i) => {
+          add(`${key}[${i}]`, x);
+        });
     } else if (v !== null && typeof v === 'object') {
       for (const [k, sub] of Object.entries(v)) add(`${key}[${k}]`, sub);
     } else {
@@ -37,7 +43,14 @@ export function formEncode(value: Record<string, unknown>): string {
 export function formSafe(value: unknown): boolean {
   if (value === null || typeof value !== 'object') return true;
   const entries = Object.values(value as object);
-  return entries.every((v) => v === null || typeof v !== 'object' || (Array.isArray(v) ? v.every((x) => x !== null && typeof x !== 'object' && x !== '') && v.length > 0 : Object.values(v).every((x) => typeof x === 'string' && x !== '')));
+  return entries.every(
+    (v) =>
+      v === null ||
+      typeof v !== 'object' ||
+      (Array.isArray(v)
+        ? v.every((x) => x !== null && typeof x !== 'object' && x !== '') && v.length > 0
+        : Object.values(v).every((x) => typeof x === 'string' && x !== '')),
+  );
 }
 
 export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -48,7 +61,15 @@ export const unknownHexId = () => randomBytes(12).toString('hex');
 const isCreation = (op: ContractOperation) => op.method === 'post' && /^\/v1\/task\/[a-z]+$/.test(op.path);
 const isTraining = (op: ContractOperation) => op.method === 'post' && /^\/v1\/(training|evaluation)_tasks\/[a-z]+$/.test(op.path);
 export const operationKind = (op: ContractOperation) =>
-  isCreation(op) ? 'task-creation' : isTraining(op) ? 'training-creation' : op.operationId === 'createProject' ? 'project-creation' : op.operationId === 'createBatch' ? 'batch-creation' : 'other';
+  isCreation(op)
+    ? 'task-creation'
+    : isTraining(op)
+      ? 'training-creation'
+      : op.operationId === 'createProject'
+        ? 'project-creation'
+        : op.operationId === 'createBatch'
+          ? 'batch-creation'
+          : 'other';
 
 /**
  * A request body made safe to send: a fresh unique_id, callbacks to the receiver, fresh names for
@@ -115,7 +136,7 @@ export class Fixtures {
     const [, example] = requestExamples(this.contract, op).find(([, v]) => isRecord(v) && v.attachment_type === 'text' && !v.project) ?? [];
     const body = await personalize(ctx, op, { ...(example as Json), unique_id: 'x' });
     const ex = await ctx.call('POST', op.path, { json: body });
-    expectAnswer(ex, [200], 'creating a task for the check (the contract\'s categorization example)');
+    expectAnswer(ex, [200], "creating a task for the check (the contract's categorization example)");
     return String(ex.body?.task_id);
   }
 
@@ -131,7 +152,7 @@ export class Fixtures {
       const [, example] = (exampleName ? examples.find(([n]) => n === exampleName) : examples[0]) ?? [];
       const body = (await personalize(ctx, op, example)) as Json;
       const ex = await ctx.call('POST', op.path, { json: body });
-      expectAnswer(ex, [200], 'creating a project for the check (the contract\'s createProject example)');
+      expectAnswer(ex, [200], "creating a project for the check (the contract's createProject example)");
       return String(body.name);
     });
   }
@@ -150,11 +171,12 @@ export class Fixtures {
   batch(ctx: CheckContext): Promise<string> {
     return this.once('batch', async () => {
       const op = this.op('createBatch');
-      const [, example] = requestExamples(this.contract, op).find(([, v]) => isRecord(v) && !v.calibration_batch && !v.self_label_batch) ?? [];
+      const [, example] =
+        requestExamples(this.contract, op).find(([, v]) => isRecord(v) && !v.calibration_batch && !v.self_label_batch) ?? [];
       const body = (await personalize(ctx, op, example)) as Json;
       body.project = await this.project(ctx);
       const ex = await ctx.call('POST', op.path, { json: body });
-      expectAnswer(ex, [200], 'creating a batch for the check (the contract\'s createBatch example)');
+      expectAnswer(ex, [200], "creating a batch for the check (the contract's createBatch example)");
       return String(body.name);
     });
   }

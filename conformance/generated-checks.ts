@@ -31,16 +31,35 @@ import { ConformanceFailure, type Check, type CheckContext, type Exchange, type 
  * the contract's descriptions): generated values would break a rule the schema cannot express.
  */
 const dependentFields = new Set([
-  'unique_id', 'callback_url', 'callback', 'project', 'batch', 'project_param_version',
+  'unique_id',
+  'callback_url',
+  'callback',
+  'project',
+  'batch',
+  'project_param_version',
   // a project's type decides its parameters; rapid and studio exclude each other; calibration and
   // self-label batches need a rapid project
-  'type', 'rapid', 'studio', 'calibration_batch', 'self_label_batch',
+  'type',
+  'rapid',
+  'studio',
+  'calibration_batch',
+  'self_label_batch',
   // names that other fields refer to, and fields that refer to them
-  'categories', 'category_ids', 'labels', 'instance_labels', 'features', 'ontology',
-  'min_vertices', 'max_vertices',
+  'categories',
+  'category_ids',
+  'labels',
+  'instance_labels',
+  'features',
+  'ontology',
+  'min_vertices',
+  'max_vertices',
   // the attachment and its type decide each other's form (URL or text); spans refer to the text
-  'attachment', 'attachments', 'attachment_type', 'text',
-  'expected_response', 'initial_response',
+  'attachment',
+  'attachments',
+  'attachment_type',
+  'text',
+  'expected_response',
+  'initial_response',
 ]);
 /** Names that are fresh per request (createProject, createBatch). */
 const freshNameOps = new Set(['createProject', 'createBatch']);
@@ -70,9 +89,12 @@ function isSimple(schema: Json | boolean | undefined, resolve: (n: Json) => Json
   return types.every((t) => {
     if (t === 'object') {
       if (Object.keys(s.properties ?? {}).length > 0) return false;
-      return s.additionalProperties === undefined || s.additionalProperties === true || isSimple(s.additionalProperties, resolve, depth + 1);
+      return (
+        s.additionalProperties === undefined || s.additionalProperties === true || isSimple(s.additionalProperties, resolve, depth + 1)
+      );
     }
-    if (t === 'array') return isSimple(s.items, resolve, depth + 1) && !['object', 'array'].some((x) => asList(flatten(s.items, resolve).type).includes(x));
+    if (t === 'array')
+      return isSimple(s.items, resolve, depth + 1) && !['object', 'array'].some((x) => asList(flatten(s.items, resolve).type).includes(x));
     return true;
   });
 }
@@ -127,9 +149,17 @@ function baseExamples(contract: Contract, op: ContractOperation): unknown[] {
 function validArbitrary(contract: Contract, op: ContractOperation): fc.Arbitrary<Plan> {
   const resolve = (n: Json) => contract.resolve(n);
   const queryParams = op.parameters.filter((p) => p.in === 'query' && !dependentQuery.has(p.name));
-  const query = fc.record(
-    Object.fromEntries(queryParams.map((p) => [p.name, fc.option(schemaArbitrary(p.schema, { resolve }), { nil: undefined, freq: 2 })])),
-  ).map((q) => Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined).map(([k, v]) => [k, queryText(v)])));
+  const query = fc
+    .record(
+      Object.fromEntries(queryParams.map((p) => [p.name, fc.option(schemaArbitrary(p.schema, { resolve }), { nil: undefined, freq: 2 })])),
+    )
+    .map((q) =>
+      Object.fromEntries(
+        Object.entries(q)
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => [k, queryText(v)]),
+      ),
+    );
 
   const pointer = contract.requestSchemaPointer(op);
   let body: fc.Arbitrary<unknown> = fc.constant(undefined);
@@ -139,7 +169,9 @@ function validArbitrary(contract: Contract, op: ContractOperation): fc.Arbitrary
     const properties: Json = flat.properties ?? {};
     const bases = baseExamples(contract, op);
     if (Object.keys(properties).length > 0 && bases.length > 0) {
-      const varied = Object.keys(properties).filter((k) => !dependentFields.has(k) && !(freshNameOps.has(op.operationId) && k === 'name') && isSimple(properties[k], resolve));
+      const varied = Object.keys(properties).filter(
+        (k) => !dependentFields.has(k) && !(freshNameOps.has(op.operationId) && k === 'name') && isSimple(properties[k], resolve),
+      );
       const changes = fc.record(
         Object.fromEntries(
           varied.map((k) => [
@@ -174,16 +206,27 @@ function validArbitrary(contract: Contract, op: ContractOperation): fc.Arbitrary
   const forms = contract.requestBody(op)?.content?.['application/x-www-form-urlencoded'] !== undefined;
   const idempotency = op.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
   const queryStyle = queryParams.length ? fc.constantFrom<QueryStyle>('strict', 'form', 'raw') : fc.constant<QueryStyle>('strict');
-  return fc.record({ body, query, queryStyle, form: forms ? fc.boolean() : fc.constant(false), idempotencyKey: idempotency ? fc.boolean() : fc.constant(false) }).map((plan) => ({
-    ...plan,
-    form: plan.form && isRecord(plan.body) && formSafe(plan.body),
-  }));
+  return fc
+    .record({
+      body,
+      query,
+      queryStyle,
+      form: forms ? fc.boolean() : fc.constant(false),
+      idempotencyKey: idempotency ? fc.boolean() : fc.constant(false),
+    })
+    .map((plan) => ({
+      ...plan,
+      form: plan.form && isRecord(plan.body) && formSafe(plan.body),
+    }));
 }
 
 /** Up to `count` valid requests (by the contract's validator) of an operation, the same for the same seed. */
 function validPlans(contract: Contract, op: ContractOperation, seed: number, count: number): Plan[] {
   const validate = bodyValidator(contract, op);
-  const candidates = fc.sample(validArbitrary(contract, op), { seed: seedFor(seed, contract.generation, op.operationId, 'valid'), numRuns: count * 6 });
+  const candidates = fc.sample(validArbitrary(contract, op), {
+    seed: seedFor(seed, contract.generation, op.operationId, 'valid'),
+    numRuns: count * 6,
+  });
   // Operations without a body or query give the same request every time: it is sent once.
   const distinct = new Map<string, Plan>();
   for (const plan of candidates) {
@@ -195,7 +238,20 @@ function validPlans(contract: Contract, op: ContractOperation, seed: number, cou
 
 // ---- invalid requests: one thing broken ----------------------------------------------------------
 
-type MutationKind = 'missing' | 'wrong-type' | 'enum' | 'too-long' | 'empty' | 'null' | 'range' | 'format' | 'extra-property' | 'query' | 'time-range' | 'path' | 'header';
+type MutationKind =
+  | 'missing'
+  | 'wrong-type'
+  | 'enum'
+  | 'too-long'
+  | 'empty'
+  | 'null'
+  | 'range'
+  | 'format'
+  | 'extra-property'
+  | 'query'
+  | 'time-range'
+  | 'path'
+  | 'header';
 
 /**
  * Time-filter values that the `TimeFilter` pattern lets through and its description refuses: times
@@ -257,7 +313,10 @@ function setAt(value: unknown, at: (string | number)[], replacement: unknown): u
 function sites(value: unknown, at: (string | number)[] = [], out: { at: (string | number)[]; value: unknown }[] = []) {
   if (out.length > 300 || at.length > 6) return out;
   out.push({ at, value });
-  if (Array.isArray(value)) value.forEach((v, i) => { sites(v, [...at, i], out); });
+  if (Array.isArray(value))
+    value.forEach((v, i) => {
+      sites(v, [...at, i], out);
+    });
   else if (isRecord(value)) for (const [k, v] of Object.entries(value)) sites(v, [...at, k], out);
   return out;
 }
@@ -288,7 +347,7 @@ function bodyMutations(body: unknown): Mutation[] {
       replace('wrong-type', at, 'not a list', 'a string instead of a list');
       replace('empty', at, [], 'an empty list');
       const first = value[0];
-      const many = Array.from({ length: 60 }, (_, i) => (typeof first === 'string' ? `${first}-${i}` : first ?? `item-${i}`));
+      const many = Array.from({ length: 60 }, (_, i) => (typeof first === 'string' ? `${first}-${i}` : (first ?? `item-${i}`)));
       replace('too-long', at, many, 'a list of 60 items');
     } else if (isRecord(value)) {
       replace('wrong-type', at, at.length === 0 ? 'not an object' : 42, 'a scalar instead of an object');
@@ -320,7 +379,21 @@ function parameterMutations(contract: Contract, op: ContractOperation): Mutation
     if (!['query', 'path', 'header'].includes(param.in)) return;
     const validate = contract.validator(op.parameterSchemaPointers[i]!);
     const schema = contract.resolve(param.schema ?? {});
-    const raws = ['no-such-value', 'abc', '1.5', '-1', '0', '101', '100000', '!not valid!', 'not a date', '2026-02-30', 'x'.repeat(256), 'maybe', 'bad key'];
+    const raws = [
+      'no-such-value',
+      'abc',
+      '1.5',
+      '-1',
+      '0',
+      '101',
+      '100000',
+      '!not valid!',
+      'not a date',
+      '2026-02-30',
+      'x'.repeat(256),
+      'maybe',
+      'bad key',
+    ];
     for (const raw of raws) {
       if (validate(coerce(raw, schema))) continue;
       const kind = param.in as MutationKind;
@@ -329,11 +402,26 @@ function parameterMutations(contract: Contract, op: ContractOperation): Mutation
       else if (param.in === 'header') out.push({ kind, what, apply: (p) => ({ ...p, headers: { ...p.headers, [param.name]: raw } }) });
       else {
         const index = op.path.split('/').indexOf(`{${param.name}}`);
-        out.push({ kind, what, apply: (p) => ({ ...p, path: p.path.split('/').map((seg, j) => (j === index ? encodeURIComponent(raw) : seg)).join('/') }) });
+        out.push({
+          kind,
+          what,
+          apply: (p) => ({
+            ...p,
+            path: p.path
+              .split('/')
+              .map((seg, j) => (j === index ? encodeURIComponent(raw) : seg))
+              .join('/'),
+          }),
+        });
       }
     }
     if (param.in === 'query' && String(schema.pattern ?? '').startsWith('^[0-9]{4}-')) {
-      for (const raw of unstoredTimes) out.push({ kind: 'time-range', what: `query parameter ${param.name}=${JSON.stringify(raw)} (outside the stored times)`, apply: (p) => ({ ...p, query: { ...p.query, [param.name]: raw } }) });
+      for (const raw of unstoredTimes)
+        out.push({
+          kind: 'time-range',
+          what: `query parameter ${param.name}=${JSON.stringify(raw)} (outside the stored times)`,
+          apply: (p) => ({ ...p, query: { ...p.query, [param.name]: raw } }),
+        });
     }
   });
   return out;
@@ -344,7 +432,10 @@ function invalidMutations(contract: Contract, op: ContractOperation, base: Plan 
   const validate = bodyValidator(contract, op);
   const candidates = [...(base?.body !== undefined ? bodyMutations(base.body) : []), ...parameterMutations(contract, op)];
   if (candidates.length === 0) return [];
-  const [order] = fc.sample(fc.shuffledSubarray(candidates, { minLength: candidates.length, maxLength: candidates.length }), { seed: seedFor(seed, contract.generation, op.operationId, 'invalid'), numRuns: 1 });
+  const [order] = fc.sample(fc.shuffledSubarray(candidates, { minLength: candidates.length, maxLength: candidates.length }), {
+    seed: seedFor(seed, contract.generation, op.operationId, 'invalid'),
+    numRuns: 1,
+  });
   const buckets = new Map<MutationKind, Mutation[]>();
   for (const m of order ?? candidates) {
     // Only what the contract's validator refuses is an invalid request.
@@ -410,17 +501,44 @@ async function snapshot(ctx: CheckContext, op: ContractOperation, path: string):
   if (ex.status !== 200 || !isRecord(ex.body)) return undefined;
   const b = ex.body as Json;
   // The parts a refused request could have changed (not timestamps of deliveries going on meanwhile).
-  return JSON.stringify([b.metadata, b.tags, b.unique_id, b.status, b.customer_review_status, b.audits?.length, b.param_history?.length, b.ontologyHistory?.length]);
+  return JSON.stringify([
+    b.metadata,
+    b.tags,
+    b.unique_id,
+    b.status,
+    b.customer_review_status,
+    b.audits?.length,
+    b.param_history?.length,
+    b.ontologyHistory?.length,
+  ]);
 }
 
 /** Keys whose values differ between two equal requests (fresh ids, names, times, drawn test-mode answers, deliveries). */
-const volatileKeys = new Set(['task_id', 'id', 'name', 'unique_id', 'created_at', 'updated_at', 'completed_at', 'response', 'callback_url', 'callback', 'callback_completed', 'callback_succeeded', 'project']);
+const volatileKeys = new Set([
+  'task_id',
+  'id',
+  'name',
+  'unique_id',
+  'created_at',
+  'updated_at',
+  'completed_at',
+  'response',
+  'callback_url',
+  'callback',
+  'callback_completed',
+  'callback_succeeded',
+  'project',
+]);
 
 /** An answer without what differs between two equal requests, for comparison. */
 function comparable(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(comparable);
   if (!isRecord(value)) return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => !volatileKeys.has(k)).map(([k, v]) => [k, comparable(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => !volatileKeys.has(k))
+      .map(([k, v]) => [k, comparable(v)]),
+  );
 }
 
 /**
@@ -433,8 +551,13 @@ function nullableAsAbsent(contract: Contract, op: ContractOperation, base: Recor
   if (!validate) return [];
   const schema = flatten(contract.resolve(contract.requestBody(op)!.content['application/json'].schema), (n) => contract.resolve(n));
   const required = new Set<string>(schema.required ?? []);
-  const names = Object.keys(schema.properties ?? {}).filter((k) => schema.properties[k] !== false && !required.has(k) && !validate({ ...base, [k]: null }));
-  const [order] = fc.sample(fc.shuffledSubarray(names, { minLength: names.length, maxLength: names.length }), { seed: seedFor(seed, contract.generation, op.operationId, 'null'), numRuns: 1 });
+  const names = Object.keys(schema.properties ?? {}).filter(
+    (k) => schema.properties[k] !== false && !required.has(k) && !validate({ ...base, [k]: null }),
+  );
+  const [order] = fc.sample(fc.shuffledSubarray(names, { minLength: names.length, maxLength: names.length }), {
+    seed: seedFor(seed, contract.generation, op.operationId, 'null'),
+    numRuns: 1,
+  });
   return (order ?? names).slice(0, count);
 }
 
@@ -457,23 +580,34 @@ export function generatedChecks(state: SuiteState): Check[] {
         const { contract, op } = operationOf(ctx, operationId);
         const fixtures = state.fixtures(contract);
         const plans = validPlans(contract, op, ctx.options.seed, ctx.options.runs ?? 6);
-        if (plans.length === 0) throw new ConformanceFailure(`no valid request of ${operationId} could be generated from the contract (its examples or schemas are not valid)`);
+        if (plans.length === 0)
+          throw new ConformanceFailure(
+            `no valid request of ${operationId} could be generated from the contract (its examples or schemas are not valid)`,
+          );
         const failures: string[] = [];
         for (const plan of plans) {
           const path = op.templated ? await fixtures.pathFor(ctx, op) : op.path;
           const body = plan.body === undefined ? undefined : await ready(ctx, state, contract, op, plan.body);
           const headers: Record<string, string> = plan.idempotencyKey ? { 'Idempotency-Key': ctx.unique('idem') } : {};
           // Prism (5.14) stops on form bodies of operations with callbacks: a mock gets JSON only.
-          const ex = await sendPlan(ctx, op, { path, body, query: plan.query, ...(plan.queryStyle ? { queryStyle: plan.queryStyle } : {}), headers }, (plan.form ?? false) && ctx.options.profile !== 'mock');
+          const ex = await sendPlan(
+            ctx,
+            op,
+            { path, body, query: plan.query, ...(plan.queryStyle ? { queryStyle: plan.queryStyle } : {}), headers },
+            (plan.form ?? false) && ctx.options.profile !== 'mock',
+          );
           const allowed = ctx.options.profile === 'mock' ? [200] : businessOutcomes(ctx, op);
           if (ex.status === 402 && operationKind(op) !== 'other' && ctx.options.profile !== 'mock') {
             ctx.note(`${operationId}: 402, the task type is not enabled for this account (a documented business answer)`);
             continue;
           }
-          if (!allowed.includes(ex.status)) failures.push(`${plan.form ? 'form body: ' : ''}expected ${allowed.join(' or ')}, got ${ex.status}\n${describeExchange(ex)}`);
+          if (!allowed.includes(ex.status))
+            failures.push(`${plan.form ? 'form body: ' : ''}expected ${allowed.join(' or ')}, got ${ex.status}\n${describeExchange(ex)}`);
         }
         if (failures.length) {
-          throw new ConformanceFailure(`${failures.length} of ${plans.length} valid request(s) of ${operationId} were not accepted (${reproduce(ctx, validId)}):\n${failures.slice(0, 3).join('\n')}`);
+          throw new ConformanceFailure(
+            `${failures.length} of ${plans.length} valid request(s) of ${operationId} were not accepted (${reproduce(ctx, validId)}):\n${failures.slice(0, 3).join('\n')}`,
+          );
         }
       },
     });
@@ -508,17 +642,23 @@ export function generatedChecks(state: SuiteState): Check[] {
           const body = base?.body === undefined ? undefined : await ready(ctx, state, contract, op, base.body);
           const plan = mutation.apply({ path, body, query: base?.query ?? {}, headers: {} });
           // The run's own ids and names replaced a value: what is sent must still be refused by the contract.
-          if (mutation.at && validate?.((mutation.read ?? mutation.apply)({ path, body, query: base?.query ?? {}, headers: {} }).body)) continue;
+          if (mutation.at && validate?.((mutation.read ?? mutation.apply)({ path, body, query: base?.query ?? {}, headers: {} }).body))
+            continue;
           sent++;
           const ex = await sendPlan(ctx, op, plan, false);
-          if (ex.status !== 400) failures.push(`${mutation.what}: expected 400, got ${ex.status}${validate && mutation.at ? ` (the contract says: ${ajvErrors(validate, 2)})` : ''}\n${describeExchange(ex)}`);
+          if (ex.status !== 400)
+            failures.push(
+              `${mutation.what}: expected 400, got ${ex.status}${validate && mutation.at ? ` (the contract says: ${ajvErrors(validate, 2)})` : ''}\n${describeExchange(ex)}`,
+            );
         }
         if (before !== undefined) {
           const after = await snapshot(ctx, op, path);
           if (after !== before) failures.push(`refused requests changed what is stored: before ${before}, after ${after}`);
         }
         if (failures.length) {
-          throw new ConformanceFailure(`${failures.length} of ${sent} invalid request(s) of ${operationId} were not refused as the contract says (${reproduce(ctx, invalidId)}):\n${failures.slice(0, 3).join('\n')}`);
+          throw new ConformanceFailure(
+            `${failures.length} of ${sent} invalid request(s) of ${operationId} were not refused as the contract says (${reproduce(ctx, invalidId)}):\n${failures.slice(0, 3).join('\n')}`,
+          );
         }
       },
     });
@@ -551,7 +691,8 @@ export function generatedChecks(state: SuiteState): Check[] {
           return;
         }
         // Each request on a fresh object where the path names one (a change must not meet the other's).
-        const send = async (body: Record<string, unknown>) => ctx.call(op.method.toUpperCase(), op.templated ? await fixtures.pathFor(ctx, op, true) : op.path, { json: body });
+        const send = async (body: Record<string, unknown>) =>
+          ctx.call(op.method.toUpperCase(), op.templated ? await fixtures.pathFor(ctx, op, true) : op.path, { json: body });
         const fresh = operationKind(op) !== 'other';
         const failures: string[] = [];
         let accepted = 0;
@@ -572,11 +713,16 @@ export function generatedChecks(state: SuiteState): Check[] {
             // what differs between equal requests, such as a callback flag set by a delivery meanwhile).
             const a = fresh ? comparable(absent.body) : Object.keys(comparable(absent.body) as object).sort();
             const b = fresh ? comparable(nulled.body) : Object.keys(comparable(nulled.body) as object).sort();
-            if (!isDeepStrictEqual(a, b)) failures.push(`${name}: the answers differ: left out ${truncate(JSON.stringify(a), 400)}, null ${truncate(JSON.stringify(b), 400)}`);
+            if (!isDeepStrictEqual(a, b))
+              failures.push(
+                `${name}: the answers differ: left out ${truncate(JSON.stringify(a), 400)}, null ${truncate(JSON.stringify(b), 400)}`,
+              );
           }
         }
         if (failures.length) {
-          throw new ConformanceFailure(`${failures.length} of ${tried} optional propert(ies) of ${operationId} sent as null were not read as left out (${reproduce(ctx, nullId)}):\n${failures.slice(0, 3).join('\n')}`);
+          throw new ConformanceFailure(
+            `${failures.length} of ${tried} optional propert(ies) of ${operationId} sent as null were not read as left out (${reproduce(ctx, nullId)}):\n${failures.slice(0, 3).join('\n')}`,
+          );
         }
       },
     });

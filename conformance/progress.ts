@@ -4,7 +4,8 @@
 import cliProgress from 'cli-progress';
 import type { CheckResult, ProgressSink } from './types.ts';
 
-const firstLine = (r: CheckResult) => (r.outcome === 'failed' ? `: ${r.message.split('\n')[0]}` : r.outcome === 'skipped' ? ` (${r.reason})` : '');
+const firstLine = (r: CheckResult) =>
+  r.outcome === 'failed' ? `: ${r.message.split('\n')[0]}` : r.outcome === 'skipped' ? ` (${r.reason})` : '';
 
 /** `1h02m`, `3m05s`, `12s`. */
 export function duration(ms: number): string {
@@ -29,7 +30,9 @@ export function progressSink(stream: NodeJS.WriteStream = process.stderr, now: (
         startedAt = now();
       },
       result: (r, done, total) =>
-        void stream.write(`[${done}/${total}] ${r.outcome} ${r.generation} ${r.check.id}${firstLine(r)} (left ${timeLeft(done, total, now() - startedAt)})\n`),
+        void stream.write(
+          `[${done}/${total}] ${r.outcome} ${r.generation} ${r.check.id}${firstLine(r)} (left ${timeLeft(done, total, now() - startedAt)})\n`,
+        ),
     };
   }
   const multi = new cliProgress.MultiBar(

@@ -37,7 +37,14 @@ export async function startReceiver(host: string): Promise<RunningReceiver> {
       } catch {
         body = undefined;
       }
-      const item: ReceivedCallback = { path: url.pathname, method: req.method ?? 'GET', headers: { ...req.headers }, body, text, receivedAt: Date.now() };
+      const item: ReceivedCallback = {
+        path: url.pathname,
+        method: req.method ?? 'GET',
+        headers: { ...req.headers },
+        body,
+        text,
+        receivedAt: Date.now(),
+      };
       const file = /^\/file\/(\d{3})\/(.+)$/.exec(url.pathname);
       if (file && (req.method === 'GET' || req.method === 'HEAD')) {
         const label = decodeURIComponent(file[2]!);

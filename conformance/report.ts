@@ -29,7 +29,12 @@ function areaRows(results: CheckResult[]): AreaRow[] {
 
 /** A failure as the reports show it: what broke, where the rule comes from, and why. */
 export function failureText(r: Extract<CheckResult, { outcome: 'failed' }>): string {
-  return [`${r.check.id} (${r.generation} generation)`, `  seed: ${r.check.seed}`, `  rule: ${r.check.rule}`, ...r.message.split('\n').map((l) => `  ${l}`)].join('\n');
+  return [
+    `${r.check.id} (${r.generation} generation)`,
+    `  seed: ${r.check.seed}`,
+    `  rule: ${r.check.rule}`,
+    ...r.message.split('\n').map((l) => `  ${l}`),
+  ].join('\n');
 }
 
 function table(rows: string[][]): string {
@@ -41,7 +46,10 @@ function table(rows: string[][]): string {
 /** The text printed at the end of a run. */
 export function summaryText(run: ConformanceRun): string {
   const rows = areaRows(run.results);
-  const total = rows.reduce((t, r) => ({ area: 'total', passed: t.passed + r.passed, failed: t.failed + r.failed, skipped: t.skipped + r.skipped }), { area: 'total', passed: 0, failed: 0, skipped: 0 });
+  const total = rows.reduce(
+    (t, r) => ({ area: 'total', passed: t.passed + r.passed, failed: t.failed + r.failed, skipped: t.skipped + r.skipped }),
+    { area: 'total', passed: 0, failed: 0, skipped: 0 },
+  );
   const out: string[] = [];
   const failures = run.results.filter((r): r is Extract<CheckResult, { outcome: 'failed' }> => r.outcome === 'failed');
   if (failures.length) {
@@ -56,15 +64,24 @@ export function summaryText(run: ConformanceRun): string {
     for (const [reason, ids] of byReason) out.push(`  ${reason}:`, ...ids.map((id) => `    ${id}`));
     out.push('');
   }
-  out.push(table([['area', 'passed', 'failed', 'skipped'], ...[...rows, total].map((r) => [r.area, String(r.passed), String(r.failed), String(r.skipped)])]));
+  out.push(
+    table([
+      ['area', 'passed', 'failed', 'skipped'],
+      ...[...rows, total].map((r) => [r.area, String(r.passed), String(r.failed), String(r.skipped)]),
+    ]),
+  );
   out.push('');
   const shapeResults = run.results.length - run.checkRuns;
-  out.push(`results: ${run.results.length} = ${run.checkRuns} checks run (the progress bar's total) + ${shapeResults} shape results (one per operation and status answered, and per broken rule)`);
+  out.push(
+    `results: ${run.results.length} = ${run.checkRuns} checks run (the progress bar's total) + ${shapeResults} shape results (one per operation and status answered, and per broken rule)`,
+  );
   out.push(`coverage: ${run.coverage.exercised} of ${run.coverage.documented} documented (operation, status) pairs exercised`);
   out.push(`${run.requests} requests in ${(run.ms / 1000).toFixed(1)} s; seed ${run.seed} (repeat with --seed ${run.seed})`);
   const { created } = run;
   if (created.cancelled !== undefined) {
-    out.push(`cleanup: ${created.cancelled} of ${created.tasks} tasks created by the run cancelled, ${created.alreadyDone} had already ended${created.notCancelled?.length ? `; not cancelled: ${created.notCancelled.join(', ')}` : ''}`);
+    out.push(
+      `cleanup: ${created.cancelled} of ${created.tasks} tasks created by the run cancelled, ${created.alreadyDone} had already ended${created.notCancelled?.length ? `; not cancelled: ${created.notCancelled.join(', ')}` : ''}`,
+    );
   } else if (created.tasks > 0) {
     out.push(`the run created ${created.tasks} tasks in the accounts of the keys given and left them there (--cleanup cancels them)`);
   }
@@ -80,10 +97,21 @@ function junitXml(run: ConformanceRun): string {
     const key = `${r.generation} / ${r.check.area}`;
     let suite = suites.get(key);
     if (!suite) {
-      suite = builder.testSuite().name(key).property('seed', String(run.seed)).property('base_url', run.options.baseUrl).property('profile', run.options.profile);
+      suite = builder
+        .testSuite()
+        .name(key)
+        .property('seed', String(run.seed))
+        .property('base_url', run.options.baseUrl)
+        .property('profile', run.options.profile);
       suites.set(key, suite);
     }
-    const tc = suite.testCase().className(`${r.generation}.${r.check.area}`).name(r.check.id).time(r.ms / 1000).property('seed_section', r.check.seed).property('rule', r.check.rule);
+    const tc = suite
+      .testCase()
+      .className(`${r.generation}.${r.check.area}`)
+      .name(r.check.id)
+      .time(r.ms / 1000)
+      .property('seed_section', r.check.seed)
+      .property('rule', r.check.rule);
     if (r.outcome === 'failed') tc.failure(`${r.check.rule} (seed: ${r.check.seed})\n${r.message}`, 'ConformanceFailure');
     if (r.outcome === 'skipped') tc.skipped().standardOutput(r.reason);
     if (r.notes.length) tc.standardOutput(r.notes.join('\n'));
@@ -114,29 +142,52 @@ function htmlReport(run: ConformanceRun): string {
   const skipped = run.results.filter((r): r is Extract<CheckResult, { outcome: 'skipped' }> => r.outcome === 'skipped');
   const o = run.options;
   const parts: string[] = [];
-  parts.push(`<!doctype html><html lang="en"><head><meta charset="utf-8"/><title>humantask conformance: ${esc(run.passed ? 'passed' : 'failed')}</title>`);
+  parts.push(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"/><title>humantask conformance: ${esc(run.passed ? 'passed' : 'failed')}</title>`,
+  );
   parts.push(`<meta name="viewport" content="width=device-width, initial-scale=1"/><style>${style}</style></head><body>`);
   parts.push(`<h1>humantask conformance report</h1>`);
   parts.push(`<p class="verdict ${run.passed ? 'passed' : 'failed'}">${run.passed ? 'PASSED' : `FAILED: ${failures.length} check(s)`}</p>`);
-  parts.push(`<p>Server <code>${esc(o.baseUrl)}</code>, generations ${esc(o.generations.join(', '))}, profile ${esc(o.profile)}, seed <code>${esc(run.seed)}</code> (repeat with <code>--seed ${esc(run.seed)}</code>), ${esc(run.requests)} requests, ${esc((run.ms / 1000).toFixed(1))} s, started ${esc(run.startedAt.toISOString())}.</p>`);
+  parts.push(
+    `<p>Server <code>${esc(o.baseUrl)}</code>, generations ${esc(o.generations.join(', '))}, profile ${esc(o.profile)}, seed <code>${esc(run.seed)}</code> (repeat with <code>--seed ${esc(run.seed)}</code>), ${esc(run.requests)} requests, ${esc((run.ms / 1000).toFixed(1))} s, started ${esc(run.startedAt.toISOString())}.</p>`,
+  );
 
   parts.push(`<h2>Summary by area</h2><table><tr><th>area</th><th>passed</th><th>failed</th><th>skipped</th></tr>`);
-  for (const r of rows) parts.push(`<tr><td>${esc(r.area)}</td><td class="n passed">${r.passed}</td><td class="n${r.failed ? ' failed' : ''}">${r.failed}</td><td class="n skipped">${r.skipped}</td></tr>`);
-  parts.push(`</table><p>Coverage: ${run.coverage.exercised} of ${run.coverage.documented} documented (operation, status) pairs exercised (<a href="#coverage">table</a>).</p>`);
+  for (const r of rows)
+    parts.push(
+      `<tr><td>${esc(r.area)}</td><td class="n passed">${r.passed}</td><td class="n${r.failed ? ' failed' : ''}">${r.failed}</td><td class="n skipped">${r.skipped}</td></tr>`,
+    );
+  parts.push(
+    `</table><p>Coverage: ${run.coverage.exercised} of ${run.coverage.documented} documented (operation, status) pairs exercised (<a href="#coverage">table</a>).</p>`,
+  );
 
   if (failures.length) {
     parts.push(`<h2 id="failures">Failures (${failures.length})</h2>`);
     for (const f of failures) {
-      parts.push(`<h3 class="failed">${esc(f.check.id)} <span class="muted">(${esc(f.generation)} generation, ${esc(f.check.area)})</span></h3>`);
+      parts.push(
+        `<h3 class="failed">${esc(f.check.id)} <span class="muted">(${esc(f.generation)} generation, ${esc(f.check.area)})</span></h3>`,
+      );
       parts.push(`<p><b>Seed:</b> ${esc(f.check.seed)}<br/><b>Rule:</b> ${esc(f.check.rule)}</p><pre>${esc(f.message)}</pre>`);
-      if (f.details !== undefined) parts.push(`<details><summary>details</summary><pre>${esc(typeof f.details === 'string' ? f.details : JSON.stringify(f.details, null, 2))}</pre></details>`);
+      if (f.details !== undefined)
+        parts.push(
+          `<details><summary>details</summary><pre>${esc(typeof f.details === 'string' ? f.details : JSON.stringify(f.details, null, 2))}</pre></details>`,
+        );
     }
   }
 
-  parts.push(`<h2>All checks (${run.results.length})</h2><table><tr><th>check</th><th>generation</th><th>area</th><th>outcome</th><th>ms</th><th>seed section and rule</th></tr>`);
+  parts.push(
+    `<h2>All checks (${run.results.length})</h2><table><tr><th>check</th><th>generation</th><th>area</th><th>outcome</th><th>ms</th><th>seed section and rule</th></tr>`,
+  );
   for (const r of run.results) {
-    const extra = r.outcome === 'skipped' ? `<br/><span class="muted">${esc(r.reason)}</span>` : r.notes.length ? `<br/><span class="muted">${esc(r.notes.join('; '))}</span>` : '';
-    parts.push(`<tr><td>${esc(r.check.id)}</td><td>${esc(r.generation)}</td><td>${esc(r.check.area)}</td><td class="${r.outcome}">${r.outcome}</td><td class="n">${r.ms}</td><td>${esc(r.check.seed)}<br/>${esc(r.check.rule)}${extra}</td></tr>`);
+    const extra =
+      r.outcome === 'skipped'
+        ? `<br/><span class="muted">${esc(r.reason)}</span>`
+        : r.notes.length
+          ? `<br/><span class="muted">${esc(r.notes.join('; '))}</span>`
+          : '';
+    parts.push(
+      `<tr><td>${esc(r.check.id)}</td><td>${esc(r.generation)}</td><td>${esc(r.check.area)}</td><td class="${r.outcome}">${r.outcome}</td><td class="n">${r.ms}</td><td>${esc(r.check.seed)}<br/>${esc(r.check.rule)}${extra}</td></tr>`,
+    );
   }
   parts.push(`</table>`);
 
@@ -147,8 +198,12 @@ function htmlReport(run: ConformanceRun): string {
   }
 
   parts.push(`<h2 id="coverage">Coverage of the contract's (operation, status) pairs</h2>`);
-  parts.push(`<p>Each documented response of each operation, and how many answers of the run had it. Rows marked <b>no</b> were not exercised; undocumented statuses the run saw are listed too (they are also shape failures).</p>`);
-  parts.push(`<table><tr><th>generation</th><th>operation</th><th>method and path</th><th>status</th><th>exercised</th><th>answers</th></tr>`);
+  parts.push(
+    `<p>Each documented response of each operation, and how many answers of the run had it. Rows marked <b>no</b> were not exercised; undocumented statuses the run saw are listed too (they are also shape failures).</p>`,
+  );
+  parts.push(
+    `<table><tr><th>generation</th><th>operation</th><th>method and path</th><th>status</th><th>exercised</th><th>answers</th></tr>`,
+  );
   for (const e of run.coverage.entries) parts.push(coverageRow(e));
   parts.push(`</table></body></html>`);
   return parts.join('\n');
@@ -172,7 +227,14 @@ export function writeReports(run: ConformanceRun, dir: string): { xml: string; h
     startedAt: run.startedAt,
     ms: run.ms,
     requests: run.requests,
-    results: run.results.map(({ check, ...r }) => ({ id: check.id, area: check.area, seed: check.seed, rule: check.rule, kind: check.kind, ...r })),
+    results: run.results.map(({ check, ...r }) => ({
+      id: check.id,
+      area: check.area,
+      seed: check.seed,
+      rule: check.rule,
+      kind: check.kind,
+      ...r,
+    })),
     coverage: run.coverage,
   };
   writeFileSync(files.json, JSON.stringify(json, null, 2));

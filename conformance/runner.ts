@@ -97,7 +97,10 @@ function sinkOf(out: RunExtras['out']): ProgressSink {
   if (typeof out === 'function') {
     return {
       log: (text) => out(text),
-      result: (r, done, total) => out(`[${done}/${total}] ${r.outcome.padEnd(7)} ${r.generation.padEnd(7)} ${r.check.id}${r.outcome === 'failed' ? `: ${r.message.split('\n')[0]}` : ''}`),
+      result: (r, done, total) =>
+        out(
+          `[${done}/${total}] ${r.outcome.padEnd(7)} ${r.generation.padEnd(7)} ${r.check.id}${r.outcome === 'failed' ? `: ${r.message.split('\n')[0]}` : ''}`,
+        ),
     };
   }
   return out;
@@ -114,7 +117,8 @@ function keyFor(options: Options, name: KeyName): string | null {
       if (!options.liveKey) throw new Error('this check needs --live-key (the live key of the account)');
       return options.liveKey;
     case 'settings':
-      if (!options.settingsKey) throw new Error('this check needs --settings-key (the test key of an account set up to try the account settings)');
+      if (!options.settingsKey)
+        throw new Error('this check needs --settings-key (the test key of an account set up to try the account settings)');
       return options.settingsKey;
     case 'none':
       return null;
@@ -144,8 +148,10 @@ function missingNeed(check: Check, options: Options): string | undefined {
   for (const need of check.needs ?? []) {
     if (need === 'otherKey' && !options.otherKey) return 'needs --other-key (a key of a second account)';
     if (need === 'liveKey' && !options.liveKey) return 'needs --live-key (the live key of the account)';
-    if (need === 'settingsKey' && !options.settingsKey) return 'needs --settings-key (the test key of an account set up to try the account settings)';
-    if (need === 'callbackSecrets' && !(options.callbackAuthKey && options.signingSecret)) return 'needs --callback-auth-key and --signing-secret (the account\'s callback secrets)';
+    if (need === 'settingsKey' && !options.settingsKey)
+      return 'needs --settings-key (the test key of an account set up to try the account settings)';
+    if (need === 'callbackSecrets' && !(options.callbackAuthKey && options.signingSecret))
+      return "needs --callback-auth-key and --signing-secret (the account's callback secrets)";
     if (need === 'callback' && !options.callbackHost) return 'needs --callback-host (an address of this machine the server can reach)';
   }
   return undefined;
@@ -172,7 +178,8 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
   const plan: { check: Check; generation: Generation }[] = [];
   for (const generation of options.generations) {
     for (const check of checks) {
-      if ((check.generations ?? ['current', 'legacy']).includes(generation) && matchesOnly(check, options.only)) plan.push({ check, generation });
+      if ((check.generations ?? ['current', 'legacy']).includes(generation) && matchesOnly(check, options.only))
+        plan.push({ check, generation });
     }
   }
 
@@ -200,14 +207,29 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
         seen.set(k, (seen.get(k) ?? 0) + 1);
       } else {
         const k = `${ex.generation}|${op.operationId}|${ex.status}`;
-        const e = undocumented.get(k) ?? { generation: ex.generation, operationId: op.operationId, method: op.method.toUpperCase(), path: op.path, status: String(ex.status), documented: false, count: 0 };
+        const e = undocumented.get(k) ?? {
+          generation: ex.generation,
+          operationId: op.operationId,
+          method: op.method.toUpperCase(),
+          path: op.path,
+          status: String(ex.status),
+          documented: false,
+          count: 0,
+        };
         e.count++;
         undocumented.set(k, e);
       }
     }
   }
 
-  function tally(check: Check, generation: Generation, operationId: string, status: ShapeRecord['status'], problems: ShapeProblem[], example: () => string) {
+  function tally(
+    check: Check,
+    generation: Generation,
+    operationId: string,
+    status: ShapeRecord['status'],
+    problems: ShapeProblem[],
+    example: () => string,
+  ) {
     const key = `${generation}|${operationId}|${status}`;
     let rec = shapes.get(key);
     if (!rec) {
@@ -228,7 +250,14 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
     if (seenCallbacks.has(cb) || cb.method !== 'POST') return;
     seenCallbacks.add(cb);
     const { operationId, problems } = callbackProblems(contracts.get(generation)!, cb.text, cb.body);
-    tally(check, generation, operationId, 'callback', problems, () => `POST ${cb.path} (a callback, ${generation} generation)\nbody: ${truncate(cb.text, 600)}`);
+    tally(
+      check,
+      generation,
+      operationId,
+      'callback',
+      problems,
+      () => `POST ${cb.path} (a callback, ${generation} generation)\nbody: ${truncate(cb.text, 600)}`,
+    );
   }
 
   /** One request and its answer, as an Exchange (not yet shape-checked). */
@@ -246,7 +275,9 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
     try {
       res = await fetch(url, { method: upper, headers, body, signal: AbortSignal.timeout(requestTimeoutMs) });
     } catch (err) {
-      throw new ConformanceFailure(`${upper} ${url} got no answer: ${(err as Error).message}${(err as { cause?: Error }).cause ? ` (${(err as { cause: Error }).cause.message})` : ''}`);
+      throw new ConformanceFailure(
+        `${upper} ${url} got no answer: ${(err as Error).message}${(err as { cause?: Error }).cause ? ` (${(err as { cause: Error }).cause.message})` : ''}`,
+      );
     }
     const text = await res.text();
     let parsed: unknown;
@@ -303,7 +334,9 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
           }
           if (ex.status !== 429 || attempt === 5) return ex;
           const retryAfter = Number(ex.headers.get('retry-after'));
-          await new Promise((r) => setTimeout(r, Math.min(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 1000, 10_000)));
+          await new Promise((r) =>
+            setTimeout(r, Math.min(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 1000, 10_000)),
+          );
         }
       },
       async receiver() {
@@ -339,7 +372,9 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
     };
   }
 
-  sink.log?.(`humantask conformance: ${options.baseUrl}, generations ${options.generations.join(', ')}, profile ${options.profile}, seed ${options.seed} (repeat with --seed ${options.seed})`);
+  sink.log?.(
+    `humantask conformance: ${options.baseUrl}, generations ${options.generations.join(', ')}, profile ${options.profile}, seed ${options.seed} (repeat with --seed ${options.seed})`,
+  );
   sink.log?.(
     options.cleanup
       ? `${plan.length} checks. --cleanup: the tasks this run creates are cancelled when it ends (projects, batches, training and evaluation tasks stay: the API deletes none of them).`
@@ -365,10 +400,26 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
         } catch (err) {
           const ms = Math.round(performance.now() - t0);
           if (err instanceof ConformanceFailure) {
-            result = { check, generation, outcome: 'failed', ms, notes, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) };
+            result = {
+              check,
+              generation,
+              outcome: 'failed',
+              ms,
+              notes,
+              message: err.message,
+              ...(err.details !== undefined ? { details: err.details } : {}),
+            };
           } else {
             const e = err as Error;
-            result = { check, generation, outcome: 'failed', ms, notes, message: `the check stopped with an error: ${e?.name ?? 'Error'}: ${e?.message ?? String(err)}`, details: e?.stack };
+            result = {
+              check,
+              generation,
+              outcome: 'failed',
+              ms,
+              notes,
+              message: `the check stopped with an error: ${e?.name ?? 'Error'}: ${e?.message ?? String(err)}`,
+              details: e?.stack,
+            };
           }
         }
       }
@@ -382,7 +433,9 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
   const created: ConformanceRun['created'] = { tasks: createdTasks.size };
   if (options.cleanup) {
     Object.assign(created, await cancelTasks(options, [...createdTasks.values()]));
-    sink.log?.(`cleanup: ${created.cancelled} of ${created.tasks} tasks cancelled, ${created.alreadyDone} had already ended${created.notCancelled?.length ? `, ${created.notCancelled.length} could not be cancelled` : ''}`);
+    sink.log?.(
+      `cleanup: ${created.cancelled} of ${created.tasks} tasks cancelled, ${created.alreadyDone} had already ended${created.notCancelled?.length ? `, ${created.notCancelled.length} could not be cancelled` : ''}`,
+    );
   }
 
   // One Shape result per (generation, operation, status) seen; a failure per broken rule.
@@ -392,13 +445,28 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
     const what = callbacks ? 'callback(s)' : 'answer(s)';
     if (rec.failures.size === 0) {
       const check: Check = callbacks
-        ? { ...base, id: `shape/${rec.operationId}/callback`, seed: shapeSeed['callback-body'], rule: `Every ${rec.operationId} callback body fits the contract.` }
-        : { ...base, id: `shape/${rec.operationId}/${rec.status}`, seed: '4 Endpoints; 7 Errors', rule: `Every answer of ${rec.operationId} with status ${rec.status} fits the contract.` };
+        ? {
+            ...base,
+            id: `shape/${rec.operationId}/callback`,
+            seed: shapeSeed['callback-body'],
+            rule: `Every ${rec.operationId} callback body fits the contract.`,
+          }
+        : {
+            ...base,
+            id: `shape/${rec.operationId}/${rec.status}`,
+            seed: '4 Endpoints; 7 Errors',
+            rule: `Every answer of ${rec.operationId} with status ${rec.status} fits the contract.`,
+          };
       results.push({ check, generation: rec.generation, outcome: 'passed', ms: 0, notes: [`${rec.seen} ${what} checked`] });
       continue;
     }
     for (const [rule, f] of rec.failures) {
-      const check: Check = { ...base, id: `shape/${rec.operationId}/${rec.status}/${rule}`, seed: shapeSeed[rule], rule: shapeRuleText[rule] };
+      const check: Check = {
+        ...base,
+        id: `shape/${rec.operationId}/${rec.status}/${rule}`,
+        seed: shapeSeed[rule],
+        rule: shapeRuleText[rule],
+      };
       results.push({
         check,
         generation: rec.generation,
@@ -445,7 +513,11 @@ async function cancelTasks(options: Options, tasks: { generation: Generation; id
     for (let task = queue.shift(); task; task = queue.shift()) {
       const url = requestUrl(options, task.generation, `/v1/task/${encodeURIComponent(task.id)}/cancel`);
       try {
-        const res = await fetch(url, { method: 'POST', headers: task.key ? { authorization: basicAuth(task.key) } : {}, signal: AbortSignal.timeout(requestTimeoutMs) });
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: task.key ? { authorization: basicAuth(task.key) } : {},
+          signal: AbortSignal.timeout(requestTimeoutMs),
+        });
         await res.arrayBuffer();
         if (res.ok) cancelled++;
         else if (res.status === 409 || res.status === 400) alreadyDone++;

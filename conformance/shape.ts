@@ -23,7 +23,8 @@ export const shapeRuleText: Record<ShapeRule, string> = {
   'www-authenticate': 'A 401 answer carries a WWW-Authenticate header (HTTP Basic).',
   'retry-after': 'A 429 answer carries a Retry-After header.',
   'header-schema': 'Documented headers that are present fit their schemas.',
-  'callback-body': 'Every callback the server posts is JSON whose body validates against the schema of its webhook (task completed, attachment error or batch completed).',
+  'callback-body':
+    'Every callback the server posts is JSON whose body validates against the schema of its webhook (task completed, attachment error or batch completed).',
 };
 
 export interface ShapeProblem {
@@ -81,7 +82,10 @@ export function shapeProblems(contract: Contract, op: ContractOperation | undefi
     }
   }
   if (status === 401 && !/^basic\b/i.test(headers.get('www-authenticate') ?? '')) {
-    problems.push({ rule: 'www-authenticate', message: `401 without a WWW-Authenticate: Basic header (got ${JSON.stringify(headers.get('www-authenticate'))})` });
+    problems.push({
+      rule: 'www-authenticate',
+      message: `401 without a WWW-Authenticate: Basic header (got ${JSON.stringify(headers.get('www-authenticate'))})`,
+    });
   }
   if (status === 429 && !headers.get('retry-after')) {
     problems.push({ rule: 'retry-after', message: '429 without a Retry-After header' });
@@ -90,17 +94,24 @@ export function shapeProblems(contract: Contract, op: ContractOperation | undefi
 
   const documented = contract.response(op, status);
   if (!documented) {
-    problems.push({ rule: 'status-documented', message: `${status} is not documented for ${op.operationId} (documented: ${op.statuses.join(', ')})` });
+    problems.push({
+      rule: 'status-documented',
+      message: `${status} is not documented for ${op.operationId} (documented: ${op.statuses.join(', ')})`,
+    });
     return problems;
   }
   const content: Json = documented.response.content ?? {};
   const ranges = Object.keys(content);
   if (ranges.length === 0) {
-    if (answer.text.length > 0) problems.push({ rule: 'content-type', message: `a body (${actualType || 'no content type'}) where the contract documents none` });
+    if (answer.text.length > 0)
+      problems.push({ rule: 'content-type', message: `a body (${actualType || 'no content type'}) where the contract documents none` });
   } else {
     const range = ranges.find((r) => covers(r, actualType));
     if (!range) {
-      problems.push({ rule: 'content-type', message: `content type ${JSON.stringify(headers.get('content-type'))} is not documented (documented: ${ranges.join(', ')})` });
+      problems.push({
+        rule: 'content-type',
+        message: `content type ${JSON.stringify(headers.get('content-type'))} is not documented (documented: ${ranges.join(', ')})`,
+      });
     } else if (isJsonMedia(actualType) && content[range]?.schema) {
       if (answer.body === undefined) {
         problems.push({ rule: 'body-schema', message: `the body is not JSON: ${answer.text.slice(0, 200) || '(empty)'}` });
@@ -129,9 +140,18 @@ export function shapeProblems(contract: Contract, op: ContractOperation | undefi
  */
 export function callbackProblems(contract: Contract, text: string, body: unknown): { operationId: string; problems: ShapeProblem[] } {
   const b = body as Json | undefined;
-  const operationId = b && typeof b === 'object' && 'batch' in b ? 'notifyBatchCompleted' : b && typeof b === 'object' && 'attachments' in b ? 'notifyAttachmentError' : 'notifyTaskCompleted';
+  const operationId =
+    b && typeof b === 'object' && 'batch' in b
+      ? 'notifyBatchCompleted'
+      : b && typeof b === 'object' && 'attachments' in b
+        ? 'notifyAttachmentError'
+        : 'notifyTaskCompleted';
   const pointer = contract.webhookBodies.get(operationId);
-  if (body === undefined) return { operationId, problems: [{ rule: 'callback-body', message: `the callback body is not JSON: ${text.slice(0, 200) || '(empty)'}` }] };
+  if (body === undefined)
+    return {
+      operationId,
+      problems: [{ rule: 'callback-body', message: `the callback body is not JSON: ${text.slice(0, 200) || '(empty)'}` }],
+    };
   if (!pointer) return { operationId, problems: [] };
   const validate = contract.validator(pointer);
   return { operationId, problems: validate(body) ? [] : [{ rule: 'callback-body', message: `${operationId}: ${ajvErrors(validate)}` }] };
@@ -152,4 +172,3 @@ export function describeExchange(ex: Exchange): string {
 }
 
 export const truncate = (s: string, n: number) => (s.length > n ? `${s.slice(0, n)}… (${s.length} characters)` : s);
-

@@ -156,10 +156,10 @@ export function expectThat(condition: unknown, message: string, details?: unknow
 export function expectStatus(ex: Exchange, status: number | number[], why: string): void {
   const wanted = Array.isArray(status) ? status : [status];
   if (!wanted.includes(ex.status)) {
-    throw new ConformanceFailure(
-      `${why}: expected ${wanted.join(' or ')} from ${ex.method} ${ex.path}, got ${ex.status}`,
-      { status: ex.status, body: ex.body ?? ex.text.slice(0, 500) },
-    );
+    throw new ConformanceFailure(`${why}: expected ${wanted.join(' or ')} from ${ex.method} ${ex.path}, got ${ex.status}`, {
+      status: ex.status,
+      body: ex.body ?? ex.text.slice(0, 500),
+    });
   }
 }
 

@@ -74,7 +74,10 @@ export function createApi(origin = apiOrigin()) {
     async heartbeat(assignmentId: string, body: Omit<components['schemas']['HeartbeatRequest'], 'draft'> & { draft?: Draft }) {
       // The contract's draft is any object; openapi-typescript types an object without properties as empty.
       const request = body as components['schemas']['HeartbeatRequest'];
-      const { data, error, response } = await client.POST('/v1/assignments/{assignmentId}/heartbeat', { ...path(assignmentId), body: request });
+      const { data, error, response } = await client.POST('/v1/assignments/{assignmentId}/heartbeat', {
+        ...path(assignmentId),
+        body: request,
+      });
       return data ?? fail(response, error);
     },
     async submit(assignmentId: string, body: components['schemas']['SubmitRequest'], idempotencyKey: string) {

@@ -21,7 +21,11 @@ function keyName(e: KeyboardEvent): string {
 }
 
 function inTextField(target: EventTarget | null): boolean {
-  return target instanceof HTMLElement && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName)) && !(target instanceof HTMLInputElement && /^(radio|checkbox|button)$/.test(target.type));
+  return (
+    target instanceof HTMLElement &&
+    (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName)) &&
+    !(target instanceof HTMLInputElement && /^(radio|checkbox|button)$/.test(target.type))
+  );
 }
 
 export class Keymap {

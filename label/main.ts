@@ -48,7 +48,12 @@ function notice(kind: 'good' | 'warn' | 'bad', text: string): HTMLElement {
   return el('p', { class: `notice ${kind}`, role: kind === 'bad' ? 'alert' : 'status' }, text);
 }
 function button(label: string, key: string, run: () => void, primary = false): HTMLButtonElement {
-  const b = el('button', { type: 'button', class: primary ? 'primary' : '', 'aria-keyshortcuts': key.replace('Ctrl', 'Control') }, `${label} `, el('kbd', {}, key));
+  const b = el(
+    'button',
+    { type: 'button', class: primary ? 'primary' : '', 'aria-keyshortcuts': key.replace('Ctrl', 'Control') },
+    `${label} `,
+    el('kbd', {}, key),
+  );
   b.addEventListener('click', run);
   return b;
 }
@@ -63,8 +68,12 @@ function toggleHelp(show = help.hidden) {
   }
   const close = el('button', { type: 'button' }, 'Close ', el('kbd', {}, 'Esc'));
   close.addEventListener('click', () => toggleHelp(false));
-  const rows = keymap.active().map((s) => el('tr', {}, el('td', {}, ...s.keys.flatMap((k, i) => [i ? ' ' : '', el('kbd', {}, k)])), el('td', {}, s.label)));
-  help.replaceChildren(el('div', { class: 'dialog' }, el('h2', { id: 'help-title' }, 'Keyboard shortcuts'), el('table', {}, el('tbody', {}, ...rows)), close));
+  const rows = keymap
+    .active()
+    .map((s) => el('tr', {}, el('td', {}, ...s.keys.flatMap((k, i) => [i ? ' ' : '', el('kbd', {}, k)])), el('td', {}, s.label)));
+  help.replaceChildren(
+    el('div', { class: 'dialog' }, el('h2', { id: 'help-title' }, 'Keyboard shortcuts'), el('table', {}, el('tbody', {}, ...rows)), close),
+  );
   help.hidden = false;
   close.focus();
 }
@@ -80,7 +89,17 @@ function showLogin(message?: string) {
   const email = el('input', { id: 'email', type: 'email', autocomplete: 'username', required: '' });
   const password = el('input', { id: 'password', type: 'password', autocomplete: 'current-password', required: '' });
   const error = el('p', { class: 'error', role: 'alert' }, message ?? '');
-  const form = el('form', { class: 'login', 'aria-labelledby': 'login-title' }, el('h2', { id: 'login-title' }, 'Log in'), el('label', { for: 'email' }, 'E-mail address'), email, el('label', { for: 'password' }, 'Password'), password, error, el('button', { type: 'submit', class: 'primary' }, 'Log in'));
+  const form = el(
+    'form',
+    { class: 'login', 'aria-labelledby': 'login-title' },
+    el('h2', { id: 'login-title' }, 'Log in'),
+    el('label', { for: 'email' }, 'E-mail address'),
+    email,
+    el('label', { for: 'password' }, 'Password'),
+    password,
+    error,
+    el('button', { type: 'submit', class: 'primary' }, 'Log in'),
+  );
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     error.textContent = '';
@@ -114,7 +133,9 @@ function showIdle(...notices: HTMLElement[]) {
   main.replaceChildren(el('section', { class: 'idle', 'aria-label': 'No task open' }, ...notices, next));
   next.focus();
 }
-const idleKeys: Shortcut[] = [{ keys: ['N'], label: 'Take the next task', when: () => !work && !!api.worker(), run: () => void takeNext() }];
+const idleKeys: Shortcut[] = [
+  { keys: ['N'], label: 'Take the next task', when: () => !work && !!api.worker(), run: () => void takeNext() },
+];
 keymap.push(idleKeys);
 
 function showWaiting(seconds: number) {
@@ -164,7 +185,9 @@ function startWork(assignment: Assignment) {
   const factory = players[assignment.task.type];
   const local = localStorage.getItem(localDraftKey(assignment.assignment_id));
   // The local copy is at least as new as the server's (each heartbeat sends what was saved locally).
-  const draft: Draft | undefined = local ? (JSON.parse(local) as Draft) : (assignment.draft ?? (assignment.previous_response as Draft | undefined));
+  const draft: Draft | undefined = local
+    ? (JSON.parse(local) as Draft)
+    : (assignment.draft ?? (assignment.previous_response as Draft | undefined));
   const timer = new ActiveTime(undefined, undefined, document.visibilityState === 'visible');
   // Taking the task was input: the time spent reading it counts.
   timer.input();
@@ -178,14 +201,26 @@ function startWork(assignment: Assignment) {
     'aside',
     { class: 'side' },
     workNotices,
-    el('section', { class: 'panel', 'aria-labelledby': 'instruction-title' }, el('h2', { id: 'instruction-title' }, 'Instruction'), instruction),
+    el(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'instruction-title' },
+      el('h2', { id: 'instruction-title' }, 'Instruction'),
+      instruction,
+    ),
     el('section', { class: 'panel', 'aria-label': 'Time and lease' }, meters),
     el('section', { class: 'panel', 'aria-label': 'Actions' }, actions),
   );
   workNotices.replaceChildren();
   if (assignment.role === 'redo' && assignment.feedback) {
     const items = assignment.feedback.feedback_items ?? [];
-    workNotices.append(el('div', { class: 'notice warn', role: 'status' }, el('strong', {}, 'Your earlier answer was rejected. '), ...items.map((f) => el('div', {}, `${f.category}: ${f.text}`))));
+    workNotices.append(
+      el(
+        'div',
+        { class: 'notice warn', role: 'status' },
+        el('strong', {}, 'Your earlier answer was rejected. '),
+        ...items.map((f) => el('div', {}, `${f.category}: ${f.text}`)),
+      ),
+    );
   }
   main.replaceChildren(el('div', { class: 'work' }, side, area));
 
@@ -201,8 +236,14 @@ function startWork(assignment: Assignment) {
       activeMs: () => assignment.active_ms + timer.total,
     });
   } else {
-    area.append(notice('warn', `Tasks of type ${assignment.task.type} cannot be done in this app yet. Skip it with a reason, or release it.`));
-    player = { shortcuts: [], getDraft: () => draft ?? {}, getResponse: () => ({ ok: false, problem: `This app cannot answer ${assignment.task.type} tasks yet.` }) };
+    area.append(
+      notice('warn', `Tasks of type ${assignment.task.type} cannot be done in this app yet. Skip it with a reason, or release it.`),
+    );
+    player = {
+      shortcuts: [],
+      getDraft: () => draft ?? {},
+      getResponse: () => ({ ok: false, problem: `This app cannot answer ${assignment.task.type} tasks yet.` }),
+    };
   }
 
   const dropPlayerKeys = keymap.push(player.shortcuts);
@@ -263,7 +304,9 @@ function stopWork() {
 
 /** The 409s that end the assignment (the contract's LeaseConflict codes). */
 function isLeaseEnd(err: unknown): err is ApiError {
-  return err instanceof ApiError && err.status === 409 && ['lease_lost', 'task_canceled', 'assignment_closed'].includes(err.code ?? 'lease_lost');
+  return (
+    err instanceof ApiError && err.status === 409 && ['lease_lost', 'task_canceled', 'assignment_closed'].includes(err.code ?? 'lease_lost')
+  );
 }
 
 function leaseLost(w: Work, err: ApiError) {
@@ -276,7 +319,14 @@ function leaseLost(w: Work, err: ApiError) {
         : 'Your lease on this task was lost: the task may be with another worker now.';
   const next = button('Take the next task', 'N', () => void takeNext(), true);
   workNotices.replaceChildren(
-    el('div', { class: 'notice bad', role: 'alert', id: 'lease-lost' }, el('strong', {}, what), ' ', err.message, ' Your work on it cannot be saved or submitted any more; a copy stays in this browser.'),
+    el(
+      'div',
+      { class: 'notice bad', role: 'alert', id: 'lease-lost' },
+      el('strong', {}, what),
+      ' ',
+      err.message,
+      ' Your work on it cannot be saved or submitted any more; a copy stays in this browser.',
+    ),
     next,
   );
   main.querySelector('.player')?.setAttribute('inert', '');
@@ -295,7 +345,11 @@ async function heartbeat(w: Work) {
   if (w.lost || w.busy) return;
   const activeMs = w.timer.take();
   try {
-    const res = await api.heartbeat(w.assignment.assignment_id, { lease_token: w.leaseToken, active_ms: activeMs, draft: w.player.getDraft() });
+    const res = await api.heartbeat(w.assignment.assignment_id, {
+      lease_token: w.leaseToken,
+      active_ms: activeMs,
+      draft: w.player.getDraft(),
+    });
     w.leaseExpiresAt = Date.parse(res.lease_expires_at) || w.leaseExpiresAt;
     say(`Draft saved at ${new Date().toLocaleTimeString()}`);
   } catch (err) {
@@ -316,7 +370,11 @@ async function submit() {
   w.busy = true;
   const activeMs = w.timer.take();
   try {
-    await api.submit(w.assignment.assignment_id, { lease_token: w.leaseToken, response: answer.response, active_ms: activeMs }, w.idempotencyKey);
+    await api.submit(
+      w.assignment.assignment_id,
+      { lease_token: w.leaseToken, response: answer.response, active_ms: activeMs },
+      w.idempotencyKey,
+    );
     localStorage.removeItem(localDraftKey(w.assignment.assignment_id));
     stopWork();
     say('Submitted');
@@ -340,7 +398,15 @@ function askSkip() {
   const error = el('p', { class: 'error', role: 'alert' });
   const cancel = el('button', { type: 'button' }, 'Cancel ', el('kbd', {}, 'Esc'));
   const ok = el('button', { type: 'submit', class: 'primary' }, 'Skip the task ', el('kbd', {}, 'Ctrl+Enter'));
-  const form = el('form', { class: 'dialog' }, el('h2', { id: 'skip-title' }, 'Skip this task'), el('label', { for: 'skip-reason' }, 'Why? (the task will not be offered to you again)'), reason, error, el('div', { class: 'actions' }, ok, cancel));
+  const form = el(
+    'form',
+    { class: 'dialog' },
+    el('h2', { id: 'skip-title' }, 'Skip this task'),
+    el('label', { for: 'skip-reason' }, 'Why? (the task will not be offered to you again)'),
+    reason,
+    error,
+    el('div', { class: 'actions' }, ok, cancel),
+  );
   const overlay = el('div', { class: 'overlay', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'skip-title' }, form);
   const close = () => {
     overlay.remove();

@@ -18,9 +18,7 @@ const outDir = path.resolve(process.argv[2] ?? path.join(root, 'docs', 'site'));
 const docsDir = path.join(root, 'docs');
 for (const sub of ['guides', 'internal']) mkdirSync(path.join(outDir, sub), { recursive: true });
 
-const csp =
-  `<meta http-equiv="Content-Security-Policy" content="default-src 'self' 'unsafe-inline' ` +
-  `'unsafe-eval' data: blob:">`;
+const csp = `<meta http-equiv="Content-Security-Policy" content="default-src 'self' 'unsafe-inline' ` + `'unsafe-eval' data: blob:">`;
 const logo =
   'data:image/svg+xml,' +
   encodeURIComponent(
@@ -28,7 +26,11 @@ const logo =
       'font-family="sans-serif" font-size="12">Redoc</text></svg>',
   );
 
-const titles = { current: 'humantask API — current generation', legacy: 'humantask API — older generation', workforce: 'humantask worker API' };
+const titles = {
+  current: 'humantask API — current generation',
+  legacy: 'humantask API — older generation',
+  workforce: 'humantask worker API',
+};
 const other = {
   current: ['legacy', "the older generation's reference"],
   legacy: ['current', "the current generation's reference"],
@@ -98,14 +100,18 @@ const sitePage = (rel: string) => (rel.startsWith('internal/') ? rel : `guides/$
  */
 function siteLinks(html: string, rel: string): string {
   const from = path.posix.dirname(sitePage(rel));
-  return html.replaceAll(/<a href="([^"#:]+)(#[^"]*)?"([^>]*)>([\s\S]*?)<\/a>/g, (_whole, target: string, hash = '', attrs: string, text: string) => {
-    const inRepo = path.posix.normalize(path.posix.join('docs', path.posix.dirname(rel), target));
-    if (inRepo.startsWith('docs/') && inRepo.endsWith('.md')) {
-      return `<a href="${path.posix.relative(from, sitePage(inRepo.slice('docs/'.length)))}${hash}"${attrs}>${text}</a>`;
-    }
-    if (inRepo.startsWith('docs/site/')) return `<a href="${path.posix.relative(from, inRepo.slice('docs/site/'.length))}${hash}"${attrs}>${text}</a>`;
-    return `<span title="${inRepo} in the repository">${text}</span>`;
-  });
+  return html.replaceAll(
+    /<a href="([^"#:]+)(#[^"]*)?"([^>]*)>([\s\S]*?)<\/a>/g,
+    (_whole, target: string, hash = '', attrs: string, text: string) => {
+      const inRepo = path.posix.normalize(path.posix.join('docs', path.posix.dirname(rel), target));
+      if (inRepo.startsWith('docs/') && inRepo.endsWith('.md')) {
+        return `<a href="${path.posix.relative(from, sitePage(inRepo.slice('docs/'.length)))}${hash}"${attrs}>${text}</a>`;
+      }
+      if (inRepo.startsWith('docs/site/'))
+        return `<a href="${path.posix.relative(from, inRepo.slice('docs/site/'.length))}${hash}"${attrs}>${text}</a>`;
+      return `<span title="${inRepo} in the repository">${text}</span>`;
+    },
+  );
 }
 
 const documents = (sub: string) =>
@@ -122,10 +128,13 @@ const documents = (sub: string) =>
       return { href, title };
     });
 // The getting-started page first, then the others by name.
-const guides = documents('').sort((a, b) => Number(b.href.endsWith('/getting-started.html')) - Number(a.href.endsWith('/getting-started.html')));
+const guides = documents('').sort(
+  (a, b) => Number(b.href.endsWith('/getting-started.html')) - Number(a.href.endsWith('/getting-started.html')),
+);
 const internal = documents('internal');
 
-const list = (docs: { href: string; title: string }[]) => docs.map((d) => `  <li><a href="${d.href}">${inlineHtml(d.title)}</a></li>`).join('\n');
+const list = (docs: { href: string; title: string }[]) =>
+  docs.map((d) => `  <li><a href="${d.href}">${inlineHtml(d.title)}</a></li>`).join('\n');
 const index = `<h1>humantask documentation</h1>
 <h2>API reference</h2>
 <ul>

@@ -33,7 +33,8 @@ export function codeSamples(gen: Api, apiPath: string, method: string, op: Json,
   const pathParams = [...apiPath.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
   const shellPath = apiPath.replaceAll(/\{(\w+)\}/g, (_m, p: string) => `$${shellVariable(p)}`);
   // The worker API takes a worker's Bearer token (none to log in), the generations an API key.
-  const auth = gen !== 'workforce' ? `-u "$HUMANTASK_KEY:" ` : op.security?.length === 0 ? '' : `-H "Authorization: Bearer $HUMANTASK_WORKER_TOKEN" `;
+  const auth =
+    gen !== 'workforce' ? `-u "$HUMANTASK_KEY:" ` : op.security?.length === 0 ? '' : `-H "Authorization: Bearer $HUMANTASK_WORKER_TOKEN" `;
   const curl = [`curl ${auth}-X ${method.toUpperCase()} "$HUMANTASK_URL${basePath[gen]}${shellPath}"`];
   if (body !== undefined) {
     curl.push(`-H 'content-type: application/json'`);
@@ -62,7 +63,11 @@ export function codeSamples(gen: Api, apiPath: string, method: string, op: Json,
 export function addCodeSamples(gen: Api, doc: Json): void {
   const resolve = (node: Json): Json => {
     let n = node;
-    while (n && typeof n.$ref === 'string') n = n.$ref.slice(2).split('/').reduce((acc: Json, k: string) => acc?.[k.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
+    while (n && typeof n.$ref === 'string')
+      n = n.$ref
+        .slice(2)
+        .split('/')
+        .reduce((acc: Json, k: string) => acc?.[k.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
     return n;
   };
   for (const [apiPath, item] of Object.entries<Json>(doc.paths)) {

@@ -8,7 +8,15 @@ import path from 'node:path';
 import { accountSummary, createAccount, rotateKey, updateAccount } from './domain/accounts.ts';
 import { DomainError, invalid, notFound } from './domain/errors.ts';
 import type { UnitOfWork } from './domain/ports.ts';
-import { changeWorker, createWorker, listWorkers, removeWorker, resetPassword, type IdentitySettings, type WorkerRecord } from './domain/workforce/identity.ts';
+import {
+  changeWorker,
+  createWorker,
+  listWorkers,
+  removeWorker,
+  resetPassword,
+  type IdentitySettings,
+  type WorkerRecord,
+} from './domain/workforce/identity.ts';
 import { defaultIdentitySettings } from './domain/workforce/settings.ts';
 import type { WorkerRole, WorkerStatus } from './domain/workforce/worker.ts';
 import { safeError } from './store/errors.ts';
@@ -81,7 +89,11 @@ const workerSummary = (w: WorkerRecord) => ({
 });
 
 /** The operator's workforce (account_id null): `humantask workers ...`. */
-export async function runWorkerCommand(uow: UnitOfWork, c: WorkerCommand, settings: IdentitySettings = defaultIdentitySettings): Promise<unknown> {
+export async function runWorkerCommand(
+  uow: UnitOfWork,
+  c: WorkerCommand,
+  settings: IdentitySettings = defaultIdentitySettings,
+): Promise<unknown> {
   const now = new Date();
   const roles = () => {
     if (!c.roles?.length) throw invalid('--role is required (labeler, reviewer, lead; repeat it for several)');
@@ -92,7 +104,8 @@ export async function runWorkerCommand(uow: UnitOfWork, c: WorkerCommand, settin
     if (c.worker) return c.worker;
     const found = c.email ? await uow.workers.findByEmail(c.email) : null;
     if (!c.email) throw invalid('--worker ID or --email ADDRESS is required');
-    if (!found || found.worker.accountId !== null) throw notFound(`No worker of the operator's workforce has the e-mail address ${c.email}.`);
+    if (!found || found.worker.accountId !== null)
+      throw notFound(`No worker of the operator's workforce has the e-mail address ${c.email}.`);
     return found.worker.workerId;
   };
   switch (c.command) {
@@ -113,18 +126,28 @@ export async function runWorkerCommand(uow: UnitOfWork, c: WorkerCommand, settin
       return { ...workerSummary(worker), ...(generatedPassword ? { password: generatedPassword } : {}) };
     }
     case 'list': {
-      if (c.status !== undefined && !['active', 'paused', 'removed'].includes(c.status)) throw invalid('--status is active, paused or removed');
+      if (c.status !== undefined && !['active', 'paused', 'removed'].includes(c.status))
+        throw invalid('--status is active, paused or removed');
       const out: ReturnType<typeof workerSummary>[] = [];
       let nextToken: string | undefined;
       do {
-        const page = await listWorkers(uow, null, { limit: 100, ...(c.status ? { status: c.status as WorkerStatus } : {}), ...(nextToken ? { nextToken } : {}) });
+        const page = await listWorkers(uow, null, {
+          limit: 100,
+          ...(c.status ? { status: c.status as WorkerStatus } : {}),
+          ...(nextToken ? { nextToken } : {}),
+        });
         out.push(...page.workers.map(workerSummary));
         nextToken = page.nextToken;
       } while (nextToken);
       return out;
     }
     case 'set-roles':
-      return workerSummary(await changeWorker(uow, null, await target(), { roles: roles(), ...(c.calibrator !== undefined ? { calibrator: c.calibrator } : {}) }));
+      return workerSummary(
+        await changeWorker(uow, null, await target(), {
+          roles: roles(),
+          ...(c.calibrator !== undefined ? { calibrator: c.calibrator } : {}),
+        }),
+      );
     case 'pause':
     case 'unpause':
       return workerSummary(await changeWorker(uow, null, await target(), { status: c.command === 'pause' ? 'paused' : 'active' }));
@@ -132,7 +155,12 @@ export async function runWorkerCommand(uow: UnitOfWork, c: WorkerCommand, settin
       return workerSummary(await removeWorker(uow, null, await target(), now));
     case 'reset-password': {
       const reset = await resetPassword(uow, null, await target(), c.password, settings, now);
-      return { worker_id: reset.worker.workerId, email: reset.worker.email, revoked_tokens: reset.revokedTokens, ...(reset.generatedPassword ? { password: reset.generatedPassword } : {}) };
+      return {
+        worker_id: reset.worker.workerId,
+        email: reset.worker.email,
+        revoked_tokens: reset.revokedTokens,
+        ...(reset.generatedPassword ? { password: reset.generatedPassword } : {}),
+      };
     }
     default:
       throw invalid(`unknown workers command "${String(c.command)}"`);
@@ -177,7 +205,8 @@ export async function startAdmin(
     const given = Buffer.from(req.headers.authorization ?? '');
     const expected = Buffer.from(`Bearer ${token}`);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return answer(401, { error: 'bad admin token' });
-    if (req.method !== 'POST' || !['/accounts', '/deliveries', '/workers'].includes(req.url ?? '')) return answer(404, { error: 'not found' });
+    if (req.method !== 'POST' || !['/accounts', '/deliveries', '/workers'].includes(req.url ?? ''))
+      return answer(404, { error: 'not found' });
     const run = (input: unknown) =>
       req.url === '/deliveries'
         ? failedDeliveries(uow, Number((input as { limit?: number }).limit ?? 100))

@@ -50,7 +50,12 @@ export interface AppDeps {
 export const basePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
 
 /** The handler of every operation of a generation's contract, by operationId. */
-export function handlerTable(contract: Contract, uow: UnitOfWork, identity = defaultIdentitySettings, work = defaultWorkSettings): HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> {
+export function handlerTable(
+  contract: Contract,
+  uow: UnitOfWork,
+  identity = defaultIdentitySettings,
+  work = defaultWorkSettings,
+): HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> {
   return contract.generation === 'legacy' ? legacyHandlers({ uow, contract, work }) : currentHandlers({ uow, contract, identity, work });
 }
 
@@ -69,7 +74,11 @@ export function createApp(generation: Generation, deps: AppDeps) {
   const trainingPaths = trainingCreations(contract);
   app.use(idempotency(deps.idempotencyTtlMs, (p) => contract.creations.has(p) || trainingPaths.has(p)));
   app.use(idempotentCreation(deps.uow, deps.idempotencyTtlMs, new Set(['/v1/projects', '/v1/batches'])));
-  app.use(refusePrivateTargets(deps.allowPrivateNetworks ?? [], (p) => (contract.creations.has(p) ? 'task' : p === '/v1/batches' ? 'batch' : null)));
+  app.use(
+    refusePrivateTargets(deps.allowPrivateNetworks ?? [], (p) =>
+      contract.creations.has(p) ? 'task' : p === '/v1/batches' ? 'batch' : null,
+    ),
+  );
   app.use((req, _res, next) => {
     const op = req.method === 'POST' ? contract.creations.get(req.path) : undefined;
     if (op && req.body && typeof req.body === 'object') {
@@ -88,7 +97,10 @@ export function createApp(generation: Generation, deps: AppDeps) {
     next();
   });
   // The validator gets its own copy of the bundled contract, served at this generation's base path.
-  const apiSpec = { ...structuredClone(contract.doc), servers: [{ url: basePath[generation] || '/' }] } as unknown as ValidatorOptions['apiSpec'];
+  const apiSpec = {
+    ...structuredClone(contract.doc),
+    servers: [{ url: basePath[generation] || '/' }],
+  } as unknown as ValidatorOptions['apiSpec'];
   app.use(
     OpenApiValidator.middleware({
       apiSpec,

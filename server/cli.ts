@@ -144,7 +144,16 @@ export function table(value: unknown): string {
     const columns = [...new Set(value.flatMap((row) => Object.keys(row as object)))];
     const rows = [columns, ...value.map((row) => columns.map((c) => cell((row as Record<string, unknown>)[c])))];
     const widths = columns.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-    return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n') + '\n';
+    return (
+      rows
+        .map((r) =>
+          r
+            .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+            .join('  ')
+            .trimEnd(),
+        )
+        .join('\n') + '\n'
+    );
   }
   if (value && typeof value === 'object') {
     const entries = Object.entries(value);
@@ -200,8 +209,16 @@ async function serve(args: string[]) {
 }
 
 /** The start banner, one write: whoever reads the output sees the address and the keys together. */
-function banner(url: string, store: string, devAccount: import('./domain/accounts.ts').AccountSecrets | null, workerPids: number[]): string {
-  const lines = [`humantask listening on ${url} (current generation /v1, older /legacy/v1, docs /docs, worker API /worker/v1, labeling app /label/)`, `store: ${store}`];
+function banner(
+  url: string,
+  store: string,
+  devAccount: import('./domain/accounts.ts').AccountSecrets | null,
+  workerPids: number[],
+): string {
+  const lines = [
+    `humantask listening on ${url} (current generation /v1, older /legacy/v1, docs /docs, worker API /worker/v1, labeling app /label/)`,
+    `store: ${store}`,
+  ];
   if (workerPids.length > 0) lines.push(`workers: ${workerPids.length} processes (${workerPids.join(', ')}) behind this port`);
   if (devAccount) {
     lines.push(
@@ -223,7 +240,11 @@ function banner(url: string, store: string, devAccount: import('./domain/account
  * Runs a store command: through a running server that holds the embedded database (PGlite is
  * single-process) when there is one, else on the store directly.
  */
-async function onStore<T>(route: '/accounts' | '/deliveries' | '/workers', command: unknown, direct: (uow: import('./domain/ports.ts').UnitOfWork) => Promise<T>): Promise<unknown> {
+async function onStore<T>(
+  route: '/accounts' | '/deliveries' | '/workers',
+  command: unknown,
+  direct: (uow: import('./domain/ports.ts').UnitOfWork) => Promise<T>,
+): Promise<unknown> {
   const { readConfig } = await import('./config.ts');
   const config = readConfig();
   const answer = config.databaseUrl ? null : await viaRunningServer(config.dataDir, command, route);
@@ -286,10 +307,12 @@ async function accounts(args: string[]) {
   if (sub === undefined) throw new UsageError('which accounts command? (create, list, rotate-key, set, usage)', accountsUsage);
   if (!(accountCommands as readonly string[]).includes(sub)) throw new UsageError(`unknown accounts command: ${sub}`, accountsUsage);
   if (sub !== 'list' && !values.name) throw new UsageError(`accounts ${sub} needs --name NAME`, accountsUsage);
-  if (sub === 'rotate-key' && values.mode !== 'test' && values.mode !== 'live') throw new UsageError('accounts rotate-key needs --mode test or --mode live', accountsUsage);
+  if (sub === 'rotate-key' && values.mode !== 'test' && values.mode !== 'live')
+    throw new UsageError('accounts rotate-key needs --mode test or --mode live', accountsUsage);
   const url = values['default-callback-url'];
   const delay = values['test-completion-delay-ms'];
-  if (delay !== undefined && !/^\d+$/.test(delay)) throw new UsageError('--test-completion-delay-ms is a whole number of milliseconds', accountsUsage);
+  if (delay !== undefined && !/^\d+$/.test(delay))
+    throw new UsageError('--test-completion-delay-ms is a whole number of milliseconds', accountsUsage);
   const command = {
     command: sub as (typeof accountCommands)[number],
     name: values.name,
@@ -338,8 +361,10 @@ async function workers(args: string[]) {
   if (sub === undefined) throw new UsageError(`which workers command? (${workerCommands.join(', ')})`, workersUsage);
   if (!(workerCommands as readonly string[]).includes(sub)) throw new UsageError(`unknown workers command: ${sub}`, workersUsage);
   if (sub === 'create' && !values.email) throw new UsageError('workers create needs --email ADDRESS', workersUsage);
-  if ((sub === 'create' || sub === 'set-roles') && !values.role?.length) throw new UsageError(`workers ${sub} needs --role (labeler, reviewer, lead)`, workersUsage);
-  if (!['create', 'list'].includes(sub) && !values.worker && !values.email) throw new UsageError(`workers ${sub} needs --worker ID or --email ADDRESS`, workersUsage);
+  if ((sub === 'create' || sub === 'set-roles') && !values.role?.length)
+    throw new UsageError(`workers ${sub} needs --role (labeler, reviewer, lead)`, workersUsage);
+  if (!['create', 'list'].includes(sub) && !values.worker && !values.email)
+    throw new UsageError(`workers ${sub} needs --worker ID or --email ADDRESS`, workersUsage);
   const password = values['password-stdin'] ? await firstLineOfStdin() : undefined;
   const calibrator = values.calibrator ? true : values['no-calibrator'] ? false : undefined;
   const command = {
@@ -381,7 +406,10 @@ async function mock(args: string[]) {
   if (!/^\d+$/.test(port) || Number(port) > 65535) throw new UsageError(`--port is a port number (0-65535), not ${port}`, mockUsage);
   // Prism is loaded only here.
   const { startMock, startWorkerMock } = await import('./mock.ts');
-  const running = await (worker ? startWorkerMock : startMock)({ port: Number(port), host: parsed.values.host ?? process.env.MOCK_HOST ?? '127.0.0.1' });
+  const running = await (worker ? startWorkerMock : startMock)({
+    port: Number(port),
+    host: parsed.values.host ?? process.env.MOCK_HOST ?? '127.0.0.1',
+  });
   console.log(
     worker
       ? `humantask worker mock listening on ${running.url} (worker API ${running.url}/worker/v1)`

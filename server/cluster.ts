@@ -35,7 +35,9 @@ export function clusterWide(registry: MetricsRegistry): Pick<MetricsRegistry, 'c
   const waiting = new Map<number, { resolve(text: string): void; reject(err: Error): void }>();
   process.on('message', (m: MetricsMessage) => {
     if (m?.type === 'humantask:metrics?') {
-      void registry.getMetricsAsJSON().then((metrics) => process.send?.({ type: 'humantask:metrics', id: m.id, metrics: [metrics] } satisfies MetricsMessage));
+      void registry
+        .getMetricsAsJSON()
+        .then((metrics) => process.send?.({ type: 'humantask:metrics', id: m.id, metrics: [metrics] } satisfies MetricsMessage));
     } else if (m?.type === 'humantask:cluster-metrics') {
       const w = waiting.get(m.id);
       waiting.delete(m.id);
@@ -135,7 +137,8 @@ export function supervise(count: number, announce: (ready: ClusterReady) => void
       if (m?.type === 'humantask:cluster-metrics?') {
         aggregateMetrics(listening, metricsRequests++).then(
           (text) => worker.send({ type: 'humantask:cluster-metrics', id: m.id, text } satisfies MetricsMessage),
-          (err: Error) => worker.send({ type: 'humantask:cluster-metrics', id: m.id, text: '', error: err.message } satisfies MetricsMessage),
+          (err: Error) =>
+            worker.send({ type: 'humantask:cluster-metrics', id: m.id, text: '', error: err.message } satisfies MetricsMessage),
         );
         return;
       }

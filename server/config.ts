@@ -130,7 +130,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     testCompletionPollMs: int('TEST_COMPLETION_POLL_MS', 1000, env),
     smtpUrl: env.SMTP_URL || undefined,
     smtpFrom: env.SMTP_FROM || 'humantask <callbacks@localhost>',
-    corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    corsOrigins: (env.CORS_ORIGINS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     metrics: env.METRICS === 'true',
     attachments: {
       pollMs: int('ATTACHMENT_CHECK_POLL_MS', 250, env),
@@ -155,7 +158,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxResponseBytes: 20 * 1024,
       scheduleScale: env.CALLBACK_SCHEDULE_SCALE ? Number(env.CALLBACK_SCHEDULE_SCALE) : 1,
       jitter: env.CALLBACK_JITTER ? Number(env.CALLBACK_JITTER) : 0.1,
-      allowPrivateNetworks: (env.ALLOW_PRIVATE_NETWORKS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      allowPrivateNetworks: (env.ALLOW_PRIVATE_NETWORKS ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
     },
   };
 }

@@ -58,7 +58,11 @@ async function firstAccount(uow: UnitOfWork): Promise<AccountSecrets | null> {
   }
 }
 
-export async function startServer(config: Config, logger: Logger = pino({ level: config.logLevel }), options: Pick<AppDeps, 'handlers'> = {}): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  logger: Logger = pino({ level: config.logLevel }),
+  options: Pick<AppDeps, 'handlers'> = {},
+): Promise<RunningServer> {
   // A wrong ALLOW_PRIVATE_NETWORKS entry stops the start instead of failing every delivery.
   for (const cidr of config.delivery.allowPrivateNetworks) parseCidr(cidr);
   // Likewise an SMTP_URL that is no smtp(s) URL.
@@ -89,7 +93,9 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   root.use(requestId());
   root.use(cors(config.corsOrigins));
   // prom-client is loaded only when metrics are on.
-  const metrics = config.metrics ? (await import('./metrics.ts')).createMetrics({ outboxDepth: () => outboxDepth(store), ...(store.pool ? { pool: store.pool } : {}) }) : null;
+  const metrics = config.metrics
+    ? (await import('./metrics.ts')).createMetrics({ outboxDepth: () => outboxDepth(store), ...(store.pool ? { pool: store.pool } : {}) })
+    : null;
   if (metrics) root.use(metrics.observeRequests);
   // The access log (none at all when the level leaves it out: it is on every request's path).
   if (logger.isLevelEnabled('info')) {
@@ -98,7 +104,17 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
       res.on('finish', () => {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
         // No secrets: neither the Authorization header nor bodies are logged.
-        logger.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10, account: res.locals.caller?.account.accountId, request_id: res.locals.requestId }, 'request');
+        logger.info(
+          {
+            method: req.method,
+            path: req.path,
+            status: res.statusCode,
+            ms: Math.round(ms * 10) / 10,
+            account: res.locals.caller?.account.accountId,
+            request_id: res.locals.requestId,
+          },
+          'request',
+        );
       });
       next();
     });
@@ -147,7 +163,12 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
   const sweepBatch = 100;
   const leaseSweeper =
     config.workforce.sweepPollMs > 0
-      ? createPoller({ name: 'lease sweep', pollMs: config.workforce.sweepPollMs, round: async () => (await expireLapsedLeases(uow, new Date(), sweepBatch)) === sweepBatch, logger })
+      ? createPoller({
+          name: 'lease sweep',
+          pollMs: config.workforce.sweepPollMs,
+          round: async () => (await expireLapsedLeases(uow, new Date(), sweepBatch)) === sweepBatch,
+          logger,
+        })
       : null;
   leaseSweeper?.start();
 
@@ -161,17 +182,28 @@ export async function startServer(config: Config, logger: Logger = pino({ level:
       ? startAttachmentChecker(
           uow,
           safeRequest,
-          { ...config.attachments, leaseMs: config.delivery.leaseMs, concurrency: config.delivery.concurrency, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
+          {
+            ...config.attachments,
+            leaseMs: config.delivery.leaseMs,
+            concurrency: config.delivery.concurrency,
+            allowPrivateNetworks: config.delivery.allowPrivateNetworks,
+          },
           logger,
         )
       : null;
   if (attachmentChecker) pollers.attachment_check = attachmentChecker;
 
   // The CLI reaches a server that holds the embedded database through a loopback admin interface.
-  const admin = store.kind === 'pglite' && config.dataDir !== 'memory://' ? await startAdmin(uow, config.dataDir, (err) => logger.error({ err }, 'admin command failed'), config.workers) : null;
+  const admin =
+    store.kind === 'pglite' && config.dataDir !== 'memory://'
+      ? await startAdmin(uow, config.dataDir, (err) => logger.error({ err }, 'admin command failed'), config.workers)
+      : null;
 
   // Timeouts are checked every connectionsCheckingInterval (30 s by default): often enough for them.
-  const server: Server = createServer({ connectionsCheckingInterval: Math.min(1000, Math.max(50, config.http.headersTimeoutMs / 4)) }, root);
+  const server: Server = createServer(
+    { connectionsCheckingInterval: Math.min(1000, Math.max(50, config.http.headersTimeoutMs / 4)) },
+    root,
+  );
   // A client that sends its request slowly, or never, holds a connection no longer than these.
   server.headersTimeout = config.http.headersTimeoutMs;
   server.requestTimeout = config.http.requestTimeoutMs;

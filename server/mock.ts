@@ -47,7 +47,12 @@ const customerFront: Front = {
   route: (url) => (/^\/legacy\/v1(\/|\?|$)/.test(url) ? 'legacy' : /^\/v1(\/|\?|$)/.test(url) ? 'current' : undefined),
   notFound: (p) => `Not found: the mock serves the current generation at /v1 and the older at /legacy/v1, not ${p}.`,
   refuse: (req) =>
-    apiKeyOf(req.headers.authorization) ? null : { error: 'A valid API key is required (HTTP Basic, the key as user name, empty password).', headers: { 'www-authenticate': 'Basic realm="humantask"' } },
+    apiKeyOf(req.headers.authorization)
+      ? null
+      : {
+          error: 'A valid API key is required (HTTP Basic, the key as user name, empty password).',
+          headers: { 'www-authenticate': 'Basic realm="humantask"' },
+        },
   codes: false,
 };
 
@@ -59,12 +64,21 @@ const workerFront: Front = {
   refuse: (req) =>
     (req.method === 'POST' && /^\/worker\/v1\/session(\?|$)/.test(req.url ?? '')) || /^Bearer\s+\S+/i.test(req.headers.authorization ?? '')
       ? null
-      : { error: 'A valid worker token is required (Authorization Bearer, a session or API token).', headers: { 'www-authenticate': 'Bearer realm="humantask-worker"' } },
+      : {
+          error: 'A valid worker token is required (Authorization Bearer, a session or API token).',
+          headers: { 'www-authenticate': 'Bearer realm="humantask-worker"' },
+        },
   codes: true,
 };
 
 /** The worker API's `code` of an error the mock itself answers, by status. */
-const codeOfStatus: Record<number, string> = { 400: 'invalid_request', 401: 'unauthenticated', 404: 'not_found', 413: 'payload_too_large', 422: 'invalid_request' };
+const codeOfStatus: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthenticated',
+  404: 'not_found',
+  413: 'payload_too_large',
+  422: 'invalid_request',
+};
 
 const maxBody = 10 * 1024 * 1024;
 const hopByHop = ['connection', 'keep-alive', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'proxy-authorization', 'proxy-connection'];
@@ -100,10 +114,14 @@ async function startFront(served: Front, options: { port?: number; host?: string
       served.apis.map(async (gen) => {
         const port = await freeLoopbackPort();
         const spec = path.join(root, 'generated', `${gen}.openapi.yaml`);
-        const child = spawn(process.execPath, [prismCli, 'mock', spec, '--host', '127.0.0.1', '--port', String(port), '--errors', 'false'], {
-          cwd: root,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
+        const child = spawn(
+          process.execPath,
+          [prismCli, 'mock', spec, '--host', '127.0.0.1', '--port', String(port), '--errors', 'false'],
+          {
+            cwd: root,
+            stdio: ['ignore', 'pipe', 'pipe'],
+          },
+        );
         children.push(child);
         await waitForListening(child, gen);
         upstream[gen] = port;
@@ -161,13 +179,20 @@ async function proxy(front: Front, req: IncomingMessage, res: ServerResponse, up
       return sendError(res, 400, `The request body is not valid JSON: ${(err as Error).message}`, {}, front.codes);
     }
   }
-  const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: `127.0.0.1:${upstream[gen]}`, 'content-length': String(body.length) };
+  const headers: Record<string, string | string[] | undefined> = {
+    ...req.headers,
+    host: `127.0.0.1:${upstream[gen]}`,
+    'content-length': String(body.length),
+  };
   for (const hop of hopByHop) delete headers[hop];
   // A connection per request: a kept-alive connection that Prism closes as it is reused would
   // fail the request.
-  const out = request({ host: '127.0.0.1', port: upstream[gen], method: req.method, path: url.slice(mockBasePath[gen].length), headers, agent: false }, (answer) => {
-    void relay(answer, res, front.codes);
-  });
+  const out = request(
+    { host: '127.0.0.1', port: upstream[gen], method: req.method, path: url.slice(mockBasePath[gen].length), headers, agent: false },
+    (answer) => {
+      void relay(answer, res, front.codes);
+    },
+  );
   out.on('error', (err) => {
     if (!res.headersSent) sendError(res, 502, `The mock's Prism process did not answer: ${err.message}`, {}, front.codes);
     else res.destroy();

@@ -51,10 +51,22 @@ export function createWorkerApp(deps: AppDeps) {
   );
   // Long polls recheck every second without a nudge source (main.ts wakes them on NOTIFY).
   const workAvailable = deps.workAvailable ?? { wait: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)) };
-  app.use(dispatch(workerApiHandlers({ uow: deps.uow, contract, identity, authFailures: deps.authFailures, work: deps.work ?? defaultWorkSettings, workAvailable })));
+  app.use(
+    dispatch(
+      workerApiHandlers({
+        uow: deps.uow,
+        contract,
+        identity,
+        authFailures: deps.authFailures,
+        work: deps.work ?? defaultWorkSettings,
+        workAvailable,
+      }),
+    ),
+  );
   // A wrong password counts as a failed authentication of the address, as an unknown token does.
   app.use((err: unknown, req: express.Request, _res: express.Response, next: express.NextFunction) => {
-    if (req.method === 'POST' && req.path === '/v1/session' && (err as { status?: number })?.status === 401) deps.authFailures?.failed(req.socket.remoteAddress ?? '');
+    if (req.method === 'POST' && req.path === '/v1/session' && (err as { status?: number })?.status === 401)
+      deps.authFailures?.failed(req.socket.remoteAddress ?? '');
     next(err);
   });
   app.use(workerErrorMapper(deps.logger));

@@ -17,7 +17,10 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** Runs `humantask ...` with DATA_DIR in a fresh folder; the exit code, stdout and stderr. */
 async function humantask(args: string[], env: Record<string, string> = {}) {
-  const res = await run(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, DATA_DIR: path.join(dataDir, 'data'), ...env } }).then(
+  const res = await run(process.execPath, [bin, ...args], {
+    cwd: root,
+    env: { ...process.env, DATA_DIR: path.join(dataDir, 'data'), ...env },
+  }).then(
     (r) => ({ code: 0, ...r }),
     (e: { code: number; stdout: string; stderr: string }) => e,
   );
@@ -105,10 +108,18 @@ describe('accounts and deliveries print a table, or JSON with --json', () => {
     expect(header).toMatch(/^account_id\s+name\s+/);
     expect(rows.some((r) => /\sacme\s/.test(r))).toBe(true);
 
-    expect((await humantask(['accounts', 'usage', '--name', 'acme'])).stdout).toMatch(/^name\s+acme\nlive_requests\s+0\nlive_requests_charged\s+0\n$/);
-    expect(JSON.parse((await humantask(['accounts', 'usage', '--name', 'acme', '--json'])).stdout)).toEqual({ name: 'acme', live_requests: 0, live_requests_charged: 0 });
+    expect((await humantask(['accounts', 'usage', '--name', 'acme'])).stdout).toMatch(
+      /^name\s+acme\nlive_requests\s+0\nlive_requests_charged\s+0\n$/,
+    );
+    expect(JSON.parse((await humantask(['accounts', 'usage', '--name', 'acme', '--json'])).stdout)).toEqual({
+      name: 'acme',
+      live_requests: 0,
+      live_requests_charged: 0,
+    });
 
-    const rotated = JSON.parse((await humantask(['accounts', 'rotate-key', '--name', 'acme', '--mode', 'test', '--json'])).stdout) as { key?: string };
+    const rotated = JSON.parse((await humantask(['accounts', 'rotate-key', '--name', 'acme', '--mode', 'test', '--json'])).stdout) as {
+      key?: string;
+    };
     expect(rotated).toEqual({ name: 'acme', mode: 'test', key: expect.stringMatching(/^test_/) });
     expect(rotated.key).not.toBe(key);
 

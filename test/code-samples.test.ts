@@ -19,7 +19,13 @@ import { deref, generations, loadBundle, operations } from './support/spec.ts';
 const run = promisify(execFile);
 const repoRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const clientSource = path.join(repoRoot, 'client', 'index.ts');
-const task = { callback_url: 'https://example.com/cb', instruction: 'Pick one', attachment_type: 'text', attachment: 'My invoice is wrong.', categories: ['billing', 'support'] };
+const task = {
+  callback_url: 'https://example.com/cb',
+  instruction: 'Pick one',
+  attachment_type: 'text',
+  attachment: 'My invoice is wrong.',
+  categories: ['billing', 'support'],
+};
 
 async function curl(source: string, env: Record<string, string>): Promise<{ status: number; body: any }> {
   const { stdout } = await run('sh', ['-c', `${source} -sS -w '\\n%{http_code}'`], { env: { PATH: process.env.PATH, ...env } });
@@ -43,7 +49,11 @@ describe('code samples', () => {
    * Runs every operation's sample of one language, creations first (their answers name the objects
    * that the other samples' variables point at); the failures, as `operationId: what`.
    */
-  async function runAll(gen: Generation, lang: CodeSample['lang'], runOne: (sample: CodeSample, env: Record<string, string>) => Promise<{ status: number; body: any }>) {
+  async function runAll(
+    gen: Generation,
+    lang: CodeSample['lang'],
+    runOne: (sample: CodeSample, env: Record<string, string>) => Promise<{ status: number; body: any }>,
+  ) {
     const doc = loadBundle(gen);
     const account = await createAccount(server.uow, `samples-${lang}-${gen}`, new Date());
     const env: Record<string, string> = { HUMANTASK_KEY: account.test_key, HUMANTASK_URL: server.url };
@@ -65,7 +75,8 @@ describe('code samples', () => {
         expect(res.status).toBe(200);
         env[shellVariable('taskId')] = ((await res.json()) as { task_id: string }).task_id;
       }
-      for (const [, name] of sample.source.matchAll(/(?:\$|process\.env\.)([A-Z_]+)/g)) expect(env[name!], `${op.operationId}: ${name}`).toBeTruthy();
+      for (const [, name] of sample.source.matchAll(/(?:\$|process\.env\.)([A-Z_]+)/g))
+        expect(env[name!], `${op.operationId}: ${name}`).toBeTruthy();
       const { status, body } = await runOne(sample, { ...env, HUMANTASK_KEY: key });
       if (status >= 300) failures.push(`${op.operationId} (${method.toUpperCase()} ${apiPath}): ${status} ${JSON.stringify(body)}`);
       if (status < 300 && method === 'post') {
@@ -94,11 +105,27 @@ describe('code samples', () => {
         writeFileSync(file, sample.source.replace(`from '${clientPackage}'`, `from ${JSON.stringify(clientSource)}`) + '\nexport {};\n');
         files.push({ sample, file });
       }
-      const tsconfig = { compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: true, allowImportingTsExtensions: true, types: ['node'], typeRoots: [path.join(repoRoot, 'node_modules', '@types')] }, files: files.map((f) => f.file) };
+      const tsconfig = {
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          allowImportingTsExtensions: true,
+          types: ['node'],
+          typeRoots: [path.join(repoRoot, 'node_modules', '@types')],
+        },
+        files: files.map((f) => f.file),
+      };
       writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify(tsconfig));
       writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
       const tsc = path.join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc');
-      const compiled = await run(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.json')], { cwd: repoRoot }).then(() => '', (err: { stdout?: string }) => err.stdout ?? String(err));
+      const compiled = await run(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.json')], { cwd: repoRoot }).then(
+        () => '',
+        (err: { stdout?: string }) => err.stdout ?? String(err),
+      );
       expect(compiled).toBe('');
       // Run: each sample's variables set in process.env, what it logs is its answer, a throw its error.
       const byText = new Map(files.map((f) => [f.sample.source, f.file]));

@@ -63,7 +63,8 @@ async function startProxy(target: string) {
   const flatten = (headers: IncomingHttpHeaders | Headers): Record<string, string> => {
     const out: Record<string, string> = {};
     const entries = headers instanceof Headers ? [...headers.entries()] : Object.entries(headers);
-    for (const [k, v] of entries) if (v !== undefined && !strip.has(k.toLowerCase())) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+    for (const [k, v] of entries)
+      if (v !== undefined && !strip.has(k.toLowerCase())) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
     return out;
   };
   const upstream = async (req: ProxiedRequest): Promise<ProxiedResponse> => {
@@ -265,7 +266,8 @@ const cases: Record<string, Case> = {
       response(req, res) {
         if (!req.headers['content-type']?.includes('json') || req.body.length === 0) return;
         const body = JSON.parse(req.body.toString('utf8'));
-        const nulled = body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).find((k) => body[k] === null) : undefined;
+        const nulled =
+          body && typeof body === 'object' && !Array.isArray(body) ? Object.keys(body).find((k) => body[k] === null) : undefined;
         if (nulled) Object.assign(res, refusal(`body.${nulled} must be string`));
       },
     },
@@ -276,7 +278,8 @@ const cases: Record<string, Case> = {
     fault: {
       response(req, res) {
         const m = /^\/v1\/task\/([^/]+)(\/.*)?$/.exec(apiPath(req.url));
-        if (m && !/^[0-9a-f]{24}$/.test(m[1]!) && !isCreation(req)) Object.assign(res, refusal('path.taskId must match pattern "^[0-9a-f]{24}$"'));
+        if (m && !/^[0-9a-f]{24}$/.test(m[1]!) && !isCreation(req))
+          Object.assign(res, refusal('path.taskId must match pattern "^[0-9a-f]{24}$"'));
       },
     },
     only: 'not-found/any-form/getTask',
@@ -371,7 +374,11 @@ const cases: Record<string, Case> = {
   'year 0001 in a time filter is 500 (rule 8: generated valid input at the edges)': {
     fault: {
       response(req, res) {
-        if (req.method === 'GET' && [...req.url.searchParams].some(([name, value]) => /_(time|after|before)$/.test(name) && /^0\d{3}-/.test(value))) Object.assign(res, refusal('internal error', 500));
+        if (
+          req.method === 'GET' &&
+          [...req.url.searchParams].some(([name, value]) => /_(time|after|before)$/.test(name) && /^0\d{3}-/.test(value))
+        )
+          Object.assign(res, refusal('internal error', 500));
       },
     },
     only: 'generated/valid/listTasks',
@@ -428,8 +435,10 @@ describe('the conformance suite reports planted faults', () => {
     cases['a completed Enterprise batch refuses new tasks (rule 7)']!.fault = {
       response(req, res) {
         const read = /^\/v1\/batches\/([^/]+)(\/status)?$/.exec(apiPath(req.url));
-        if (req.method === 'GET' && read && res.status === 200 && json(res).status === 'completed') completed.add(decodeURIComponent(read[1]!));
-        if (isCreation(req) && res.status === 200 && completed.has(json(res).batch)) Object.assign(res, refusal('batch is completed and takes no more tasks'));
+        if (req.method === 'GET' && read && res.status === 200 && json(res).status === 'completed')
+          completed.add(decodeURIComponent(read[1]!));
+        if (isCreation(req) && res.status === 200 && completed.has(json(res).batch))
+          Object.assign(res, refusal('batch is completed and takes no more tasks'));
       },
     };
   });
@@ -454,7 +463,9 @@ describe('the conformance suite reports planted faults', () => {
   }
 
   const summary = (r: ConformanceRun) =>
-    r.results.map((x) => `${x.outcome} ${x.check.id} [${x.generation}]${x.outcome === 'failed' ? `: ${x.message.split('\n')[0]}` : ''}`).join('\n');
+    r.results
+      .map((x) => `${x.outcome} ${x.check.id} [${x.generation}]${x.outcome === 'failed' ? `: ${x.message.split('\n')[0]}` : ''}`)
+      .join('\n');
 
   it.each(Object.entries(cases))('%s', async (_name, c) => {
     proxy.fault = undefined;
@@ -470,7 +481,10 @@ describe('the conformance suite reports planted faults', () => {
       expect(broken.passed, summary(broken)).toBe(false);
       const failed = broken.results.filter((r) => r.outcome === 'failed').map((r) => r.check.id);
       for (const id of c.expectFailed) {
-        expect(failed.some((f) => (id.endsWith('/') ? f.startsWith(id) : f === id)), `${id} should fail:\n${summary(broken)}`).toBe(true);
+        expect(
+          failed.some((f) => (id.endsWith('/') ? f.startsWith(id) : f === id)),
+          `${id} should fail:\n${summary(broken)}`,
+        ).toBe(true);
       }
     } finally {
       proxy.fault = undefined;
@@ -491,11 +505,30 @@ describe('the conformance suite verifies callback signatures', () => {
   // being given other secrets than the account's.
   it.each([
     ['the right secrets', (s: AccountSecrets) => ({ callbackAuthKey: s.callback_auth_key, signingSecret: s.signing_secret }), true],
-    ['another signing secret', (s: AccountSecrets) => ({ callbackAuthKey: s.callback_auth_key, signingSecret: 'whsec_' + Buffer.from('another secret of 32 bytes......').toString('base64') }), false],
-    ['another callback auth key', (s: AccountSecrets) => ({ callbackAuthKey: `${s.callback_auth_key}x`, signingSecret: s.signing_secret }), false],
+    [
+      'another signing secret',
+      (s: AccountSecrets) => ({
+        callbackAuthKey: s.callback_auth_key,
+        signingSecret: 'whsec_' + Buffer.from('another secret of 32 bytes......').toString('base64'),
+      }),
+      false,
+    ],
+    [
+      'another callback auth key',
+      (s: AccountSecrets) => ({ callbackAuthKey: `${s.callback_auth_key}x`, signingSecret: s.signing_secret }),
+      false,
+    ],
   ] as const)('callbacks/verified with %s', async (_what, secrets, passes) => {
     const run = await runConformance(
-      { baseUrl: server.url, key: server.dev.test_key, generations: ['current'], callbackHost: '127.0.0.1', seed: 7, profile: 'full', ...secrets(server.dev) },
+      {
+        baseUrl: server.url,
+        key: server.dev.test_key,
+        generations: ['current'],
+        callbackHost: '127.0.0.1',
+        seed: 7,
+        profile: 'full',
+        ...secrets(server.dev),
+      },
       { checks: behaviourChecks.filter((c) => c.id === 'callbacks/verified') },
     );
     const result = run.results.find((r) => r.check.id === 'callbacks/verified');

@@ -50,10 +50,20 @@ describe('a run against our server', () => {
     });
     const stream = Object.assign(sink, { isTTY: false }) as unknown as NodeJS.WriteStream;
     const run = await runConformance(
-      { baseUrl: server.url, key, generations: ['current', 'legacy'], callbackHost: '', seed: 1, profile: 'full', only: 'examples/createCategorizationTask' },
+      {
+        baseUrl: server.url,
+        key,
+        generations: ['current', 'legacy'],
+        callbackHost: '',
+        seed: 1,
+        profile: 'full',
+        only: 'examples/createCategorizationTask',
+      },
       { out: progressSink(stream) },
     );
-    expect(run.results.filter((r) => r.outcome === 'failed').map((r) => `${r.check.id}: ${(r as { message?: string }).message?.slice(0, 900)}`)).toEqual([]);
+    expect(
+      run.results.filter((r) => r.outcome === 'failed').map((r) => `${r.check.id}: ${(r as { message?: string }).message?.slice(0, 900)}`),
+    ).toEqual([]);
     expect(run.passed).toBe(true);
     const lines = text.split('\n').filter((l) => l.startsWith('['));
     expect(lines).toHaveLength(run.checkRuns);
@@ -61,9 +71,13 @@ describe('a run against our server', () => {
     expect(text).toMatch(/Warning: the run creates tasks, .* and leaves them there; --cleanup cancels its tasks/);
     // The summary accounts for every result: the checks the bar counted plus the shape results.
     const summary = summaryText(run);
-    expect(summary).toContain(`results: ${run.results.length} = ${run.checkRuns} checks run (the progress bar's total) + ${run.results.length - run.checkRuns} shape results`);
+    expect(summary).toContain(
+      `results: ${run.results.length} = ${run.checkRuns} checks run (the progress bar's total) + ${run.results.length - run.checkRuns} shape results`,
+    );
     expect(run.created.tasks).toBeGreaterThan(0);
-    expect(summary).toContain(`the run created ${run.created.tasks} tasks in the accounts of the keys given and left them there (--cleanup cancels them)`);
+    expect(summary).toContain(
+      `the run created ${run.created.tasks} tasks in the accounts of the keys given and left them there (--cleanup cancels them)`,
+    );
     expect(await statuses(key)).toEqual(Array(run.created.tasks).fill('pending'));
   });
 
@@ -71,14 +85,25 @@ describe('a run against our server', () => {
     const key = await pendingAccount();
     const logs: string[] = [];
     const run = await runConformance(
-      { baseUrl: server.url, key, generations: ['current', 'legacy'], callbackHost: '', seed: 1, profile: 'full', only: 'examples/createCategorizationTask', cleanup: true },
+      {
+        baseUrl: server.url,
+        key,
+        generations: ['current', 'legacy'],
+        callbackHost: '',
+        seed: 1,
+        profile: 'full',
+        only: 'examples/createCategorizationTask',
+        cleanup: true,
+      },
       { out: (line) => logs.push(line) },
     );
     expect(run.passed).toBe(true);
     expect(run.created).toEqual({ tasks: expect.any(Number), cancelled: run.created.tasks, alreadyDone: 0, notCancelled: [] });
     expect(run.created.tasks).toBeGreaterThan(1);
     expect(logs.join('\n')).toContain('--cleanup: the tasks this run creates are cancelled when it ends');
-    expect(summaryText(run)).toContain(`cleanup: ${run.created.tasks} of ${run.created.tasks} tasks created by the run cancelled, 0 had already ended`);
+    expect(summaryText(run)).toContain(
+      `cleanup: ${run.created.tasks} of ${run.created.tasks} tasks created by the run cancelled, 0 had already ended`,
+    );
     expect(await statuses(key)).toEqual(Array(run.created.tasks).fill('canceled'));
   });
 });

@@ -89,7 +89,10 @@ describe('humantask conformance (the CLI)', () => {
 
   function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
     return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [path.join(root, 'bin', 'humantask.js'), 'conformance', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [path.join(root, 'bin', 'humantask.js'), 'conformance', ...args], {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (c) => (stdout += c));
@@ -105,52 +108,68 @@ describe('humantask conformance (the CLI)', () => {
     return text;
   };
 
-  it(
-    'passes on our server: exit 0, a summary per area, JUnit XML and an HTML report',
-    async () => {
-      const report = path.join(dir, 'pass');
-      const res = await cli(['--base-url', server.url, '--key', server.dev.test_key, '--only', 'createCategorizationTask', '--report', report, '--seed', '7', '--callback-host', '127.0.0.1']);
-      expect(res.code, res.stdout + res.stderr).toBe(0);
-      expect(res.stdout).toMatch(/area\s+passed\s+failed\s+skipped/);
-      expect(res.stdout).toMatch(/^Examples\s+2\s+0\s+0$/m);
-      expect(res.stdout).toMatch(/^Generated input\s+6\s+0\s+0$/m);
-      expect(res.stdout).toMatch(/seed 7 \(repeat with --seed 7\)/);
-      expect(res.stdout).toMatch(/PASSED/);
-      expect(res.stderr).toMatch(/\[\d+\/\d+\] passed current examples\/createCategorizationTask/);
-      const xml = wellFormed(path.join(report, 'report.xml'));
-      expect(xml).toMatch(/<testsuites [^>]*failures="0"/);
-      const html = wellFormed(path.join(report, 'report.html'));
-      expect(html).toContain('PASSED');
-      expect(html).not.toMatch(/<script|<link|src=|@import/i);
-      expect(existsSync(path.join(report, 'report.json'))).toBe(true);
-    },
-    300_000,
-  );
+  it('passes on our server: exit 0, a summary per area, JUnit XML and an HTML report', async () => {
+    const report = path.join(dir, 'pass');
+    const res = await cli([
+      '--base-url',
+      server.url,
+      '--key',
+      server.dev.test_key,
+      '--only',
+      'createCategorizationTask',
+      '--report',
+      report,
+      '--seed',
+      '7',
+      '--callback-host',
+      '127.0.0.1',
+    ]);
+    expect(res.code, res.stdout + res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/area\s+passed\s+failed\s+skipped/);
+    expect(res.stdout).toMatch(/^Examples\s+2\s+0\s+0$/m);
+    expect(res.stdout).toMatch(/^Generated input\s+6\s+0\s+0$/m);
+    expect(res.stdout).toMatch(/seed 7 \(repeat with --seed 7\)/);
+    expect(res.stdout).toMatch(/PASSED/);
+    expect(res.stderr).toMatch(/\[\d+\/\d+\] passed current examples\/createCategorizationTask/);
+    const xml = wellFormed(path.join(report, 'report.xml'));
+    expect(xml).toMatch(/<testsuites [^>]*failures="0"/);
+    const html = wellFormed(path.join(report, 'report.html'));
+    expect(html).toContain('PASSED');
+    expect(html).not.toMatch(/<script|<link|src=|@import/i);
+    expect(existsSync(path.join(report, 'report.json'))).toBe(true);
+  }, 300_000);
 
-  it(
-    'fails against a server that breaks the contract: exit 1, the failure named with its seed section and rule',
-    async () => {
-      // Answers everything with 200 and an empty object.
-      const liar = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
-      await new Promise<void>((r) => liar.listen(0, '127.0.0.1', r));
-      try {
-        const report = path.join(dir, 'fail');
-        const url = `http://127.0.0.1:${(liar.address() as AddressInfo).port}`;
-        const res = await cli(['--base-url', url, '--key', 'k', '--generation', 'current', '--only', 'auth/no-key/getTask', '--report', report]);
-        expect(res.code, res.stdout + res.stderr).toBe(1);
-        expect(res.stdout).toMatch(/auth\/no-key\/getTask \(current generation\)\n\s+seed: 5 Authentication.*\n\s+rule: .*401/);
-        expect(res.stdout).toContain('shape/getTask/200/body-schema');
-        expect(res.stdout).toMatch(/FAILED/);
-        const xml = wellFormed(path.join(report, 'report.xml'));
-        expect(xml).toMatch(/<failure /);
-        const html = wellFormed(path.join(report, 'report.html'));
-        expect(html).toContain('auth/no-key/getTask');
-      } finally {
-        liar.close();
-      }
-    },
-    120_000,
-  );
+  it('fails against a server that breaks the contract: exit 1, the failure named with its seed section and rule', async () => {
+    // Answers everything with 200 and an empty object.
+    const liar = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    await new Promise<void>((r) => liar.listen(0, '127.0.0.1', r));
+    try {
+      const report = path.join(dir, 'fail');
+      const url = `http://127.0.0.1:${(liar.address() as AddressInfo).port}`;
+      const res = await cli([
+        '--base-url',
+        url,
+        '--key',
+        'k',
+        '--generation',
+        'current',
+        '--only',
+        'auth/no-key/getTask',
+        '--report',
+        report,
+      ]);
+      expect(res.code, res.stdout + res.stderr).toBe(1);
+      expect(res.stdout).toMatch(/auth\/no-key\/getTask \(current generation\)\n\s+seed: 5 Authentication.*\n\s+rule: .*401/);
+      expect(res.stdout).toContain('shape/getTask/200/body-schema');
+      expect(res.stdout).toMatch(/FAILED/);
+      const xml = wellFormed(path.join(report, 'report.xml'));
+      expect(xml).toMatch(/<failure /);
+      const html = wellFormed(path.join(report, 'report.html'));
+      expect(html).toContain('auth/no-key/getTask');
+    } finally {
+      liar.close();
+    }
+  }, 120_000);
 
   it('prints its usage and exits 2 without --base-url', async () => {
     const res = await cli(['--key', 'k']);

@@ -11,7 +11,10 @@ const noNul = '^[^\\u0000]*$';
 
 /** Every schema node typed exactly `string`, with its JSON pointer. */
 function stringSchemas(node: unknown, at = '#', out: { at: string; schema: Json }[] = []) {
-  if (Array.isArray(node)) node.forEach((n, i) => { stringSchemas(n, `${at}/${i}`, out); });
+  if (Array.isArray(node))
+    node.forEach((n, i) => {
+      stringSchemas(n, `${at}/${i}`, out);
+    });
   else if (node && typeof node === 'object') {
     const n = node as Json;
     if (n.type === 'string') out.push({ at, schema: n });
@@ -22,17 +25,23 @@ function stringSchemas(node: unknown, at = '#', out: { at: string; schema: Json 
 }
 
 describe('U+0000 in the schemas', () => {
-  it.each(generations)('%s: every string schema admits no U+0000 (the text pattern, or a pattern, format, enum or const of its own)', (gen) => {
-    const strings = stringSchemas(loadBundle(gen));
-    expect(strings.length).toBeGreaterThan(100);
-    const open = strings.filter(({ schema }) => schema.pattern === undefined && schema.format === undefined && schema.enum === undefined && schema.const === undefined);
-    expect(open.map((s) => s.at)).toEqual([]);
-    const ownPatterns = new Set(strings.map((s) => s.schema.pattern).filter((p): p is string => typeof p === 'string' && p !== noNul));
-    // Every other pattern is anchored and names its characters: none lets U+0000 through.
-    for (const p of ownPatterns) expect(new RegExp(p, 'u').test('a\u0000b'), p).toBe(false);
-    expect(new RegExp(noNul, 'u').test('a\u0000b')).toBe(false);
-    expect(new RegExp(noNul, 'u').test('any text, ünïcode 🚗')).toBe(true);
-  });
+  it.each(generations)(
+    '%s: every string schema admits no U+0000 (the text pattern, or a pattern, format, enum or const of its own)',
+    (gen) => {
+      const strings = stringSchemas(loadBundle(gen));
+      expect(strings.length).toBeGreaterThan(100);
+      const open = strings.filter(
+        ({ schema }) =>
+          schema.pattern === undefined && schema.format === undefined && schema.enum === undefined && schema.const === undefined,
+      );
+      expect(open.map((s) => s.at)).toEqual([]);
+      const ownPatterns = new Set(strings.map((s) => s.schema.pattern).filter((p): p is string => typeof p === 'string' && p !== noNul));
+      // Every other pattern is anchored and names its characters: none lets U+0000 through.
+      for (const p of ownPatterns) expect(new RegExp(p, 'u').test('a\u0000b'), p).toBe(false);
+      expect(new RegExp(noNul, 'u').test('a\u0000b')).toBe(false);
+      expect(new RegExp(noNul, 'u').test('any text, ünïcode 🚗')).toBe(true);
+    },
+  );
 
   describe('the server refuses what the pattern refuses', () => {
     let server: TestServer;
@@ -46,7 +55,13 @@ describe('U+0000 in the schemas', () => {
     it.each(generations)('%s: U+0000 in a body string, a query value and a path id → 400 naming where', async (gen) => {
       const call = client(server, gen, server.dev.test_key);
       const body = await call('POST', '/v1/task/categorization', {
-        json: { callback_url: 'https://example.com/cb', instruction: 'Pick\u0000', attachment_type: 'text', attachment: 't', categories: ['a', 'b'] },
+        json: {
+          callback_url: 'https://example.com/cb',
+          instruction: 'Pick\u0000',
+          attachment_type: 'text',
+          attachment: 't',
+          categories: ['a', 'b'],
+        },
       });
       expect(body.status, body.text).toBe(400);
       expect(body.body.error).toContain('instruction');

@@ -5,7 +5,18 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { apis, asGeneration, deref, generations, loadBundle, makeValidator, operations, pointerOf, root, type Json } from './support/spec.ts';
+import {
+  apis,
+  asGeneration,
+  deref,
+  generations,
+  loadBundle,
+  makeValidator,
+  operations,
+  pointerOf,
+  root,
+  type Json,
+} from './support/spec.ts';
 
 const bin = (name: string) => path.join(root, 'node_modules', '.bin', name);
 const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
@@ -116,43 +127,99 @@ describe.each(apis)('%s contract', (api) => {
 
 // Every endpoint of the API description and of our decisions, per generation (seed §4, decisions
 // §3, §5, §6, §8): the contract has exactly these operations.
-const olderTypes = ['annotation', 'pointannotation', 'lineannotation', 'polygonannotation', 'segmentannotation',
-  'categorization', 'comparison', 'datacollection', 'transcription', 'audiotranscription'];
-const newerTypes = ['imageannotation', 'textcollection', 'namedentityrecognition', 'documenttranscription',
-  'documentranscription', 'videoplaybackannotation', 'lidarsegmentation'];
-const kinds = ['textcollection', 'imageannotation', 'namedentityrecognition', 'documentranscription',
-  'documenttranscription', 'segmentannoation', 'segmentannotation', 'videoplaybackannotation'];
+const olderTypes = [
+  'annotation',
+  'pointannotation',
+  'lineannotation',
+  'polygonannotation',
+  'segmentannotation',
+  'categorization',
+  'comparison',
+  'datacollection',
+  'transcription',
+  'audiotranscription',
+];
+const newerTypes = [
+  'imageannotation',
+  'textcollection',
+  'namedentityrecognition',
+  'documenttranscription',
+  'documentranscription',
+  'videoplaybackannotation',
+  'lidarsegmentation',
+];
+const kinds = [
+  'textcollection',
+  'imageannotation',
+  'namedentityrecognition',
+  'documentranscription',
+  'documenttranscription',
+  'segmentannoation',
+  'segmentannotation',
+  'videoplaybackannotation',
+];
 function expectedEndpoints(types: string[]): string[] {
   return [
-    'GET /v1/tasks', 'GET /v1/task/{taskId}', 'POST /v1/task/{taskId}/cancel', 'POST /v1/task/{taskId}/setMetadata',
-    'POST /v1/task/{taskId}/unique_id', 'DELETE /v1/task/{taskId}/unique_id',
-    'POST /v1/task/{taskId}/tags', 'PUT /v1/task/{taskId}/tags', 'DELETE /v1/task/{taskId}/tags',
-    'POST /v1/task/{taskId}/audit', 'GET /v1/task/{taskId}/callbacks', 'POST /v1/task/{taskId}/callbacks/redeliver',
+    'GET /v1/tasks',
+    'GET /v1/task/{taskId}',
+    'POST /v1/task/{taskId}/cancel',
+    'POST /v1/task/{taskId}/setMetadata',
+    'POST /v1/task/{taskId}/unique_id',
+    'DELETE /v1/task/{taskId}/unique_id',
+    'POST /v1/task/{taskId}/tags',
+    'PUT /v1/task/{taskId}/tags',
+    'DELETE /v1/task/{taskId}/tags',
+    'POST /v1/task/{taskId}/audit',
+    'GET /v1/task/{taskId}/callbacks',
+    'POST /v1/task/{taskId}/callbacks/redeliver',
     ...types.map((t) => `POST /v1/task/${t}`),
-    'GET /v1/projects', 'POST /v1/projects', 'GET /v1/projects/{projectName}',
-    'POST /v1/projects/{projectName}/setParams', 'POST /v1/projects/{projectName}/setOntology',
-    'GET /v1/batches', 'POST /v1/batches', 'GET /v1/batches/{batchName}', 'POST /v1/batches/{batchName}/finalize',
-    'GET /v1/batches/{batchName}/status', 'POST /v1/batches/{batchName}/setMetadata',
-    'POST /v1/batches/{batchName}/archive', 'POST /v1/batches/{batchName}/unarchive',
+    'GET /v1/projects',
+    'POST /v1/projects',
+    'GET /v1/projects/{projectName}',
+    'POST /v1/projects/{projectName}/setParams',
+    'POST /v1/projects/{projectName}/setOntology',
+    'GET /v1/batches',
+    'POST /v1/batches',
+    'GET /v1/batches/{batchName}',
+    'POST /v1/batches/{batchName}/finalize',
+    'GET /v1/batches/{batchName}/status',
+    'POST /v1/batches/{batchName}/setMetadata',
+    'POST /v1/batches/{batchName}/archive',
+    'POST /v1/batches/{batchName}/unarchive',
     ...['training', 'evaluation'].flatMap((k) => [
-      `GET /v1/${k}_tasks`, `GET /v1/${k}_tasks/{${k}TaskId}`, ...kinds.map((kind) => `POST /v1/${k}_tasks/${kind}`),
+      `GET /v1/${k}_tasks`,
+      `GET /v1/${k}_tasks/{${k}TaskId}`,
+      ...kinds.map((kind) => `POST /v1/${k}_tasks/${kind}`),
     ]),
   ].sort();
 }
 // Issue 18: the workforce a customer manages with its API key (current generation only).
 const workforceManagement = [
-  'POST /v1/workforce/workers', 'GET /v1/workforce/workers', 'GET /v1/workforce/workers/{workerId}',
-  'PATCH /v1/workforce/workers/{workerId}', 'DELETE /v1/workforce/workers/{workerId}',
-  'POST /v1/workforce/workers/{workerId}/pause', 'POST /v1/workforce/workers/{workerId}/unpause',
+  'POST /v1/workforce/workers',
+  'GET /v1/workforce/workers',
+  'GET /v1/workforce/workers/{workerId}',
+  'PATCH /v1/workforce/workers/{workerId}',
+  'DELETE /v1/workforce/workers/{workerId}',
+  'POST /v1/workforce/workers/{workerId}/pause',
+  'POST /v1/workforce/workers/{workerId}/unpause',
   'POST /v1/workforce/workers/{workerId}/reset_password',
-  'GET /v1/projects/{projectName}/staffing', 'PUT /v1/projects/{projectName}/staffing',
-  'GET /v1/batches/{batchName}/staffing', 'PUT /v1/batches/{batchName}/staffing',
+  'GET /v1/projects/{projectName}/staffing',
+  'PUT /v1/projects/{projectName}/staffing',
+  'GET /v1/batches/{batchName}/staffing',
+  'PUT /v1/batches/{batchName}/staffing',
   'GET /v1/task/{taskId}/assignments',
 ];
 // Issue 18: the worker API (/worker/v1).
 const workerApi = [
-  'POST /v1/session', 'DELETE /v1/session', 'GET /v1/me', 'POST /v1/tokens', 'GET /v1/tokens', 'DELETE /v1/tokens/{tokenId}',
-  'POST /v1/assignments/next', 'GET /v1/assignments', 'GET /v1/assignments/{assignmentId}',
+  'POST /v1/session',
+  'DELETE /v1/session',
+  'GET /v1/me',
+  'POST /v1/tokens',
+  'GET /v1/tokens',
+  'DELETE /v1/tokens/{tokenId}',
+  'POST /v1/assignments/next',
+  'GET /v1/assignments',
+  'GET /v1/assignments/{assignmentId}',
   ...['heartbeat', 'submit', 'skip', 'release', 'review'].map((a) => `POST /v1/assignments/{assignmentId}/${a}`),
 ];
 
@@ -162,7 +229,9 @@ describe('coverage of the API description', () => {
     ['legacy', expectedEndpoints(olderTypes)],
     ['workforce', [...workerApi].sort()],
   ] as const)('the %s contract has every endpoint, and no other', (api, expected) => {
-    const actual = operations(asGeneration(api)).map((o) => `${o.method.toUpperCase()} ${o.path}`).sort();
+    const actual = operations(asGeneration(api))
+      .map((o) => `${o.method.toUpperCase()} ${o.path}`)
+      .sort();
     expect(actual).toEqual(expected);
   });
 

@@ -80,7 +80,9 @@ describe('docs site', () => {
       const from = pages[i]!;
       const { page } = await open(`${origin}/${from}`);
       if (/^(current|legacy|workforce)\.html$/.test(from)) await page.waitForSelector('#api-content');
-      const links = await page.$$eval('a[href]', (as) => as.map((a) => ({ raw: a.getAttribute('href')!, href: (a as HTMLAnchorElement).href })));
+      const links = await page.$$eval('a[href]', (as) =>
+        as.map((a) => ({ raw: a.getAttribute('href')!, href: (a as HTMLAnchorElement).href })),
+      );
       await page.close();
       // On a reference, links starting with / or # are routes of Redoc's app (its menu), not pages.
       const redoc = /^(current|legacy|workforce)\.html$/.test(from);
@@ -97,13 +99,24 @@ describe('docs site', () => {
         const html = await res.text();
         // Redoc's own links (#/tag/..., #operation/...) are routes of its app, not anchors.
         const anchor = decodeURIComponent(url.hash.slice(1));
-        if (anchor && !anchor.startsWith('/') && !/^(current|legacy|workforce)\.html$/.test(target) && !html.includes(`id="${anchor}"`)) broken.push(`${from}: ${href} has no #${anchor}`);
+        if (anchor && !anchor.startsWith('/') && !/^(current|legacy|workforce)\.html$/.test(target) && !html.includes(`id="${anchor}"`))
+          broken.push(`${from}: ${href} has no #${anchor}`);
         if (target.endsWith('.html') && !pages.includes(target)) pages.push(target);
       }
     }
     expect(broken).toEqual([]);
     // Every page was reached from the index: both references, the guides and the internal pages.
-    expect(pages).toEqual(expect.arrayContaining(['current.html', 'legacy.html', 'workforce.html', 'guides/getting-started.html', 'guides/client.html', 'guides/conformance.html', 'internal/seed-map.html']));
+    expect(pages).toEqual(
+      expect.arrayContaining([
+        'current.html',
+        'legacy.html',
+        'workforce.html',
+        'guides/getting-started.html',
+        'guides/client.html',
+        'guides/conformance.html',
+        'internal/seed-map.html',
+      ]),
+    );
   });
 
   it('links the references to each other, to the guides and the getting-started page, with code samples; titles show no Markdown', async () => {
@@ -112,26 +125,45 @@ describe('docs site', () => {
     expect(titles.filter((t) => t.includes('`'))).toEqual([]);
     expect(titles).toContain('Getting started: from install to a callback in five minutes');
     await page.close();
-    for (const [gen, other] of [['current', 'legacy'], ['legacy', 'current']] as const) {
+    for (const [gen, other] of [
+      ['current', 'legacy'],
+      ['legacy', 'current'],
+    ] as const) {
       const ref = await open(`${origin}/${gen}.html`);
       await ref.page.waitForSelector('#api-content');
       const links = await ref.page.$$eval('#api-content a[href]', (as) => as.map((a) => a.getAttribute('href')));
       expect(links).toEqual(expect.arrayContaining([`${other}.html`, 'index.html', 'guides/getting-started.html']));
       // Operations show their code samples (scripts/code-samples.ts), curl first.
-      await ref.page.locator('a[href="/tasks"]').first().evaluate((a: HTMLAnchorElement) => a.click());
+      await ref.page
+        .locator('a[href="/tasks"]')
+        .first()
+        .evaluate((a: HTMLAnchorElement) => a.click());
       const listTasks = ref.page.locator('a[href="#/tasks/listtasks"]').first();
       await listTasks.waitFor({ state: 'attached', timeout: 10_000 });
       await listTasks.evaluate((a: HTMLAnchorElement) => a.click());
-      await ref.page.locator('pre[data-testid="source-code"]', { hasText: 'curl -u "$HUMANTASK_KEY:"' }).first().waitFor({ timeout: 10_000 });
+      await ref.page
+        .locator('pre[data-testid="source-code"]', { hasText: 'curl -u "$HUMANTASK_KEY:"' })
+        .first()
+        .waitFor({ timeout: 10_000 });
       // The Servers box shows the server's description as plain text: no Markdown backticks in it.
-      const servers = await ref.page.evaluate(() => [...document.querySelectorAll('#api-content *')].filter((e) => e.children.length === 0 && (e.textContent ?? '').includes('The reference server serves')).map((e) => e.textContent));
+      const servers = await ref.page.evaluate(() =>
+        [...document.querySelectorAll('#api-content *')]
+          .filter((e) => e.children.length === 0 && (e.textContent ?? '').includes('The reference server serves'))
+          .map((e) => e.textContent),
+      );
       expect(servers.length).toBeGreaterThan(0);
       expect(servers.filter((t) => t?.includes('`'))).toEqual([]);
       await ref.page.close();
     }
     for (const guide of ['guides/getting-started.html', 'internal/performance.html']) {
       const { page: p } = await open(`${origin}/${guide}`);
-      expect(await p.$$eval('nav a', (as) => as.map((a) => a.getAttribute('href')))).toEqual(['../index.html', '../guides/getting-started.html', '../current.html', '../legacy.html', '../workforce.html']);
+      expect(await p.$$eval('nav a', (as) => as.map((a) => a.getAttribute('href')))).toEqual([
+        '../index.html',
+        '../guides/getting-started.html',
+        '../current.html',
+        '../legacy.html',
+        '../workforce.html',
+      ]);
       expect(await p.title()).not.toContain('`');
       await p.close();
     }
@@ -139,7 +171,11 @@ describe('docs site', () => {
 
   it.each(generations)('renders the section of every %s operation and webhook', async (gen) => {
     const doc = loadBundle(gen);
-    const slug = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+    const slug = (s: string) =>
+      s
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-|-$/g, '');
     const expected = [
       ...operations(gen, doc).map((o) => ({ op: o.op, where: o.path })),
       ...Object.entries<any>(doc.webhooks ?? {}).map(([name, item]) => ({ op: item.post, where: name })),
@@ -151,7 +187,10 @@ describe('docs site', () => {
     for (const { id, summary, tag, where } of expected) {
       if (tag !== expanded) {
         // Redoc lists an operation in the sidebar once its tag's group is open.
-        await page.locator(`a[href="/${tag}"]`).first().evaluate((a: HTMLAnchorElement) => a.click());
+        await page
+          .locator(`a[href="/${tag}"]`)
+          .first()
+          .evaluate((a: HTMLAnchorElement) => a.click());
         expanded = tag;
       }
       const link = page.locator(`a[href="#/${tag}/${id.toLowerCase()}"]`).first();

@@ -74,7 +74,8 @@ function assignment(task: Assignment['task'], extra: Partial<Assignment> = {}): 
 const categorizationTask = (): Assignment['task'] => ({
   task_id: '65f1c0a2b3c4d5e6f7a8b9c0',
   type: 'categorization',
-  instruction: 'Which **team** should answer this message? See [the guide](https://example.com/guide) or [bad](javascript:alert(1)).<script>window.pwned = 1</script><img src="/fixtures/street.svg" onerror="window.pwned = 2">',
+  instruction:
+    'Which **team** should answer this message? See [the guide](https://example.com/guide) or [bad](javascript:alert(1)).<script>window.pwned = 1</script><img src="/fixtures/street.svg" onerror="window.pwned = 2">',
   params: {
     attachment_type: 'text',
     attachment: 'I was charged twice for my subscription this month.',
@@ -116,9 +117,19 @@ beforeAll(async () => {
     for (const h of ['authorization', 'content-type', 'idempotency-key']) if (req.headers[h]) headers[h] = String(req.headers[h]);
     const op = req.path.split('/').pop() ?? '';
     if (prefer[op]) headers.prefer = prefer[op];
-    const answer = await fetch(`${mock.url}${req.originalUrl}`, { method: req.method, headers, ...(raw ? { body: new Uint8Array(raw) } : {}) });
+    const answer = await fetch(`${mock.url}${req.originalUrl}`, {
+      method: req.method,
+      headers,
+      ...(raw ? { body: new Uint8Array(raw) } : {}),
+    });
     const text = await answer.text();
-    calls.push({ method: req.method, path: `/worker${req.path}`, body: raw ? JSON.parse(raw.toString()) : null, status: answer.status, ...(headers['idempotency-key'] ? { key: headers['idempotency-key'] } : {}) });
+    calls.push({
+      method: req.method,
+      path: `/worker${req.path}`,
+      body: raw ? JSON.parse(raw.toString()) : null,
+      status: answer.status,
+      ...(headers['idempotency-key'] ? { key: headers['idempotency-key'] } : {}),
+    });
     res.status(answer.status);
     for (const h of ['content-type', 'retry-after']) if (answer.headers.get(h)) res.setHeader(h, answer.headers.get(h) as string);
     res.send(text);
@@ -182,11 +193,17 @@ describe('the labeling app', () => {
     await expect.poll(() => page.locator('.instruction strong').textContent(), poll).toBe('team');
     expect(await page.locator('.instruction').innerHTML()).not.toMatch(/script|onerror/);
     expect(await page.evaluate(() => (window as any).pwned)).toBeUndefined();
-    expect(await page.locator('.instruction a').evaluateAll((as) => as.map((a) => [a.getAttribute('href'), a.getAttribute('target'), a.getAttribute('rel')]))).toEqual([
+    expect(
+      await page
+        .locator('.instruction a')
+        .evaluateAll((as) => as.map((a) => [a.getAttribute('href'), a.getAttribute('target'), a.getAttribute('rel')])),
+    ).toEqual([
       ['https://example.com/guide', '_blank', 'noopener noreferrer'],
       [null, null, null],
     ]);
-    await expect.poll(() => page.locator('.attachment blockquote').textContent(), poll).toBe('I was charged twice for my subscription this month.');
+    await expect
+      .poll(() => page.locator('.attachment blockquote').textContent(), poll)
+      .toBe('I was charged twice for my subscription this month.');
 
     // Key 2 chooses the second category; a heartbeat saves it as the draft.
     await page.keyboard.press('2');
@@ -198,7 +215,10 @@ describe('the labeling app', () => {
     await page.keyboard.press('Control+Enter');
     const submitted = await waitForCall((c) => c.path.endsWith('/submit'));
     expect(validAgainst('SubmitRequest', submitted.body)).toBe('valid');
-    expect(submitted.body).toMatchObject({ lease_token: first.lease_token, response: { category: 'Technical problem', category_id: 'c2' } });
+    expect(submitted.body).toMatchObject({
+      lease_token: first.lease_token,
+      response: { category: 'Technical problem', category_id: 'c2' },
+    });
     expect(submitted.status).toBe(200);
 
     // The next task comes by itself: an image to draw boxes on.
@@ -226,7 +246,8 @@ describe('the labeling app', () => {
     expect(more).toEqual([]);
     expect(box).toMatchObject({ type: 'box', label: 'car' });
     expect(box.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    for (const [key, want] of Object.entries({ left: 200, top: 195, width: 185, height: 97 })) expect(Math.abs(box[key] - want), key).toBeLessThan(2);
+    for (const [key, want] of Object.entries({ left: 200, top: 195, width: 185, height: 97 }))
+      expect(Math.abs(box[key] - want), key).toBeLessThan(2);
 
     // Nothing more: the app says so and asks again after Retry-After.
     await page.getByText(/Nothing to do right now\. Asking again in [12] s\./).waitFor();
@@ -291,7 +312,7 @@ describe('the labeling app', () => {
     await page.close();
   });
 
-  it('shows the server\'s reason when it refuses an answer (400), and lets the person correct and submit again', async () => {
+  it("shows the server's reason when it refuses an answer (400), and lets the person correct and submit again", async () => {
     const task = assignment(categorizationTask());
     queue = [task];
     prefer = { submit: 'code=400' };
@@ -300,7 +321,9 @@ describe('the labeling app', () => {
     await page.locator('.instruction').waitFor();
     await page.keyboard.press('1');
     await page.keyboard.press('Control+Enter');
-    await page.locator('.notice', { hasText: "The answer was not accepted: request/body must have required property 'lease_token'" }).waitFor();
+    await page
+      .locator('.notice', { hasText: "The answer was not accepted: request/body must have required property 'lease_token'" })
+      .waitFor();
     expect(await page.getByLabel('Billing').isChecked()).toBe(true);
     prefer = {};
     await page.keyboard.press('Control+Enter');
@@ -333,7 +356,7 @@ describe('the labeling app', () => {
     await page.close();
   });
 
-  it('brings the draft back: after a reload from this browser\'s copy, in another browser from the server\'s draft', async () => {
+  it("brings the draft back: after a reload from this browser's copy, in another browser from the server's draft", async () => {
     const task = assignment(categorizationTask());
     // Asked again while the assignment is active, the server answers it again (a reload resumes it).
     // (The generated type of a draft is an empty record: the contract's `type: object` has no properties.)
@@ -408,7 +431,16 @@ describe('the labeling app', () => {
     const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
     await help.waitFor();
     const text = await help.textContent();
-    for (const line of ['Submit the answer', 'Ctrl+Enter', 'Skip the task', 'Shift+S', 'Release the task', 'Shift+R', 'Choose category 1-9']) expect(text).toContain(line);
+    for (const line of [
+      'Submit the answer',
+      'Ctrl+Enter',
+      'Skip the task',
+      'Shift+S',
+      'Release the task',
+      'Shift+R',
+      'Choose category 1-9',
+    ])
+      expect(text).toContain(line);
     await page.keyboard.press('Escape');
     await help.waitFor({ state: 'hidden' });
 

@@ -235,7 +235,8 @@ describe('Prism mock of the worker API, on its own port', () => {
     async (_name, { path: p, method, op, pointer }) => {
       const params = [...(doc.paths[p].parameters ?? []), ...(op.parameters ?? [])].map((x: Json) => deref(doc, x));
       let url = `${workerMock.url}/worker${p}`;
-      for (const param of params.filter((x) => x.in === 'path')) url = url.replace(`{${param.name}}`, encodeURIComponent(exampleOf(doc, param)));
+      for (const param of params.filter((x) => x.in === 'path'))
+        url = url.replace(`{${param.name}}`, encodeURIComponent(exampleOf(doc, param)));
       const headers: Record<string, string> = { authorization: 'Bearer wks_anything', accept: 'application/json' };
       const json = deref(doc, op.requestBody)?.content?.['application/json'];
       let body: string | undefined;
@@ -260,7 +261,11 @@ describe('Prism mock of the worker API, on its own port', () => {
       const res = await fetch(`${workerMock.url}/worker/v1/me`, authorization ? { headers: { authorization } } : {});
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toBe('Bearer realm="humantask-worker"');
-      expect(await res.json()).toEqual({ status_code: 401, error: expect.stringMatching(/worker token is required/), code: 'unauthenticated' });
+      expect(await res.json()).toEqual({
+        status_code: 401,
+        error: expect.stringMatching(/worker token is required/),
+        code: 'unauthenticated',
+      });
     }
     const login = await fetch(`${workerMock.url}/worker/v1/session`, {
       method: 'POST',

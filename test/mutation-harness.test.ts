@@ -31,7 +31,10 @@ describe('mutation sample', () => {
   it('gives Stryker one range per drawn node; a larger share keeps every node of a smaller one', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'mutation-sample-'));
     const file = path.join(dir, 'rules.ts');
-    writeFileSync(file, Array.from({ length: 40 }, (_, i) => `export const f${i} = (a: number) => (a > ${i} && a !== 3 ? 'big ${i}' : a + ${i});`).join('\n'));
+    writeFileSync(
+      file,
+      Array.from({ length: 40 }, (_, i) => `export const f${i} = (a: number) => (a > ${i} && a !== 3 ? 'big ${i}' : a + ${i});`).join('\n'),
+    );
     const small: string[] = await sampledMutatePatterns([file], { rate: 0.2, seed: '1' });
     const large: string[] = await sampledMutatePatterns([file], { rate: 0.6, seed: '1' });
     expect(small.length).toBeGreaterThan(0);
@@ -45,14 +48,35 @@ describe('mutation score', () => {
   const score = (report: unknown, env: Record<string, string> = {}) => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'mutation-score-')), 'mutation.json');
     writeFileSync(file, JSON.stringify(report));
-    return execFileSync(process.execPath, ['--import', 'tsx', 'test/mutation/score.ts', file], { encoding: 'utf8', env: { ...process.env, MUTATION_SAMPLE: '', ...env } });
+    return execFileSync(process.execPath, ['--import', 'tsx', 'test/mutation/score.ts', file], {
+      encoding: 'utf8',
+      env: { ...process.env, MUTATION_SAMPLE: '', ...env },
+    });
   };
-  const mutant = (id: number, status: string, line = id) => ({ id: String(id), mutatorName: 'EqualityOperator', replacement: 'a >= b', location: at(line, 4), status });
+  const mutant = (id: number, status: string, line = id) => ({
+    id: String(id),
+    mutatorName: 'EqualityOperator',
+    replacement: 'a >= b',
+    location: at(line, 4),
+    status,
+  });
   const source = Array.from({ length: 20 }, (_, i) => `line ${i + 1}`).join('\n');
 
   it('counts killed and timed-out mutants over the valid ones, lists survivors, leaves out ignored ones', () => {
     const out = score({
-      files: { 'server/a.ts': { source, mutants: [mutant(1, 'Killed'), mutant(2, 'Timeout'), mutant(3, 'Survived'), mutant(4, 'NoCoverage'), mutant(5, 'Ignored'), mutant(6, 'Killed')] } },
+      files: {
+        'server/a.ts': {
+          source,
+          mutants: [
+            mutant(1, 'Killed'),
+            mutant(2, 'Timeout'),
+            mutant(3, 'Survived'),
+            mutant(4, 'NoCoverage'),
+            mutant(5, 'Ignored'),
+            mutant(6, 'Killed'),
+          ],
+        },
+      },
     });
     expect(out).toContain('**Score: 60.0 %** (3 of 5 valid mutants killed or timed out)');
     expect(out).toContain('- survived server/a.ts:3 EqualityOperator: `line 3` → `a >= b`');
@@ -66,6 +90,8 @@ describe('mutation score', () => {
     const killed = counted.filter((m) => m.status === 'Killed').length;
     const out = score({ files: { 'server/a.ts': { source, mutants } } }, { MUTATION_SAMPLE: '0.5', MUTATION_SEED: '1' });
     expect(out).toContain(`${counted.length} drawn mutants (${mutants.length - counted.length} more were tested`);
-    expect(out).toContain(`**Score: ${((100 * killed) / counted.length).toFixed(1)} %** (${killed} of ${counted.length} valid mutants killed or timed out), 95 % interval`);
+    expect(out).toContain(
+      `**Score: ${((100 * killed) / counted.length).toFixed(1)} %** (${killed} of ${counted.length} valid mutants killed or timed out), 95 % interval`,
+    );
   });
 });

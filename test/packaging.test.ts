@@ -27,9 +27,18 @@ const npx = (args: string[], env: Record<string, string> = {}) =>
   );
 
 /** A long-running `npx humantask ...`; resolves with the first match of `ready` in its output. */
-async function start(args: string[], env: Record<string, string>, ready: RegExp): Promise<{ match: RegExpExecArray; output: () => string }> {
+async function start(
+  args: string[],
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<{ match: RegExpExecArray; output: () => string }> {
   // Its own process group: npx, npm's shell and node stop together.
-  const child = spawn('npx', ['--no-install', 'humantask', ...args], { cwd: app, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npx', ['--no-install', 'humantask', ...args], {
+    cwd: app,
+    env: { ...process.env, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let output = '';
   const match = await new Promise<RegExpExecArray>((resolve, reject) => {
@@ -86,12 +95,16 @@ it('installs the client alone with openapi-fetch as its only dependency', () => 
   const client = JSON.parse(readFileSync(path.join(app, 'node_modules', '@humantask', 'client', 'package.json'), 'utf8'));
   expect(Object.keys(client.dependencies)).toEqual(['openapi-fetch']);
   const installed = JSON.parse(readFileSync(path.join(app, 'package.json'), 'utf8'));
-  expect(installed.dependencies).toMatchObject({ humantask: expect.stringMatching(/^file:/), '@humantask/client': expect.stringMatching(/^file:/) });
+  expect(installed.dependencies).toMatchObject({
+    humantask: expect.stringMatching(/^file:/),
+    '@humantask/client': expect.stringMatching(/^file:/),
+  });
 });
 
 it('ships the server, the mock and the conformance suite, but not the tests or the build scripts', () => {
   const installed = path.join(app, 'node_modules', 'humantask');
-  for (const file of ['server/cli.ts', 'server/mock.ts', 'conformance/cli.ts', 'conformance/checks/index.ts']) expect(existsSync(path.join(installed, file)), file).toBe(true);
+  for (const file of ['server/cli.ts', 'server/mock.ts', 'conformance/cli.ts', 'conformance/checks/index.ts'])
+    expect(existsSync(path.join(installed, file)), file).toBe(true);
   for (const folder of ['test', 'scripts']) expect(existsSync(path.join(installed, folder)), folder).toBe(false);
 });
 
@@ -107,7 +120,11 @@ describe('npx humantask serve, and conformance against it', () => {
   let url: string;
   let keys: Record<string, string>;
   beforeAll(async () => {
-    const server = await start(['serve'], { ...conformanceEnv, PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'warn', RATE_LIMIT_BURST: '0' }, /try: curl/);
+    const server = await start(
+      ['serve'],
+      { ...conformanceEnv, PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'warn', RATE_LIMIT_BURST: '0' },
+      /try: curl/,
+    );
     url = /listening on (http:\/\/\S+)/.exec(server.output())![1]!;
     const key = (label: string) => new RegExp(`${label}:\\s+(\\S+)`).exec(server.output())![1]!;
     keys = { test: key('test key'), live: key('live key'), callbackAuth: key('callback auth key'), signing: key('signing secret') };
@@ -121,16 +138,23 @@ describe('npx humantask serve, and conformance against it', () => {
     expect((await fetch(`${url}/v1/tasks`)).status).toBe(401);
   });
 
-  it('passes the conformance suite run from the installed package (every operation\'s examples, both generations)', async () => {
+  it("passes the conformance suite run from the installed package (every operation's examples, both generations)", async () => {
     const res = await npx([
       'conformance',
-      '--base-url', url,
-      '--key', keys.test!,
-      '--live-key', keys.live!,
-      '--callback-auth-key', keys.callbackAuth!,
-      '--signing-secret', keys.signing!,
-      '--callback-host', '127.0.0.1',
-      '--only', 'examples/',
+      '--base-url',
+      url,
+      '--key',
+      keys.test!,
+      '--live-key',
+      keys.live!,
+      '--callback-auth-key',
+      keys.callbackAuth!,
+      '--signing-secret',
+      keys.signing!,
+      '--callback-host',
+      '127.0.0.1',
+      '--only',
+      'examples/',
       '--cleanup',
     ]);
     expect(res.stdout).toMatch(/PASSED/);
@@ -178,27 +202,31 @@ console.log(JSON.stringify({ verified: verified.type, failed, error: typeof Huma
   it.each([
     ['TypeScript 5.9', 'typescript'],
     ['the current TypeScript', 'typescript-current'],
-  ])('compiles with %s ("types": [], strict, no skipLibCheck) and runs on plain Node', async (_name, compiler) => {
-    const project = path.join(app, compiler);
-    mkdirSync(project, { recursive: true });
-    writeFileSync(path.join(project, 'main.ts'), program);
-    const compilerOptions = {
-      target: 'ES2022',
-      module: 'NodeNext',
-      moduleResolution: 'NodeNext',
-      strict: true,
-      noUncheckedIndexedAccess: true,
-      exactOptionalPropertyTypes: true,
-      skipLibCheck: false,
-      types: [],
-      rootDir: '.',
-      outDir: 'out',
-    };
-    writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['main.ts'] }));
-    const tsc = path.join(app, 'node_modules', compiler, 'bin', 'tsc');
-    const check = await run(process.execPath, [tsc, '-p', project], { cwd: project }).catch((e: { stdout: string }) => e);
-    expect(check.stdout).toBe('');
-    const { stdout } = await run(process.execPath, [path.join(project, 'out', 'main.js')], { cwd: project });
-    expect(JSON.parse(stdout)).toEqual({ verified: 'attachmentError', failed: 'TypeError', error: 'function', version });
-  }, 300_000);
+  ])(
+    'compiles with %s ("types": [], strict, no skipLibCheck) and runs on plain Node',
+    async (_name, compiler) => {
+      const project = path.join(app, compiler);
+      mkdirSync(project, { recursive: true });
+      writeFileSync(path.join(project, 'main.ts'), program);
+      const compilerOptions = {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        noUncheckedIndexedAccess: true,
+        exactOptionalPropertyTypes: true,
+        skipLibCheck: false,
+        types: [],
+        rootDir: '.',
+        outDir: 'out',
+      };
+      writeFileSync(path.join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['main.ts'] }));
+      const tsc = path.join(app, 'node_modules', compiler, 'bin', 'tsc');
+      const check = await run(process.execPath, [tsc, '-p', project], { cwd: project }).catch((e: { stdout: string }) => e);
+      expect(check.stdout).toBe('');
+      const { stdout } = await run(process.execPath, [path.join(project, 'out', 'main.js')], { cwd: project });
+      expect(JSON.parse(stdout)).toEqual({ verified: 'attachmentError', failed: 'TypeError', error: 'function', version });
+    },
+    300_000,
+  );
 });

@@ -34,7 +34,11 @@ export const accountSettingChecks: Check[] = [
       };
       const [waiting, canceled] = [await create(), await create()];
       const early = await readTask(ctx, waiting, key);
-      expectThat(early.status === 'pending' && early.response == null, 'a test task read right after its creation should still be pending, without a response, while the completion delay runs', early);
+      expectThat(
+        early.status === 'pending' && early.response == null,
+        'a test task read right after its creation should still be pending, without a response, while the completion delay runs',
+        early,
+      );
       const cancel = await ctx.call('POST', `/v1/task/${canceled}/cancel`, { key });
       expectStatus(cancel, 200, 'canceling a test task while its completion delay runs');
       expectThat(cancel.body?.status === 'canceled', 'the cancel answer should show the task canceled', cancel.body);
@@ -48,12 +52,27 @@ export const accountSettingChecks: Check[] = [
         },
         60_000,
       );
-      expectThat(callback?.body?.response && typeof callback.body.response.category === 'string', 'the callback of the delayed task should carry its response', callback?.body);
+      expectThat(
+        callback?.body?.response && typeof callback.body.response.category === 'string',
+        'the callback of the delayed task should carry its response',
+        callback?.body,
+      );
       const done = await readTask(ctx, waiting, key);
-      expectThat(done.status === 'completed' && ['billing', 'support', 'sales'].includes(done.response?.category), 'once the delay has passed, the task should be completed with a category of its own', done);
+      expectThat(
+        done.status === 'completed' && ['billing', 'support', 'sales'].includes(done.response?.category),
+        'once the delay has passed, the task should be completed with a category of its own',
+        done,
+      );
       const still = await readTask(ctx, canceled, key);
-      expectThat(still.status === 'canceled' && still.response == null, 'a test task canceled during its completion delay should stay canceled, without a response', still);
-      expectThat(!receiver.received(label).some((r) => r.body?.task_id === canceled || r.body?.task?.task_id === canceled), 'a task canceled during its delay should get no completion callback');
+      expectThat(
+        still.status === 'canceled' && still.response == null,
+        'a test task canceled during its completion delay should stay canceled, without a response',
+        still,
+      );
+      expectThat(
+        !receiver.received(label).some((r) => r.body?.task_id === canceled || r.body?.task?.task_id === canceled),
+        'a task canceled during its delay should get no completion callback',
+      );
     },
   },
   {
@@ -67,7 +86,8 @@ export const accountSettingChecks: Check[] = [
       const contract = loadContract(ctx.generation);
       const exampleFor = async (path: string) => {
         const op = [...contract.byId.values()].find((o) => o.method === 'post' && o.path === path);
-        const example = op && requestExamples(contract, op).find(([, v]) => isRecord(v) && v.project === undefined && v.batch === undefined);
+        const example =
+          op && requestExamples(contract, op).find(([, v]) => isRecord(v) && v.project === undefined && v.batch === undefined);
         if (!op || !example) throw new Error(`the ${ctx.generation} contract has no standalone example for POST ${path}`);
         return personalize(ctx, op, example[1]);
       };
@@ -80,11 +100,22 @@ export const accountSettingChecks: Check[] = [
         expectError(ex, 402, `POST ${path} of a type the account has disabled`);
         expectThat(String(ex.body.error).includes(type), `the 402 message should name the type ${type}`, ex.body);
         const after = await ctx.call('GET', list, { key, query: { type, limit: 1 } });
-        expectThat(after.body?.total === before.body?.total, `a refused ${type} creation should store nothing (total ${before.body?.total} before, ${after.body?.total} after)`, after.body);
+        expectThat(
+          after.body?.total === before.body?.total,
+          `a refused ${type} creation should store nothing (total ${before.body?.total} before, ${after.body?.total} after)`,
+          after.body,
+        );
         const mainAccount = await ctx.call('POST', path, { json: await exampleFor(path) });
         expectStatus(mainAccount, 200, `POST ${path} on the main account, which has ${type} enabled`);
       }
-      expectStatus(await ctx.call('POST', '/v1/task/categorization', { key, json: categorization({ callback_url: (await ctx.receiver()).url('sink') }) }), 200, 'creating a task of an enabled type on the settings account');
+      expectStatus(
+        await ctx.call('POST', '/v1/task/categorization', {
+          key,
+          json: categorization({ callback_url: (await ctx.receiver()).url('sink') }),
+        }),
+        200,
+        'creating a task of an enabled type on the settings account',
+      );
     },
   },
   {
@@ -99,7 +130,11 @@ export const accountSettingChecks: Check[] = [
       const ex = await ctx.call('POST', '/v1/task/categorization', { key, json: body });
       expectStatus(ex, 200, 'creating a task without callback_url on the account with a default callback URL');
       const stored = await readTask(ctx, ex.body.task_id, key);
-      expectThat(stored.task_id === ex.body.task_id && stored.type === 'categorization', 'the task created without callback_url should be stored', stored);
+      expectThat(
+        stored.task_id === ex.body.task_id && stored.type === 'categorization',
+        'the task created without callback_url should be stored',
+        stored,
+      );
     },
   },
 ];

@@ -12,7 +12,11 @@ export const authChecks: Check[] = [
     async run(ctx) {
       const credentials = Buffer.from(`${ctx.options.key}:`).toString('base64');
       // The well-formed header is accepted (so that the refusals below are about the form only).
-      expectStatus(await ctx.call('GET', '/v1/tasks', { key: 'none', query: { limit: 1 }, headers: { authorization: `Basic ${credentials}` } }), 200, 'the valid key as `Basic <base64>`');
+      expectStatus(
+        await ctx.call('GET', '/v1/tasks', { key: 'none', query: { limit: 1 }, headers: { authorization: `Basic ${credentials}` } }),
+        200,
+        'the valid key as `Basic <base64>`',
+      );
       for (const authorization of [`Basic ${credentials}!!`, `Basic ${credentials} extra`, `XBasic ${credentials}`]) {
         const ex = await ctx.call('GET', '/v1/tasks', { key: 'none', query: { limit: 1 }, headers: { authorization } });
         expectStatus(ex, 401, `Authorization: ${JSON.stringify(authorization.replace(credentials, '<base64 of key:>'))}`);

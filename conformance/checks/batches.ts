@@ -10,20 +10,37 @@ const projectParams = { attachment_type: 'text', categories: ['billing', 'suppor
 /** A project and a batch in it (names fresh); returns the created batch. */
 export async function projectAndBatch(
   ctx: CheckContext,
-  options: { key?: KeyName; studio?: boolean; rapid?: boolean; callback?: string; metadata?: Record<string, unknown>; calibration?: boolean } = {},
+  options: {
+    key?: KeyName;
+    studio?: boolean;
+    rapid?: boolean;
+    callback?: string;
+    metadata?: Record<string, unknown>;
+    calibration?: boolean;
+  } = {},
 ) {
   const key: KeyName = options.key ?? 'main';
   const project = ctx.unique('proj');
   const p = await ctx.call('POST', '/v1/projects', {
     key,
-    json: { type: 'categorization', name: project, params: projectParams, ...(options.studio ? { studio: true } : {}), ...(options.rapid ? { rapid: true } : {}) },
+    json: {
+      type: 'categorization',
+      name: project,
+      params: projectParams,
+      ...(options.studio ? { studio: true } : {}),
+      ...(options.rapid ? { rapid: true } : {}),
+    },
   });
   expectStatus(p, 200, 'creating a project');
   return { project, ...(await batchIn(ctx, project, options)) };
 }
 
 /** A new batch (name fresh) in `project`; returns its name and the created batch. */
-async function batchIn(ctx: CheckContext, project: string, options: { key?: KeyName; callback?: string; metadata?: Record<string, unknown>; calibration?: boolean } = {}) {
+async function batchIn(
+  ctx: CheckContext,
+  project: string,
+  options: { key?: KeyName; callback?: string; metadata?: Record<string, unknown>; calibration?: boolean } = {},
+) {
   const name = ctx.unique('batch');
   const b = await ctx.call('POST', '/v1/batches', {
     key: options.key ?? 'main',
@@ -60,7 +77,11 @@ export const batchChecks: Check[] = [
     kind: 'behaviour',
     async run(ctx) {
       const { project, name, batch } = await projectAndBatch(ctx, { metadata: { week: 47 } });
-      expectThat(batch.status === 'in_progress' && batch.project === project && batch.name === name, 'a new batch of a plain project should be in_progress in its project', batch);
+      expectThat(
+        batch.status === 'in_progress' && batch.project === project && batch.name === name,
+        'a new batch of a plain project should be in_progress in its project',
+        batch,
+      );
       expectThat(isDeepStrictEqual(batch.metadata, { week: 47 }), 'the batch should keep its metadata', batch.metadata);
       const task = await createTask(ctx, 'categorization', batchTask(name, 'In the batch.'));
       expectThat(task.batch === name && task.project === project, 'a task joining a batch should show the batch and its project', task);
@@ -74,7 +95,11 @@ export const batchChecks: Check[] = [
       );
       const read = await ctx.call('GET', `/v1/batches/${encodeURIComponent(name)}`);
       expectStatus(read, 200, 'reading the batch');
-      expectThat(read.body?.status === 'completed' && typeof read.body?.completed_at === 'string', 'a completed batch should read completed, with completed_at', read.body);
+      expectThat(
+        read.body?.status === 'completed' && typeof read.body?.completed_at === 'string',
+        'a completed batch should read completed, with completed_at',
+        read.body,
+      );
       // An Enterprise batch takes tasks until it is archived: the late task joins and, completed at
       // once in test mode, completes the batch again.
       const late = await createTask(ctx, 'categorization', batchTask(name, 'Later.'));
@@ -85,7 +110,11 @@ export const batchChecks: Check[] = [
       });
       const listed = await ctx.call('GET', '/v1/batches', { query: { project } });
       expectStatus(listed, 200, 'listing the batches of the project');
-      expectThat(listed.body?.total === 1 && listed.body?.docs?.[0]?.name === name, 'GET /v1/batches?project= should list the one batch of the project', listed.body);
+      expectThat(
+        listed.body?.total === 1 && listed.body?.docs?.[0]?.name === name,
+        'GET /v1/batches?project= should list the one batch of the project',
+        listed.body,
+      );
     },
   },
   {
@@ -104,17 +133,27 @@ export const batchChecks: Check[] = [
         await createTask(ctx, 'categorization', batchTask(name, 'Two.'), { key }),
       ];
       const staged = await counts(ctx, name, key);
-      expectThat(staged.status === 'staging' && staged.pending === 2, `a staging batch with 2 live tasks should count 2 pending, got ${JSON.stringify(staged)}`);
+      expectThat(
+        staged.status === 'staging' && staged.pending === 2,
+        `a staging batch with 2 live tasks should count 2 pending, got ${JSON.stringify(staged)}`,
+      );
       const path = `/v1/batches/${encodeURIComponent(name)}/finalize`;
       for (const attempt of ['finalize', 'repeated finalize']) {
         const fin = await ctx.call('POST', path, { key });
         expectStatus(fin, 200, attempt);
         expectThat(fin.body?.status === 'in_progress', `${attempt} should answer the batch in_progress, got ${fin.body?.status}`, fin.body);
       }
-      expectError(await postTask(ctx, 'categorization', batchTask(name, 'Late.'), { key }), 400, 'adding a task to a finalized studio batch');
+      expectError(
+        await postTask(ctx, 'categorization', batchTask(name, 'Late.'), { key }),
+        400,
+        'adding a task to a finalized studio batch',
+      );
       expectStatus(await ctx.call('POST', `/v1/task/${tasks[0].task_id}/cancel`, { key }), 200, 'cancel of the first task');
       const half = await counts(ctx, name, key);
-      expectThat(half.status === 'in_progress' && half.pending === 1 && half.canceled === 1, `after one cancel: expected in_progress, 1 pending, 1 canceled; got ${JSON.stringify(half)}`);
+      expectThat(
+        half.status === 'in_progress' && half.pending === 1 && half.canceled === 1,
+        `after one cancel: expected in_progress, 1 pending, 1 canceled; got ${JSON.stringify(half)}`,
+      );
       expectStatus(await ctx.call('POST', `/v1/task/${tasks[1].task_id}/cancel`, { key }), 200, 'cancel of the second task');
       const done = await ctx.until('the batch to complete once no task is pending', async () => {
         const c = await counts(ctx, name, key);
@@ -132,7 +171,11 @@ export const batchChecks: Check[] = [
     async run(ctx) {
       const { project, name } = await projectAndBatch(ctx);
       expectError(await ctx.call('POST', '/v1/batches', { json: { project, name } }), 409, 'a second batch with the same name');
-      expectError(await ctx.call('POST', '/v1/batches', { json: { project: ctx.unique('none'), name: ctx.unique('batch') } }), 404, 'a batch of an unknown project');
+      expectError(
+        await ctx.call('POST', '/v1/batches', { json: { project: ctx.unique('none'), name: ctx.unique('batch') } }),
+        404,
+        'a batch of an unknown project',
+      );
       expectError(await ctx.call('GET', `/v1/batches/${encodeURIComponent(ctx.unique('none'))}`), 404, 'an unknown batch');
     },
   },
@@ -162,7 +205,11 @@ export const batchChecks: Check[] = [
       const names = [name];
       for (let i = 0; i < 2; i++) {
         const more = ctx.unique('batch');
-        expectStatus(await ctx.call('POST', '/v1/batches', { json: { project, name: more } }), 200, 'creating another batch in the project');
+        expectStatus(
+          await ctx.call('POST', '/v1/batches', { json: { project, name: more } }),
+          200,
+          'creating another batch in the project',
+        );
         names.push(more);
       }
       const page = async (offset?: number) => {
@@ -210,7 +257,11 @@ export const batchChecks: Check[] = [
       expectThat(created.length === 0, `no task should be created, found ${JSON.stringify(created)}`);
       // The same task naming the batch's own project joins it: the 400 was for the mismatch.
       const joined = await createTask(ctx, 'categorization', { ...batchTask(name, 'In the right project.'), project: ownProject });
-      expectThat(joined.batch === name && joined.project === ownProject, 'a task naming the batch and its own project should join the batch', joined);
+      expectThat(
+        joined.batch === name && joined.project === ownProject,
+        'a task naming the batch and its own project should join the batch',
+        joined,
+      );
     },
   },
   {
@@ -238,16 +289,37 @@ export const batchChecks: Check[] = [
     kind: 'behaviour',
     async run(ctx) {
       const { project: rapid, batch: production } = await projectAndBatch(ctx, { rapid: true });
-      expectThat(production.calibration_batch === false && production.self_label_batch === false, 'a plain batch of a Rapid project should show calibration_batch and self_label_batch false', production);
-      expectThat(production.status === 'staging', `a batch of a Rapid project should start in staging, got ${production.status}`, production);
-      const create = (project: string, flags: Record<string, boolean>) => ctx.call('POST', '/v1/batches', { json: { project, name: ctx.unique('batch'), ...flags } });
+      expectThat(
+        production.calibration_batch === false && production.self_label_batch === false,
+        'a plain batch of a Rapid project should show calibration_batch and self_label_batch false',
+        production,
+      );
+      expectThat(
+        production.status === 'staging',
+        `a batch of a Rapid project should start in staging, got ${production.status}`,
+        production,
+      );
+      const create = (project: string, flags: Record<string, boolean>) =>
+        ctx.call('POST', '/v1/batches', { json: { project, name: ctx.unique('batch'), ...flags } });
       const calibration = await create(rapid, { calibration_batch: true });
       expectStatus(calibration, 200, 'creating a calibration batch in a Rapid project');
-      expectThat(calibration.body?.calibration_batch === true && calibration.body?.self_label_batch === false, 'a calibration batch should show calibration_batch true and self_label_batch false', calibration.body);
+      expectThat(
+        calibration.body?.calibration_batch === true && calibration.body?.self_label_batch === false,
+        'a calibration batch should show calibration_batch true and self_label_batch false',
+        calibration.body,
+      );
       const selfLabel = await create(rapid, { self_label_batch: true });
       expectStatus(selfLabel, 200, 'creating a self-label batch in a Rapid project');
-      expectThat(selfLabel.body?.self_label_batch === true && selfLabel.body?.calibration_batch === false, 'a self-label batch should show self_label_batch true and calibration_batch false', selfLabel.body);
-      expectError(await create(rapid, { calibration_batch: true, self_label_batch: true }), 400, 'a batch that is both a calibration and a self-label batch');
+      expectThat(
+        selfLabel.body?.self_label_batch === true && selfLabel.body?.calibration_batch === false,
+        'a self-label batch should show self_label_batch true and calibration_batch false',
+        selfLabel.body,
+      );
+      expectError(
+        await create(rapid, { calibration_batch: true, self_label_batch: true }),
+        400,
+        'a batch that is both a calibration and a self-label batch',
+      );
       const { project: plain } = await projectAndBatch(ctx);
       expectError(await create(plain, { calibration_batch: true }), 400, 'a calibration batch in a project that is not Rapid');
       expectError(await create(plain, { self_label_batch: true }), 400, 'a self-label batch in a project that is not Rapid');
@@ -269,7 +341,10 @@ export const batchChecks: Check[] = [
         return t.body?.status === 'completed';
       });
       const staged = await counts(ctx, calibration);
-      expectThat(staged.status === 'staging' && staged.completed === 1, `a staging batch whose only task completed should stay staging (counting it), got ${JSON.stringify(staged)}`);
+      expectThat(
+        staged.status === 'staging' && staged.completed === 1,
+        `a staging batch whose only task completed should stay staging (counting it), got ${JSON.stringify(staged)}`,
+      );
       expectError(await finalize(ctx, production), 400, 'finalizing a production batch while the calibration batch is still staging');
       const fin = await finalize(ctx, calibration);
       expectStatus(fin, 200, 'finalizing the calibration batch');
@@ -286,14 +361,18 @@ export const batchChecks: Check[] = [
       );
       const ready = await finalize(ctx, production);
       expectStatus(ready, 200, 'finalizing the production batch once a calibration batch completed');
-      expectThat(ready.body?.status === 'in_progress', `the finalized production batch should be in_progress, got ${ready.body?.status}`, ready.body);
+      expectThat(
+        ready.body?.status === 'in_progress',
+        `the finalized production batch should be in_progress, got ${ready.body?.status}`,
+        ready.body,
+      );
     },
   },
   {
     id: 'batches/list-filters',
     area,
     seed: '2.7 Batch; decision: GET /v1/batches filters project, status, start_time and end_time (created_at bounds, inclusive)',
-    rule: "GET /v1/batches keeps the batches of the project, of the status and created within start_time and end_time (inclusive), and no other; a date that does not exist is a 400 naming its filter.",
+    rule: 'GET /v1/batches keeps the batches of the project, of the status and created within start_time and end_time (inclusive), and no other; a date that does not exist is a 400 naming its filter.',
     kind: 'behaviour',
     async run(ctx) {
       const { project, name, batch } = await projectAndBatch(ctx);
@@ -314,12 +393,18 @@ export const batchChecks: Check[] = [
       ];
       for (const [query, expected] of cases) {
         const got = await names(query);
-        expectThat(isDeepStrictEqual(got, expected), `GET /v1/batches?project=…&${new URLSearchParams(query)} should list ${JSON.stringify(expected)}, got ${JSON.stringify(got)}`);
+        expectThat(
+          isDeepStrictEqual(got, expected),
+          `GET /v1/batches?project=…&${new URLSearchParams(query)} should list ${JSON.stringify(expected)}, got ${JSON.stringify(got)}`,
+        );
       }
       for (const filter of ['start_time', 'end_time']) {
         const bad = await ctx.call('GET', '/v1/batches', { query: { [filter]: '2026-02-30' } });
         expectError(bad, 400, `${filter}=2026-02-30 (no such day)`);
-        expectThat(String(bad.body?.error).includes(filter), `the 400 for ${filter}=2026-02-30 should name ${filter}, got ${JSON.stringify(bad.body?.error)}`);
+        expectThat(
+          String(bad.body?.error).includes(filter),
+          `the 400 for ${filter}=2026-02-30 should name ${filter}, got ${JSON.stringify(bad.body?.error)}`,
+        );
       }
     },
   },

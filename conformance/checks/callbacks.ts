@@ -3,7 +3,16 @@
 import { createServer } from 'node:net';
 import { isDeepStrictEqual } from 'node:util';
 import { verifyCallback } from '../../client/node.ts';
-import { ConformanceFailure, expectStatus, expectThat, type Check, type CheckContext, type KeyName, type ReceivedCallback, type Receiver } from '../types.ts';
+import {
+  ConformanceFailure,
+  expectStatus,
+  expectThat,
+  type Check,
+  type CheckContext,
+  type KeyName,
+  type ReceivedCallback,
+  type Receiver,
+} from '../types.ts';
 import { projectAndBatch } from './batches.ts';
 import { FAILING_ATTACHMENT_HOST, SINK, callbackFlag, categorization, createTask, postTask, readTask, settledTask } from './helpers.ts';
 
@@ -32,19 +41,37 @@ async function calledBackTask(ctx: CheckContext) {
 }
 
 /** Waits until `label` has received at least `n` POSTs; returns them. */
-function arrivals(ctx: CheckContext, receiver: Receiver, label: string, n: number, what: string, timeoutMs = DELIVERY_MS): Promise<ReceivedCallback[]> {
-  return ctx.until(what, async () => {
-    const got = receiver.received(label).filter((r) => (r.method ?? 'POST') === 'POST');
-    return got.length >= n ? got : undefined;
-  }, timeoutMs);
+function arrivals(
+  ctx: CheckContext,
+  receiver: Receiver,
+  label: string,
+  n: number,
+  what: string,
+  timeoutMs = DELIVERY_MS,
+): Promise<ReceivedCallback[]> {
+  return ctx.until(
+    what,
+    async () => {
+      const got = receiver.received(label).filter((r) => (r.method ?? 'POST') === 'POST');
+      return got.length >= n ? got : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** The headers every callback carries: JSON content type and the service-callback-auth key. */
 function expectCallbackHeaders(cb: ReceivedCallback, what: string): string {
   const type = header(cb, 'content-type') ?? '';
-  expectThat(type.toLowerCase().startsWith('application/json'), `${what}: content-type should be application/json, got ${JSON.stringify(type)}`);
+  expectThat(
+    type.toLowerCase().startsWith('application/json'),
+    `${what}: content-type should be application/json, got ${JSON.stringify(type)}`,
+  );
   const auth = header(cb, 'service-callback-auth');
-  expectThat(typeof auth === 'string' && auth.length > 0, `${what}: the service-callback-auth header should carry the account's callback auth key`, cb.headers);
+  expectThat(
+    typeof auth === 'string' && auth.length > 0,
+    `${what}: the service-callback-auth header should carry the account's callback auth key`,
+    cb.headers,
+  );
   return auth;
 }
 
@@ -55,12 +82,16 @@ async function flagBecomes(ctx: CheckContext, taskId: string, value: boolean, ke
 
 /** GET /v1/task/{taskId}/callbacks until `accept` holds for its docs; returns them. */
 async function attempts(ctx: CheckContext, taskId: string, what: string, accept: (docs: any[]) => boolean): Promise<any[]> {
-  return ctx.until(what, async () => {
-    const ex = await ctx.call('GET', `/v1/task/${taskId}/callbacks`);
-    expectStatus(ex, 200, `GET /v1/task/${taskId}/callbacks`);
-    expectThat(Array.isArray(ex.body?.docs), 'GET /v1/task/{taskId}/callbacks should answer {docs: [...]}', ex.body);
-    return accept(ex.body.docs) ? (ex.body.docs as any[]) : undefined;
-  }, DELIVERY_MS);
+  return ctx.until(
+    what,
+    async () => {
+      const ex = await ctx.call('GET', `/v1/task/${taskId}/callbacks`);
+      expectStatus(ex, 200, `GET /v1/task/${taskId}/callbacks`);
+      expectThat(Array.isArray(ex.body?.docs), 'GET /v1/task/{taskId}/callbacks should answer {docs: [...]}', ex.body);
+      return accept(ex.body.docs) ? (ex.body.docs as any[]) : undefined;
+    },
+    DELIVERY_MS,
+  );
 }
 
 /** A callback address on the callback host where nothing listens (a port just closed): connections are refused. */
@@ -91,16 +122,35 @@ export const callbackChecks: Check[] = [
         if (!cb) continue;
         keys.push(expectCallbackHeaders(cb, 'the completion callback'));
         const body = cb.body;
-        expectThat(body && body.task_id === task.task_id, `the callback body should name the task (task_id ${task.task_id})`, body ?? cb.text.slice(0, 300));
+        expectThat(
+          body && body.task_id === task.task_id,
+          `the callback body should name the task (task_id ${task.task_id})`,
+          body ?? cb.text.slice(0, 300),
+        );
         const read = await settledTask(ctx, task.task_id, ['completed']);
-        expectThat(isDeepStrictEqual(body.response, read.response), 'the callback response should be the task response', { callback: body.response, task: read.response });
-        expectThat(body.task?.task_id === task.task_id && body.task?.status === 'completed', 'the callback should carry the completed task', body.task);
+        expectThat(isDeepStrictEqual(body.response, read.response), 'the callback response should be the task response', {
+          callback: body.response,
+          task: read.response,
+        });
+        expectThat(
+          body.task?.task_id === task.task_id && body.task?.status === 'completed',
+          'the callback should carry the completed task',
+          body.task,
+        );
         if (ctx.generation === 'legacy') {
-          expectThat(typeof body.task?.urgency === 'string', 'a task created through the older generation is sent in its own view (with urgency)', body.task);
+          expectThat(
+            typeof body.task?.urgency === 'string',
+            'a task created through the older generation is sent in its own view (with urgency)',
+            body.task,
+          );
         }
         await flagBecomes(ctx, task.task_id, true);
       }
-      expectThat(keys.length === 2 && keys[0] === keys[1], 'every callback of one account should carry the same service-callback-auth value', keys);
+      expectThat(
+        keys.length === 2 && keys[0] === keys[1],
+        'every callback of one account should carry the same service-callback-auth value',
+        keys,
+      );
     },
   },
   {
@@ -114,7 +164,11 @@ export const callbackChecks: Check[] = [
       const { first: cb } = await calledBackTask(ctx);
       expectThat((header(cb, 'webhook-id') ?? '').length > 0, 'webhook-id should be present', cb.headers);
       expectThat(/^[0-9]+$/.test(header(cb, 'webhook-timestamp') ?? ''), 'webhook-timestamp should be Unix seconds', cb.headers);
-      expectThat(/(^| )v1,[A-Za-z0-9+/]+=*/.test(header(cb, 'webhook-signature') ?? ''), 'webhook-signature should hold v1,<base64 signature>', cb.headers);
+      expectThat(
+        /(^| )v1,[A-Za-z0-9+/]+=*/.test(header(cb, 'webhook-signature') ?? ''),
+        'webhook-signature should hold v1,<base64 signature>',
+        cb.headers,
+      );
     },
   },
   {
@@ -127,7 +181,11 @@ export const callbackChecks: Check[] = [
     async run(ctx) {
       const { first: cb } = await calledBackTask(ctx);
       try {
-        await verifyCallback(cb.headers, cb.text, { callbackAuthKey: ctx.options.callbackAuthKey!, signingSecret: ctx.options.signingSecret!, seen: false });
+        await verifyCallback(cb.headers, cb.text, {
+          callbackAuthKey: ctx.options.callbackAuthKey!,
+          signingSecret: ctx.options.signingSecret!,
+          seen: false,
+        });
       } catch (err) {
         throw new ConformanceFailure(`the callback does not verify: ${(err as Error).message}`, cb.headers);
       }
@@ -152,7 +210,11 @@ export const callbackChecks: Check[] = [
       // The first retry is due 5 s after the failure (the operator may compress the schedule).
       const all = await arrivals(ctx, box.receiver, box.label, 2, 'a retry after the 500', 90_000);
       const second = all[1];
-      expectThat(second?.body?.task_id === task.task_id && isDeepStrictEqual(second?.body, first?.body), 'the retry should carry the same body', second?.body);
+      expectThat(
+        second?.body?.task_id === task.task_id && isDeepStrictEqual(second?.body, first?.body),
+        'the retry should carry the same body',
+        second?.body,
+      );
       expectThat(header(second!, 'webhook-id') === header(first!, 'webhook-id'), 'a retry of one message should keep its webhook-id');
       await flagBecomes(ctx, task.task_id, true);
     },
@@ -171,16 +233,27 @@ export const callbackChecks: Check[] = [
       const [cb] = await arrivals(ctx, box.receiver, box.label, 1, 'the attachment error callback');
       expectCallbackHeaders(cb!, 'the attachment error callback');
       const body = cb!.body;
-      expectThat(typeof body?.error === 'string' && body.error.includes(attachment), 'the attachment error callback should carry error text naming the failed attachment URL', body);
+      expectThat(
+        typeof body?.error === 'string' && body.error.includes(attachment),
+        'the attachment error callback should carry error text naming the failed attachment URL',
+        body,
+      );
       expectThat(
         isDeepStrictEqual(body.attachments, [{ statusCode: 404, url: attachment }]),
         `attachments should be [{statusCode: 404, url: ${attachment}}]`,
         body.attachments,
       );
-      expectThat(body.task_id === task.task_id, `the callback should name the task ${task.task_id}, got ${JSON.stringify(body.task_id)}`, body);
+      expectThat(
+        body.task_id === task.task_id,
+        `the callback should name the task ${task.task_id}, got ${JSON.stringify(body.task_id)}`,
+        body,
+      );
       const read = await settledTask(ctx, task.task_id, [ctx.generation === 'legacy' ? 'completed' : 'error']);
       if (ctx.generation === 'current') {
-        expectThat(read.response?.error === body.error, "the callback's error should be the errored task's response.error", { callback: body.error, task: read.response });
+        expectThat(read.response?.error === body.error, "the callback's error should be the errored task's response.error", {
+          callback: body.error,
+          task: read.response,
+        });
       }
     },
   },
@@ -194,7 +267,12 @@ export const callbackChecks: Check[] = [
     async run(ctx) {
       const box = await mailbox(ctx);
       const attachment = box.receiver.fileUrl(ctx.unique('gone'), 404);
-      const task = await createTask(ctx, 'categorization', categorization({ attachment_type: 'image', attachment, callback_url: box.url }), { key: 'live' });
+      const task = await createTask(
+        ctx,
+        'categorization',
+        categorization({ attachment_type: 'image', attachment, callback_url: box.url }),
+        { key: 'live' },
+      );
       const [cb] = await arrivals(ctx, box.receiver, box.label, 1, 'the attachment error callback of a live task');
       expectCallbackHeaders(cb!, 'the attachment error callback');
       expectThat(
@@ -203,14 +281,18 @@ export const callbackChecks: Check[] = [
         cb!.body,
       );
       const read = await settledTask(ctx, task.task_id, [ctx.generation === 'legacy' ? 'completed' : 'error'], 'live');
-      expectThat(typeof read.response?.error === 'string' && read.response.error.includes(attachment), "the task should carry response.error naming the failed attachment URL", read);
+      expectThat(
+        typeof read.response?.error === 'string' && read.response.error.includes(attachment),
+        'the task should carry response.error naming the failed attachment URL',
+        read,
+      );
     },
   },
   {
     id: 'callbacks/batch-completed',
     area,
     seed: '6.4 Batch completion callback; 3.2 Batch status (completed; callback fired)',
-    rule: "When a batch completes its callback address receives {batch, counts} with the completed batch and its final task counts.",
+    rule: 'When a batch completes its callback address receives {batch, counts} with the completed batch and its final task counts.',
     kind: 'behaviour',
     needs: ['callback'],
     async run(ctx) {
@@ -225,7 +307,11 @@ export const callbackChecks: Check[] = [
       expectCallbackHeaders(cb!, 'the batch completion callback');
       const body = cb!.body;
       expectThat(body?.batch?.name === name && body?.batch?.status === 'completed', 'the body should carry the completed batch', body);
-      expectThat(isDeepStrictEqual(body.counts, { completed: 1, canceled: 0, error: 0 }), 'counts should be {completed: 1, canceled: 0, error: 0}', body.counts);
+      expectThat(
+        isDeepStrictEqual(body.counts, { completed: 1, canceled: 0, error: 0 }),
+        'counts should be {completed: 1, canceled: 0, error: 0}',
+        body.counts,
+      );
     },
   },
   {
@@ -259,11 +345,18 @@ export const callbackChecks: Check[] = [
       const docs = await attempts(ctx, task.task_id, 'the refused attempt to be listed', (d) => d.length > 0);
       const [attempt] = docs;
       expectThat(
-        attempt.url === url && attempt.event === 'task_completed' && !('status_code' in attempt) && typeof attempt.error === 'string' && attempt.error.length > 0,
+        attempt.url === url &&
+          attempt.event === 'task_completed' &&
+          !('status_code' in attempt) &&
+          typeof attempt.error === 'string' &&
+          attempt.error.length > 0,
         `the refused attempt should be listed with url ${url}, event task_completed, an error and no status_code`,
         docs,
       );
-      expectThat((await readTask(ctx, task.task_id))[callbackFlag(ctx)] !== true, `after a refused attempt the task's ${callbackFlag(ctx)} must not be true`);
+      expectThat(
+        (await readTask(ctx, task.task_id))[callbackFlag(ctx)] !== true,
+        `after a refused attempt the task's ${callbackFlag(ctx)} must not be true`,
+      );
     },
   },
   {
@@ -280,14 +373,22 @@ export const callbackChecks: Check[] = [
       expectThat(again.body?.task_id === task.task_id, 'the redeliver answer should be the task', again.body);
       const all = await arrivals(ctx, box.receiver, box.label, 2, 'the redelivered callback');
       const second = all[1]!;
-      expectThat(second.body?.task_id === task.task_id, `the redelivered callback should name the task (task_id ${task.task_id})`, second.body ?? second.text.slice(0, 300));
+      expectThat(
+        second.body?.task_id === task.task_id,
+        `the redelivered callback should name the task (task_id ${task.task_id})`,
+        second.body ?? second.text.slice(0, 300),
+      );
       expectThat(
         isDeepStrictEqual(second.body?.response, first.body?.response),
         'the redelivered callback should carry the same response',
         { first: first.body?.response, again: second.body?.response },
       );
       const firstId = header(first, 'webhook-id');
-      expectThat(firstId === undefined || header(second, 'webhook-id') !== firstId, 'a redelivery is a new message: it should have its own webhook-id', [firstId, header(second, 'webhook-id')]);
+      expectThat(
+        firstId === undefined || header(second, 'webhook-id') !== firstId,
+        'a redelivery is a new message: it should have its own webhook-id',
+        [firstId, header(second, 'webhook-id')],
+      );
       await attempts(ctx, task.task_id, 'both deliveries to be listed', (d) => d.filter((a) => a.event === 'task_completed').length >= 2);
     },
   },
@@ -301,18 +402,29 @@ export const callbackChecks: Check[] = [
     async run(ctx) {
       const { box, task } = await calledBackTask(ctx);
       for (const n of [2, 3]) {
-        expectStatus(await ctx.call('POST', `/v1/task/${task.task_id}/audit`, { json: { accepted: false } }), 200, `rejecting review ${n - 1}`);
+        expectStatus(
+          await ctx.call('POST', `/v1/task/${task.task_id}/audit`, { json: { accepted: false } }),
+          200,
+          `rejecting review ${n - 1}`,
+        );
         await arrivals(ctx, box.receiver, box.label, n, `the callback of redo ${n - 1}`);
       }
       const read = await readTask(ctx, task.task_id);
       expectThat(read.times_redone === 2, 'after two rejecting reviews the task should read times_redone 2', read);
-      expectStatus(await ctx.call('POST', `/v1/task/${task.task_id}/callbacks/redeliver`), 200, 'redelivering the callback of the twice redone task');
+      expectStatus(
+        await ctx.call('POST', `/v1/task/${task.task_id}/callbacks/redeliver`),
+        200,
+        'redelivering the callback of the twice redone task',
+      );
       const all = await arrivals(ctx, box.receiver, box.label, 4, 'the redelivered callback');
       const last = all[3]!.body;
       expectThat(
         last?.task?.times_redone === 2 && isDeepStrictEqual(last?.response, read.response),
         'the redelivered callback should be the latest one: the task with times_redone 2 and its current response',
-        { redelivered: { times_redone: last?.task?.times_redone, response: last?.response }, task: { times_redone: read.times_redone, response: read.response } },
+        {
+          redelivered: { times_redone: last?.task?.times_redone, response: last?.response },
+          task: { times_redone: read.times_redone, response: read.response },
+        },
       );
     },
   },
@@ -326,14 +438,27 @@ export const callbackChecks: Check[] = [
     async run(ctx) {
       const { box, task } = await calledBackTask(ctx);
       for (const n of [2, 3]) {
-        expectStatus(await ctx.call('POST', `/v1/task/${task.task_id}/callbacks/redeliver`), 200, 'redelivering the callback of a completed task');
+        expectStatus(
+          await ctx.call('POST', `/v1/task/${task.task_id}/callbacks/redeliver`),
+          200,
+          'redelivering the callback of a completed task',
+        );
         const got = await arrivals(ctx, box.receiver, box.label, n, `redelivered callback ${n - 1}`);
         expectThat(got.length === n, `after ${n - 1} redeliver(s) the receiver should have exactly ${n} callbacks, it has ${got.length}`);
       }
       // Deliveries queued earlier go out first: had a redeliver queued two, the second would be here by now.
-      const listed = await attempts(ctx, task.task_id, 'the three deliveries to be listed', (d) => d.filter((a) => a.event === 'task_completed').length >= 3);
+      const listed = await attempts(
+        ctx,
+        task.task_id,
+        'the three deliveries to be listed',
+        (d) => d.filter((a) => a.event === 'task_completed').length >= 3,
+      );
       const received = box.receiver.received(box.label).filter((r) => (r.method ?? 'POST') === 'POST').length;
-      expectThat(received === 3 && listed.filter((a) => a.event === 'task_completed').length === 3, `two redelivers should make exactly three deliveries: received ${received}, listed ${listed.length}`, listed);
+      expectThat(
+        received === 3 && listed.filter((a) => a.event === 'task_completed').length === 3,
+        `two redelivers should make exactly three deliveries: received ${received}, listed ${listed.length}`,
+        listed,
+      );
     },
   },
 ];

@@ -15,7 +15,10 @@ export const errorChecks: Check[] = [
     rule: 'A body that is not JSON, sent as application/json, gets 400 {status_code, error}.',
     kind: 'behaviour',
     async run(ctx) {
-      const ex = await ctx.call('POST', '/v1/task/categorization', { form: '{"instruction": "unfinished', headers: { 'content-type': 'application/json' } });
+      const ex = await ctx.call('POST', '/v1/task/categorization', {
+        form: '{"instruction": "unfinished',
+        headers: { 'content-type': 'application/json' },
+      });
       expectError(ex, 400, 'a creation whose body is not JSON');
     },
   },
@@ -23,8 +26,7 @@ export const errorChecks: Check[] = [
     id: 'errors/unstorable-input-400',
     area,
     seed: '7 Errors (400: malformed request)',
-    rule:
-      'JSON nested deeper than 64 levels, the character U+0000 or a lone UTF-16 surrogate in text and a number beyond JSON\'s range (1e309) each get 400 naming the problem, and create nothing; without a key such a body gets 401, unread.',
+    rule: "JSON nested deeper than 64 levels, the character U+0000 or a lone UTF-16 surrogate in text and a number beyond JSON's range (1e309) each get 400 naming the problem, and create nothing; without a key such a body gets 401, unread.",
     kind: 'behaviour',
     async run(ctx) {
       const tag = ctx.unique('unstorable');
@@ -39,8 +41,15 @@ export const errorChecks: Check[] = [
       for (const [what, text, named] of cases) {
         const ex = await ctx.call('POST', '/v1/task/categorization', { form: text, headers: json });
         expectError(ex, 400, what);
-        expectThat(String(ex.body?.error).includes(named), `the 400 for ${what} should name ${named}, got ${JSON.stringify(ex.body?.error)}`);
-        expectStatus(await ctx.call('POST', '/v1/task/categorization', { form: text, headers: json, key: 'none' }), 401, `${what} without a key`);
+        expectThat(
+          String(ex.body?.error).includes(named),
+          `the 400 for ${what} should name ${named}, got ${JSON.stringify(ex.body?.error)}`,
+        );
+        expectStatus(
+          await ctx.call('POST', '/v1/task/categorization', { form: text, headers: json, key: 'none' }),
+          401,
+          `${what} without a key`,
+        );
       }
       const stored = idsOf((await listTasks(ctx, { tags: tag })).docs);
       expectThat(stored.length === 0, `no task should be created, found ${stored.length}`, stored);
@@ -98,7 +107,11 @@ export const errorChecks: Check[] = [
     kind: 'behaviour',
     async run(ctx) {
       const task = await createTask(ctx, 'annotation', annotation({ min_width: '30', conformance_extra: 'ignored' }));
-      expectThat(Number(task.params?.min_width) === 30, `params.min_width should be 30, got ${JSON.stringify(task.params?.min_width)}`, task.params);
+      expectThat(
+        Number(task.params?.min_width) === 30,
+        `params.min_width should be 30, got ${JSON.stringify(task.params?.min_width)}`,
+        task.params,
+      );
       expectThat(!JSON.stringify(task).includes('conformance_extra'), 'an unknown extra parameter should be ignored, not stored', task);
     },
   },
@@ -111,10 +124,17 @@ export const errorChecks: Check[] = [
     async run(ctx) {
       const task = await createTask(ctx, 'categorization', categorization({ unique_id: ctx.unique('uid'), callback_url: SINK }));
       const headers = { 'content-type': 'application/json' };
-      expectStatus(await ctx.call('DELETE', `/v1/task/${task.task_id}/unique_id`, { headers }), 200, 'DELETE unique_id without a body, with Content-Type: application/json');
+      expectStatus(
+        await ctx.call('DELETE', `/v1/task/${task.task_id}/unique_id`, { headers }),
+        200,
+        'DELETE unique_id without a body, with Content-Type: application/json',
+      );
       const cancel = await ctx.call('POST', `/v1/task/${task.task_id}/cancel`, { headers });
       // A test-mode task is completed already: the cancel rules answer, not a body error.
-      expectThat(cancel.status !== 400 || !/body/i.test(String(cancel.body?.error)), `cancel without a body was refused for its body: ${cancel.text.slice(0, 300)}`);
+      expectThat(
+        cancel.status !== 400 || !/body/i.test(String(cancel.body?.error)),
+        `cancel without a body was refused for its body: ${cancel.text.slice(0, 300)}`,
+      );
     },
   },
   {
@@ -152,8 +172,16 @@ export const errorChecks: Check[] = [
         ['objects_to_annotate', 'car'],
         ['with_labels', 'False'],
       ]);
-      expectThat(JSON.stringify(one.params?.objects_to_annotate) === '["car"]', `a single objects_to_annotate key should be the list ["car"], got ${JSON.stringify(one.params?.objects_to_annotate)}`, one.params);
-      expectThat(one.params?.with_labels === false, `with_labels "False" should be the boolean false, got ${JSON.stringify(one.params?.with_labels)}`, one.params);
+      expectThat(
+        JSON.stringify(one.params?.objects_to_annotate) === '["car"]',
+        `a single objects_to_annotate key should be the list ["car"], got ${JSON.stringify(one.params?.objects_to_annotate)}`,
+        one.params,
+      );
+      expectThat(
+        one.params?.with_labels === false,
+        `with_labels "False" should be the boolean false, got ${JSON.stringify(one.params?.with_labels)}`,
+        one.params,
+      );
       const numbers = await created('categorization', [
         ['instruction', 'Pick a floor.'],
         ['attachment_type', 'text'],
@@ -161,7 +189,11 @@ export const errorChecks: Check[] = [
         ['categories', '1'],
         ['categories', '2'],
       ]);
-      expectThat(JSON.stringify(numbers.params?.categories) === '["1","2"]', `categories 1 and 2 should stay the strings ["1","2"], got ${JSON.stringify(numbers.params?.categories)}`, numbers.params);
+      expectThat(
+        JSON.stringify(numbers.params?.categories) === '["1","2"]',
+        `categories 1 and 2 should stay the strings ["1","2"], got ${JSON.stringify(numbers.params?.categories)}`,
+        numbers.params,
+      );
     },
   },
 ];

@@ -1,7 +1,15 @@
 // Small helpers shared by the behaviour checks: request bodies that every generation accepts, and
 // creation, reading, waiting and listing over the suite's `ctx.call` (HTTP only, any server).
 import { randomBytes } from 'node:crypto';
-import { ConformanceFailure, expectStatus, expectThat, type CheckContext, type Exchange, type KeyName, type RequestOptions } from '../types.ts';
+import {
+  ConformanceFailure,
+  expectStatus,
+  expectThat,
+  type CheckContext,
+  type Exchange,
+  type KeyName,
+  type RequestOptions,
+} from '../types.ts';
 
 /**
  * Stands for the callback address of tasks whose callback no check looks at: `postTask` and
@@ -144,7 +152,11 @@ export const idsOf = (docs: Array<{ task_id: string }>): string[] => docs.map((d
  * Every matching task id, page after page, in the generation's paging style (current: next_token;
  * older: offset). Fails when paging does not end within `maxPages`.
  */
-export async function listAllIds(ctx: CheckContext, query: Query, options: { key?: KeyName; pageSize?: number; maxPages?: number } = {}): Promise<string[]> {
+export async function listAllIds(
+  ctx: CheckContext,
+  query: Query,
+  options: { key?: KeyName; pageSize?: number; maxPages?: number } = {},
+): Promise<string[]> {
   const pageSize = options.pageSize ?? 100;
   const maxPages = options.maxPages ?? 50;
   const ids: string[] = [];
@@ -160,7 +172,11 @@ export async function listAllIds(ctx: CheckContext, query: Query, options: { key
         expectThat(body.next_token === undefined, 'the last page (has_more false) should carry no next_token', body);
         return ids;
       }
-      expectThat(typeof body.next_token === 'string' && body.next_token.length > 0, 'a page with has_more true should carry a next_token', body);
+      expectThat(
+        typeof body.next_token === 'string' && body.next_token.length > 0,
+        'a page with has_more true should carry a next_token',
+        body,
+      );
       nextToken = body.next_token;
     }
   }
@@ -168,7 +184,13 @@ export async function listAllIds(ctx: CheckContext, query: Query, options: { key
 }
 
 /** Creates `n` test-mode tasks one after another (so their created_at order is their creation order). */
-export async function createInSequence(ctx: CheckContext, n: number, body: (i: number) => unknown, type = 'categorization', key?: KeyName): Promise<any[]> {
+export async function createInSequence(
+  ctx: CheckContext,
+  n: number,
+  body: (i: number) => unknown,
+  type = 'categorization',
+  key?: KeyName,
+): Promise<any[]> {
   const tasks: any[] = [];
   for (let i = 0; i < n; i++) tasks.push(await createTask(ctx, type, body(i), key ? { key } : {}));
   return tasks;

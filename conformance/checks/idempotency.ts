@@ -30,7 +30,11 @@ function expectReplay(first: Exchange, again: Exchange, why: string) {
 
 /** A key reused for another request: 409 (not a replay of the first answer), and only the first request's task exists. */
 async function expectReuseRefused(ctx: CheckContext, answer: Exchange, what: string, tag: string, firstTaskId: string) {
-  expectThat(answer.body?.task_id === undefined, `${what}: must not replay the first answer (got task ${answer.body?.task_id})`, answer.body);
+  expectThat(
+    answer.body?.task_id === undefined,
+    `${what}: must not replay the first answer (got task ${answer.body?.task_id})`,
+    answer.body,
+  );
   expectError(answer, 409, what);
   expectThat(answer.headers.get('idempotent-replayed') !== 'true', `${what}: a 409 is not a replay`);
   const ids = await tagged(ctx, tag);
@@ -101,7 +105,13 @@ export const idempotencyChecks: Check[] = [
       const first = await post(ctx, body, key);
       expectStatus(first, 200, 'the first creation with an Idempotency-Key (POST /v1/task/categorization)');
       const elsewhere = await postTask(ctx, 'comparison', body, { headers: { 'Idempotency-Key': key } });
-      await expectReuseRefused(ctx, elsewhere, 'the same Idempotency-Key and body sent to another creation path (/v1/task/comparison)', tag, first.body.task_id);
+      await expectReuseRefused(
+        ctx,
+        elsewhere,
+        'the same Idempotency-Key and body sent to another creation path (/v1/task/comparison)',
+        tag,
+        first.body.task_id,
+      );
     },
   },
   {
@@ -118,7 +128,13 @@ export const idempotencyChecks: Check[] = [
       expectStatus(first, 200, 'the first creation with an Idempotency-Key');
       const categories = [...(body.categories as string[])].reverse();
       const changed = await post(ctx, { ...body, categories }, key);
-      await expectReuseRefused(ctx, changed, `the same Idempotency-Key with categories ${JSON.stringify(categories)} instead of ${JSON.stringify(body.categories)}`, tag, first.body.task_id);
+      await expectReuseRefused(
+        ctx,
+        changed,
+        `the same Idempotency-Key with categories ${JSON.stringify(categories)} instead of ${JSON.stringify(body.categories)}`,
+        tag,
+        first.body.task_id,
+      );
     },
   },
   {
@@ -133,7 +149,10 @@ export const idempotencyChecks: Check[] = [
       const body = categorization({ tags: [tag] });
       const results = await Promise.all(Array.from({ length: 8 }, () => post(ctx, body, key)));
       const statuses = results.map((r) => r.status);
-      expectThat(statuses.every((s) => s === 200 || s === 429), `expected only 200 or 429, got ${JSON.stringify(statuses)}`);
+      expectThat(
+        statuses.every((s) => s === 200 || s === 429),
+        `expected only 200 or 429, got ${JSON.stringify(statuses)}`,
+      );
       const answered = new Set(results.filter((r) => r.status === 200).map((r) => r.body?.task_id));
       expectThat(answered.size <= 1, `every 200 should name the same task, got ${JSON.stringify([...answered])}`);
       // A retry after the race is a plain replay of the one task.
@@ -155,7 +174,11 @@ export const idempotencyChecks: Check[] = [
     async run(ctx) {
       const tag = ctx.unique('idem');
       for (const key of ['with space', 'x'.repeat(256)]) {
-        expectError(await post(ctx, categorization({ tags: [tag] }), key), 400, `Idempotency-Key ${JSON.stringify(key.slice(0, 20))}${key.length > 20 ? '…' : ''}`);
+        expectError(
+          await post(ctx, categorization({ tags: [tag] }), key),
+          400,
+          `Idempotency-Key ${JSON.stringify(key.slice(0, 20))}${key.length > 20 ? '…' : ''}`,
+        );
       }
       const ids = await tagged(ctx, tag);
       expectThat(ids.length === 0, `no task should be created with an invalid key, found ${ids.length}`, ids);
@@ -183,7 +206,8 @@ export const idempotencyChecks: Check[] = [
     kind: 'behaviour',
     async run(ctx) {
       const key = ctx.unique('key');
-      const created = async (body: unknown) => ctx.call('POST', '/v1/training_tasks/textcollection', { json: body, headers: { 'Idempotency-Key': key } });
+      const created = async (body: unknown) =>
+        ctx.call('POST', '/v1/training_tasks/textcollection', { json: body, headers: { 'Idempotency-Key': key } });
       const count = async () => {
         const ex = await ctx.call('GET', '/v1/training_tasks', { query: { type: 'textcollection', limit: 1 } });
         expectStatus(ex, 200, 'listing the text-collection training tasks');
@@ -214,14 +238,21 @@ export const idempotencyChecks: Check[] = [
       const post = () => ctx.call('POST', '/v1/training_tasks/textcollection', { json: body, headers: { 'Idempotency-Key': key } });
       const results = await Promise.all(Array.from({ length: 8 }, post));
       const statuses = results.map((r) => r.status);
-      expectThat(statuses.every((s) => s === 200 || s === 429), `expected only 200 or 429, got ${JSON.stringify(statuses)}`);
+      expectThat(
+        statuses.every((s) => s === 200 || s === 429),
+        `expected only 200 or 429, got ${JSON.stringify(statuses)}`,
+      );
       const answered = new Set(results.filter((r) => r.status === 200).map((r) => r.body?.id));
       expectThat(answered.size <= 1, `every 200 should name the same training task, got ${JSON.stringify([...answered])}`);
       const retry = await ctx.until('a retry with the same key to answer 200', async () => {
         const r = await post();
         return r.status === 200 ? r : undefined;
       });
-      expectThat(answered.size === 0 || answered.has(retry.body?.id), 'the retry should replay the training task the race created', retry.body);
+      expectThat(
+        answered.size === 0 || answered.has(retry.body?.id),
+        'the retry should replay the training task the race created',
+        retry.body,
+      );
       expectStatus(await ctx.call('GET', `/v1/training_tasks/${retry.body?.id}`), 200, 'reading the training task the race created');
     },
   },

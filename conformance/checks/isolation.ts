@@ -37,10 +37,16 @@ async function projectAndBatchHidden(ctx: CheckContext, project: string, batch: 
   }
   const projects = await ctx.call('GET', '/v1/projects', { key });
   expectStatus(projects, 200, `${who}: listing projects`);
-  expectThat(Array.isArray(projects.body) && !projects.body.some((x: { name: string }) => x.name === project), `${who}: the project should not appear in its project list`);
+  expectThat(
+    Array.isArray(projects.body) && !projects.body.some((x: { name: string }) => x.name === project),
+    `${who}: the project should not appear in its project list`,
+  );
   const batches = await ctx.call('GET', '/v1/batches', { key, query: { limit: 100 } });
   expectStatus(batches, 200, `${who}: listing batches`);
-  expectThat(!(batches.body?.docs ?? []).some((x: { name: string }) => x.name === batch), `${who}: the batch should not appear in its batch list`);
+  expectThat(
+    !(batches.body?.docs ?? []).some((x: { name: string }) => x.name === batch),
+    `${who}: the batch should not appear in its batch list`,
+  );
   // Nor can it add a task to them.
   const join = await postTask(ctx, 'categorization', { callback_url: SINK, batch, attachment: 'x' }, { key });
   expectError(join, 404, `${who}: joining a batch it does not own`);
@@ -59,7 +65,11 @@ export const isolationChecks: Check[] = [
       const task = await createTask(ctx, 'categorization', categorization({ unique_id: uid, metadata: { owner: 'main' } }));
       await taskHidden(ctx, task.task_id, 'other', 'another account');
       const after = await readTask(ctx, task.task_id);
-      expectThat(after.unique_id === uid && after.metadata?.owner === 'main' && after.tags === undefined, "the other account's attempts should have changed nothing", after);
+      expectThat(
+        after.unique_id === uid && after.metadata?.owner === 'main' && after.tags === undefined,
+        "the other account's attempts should have changed nothing",
+        after,
+      );
       // unique_ids are per account: the other account can use the same value.
       await createTask(ctx, 'categorization', categorization({ unique_id: uid }), { key: 'other' });
     },
@@ -80,7 +90,7 @@ export const isolationChecks: Check[] = [
     id: 'modes/tasks',
     area: 'Modes',
     seed: '5 Authentication (2-3: the key decides the mode)',
-    rule: "The test and live modes are separate: a test-mode task is invisible to the live key and a live-mode task to the test key (404, absent from lists).",
+    rule: 'The test and live modes are separate: a test-mode task is invisible to the live key and a live-mode task to the test key (404, absent from lists).',
     kind: 'behaviour',
     needs: ['liveKey'],
     async run(ctx) {
@@ -131,7 +141,11 @@ export const isolationChecks: Check[] = [
       await createTask(ctx, 'categorization', categorization({ tags: [tag] }));
       const first = await listTasks(ctx, { tags: tag, limit: 1 });
       expectThat(typeof first.next_token === 'string', 'the first of two pages should carry next_token', first);
-      expectError(await ctx.call('GET', '/v1/tasks', { key: 'live', query: { tags: tag, limit: 1, next_token: first.next_token } }), 400, 'a test-key next_token used with the live key');
+      expectError(
+        await ctx.call('GET', '/v1/tasks', { key: 'live', query: { tags: tag, limit: 1, next_token: first.next_token } }),
+        400,
+        'a test-key next_token used with the live key',
+      );
     },
   },
 ];

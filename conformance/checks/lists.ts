@@ -26,7 +26,10 @@ const area = 'Lists';
 async function expectListed(ctx: CheckContext, query: Query, expected: string[], what: string) {
   const body = await listTasks(ctx, query);
   const got = idsOf(body.docs);
-  expectThat(sameMembers(got, expected), `${what}: ${JSON.stringify(query)} should list ${expected.length} task(s) ${JSON.stringify(expected)}, got ${JSON.stringify(got)}`);
+  expectThat(
+    sameMembers(got, expected),
+    `${what}: ${JSON.stringify(query)} should list ${expected.length} task(s) ${JSON.stringify(expected)}, got ${JSON.stringify(got)}`,
+  );
   expectThat(body.total === expected.length, `${what}: total should count the ${expected.length} match(es), got ${body.total}`, body.total);
 }
 
@@ -44,7 +47,11 @@ async function filterFixture(ctx: CheckContext) {
 }
 
 const order = (a: { created_at: string; task_id: string }, b: { created_at: string; task_id: string }) =>
-  Date.parse(a.created_at) !== Date.parse(b.created_at) ? Date.parse(b.created_at) - Date.parse(a.created_at) : b.task_id < a.task_id ? -1 : 1;
+  Date.parse(a.created_at) !== Date.parse(b.created_at)
+    ? Date.parse(b.created_at) - Date.parse(a.created_at)
+    : b.task_id < a.task_id
+      ? -1
+      : 1;
 
 export const listChecks: Check[] = [
   {
@@ -58,9 +65,16 @@ export const listChecks: Check[] = [
       const created = idsOf(await createInSequence(ctx, 4, () => categorization({ tags: [tag] })));
       const body = await listTasks(ctx, { tags: tag });
       const got = idsOf(body.docs);
-      expectThat(isDeepStrictEqual(got, [...created].reverse()), `4 tasks created one after another should be listed newest first: expected ${JSON.stringify([...created].reverse())}, got ${JSON.stringify(got)}`);
+      expectThat(
+        isDeepStrictEqual(got, [...created].reverse()),
+        `4 tasks created one after another should be listed newest first: expected ${JSON.stringify([...created].reverse())}, got ${JSON.stringify(got)}`,
+      );
       const sorted = [...body.docs].sort(order);
-      expectThat(isDeepStrictEqual(idsOf(sorted), got), 'docs should be sorted by created_at descending, ties by task_id descending', body.docs.map((d: any) => [d.created_at, d.task_id]));
+      expectThat(
+        isDeepStrictEqual(idsOf(sorted), got),
+        'docs should be sorted by created_at descending, ties by task_id descending',
+        body.docs.map((d: any) => [d.created_at, d.task_id]),
+      );
     },
   },
   {
@@ -100,7 +114,12 @@ export const listChecks: Check[] = [
       const f = await filterFixture(ctx);
       expectThat(f.tasks[2].status === errorStatus(ctx), `the task whose attachment fails should show ${errorStatus(ctx)}`, f.tasks[2]);
       if (ctx.generation === 'legacy') {
-        await expectListed(ctx, { tags: f.tag, status: 'completed' }, [f.cat, f.ann, f.err], 'status=completed (older generation: error shown as completed)');
+        await expectListed(
+          ctx,
+          { tags: f.tag, status: 'completed' },
+          [f.cat, f.ann, f.err],
+          'status=completed (older generation: error shown as completed)',
+        );
         expectError(await ctx.call('GET', '/v1/tasks', { query: { status: 'error' } }), 400, 'status=error in the older generation');
       } else {
         await expectListed(ctx, { tags: f.tag, status: 'completed' }, [f.cat, f.ann], 'status=completed');
@@ -121,7 +140,8 @@ export const listChecks: Check[] = [
       const tag = ctx.unique('time');
       const tasks = await createInSequence(ctx, 3, () => categorization({ tags: [tag] }));
       const [t1, t2, t3] = tasks.map((t) => ({ id: t.task_id as string, at: Date.parse(t.created_at) }));
-      if (!t1 || !t2 || !t3 || Number.isNaN(t1.at + t2.at + t3.at)) throw new ConformanceFailure('created tasks should carry an ISO 8601 created_at', tasks);
+      if (!t1 || !t2 || !t3 || Number.isNaN(t1.at + t2.at + t3.at))
+        throw new ConformanceFailure('created tasks should carry an ISO 8601 created_at', tasks);
       if (!(t1.at < t2.at && t2.at < t3.at)) {
         ctx.note('three tasks created one after another share a created_at; only the inclusive bounds were checked');
       }
@@ -142,7 +162,10 @@ export const listChecks: Check[] = [
       for (const name of ['start_time', 'end_time', 'completed_after', 'completed_before', 'updated_after', 'updated_before']) {
         const bad = await ctx.call('GET', '/v1/tasks', { query: { [name]: '2026-02-30' } });
         expectError(bad, 400, `${name}=2026-02-30 (no such day)`);
-        expectThat(String(bad.body?.error).includes(name), `the 400 for ${name}=2026-02-30 should name ${name}, got ${JSON.stringify(bad.body?.error)}`);
+        expectThat(
+          String(bad.body?.error).includes(name),
+          `the 400 for ${name}=2026-02-30 should name ${name}, got ${JSON.stringify(bad.body?.error)}`,
+        );
       }
     },
   },
@@ -156,7 +179,11 @@ export const listChecks: Check[] = [
       const project = ctx.unique('proj');
       const batch = ctx.unique('batch');
       const params = { attachment_type: 'text', categories: ['billing', 'support'], instruction: 'Route the ticket.' };
-      expectStatus(await ctx.call('POST', '/v1/projects', { json: { type: 'categorization', name: project, params } }), 200, 'creating a project');
+      expectStatus(
+        await ctx.call('POST', '/v1/projects', { json: { type: 'categorization', name: project, params } }),
+        200,
+        'creating a project',
+      );
       expectStatus(await ctx.call('POST', '/v1/batches', { json: { project, name: batch } }), 200, 'creating a batch');
       const inBatch = await createTask(ctx, 'categorization', { callback_url: SINK, batch, attachment: 'In the batch.' });
       const inProject = await createTask(ctx, 'categorization', { callback_url: SINK, project, attachment: 'In the project.' });
@@ -177,11 +204,20 @@ export const listChecks: Check[] = [
       await createInSequence(ctx, 3, () => categorization({ tags: [tag] }));
       const page = await listTasks(ctx, { tags: tag, limit: 2 });
       expectThat(page.docs.length === 2, `limit=2 over 3 matches should give 2 docs, got ${page.docs.length}`);
-      expectThat(page.total === 3 && page.has_more === true && page.limit === 2, `limit=2 over 3 matches: expected total 3, has_more true, limit 2; got total ${page.total}, has_more ${page.has_more}, limit ${page.limit}`);
+      expectThat(
+        page.total === 3 && page.has_more === true && page.limit === 2,
+        `limit=2 over 3 matches: expected total 3, has_more true, limit 2; got total ${page.total}, has_more ${page.has_more}, limit ${page.limit}`,
+      );
       const one = await listTasks(ctx, { tags: tag, limit: 1 });
-      expectThat(one.docs.length === 1 && one.has_more === true, `limit=1 should give 1 doc and has_more true, got ${one.docs.length} and ${one.has_more}`);
+      expectThat(
+        one.docs.length === 1 && one.has_more === true,
+        `limit=1 should give 1 doc and has_more true, got ${one.docs.length} and ${one.has_more}`,
+      );
       const all = await listTasks(ctx, { tags: tag });
-      expectThat(all.docs.length === 3 && all.has_more === false && all.limit === 100, `without limit: expected 3 docs, has_more false, limit 100; got ${all.docs.length}, ${all.has_more}, ${all.limit}`);
+      expectThat(
+        all.docs.length === 3 && all.has_more === false && all.limit === 100,
+        `without limit: expected 3 docs, has_more false, limit 100; got ${all.docs.length}, ${all.has_more}, ${all.limit}`,
+      );
     },
   },
   {
@@ -222,11 +258,19 @@ export const listChecks: Check[] = [
           expectThat(page.next_token === undefined, 'the last page should carry no next_token', page);
           break;
         }
-        expectThat(typeof page.next_token === 'string' && page.next_token.length > 0, 'a page with has_more true should carry next_token', page);
+        expectThat(
+          typeof page.next_token === 'string' && page.next_token.length > 0,
+          'a page with has_more true should carry next_token',
+          page,
+        );
         token = page.next_token;
       }
       expectThat(isDeepStrictEqual(sizes, [2, 2, 1]), `5 matches in pages of 2 should come as [2, 2, 1], got ${JSON.stringify(sizes)}`);
-      expectThat(isDeepStrictEqual(walked, onePage) && sameMembers(walked, created), 'the pages together should be the one-page list, in the same order', { walked, onePage });
+      expectThat(
+        isDeepStrictEqual(walked, onePage) && sameMembers(walked, created),
+        'the pages together should be the one-page list, in the same order',
+        { walked, onePage },
+      );
     },
   },
   {
@@ -241,7 +285,9 @@ export const listChecks: Check[] = [
       await createInSequence(ctx, 2, () => categorization({ tags: [tag] }));
       const first = await listTasks(ctx, { tags: tag, limit: 1 });
       expectThat(typeof first.next_token === 'string', 'the first of two pages should carry next_token', first);
-      const misuse = await ctx.call('GET', '/v1/tasks', { query: { tags: tag, status: 'pending', limit: 1, next_token: first.next_token } });
+      const misuse = await ctx.call('GET', '/v1/tasks', {
+        query: { tags: tag, status: 'pending', limit: 1, next_token: first.next_token },
+      });
       expectError(misuse, 400, 'next_token with another filter');
     },
   },
@@ -257,15 +303,29 @@ export const listChecks: Check[] = [
       const created = idsOf(await createInSequence(ctx, 5, () => categorization({ tags: [tag] })));
       const expected = [...created].reverse();
       const walked: string[] = [];
-      for (const [offset, hasMore] of [[0, true], [2, true], [4, false]] as const) {
+      for (const [offset, hasMore] of [
+        [0, true],
+        [2, true],
+        [4, false],
+      ] as const) {
         const page = await listTasks(ctx, { tags: tag, limit: 2, offset });
-        expectThat(page.offset === offset && page.limit === 2 && page.total === 5, `offset=${offset}: expected offset ${offset}, limit 2, total 5; got ${page.offset}, ${page.limit}, ${page.total}`);
+        expectThat(
+          page.offset === offset && page.limit === 2 && page.total === 5,
+          `offset=${offset}: expected offset ${offset}, limit 2, total 5; got ${page.offset}, ${page.limit}, ${page.total}`,
+        );
         expectThat(page.has_more === hasMore, `offset=${offset} limit=2 of 5: has_more should be ${hasMore}, got ${page.has_more}`);
         walked.push(...idsOf(page.docs));
       }
-      expectThat(isDeepStrictEqual(walked, expected), `offset pages should walk the 5 tasks newest first: expected ${JSON.stringify(expected)}, got ${JSON.stringify(walked)}`);
+      expectThat(
+        isDeepStrictEqual(walked, expected),
+        `offset pages should walk the 5 tasks newest first: expected ${JSON.stringify(expected)}, got ${JSON.stringify(walked)}`,
+      );
       const past = await listTasks(ctx, { tags: tag, offset: 10 });
-      expectThat(past.docs.length === 0 && past.total === 5 && past.has_more === false, 'an offset past the end should give no docs, total 5, has_more false', past);
+      expectThat(
+        past.docs.length === 0 && past.total === 5 && past.has_more === false,
+        'an offset past the end should give no docs, total 5, has_more false',
+        past,
+      );
       expectError(await ctx.call('GET', '/v1/tasks', { query: { offset: -1 } }), 400, 'a negative offset');
     },
   },
@@ -342,13 +402,24 @@ export const listChecks: Check[] = [
       else ctx.note('the two training tasks share a created_at; end_time was checked on the earlier bound only');
       for (const [query, expected] of cases) {
         const docs = await listed(query);
-        expectThat(sameMembers(ours(docs), expected), `GET /v1/training_tasks?${new URLSearchParams(query)} should list ${JSON.stringify(expected)} of the two, got ${JSON.stringify(ours(docs))}`);
-        if (query.type) expectThat(docs.every((d) => d.type === query.type), `GET /v1/training_tasks?type=${query.type} should list only that type`, docs.map((d) => d.type));
+        expectThat(
+          sameMembers(ours(docs), expected),
+          `GET /v1/training_tasks?${new URLSearchParams(query)} should list ${JSON.stringify(expected)} of the two, got ${JSON.stringify(ours(docs))}`,
+        );
+        if (query.type)
+          expectThat(
+            docs.every((d) => d.type === query.type),
+            `GET /v1/training_tasks?type=${query.type} should list only that type`,
+            docs.map((d) => d.type),
+          );
       }
       for (const name of ['start_time', 'end_time']) {
         const bad = await ctx.call('GET', '/v1/training_tasks', { query: { [name]: '2026-02-30' } });
         expectError(bad, 400, `${name}=2026-02-30 (no such day)`);
-        expectThat(String(bad.body?.error).includes(name), `the 400 for ${name}=2026-02-30 should name ${name}, got ${JSON.stringify(bad.body?.error)}`);
+        expectThat(
+          String(bad.body?.error).includes(name),
+          `the 400 for ${name}=2026-02-30 should name ${name}, got ${JSON.stringify(bad.body?.error)}`,
+        );
       }
     },
   },

@@ -14,10 +14,12 @@ const seed = '2.3 Text-collection attachment (Markdown HTML: only the allowliste
 function allowlist(): string[] {
   const text = String(loadContract('current').doc.components?.schemas?.TextCollectionAttachment?.description ?? '').replace(/\s+/g, ' ');
   const listed = /all other tags are removed: ([^.]+)\./.exec(text)?.[1];
-  if (!listed) throw new ConformanceFailure('the contract\'s TextCollectionAttachment should state the allowlist of Markdown HTML tags');
+  if (!listed) throw new ConformanceFailure("the contract's TextCollectionAttachment should state the allowlist of Markdown HTML tags");
   return listed.split(',').flatMap((item) => {
     const range = /^([a-z]+)(\d)-\1(\d)$/.exec(item.trim());
-    return range ? Array.from({ length: Number(range[3]) - Number(range[2]) + 1 }, (_, i) => `${range[1]}${Number(range[2]) + i}`) : [item.trim()];
+    return range
+      ? Array.from({ length: Number(range[3]) - Number(range[2]) + 1 }, (_, i) => `${range[1]}${Number(range[2]) + i}`)
+      : [item.trim()];
   });
 }
 const removed = ['script', 'style', 'object', 'embed', 'form', 'input', 'button', 'svg', 'marquee', 'font'];
@@ -60,7 +62,12 @@ export const markdownChecks: Check[] = [
         { type: 'text', content: plain },
       ];
       const fields = [{ type: 'text', field_id: 'summary', title: 'Summary' }];
-      const task = await createTask(ctx, 'textcollection', { callback_url: SINK, instruction: 'Read the attachments.', attachments, fields });
+      const task = await createTask(ctx, 'textcollection', {
+        callback_url: SINK,
+        instruction: 'Read the attachments.',
+        attachments,
+        fields,
+      });
       for (const [where, atts] of [
         ['the creation answer', task.params?.attachments ?? []],
         ['the task as read', (await readTask(ctx, task.task_id)).params?.attachments ?? []],
@@ -108,16 +115,22 @@ export const markdownChecks: Check[] = [
         fields: [{ type: 'text', field_id: 'summary', title: 'Summary' }],
       });
       const stored = String((await readTask(ctx, task.task_id)).params?.attachments?.[0]?.content ?? '');
-      const attributesOf = (html: string) => [...html.matchAll(/\s([a-z-]+)(?:="([^"]*)")?/gi)].map((m) => `${m[1]!.toLowerCase()}=${m[2] ?? ''}`);
+      const attributesOf = (html: string) =>
+        [...html.matchAll(/\s([a-z-]+)(?:="([^"]*)")?/gi)].map((m) => `${m[1]!.toLowerCase()}=${m[2] ?? ''}`);
       const present = new Set([...stored.matchAll(/<[a-z][^>]*>/gi)].flatMap((m) => attributesOf(m[0])));
       for (const html of kept) {
         for (const attribute of [...html.matchAll(/<[a-z][^>]*>/gi)].flatMap((m) => attributesOf(m[0]))) {
           expectThat(present.has(attribute), `the listed attribute ${attribute} should remain in the stored Markdown`, stored);
         }
       }
-      for (const [, bad] of dropped) expectThat(!stored.includes(bad), `${JSON.stringify(bad)} should not remain in the stored Markdown`, stored);
+      for (const [, bad] of dropped)
+        expectThat(!stored.includes(bad), `${JSON.stringify(bad)} should not remain in the stored Markdown`, stored);
       for (const attribute of ['onclick', 'onerror', 'style', 'class', 'id']) {
-        expectThat(![...present].some((a) => a.startsWith(`${attribute}=`)), `the attribute ${attribute} is not listed and should be removed`, stored);
+        expectThat(
+          ![...present].some((a) => a.startsWith(`${attribute}=`)),
+          `the attribute ${attribute} is not listed and should be removed`,
+          stored,
+        );
       }
     },
   },

@@ -54,9 +54,24 @@ export const projectChecks: Check[] = [
       expectStatus(read, 200, 'reading the project');
       for (const body of [project, read.body]) {
         const history: Versioned[] = body?.paramHistory ?? [];
-        expectThat(isDeepStrictEqual(history.map((v) => v.version), [0, 1, 2]), `paramHistory should hold versions [0, 1, 2], got ${JSON.stringify(history.map((v) => v.version))}`, history);
-        expectThat(isDeepStrictEqual(paramsOf(history[0]), { attachment_type: 'text', categories: ['a', 'b'], instruction: 'Project text v0.' }), 'version 0 should hold the parameters given at creation', history[0]);
-        expectThat(isDeepStrictEqual(paramsOf(history[1]), { categories: ['x', 'y'] }), 'version 1 (setParams without patch) should hold exactly the new parameters', history[1]);
+        expectThat(
+          isDeepStrictEqual(
+            history.map((v) => v.version),
+            [0, 1, 2],
+          ),
+          `paramHistory should hold versions [0, 1, 2], got ${JSON.stringify(history.map((v) => v.version))}`,
+          history,
+        );
+        expectThat(
+          isDeepStrictEqual(paramsOf(history[0]), { attachment_type: 'text', categories: ['a', 'b'], instruction: 'Project text v0.' }),
+          'version 0 should hold the parameters given at creation',
+          history[0],
+        );
+        expectThat(
+          isDeepStrictEqual(paramsOf(history[1]), { categories: ['x', 'y'] }),
+          'version 1 (setParams without patch) should hold exactly the new parameters',
+          history[1],
+        );
         expectThat(
           isDeepStrictEqual(paramsOf(history[2]), { attachment_type: 'text', categories: ['x', 'y'], instruction: 'Project text.' }),
           'version 2 (setParams with patch: true) should be version 1 with the new keys merged over it',
@@ -65,7 +80,11 @@ export const projectChecks: Check[] = [
       }
       const listed = await ctx.call('GET', '/v1/projects');
       expectStatus(listed, 200, 'listing projects');
-      expectThat(Array.isArray(listed.body) && listed.body.some((p: { name: string }) => p.name === name), 'GET /v1/projects should list the project', listed.body);
+      expectThat(
+        Array.isArray(listed.body) && listed.body.some((p: { name: string }) => p.name === name),
+        'GET /v1/projects should list the project',
+        listed.body,
+      );
     },
   },
   {
@@ -77,13 +96,22 @@ export const projectChecks: Check[] = [
     async run(ctx) {
       const { name } = await versionedProject(ctx);
       const only = await createTask(ctx, 'categorization', { callback_url: SINK, project: name, attachment: 'Only the attachment.' });
-      expectThat(only.project_param_version === 2, `a project-only task should use the latest version (2), got ${JSON.stringify(only.project_param_version)}`, only);
       expectThat(
-        isDeepStrictEqual(only.params?.categories, ['x', 'y']) && only.params?.attachment_type === 'text' && only.params?.attachment === 'Only the attachment.',
+        only.project_param_version === 2,
+        `a project-only task should use the latest version (2), got ${JSON.stringify(only.project_param_version)}`,
+        only,
+      );
+      expectThat(
+        isDeepStrictEqual(only.params?.categories, ['x', 'y']) &&
+          only.params?.attachment_type === 'text' &&
+          only.params?.attachment === 'Only the attachment.',
         'a project-only task should take its parameters from the latest version',
         only.params,
       );
-      expectThat(only.instruction === 'Project text.', `a task without instruction should get the project instruction, got ${JSON.stringify(only.instruction)}`);
+      expectThat(
+        only.instruction === 'Project text.',
+        `a task without instruction should get the project instruction, got ${JSON.stringify(only.instruction)}`,
+      );
       const hybrid = await createTask(ctx, 'categorization', {
         callback_url: SINK,
         project: name,
@@ -94,11 +122,17 @@ export const projectChecks: Check[] = [
       expectThat(isDeepStrictEqual(hybrid.params?.categories, ['mine']), 'task parameters should override project ones', hybrid.params);
       const instruction = String(hybrid.instruction ?? '');
       expectThat(
-        instruction.includes('Project text.') && instruction.includes('Task text.') && instruction.indexOf('Project text.') < instruction.indexOf('Task text.'),
+        instruction.includes('Project text.') &&
+          instruction.includes('Task text.') &&
+          instruction.indexOf('Project text.') < instruction.indexOf('Task text.'),
         `instruction should be the project text followed by the task text, got ${JSON.stringify(hybrid.instruction)}`,
       );
       const stored = await readTask(ctx, hybrid.task_id);
-      expectThat(isDeepStrictEqual(stored.params?.categories, ['mine']) && stored.project_param_version === 2, 'the stored task should keep the merged parameters and version', stored);
+      expectThat(
+        isDeepStrictEqual(stored.params?.categories, ['mine']) && stored.project_param_version === 2,
+        'the stored task should keep the merged parameters and version',
+        stored,
+      );
     },
   },
   {
@@ -109,11 +143,33 @@ export const projectChecks: Check[] = [
     kind: 'behaviour',
     async run(ctx) {
       const { name } = await versionedProject(ctx);
-      const pinned = await createTask(ctx, 'categorization', { callback_url: SINK, project: name, project_param_version: 0, attachment: 'Pinned.' });
-      expectThat(pinned.project_param_version === 0, `project_param_version 0 should be recorded, got ${JSON.stringify(pinned.project_param_version)}`, pinned);
-      expectThat(isDeepStrictEqual(pinned.params?.categories, ['a', 'b']), 'a task pinned to version 0 should take version 0 parameters', pinned.params);
-      expectThat(pinned.instruction === 'Project text v0.', 'a task pinned to version 0 should get version 0 instruction', pinned.instruction);
-      const unknown = await postTask(ctx, 'categorization', { callback_url: SINK, project: name, project_param_version: 9, attachment: 'x' });
+      const pinned = await createTask(ctx, 'categorization', {
+        callback_url: SINK,
+        project: name,
+        project_param_version: 0,
+        attachment: 'Pinned.',
+      });
+      expectThat(
+        pinned.project_param_version === 0,
+        `project_param_version 0 should be recorded, got ${JSON.stringify(pinned.project_param_version)}`,
+        pinned,
+      );
+      expectThat(
+        isDeepStrictEqual(pinned.params?.categories, ['a', 'b']),
+        'a task pinned to version 0 should take version 0 parameters',
+        pinned.params,
+      );
+      expectThat(
+        pinned.instruction === 'Project text v0.',
+        'a task pinned to version 0 should get version 0 instruction',
+        pinned.instruction,
+      );
+      const unknown = await postTask(ctx, 'categorization', {
+        callback_url: SINK,
+        project: name,
+        project_param_version: 9,
+        attachment: 'x',
+      });
       expectError(unknown, 400, 'project_param_version 9 of a project with versions 0 to 2');
     },
   },
@@ -134,7 +190,11 @@ export const projectChecks: Check[] = [
         attachment: 'Versionless.',
         categories: ['a', 'b'],
       });
-      expectThat(task.project_param_version === null, `project_param_version should be null, got ${JSON.stringify(task.project_param_version)}`, task);
+      expectThat(
+        task.project_param_version === null,
+        `project_param_version should be null, got ${JSON.stringify(task.project_param_version)}`,
+        task,
+      );
     },
   },
   {
@@ -149,13 +209,24 @@ export const projectChecks: Check[] = [
       const tag = ctx.unique('merge');
       const body = { callback_url: SINK, project: name, attachment: 'Which one?', tags: [tag] };
       const task = await createTask(ctx, 'categorization', { ...body, categories: ['a', 'b'] });
-      expectThat(isDeepStrictEqual(task.params?.categories, ['a', 'b']) && task.instruction === 'Project text.', "the task should merge the request's categories with the project's instruction", task);
+      expectThat(
+        isDeepStrictEqual(task.params?.categories, ['a', 'b']) && task.instruction === 'Project text.',
+        "the task should merge the request's categories with the project's instruction",
+        task,
+      );
       const missing = await postTask(ctx, 'categorization', body);
       expectError(missing, 400, 'a categorization whose request and project both lack categories');
-      expectThat(String(missing.body?.error).includes('categories'), `the 400 should name categories, got ${JSON.stringify(missing.body?.error)}`);
+      expectThat(
+        String(missing.body?.error).includes('categories'),
+        `the 400 should name categories, got ${JSON.stringify(missing.body?.error)}`,
+      );
       const stored = await ctx.call('GET', '/v1/tasks', { query: { tags: tag } });
       expectStatus(stored, 200, 'listing the tagged tasks');
-      expectThat(stored.body?.total === 1, `only the complete creation should be stored, the list counts ${stored.body?.total}`, stored.body?.docs);
+      expectThat(
+        stored.body?.total === 1,
+        `only the complete creation should be stored, the list counts ${stored.body?.total}`,
+        stored.body?.docs,
+      );
     },
   },
   {
@@ -167,7 +238,11 @@ export const projectChecks: Check[] = [
     async run(ctx) {
       const name = ctx.unique('proj');
       await createProject(ctx, { type: 'categorization', name });
-      expectError(await ctx.call('POST', '/v1/projects', { json: { type: 'categorization', name } }), 409, 'a second project with the same name');
+      expectError(
+        await ctx.call('POST', '/v1/projects', { json: { type: 'categorization', name } }),
+        409,
+        'a second project with the same name',
+      );
       expectError(await ctx.call('GET', `/v1/projects/${encodeURIComponent(ctx.unique('none'))}`), 404, 'an unknown project');
       const wrongType = await postTask(ctx, 'annotation', {
         callback_url: SINK,
@@ -197,14 +272,23 @@ export const projectChecks: Check[] = [
       }
       expectError(await ctx.call('POST', path, { json: { ontology: ['car', 'car'] } }), 400, 'an ontology with a duplicate choice');
       expectError(
-        await ctx.call('POST', path, { json: { ontology: ['car', { choice: 'vehicle', subchoices: ['bus', { choice: 'rail', subchoices: ['car'] }] }] } }),
+        await ctx.call('POST', path, {
+          json: { ontology: ['car', { choice: 'vehicle', subchoices: ['bus', { choice: 'rail', subchoices: ['car'] }] }] },
+        }),
         400,
         'an ontology whose choice "car" comes again two levels down',
       );
       const read = await ctx.call('GET', `/v1/projects/${encodeURIComponent(name)}`);
       expectStatus(read, 200, 'reading the project');
       const history: Array<Versioned & { ontology?: unknown; name?: string }> = read.body?.ontologyHistory ?? [];
-      expectThat(isDeepStrictEqual(history.map((v) => v.version), [0, 1]), `ontologyHistory should hold versions [0, 1], got ${JSON.stringify(history.map((v) => v.version))}`, history);
+      expectThat(
+        isDeepStrictEqual(
+          history.map((v) => v.version),
+          [0, 1],
+        ),
+        `ontologyHistory should hold versions [0, 1], got ${JSON.stringify(history.map((v) => v.version))}`,
+        history,
+      );
       for (const [i, ontology] of ontologies.entries()) {
         expectThat(isDeepStrictEqual(history[i]?.ontology, ontology), `ontology version ${i} should be kept as given`, history[i]);
         expectThat(history[i]?.name === `v${i}`, `ontology version ${i} should keep its name v${i}`, history[i]);
@@ -220,17 +304,32 @@ export const projectChecks: Check[] = [
     async run(ctx) {
       const names = [ctx.unique('proj'), ctx.unique('proj')];
       for (const [i, name] of names.entries()) {
-        await createProject(ctx, { type: 'categorization', name, params: { attachment_type: 'text', categories: [`c${i}`], instruction: `Project ${i}.` } });
+        await createProject(ctx, {
+          type: 'categorization',
+          name,
+          params: { attachment_type: 'text', categories: [`c${i}`], instruction: `Project ${i}.` },
+        });
       }
       await setParams(ctx, names[1]!, { patch: true, instruction: 'Project 1, again.' });
-      expectStatus(await ctx.call('POST', `/v1/projects/${encodeURIComponent(names[1]!)}/setOntology`, { json: { ontology: ['only-here'] } }), 200, 'setOntology');
+      expectStatus(
+        await ctx.call('POST', `/v1/projects/${encodeURIComponent(names[1]!)}/setOntology`, { json: { ontology: ['only-here'] } }),
+        200,
+        'setOntology',
+      );
       const list = await ctx.call('GET', '/v1/projects');
       expectStatus(list, 200, 'GET /v1/projects');
       const listed: any[] = Array.isArray(list.body) ? list.body : (list.body?.docs ?? []);
       const [p0, p1] = names.map((n) => listed.find((p) => p?.name === n));
-      expectThat(p0 && p1, `both new projects should be listed (${names.join(', ')})`, listed.map((p) => p?.name));
       expectThat(
-        p0.param_history?.length === 1 && p1.param_history?.length === 2 && p0.ontologyHistory?.length === 0 && p1.ontologyHistory?.length === 1,
+        p0 && p1,
+        `both new projects should be listed (${names.join(', ')})`,
+        listed.map((p) => p?.name),
+      );
+      expectThat(
+        p0.param_history?.length === 1 &&
+          p1.param_history?.length === 2 &&
+          p0.ontologyHistory?.length === 0 &&
+          p1.ontologyHistory?.length === 1,
         `each listed project should carry only its own versions: expected 1 and 2 parameter versions, 0 and 1 ontology versions; got ${p0.param_history?.length} and ${p1.param_history?.length}, ${p0.ontologyHistory?.length} and ${p1.ontologyHistory?.length}`,
         { p0, p1 },
       );

@@ -4,7 +4,6 @@ import { isDeepStrictEqual as same } from 'node:util';
 import { expectStatus, expectThat, type Check, type CheckContext } from '../types.ts';
 import { annotation, categorization, completedTask, createTask, expectError, postTask, readTask } from './helpers.ts';
 
-
 async function tagsCall(ctx: CheckContext, method: 'POST' | 'PUT' | 'DELETE', taskId: string, tags: unknown) {
   return ctx.call(method, `/v1/task/${taskId}/tags`, { json: tags });
 }
@@ -12,7 +11,11 @@ async function tagsCall(ctx: CheckContext, method: 'POST' | 'PUT' | 'DELETE', ta
 async function expectTags(ctx: CheckContext, taskId: string, expected: string[], why: string) {
   const task = await readTask(ctx, taskId);
   const actual = task.tags ?? [];
-  expectThat(same(actual, expected), `${why}: the task should read with tags ${JSON.stringify(expected)}, got ${JSON.stringify(task.tags)}`, task);
+  expectThat(
+    same(actual, expected),
+    `${why}: the task should read with tags ${JSON.stringify(expected)}, got ${JSON.stringify(task.tags)}`,
+    task,
+  );
 }
 
 export const taskChangeChecks: Check[] = [
@@ -28,11 +31,19 @@ export const taskChangeChecks: Check[] = [
       expectThat(same(task.tags, [a]), 'the creation answer should carry the tags given', task.tags);
       const added = await tagsCall(ctx, 'POST', task.task_id, [a, b]);
       expectStatus(added, 200, 'POST tags');
-      expectThat(same(added.body?.tags, [a, b]), `POST [a, b] on a task tagged [a] should give [a, b], got ${JSON.stringify(added.body?.tags)}`, added.body);
+      expectThat(
+        same(added.body?.tags, [a, b]),
+        `POST [a, b] on a task tagged [a] should give [a, b], got ${JSON.stringify(added.body?.tags)}`,
+        added.body,
+      );
       await expectTags(ctx, task.task_id, [a, b], 'after POST');
       const put = await tagsCall(ctx, 'PUT', task.task_id, [b, c]);
       expectStatus(put, 200, 'PUT tags (the sample code uses PUT)');
-      expectThat(same(put.body?.tags, [a, b, c]), `PUT [b, c] on [a, b] should add c, giving [a, b, c]; got ${JSON.stringify(put.body?.tags)}`, put.body);
+      expectThat(
+        same(put.body?.tags, [a, b, c]),
+        `PUT [b, c] on [a, b] should add c, giving [a, b, c]; got ${JSON.stringify(put.body?.tags)}`,
+        put.body,
+      );
     },
   },
   {
@@ -79,7 +90,11 @@ export const taskChangeChecks: Check[] = [
       const task = await createTask(ctx, 'categorization', categorization({ tags: [a, b] }));
       const removed = await tagsCall(ctx, 'DELETE', task.task_id, [a, ctx.unique('absent')]);
       expectStatus(removed, 200, 'DELETE tags');
-      expectThat(same(removed.body?.tags, [b]), `DELETE [a, absent] on [a, b] should leave [b], got ${JSON.stringify(removed.body?.tags)}`, removed.body);
+      expectThat(
+        same(removed.body?.tags, [b]),
+        `DELETE [a, absent] on [a, b] should leave [b], got ${JSON.stringify(removed.body?.tags)}`,
+        removed.body,
+      );
       const none = await tagsCall(ctx, 'DELETE', task.task_id, [b]);
       expectStatus(none, 200, 'DELETE the last tag');
       expectThat(!('tags' in none.body), 'a task without tags should have no tags field', none.body);
@@ -93,7 +108,11 @@ export const taskChangeChecks: Check[] = [
     kind: 'behaviour',
     async run(ctx) {
       const created = await createTask(ctx, 'categorization', categorization({ tags: [] }));
-      expectThat(!('tags' in created), `the creation answer of a task created with tags [] should have no tags key, got ${JSON.stringify(created.tags)}`, created);
+      expectThat(
+        !('tags' in created),
+        `the creation answer of a task created with tags [] should have no tags key, got ${JSON.stringify(created.tags)}`,
+        created,
+      );
       const read = await readTask(ctx, created.task_id);
       expectThat(!('tags' in read), `a task created with tags [] should read without a tags key, got ${JSON.stringify(read.tags)}`, read);
     },
@@ -111,7 +130,11 @@ export const taskChangeChecks: Check[] = [
       for (const attempt of ['first', 'repeated']) {
         const set = await ctx.call('POST', `/v1/task/${task.task_id}/setMetadata`, { json: replacement });
         expectStatus(set, 200, `${attempt} setMetadata on a completed task`);
-        expectThat(same(set.body?.metadata, replacement), `${attempt} setMetadata should answer the task with exactly the new metadata (replaced, not merged)`, set.body?.metadata);
+        expectThat(
+          same(set.body?.metadata, replacement),
+          `${attempt} setMetadata should answer the task with exactly the new metadata (replaced, not merged)`,
+          set.body?.metadata,
+        );
       }
       const read = await readTask(ctx, task.task_id);
       expectThat(same(read.metadata, replacement), 'the task should read with the new metadata', read.metadata);
@@ -127,11 +150,22 @@ export const taskChangeChecks: Check[] = [
     async run(ctx) {
       const lastAudit = (task: any) => (Array.isArray(task?.audits) ? task.audits.at(-1) : undefined);
       const accepted = await completedTask(ctx, 'categorization', categorization());
-      expectThat(accepted.customer_review_status === 'pending', `a completed task not reviewed yet should show customer_review_status pending, got ${JSON.stringify(accepted.customer_review_status)}`, accepted);
-      expectThat(same(accepted.audits, []) && !('times_redone' in accepted), 'a task not reviewed yet should have audits [] and no times_redone', accepted);
+      expectThat(
+        accepted.customer_review_status === 'pending',
+        `a completed task not reviewed yet should show customer_review_status pending, got ${JSON.stringify(accepted.customer_review_status)}`,
+        accepted,
+      );
+      expectThat(
+        same(accepted.audits, []) && !('times_redone' in accepted),
+        'a task not reviewed yet should have audits [] and no times_redone',
+        accepted,
+      );
       const accept = await ctx.call('POST', `/v1/task/${accepted.task_id}/audit`, { json: { accepted: true } });
       expectStatus(accept, 200, 'an accepting review of a completed task');
-      for (const [what, task] of [['the answer', accept.body], ['a later read', await readTask(ctx, accepted.task_id)]] as const) {
+      for (const [what, task] of [
+        ['the answer', accept.body],
+        ['a later read', await readTask(ctx, accepted.task_id)],
+      ] as const) {
         expectThat(
           task?.customer_review_status === 'accepted' && task?.status === 'completed' && !('times_redone' in task),
           `after accepted: true, ${what} should show status completed, customer_review_status accepted and no times_redone`,
@@ -146,9 +180,15 @@ export const taskChangeChecks: Check[] = [
       }
 
       const rejected = await completedTask(ctx, 'categorization', categorization());
-      const reject = await ctx.call('POST', `/v1/task/${rejected.task_id}/audit`, { json: { accepted: false, comments: 'Wrong department.' } });
+      const reject = await ctx.call('POST', `/v1/task/${rejected.task_id}/audit`, {
+        json: { accepted: false, comments: 'Wrong department.' },
+      });
       expectStatus(reject, 200, 'a rejecting review of a completed test-mode task');
-      expectThat(reject.body?.status === 'completed', `a rejected task stays completed, the answer shows ${reject.body?.status}`, reject.body);
+      expectThat(
+        reject.body?.status === 'completed',
+        `a rejected task stays completed, the answer shows ${reject.body?.status}`,
+        reject.body,
+      );
       expectThat(
         reject.body?.customer_review_status === 'rejected',
         `the answer to a rejecting review shows the task as the audit left it: customer_review_status rejected (later reads show the redo), got ${JSON.stringify(reject.body?.customer_review_status)}`,
@@ -160,20 +200,38 @@ export const taskChangeChecks: Check[] = [
         `a test-mode task rejected once is redone at once: a later read should show status completed, customer_review_status fixed, times_redone 1; got ${redone.status}, ${JSON.stringify(redone.customer_review_status)}, ${JSON.stringify(redone.times_redone)}`,
         redone,
       );
-      expectThat(redone.completed_at === rejected.completed_at, `a redo keeps completed_at (${rejected.completed_at}), got ${redone.completed_at}`);
+      expectThat(
+        redone.completed_at === rejected.completed_at,
+        `a redo keeps completed_at (${rejected.completed_at}), got ${redone.completed_at}`,
+      );
       const record = lastAudit(redone);
       expectThat(
-        redone.audits.length === 1 && record?.audit_source === 'customer' && record?.audit_result === 'rejected' && record?.comments === 'Wrong department.',
+        redone.audits.length === 1 &&
+          record?.audit_source === 'customer' &&
+          record?.audit_result === 'rejected' &&
+          record?.comments === 'Wrong department.',
         'the redone task should have one audit record {audit_source: customer, audit_result: rejected, comments}',
         redone.audits,
       );
 
       // A redo gets a new synthetic response: boxes drawn again, which never land exactly where the first ones did.
       const boxes = await completedTask(ctx, 'annotation', annotation());
-      expectStatus(await ctx.call('POST', `/v1/task/${boxes.task_id}/audit`, { json: { accepted: false } }), 200, 'a rejecting review of a completed annotation task');
+      expectStatus(
+        await ctx.call('POST', `/v1/task/${boxes.task_id}/audit`, { json: { accepted: false } }),
+        200,
+        'a rejecting review of a completed annotation task',
+      );
       const redrawn = await readTask(ctx, boxes.task_id);
-      expectThat(redrawn.times_redone === 1 && !same(redrawn.response, boxes.response), 'a rejected test-mode task is redone with a new synthetic response', { first: boxes.response, redone: redrawn.response });
-      expectThat(same(redrawn.response, (await readTask(ctx, boxes.task_id)).response), 'the redone response should read the same every time', redrawn.response);
+      expectThat(
+        redrawn.times_redone === 1 && !same(redrawn.response, boxes.response),
+        'a rejected test-mode task is redone with a new synthetic response',
+        { first: boxes.response, redone: redrawn.response },
+      );
+      expectThat(
+        same(redrawn.response, (await readTask(ctx, boxes.task_id)).response),
+        'the redone response should read the same every time',
+        redrawn.response,
+      );
     },
   },
   {

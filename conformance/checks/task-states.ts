@@ -65,7 +65,10 @@ export const taskStateChecks: Check[] = [
       const sent = { callback_url: callbackUrl, instruction, metadata };
       const created = await createTask(ctx, 'categorization', categorization(sent));
       const read = await readTask(ctx, created.task_id);
-      for (const [what, task] of [['the creation answer', created], ['GET /v1/task/{taskId}', read]] as const) {
+      for (const [what, task] of [
+        ['the creation answer', created],
+        ['GET /v1/task/{taskId}', read],
+      ] as const) {
         const shown = { callback_url: task.callback_url, instruction: task.instruction, metadata: task.metadata };
         expectThat(isDeepStrictEqual(shown, sent), `${what} should show callback_url, instruction and metadata as sent`, { sent, shown });
       }
@@ -110,7 +113,11 @@ export const taskStateChecks: Check[] = [
       expectThat(before.status === 'pending', `a live-mode task should wait for a worker (pending), got ${before.status}`, before);
       const cancel = await ctx.call('POST', `/v1/task/${created.task_id}/cancel`, { key: 'live' });
       expectStatus(cancel, 200, 'cancel of a pending task');
-      expectThat(cancel.body?.status === 'canceled', `cancel should answer the task with status canceled, got ${cancel.body?.status}`, cancel.body);
+      expectThat(
+        cancel.body?.status === 'canceled',
+        `cancel should answer the task with status canceled, got ${cancel.body?.status}`,
+        cancel.body,
+      );
       expectThat(cancel.body?.task_id === created.task_id, 'cancel should answer the canceled task itself', cancel.body);
       const after = await readTask(ctx, created.task_id, 'live');
       expectThat(after.status === 'canceled', `a canceled task should read as canceled, got ${after.status}`, after);
@@ -130,8 +137,16 @@ export const taskStateChecks: Check[] = [
       await new Promise((r) => setTimeout(r, 5)); // a change now would show in updated_at
       const again = await ctx.call('POST', `/v1/task/${created.task_id}/cancel`, { key: 'live' });
       expectStatus(again, 200, 'repeated cancel of a canceled task');
-      expectThat(again.body?.status === 'canceled' && again.body?.task_id === created.task_id, 'a repeated cancel should answer the same task, canceled', again.body);
-      expectThat(again.body?.updated_at === first.body?.updated_at, 'a repeated cancel changes nothing: updated_at should stay that of the first cancel', [first.body?.updated_at, again.body?.updated_at]);
+      expectThat(
+        again.body?.status === 'canceled' && again.body?.task_id === created.task_id,
+        'a repeated cancel should answer the same task, canceled',
+        again.body,
+      );
+      expectThat(
+        again.body?.updated_at === first.body?.updated_at,
+        'a repeated cancel changes nothing: updated_at should stay that of the first cancel',
+        [first.body?.updated_at, again.body?.updated_at],
+      );
     },
   },
   ...perGeneration(
@@ -200,7 +215,11 @@ export const taskStateChecks: Check[] = [
       const created = await createTask(ctx, 'categorization', categorization(), { key: 'live' });
       expectStatus(await ctx.call('POST', `/v1/task/${created.task_id}/cancel`, { key: 'live' }), 200, 'cancel of a pending task');
       const task = await settledTask(ctx, created.task_id, ['canceled'], 'live');
-      expectThat(task.response === undefined && task.completed_at === undefined, 'a canceled task should have neither response nor completed_at', task);
+      expectThat(
+        task.response === undefined && task.completed_at === undefined,
+        'a canceled task should have neither response nor completed_at',
+        task,
+      );
     },
   },
 ];

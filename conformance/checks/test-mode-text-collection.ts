@@ -53,40 +53,131 @@ export function textCollectionCases(): Record<string, unknown>[] {
       { type: 'text', content: 'Transcript excerpt: welcome back to the show.' },
     ],
     fields: [
-      { type: 'category', field_id: 'contains_ads', title: 'Advertisement?', required: true, choices: [{ label: 'Yes', value: 'yes' }, { label: 'No', value: 'no' }] },
+      {
+        type: 'category',
+        field_id: 'contains_ads',
+        title: 'Advertisement?',
+        required: true,
+        choices: [
+          { label: 'Yes', value: 'yes' },
+          { label: 'No', value: 'no' },
+        ],
+      },
       // AND of two keys, one of them a `not`, on a field declared after this one (topic).
-      { type: 'text', field_id: 'sponsor_name', title: 'Sponsor', max_characters: 12, conditions: [{ contains_ads: 'yes', topic: { not: 'news' } }] },
+      {
+        type: 'text',
+        field_id: 'sponsor_name',
+        title: 'Sponsor',
+        max_characters: 12,
+        conditions: [{ contains_ads: 'yes', topic: { not: 'news' } }],
+      },
       // A single value; several answers.
       {
-        type: 'time_range', field_id: 'ad_segment', title: 'Advertisement', default_seconds: [10, 40], increment_seconds: 5,
-        min_responses_required: 2, max_responses_required: 4, conditions: [{ contains_ads: 'yes' }],
+        type: 'time_range',
+        field_id: 'ad_segment',
+        title: 'Advertisement',
+        default_seconds: [10, 40],
+        increment_seconds: 5,
+        min_responses_required: 2,
+        max_responses_required: 4,
+        conditions: [{ contains_ads: 'yes' }],
       },
       { type: 'number', field_id: 'audio_quality', title: 'Audio quality', use_slider: true, min: 1, max: 5, step: 0.25 },
-      { type: 'number', field_id: 'odd_grid', title: 'Coarse grid', min: 0.5, max: 9, step: 2.5, min_responses_required: 2, max_responses_required: 3 },
+      {
+        type: 'number',
+        field_id: 'odd_grid',
+        title: 'Coarse grid',
+        min: 0.5,
+        max: 9,
+        step: 2.5,
+        min_responses_required: 2,
+        max_responses_required: 3,
+      },
       { type: 'number', field_id: 'loudness', title: 'Loudness (only a max)', max: 3, step: 0.75 },
       { type: 'number', field_id: 'free_number', title: 'Any number', min_responses_required: 2, max_responses_required: 3 },
       {
-        type: 'category', field_id: 'topic', title: 'Topics', min_choices: 2, max_choices: 3,
+        type: 'category',
+        field_id: 'topic',
+        title: 'Topics',
+        min_choices: 2,
+        max_choices: 3,
         choices: [
-          { label: 'Sports', value: 'sports', subchoices: [{ label: 'Football', value: 'football' }, { label: 'Tennis', value: 'tennis' }] },
+          {
+            label: 'Sports',
+            value: 'sports',
+            subchoices: [
+              { label: 'Football', value: 'football' },
+              { label: 'Tennis', value: 'tennis' },
+            ],
+          },
           { label: 'News', value: 'news' },
-          { label: 'Music', value: 'music', subchoices: [{ label: 'Rock', value: 'rock' }, { label: 'Jazz', value: 'jazz', subchoices: [{ label: 'Bebop', value: 'bebop' }, { label: 'Swing', value: 7 }] }] },
+          {
+            label: 'Music',
+            value: 'music',
+            subchoices: [
+              { label: 'Rock', value: 'rock' },
+              {
+                label: 'Jazz',
+                value: 'jazz',
+                subchoices: [
+                  { label: 'Bebop', value: 'bebop' },
+                  { label: 'Swing', value: 7 },
+                ],
+              },
+            ],
+          },
           { label: 'Other', value: 'other' },
         ],
       },
       { type: 'boolean', field_id: 'explicit', title: 'Explicit language', min_responses_required: 2, max_responses_required: 2 },
       { type: 'boolean', field_id: 'rerun', title: 'A rerun?' },
       // Real date: 31 February 2024 cannot be kept, the day becomes the 29th.
-      { type: 'datetime', field_id: 'recorded_on', title: 'Recorded on', include: ['year', 'month', 'day'], defaults: { year: 2024, month: 2, day: 31 } },
-      { type: 'datetime', field_id: 'recorded_at', title: 'Recorded at', include: ['hour', 'minute'], defaults: { hour: '7', year: 1999 }, max_responses_required: 2 },
+      {
+        type: 'datetime',
+        field_id: 'recorded_on',
+        title: 'Recorded on',
+        include: ['year', 'month', 'day'],
+        defaults: { year: 2024, month: 2, day: 31 },
+      },
+      {
+        type: 'datetime',
+        field_id: 'recorded_at',
+        title: 'Recorded at',
+        include: ['hour', 'minute'],
+        defaults: { hour: '7', year: 1999 },
+        max_responses_required: 2,
+      },
       { type: 'datetime', field_id: 'aired', title: 'Aired', include: ['year', 'month', 'day', 'hour', 'minute'] },
-      { type: 'select', field_id: 'language', title: 'Language', choices: ['English', 'German', 3], min_responses_required: 2, max_responses_required: 2 },
+      {
+        type: 'select',
+        field_id: 'language',
+        title: 'Language',
+        choices: ['English', 'German', 3],
+        min_responses_required: 2,
+        max_responses_required: 2,
+      },
       { type: 'select', field_id: 'main_topic', title: 'Main topic (from the topics)', choices_from_field: 'topic' },
       { type: 'ranking_order', field_id: 'best_two', title: 'Best two items', num_items_to_rank: 2 },
-      { type: 'ranking_order', field_id: 'full_rank', title: 'Rank everything', first_label: 'Most useful', last_label: 'Least useful', max_responses_required: 2 },
+      {
+        type: 'ranking_order',
+        field_id: 'full_rank',
+        title: 'Rank everything',
+        first_label: 'Most useful',
+        last_label: 'Least useful',
+        max_responses_required: 2,
+      },
       { type: 'text', field_id: 'summary', title: 'Summary', max_characters: 5, min_responses_required: 2, max_responses_required: 3 },
       // A chain: a field shown by a field that may itself be hidden (then nothing is selected in it).
-      { type: 'category', field_id: 'sponsor_kind', title: 'Sponsor kind', conditions: [{ contains_ads: 'yes' }], choices: [{ label: 'Online', value: 'online' }, { label: 'Local', value: 'local' }] },
+      {
+        type: 'category',
+        field_id: 'sponsor_kind',
+        title: 'Sponsor kind',
+        conditions: [{ contains_ads: 'yes' }],
+        choices: [
+          { label: 'Online', value: 'online' },
+          { label: 'Local', value: 'local' },
+        ],
+      },
       { type: 'text', field_id: 'sponsor_url', title: 'Sponsor URL', conditions: [{ sponsor_kind: 'online' }] },
       { type: 'boolean', field_id: 'not_online', title: 'Not an online sponsor', conditions: [{ sponsor_kind: { not: 'online' } }] },
       // OR of two condition sets, the second one a list of values.
@@ -103,26 +194,121 @@ export function textCollectionCases(): Record<string, unknown>[] {
     instruction: 'Fill in the form about the clip.',
     attachments: [{ type: 'video', content: 'https://example.com/conformance/text-collection/clip.mp4' }, image('still')],
     fields: [
-      { type: 'category', field_id: 'mood', title: 'Mood', min_choices: 1, max_choices: 2, choices: [{ label: 'Calm', value: 'calm' }, { label: 'Tense', value: 'tense' }, { label: 'Funny', value: 'funny' }] },
+      {
+        type: 'category',
+        field_id: 'mood',
+        title: 'Mood',
+        min_choices: 1,
+        max_choices: 2,
+        choices: [
+          { label: 'Calm', value: 'calm' },
+          { label: 'Tense', value: 'tense' },
+          { label: 'Funny', value: 'funny' },
+        ],
+      },
       // A cycle: each of these two is conditioned on the other, so both count as hidden.
-      { type: 'category', field_id: 'cycle_a', title: 'Cycle A', choices: [{ label: 'X', value: 'x' }, { label: 'Y', value: 'y' }], conditions: [{ cycle_b: { not: 'x' } }] },
-      { type: 'category', field_id: 'cycle_b', title: 'Cycle B', choices: [{ label: 'X', value: 'x' }, { label: 'Y', value: 'y' }], conditions: [{ cycle_a: { not: 'x' } }, { mood: 'calm' }] },
+      {
+        type: 'category',
+        field_id: 'cycle_a',
+        title: 'Cycle A',
+        choices: [
+          { label: 'X', value: 'x' },
+          { label: 'Y', value: 'y' },
+        ],
+        conditions: [{ cycle_b: { not: 'x' } }],
+      },
+      {
+        type: 'category',
+        field_id: 'cycle_b',
+        title: 'Cycle B',
+        choices: [
+          { label: 'X', value: 'x' },
+          { label: 'Y', value: 'y' },
+        ],
+        conditions: [{ cycle_a: { not: 'x' } }, { mood: 'calm' }],
+      },
       // A condition on a field declared later, with a `not` of a list.
       { type: 'text', field_id: 'why_tense', title: 'Why tense?', conditions: [{ scene: { not: ['indoor', 'night'] }, mood: 'tense' }] },
-      { type: 'category', field_id: 'scene', title: 'Scene', choices: [{ label: 'Indoor', value: 'indoor' }, { label: 'Outdoor', value: 'outdoor', subchoices: [{ label: 'Day', value: 'day' }, { label: 'Night', value: 'night' }] }] },
-      { type: 'category', field_id: 'pairs', title: 'Two tags', min_choices: 2, max_choices: 2, min_responses_required: 2, max_responses_required: 3, choices: [{ label: 'A', value: 'a' }, { label: 'B', value: 'b' }, { label: 'C', value: 'c' }] },
+      {
+        type: 'category',
+        field_id: 'scene',
+        title: 'Scene',
+        choices: [
+          { label: 'Indoor', value: 'indoor' },
+          {
+            label: 'Outdoor',
+            value: 'outdoor',
+            subchoices: [
+              { label: 'Day', value: 'day' },
+              { label: 'Night', value: 'night' },
+            ],
+          },
+        ],
+      },
+      {
+        type: 'category',
+        field_id: 'pairs',
+        title: 'Two tags',
+        min_choices: 2,
+        max_choices: 2,
+        min_responses_required: 2,
+        max_responses_required: 3,
+        choices: [
+          { label: 'A', value: 'a' },
+          { label: 'B', value: 'b' },
+          { label: 'C', value: 'c' },
+        ],
+      },
       // Dates: yearless 31 April → 30 April; 29 February 2023 → 28; a preset day without a month.
       { type: 'datetime', field_id: 'anniversary', title: 'Anniversary', include: ['month', 'day'], defaults: { month: 4, day: '31' } },
-      { type: 'datetime', field_id: 'not_leap', title: 'Not a leap year', include: ['year', 'month', 'day', 'hour', 'minute'], defaults: { year: 2023, month: 2, day: 29, minute: 0 } },
-      { type: 'datetime', field_id: 'day_only_month_free', title: 'Day kept', include: ['year', 'month', 'day'], defaults: { day: 31 }, max_responses_required: 3, min_responses_required: 3 },
+      {
+        type: 'datetime',
+        field_id: 'not_leap',
+        title: 'Not a leap year',
+        include: ['year', 'month', 'day', 'hour', 'minute'],
+        defaults: { year: 2023, month: 2, day: 29, minute: 0 },
+      },
+      {
+        type: 'datetime',
+        field_id: 'day_only_month_free',
+        title: 'Day kept',
+        include: ['year', 'month', 'day'],
+        defaults: { day: 31 },
+        max_responses_required: 3,
+        min_responses_required: 3,
+      },
       { type: 'datetime', field_id: 'just_day', title: 'Day', include: ['day'] },
       { type: 'datetime', field_id: 'just_year', title: 'Year', include: ['year'], defaults: { year: '1987' } },
       // Time ranges: the other spelling near the end of the day; an empty range by the hour; a decimal step.
-      { type: 'time_range', field_id: 'late', title: 'Late', defaults_seconds: [86390, 86400], increment_seconds: 7, max_responses_required: 3 },
+      {
+        type: 'time_range',
+        field_id: 'late',
+        title: 'Late',
+        defaults_seconds: [86390, 86400],
+        increment_seconds: 7,
+        max_responses_required: 3,
+      },
       { type: 'time_range', field_id: 'hourly', title: 'Hourly', default_seconds: [0, 0], increment_seconds: 3600 },
-      { type: 'time_range', field_id: 'fine', title: 'Fine', default_seconds: ['1.5', 20], increment_seconds: '2.5', min_responses_required: 2, max_responses_required: 2 },
+      {
+        type: 'time_range',
+        field_id: 'fine',
+        title: 'Fine',
+        default_seconds: ['1.5', 20],
+        increment_seconds: '2.5',
+        min_responses_required: 2,
+        max_responses_required: 2,
+      },
       // Number grids: a negative decimal min, only a min, min equal to max, string bounds.
-      { type: 'number', field_id: 'tilt', title: 'Tilt', min: -1.5, max: 2, step: 0.25, max_responses_required: 4, min_responses_required: 3 },
+      {
+        type: 'number',
+        field_id: 'tilt',
+        title: 'Tilt',
+        min: -1.5,
+        max: 2,
+        step: 0.25,
+        max_responses_required: 4,
+        min_responses_required: 3,
+      },
       { type: 'number', field_id: 'from_ten', title: 'From ten', min: 10, step: 0.1 },
       { type: 'number', field_id: 'fixed', title: 'Fixed', min: 5, max: 5, step: 3 },
       { type: 'number', field_id: 'stringy', title: 'String bounds', min: '0.1', max: '1', step: '0.3' },
@@ -130,7 +316,14 @@ export function textCollectionCases(): Record<string, unknown>[] {
       // Selects: from a text field's answers, from choices and a category's answers, from a hidden field (no option: absent).
       { type: 'text', field_id: 'nickname', title: 'Nicknames', max_characters: 8, min_responses_required: 2, max_responses_required: 3 },
       { type: 'select', field_id: 'best_nickname', title: 'Best nickname', choices_from_field: 'nickname' },
-      { type: 'select', field_id: 'mood_or_none', title: 'Mood or none', choices: ['none'], choices_from_field: 'mood', max_responses_required: 2 },
+      {
+        type: 'select',
+        field_id: 'mood_or_none',
+        title: 'Mood or none',
+        choices: ['none'],
+        choices_from_field: 'mood',
+        max_responses_required: 2,
+      },
       { type: 'select', field_id: 'from_cycle', title: 'From a hidden field', choices_from_field: 'cycle_a' },
       { type: 'ranking_order', field_id: 'one_of_two', title: 'Best', num_items_to_rank: 1 },
       { type: 'ranking_order', field_id: 'both', title: 'Both', min_responses_required: 2, max_responses_required: 2 },
@@ -150,78 +343,222 @@ export function textCollectionCases(): Record<string, unknown>[] {
     fields: [
       // Declared before the form it depends on: conditions and choices_from_field on another form's child.
       {
-        type: 'form', field_id: 'review', title: 'Shelf review',
+        type: 'form',
+        field_id: 'review',
+        title: 'Shelf review',
         fields: [
           { type: 'select', field_id: 'favourite_kind', title: 'Favourite kind', choices_from_field: 'kind' },
           { type: 'number', field_id: 'overall', title: 'Overall', min: 1, max: 10, step: 0.5 },
           { type: 'text', field_id: 'food_note', title: 'About the food', conditions: [{ kind: 'food' }] },
           // A sibling declared later.
           { type: 'text', field_id: 'later_note', title: 'Note', max_characters: 3, conditions: [{ later: 'y' }] },
-          { type: 'category', field_id: 'later', title: 'Later', choices: [{ label: 'Y', value: 'y' }, { label: 'N', value: 'n' }] },
+          {
+            type: 'category',
+            field_id: 'later',
+            title: 'Later',
+            choices: [
+              { label: 'Y', value: 'y' },
+              { label: 'N', value: 'n' },
+            ],
+          },
         ],
       },
       {
-        type: 'form', field_id: 'product', title: 'Product', min_responses_required: 2, max_responses_required: 4,
+        type: 'form',
+        field_id: 'product',
+        title: 'Product',
+        min_responses_required: 2,
+        max_responses_required: 4,
         fields: [
           { type: 'text', field_id: 'product_name', title: 'Name', required: true, max_characters: 20 },
           {
-            type: 'fieldset', title: 'Price', incline: true,
+            type: 'fieldset',
+            title: 'Price',
+            incline: true,
             fields: [
               { type: 'number', field_id: 'price', title: 'Price', min: 0, max: 100, step: 0.01 },
               { type: 'select', field_id: 'currency', title: 'Currency', choices: ['EUR', 'USD'] },
             ],
           },
-          { type: 'category', field_id: 'kind', title: 'Kind', choices: [{ label: 'Food', value: 'food' }, { label: 'Tool', value: 'tool', subchoices: [{ label: 'Hammer', value: 'hammer' }, { label: 'Saw', value: 'saw' }] }, { label: 'Other', value: 'other' }] },
+          {
+            type: 'category',
+            field_id: 'kind',
+            title: 'Kind',
+            choices: [
+              { label: 'Food', value: 'food' },
+              {
+                label: 'Tool',
+                value: 'tool',
+                subchoices: [
+                  { label: 'Hammer', value: 'hammer' },
+                  { label: 'Saw', value: 'saw' },
+                ],
+              },
+              { label: 'Other', value: 'other' },
+            ],
+          },
           // Conditions on a sibling of the same filling.
-          { type: 'number', field_id: 'tool_weight', title: 'Weight', min: 0.2, max: 3, step: 0.2, conditions: [{ kind: ['hammer', 'saw'] }] },
-          { type: 'datetime', field_id: 'expiry', title: 'Expiry', include: ['year', 'month', 'day'], defaults: { month: 6, day: 31 }, conditions: [{ kind: 'food' }] },
-          { type: 'category', field_id: 'tags', title: 'Tags', min_choices: 1, max_choices: 2, min_responses_required: 2, max_responses_required: 3, conditions: [{ kind: { not: 'other' } }], choices: [{ label: 'New', value: 'new' }, { label: 'Sale', value: 'sale' }, { label: 'Eco', value: 'eco' }] },
+          {
+            type: 'number',
+            field_id: 'tool_weight',
+            title: 'Weight',
+            min: 0.2,
+            max: 3,
+            step: 0.2,
+            conditions: [{ kind: ['hammer', 'saw'] }],
+          },
+          {
+            type: 'datetime',
+            field_id: 'expiry',
+            title: 'Expiry',
+            include: ['year', 'month', 'day'],
+            defaults: { month: 6, day: 31 },
+            conditions: [{ kind: 'food' }],
+          },
+          {
+            type: 'category',
+            field_id: 'tags',
+            title: 'Tags',
+            min_choices: 1,
+            max_choices: 2,
+            min_responses_required: 2,
+            max_responses_required: 3,
+            conditions: [{ kind: { not: 'other' } }],
+            choices: [
+              { label: 'New', value: 'new' },
+              { label: 'Sale', value: 'sale' },
+              { label: 'Eco', value: 'eco' },
+            ],
+          },
           // A cycle between siblings: both hidden in every filling.
-          { type: 'category', field_id: 'loop_1', title: 'Loop 1', choices: [{ label: 'Q', value: 'q' }], conditions: [{ loop_2: { not: 'z' } }] },
-          { type: 'category', field_id: 'loop_2', title: 'Loop 2', choices: [{ label: 'Q', value: 'q' }], conditions: [{ loop_1: { not: 'z' } }] },
+          {
+            type: 'category',
+            field_id: 'loop_1',
+            title: 'Loop 1',
+            choices: [{ label: 'Q', value: 'q' }],
+            conditions: [{ loop_2: { not: 'z' } }],
+          },
+          {
+            type: 'category',
+            field_id: 'loop_2',
+            title: 'Loop 2',
+            choices: [{ label: 'Q', value: 'q' }],
+            conditions: [{ loop_1: { not: 'z' } }],
+          },
           // A chain through a sibling that may be hidden in this filling (whatever another filling chose).
-          { type: 'category', field_id: 'grip', title: 'Grip', conditions: [{ kind: ['hammer', 'saw'] }], choices: [{ label: 'Rubber', value: 'rubber' }, { label: 'Wood', value: 'wood' }] },
+          {
+            type: 'category',
+            field_id: 'grip',
+            title: 'Grip',
+            conditions: [{ kind: ['hammer', 'saw'] }],
+            choices: [
+              { label: 'Rubber', value: 'rubber' },
+              { label: 'Wood', value: 'wood' },
+            ],
+          },
           { type: 'text', field_id: 'grip_care', title: 'Grip care', conditions: [{ grip: 'wood' }] },
           { type: 'boolean', field_id: 'no_wood', title: 'No wood', conditions: [{ grip: { not: 'wood' } }] },
           { type: 'select', field_id: 'name_again', title: 'Name again', choices_from_field: 'product_name' },
-          { type: 'time_range', field_id: 'on_screen', title: 'On screen', default_seconds: [3, 9], increment_seconds: 2, max_responses_required: 2 },
+          {
+            type: 'time_range',
+            field_id: 'on_screen',
+            title: 'On screen',
+            default_seconds: [3, 9],
+            increment_seconds: 2,
+            max_responses_required: 2,
+          },
           { type: 'ranking_order', field_id: 'photos', title: 'Best photos', num_items_to_rank: 2 },
           { type: 'boolean', field_id: 'in_stock', title: 'In stock' },
         ],
       },
       // A form shown by a condition on another form's child (any filling), answered several times.
       {
-        type: 'form', field_id: 'extra', title: 'Tool details', max_responses_required: 2, conditions: [{ kind: 'hammer' }],
+        type: 'form',
+        field_id: 'extra',
+        title: 'Tool details',
+        max_responses_required: 2,
+        conditions: [{ kind: 'hammer' }],
         fields: [
           { type: 'boolean', field_id: 'sharp', title: 'Sharp' },
           { type: 'select', field_id: 'which_tag', title: 'Which tag', choices_from_field: 'tags' },
         ],
       },
       // Never shown: `tool` has subchoices.
-      { type: 'form', field_id: 'never_form', title: 'Never', conditions: [{ kind: 'tool' }], fields: [{ type: 'text', field_id: 'never_child', title: 'Never' }] },
+      {
+        type: 'form',
+        field_id: 'never_form',
+        title: 'Never',
+        conditions: [{ kind: 'tool' }],
+        fields: [{ type: 'text', field_id: 'never_child', title: 'Never' }],
+      },
     ],
   };
 
   const stringly = {
     callback_url: SINK,
     instruction: 'Rate the three thumbnails.',
-    attachments: [image('thumb-1'), image('thumb-2'), image('thumb-3'), { type: 'website', content: 'https://example.com/conformance/text-collection/page' }],
+    attachments: [
+      image('thumb-1'),
+      image('thumb-2'),
+      image('thumb-3'),
+      { type: 'website', content: 'https://example.com/conformance/text-collection/page' },
+    ],
     fields: [
       {
-        type: 'form', field_id: 'rating', title: 'Rating', min_responses_required: '2', max_responses_required: '3', required: 'true',
+        type: 'form',
+        field_id: 'rating',
+        title: 'Rating',
+        min_responses_required: '2',
+        max_responses_required: '3',
+        required: 'true',
         fields: [
-          { type: 'category', field_id: 'verdict', title: 'Verdict', min_choices: '1', max_choices: '2', choices: [{ label: 'Good', value: 'good' }, { label: 'Bad', value: 'bad' }, { label: 'Meh', value: 3 }] },
           {
-            type: 'fieldset', incline: 'true',
+            type: 'category',
+            field_id: 'verdict',
+            title: 'Verdict',
+            min_choices: '1',
+            max_choices: '2',
+            choices: [
+              { label: 'Good', value: 'good' },
+              { label: 'Bad', value: 'bad' },
+              { label: 'Meh', value: 3 },
+            ],
+          },
+          {
+            type: 'fieldset',
+            incline: 'true',
             fields: [
-              { type: 'number', field_id: 'score', title: 'Score', use_slider: 'true', min: '0.1', max: '0.9', step: '0.25', min_responses_required: '2', max_responses_required: '2' },
+              {
+                type: 'number',
+                field_id: 'score',
+                title: 'Score',
+                use_slider: 'true',
+                min: '0.1',
+                max: '0.9',
+                step: '0.25',
+                min_responses_required: '2',
+                max_responses_required: '2',
+              },
               { type: 'text', field_id: 'reason', title: 'Reason', max_characters: '4', conditions: [{ verdict: 'bad' }, { verdict: 3 }] },
             ],
           },
           { type: 'ranking_order', field_id: 'order', title: 'Order', num_items_to_rank: '3', max_responses_required: '2' },
           { type: 'time_range', field_id: 'glance', title: 'Glance', default_seconds: ['60', '61'], increment_seconds: '30' },
-          { type: 'select', field_id: 'verdict_again', title: 'Verdict again', choices_from_field: 'verdict', max_responses_required: '3', min_responses_required: '2' },
-          { type: 'datetime', field_id: 'seen', title: 'Seen', include: ['month', 'day', 'hour'], defaults: { month: '2', day: '30', hour: '0' } },
+          {
+            type: 'select',
+            field_id: 'verdict_again',
+            title: 'Verdict again',
+            choices_from_field: 'verdict',
+            max_responses_required: '3',
+            min_responses_required: '2',
+          },
+          {
+            type: 'datetime',
+            field_id: 'seen',
+            title: 'Seen',
+            include: ['month', 'day', 'hour'],
+            defaults: { month: '2', day: '30', hour: '0' },
+          },
         ],
       },
     ],
@@ -234,7 +571,18 @@ export function textCollectionCases(): Record<string, unknown>[] {
     attachments: [{ type: 'text', content: 'A palette.' }],
     fields: [
       { type: 'select', field_id: 'best_colour', title: 'Best of the picked colours', choices_from_field: 'colours' },
-      { type: 'category', field_id: 'colours', title: 'Colours', min_choices: 1, max_choices: 3, choices: [{ label: 'Red', value: 'red' }, { label: 'Green', value: 'green' }, { label: 'Blue', value: 'blue' }] },
+      {
+        type: 'category',
+        field_id: 'colours',
+        title: 'Colours',
+        min_choices: 1,
+        max_choices: 3,
+        choices: [
+          { label: 'Red', value: 'red' },
+          { label: 'Green', value: 'green' },
+          { label: 'Blue', value: 'blue' },
+        ],
+      },
     ],
   };
   return [flat, cycles, forms, stringly, selectFirst];
@@ -259,14 +607,16 @@ function fieldsOf(items: unknown): Field[] {
     if (def.type === 'fieldset') return fieldsOf(def.fields);
     if (typeof def.field_id !== 'string' || typeof def.type !== 'string') return [];
     const maxResponses = num(def.max_responses_required) ?? 1;
-    return [{
-      id: def.field_id,
-      type: def.type,
-      def,
-      minResponses: Math.min(num(def.min_responses_required) ?? 1, maxResponses),
-      maxResponses,
-      children: def.type === 'form' ? fieldsOf(def.fields) : [],
-    }];
+    return [
+      {
+        id: def.field_id,
+        type: def.type,
+        def,
+        minResponses: Math.min(num(def.min_responses_required) ?? 1, maxResponses),
+        maxResponses,
+        children: def.type === 'form' ? fieldsOf(def.fields) : [],
+      },
+    ];
   });
 }
 
@@ -289,18 +639,27 @@ class Scope {
   }
   /** The plain values in a field's answers: the selected choices of a category, the options a select offers. */
   valuesOf(id: string): (string | number)[] {
-    return [...new Set(this.answersOf(id).flatMap((a) => (Array.isArray(a) ? a : [a])).filter(isChoiceValue))];
+    return [
+      ...new Set(
+        this.answersOf(id)
+          .flatMap((a) => (Array.isArray(a) ? a : [a]))
+          .filter(isChoiceValue),
+      ),
+    ];
   }
 }
 
 /** FieldConditions: one set holds (OR), all of its keys (AND): a value or any of a list selected, or with `not` none. */
 function conditionsShow(conditions: unknown, selected: (id: string) => readonly unknown[]): boolean {
   if (!Array.isArray(conditions) || conditions.length === 0) return true;
-  const anySelected = (wanted: unknown, chosen: readonly unknown[]) => (Array.isArray(wanted) ? wanted : [wanted]).some((v) => chosen.includes(v));
+  const anySelected = (wanted: unknown, chosen: readonly unknown[]) =>
+    (Array.isArray(wanted) ? wanted : [wanted]).some((v) => chosen.includes(v));
   return conditions.some(
     (set) =>
       isDict(set) &&
-      Object.entries(set).every(([id, wanted]) => (isDict(wanted) && 'not' in wanted ? !anySelected(wanted.not, selected(id)) : anySelected(wanted, selected(id)))),
+      Object.entries(set).every(([id, wanted]) =>
+        isDict(wanted) && 'not' in wanted ? !anySelected(wanted.not, selected(id)) : anySelected(wanted, selected(id)),
+      ),
   );
 }
 
@@ -350,7 +709,12 @@ interface Context {
 
 /** The options of a select: its `choices`, then the answered values of `choices_from_field`. */
 function selectOptions(def: Dict, scope: Scope): (string | number)[] {
-  return [...new Set([...list(def.choices).filter(isChoiceValue), ...(typeof def.choices_from_field === 'string' ? scope.valuesOf(def.choices_from_field) : [])])];
+  return [
+    ...new Set([
+      ...list(def.choices).filter(isChoiceValue),
+      ...(typeof def.choices_from_field === 'string' ? scope.valuesOf(def.choices_from_field) : []),
+    ]),
+  ];
 }
 
 /** One filling of a form: its dictionary of child answers and what its children see. */
@@ -385,16 +749,23 @@ function checkField(field: Field, decidable: boolean, answers: Dict, scope: Scop
     return [];
   };
   if (!decidable) {
-    if (present) problems.push(`${here}: answered, but it is one of fields whose conditions depend on each other in a cycle (or depends on such a field), so it counts as hidden and must be absent`);
+    if (present)
+      problems.push(
+        `${here}: answered, but it is one of fields whose conditions depend on each other in a cycle (or depends on such a field), so it counts as hidden and must be absent`,
+      );
     return leaveOut();
   }
   if (!conditionsShow(field.def.conditions, (id) => scope.valuesOf(id))) {
-    if (present) problems.push(`${here}: answered, but its conditions ${show(field.def.conditions)} hide it (a hidden field must be absent)`);
+    if (present)
+      problems.push(`${here}: answered, but its conditions ${show(field.def.conditions)} hide it (a hidden field must be absent)`);
     return leaveOut();
   }
   const options = field.type === 'select' ? selectOptions(field.def, scope) : [];
   if (field.type === 'select' && options.length === 0) {
-    if (present) problems.push(`${here}: answered, but the select has no option (no choices, and ${show(field.def.choices_from_field)} has no answered value)`);
+    if (present)
+      problems.push(
+        `${here}: answered, but the select has no option (no choices, and ${show(field.def.choices_from_field)} has no answered value)`,
+      );
     return leaveOut();
   }
   if (!present) {
@@ -411,7 +782,9 @@ function checkField(field: Field, decidable: boolean, answers: Dict, scope: Scop
     } else {
       given = value;
       if (value.length < field.minResponses || value.length > field.maxResponses) {
-        problems.push(`${here}: ${value.length} answers, outside min_responses_required ${field.minResponses} to max_responses_required ${field.maxResponses}`);
+        problems.push(
+          `${here}: ${value.length} answers, outside min_responses_required ${field.minResponses} to max_responses_required ${field.maxResponses}`,
+        );
       }
     }
   } else {
@@ -460,7 +833,8 @@ function answerProblems(field: Field, answer: unknown, options: readonly unknown
       }
       const fewest = Math.min(num(def.min_choices) ?? 1, leaves.length);
       const most = Math.max(fewest, Math.min(num(def.max_choices) ?? 1, leaves.length));
-      if (answer.length < fewest || answer.length > most) out.push(`${answer.length} choices, outside min_choices ${fewest} to max_choices ${most}`);
+      if (answer.length < fewest || answer.length > most)
+        out.push(`${answer.length} choices, outside min_choices ${fewest} to max_choices ${most}`);
       return out;
     }
     case 'time_range':
@@ -469,7 +843,9 @@ function answerProblems(field: Field, answer: unknown, options: readonly unknown
       if (!Array.isArray(answer) || answer.length !== 1) return [`${show(answer)} is not a select answer [value]`];
       return options.includes(answer[0])
         ? []
-        : [`${show(answer[0])} is not one of the select's options ${show(options)} (its choices, or the answers to choices_from_field ${show(def.choices_from_field)})`];
+        : [
+            `${show(answer[0])} is not one of the select's options ${show(options)} (its choices, or the answers to choices_from_field ${show(def.choices_from_field)})`,
+          ];
     }
     case 'ranking_order': {
       const n = ctx.attachmentCount;
@@ -480,7 +856,9 @@ function answerProblems(field: Field, answer: unknown, options: readonly unknown
         out.push(`${show(answer)} is not a ranking of distinct indexes of the task's ${n} attachments`);
       }
       if (answer.length !== wanted) {
-        out.push(`ranks ${answer.length} attachments, not ${wanted} (num_items_to_rank${def.num_items_to_rank === undefined ? ' absent: all attachments' : ''})`);
+        out.push(
+          `ranks ${answer.length} attachments, not ${wanted} (num_items_to_rank${def.num_items_to_rank === undefined ? ' absent: all attachments' : ''})`,
+        );
       }
       return out;
     }
@@ -507,7 +885,11 @@ function numberProblems(def: Dict, answer: unknown): string[] {
     const onGrid = origin + (min !== undefined ? k : -k) * step;
     const tolerance = 1e-9 * Math.max(1, Math.abs(value), Math.abs(origin), step);
     if (k < 0 || Math.abs(value - onGrid) > tolerance) {
-      out.push(min !== undefined ? `${answer} is not on the grid min + k·step (${min} + k·${step})` : `${answer} is not on the grid max − k·step (${max} − k·${step}; no min)`);
+      out.push(
+        min !== undefined
+          ? `${answer} is not on the grid min + k·step (${min} + k·${step})`
+          : `${answer} is not on the grid max − k·step (${max} − k·${step}; no min)`,
+      );
     }
   }
   return out;
@@ -520,11 +902,13 @@ function datetimeProblems(def: Dict, answer: unknown): string[] {
   const out: string[] = [];
   const missing = include.filter((p) => !(p in answer));
   const extra = Object.keys(answer).filter((p) => !include.includes(p));
-  if (missing.length > 0 || extra.length > 0) out.push(`parts ${show(Object.keys(answer))}, not exactly the included parts ${show(include)}`);
+  if (missing.length > 0 || extra.length > 0)
+    out.push(`parts ${show(Object.keys(answer))}, not exactly the included parts ${show(include)}`);
   for (const part of include) {
     const [lo, hi] = DATE_PARTS[part]!;
     const v = answer[part];
-    if (part in answer && !(Number.isInteger(v) && v >= lo && v <= hi)) out.push(`${part} ${show(v)} is not a whole number from ${lo} to ${hi}`);
+    if (part in answer && !(Number.isInteger(v) && v >= lo && v <= hi))
+      out.push(`${part} ${show(v)} is not a whole number from ${lo} to ${hi}`);
   }
   const part = (p: string): number | undefined => (include.includes(p) && Number.isInteger(answer[p]) ? answer[p] : undefined);
   const [year, month, day] = [part('year'), part('month'), part('day')];
@@ -543,7 +927,9 @@ function datetimeProblems(def: Dict, answer: unknown): string[] {
       kept = Math.min(preset, daysIn(year ?? ANY_LEAP_YEAR, month));
     }
     if (p in answer && answer[p] !== kept) {
-      out.push(`${p} ${show(answer[p])}: the in-range default ${show(defaults[p])} is not kept${kept !== preset ? ` (as the month's last day, ${kept})` : ''}`);
+      out.push(
+        `${p} ${show(answer[p])}: the in-range default ${show(defaults[p])} is not kept${kept !== preset ? ` (as the month's last day, ${kept})` : ''}`,
+      );
     }
   }
   return out;
@@ -560,11 +946,15 @@ function timeRangeProblems(def: Dict, answer: unknown): string[] {
   const extra = Object.keys(answer).filter((k) => k !== 'from_seconds' && k !== 'to_seconds');
   if (extra.length > 0) out.push(`unexpected keys ${show(extra)} in a time range`);
   const { from_seconds: from, to_seconds: to } = answer as { from_seconds: number; to_seconds: number };
-  if (from < 0 || to > SECONDS_PER_DAY || from > to) out.push(`[${from}, ${to}] is not a range inside the day (0 ≤ from_seconds ≤ to_seconds ≤ ${SECONDS_PER_DAY})`);
+  if (from < 0 || to > SECONDS_PER_DAY || from > to)
+    out.push(`[${from}, ${to}] is not a range inside the day (0 ≤ from_seconds ≤ to_seconds ≤ ${SECONDS_PER_DAY})`);
   const pair = list(def.default_seconds).length === 2 ? def.default_seconds : def.defaults_seconds;
   const [from0, to0] = list(pair).map(num);
   const step = num(def.increment_seconds) ?? 1;
-  for (const [end, v, v0] of [['from_seconds', from, from0], ['to_seconds', to, to0]] as const) {
+  for (const [end, v, v0] of [
+    ['from_seconds', from, from0],
+    ['to_seconds', to, to0],
+  ] as const) {
     if (v0 === undefined || !(step > 0)) continue;
     const k = Math.round((v - v0) / step);
     // Answers carry at most millisecond precision.
@@ -590,7 +980,8 @@ export function textCollectionProblems(task: any): string[] {
   const ctx: Context = { attachmentCount: list(task.params?.attachments).length, problems: [] };
   const fields = fieldsOf(task.params?.fields);
   const at = 'response/annotations';
-  if (!isDict(task.response?.annotations)) return [`${at}: ${show(task.response?.annotations)} is not a dictionary of answers keyed by field_id`];
+  if (!isDict(task.response?.annotations))
+    return [`${at}: ${show(task.response?.annotations)} is not a dictionary of answers keyed by field_id`];
   const annotations = answersAt(task.response?.annotations, fields, at, 'the task', ctx);
   const top = new Scope();
   const fillingsOf = new Map<string, Filling[]>();

@@ -26,7 +26,10 @@ export const testModeChecks: Check[] = [
         const created = await createTask(ctx, 'categorization', categorization({ tags: [tag] }));
         const listed = (await listTasks(ctx, { tags: tag })).docs as any[];
         expectThat(
-          listed.length === 1 && listed[0].task_id === created.task_id && listed[0].status === 'completed' && listed[0].response !== undefined,
+          listed.length === 1 &&
+            listed[0].task_id === created.task_id &&
+            listed[0].status === 'completed' &&
+            listed[0].response !== undefined,
           'the list right after the creation answer should show the task completed, with its response',
           listed,
         );
@@ -67,7 +70,9 @@ export const testModeChecks: Check[] = [
       );
       const ids = many.response.category_id;
       expectThat(
-        Array.isArray(ids) && ids.length === (chosen as unknown[]).length && ids.every((id: unknown) => typeof id === 'string' && ['b', 's', 'x'].includes(id)),
+        Array.isArray(ids) &&
+          ids.length === (chosen as unknown[]).length &&
+          ids.every((id: unknown) => typeof id === 'string' && ['b', 's', 'x'].includes(id)),
         'categorization with category_ids and allow_multiple: response.category_id should be an array of the chosen ids',
         many.response,
       );
@@ -94,8 +99,14 @@ export const testModeChecks: Check[] = [
 /** Every string anywhere in `value`. */
 function stringsIn(value: unknown, out = new Set<string>()): Set<string> {
   if (typeof value === 'string') out.add(value);
-  else if (Array.isArray(value)) value.forEach((v) => { stringsIn(v, out); });
-  else if (isRecord(value)) Object.values(value).forEach((v) => { stringsIn(v, out); });
+  else if (Array.isArray(value))
+    value.forEach((v) => {
+      stringsIn(v, out);
+    });
+  else if (isRecord(value))
+    Object.values(value).forEach((v) => {
+      stringsIn(v, out);
+    });
   return out;
 }
 
@@ -124,7 +135,7 @@ function responseChecks(): Check[] {
     .map(({ operationId, generations }) => ({
       id: `test-mode/responses/${operationId}`,
       area,
-      seed: '5 Authentication (3: test mode: a synthetic response valid for the type and the task\'s own parameters, the same every time)',
+      seed: "5 Authentication (3: test mode: a synthetic response valid for the type and the task's own parameters, the same every time)",
       rule: "Each request example of the operation, created in test mode, completes with a response valid for its type, labels from the task's parameters, shapes inside the image (no negative coordinate or size), the same on a second read.",
       kind: 'behaviour' as const,
       generations,
@@ -147,15 +158,23 @@ function responseChecks(): Check[] {
           const labels = stringsIn(task.params);
           for (const [key, value, path] of fields(task.response)) {
             if (key === 'label' && typeof value === 'string') {
-              expectThat(labels.has(value), `example ${name}: response${path} is ${JSON.stringify(value)}, which no parameter of the task names`, task.response);
+              expectThat(
+                labels.has(value),
+                `example ${name}: response${path} is ${JSON.stringify(value)}, which no parameter of the task names`,
+                task.response,
+              );
             }
             if (coordinates.has(key) && typeof value === 'number') {
               expectThat(value >= 0, `example ${name}: response${path} is ${value}: a shape should lie inside the image`, task.response);
             }
           }
-          for (const problem of [...nerProblems(task), ...textCollectionProblems(task)]) expectThat(false, `example ${name}: ${problem}`, task.response);
+          for (const problem of [...nerProblems(task), ...textCollectionProblems(task)])
+            expectThat(false, `example ${name}: ${problem}`, task.response);
           const again = await readTask(ctx, task.task_id);
-          expectThat(isDeepStrictEqual(again.response, task.response), `example ${name}: the response should read the same every time`, { first: task.response, again: again.response });
+          expectThat(isDeepStrictEqual(again.response, task.response), `example ${name}: the response should read the same every time`, {
+            first: task.response,
+            again: again.response,
+          });
         }
       },
     }));
@@ -168,8 +187,12 @@ function nerProblems(task: any): string[] {
   const problems: string[] = [];
   const ids = new Set<string>();
   for (const [i, span] of (task.response.annotations ?? []).entries()) {
-    if (!(span.start < span.end && span.end <= text.length)) problems.push(`response/annotations/${i} [${span.start}, ${span.end}) is not a span inside the ${text.length} characters of the text`);
-    else if (text.slice(span.start, span.end).join('') !== span.text) problems.push(`response/annotations/${i}/text ${JSON.stringify(span.text)} is not the text from ${span.start} to ${span.end}`);
+    if (!(span.start < span.end && span.end <= text.length))
+      problems.push(
+        `response/annotations/${i} [${span.start}, ${span.end}) is not a span inside the ${text.length} characters of the text`,
+      );
+    else if (text.slice(span.start, span.end).join('') !== span.text)
+      problems.push(`response/annotations/${i}/text ${JSON.stringify(span.text)} is not the text from ${span.start} to ${span.end}`);
     ids.add(span.id);
   }
   const labelOf = new Map<string, string>((task.response.annotations ?? []).map((a: any) => [a.id, a.label]));
@@ -177,9 +200,13 @@ function nerProblems(task: any): string[] {
   for (const [i, r] of (task.response.relationships ?? []).entries()) {
     if (r.source_ref === r.target_ref) problems.push(`response/relationships/${i} joins span ${JSON.stringify(r.source_ref)} to itself`);
     const definition = definitions.find((d) => d?.name === r.name);
-    for (const [end, wanted] of [['source_ref', definition?.source_label], ['target_ref', definition?.target_label]] as const) {
+    for (const [end, wanted] of [
+      ['source_ref', definition?.source_label],
+      ['target_ref', definition?.target_label],
+    ] as const) {
       if (!ids.has(r[end])) problems.push(`response/relationships/${i}/${end} ${JSON.stringify(r[end])} is no span of the response`);
-      else if (typeof wanted === 'string' && labelOf.get(r[end]) !== wanted) problems.push(`response/relationships/${i}/${end} is a ${labelOf.get(r[end])} span, the relationship's definition wants ${wanted}`);
+      else if (typeof wanted === 'string' && labelOf.get(r[end]) !== wanted)
+        problems.push(`response/relationships/${i}/${end} is a ${labelOf.get(r[end])} span, the relationship's definition wants ${wanted}`);
     }
   }
   return problems;

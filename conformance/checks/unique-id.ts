@@ -1,6 +1,17 @@
 // Seed 4.4 (1) and (4): unique_id conflicts, retrieval, and the ways to free a unique_id again.
 import { expectStatus, expectThat, type Check, type CheckContext, type KeyName } from '../types.ts';
-import { annotation, categorization, completedTask, createTask, erroredTask, expectError, listTasks, postTask, readTask, unknownTaskId } from './helpers.ts';
+import {
+  annotation,
+  categorization,
+  completedTask,
+  createTask,
+  erroredTask,
+  expectError,
+  listTasks,
+  postTask,
+  readTask,
+  unknownTaskId,
+} from './helpers.ts';
 
 const area = 'unique_id';
 const seed = '4.4 Duplicate prevention > unique_id';
@@ -31,7 +42,10 @@ export const uniqueIdChecks: Check[] = [
       const first = await createTask(ctx, 'categorization', categorization({ unique_id: uid }));
       await expectTaken(ctx, uid, first.task_id);
       const held = await holders(ctx, uid);
-      expectThat(held.length === 1 && held[0] === first.task_id, `exactly one task should hold unique_id ${uid}, found ${JSON.stringify(held)}`);
+      expectThat(
+        held.length === 1 && held[0] === first.task_id,
+        `exactly one task should hold unique_id ${uid}, found ${JSON.stringify(held)}`,
+      );
     },
   },
   {
@@ -74,8 +88,14 @@ export const uniqueIdChecks: Check[] = [
         Array.from({ length: 8 }, () => postTask(ctx, 'categorization', categorization({ unique_id: uid }))),
       );
       const statuses = results.map((r) => r.status);
-      expectThat(statuses.filter((s) => s === 200).length === 1, `8 simultaneous creations with one unique_id: expected exactly one 200, got ${JSON.stringify(statuses)}`);
-      expectThat(statuses.every((s) => s === 200 || s === 409), `the others should answer 409, got ${JSON.stringify(statuses)}`);
+      expectThat(
+        statuses.filter((s) => s === 200).length === 1,
+        `8 simultaneous creations with one unique_id: expected exactly one 200, got ${JSON.stringify(statuses)}`,
+      );
+      expectThat(
+        statuses.every((s) => s === 200 || s === 409),
+        `the others should answer 409, got ${JSON.stringify(statuses)}`,
+      );
       const held = await holders(ctx, uid);
       expectThat(held.length === 1, `exactly one task should hold the unique_id, found ${held.length}`, held);
     },
@@ -90,13 +110,22 @@ export const uniqueIdChecks: Check[] = [
       const tasks = await Promise.all(Array.from({ length: 4 }, () => createTask(ctx, 'categorization', categorization())));
       for (let round = 1; round <= 3; round++) {
         const uid = ctx.unique('set-race');
-        const results = await Promise.all(tasks.map((t) => ctx.call('POST', `/v1/task/${t.task_id}/unique_id`, { json: { unique_id: uid } })));
+        const results = await Promise.all(
+          tasks.map((t) => ctx.call('POST', `/v1/task/${t.task_id}/unique_id`, { json: { unique_id: uid } })),
+        );
         const statuses = results.map((r) => r.status);
         const winners = results.filter((r) => r.status === 200);
-        expectThat(winners.length === 1 && statuses.every((s) => s === 200 || s === 409), `round ${round}: 4 simultaneous sets of one unique_id should answer one 200 and 409s, got ${JSON.stringify(statuses)}`);
+        expectThat(
+          winners.length === 1 && statuses.every((s) => s === 200 || s === 409),
+          `round ${round}: 4 simultaneous sets of one unique_id should answer one 200 and 409s, got ${JSON.stringify(statuses)}`,
+        );
         const winner = winners[0]!.body?.task_id as string;
         for (const r of results.filter((x) => x.status === 409)) {
-          expectThat(String(r.body?.error).includes(winner), `round ${round}: each 409 should name the task that holds the unique_id (${winner})`, r.body);
+          expectThat(
+            String(r.body?.error).includes(winner),
+            `round ${round}: each 409 should name the task that holds the unique_id (${winner})`,
+            r.body,
+          );
         }
         const held = await holders(ctx, uid);
         expectThat(held.length === 1 && held[0] === winner, `round ${round}: exactly the winner should hold the unique_id`, held);
@@ -116,7 +145,11 @@ export const uniqueIdChecks: Check[] = [
       const first = await createTask(ctx, 'categorization', categorization({ unique_id: uid }));
       const deleted = await ctx.call('DELETE', `/v1/task/${first.task_id}/unique_id`);
       expectStatus(deleted, 200, 'deleting the unique_id of a task');
-      expectThat(deleted.body?.task_id === first.task_id && !('unique_id' in deleted.body), 'the answer should be the task without unique_id', deleted.body);
+      expectThat(
+        deleted.body?.task_id === first.task_id && !('unique_id' in deleted.body),
+        'the answer should be the task without unique_id',
+        deleted.body,
+      );
       expectThat(!('unique_id' in (await readTask(ctx, first.task_id))), 'the task should read without unique_id after DELETE');
       const second = await createTask(ctx, 'categorization', categorization({ unique_id: uid }));
       expectThat(second.task_id !== first.task_id, 'a new task should be created with the freed unique_id');
@@ -137,7 +170,11 @@ export const uniqueIdChecks: Check[] = [
       expectError(refused, 409, 'setting a unique_id held by another task');
       expectThat(refused.body.error.includes(holder.task_id), 'the 409 should name the task that holds the unique_id', refused.body);
       // A task that does not exist is a 404, whatever the value it is given.
-      expectError(await ctx.call('POST', `/v1/task/${unknownTaskId()}/unique_id`, { json: { unique_id: taken } }), 404, 'setting a held unique_id on a task that does not exist');
+      expectError(
+        await ctx.call('POST', `/v1/task/${unknownTaskId()}/unique_id`, { json: { unique_id: taken } }),
+        404,
+        'setting a held unique_id on a task that does not exist',
+      );
       const set = await ctx.call('POST', `/v1/task/${task.task_id}/unique_id`, { json: { unique_id: fresh } });
       expectStatus(set, 200, 'setting a free unique_id');
       expectThat(set.body?.unique_id === fresh, 'the answer should be the task with its new unique_id', set.body);
@@ -160,7 +197,11 @@ export const uniqueIdChecks: Check[] = [
       await expectTaken(ctx, uid, task.task_id, 'categorization', 'live');
       const cleared = await ctx.call('POST', `/v1/task/${task.task_id}/cancel`, { key: 'live', query: { clear_unique_id: 'true' } });
       expectStatus(cleared, 200, 'cancel with clear_unique_id=true');
-      expectThat(cleared.body?.status === 'canceled' && !('unique_id' in cleared.body), 'cancel with clear_unique_id=true should answer the canceled task without unique_id', cleared.body);
+      expectThat(
+        cleared.body?.status === 'canceled' && !('unique_id' in cleared.body),
+        'cancel with clear_unique_id=true should answer the canceled task without unique_id',
+        cleared.body,
+      );
       await createTask(ctx, 'categorization', categorization({ unique_id: uid }), { key: 'live' });
     },
   },

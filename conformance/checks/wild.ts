@@ -8,7 +8,18 @@ import { isDeepStrictEqual } from 'node:util';
 import { loadContract } from '../contract.ts';
 import { expectStatus, expectThat, type Check, type CheckContext } from '../types.ts';
 import { projectAndBatch } from './batches.ts';
-import { SINK, categorization, createInSequence, createTask, expectError, idsOf, listTasks, postTask, sameMembers, type Query } from './helpers.ts';
+import {
+  SINK,
+  categorization,
+  createInSequence,
+  createTask,
+  expectError,
+  idsOf,
+  listTasks,
+  postTask,
+  sameMembers,
+  type Query,
+} from './helpers.ts';
 
 const seed = 'decision beyond the API description: what clients of the real service send (issue 22)';
 
@@ -37,7 +48,12 @@ function timeFilters(ctx: CheckContext): { path: string; names: string[] }[] {
   const contract = loadContract(ctx.generation);
   return contract.operations
     .filter((op) => op.method === 'get' && !op.templated)
-    .map((op) => ({ path: op.path, names: op.parameters.filter((p) => p.in === 'query' && String(contract.resolve(p.schema ?? {}).pattern ?? '').startsWith('^[0-9]{4}-')).map((p) => String(p.name)) }))
+    .map((op) => ({
+      path: op.path,
+      names: op.parameters
+        .filter((p) => p.in === 'query' && String(contract.resolve(p.schema ?? {}).pattern ?? '').startsWith('^[0-9]{4}-'))
+        .map((p) => String(p.name)),
+    }))
     .filter((l) => l.names.length > 0);
 }
 
@@ -58,13 +74,22 @@ export const wildChecks: Check[] = [
       ] as const) {
         const got = await listed(ctx, { tags: tag, [alias]: at });
         const expected = await listed(ctx, { tags: tag, [same]: at });
-        expectThat(sameMembers(got, expected), `${alias}=${at} should list what ${same}=${at} lists (${JSON.stringify(expected)}), got ${JSON.stringify(got)}`);
+        expectThat(
+          sameMembers(got, expected),
+          `${alias}=${at} should list what ${same}=${at} lists (${JSON.stringify(expected)}), got ${JSON.stringify(got)}`,
+        );
       }
       const onlyFirst = await listed(ctx, { tags: tag, created_before: t1.created_at });
-      expectThat(onlyFirst.includes(t1.task_id) && (t1.created_at === t2.created_at || !onlyFirst.includes(t2.task_id)), `created_before=${t1.created_at} should list the first task and not the later one, got ${JSON.stringify(onlyFirst)}`);
+      expectThat(
+        onlyFirst.includes(t1.task_id) && (t1.created_at === t2.created_at || !onlyFirst.includes(t2.task_id)),
+        `created_before=${t1.created_at} should list the first task and not the later one, got ${JSON.stringify(onlyFirst)}`,
+      );
       const both = await listed(ctx, { tags: tag, created_after: t2.created_at, created_before: t1.created_at });
       const expected = t1.created_at === t2.created_at ? [t1.task_id, t2.task_id] : [];
-      expectThat(sameMembers(both, expected), `created_after after created_before should list ${JSON.stringify(expected)}, got ${JSON.stringify(both)}`);
+      expectThat(
+        sameMembers(both, expected),
+        `created_after after created_before should list ${JSON.stringify(expected)}, got ${JSON.stringify(both)}`,
+      );
     },
   },
   {
@@ -78,17 +103,33 @@ export const wildChecks: Check[] = [
       const url = 'https://example.com/conformance/ticket.png';
       const image = await createTask(ctx, 'categorization', categorization({ tags: [tag], attachment_type: 'image', attachment: url }));
       const text = await createTask(ctx, 'categorization', categorization({ tags: [tag] }));
-      const urlText = await createTask(ctx, 'categorization', categorization({ tags: [tag], attachment: 'https://example.com/this-is-text' }));
+      const urlText = await createTask(
+        ctx,
+        'categorization',
+        categorization({ tags: [tag], attachment: 'https://example.com/this-is-text' }),
+      );
       for (const flag of ['true', 'TRUE']) {
         const docs: any[] = (await listTasks(ctx, { tags: tag, include_attachment_url: flag })).docs;
         const byId = new Map(docs.map((d) => [d.task_id, d]));
-        expectThat(byId.get(image.task_id)?.attachment_url === url, `include_attachment_url=${flag}: the task with the URL attachment should carry attachment_url ${url}`, byId.get(image.task_id));
+        expectThat(
+          byId.get(image.task_id)?.attachment_url === url,
+          `include_attachment_url=${flag}: the task with the URL attachment should carry attachment_url ${url}`,
+          byId.get(image.task_id),
+        );
         for (const t of [text, urlText]) {
-          expectThat(byId.has(t.task_id) && !('attachment_url' in byId.get(t.task_id)), `include_attachment_url=${flag}: a text attachment has no URL, so the task should carry no attachment_url`, byId.get(t.task_id));
+          expectThat(
+            byId.has(t.task_id) && !('attachment_url' in byId.get(t.task_id)),
+            `include_attachment_url=${flag}: a text attachment has no URL, so the task should carry no attachment_url`,
+            byId.get(t.task_id),
+          );
         }
       }
       const plain: any[] = (await listTasks(ctx, { tags: tag })).docs;
-      expectThat(plain.length === 3 && plain.every((d) => !('attachment_url' in d)), 'without include_attachment_url no task should carry attachment_url', plain);
+      expectThat(
+        plain.length === 3 && plain.every((d) => !('attachment_url' in d)),
+        'without include_attachment_url no task should carry attachment_url',
+        plain,
+      );
     },
   },
   {
@@ -104,9 +145,21 @@ export const wildChecks: Check[] = [
       await createTask(ctx, 'categorization', categorization({ tags: [tag] }));
       const whole: any[] = (await listTasks(ctx, { tags: tag })).docs;
       const limited: any[] = (await listTasks(ctx, { tags: tag, limited_response: 'true' })).docs;
-      const expected = whole.map((t) => ({ task_id: t.task_id, status: t.status, metadata: t.metadata, ...(t.project !== undefined ? { project: t.project } : {}) }));
-      expectThat(isDeepStrictEqual(limited, expected), `limited_response=true should give ${JSON.stringify(expected)}, got ${JSON.stringify(limited).slice(0, 600)}`);
-      expectThat(expected.some((t) => t.project === project), 'the task of the project should show its project', expected);
+      const expected = whole.map((t) => ({
+        task_id: t.task_id,
+        status: t.status,
+        metadata: t.metadata,
+        ...(t.project !== undefined ? { project: t.project } : {}),
+      }));
+      expectThat(
+        isDeepStrictEqual(limited, expected),
+        `limited_response=true should give ${JSON.stringify(expected)}, got ${JSON.stringify(limited).slice(0, 600)}`,
+      );
+      expectThat(
+        expected.some((t) => t.project === project),
+        'the task of the project should show its project',
+        expected,
+      );
     },
   },
   {
@@ -145,13 +198,23 @@ export const wildChecks: Check[] = [
       const read = await ctx.call('GET', path);
       expectThat(read.status === 200 && read.body?.archived === true, 'an archived batch should read archived: true', read.body);
       expectThat((await batchNames(ctx, { project })).includes(name), 'without exclude_archived the archived batch should be listed');
-      expectThat(!(await batchNames(ctx, { project, exclude_archived: 'true' })).includes(name), 'exclude_archived=true should leave the archived batch out');
+      expectThat(
+        !(await batchNames(ctx, { project, exclude_archived: 'true' })).includes(name),
+        'exclude_archived=true should leave the archived batch out',
+      );
       expectError(await postTask(ctx, 'categorization', categorization({ batch: name })), 400, 'adding a task to an archived batch');
       const back = await ctx.call('POST', `${path}/unarchive`);
       expectStatus(back, 200, 'unarchive');
       expectThat(back.body?.archived === false, 'unarchive should answer the batch with archived: false', back.body);
-      expectThat((await batchNames(ctx, { project, exclude_archived: 'true' })).includes(name), 'an unarchived batch should be listed with exclude_archived=true');
-      expectError(await ctx.call('POST', `/v1/batches/${encodeURIComponent(ctx.unique('no-such-batch'))}/archive`), 404, 'archiving a batch that does not exist');
+      expectThat(
+        (await batchNames(ctx, { project, exclude_archived: 'true' })).includes(name),
+        'an unarchived batch should be listed with exclude_archived=true',
+      );
+      expectError(
+        await ctx.call('POST', `/v1/batches/${encodeURIComponent(ctx.unique('no-such-batch'))}/archive`),
+        404,
+        'archiving a batch that does not exist',
+      );
     },
   },
   {
@@ -175,14 +238,23 @@ export const wildChecks: Check[] = [
       ];
       for (const [query, inside] of cases) {
         const got = await listed(ctx, { tags: tag, ...query });
-        expectThat(isDeepStrictEqual(got, inside ? [task.task_id] : []), `GET /v1/tasks ${JSON.stringify(query)} should ${inside ? '' : 'not '}list the task created at ${task.created_at}, got ${JSON.stringify(got)}`);
+        expectThat(
+          isDeepStrictEqual(got, inside ? [task.task_id] : []),
+          `GET /v1/tasks ${JSON.stringify(query)} should ${inside ? '' : 'not '}list the task created at ${task.created_at}, got ${JSON.stringify(got)}`,
+        );
       }
       const { project, name, batch } = await projectAndBatch(ctx);
       const batchAt = Date.parse(batch.created_at);
       const around = await batchNames(ctx, { project, start_time: pythonStr(batchAt - 1000), end_time: pythonStr(batchAt + 1000) });
-      expectThat(isDeepStrictEqual(around, [name]), `GET /v1/batches with str(datetime) bounds around its creation should list the batch, got ${JSON.stringify(around)}`);
+      expectThat(
+        isDeepStrictEqual(around, [name]),
+        `GET /v1/batches with str(datetime) bounds around its creation should list the batch, got ${JSON.stringify(around)}`,
+      );
       const after = await batchNames(ctx, { project, start_time: pythonStr(batchAt + 1000) });
-      expectThat(after.length === 0, `GET /v1/batches with start_time after its creation should list nothing, got ${JSON.stringify(after)}`);
+      expectThat(
+        after.length === 0,
+        `GET /v1/batches with start_time after its creation should list nothing, got ${JSON.stringify(after)}`,
+      );
     },
   },
   {
@@ -197,12 +269,19 @@ export const wildChecks: Check[] = [
       for (const { path, names } of lists) {
         for (const name of names) {
           for (const value of ['0001-01-01', '9999-12-31T23:59:59.999Z', '0000-12-31T23:30-01']) {
-            expectStatus(await ctx.call('GET', path, { query: { [name]: value } }), 200, `GET ${path}?${name}=${value} (within the stored times)`);
+            expectStatus(
+              await ctx.call('GET', path, { query: { [name]: value } }),
+              200,
+              `GET ${path}?${name}=${value} (within the stored times)`,
+            );
           }
           for (const value of ['0000-01-09', '0001-01-01T00:00:00+01:00', '9999-12-31 23:00:00-05:00']) {
             const ex = await ctx.call('GET', path, { query: { [name]: value } });
             expectError(ex, 400, `GET ${path}?${name}=${value} (outside the stored times)`);
-            expectThat(String(ex.body?.error).includes(name), `the 400 for ${name}=${value} should name ${name}, got ${JSON.stringify(ex.body?.error)}`);
+            expectThat(
+              String(ex.body?.error).includes(name),
+              `the 400 for ${name}=${value} should name ${name}, got ${JSON.stringify(ex.body?.error)}`,
+            );
           }
         }
       }
@@ -217,14 +296,27 @@ export const wildChecks: Check[] = [
     async run(ctx) {
       const tag = ctx.unique('raw');
       const project = `${ctx.unique('raw')} b`;
-      expectStatus(await ctx.call('POST', '/v1/projects', { json: { type: 'categorization', name: project, params: { attachment_type: 'text', categories: ['a', 'b'] } } }), 200, 'creating a project whose name has a space');
+      expectStatus(
+        await ctx.call('POST', '/v1/projects', {
+          json: { type: 'categorization', name: project, params: { attachment_type: 'text', categories: ['a', 'b'] } },
+        }),
+        200,
+        'creating a project whose name has a space',
+      );
       const batch = `${ctx.unique('raw')} b`;
       expectStatus(await ctx.call('POST', '/v1/batches', { json: { project, name: batch } }), 200, 'creating a batch in it');
       const task = await createTask(ctx, 'categorization', { ...categorization({ tags: [tag] }), callback_url: SINK, project });
       const plus = project.replaceAll(' ', '+');
       const batches = await rawGet(ctx, '/v1/batches', `project=${plus}`);
       expectStatus(batches, 200, `GET /v1/batches?project=${plus}`);
-      expectThat(isDeepStrictEqual((batches.body?.docs ?? []).map((b: { name: string }) => b.name), [batch]), `GET /v1/batches?project=${plus} should list the batch of the project "${project}"`, batches.body);
+      expectThat(
+        isDeepStrictEqual(
+          (batches.body?.docs ?? []).map((b: { name: string }) => b.name),
+          [batch],
+        ),
+        `GET /v1/batches?project=${plus} should list the batch of the project "${project}"`,
+        batches.body,
+      );
       const at = Date.parse(task.created_at);
       const local = (ms: number) => new Date(ms + 3_600_000).toISOString().slice(0, 19);
       for (const [query, inside] of [
@@ -236,7 +328,10 @@ export const wildChecks: Check[] = [
         const ex = await rawGet(ctx, '/v1/tasks', query);
         expectStatus(ex, 200, `GET /v1/tasks?${query} (raw reserved characters)`);
         const got = idsOf(ex.body?.docs ?? []);
-        expectThat(isDeepStrictEqual(got, inside ? [task.task_id] : []), `GET /v1/tasks?${query} should ${inside ? '' : 'not '}list the task created at ${task.created_at}, got ${JSON.stringify(got)}`);
+        expectThat(
+          isDeepStrictEqual(got, inside ? [task.task_id] : []),
+          `GET /v1/tasks?${query} should ${inside ? '' : 'not '}list the task created at ${task.created_at}, got ${JSON.stringify(got)}`,
+        );
       }
     },
   },

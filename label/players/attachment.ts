@@ -21,8 +21,21 @@ export function attachmentView(type: AttachmentType, attachment: string): HTMLEl
       break;
     default:
       box.append(
-        el('iframe', { src: attachment, title: type === 'pdf' ? 'The PDF document' : 'The website', sandbox: '', referrerpolicy: 'no-referrer' }),
-        el('figcaption', {}, el('a', { href: attachment, target: '_blank', rel: 'noopener noreferrer' }, `Open the ${type === 'pdf' ? 'PDF' : 'website'} in a new tab`)),
+        el('iframe', {
+          src: attachment,
+          title: type === 'pdf' ? 'The PDF document' : 'The website',
+          sandbox: '',
+          referrerpolicy: 'no-referrer',
+        }),
+        el(
+          'figcaption',
+          {},
+          el(
+            'a',
+            { href: attachment, target: '_blank', rel: 'noopener noreferrer' },
+            `Open the ${type === 'pdf' ? 'PDF' : 'website'} in a new tab`,
+          ),
+        ),
       );
   }
   return box;

@@ -13,10 +13,16 @@ export const categorization: PlayerFactory = (container, assignment, draft, cont
   const multiple = String(params.allow_multiple ?? false).toLowerCase() === 'true';
   const idOf = new Map(Object.entries(params.category_ids ?? {}).map(([id, category]) => [category, id]));
   const saved = draft?.category;
-  const chosen = new Set<string>((Array.isArray(saved) ? saved : typeof saved === 'string' ? [saved] : []).filter((c): c is string => categories.includes(c as string)));
+  const chosen = new Set<string>(
+    (Array.isArray(saved) ? saved : typeof saved === 'string' ? [saved] : []).filter((c): c is string => categories.includes(c as string)),
+  );
 
   if (params.attachment !== undefined) container.append(attachmentView(params.attachment_type ?? 'text', params.attachment));
-  const group = el('fieldset', { role: multiple ? 'group' : 'radiogroup' }, el('legend', {}, multiple ? 'Choose every category that fits' : 'Choose the category that fits'));
+  const group = el(
+    'fieldset',
+    { role: multiple ? 'group' : 'radiogroup' },
+    el('legend', {}, multiple ? 'Choose every category that fits' : 'Choose the category that fits'),
+  );
   const inputs = categories.map((category, i) => {
     const input = el('input', { type: multiple ? 'checkbox' : 'radio', name: 'category', value: category, id: `category-${i}` });
     input.checked = chosen.has(category);
@@ -26,7 +32,9 @@ export const categorization: PlayerFactory = (container, assignment, draft, cont
       else chosen.delete(category);
       context.changed();
     });
-    group.append(el('div', { class: 'choice' }, input, el('label', { for: input.id }, i < 9 ? el('kbd', {}, String(i + 1)) : '', ` ${category}`)));
+    group.append(
+      el('div', { class: 'choice' }, input, el('label', { for: input.id }, i < 9 ? el('kbd', {}, String(i + 1)) : '', ` ${category}`)),
+    );
     return input;
   });
   container.append(group);
@@ -38,7 +46,13 @@ export const categorization: PlayerFactory = (container, assignment, draft, cont
     input.dispatchEvent(new Event('change'));
     input.focus();
   };
-  const shortcuts: Shortcut[] = [{ keys: ['1', '2', '3', '4', '5', '6', '7', '8', '9'], label: multiple ? 'Toggle category 1-9' : 'Choose category 1-9', run: (e) => toggle(Number(e.key) - 1) }];
+  const shortcuts: Shortcut[] = [
+    {
+      keys: ['1', '2', '3', '4', '5', '6', '7', '8', '9'],
+      label: multiple ? 'Toggle category 1-9' : 'Choose category 1-9',
+      run: (e) => toggle(Number(e.key) - 1),
+    },
+  ];
 
   const ordered = () => categories.filter((c) => chosen.has(c));
   return {

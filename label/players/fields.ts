@@ -16,7 +16,9 @@ interface Params {
 type Row = Record<string, string>;
 
 const strings = (v: unknown): Record<string, string> =>
-  v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string')) : {};
+  v && typeof v === 'object' && !Array.isArray(v)
+    ? Object.fromEntries(Object.entries(v).filter((e): e is [string, string] => typeof e[1] === 'string'))
+    : {};
 
 export const fields: PlayerFactory = (container, assignment, draft, context) => {
   const params = assignment.task.params as Params;
@@ -27,7 +29,10 @@ export const fields: PlayerFactory = (container, assignment, draft, context) => 
   let rows: Row[] = Array.isArray(draft?.repeatable_fields) ? (draft.repeatable_fields as unknown[]).map(strings) : [];
   let ids = 0;
 
-  if (params.attachment) container.append(attachmentView(params.attachment_type ?? (assignment.task.type === 'transcription' ? 'image' : 'text'), params.attachment));
+  if (params.attachment)
+    container.append(
+      attachmentView(params.attachment_type ?? (assignment.task.type === 'transcription' ? 'image' : 'text'), params.attachment),
+    );
   if (keys.length) {
     const set = el('fieldset', {}, el('legend', {}, 'Fields'));
     for (const key of keys) {
@@ -38,13 +43,32 @@ export const fields: PlayerFactory = (container, assignment, draft, context) => 
         values[key] = input.value;
         context.changed();
       });
-      set.append(el('div', { class: 'field' }, el('label', { for: id }, params.fields?.[key] ?? key), ' ', el('code', { id: `${id}-key` }, key), el('br'), input));
+      set.append(
+        el(
+          'div',
+          { class: 'field' },
+          el('label', { for: id }, params.fields?.[key] ?? key),
+          ' ',
+          el('code', { id: `${id}-key` }, key),
+          el('br'),
+          input,
+        ),
+      );
     }
     container.append(set);
   }
 
   const body = el('tbody');
-  const table = el('table', { class: 'rows' }, el('thead', {}, el('tr', {}, ...repeatKeys.map((k) => el('th', { scope: 'col' }, k)), el('th', {}, el('span', { class: 'sr-only' }, 'Remove')))), body);
+  const table = el(
+    'table',
+    { class: 'rows' },
+    el(
+      'thead',
+      {},
+      el('tr', {}, ...repeatKeys.map((k) => el('th', { scope: 'col' }, k)), el('th', {}, el('span', { class: 'sr-only' }, 'Remove'))),
+    ),
+    body,
+  );
   const addRow = () => {
     rows.push(Object.fromEntries(repeatKeys.map((k) => [k, ''])));
     drawRows();
@@ -59,7 +83,12 @@ export const fields: PlayerFactory = (container, assignment, draft, context) => 
           const label = `${typeof spec === 'string' ? spec : (spec?.description ?? key)} (row ${r + 1})`;
           let input: HTMLInputElement | HTMLSelectElement;
           if (spec && typeof spec === 'object') {
-            input = el('select', { 'aria-label': label }, el('option', { value: '' }, '—'), ...spec.choices.map((c) => el('option', { value: c }, c)));
+            input = el(
+              'select',
+              { 'aria-label': label },
+              el('option', { value: '' }, '—'),
+              ...spec.choices.map((c) => el('option', { value: c }, c)),
+            );
           } else input = el('input', { type: 'text', 'aria-label': label });
           input.value = row[key] ?? '';
           input.addEventListener('input', () => {
@@ -96,8 +125,12 @@ export const fields: PlayerFactory = (container, assignment, draft, context) => 
       if (missing.length) return { ok: false, problem: `Fill in: ${missing.join(', ')}.` };
       const badRow = rows.findIndex((row) => repeatKeys.some((k) => !(row[k] ?? '').trim()));
       if (badRow >= 0) return { ok: false, problem: `Row ${badRow + 1} of the repeated values is incomplete.` };
-      if (assignment.task.type === 'datacollection') return { ok: true, response: { fields: answerFields(), time_spent_in_seconds: Math.round(context.activeMs() / 1000) } };
-      return { ok: true, response: { ...(keys.length ? { fields: answerFields() } : {}), ...(repeatKeys.length ? { repeatable_fields: rows } : {}) } };
+      if (assignment.task.type === 'datacollection')
+        return { ok: true, response: { fields: answerFields(), time_spent_in_seconds: Math.round(context.activeMs() / 1000) } };
+      return {
+        ok: true,
+        response: { ...(keys.length ? { fields: answerFields() } : {}), ...(repeatKeys.length ? { repeatable_fields: rows } : {}) },
+      };
     },
   };
 };

@@ -45,7 +45,15 @@ function boxesOf(value: unknown): Box[] {
   if (!Array.isArray(list)) return [];
   return list
     .filter((a): a is Box => a?.type === 'box' && typeof a.uuid === 'string' && typeof a.label === 'string')
-    .map((a) => ({ uuid: a.uuid, type: 'box', label: a.label, left: num(a.left), top: num(a.top), width: num(a.width), height: num(a.height) }));
+    .map((a) => ({
+      uuid: a.uuid,
+      type: 'box',
+      label: a.label,
+      left: num(a.left),
+      top: num(a.top),
+      width: num(a.width),
+      height: num(a.height),
+    }));
 }
 
 export const imageannotation: PlayerFactory = (container, assignment, draft, context) => {
@@ -61,10 +69,22 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
   let selected: string | null = null;
   const history: Box[][] = [];
 
-  if (others.length) container.append(el('p', { class: 'notice warn' }, `This app draws boxes only so far; this task also asks for ${others.join(', ')}, which cannot be drawn here yet.`));
+  if (others.length)
+    container.append(
+      el(
+        'p',
+        { class: 'notice warn' },
+        `This app draws boxes only so far; this task also asks for ${others.join(', ')}, which cannot be drawn here yet.`,
+      ),
+    );
   const labelBar = el('div', { class: 'labels', role: 'toolbar', 'aria-label': 'Box label' });
   const labelButtons = labels.map((label, i) => {
-    const button = el('button', { type: 'button', 'aria-pressed': 'false', style: `border-left: 6px solid ${palette[i % palette.length]}` }, i < 9 ? el('kbd', {}, String(i + 1)) : '', ` ${label}`);
+    const button = el(
+      'button',
+      { type: 'button', 'aria-pressed': 'false', style: `border-left: 6px solid ${palette[i % palette.length]}` },
+      i < 9 ? el('kbd', {}, String(i + 1)) : '',
+      ` ${label}`,
+    );
     button.addEventListener('click', () => pickLabel(i));
     labelBar.append(button);
     return button;
@@ -89,7 +109,13 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
   const clampBox = (b: Box): Box => {
     const left = Math.min(Math.max(0, b.left), imgW);
     const top = Math.min(Math.max(0, b.top), imgH);
-    return { ...b, left: round(left), top: round(top), width: round(Math.min(b.width, imgW - left)), height: round(Math.min(b.height, imgH - top)) };
+    return {
+      ...b,
+      left: round(left),
+      top: round(top),
+      width: round(Math.min(b.width, imgW - left)),
+      height: round(Math.min(b.height, imgH - top)),
+    };
   };
   const record = () => {
     history.push(boxes.map((b) => ({ ...b })));
@@ -118,7 +144,19 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
     });
     for (const node of work.find('.box')) node.destroy();
     for (const box of boxes) {
-      const rect = new Rect({ name: 'box', id: box.uuid, x: box.left, y: box.top, width: box.width, height: box.height, stroke: colour(box.label), strokeWidth: 2 / scale, fill: `${colour(box.label)}22`, draggable: box.uuid === selected, strokeScaleEnabled: true });
+      const rect = new Rect({
+        name: 'box',
+        id: box.uuid,
+        x: box.left,
+        y: box.top,
+        width: box.width,
+        height: box.height,
+        stroke: colour(box.label),
+        strokeWidth: 2 / scale,
+        fill: `${colour(box.label)}22`,
+        draggable: box.uuid === selected,
+        strokeScaleEnabled: true,
+      });
       rect.on('pointerdown', (e) => {
         e.cancelBubble = true;
         if (selected !== box.uuid) {
@@ -137,7 +175,13 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
         changed();
       });
       rect.on('transformend', () => {
-        const next = clampBox({ ...box, left: rect.x(), top: rect.y(), width: rect.width() * rect.scaleX(), height: rect.height() * rect.scaleY() });
+        const next = clampBox({
+          ...box,
+          left: rect.x(),
+          top: rect.y(),
+          width: rect.width() * rect.scaleX(),
+          height: rect.height() * rect.scaleY(),
+        });
         Object.assign(box, next);
         changed();
       });
@@ -148,7 +192,11 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
     transformer.moveToTop();
     list.replaceChildren(
       ...boxes.map((b, i) => {
-        const item = el('li', { 'aria-selected': String(b.uuid === selected), 'data-uuid': b.uuid }, `${b.label}: ${Math.round(b.left)}, ${Math.round(b.top)}, ${Math.round(b.width)} × ${Math.round(b.height)} px`);
+        const item = el(
+          'li',
+          { 'aria-selected': String(b.uuid === selected), 'data-uuid': b.uuid },
+          `${b.label}: ${Math.round(b.left)}, ${Math.round(b.top)}, ${Math.round(b.width)} × ${Math.round(b.height)} px`,
+        );
         item.addEventListener('click', () => {
           selected = b.uuid;
           draw();
@@ -180,12 +228,25 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
   stage.on('pointermove', () => {
     if (!start) return;
     const p = pointer();
-    ghost.setAttrs({ x: Math.min(start.x, p.x), y: Math.min(start.y, p.y), width: Math.abs(p.x - start.x), height: Math.abs(p.y - start.y) });
+    ghost.setAttrs({
+      x: Math.min(start.x, p.x),
+      y: Math.min(start.y, p.y),
+      width: Math.abs(p.x - start.x),
+      height: Math.abs(p.y - start.y),
+    });
   });
   const finish = () => {
     if (!start) return;
     const p = pointer();
-    const box: Box = { uuid: uuidV4(), type: 'box', label: current, left: round(Math.min(start.x, p.x)), top: round(Math.min(start.y, p.y)), width: round(Math.abs(p.x - start.x)), height: round(Math.abs(p.y - start.y)) };
+    const box: Box = {
+      uuid: uuidV4(),
+      type: 'box',
+      label: current,
+      left: round(Math.min(start.x, p.x)),
+      top: round(Math.min(start.y, p.y)),
+      width: round(Math.abs(p.x - start.x)),
+      height: round(Math.abs(p.y - start.y)),
+    };
     start = null;
     ghost.visible(false);
     // A click or a slip of a few screen pixels is no box.
@@ -210,9 +271,31 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
     for (const layer of [imageLayer, layersLayer, work]) layer.scale({ x: scale, y: scale });
     imageLayer.add(new KImage({ image, width: imgW, height: imgH }));
     const layers = params.layers;
-    for (const b of layers?.boxes ?? []) layersLayer.add(new Rect({ x: num(b.left), y: num(b.top), width: num(b.width), height: num(b.height), stroke: '#ffd400', strokeWidth: 1.5 / scale, dash: [4 / scale, 3 / scale] }));
-    for (const p of [...(layers?.polygons ?? []).map((p) => ({ ...p, closed: true })), ...(layers?.lines ?? []).map((l) => ({ ...l, closed: false }))])
-      layersLayer.add(new Line({ points: p.vertices.flatMap((v) => [num(v.x), num(v.y)]), closed: p.closed, stroke: '#ffd400', strokeWidth: 1.5 / scale, dash: [4 / scale, 3 / scale] }));
+    for (const b of layers?.boxes ?? [])
+      layersLayer.add(
+        new Rect({
+          x: num(b.left),
+          y: num(b.top),
+          width: num(b.width),
+          height: num(b.height),
+          stroke: '#ffd400',
+          strokeWidth: 1.5 / scale,
+          dash: [4 / scale, 3 / scale],
+        }),
+      );
+    for (const p of [
+      ...(layers?.polygons ?? []).map((p) => ({ ...p, closed: true })),
+      ...(layers?.lines ?? []).map((l) => ({ ...l, closed: false })),
+    ])
+      layersLayer.add(
+        new Line({
+          points: p.vertices.flatMap((v) => [num(v.x), num(v.y)]),
+          closed: p.closed,
+          stroke: '#ffd400',
+          strokeWidth: 1.5 / scale,
+          dash: [4 / scale, 3 / scale],
+        }),
+      );
     status.textContent = `${imgW} × ${imgH} px${labels.length ? '' : ' — this task has no box labels'}`;
     draw();
   };
@@ -229,7 +312,11 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
     draw();
   };
   const shortcuts: Shortcut[] = [
-    { keys: ['1', '2', '3', '4', '5', '6', '7', '8', '9'], label: 'Choose label 1-9 (relabels the selected box)', run: (e) => pickLabel(Number(e.key) - 1) },
+    {
+      keys: ['1', '2', '3', '4', '5', '6', '7', '8', '9'],
+      label: 'Choose label 1-9 (relabels the selected box)',
+      run: (e) => pickLabel(Number(e.key) - 1),
+    },
     {
       keys: ['Delete', 'Backspace'],
       label: 'Delete the selected box',
@@ -269,7 +356,8 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
     getDraft: () => ({ annotations: boxes.map((b) => ({ ...b })) }),
     getResponse() {
       const small = boxes.findIndex((b) => b.width < minWidth || b.height < minHeight);
-      if (small >= 0) return { ok: false, problem: `Box ${small + 1} is smaller than the task allows (at least ${minWidth} × ${minHeight} px).` };
+      if (small >= 0)
+        return { ok: false, problem: `Box ${small + 1} is smaller than the task allows (at least ${minWidth} × ${minHeight} px).` };
       return { ok: true, response: { annotations: boxes.map((b) => ({ ...b })) } };
     },
     destroy: () => stage.destroy(),

@@ -4,4 +4,9 @@ import { imageannotation } from './imageannotation.ts';
 import type { PlayerFactory } from './types.ts';
 
 /** The players by task type; a type without one is shown as not supported yet (skip or release it). */
-export const players: Partial<Record<string, PlayerFactory>> = { categorization, imageannotation, datacollection: fields, transcription: fields };
+export const players: Partial<Record<string, PlayerFactory>> = {
+  categorization,
+  imageannotation,
+  datacollection: fields,
+  transcription: fields,
+};

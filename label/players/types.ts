@@ -23,7 +23,11 @@ export interface PlayerContext {
 
 export type PlayerFactory = (container: HTMLElement, assignment: Assignment, draft: Draft | undefined, context: PlayerContext) => Player;
 
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Partial<Record<string, string>> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Partial<Record<string, string>> = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(props)) if (value !== undefined) node.setAttribute(name, value);
   node.append(...children);

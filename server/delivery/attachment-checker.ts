@@ -27,7 +27,12 @@ async function check(task: Task, fetch: Fetch, options: AttachmentCheckerOptions
   const results = await Promise.all(
     attachmentUrls(task.params).map(async (url): Promise<FailedAttachment | null> => {
       // Only the status matters: the body is not kept (a few bytes are read, then the connection is closed).
-      const r = await fetch(url, { method: 'GET', timeoutMs: options.timeoutMs, maxResponseBytes: 1024, allowPrivateNetworks: options.allowPrivateNetworks });
+      const r = await fetch(url, {
+        method: 'GET',
+        timeoutMs: options.timeoutMs,
+        maxResponseBytes: 1024,
+        allowPrivateNetworks: options.allowPrivateNetworks,
+      });
       if (r.ok) return r.status === 200 ? null : { url, statusCode: r.status, reason: `HTTP ${r.status}` };
       return { url, statusCode: 0, reason: r.error === 'refused_address' ? 'address not allowed' : r.error.replaceAll('_', ' ') };
     }),

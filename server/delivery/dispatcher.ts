@@ -16,7 +16,14 @@ export type DispatcherOptions = Config['delivery'];
 
 export type Send = (
   url: string,
-  options: { method: 'POST'; headers: Record<string, string>; body: string; timeoutMs: number; maxResponseBytes: number; allowPrivateNetworks: string[] },
+  options: {
+    method: 'POST';
+    headers: Record<string, string>;
+    body: string;
+    timeoutMs: number;
+    maxResponseBytes: number;
+    allowPrivateNetworks: string[];
+  },
 ) => Promise<SafeResponse>;
 
 export interface Dispatcher {
@@ -37,7 +44,14 @@ export function startDispatcher(uow: UnitOfWork, send: Send, mail: SendMail, opt
       ...signatureHeaders(signingSecret, `msg_${message.id}`, Math.floor(started.getTime() / 1000), body),
     };
     const result = /^https?:\/\//i.test(message.url)
-      ? await send(message.url, { method: 'POST', headers, body, timeoutMs: options.timeoutMs, maxResponseBytes: options.maxResponseBytes, allowPrivateNetworks: options.allowPrivateNetworks })
+      ? await send(message.url, {
+          method: 'POST',
+          headers,
+          body,
+          timeoutMs: options.timeoutMs,
+          maxResponseBytes: options.maxResponseBytes,
+          allowPrivateNetworks: options.allowPrivateNetworks,
+        })
       : isEmailTarget(message.url)
         ? await mail(message.url, { subject: mailSubject(message.event, message.subject), json: body, event: message.event, headers })
         : ({ ok: false, error: 'invalid_url', message: 'not an http(s) URL or an e-mail address', durationMs: 0 } as const);

@@ -96,7 +96,8 @@ function failure(err: unknown, durationMs: number): Failure {
  */
 export function createMailer(smtpUrl: string | undefined, options: MailerOptions = {}): SendMail {
   if (!smtpUrl) return async () => ({ ok: false, error: 'other', message: 'no SMTP server configured (SMTP_URL)', durationMs: 0 });
-  if (!/^smtps?:\/\/[^/?#]/i.test(smtpUrl)) throw new Error('SMTP_URL must be an smtp:// or smtps:// URL, e.g. smtp://user:pass@mail.example.com:587');
+  if (!/^smtps?:\/\/[^/?#]/i.test(smtpUrl))
+    throw new Error('SMTP_URL must be an smtp:// or smtps:// URL, e.g. smtp://user:pass@mail.example.com:587');
   const timeoutMs = options.timeoutMs ?? 15_000;
   const transport = nodemailer.createTransport({
     url: smtpUrl,
@@ -113,7 +114,8 @@ export function createMailer(smtpUrl: string | undefined, options: MailerOptions
   return async (to, message) => {
     const started = performance.now();
     const recipient = mailRecipient(to);
-    if (recipient === null) return { ok: false, error: 'invalid_url', message: `not one e-mail address: ${JSON.stringify(to)}`, durationMs: 0 };
+    if (recipient === null)
+      return { ok: false, error: 'invalid_url', message: `not one e-mail address: ${JSON.stringify(to)}`, durationMs: 0 };
     const headers = Object.fromEntries(Object.entries(message.headers).filter(([name]) => name.toLowerCase() !== 'content-type'));
     let pretty = message.json;
     try {

@@ -269,7 +269,8 @@ export async function safeRequest(url: string, options: SafeRequestOptions): Pro
   } catch {
     return fail('invalid_url', 'not a URL');
   }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') return fail('invalid_url', `scheme ${target.protocol} is not http: or https:`);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:')
+    return fail('invalid_url', `scheme ${target.protocol} is not http: or https:`);
   // The WHATWG parser has already turned 2130706433, 0x7f.1, 0177.0.0.1 and 127.1 into dotted
   // quads and lower-cased names; IPv6 literals keep their brackets.
   const hostname = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;

@@ -47,7 +47,8 @@ export function withDirectLinks(params: Json): Json {
   if (Array.isArray(out.attachments)) {
     out.attachments = out.attachments.map((a: unknown) => {
       if (isUrl(a)) return directLink(a);
-      if (a && typeof a === 'object' && isUrl((a as Json).content)) return { ...(a as Json), content: directLink((a as Json).content as string) };
+      if (a && typeof a === 'object' && isUrl((a as Json).content))
+        return { ...(a as Json), content: directLink((a as Json).content as string) };
       return a;
     });
   }

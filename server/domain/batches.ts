@@ -103,7 +103,11 @@ export async function finalizeBatch(uow: UnitOfWork, caller: Caller, name: strin
     const batch = await batchByName(repos, caller, name, true);
     if (batch.status !== 'staging') return batch; // nothing to do: still 200
     const project = await repos.projects.get(caller.account.accountId, caller.mode, batch.project); // Stryker disable next-line OptionalChaining: a batch's project always exists (projects are never deleted)
-    if (project?.rapid && !batch.calibrationBatch && !(await repos.batches.hasCompletedCalibration(caller.account.accountId, caller.mode, batch.project))) {
+    if (
+      project?.rapid &&
+      !batch.calibrationBatch &&
+      !(await repos.batches.hasCompletedCalibration(caller.account.accountId, caller.mode, batch.project))
+    ) {
       throw invalid(`Batch "${name}" cannot be finalized yet: no calibration batch of project "${batch.project}" has completed.`);
     }
     batch.status = 'in_progress';
@@ -151,7 +155,14 @@ async function completeBatchIfDone(repos: Repositories, batch: Batch, now: Date)
     const counts3 = { completed: counts.completed, canceled: counts.canceled, error: counts.error };
     await repos.outbox.add(
       newOutboxMessage(
-        { accountId: batch.accountId, mode: batch.mode, event: 'batch_completed', subject: batch.name, url: batch.callback, payload: { batch: batchView(batch), counts: counts3 } },
+        {
+          accountId: batch.accountId,
+          mode: batch.mode,
+          event: 'batch_completed',
+          subject: batch.name,
+          url: batch.callback,
+          payload: { batch: batchView(batch), counts: counts3 },
+        },
         now,
       ),
     );

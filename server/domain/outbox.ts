@@ -11,7 +11,17 @@ export function newOutboxMessage(
   m: { accountId: string; mode: Mode; event: OutboxMessage['event']; subject: string; url: string; payload: Json },
   now: Date,
 ): OutboxMessage {
-  return { id: newTaskId(now), ...m, createdAt: now, nextAttemptAt: now, attempts: 0, firstAttemptAt: null, leaseUntil: null, deliveredAt: null, failedAt: null };
+  return {
+    id: newTaskId(now),
+    ...m,
+    createdAt: now,
+    nextAttemptAt: now,
+    attempts: 0,
+    firstAttemptAt: null,
+    leaseUntil: null,
+    deliveredAt: null,
+    failedAt: null,
+  };
 }
 
 /**
@@ -35,11 +45,26 @@ export function taskCallback(
         attachments: attachments.map(({ url, statusCode }) => ({ statusCode, url })),
       }
     : { task_id: task.taskId, response: task.response, task: taskViewOf(task) };
-  return newOutboxMessage({ accountId: task.accountId, mode: task.mode, event: failed ? 'attachment_error' : 'task_completed', subject: task.taskId, url, payload }, now);
+  return newOutboxMessage(
+    {
+      accountId: task.accountId,
+      mode: task.mode,
+      event: failed ? 'attachment_error' : 'task_completed',
+      subject: task.taskId,
+      url,
+      payload,
+    },
+    now,
+  );
 }
 
 /** Queues the callback of a task (see taskCallback); false when there is no address to send to. */
-export async function queueTaskCallback(repos: Repositories, task: Task, now: Date, attachments?: { url: string; statusCode: number }[]): Promise<boolean> {
+export async function queueTaskCallback(
+  repos: Repositories,
+  task: Task,
+  now: Date,
+  attachments?: { url: string; statusCode: number }[],
+): Promise<boolean> {
   const defaultUrl = task.callbackUrl ? null : ((await repos.accounts.findById(task.accountId))?.defaultCallbackUrl ?? null);
   const message = taskCallback(task, defaultUrl, now, attachments);
   if (message) await repos.outbox.add(message);
@@ -50,6 +75,18 @@ export async function queueTaskCallback(repos: Repositories, task: Task, now: Da
 export async function resendLatestCallback(repos: Repositories, task: Task, now: Date): Promise<boolean> {
   const latest = (await repos.outbox.forSubject(task.accountId, task.taskId)).filter((m) => m.event !== 'batch_completed').at(-1);
   if (!latest) return false;
-  await repos.outbox.add(newOutboxMessage({ accountId: latest.accountId, mode: latest.mode, event: latest.event, subject: latest.subject, url: latest.url, payload: latest.payload }, now));
+  await repos.outbox.add(
+    newOutboxMessage(
+      {
+        accountId: latest.accountId,
+        mode: latest.mode,
+        event: latest.event,
+        subject: latest.subject,
+        url: latest.url,
+        payload: latest.payload,
+      },
+      now,
+    ),
+  );
   return true;
 }

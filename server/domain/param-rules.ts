@@ -24,7 +24,11 @@ function num(value: unknown): number | undefined {
 
 /** A JSON-pointer segment: `~` and `/` escaped, so that a key cannot fake a path. */
 const seg = (key: string | number) => String(key).replaceAll('~', '~0').replaceAll('/', '~1');
-const join = (...parts: (string | number)[]) => parts.map((p) => (typeof p === 'number' ? String(p) : p)).filter((p) => p !== '').join('/');
+const join = (...parts: (string | number)[]) =>
+  parts
+    .map((p) => (typeof p === 'number' ? String(p) : p))
+    .filter((p) => p !== '')
+    .join('/');
 const at = (path: string) => `request/body/${path}`;
 const show = (value: unknown) => JSON.stringify(value);
 
@@ -68,7 +72,9 @@ function vertexBounds(spec: Params, path: string): Problem {
 function offsetOnlyOnBoxes(params: Params, type: string): Problem {
   for (const [name, attribute] of entries(params.annotation_attributes)) {
     if (isRecord(attribute) && attribute.type === 'offset') {
-      return at(`annotation_attributes/${seg(name)}/type "offset" is not accepted on ${type} tasks; an offset is measured within a box, so only annotation tasks take it`);
+      return at(
+        `annotation_attributes/${seg(name)}/type "offset" is not accepted on ${type} tasks; an offset is measured within a box, so only annotation tasks take it`,
+      );
     }
   }
   return null;
@@ -86,10 +92,11 @@ function geometryBounds(params: Params): Problem {
 
 // ---- older image types ------------------------------------------------------------------------
 
-const lineOrPolygon = (type: string) => (params: Params) => first(
-  () => vertexBounds(params, ''),
-  () => offsetOnlyOnBoxes(params, type),
-);
+const lineOrPolygon = (type: string) => (params: Params) =>
+  first(
+    () => vertexBounds(params, ''),
+    () => offsetOnlyOnBoxes(params, type),
+  );
 
 /** A name is in `labels` or in `instance_labels`, never both (the response keys masks by label). */
 function segmentLabels(params: Params): Problem {
@@ -108,7 +115,8 @@ function categoryIds(params: Params): Problem {
     const path = `category_ids/${seg(id)}`;
     if (!categories.has(category)) return at(`${path} ${show(category)} is not one of categories`);
     const other = idOf.get(category);
-    if (other !== undefined) return at(`${path} names ${show(category)}, which the id ${show(other)} names already; two ids may not name the same category`);
+    if (other !== undefined)
+      return at(`${path} names ${show(category)}, which the id ${show(other)} names already; two ids may not name the same category`);
     idOf.set(category, id);
   }
   return null;
@@ -126,7 +134,8 @@ function imageHypothesis(params: Params): Problem {
     if (!isRecord(annotation)) continue;
     const type = text(annotation.type) ?? '';
     const spec = geometries[type];
-    if (!isRecord(spec)) return at(`${path}/type ${show(type)} is not one of the task's geometries (${Object.keys(geometries).join(', ')})`);
+    if (!isRecord(spec))
+      return at(`${path}/type ${show(type)} is not one of the task's geometries (${Object.keys(geometries).join(', ')})`);
     if (!list(spec.objects_to_annotate).includes(annotation.label)) {
       return at(`${path}/label ${show(annotation.label)} is not one of geometries/${seg(type)}/objects_to_annotate`);
     }
@@ -154,7 +163,9 @@ function namedEntityRecognition(params: Params): Problem {
     // Label names are unique across the whole tree.
     () => {
       const dup = repeated(labels.map(({ label, path }) => ({ key: String(label.name), path: `${path}/name` })));
-      return dup && at(`${dup.path} ${show(dup.key)} is used twice (first at ${dup.firstPath}); label names are unique across the label tree`);
+      return (
+        dup && at(`${dup.path} ${show(dup.key)} is used twice (first at ${dup.firstPath}); label names are unique across the label tree`)
+      );
     },
     // Option values are unique within each attribute.
     () => {
@@ -182,7 +193,9 @@ function namedEntityRecognition(params: Params): Problem {
     () => {
       const named = relationships.flatMap((r, i) => (typeof r.name === 'string' ? [{ key: r.name, path: `relationships/${i}/name` }] : []));
       const dup = repeated(named);
-      return dup && at(`${dup.path} ${show(dup.key)} is used twice (first at ${dup.firstPath}); relationship names are unique within the task`);
+      return (
+        dup && at(`${dup.path} ${show(dup.key)} is used twice (first at ${dup.firstPath}); relationship names are unique within the task`)
+      );
     },
   );
 }
@@ -207,10 +220,16 @@ function documentTranscription(params: Params): Problem {
   return first(
     () => {
       const i = features.findIndex((f) => f.label !== undefined && f.name !== undefined && f.label !== f.name);
-      return i < 0 ? null : at(`features/${i}/name ${show(features[i]!.name)} differs from its label ${show(features[i]!.label)} (name is the deprecated alias of label)`);
+      return i < 0
+        ? null
+        : at(
+            `features/${i}/name ${show(features[i]!.name)} differs from its label ${show(features[i]!.label)} (name is the deprecated alias of label)`,
+          );
     },
     () => {
-      const dup = repeated(features.map((f, i) => ({ key: String(featureLabel(f)), path: `features/${i}/${f.label !== undefined ? 'label' : 'name'}` })));
+      const dup = repeated(
+        features.map((f, i) => ({ key: String(featureLabel(f)), path: `features/${i}/${f.label !== undefined ? 'label' : 'name'}` })),
+      );
       return dup && at(`${dup.path} ${show(dup.key)} is used twice (first at ${dup.firstPath}); feature labels are unique`);
     },
     () => {
@@ -219,7 +238,11 @@ function documentTranscription(params: Params): Problem {
       for (const [i, annotation] of records(params.hypothesis.annotations).entries()) {
         if (annotation.label === undefined || names.has(annotation.label)) continue;
         const path = `hypothesis/annotations/${i}/label ${show(annotation.label)}`;
-        return at(features.length === 0 ? `${path} names a feature, but the task has no features (pre-labels then carry no label)` : `${path} is not the label of one of the features`);
+        return at(
+          features.length === 0
+            ? `${path} names a feature, but the task has no features (pre-labels then carry no label)`
+            : `${path} is not the label of one of the features`,
+        );
       }
       return null;
     },
@@ -251,7 +274,9 @@ function fieldsIn(items: unknown, path: string, form?: FieldAt): FieldAt[] {
 /** The task's fields at every depth: the top-level ones, then the children of each form. */
 function allFields(params: Params): { top: FieldAt[]; all: FieldAt[]; childrenOf: (form: FieldAt) => FieldAt[] } {
   const top = fieldsIn(params.fields, 'fields');
-  const children = new Map(top.filter((f) => f.type === 'form').map((f) => [f, fieldsIn(f.field.fields, join(f.path, 'fields'), f)] as const));
+  const children = new Map(
+    top.filter((f) => f.type === 'form').map((f) => [f, fieldsIn(f.field.fields, join(f.path, 'fields'), f)] as const),
+  );
   return { top, all: [...top, ...[...children.values()].flat()], childrenOf: (form) => children.get(form) ?? [] };
 }
 
@@ -279,7 +304,14 @@ function categoryValues(f: FieldAt): { leaves: Set<string>; duplicate: Problem }
   walk(f.field.choices, `${f.path}/choices`);
   const dup = repeated(all);
   const value = dup && all.find((c) => c.path === dup.path)?.value;
-  return { leaves, duplicate: dup && at(`${dup.path} ${show(value)} is used twice in this field (first at ${dup.firstPath}); choice values are unique among all choices of the field, nested ones included`) };
+  return {
+    leaves,
+    duplicate:
+      dup &&
+      at(
+        `${dup.path} ${show(value)} is used twice in this field (first at ${dup.firstPath}); choice values are unique among all choices of the field, nested ones included`,
+      ),
+  };
 }
 
 /** The rules of one field on its own. */
@@ -293,7 +325,7 @@ function fieldProblem(f: FieldAt, attachmentCount: number): Problem {
       const max = num(field.max);
       return min !== undefined && max !== undefined && min > max ? at(`${path}/min (${min}) must not be above max (${max})`) : null;
     },
-    () => (f.type === 'category' ? atLeast(f, 'max_choices', 'min_choices') ?? categoryValues(f).duplicate : null),
+    () => (f.type === 'category' ? (atLeast(f, 'max_choices', 'min_choices') ?? categoryValues(f).duplicate) : null),
     () => {
       if (f.type !== 'time_range') return null;
       // `default_seconds` wins over its other spelling when both are given.
@@ -375,14 +407,18 @@ function answerProblem(f: FieldAt, answer: unknown, path: string, ctx: Hypothesi
         if (values.findIndex((v) => valueKey(v) === valueKey(value)) !== i) return at(`${path}/${i} ${show(value)} is selected twice`);
       }
       if (values.length < min || values.length > max) {
-        return at(`${path} selects ${values.length} choices; field ${show(f.id)} takes ${min === max ? min : `${min} to ${max}`} (min_choices, max_choices)`);
+        return at(
+          `${path} selects ${values.length} choices; field ${show(f.id)} takes ${min === max ? min : `${min} to ${max}`} (min_choices, max_choices)`,
+        );
       }
       return null;
     }
     case 'time_range': {
       const from = isRecord(answer) ? num(answer.from_seconds) : undefined;
       const to = isRecord(answer) ? num(answer.to_seconds) : undefined;
-      return from !== undefined && to !== undefined && from > to ? at(`${path}/from_seconds (${from}) must not be above to_seconds (${to})`) : null;
+      return from !== undefined && to !== undefined && from > to
+        ? at(`${path}/from_seconds (${from}) must not be above to_seconds (${to})`)
+        : null;
     }
     case 'select': {
       // With choices_from_field the options include another field's answers, unknown until then.
@@ -399,7 +435,9 @@ function answerProblem(f: FieldAt, answer: unknown, path: string, ctx: Hypothesi
         if (n >= ctx.attachmentCount) return at(`${path}/${i} (${n}) is not the index of one of the ${ctx.attachmentCount} attachments`);
         if (ranked.indexOf(index) !== i) return at(`${path}/${i} (${n}) is ranked twice`);
       }
-      return ranked.length > limit ? at(`${path} ranks ${ranked.length} attachments; field ${show(f.id)} ranks at most ${limit} (num_items_to_rank)`) : null;
+      return ranked.length > limit
+        ? at(`${path} ranks ${ranked.length} attachments; field ${show(f.id)} ranks at most ${limit} (num_items_to_rank)`)
+        : null;
     }
     case 'form':
       return annotationsProblem(answer, path, ctx.childrenOf(f), `form ${show(f.id)}`, ctx);
@@ -420,7 +458,8 @@ function annotationsProblem(annotations: unknown, path: string, fields: FieldAt[
     if (annotation.type !== f.type) return at(`${here}/type ${show(annotation.type)} is not the type of field ${show(key)} (${f.type})`);
     const answers = list(annotation.response);
     const max = num(f.field.max_responses_required) ?? 1;
-    if (answers.length > max) return at(`${here}/response has ${answers.length} answers; field ${show(key)} takes at most max_responses_required (${max})`);
+    if (answers.length > max)
+      return at(`${here}/response has ${answers.length} answers; field ${show(key)} takes at most max_responses_required (${max})`);
     for (const [i, answer] of answers.entries()) {
       const problem = answerProblem(f, answer, `${here}/response/${i}`, ctx);
       if (problem) return problem;
@@ -460,12 +499,19 @@ function textCollection(params: Params): Problem {
     // field_ids are unique across the task, form children included.
     () => {
       const dup = repeated(all.map((f) => ({ key: f.id, path: `${f.path}/field_id` })));
-      return dup && at(`${dup.path} ${show(dup.key)} is used twice (first at ${dup.firstPath}); field_ids are unique across the task, form children included`);
+      return (
+        dup &&
+        at(
+          `${dup.path} ${show(dup.key)} is used twice (first at ${dup.firstPath}); field_ids are unique across the task, form children included`,
+        )
+      );
     },
     () => {
       const least = requiredAnswers(top, childrenOf, ctx.attachmentCount);
       return least > MAX_REQUIRED_ANSWERS
-        ? at(`fields ask for at least ${least} answer values (min_responses_required of each field, a form's times the sum of its children's; min_choices of a category, num_items_to_rank of a ranking); at most ${MAX_REQUIRED_ANSWERS}`)
+        ? at(
+            `fields ask for at least ${least} answer values (min_responses_required of each field, a form's times the sum of its children's; min_choices of a category, num_items_to_rank of a ranking); at most ${MAX_REQUIRED_ANSWERS}`,
+          )
         : null;
     },
     // Either no top-level field is a form, or all of them are.
@@ -484,12 +530,16 @@ function textCollection(params: Params): Problem {
     () => {
       for (const [i, attachment] of attachments.entries()) {
         for (const [j, id] of list(attachment.forms).entries()) {
-          if (byId.get(String(id))?.type !== 'form') return at(`attachments/${i}/forms/${j} ${show(id)} is not the field_id of a form field of the task`);
+          if (byId.get(String(id))?.type !== 'form')
+            return at(`attachments/${i}/forms/${j} ${show(id)} is not the field_id of a form field of the task`);
         }
       }
       return null;
     },
-    () => (isRecord(params.hypothesis) ? annotationsProblem(params.hypothesis.annotations, 'hypothesis/annotations', top, 'the task (top level)', ctx) : null),
+    () =>
+      isRecord(params.hypothesis)
+        ? annotationsProblem(params.hypothesis.annotations, 'hypothesis/annotations', top, 'the task (top level)', ctx)
+        : null,
   );
 }
 

@@ -159,7 +159,12 @@ export interface BatchRepository {
   insert(batch: Batch): Promise<boolean>;
   update(batch: Batch): Promise<void>;
   get(accountId: string, mode: Mode, name: string, options?: { forUpdate?: boolean }): Promise<Batch | null>;
-  list(accountId: string, mode: Mode, filters: BatchFilters, page: { limit: number; offset: number }): Promise<{ batches: Batch[]; total: number }>;
+  list(
+    accountId: string,
+    mode: Mode,
+    filters: BatchFilters,
+    page: { limit: number; offset: number },
+  ): Promise<{ batches: Batch[]; total: number }>;
   /** Task counts of a batch by status. */
   taskCounts(accountId: string, mode: Mode, name: string): Promise<Record<'pending' | 'completed' | 'canceled' | 'error', number>>;
   /** Whether some batch of this project with calibration_batch has completed. */

@@ -37,7 +37,13 @@ export interface CreateProjectInput {
   studio?: boolean;
 }
 
-export async function createProject(uow: UnitOfWork, caller: Caller, input: CreateProjectInput, paramNames: ReadonlySet<string>, now: Date): Promise<ProjectDetails> {
+export async function createProject(
+  uow: UnitOfWork,
+  caller: Caller,
+  input: CreateProjectInput,
+  paramNames: ReadonlySet<string>,
+  now: Date,
+): Promise<ProjectDetails> {
   if (caller.account.disabledTypes.includes(input.type)) {
     throw new DomainError('type_disabled', `Task type "${input.type}" is not enabled for this account.`);
   }
@@ -55,7 +61,12 @@ export async function createProject(uow: UnitOfWork, caller: Caller, input: Crea
     };
     if (!(await repos.projects.insert(project))) throw conflict(`A project named "${input.name}" exists already.`);
     if (input.params) {
-      await repos.projects.addParamVersion({ projectId: project.projectId, version: 0, params: versionParams(input.params, paramNames), createdAt: now });
+      await repos.projects.addParamVersion({
+        projectId: project.projectId,
+        version: 0,
+        params: versionParams(input.params, paramNames),
+        createdAt: now,
+      });
     }
     return details(repos, project);
   });
@@ -77,7 +88,14 @@ export async function listProjects(uow: UnitOfWork, caller: Caller): Promise<Pro
 }
 
 /** A new parameter version: `patch` merges into the latest one, otherwise it replaces it. */
-export async function setProjectParams(uow: UnitOfWork, caller: Caller, name: string, body: Json, paramNamesOf: (type: string) => ReadonlySet<string>, now: Date): Promise<ProjectDetails> {
+export async function setProjectParams(
+  uow: UnitOfWork,
+  caller: Caller,
+  name: string,
+  body: Json,
+  paramNamesOf: (type: string) => ReadonlySet<string>,
+  now: Date,
+): Promise<ProjectDetails> {
   return uow.transaction(async (repos) => {
     const project = await projectByName(repos, caller, name, true);
     const versions = await repos.projects.paramVersions([project.projectId]);
@@ -109,7 +127,13 @@ function assertUniqueChoices(ontology: unknown[]): void {
   visit(ontology, 1);
 }
 
-export async function setProjectOntology(uow: UnitOfWork, caller: Caller, name: string, body: { ontology: unknown[]; name?: string }, now: Date): Promise<ProjectDetails> {
+export async function setProjectOntology(
+  uow: UnitOfWork,
+  caller: Caller,
+  name: string,
+  body: { ontology: unknown[]; name?: string },
+  now: Date,
+): Promise<ProjectDetails> {
   if (body.ontology.length === 0) throw invalid('ontology must have at least one choice.');
   assertUniqueChoices(body.ontology);
   return uow.transaction(async (repos) => {
@@ -138,7 +162,13 @@ export interface MergedParams {
  * names); its own parameters override the version's, except `instruction`, which is the project
  * text, a blank line, then the task text.
  */
-export async function mergeProjectParams(repos: Repositories, caller: Caller, projectName: string, type: string, body: Json): Promise<MergedParams> {
+export async function mergeProjectParams(
+  repos: Repositories,
+  caller: Caller,
+  projectName: string,
+  type: string,
+  body: Json,
+): Promise<MergedParams> {
   const project = await projectByName(repos, caller, projectName);
   if (project.type !== type) {
     throw invalid(`project: "${projectName}" is a ${project.type} project; a ${type} task cannot join it.`);

@@ -193,9 +193,36 @@ function coveringLabels(rng: SeededRandom, labels: readonly string[], count: num
 }
 
 const WORDS = [
-  'amber', 'harbor', 'quiet', 'river', 'signal', 'orchard', 'copper', 'meadow', 'lantern', 'granite',
-  'willow', 'summit', 'canvas', 'ember', 'falcon', 'glacier', 'horizon', 'island', 'kernel', 'lotus',
-  'marble', 'nectar', 'pebble', 'quartz', 'raven', 'saffron', 'timber', 'velvet', 'harvest', 'beacon',
+  'amber',
+  'harbor',
+  'quiet',
+  'river',
+  'signal',
+  'orchard',
+  'copper',
+  'meadow',
+  'lantern',
+  'granite',
+  'willow',
+  'summit',
+  'canvas',
+  'ember',
+  'falcon',
+  'glacier',
+  'horizon',
+  'island',
+  'kernel',
+  'lotus',
+  'marble',
+  'nectar',
+  'pebble',
+  'quartz',
+  'raven',
+  'saffron',
+  'timber',
+  'velvet',
+  'harvest',
+  'beacon',
 ] as const;
 
 /** A few plain words: the text a synthetic worker writes. */
@@ -648,7 +675,9 @@ function segmentAnnotationResponse(params: Params, rng: SeededRandom, seed: stri
       labeled: byLabel<string | string[]>(mask, (indexes) => indexes.map(mask)),
       combined: { image: maskUrl('combined'), indexedImage: maskUrl('combined-indexed') },
     },
-    labelMapping: byLabel<Schemas['SegmentLabelMappingEntry'] | Schemas['SegmentLabelMappingEntry'][]>(entry, (indexes) => indexes.map(entry)),
+    labelMapping: byLabel<Schemas['SegmentLabelMappingEntry'] | Schemas['SegmentLabelMappingEntry'][]>(entry, (indexes) =>
+      indexes.map(entry),
+    ),
     instances: Object.fromEntries(instanceLabels.map((label, i) => [label, instanceIndexes[i]?.length ?? 0])),
   };
 }
@@ -751,7 +780,13 @@ function imageAnnotationResponse(params: Params, rng: SeededRandom): Schemas['Im
     const shape = randomShape(rng, plan.kind, canvasFor(plan.kind, plan.bounds), plan.bounds);
     return { uuid: rng.uuid(), label: plan.label, shape };
   });
-  const annotations = withAttributes(rng, params.annotation_attributes, drawn, (a) => a.uuid, (a) => boxOfShape(a.shape));
+  const annotations = withAttributes(
+    rng,
+    params.annotation_attributes,
+    drawn,
+    (a) => a.uuid,
+    (a) => boxOfShape(a.shape),
+  );
   return {
     annotations: annotations.map(({ uuid, label, attributes, shape }) => ({
       uuid,
@@ -800,9 +835,13 @@ function videoPlaybackAnnotationResponse(params: Params, rng: SeededRandom): Sch
     label: plan.label,
     ...trackFrames(rng, plan, frames),
   }));
-  const annotations = withAttributes(rng, params.annotation_attributes, tracks, (t) => t.uuid, (t) => boxOfShape(t.start)).map(
-    ({ start: _start, ...track }) => track,
-  );
+  const annotations = withAttributes(
+    rng,
+    params.annotation_attributes,
+    tracks,
+    (t) => t.uuid,
+    (t) => boxOfShape(t.start),
+  ).map(({ start: _start, ...track }) => track);
   const events = asStrings(params.events_to_annotate)
     .map((label) => {
       const start = rng.int(0, frames - 1);
@@ -885,9 +924,7 @@ export function conditionsHold(conditions: unknown, selectedIn: (fieldId: string
     (set) =>
       isRecord(set) &&
       Object.entries(set).every(([fieldId, wanted]) =>
-        isRecord(wanted) && 'not' in wanted
-          ? !anySelected(wanted.not, selectedIn(fieldId))
-          : anySelected(wanted, selectedIn(fieldId)),
+        isRecord(wanted) && 'not' in wanted ? !anySelected(wanted.not, selectedIn(fieldId)) : anySelected(wanted, selectedIn(fieldId)),
       ),
   );
 }
@@ -912,7 +949,11 @@ interface TextCollectionContext {
  * Answers every shown field (a test task fills in the whole form, optional fields included);
  * fields hidden by their conditions, and a select with no option to pick, are left out.
  */
-function answerFields(context: TextCollectionContext, fields: readonly FieldDefinition[], scope: AnswerScope): Record<string, FieldAnswer | FieldAnswer[]> {
+function answerFields(
+  context: TextCollectionContext,
+  fields: readonly FieldDefinition[],
+  scope: AnswerScope,
+): Record<string, FieldAnswer | FieldAnswer[]> {
   const annotations = new Map<string, FieldAnswer | FieldAnswer[]>();
   // A field left out still shadows the outer scope: in a second filling of a form, a hidden
   // sibling has no answer, whatever the first filling chose.
@@ -956,10 +997,12 @@ function answerField(context: TextCollectionContext, field: FieldDefinition, sco
     case 'time_range':
       return timeRangeAnswer(rng, definition);
     case 'select': {
-      const options = [...new Set([
-        ...(Array.isArray(definition.choices) ? definition.choices.filter(isChoiceValue) : []),
-        ...(typeof definition.choices_from_field === 'string' ? scope.valuesOf(definition.choices_from_field) : []),
-      ])];
+      const options = [
+        ...new Set([
+          ...(Array.isArray(definition.choices) ? definition.choices.filter(isChoiceValue) : []),
+          ...(typeof definition.choices_from_field === 'string' ? scope.valuesOf(definition.choices_from_field) : []),
+        ]),
+      ];
       return options.length > 0 ? [rng.pick(options)] : undefined;
     }
     case 'ranking_order': {
@@ -1037,7 +1080,9 @@ function datetimeAnswer(rng: SeededRandom, include: readonly string[], defaults:
   // Without a year, month and day are checked against a leap year: a yearless date may be 29 February.
   const year = preset('year', 1, 9999) ?? (include.includes('year') ? rng.int(2000, 2030) : 2000);
   const presetDay = preset('day', 1, 31);
-  const longEnough = range(12).map((m) => m + 1).filter((m) => daysInMonth(year, m) >= (presetDay ?? 1));
+  const longEnough = range(12)
+    .map((m) => m + 1)
+    .filter((m) => daysInMonth(year, m) >= (presetDay ?? 1));
   const month = preset('month', 1, 12) ?? rng.pick(longEnough);
   const value: Record<DatePart, number> = {
     year,
@@ -1082,12 +1127,12 @@ interface EntityLabel {
 function entityLabels(value: unknown): EntityLabel[] {
   return asRecords(value).flatMap((label): EntityLabel[] => {
     const name = asString(label.name);
-    const attributes = Object.entries(asRecord(label.attributes)).map(
-      ([attribute, definition]): [string, string[]] => [
-        attribute,
-        asRecords(asRecord(definition).options).map((o) => asString(o.value)).filter((v): v is string => !!v),
-      ],
-    );
+    const attributes = Object.entries(asRecord(label.attributes)).map(([attribute, definition]): [string, string[]] => [
+      attribute,
+      asRecords(asRecord(definition).options)
+        .map((o) => asString(o.value))
+        .filter((v): v is string => !!v),
+    ]);
     return [...(name ? [{ name, attributes }] : []), ...entityLabels(label.children)];
   });
 }
@@ -1114,7 +1159,11 @@ function namedEntityRecognitionResponse(params: Params, rng: SeededRandom): Sche
   const words = wordSpans(codePoints);
   const count = labels.length === 0 ? 0 : Math.min(words.length, Math.max(labels.length, rng.int(1, 3)));
   const chosenWords = rng.sample(words, count);
-  const assigned = coveringLabels(rng, labels.map((l) => l.name), count);
+  const assigned = coveringLabels(
+    rng,
+    labels.map((l) => l.name),
+    count,
+  );
   const annotations = chosenWords.map(({ start, end }, i) => {
     const label = labels.find((l) => l.name === assigned[i]) as EntityLabel;
     const attributes = Object.fromEntries(

@@ -20,8 +20,16 @@ const MAX_TAGS = 5;
 
 /** The creation parameters that are task fields of their own; everything else known is `params`. */
 const commonFields = new Set([
-  'callback_url', 'instruction', 'metadata', 'unique_id', 'clear_unique_id_on_error', 'tags',
-  'project', 'batch', 'project_param_version', 'urgency',
+  'callback_url',
+  'instruction',
+  'metadata',
+  'unique_id',
+  'clear_unique_id_on_error',
+  'tags',
+  'project',
+  'batch',
+  'project_param_version',
+  'urgency',
 ]);
 
 export interface Answer {
@@ -54,7 +62,8 @@ export async function createTask(uow: UnitOfWork, input: CreateTaskInput): Promi
   try {
     // A task of a batch or a project is made from what they hold (read and locked in the
     // transaction); any other creation is a single statement.
-    if (typeof input.body.batch !== 'string' && input.body.project === undefined) return await writeNewTask(uow, input, await newTask(uow, input));
+    if (typeof input.body.batch !== 'string' && input.body.project === undefined)
+      return await writeNewTask(uow, input, await newTask(uow, input));
     return await uow.transaction(async (repos) => writeNewTask(repos, input, await newTask(repos, input)));
   } catch (err) {
     // Two requests raced for one unique_id: the loser learns which task won.
@@ -100,7 +109,8 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
     projectParamVersion = merged.version;
     // With a project, the type-defining parameters may come from it: check what the merge gave.
     const problem = input.checkMerged(body);
-    if (problem) throw invalid(`${problem} (neither the request nor the project's parameter version ${merged.version ?? '(none)'} supplies it)`);
+    if (problem)
+      throw invalid(`${problem} (neither the request nor the project's parameter version ${merged.version ?? '(none)'} supplies it)`);
   }
   const callbackUrl = (body.callback_url as string | undefined) ?? caller.account.defaultCallbackUrl;
   if (!callbackUrl) throw invalid('callback_url is required (this account has no default callback URL).');
@@ -289,7 +299,10 @@ export async function cancelTask(uow: UnitOfWork, caller: Caller, taskId: string
   return uow.transaction(async (repos) => {
     const task = await lockedTask(repos, caller, taskId, now);
     if (task.status === 'completed' || task.status === 'error') {
-      throw new DomainError('cancel_completed', `Task ${taskId} is ${task.status === 'error' ? 'in error' : 'completed'}; only pending tasks can be canceled.`);
+      throw new DomainError(
+        'cancel_completed',
+        `Task ${taskId} is ${task.status === 'error' ? 'in error' : 'completed'}; only pending tasks can be canceled.`,
+      );
     }
     let changed = false;
     if (task.status === 'pending') {
@@ -313,7 +326,13 @@ export async function cancelTask(uow: UnitOfWork, caller: Caller, taskId: string
 }
 
 /** Runs a change on a locked task; `updated_at` moves only when the change changed something. */
-async function changeTask(uow: UnitOfWork, caller: Caller, taskId: string, now: Date, change: (task: Task, repos: Repositories) => Promise<boolean> | boolean): Promise<Task> {
+async function changeTask(
+  uow: UnitOfWork,
+  caller: Caller,
+  taskId: string,
+  now: Date,
+  change: (task: Task, repos: Repositories) => Promise<boolean> | boolean,
+): Promise<Task> {
   return uow.transaction(async (repos) => {
     const task = await lockedTask(repos, caller, taskId, now);
     if (await change(task, repos)) {
@@ -498,7 +517,12 @@ export function finishAttachmentCheck(uow: UnitOfWork, task: Task, failures: Fai
       if (current.clearUniqueIdOnError) current.uniqueId = null;
       await repos.tasks.update(current);
       await repos.work.closeTask(current.taskId, now);
-      await queueTaskCallback(repos, current, now, failures.map(({ url, statusCode }) => ({ url, statusCode })));
+      await queueTaskCallback(
+        repos,
+        current,
+        now,
+        failures.map(({ url, statusCode }) => ({ url, statusCode })),
+      );
       await taskSettled(repos, current, now);
       return;
     }

@@ -41,7 +41,7 @@ export async function createTrainingTask(uow: UnitOfWork, input: CreateTrainingT
   if (caller.account.disabledTypes.includes(input.type)) {
     throw new DomainError('type_disabled', `Task type "${input.type}" is not enabled for this account.`);
   }
-  if (!isObject(body.expected_response)) throw invalid('expected_response is required: an object in the format of the type\'s response.');
+  if (!isObject(body.expected_response)) throw invalid("expected_response is required: an object in the format of the type's response.");
   // Common task fields (callback_url, metadata, ...) are no parameters of the type: dropped here.
   const params: Json = {};
   for (const [key, value] of Object.entries(body)) if (input.paramNames.has(key)) params[key] = value;

@@ -49,7 +49,7 @@ export function tokenBuckets(perSecond: number, burst: number, shared?: SharedBu
   const local = new Map<string, { tokens: number; at: number }>();
   const leased = new Map<string, { left: number; until: number }>();
   const blockedUntil = new Map<string, number>();
-  const remember = <V,>(map: Map<string, V>, key: string, value: V) => {
+  const remember = <V>(map: Map<string, V>, key: string, value: V) => {
     map.delete(key); // re-inserted last: the map's order is the least recently used first
     map.set(key, value);
     if (map.size > maxKeys) map.delete(map.keys().next().value!);
@@ -126,7 +126,9 @@ export function authFailureLimit(perSecond: number, burst: number, shared?: Shar
 export type AuthFailureLimit = ReturnType<typeof authFailureLimit>;
 
 const tooManyFailures = (wait: number) =>
-  new HttpError(429, `Too many failed authentications from this address; retry after ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) });
+  new HttpError(429, `Too many failed authentications from this address; retry after ${wait} second${wait === 1 ? '' : 's'}.`, {
+    'Retry-After': String(wait),
+  });
 
 export function authenticate(uow: UnitOfWork, failures: AuthFailureLimit = authFailureLimit(0, 0)): RequestHandler {
   return async (req, res, next) => {
@@ -152,7 +154,8 @@ export function authenticate(uow: UnitOfWork, failures: AuthFailureLimit = authF
   };
 }
 
-const tooMany = (wait: number) => new HttpError(429, `Too many requests; retry after ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) });
+const tooMany = (wait: number) =>
+  new HttpError(429, `Too many requests; retry after ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) });
 
 /**
  * Token bucket per API key: `burst` requests at once, refilled at `perSecond` (see tokenBuckets).

@@ -7,7 +7,6 @@ import express, { type RequestHandler } from 'express';
 import type { Contract, ContractName, Json } from './contract.ts';
 import { HttpError } from './errors.ts';
 
-
 const MAX_BODY = '10mb';
 /** Deepest nesting of arrays and objects in a JSON body; deeper → 400 (the contract's "Limits"). */
 export const MAX_JSON_DEPTH = 64;
@@ -19,11 +18,13 @@ function checkJsonDepth(buf: Buffer): void {
   for (let i = 0; i < buf.length; i++) {
     const c = buf[i];
     if (inString) {
-      if (c === 0x5c) i++; // backslash: the next byte is escaped
+      if (c === 0x5c)
+        i++; // backslash: the next byte is escaped
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {
-      if (++depth > MAX_JSON_DEPTH) throw new HttpError(400, `The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels, the limit.`);
+      if (++depth > MAX_JSON_DEPTH)
+        throw new HttpError(400, `The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels, the limit.`);
     } else if (c === 0x5d || c === 0x7d) depth--;
   }
 }
@@ -41,7 +42,9 @@ export function bodyParsers(acceptsForms: boolean): RequestHandler[] {
 function refusedIn(value: unknown, where: string): string | null {
   if (typeof value === 'string') return textProblem(value, where);
   if (typeof value === 'number') {
-    return Number.isFinite(value) ? null : `${where} is a number too large for JSON (it reads as infinity); send at most ${Number.MAX_VALUE}.`;
+    return Number.isFinite(value)
+      ? null
+      : `${where} is a number too large for JSON (it reads as infinity); send at most ${Number.MAX_VALUE}.`;
   }
   if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) {
@@ -60,7 +63,8 @@ const LONE_SURROGATE = /\p{Cs}/u;
 function textProblem(text: string, where: string): string | null {
   // PostgreSQL stores no U+0000 in text or JSON, and no lone surrogate in UTF-8.
   if (text.includes('\0')) return `${where} contains the character U+0000, which is not accepted in text.`;
-  if (LONE_SURROGATE.test(text)) return `${where} contains a lone UTF-16 surrogate (such as \\ud800), which is not text; send a complete surrogate pair.`;
+  if (LONE_SURROGATE.test(text))
+    return `${where} contains a lone UTF-16 surrogate (such as \\ud800), which is not text; send a complete surrogate pair.`;
   return null;
 }
 
@@ -69,7 +73,8 @@ function hugeQueryNumber(query: unknown, numeric: ReadonlySet<string>): string |
   for (const [name, value] of Object.entries(query && typeof query === 'object' ? query : {})) {
     if (!numeric.has(name)) continue;
     for (const v of Array.isArray(value) ? value : [value]) {
-      if (typeof v === 'string' && v.trim() !== '' && !Number.isFinite(Number(v))) return `query.${name} is a number too large (it reads as infinity).`;
+      if (typeof v === 'string' && v.trim() !== '' && !Number.isFinite(Number(v)))
+        return `query.${name} is a number too large (it reads as infinity).`;
     }
   }
   return null;

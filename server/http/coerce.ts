@@ -43,7 +43,8 @@ function propertySchemas(schema: Json | undefined, key: string, resolve: Resolve
   if (!s) return out;
   const direct = s.properties?.[key] ?? (!declaredOnly && typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined);
   if (direct) out.push(resolve(direct)!);
-  for (const sub of [...(s.allOf ?? []), ...(s.anyOf ?? []), ...(s.oneOf ?? []), s.then, s.else]) propertySchemas(sub, key, resolve, out, declaredOnly);
+  for (const sub of [...(s.allOf ?? []), ...(s.anyOf ?? []), ...(s.oneOf ?? []), s.then, s.else])
+    propertySchemas(sub, key, resolve, out, declaredOnly);
   return out;
 }
 
@@ -113,7 +114,12 @@ function coerceValue(value: unknown, schemas: Json[], resolve: Resolve, mode: Mo
     const out: Json = {};
     for (const [k, v] of Object.entries(value as Json)) {
       if (v === null && nullMeansAbsent(schemas, k, resolve)) continue;
-      out[k] = coerceValue(v, schemas.length === 1 ? schemasOfProperty(schemas[0]!, k, resolve) : schemas.flatMap((s) => schemasOfProperty(s, k, resolve)), resolve, mode);
+      out[k] = coerceValue(
+        v,
+        schemas.length === 1 ? schemasOfProperty(schemas[0]!, k, resolve) : schemas.flatMap((s) => schemasOfProperty(s, k, resolve)),
+        resolve,
+        mode,
+      );
     }
     return out;
   }

@@ -56,7 +56,10 @@ export function loadContract<Name extends ContractName>(generation: Name): Contr
   const resolve = (node: Json | undefined): Json | undefined => {
     let n = node;
     while (n && typeof n.$ref === 'string') {
-      n = n.$ref.slice(2).split('/').reduce((acc: Json | undefined, k: string) => acc?.[k.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
+      n = n.$ref
+        .slice(2)
+        .split('/')
+        .reduce((acc: Json | undefined, k: string) => acc?.[k.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
     }
     return n;
   };
@@ -136,8 +139,22 @@ export function loadContract<Name extends ContractName>(generation: Name): Contr
     if (validate(response)) return null;
     return (validate.errors ?? [])
       .slice(0, 3)
-      .map((e) => `${e.instancePath.slice(1).replaceAll('/', '.') || '(the answer)'} ${e.message ?? 'is invalid'}${e.keyword === 'additionalProperties' ? ` (${String(e.params.additionalProperty)})` : ''}`)
+      .map(
+        (e) =>
+          `${e.instancePath.slice(1).replaceAll('/', '.') || '(the answer)'} ${e.message ?? 'is invalid'}${e.keyword === 'additionalProperties' ? ` (${String(e.params.additionalProperty)})` : ''}`,
+      )
       .join('; ');
   };
-  return { generation, doc, creations, operationIds, resolve, acceptsForms, paramNamesOf, checkResponse, propertyNames: (schema) => propertyNames(schema), bodySchemaOf };
+  return {
+    generation,
+    doc,
+    creations,
+    operationIds,
+    resolve,
+    acceptsForms,
+    paramNamesOf,
+    checkResponse,
+    propertyNames: (schema) => propertyNames(schema),
+    bodySchemaOf,
+  };
 }

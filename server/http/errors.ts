@@ -61,10 +61,13 @@ export interface ErrorAnswer {
 
 // biome-ignore lint/suspicious/noExplicitAny: whatever a handler, body-parser or the validator threw (Express types it any too)
 export function toErrorAnswer(err: any, generation: Generation): ErrorAnswer {
-  if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers, ...(err.code ? { code: err.code } : {}) };
-  if (err instanceof DomainError) return { status: domainStatus(err, generation), message: err.message, headers: {}, ...(err.code ? { code: err.code } : {}) };
+  if (err instanceof HttpError)
+    return { status: err.status, message: err.message, headers: err.headers, ...(err.code ? { code: err.code } : {}) };
+  if (err instanceof DomainError)
+    return { status: domainStatus(err, generation), message: err.message, headers: {}, ...(err.code ? { code: err.code } : {}) };
   // body-parser
-  if (err?.type === 'entity.parse.failed') return { status: 400, message: `The request body is not valid JSON: ${err.message}`, headers: {} };
+  if (err?.type === 'entity.parse.failed')
+    return { status: 400, message: `The request body is not valid JSON: ${err.message}`, headers: {} };
   if (err?.type === 'entity.too.large') return { status: 413, message: 'Request body is larger than 10 MB.', headers: {} };
   if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) {
     // express-openapi-validator: 400 validation, 404 unknown path, 405 method, 415 media type.
@@ -83,10 +86,16 @@ export type SaveAnswer = (res: import('express').Response, statusCode: number, b
 export function errorMapper(generation: Generation, logger: Logger, saveAnswer: SaveAnswer): ErrorRequestHandler {
   return async (err, req, res, _next) => {
     let answer = toErrorAnswer(err, generation); // Stryker disable next-line all: which failures are logged; no client sees the log
-    if (answer.status >= 500 && !(err instanceof DomainError)) logger.error({ err: safeError(err), url: req.originalUrl }, 'request failed');
+    if (answer.status >= 500 && !(err instanceof DomainError))
+      logger.error({ err: safeError(err), url: req.originalUrl }, 'request failed');
     // The request id (see ops.ts) lets a caller quote the failed request to the operator.
     const requestId = typeof res.locals.requestId === 'string' ? { request_id: res.locals.requestId } : {};
-    let body = JSON.stringify({ status_code: answer.status, error: answer.message, ...(answer.code ? { code: answer.code } : {}), ...requestId });
+    let body = JSON.stringify({
+      status_code: answer.status,
+      error: answer.message,
+      ...(answer.code ? { code: answer.code } : {}),
+      ...requestId,
+    });
     try {
       if (await saveAnswer(res, answer.status, body)) return;
     } catch (saveErr) {

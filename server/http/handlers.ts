@@ -9,7 +9,11 @@ import { workforceManagementHandlers } from './workforce/handlers.ts';
 import { currentTaskListView, currentTaskView, legacyTaskListView, legacyTaskView } from './views/tasks.ts';
 
 export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['current']> {
-  const { create, ...tasks } = taskHandlers(deps, { task: currentTaskView, list: (page, limit, _offset, shape) => currentTaskListView(page, limit, shape), pagesByOffset: false });
+  const { create, ...tasks } = taskHandlers(deps, {
+    task: currentTaskView,
+    list: (page, limit, _offset, shape) => currentTaskListView(page, limit, shape),
+    pagesByOffset: false,
+  });
   const { create: createTraining, ...training } = trainingHandlers(deps);
   return {
     ...tasks,

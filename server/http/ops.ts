@@ -112,7 +112,8 @@ export function opsRouter(options: OpsOptions): Router {
     res.json({
       name: 'humantask',
       version,
-      description: 'Reference server of the human-task labeling service API. API requests need a key as the HTTP Basic user name (curl -u KEY: ...).',
+      description:
+        'Reference server of the human-task labeling service API. API requests need a key as the HTTP Basic user name (curl -u KEY: ...).',
       links,
     });
   });

@@ -34,11 +34,13 @@ export function projectHandlers({ uow, contract }: HandlerDeps) {
       const offset = q.offset ?? 0;
       return batchListView(await listBatches(uow, caller, filters, limit, offset), limit, offset);
     },
-    finalizeBatch: async ({ path, caller }: Request<'finalizeBatch'>) => batchView(await finalizeBatch(uow, caller, path.batchName, new Date())),
+    finalizeBatch: async ({ path, caller }: Request<'finalizeBatch'>) =>
+      batchView(await finalizeBatch(uow, caller, path.batchName, new Date())),
     getBatchStatus: async ({ path, caller }: Request<'getBatchStatus'>) => batchCountsView(await batchStatus(uow, caller, path.batchName)),
     setBatchMetadata: async ({ path, body, caller }: Request<'setBatchMetadata'>) =>
       batchView(await setBatchMetadata(uow, caller, path.batchName, body)),
     archiveBatch: async ({ path, caller }: Request<'archiveBatch'>) => batchView(await setBatchArchived(uow, caller, path.batchName, true)),
-    unarchiveBatch: async ({ path, caller }: Request<'unarchiveBatch'>) => batchView(await setBatchArchived(uow, caller, path.batchName, false)),
+    unarchiveBatch: async ({ path, caller }: Request<'unarchiveBatch'>) =>
+      batchView(await setBatchArchived(uow, caller, path.batchName, false)),
   };
 }

@@ -28,13 +28,18 @@ function literalTargetRefusal(target: string, allowPrivateNetworks: readonly str
 }
 
 /** On the creations `fieldsOf` names: the callback and attachment URLs of the body, checked. */
-export function refusePrivateTargets(allowPrivateNetworks: readonly string[], fieldsOf: (path: string) => 'task' | 'batch' | null): RequestHandler {
+export function refusePrivateTargets(
+  allowPrivateNetworks: readonly string[],
+  fieldsOf: (path: string) => 'task' | 'batch' | null,
+): RequestHandler {
   return (req, _res, next) => {
     const kind = req.method === 'POST' ? fieldsOf(req.path) : null;
     const body = req.body as Json | undefined;
     if (!kind || !body || typeof body !== 'object') return next();
     const targets: [string, unknown][] =
-      kind === 'batch' ? [['callback', body.callback]] : [['callback_url', body.callback_url], ...attachmentUrls(body).map((u): [string, unknown] => ['attachment', u])];
+      kind === 'batch'
+        ? [['callback', body.callback]]
+        : [['callback_url', body.callback_url], ...attachmentUrls(body).map((u): [string, unknown] => ['attachment', u])];
     for (const [field, value] of targets) {
       const why = typeof value === 'string' ? literalTargetRefusal(value, allowPrivateNetworks) : null;
       if (why) return next(new HttpError(400, `${field} ${value} points to ${why} (private networks are not allowed on this server).`));

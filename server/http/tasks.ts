@@ -7,8 +7,19 @@ import type { TaskFilters, UnitOfWork } from '../domain/ports.ts';
 import type { WorkSettings } from '../domain/workforce/work.ts';
 import type { IdentitySettings } from '../domain/workforce/identity.ts';
 import {
-  addTaskTags, auditTask, cancelTask, createTask, deleteTaskUniqueId, getTask, listTaskCallbacks, listTasks,
-  redeliverTaskCallback, removeTaskTags, setTaskMetadata, setTaskUniqueId, type TaskPage,
+  addTaskTags,
+  auditTask,
+  cancelTask,
+  createTask,
+  deleteTaskUniqueId,
+  getTask,
+  listTaskCallbacks,
+  listTasks,
+  redeliverTaskCallback,
+  removeTaskTags,
+  setTaskMetadata,
+  setTaskUniqueId,
+  type TaskPage,
 } from '../domain/tasks.ts';
 import type { Contract } from './contract.ts';
 import { HttpError } from './errors.ts';
@@ -46,7 +57,8 @@ export interface TaskViews<TaskWire, ListWire> {
 // The contract's TimeFilter pattern, read: date, then optionally `T` or a space, the time, seconds,
 // a fraction and an offset (`Z`, `+01:00`, `+0100`, `+01`; a space for the sign is a `+` that form
 // decoding turned into a space). Whatever the pattern accepts is read here.
-const timeFilter = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+ -])(\d{2})(?::?(\d{2}))?)?)?$/;
+const timeFilter =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+ -])(\d{2})(?::?(\d{2}))?)?)?$/;
 // What the database stores (PostgreSQL has no year 0 and ISO strings past 9999 need a sign).
 const firstStored = Date.parse('0001-01-01T00:00:00.000Z');
 const lastStored = Date.parse('9999-12-31T23:59:59.999Z');
@@ -61,7 +73,8 @@ export function parseTimeFilter(name: string, value: string | undefined): Date |
   // setUTCFullYear, not Date.UTC: that maps years 0-99 to 1900-1999.
   date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
   // Date rolls 2026-02-30 over to March 2; such a date does not exist.
-  if (date.getUTCMonth() !== Number(mo) - 1 || date.getUTCDate() !== Number(d)) throw invalid(`${name} is not a date or date-time: "${text}".`);
+  if (date.getUTCMonth() !== Number(mo) - 1 || date.getUTCDate() !== Number(d))
+    throw invalid(`${name} is not a date or date-time: "${text}".`);
   date.setUTCHours(Number(h), Number(mi), Number(sec), Number(fraction.padEnd(3, '0').slice(0, 3)));
   const offsetMinutes = sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) : 0;
   const time = date.getTime() - offsetMinutes * 60_000;
@@ -79,7 +92,10 @@ export const flag = (value: string | undefined) => String(value ?? 'false').toLo
 /** Repeated keys and comma-joined values alike (`tags=a&tags=b,c`). */
 const listOf = (value: string | string[] | undefined): string[] | undefined => {
   if (value === undefined) return undefined;
-  const items = (Array.isArray(value) ? value : [value]).flatMap((v) => String(v).split(',')).map((s) => s.trim()).filter(Boolean);
+  const items = (Array.isArray(value) ? value : [value])
+    .flatMap((v) => String(v).split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
   return items.length ? items : undefined;
 };
 
@@ -159,13 +175,17 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: Handle
       views.task(await setTaskUniqueId(uow, caller, path.taskId, body.unique_id, new Date())),
     deleteTaskUniqueId: async ({ path, caller }: Shared<'deleteTaskUniqueId'>) =>
       views.task(await deleteTaskUniqueId(uow, caller, path.taskId, new Date())),
-    addTaskTags: async ({ path, body, caller }: Shared<'addTaskTags'>) => views.task(await addTaskTags(uow, caller, path.taskId, body, new Date())),
-    putTaskTags: async ({ path, body, caller }: Shared<'putTaskTags'>) => views.task(await addTaskTags(uow, caller, path.taskId, body, new Date())),
+    addTaskTags: async ({ path, body, caller }: Shared<'addTaskTags'>) =>
+      views.task(await addTaskTags(uow, caller, path.taskId, body, new Date())),
+    putTaskTags: async ({ path, body, caller }: Shared<'putTaskTags'>) =>
+      views.task(await addTaskTags(uow, caller, path.taskId, body, new Date())),
     removeTaskTags: async ({ path, body, caller }: Shared<'removeTaskTags'>) =>
       views.task(await removeTaskTags(uow, caller, path.taskId, body ?? [], new Date())),
-    listTaskCallbacks: async ({ path, caller }: Shared<'listTaskCallbacks'>) => callbackHistoryView(await listTaskCallbacks(uow, caller, path.taskId)),
+    listTaskCallbacks: async ({ path, caller }: Shared<'listTaskCallbacks'>) =>
+      callbackHistoryView(await listTaskCallbacks(uow, caller, path.taskId)),
     redeliverTaskCallback: async ({ path, caller }: Shared<'redeliverTaskCallback'>) =>
       views.task(await redeliverTaskCallback(uow, caller, path.taskId, new Date())),
-    auditTask: async ({ path, body, caller }: Shared<'auditTask'>) => views.task(await auditTask(uow, caller, path.taskId, body, new Date(), work)),
+    auditTask: async ({ path, body, caller }: Shared<'auditTask'>) =>
+      views.task(await auditTask(uow, caller, path.taskId, body, new Date(), work)),
   };
 }

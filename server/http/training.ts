@@ -56,7 +56,6 @@ export function trainingCreations(contract: Contract): Map<string, TrainingCreat
   return creations;
 }
 
-
 export function trainingHandlers({ uow, contract }: HandlerDeps) {
   const creations = trainingCreations(contract);
 
@@ -86,18 +85,20 @@ export function trainingHandlers({ uow, contract }: HandlerDeps) {
     }
   };
 
-  const list = (kind: TrainingKind) => async ({ query: q, caller }: Request<'listTrainingTasks'>) => {
-    const limit = q.limit ?? 100;
-    const offset = q.offset ?? 0;
-    const page = await listTrainingTasks(uow, {
-      caller,
-      kind,
-      filters: { type: q.type, startTime: parseTimeFilter('start_time', q.start_time), endTime: parseTimeFilter('end_time', q.end_time) },
-      limit,
-      offset,
-    });
-    return trainingTaskListView(page, limit, offset);
-  };
+  const list =
+    (kind: TrainingKind) =>
+    async ({ query: q, caller }: Request<'listTrainingTasks'>) => {
+      const limit = q.limit ?? 100;
+      const offset = q.offset ?? 0;
+      const page = await listTrainingTasks(uow, {
+        caller,
+        kind,
+        filters: { type: q.type, startTime: parseTimeFilter('start_time', q.start_time), endTime: parseTimeFilter('end_time', q.end_time) },
+        limit,
+        offset,
+      });
+      return trainingTaskListView(page, limit, offset);
+    };
 
   return {
     create,

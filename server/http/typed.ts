@@ -34,7 +34,9 @@ declare global {
 }
 
 /** The operations a contract's paths serve (its webhooks are operations too, served by the client). */
-type PathOperation<Paths> = { [P in keyof Paths]: Paths[P][Extract<keyof Paths[P], 'get' | 'put' | 'post' | 'delete' | 'patch'>] }[keyof Paths];
+type PathOperation<Paths> = {
+  [P in keyof Paths]: Paths[P][Extract<keyof Paths[P], 'get' | 'put' | 'post' | 'delete' | 'patch'>];
+}[keyof Paths];
 type Served<Ops, Paths> = { [Id in keyof Ops as Ops[Id] extends PathOperation<Paths> ? Id : never]: Ops[Id] };
 
 /** The operations each contract serves, by operationId: the two generations and the worker API. */
@@ -51,7 +53,9 @@ export interface WorkerCredential {
 }
 
 type Parameter<Op, Where extends 'path' | 'query'> = Op extends { parameters: { [K in Where]?: infer P } }
-  ? [NonNullable<P>] extends [never] ? Record<string, never> : NonNullable<P>
+  ? [NonNullable<P>] extends [never]
+    ? Record<string, never>
+    : NonNullable<P>
   : Record<string, never>;
 
 /** The JSON body of an operation (undefined where the body is optional or absent). */
@@ -118,7 +122,9 @@ type WireHandler = (request: {
  * validator has checked path, query and body against that operation, which is what makes the
  * handler's types true; this is the one place where the wire becomes typed.
  */
-export function dispatch(table: HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> | WorkerHandlerTable): RequestHandler {
+export function dispatch(
+  table: HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> | WorkerHandlerTable,
+): RequestHandler {
   const handlers = new Map(Object.entries(table) as [string, WireHandler][]);
   return async (req: OpenApiRequest, res: Response, next) => {
     try {
@@ -126,7 +132,16 @@ export function dispatch(table: HandlerTable<Operations['current']> | HandlerTab
       if (!req.openapi || !handler) throw new HttpError(404, 'Not found: no such endpoint.');
       const { caller, worker, workerToken: credential, idempotency, body } = res.locals;
       req.body = body;
-      const answer = await handler({ path: req.openapi.pathParams, query: req.query, body, caller, worker, credential, route: req.path, idempotency });
+      const answer = await handler({
+        path: req.openapi.pathParams,
+        query: req.query,
+        body,
+        caller,
+        worker,
+        credential,
+        route: req.path,
+        idempotency,
+      });
       if (answer instanceof Replay) replay(res, answer.saved);
       else if (answer instanceof NoContent) res.status(204).set(answer.headers).end();
       else res.status(200).json(answer);

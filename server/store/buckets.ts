@@ -37,9 +37,10 @@ export function databaseBuckets(execute: Execute) {
     },
     /** Deletes the buckets that are full again (they mean nothing a missing one does not). */
     async deleteFull(): Promise<number> {
-      const [row] = await execute<{ n: number }>(statement('WITH d AS (DELETE FROM rate_limit_buckets WHERE full_at <= now() RETURNING 1) SELECT count(*)::int AS n FROM d', []));
+      const [row] = await execute<{ n: number }>(
+        statement('WITH d AS (DELETE FROM rate_limit_buckets WHERE full_at <= now() RETURNING 1) SELECT count(*)::int AS n FROM d', []),
+      );
       return row!.n;
     },
   };
 }
-

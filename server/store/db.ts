@@ -68,7 +68,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 10 });
     const db = drizzlePg(pool, { schema });
     await migrateExclusively(pool);
-    const execute: Execute = <R,>(st: Statement) => withStatementName(st.name, async () => (await pool.query({ name: st.name, text: st.text, values: st.values })).rows as R[]);
+    const execute: Execute = <R>(st: Statement) =>
+      withStatementName(st.name, async () => (await pool.query({ name: st.name, text: st.text, values: st.values })).rows as R[]);
     const { databaseUrl } = options;
     const listen: Store['listen'] = (channel, handlers) => listenPostgres(databaseUrl, channel, handlers);
     const usage = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
@@ -81,7 +82,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     process.umask(0o077);
     if (existsSync(options.dataDir)) {
       const mode = statSync(options.dataDir).mode & 0o777;
-      if (mode & 0o077) warn(`DATA_DIR ${path.resolve(options.dataDir)} has mode ${mode.toString(8)}: other local users may read the database (chmod 700 it)`);
+      if (mode & 0o077)
+        warn(
+          `DATA_DIR ${path.resolve(options.dataDir)} has mode ${mode.toString(8)}: other local users may read the database (chmod 700 it)`,
+        );
     } else mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     const lock = lockDataDir(options.dataDir);
     try {
@@ -143,7 +147,9 @@ async function initdbApart(target: { dir: string } | { image: string }): Promise
     if (image) (await import('node:fs')).writeFileSync(image, Buffer.from(await (await db.dumpDataDir('none')).arrayBuffer()));
     await db.close();`;
   const args = 'dir' in target ? [target.dir] : ['', target.image];
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code, import.meta.resolve('@electric-sql/pglite'), ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code, import.meta.resolve('@electric-sql/pglite'), ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const [exitCode] = (await once(child, 'exit')) as [number | null];
@@ -190,7 +196,7 @@ async function migrated(client: PGlite) {
 }
 
 function pgliteStore(client: PGlite, db: ReturnType<typeof drizzlePglite<Schema>>): Omit<Store, 'secrets'> {
-  const execute: Execute = <R,>(st: Statement) => withStatementName(st.name, async () => (await client.query<R>(st.text, st.values)).rows);
+  const execute: Execute = <R>(st: Statement) => withStatementName(st.name, async () => (await client.query<R>(st.text, st.values)).rows);
   // One process, one connection: a NOTIFY reaches the listener of the same client.
   const listen: Store['listen'] = (channel, handlers) => client.listen(channel, handlers.onPayload);
   return { db: db as unknown as Database, kind: 'pglite', execute, listen, close: () => client.close() };

@@ -16,7 +16,8 @@ export function safeError(err: unknown): Record<string, unknown> {
   }
   if (err instanceof Error) {
     // Drizzle's "Failed query: <sql> params: ..." without a database error under it (a lost connection).
-    if (/^Failed query:/.test(err.message)) return { type: err.name, message: 'a query failed (connection or driver error)', cause: safeError(err.cause) };
+    if (/^Failed query:/.test(err.message))
+      return { type: err.name, message: 'a query failed (connection or driver error)', cause: safeError(err.cause) };
     return { type: err.name, message: err.message, stack: err.stack };
   }
   return { type: typeof err, message: String(err) };

@@ -1,6 +1,15 @@
 // The storage side of domain/ports.ts, in drizzle-orm: the same queries on PGlite and PostgreSQL.
 import { and, asc, count, desc, eq, getTableColumns, gte, inArray, isNotNull, lt, lte, sql, type SQL } from 'drizzle-orm';
-import type { AccountRecord, DeliveryAttempt, OutboxMessage, PageRequest, Repositories, SavedAnswer, TaskFilters, UnitOfWork } from '../domain/ports.ts';
+import type {
+  AccountRecord,
+  DeliveryAttempt,
+  OutboxMessage,
+  PageRequest,
+  Repositories,
+  SavedAnswer,
+  TaskFilters,
+  UnitOfWork,
+} from '../domain/ports.ts';
 import { UniqueIdTaken } from '../domain/ports.ts';
 import type { Account, Mode, Task } from '../domain/model.ts';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
@@ -12,10 +21,17 @@ import { taskWorkInsert, workRepository } from './work.ts';
 import { workerRepository } from './workers.ts';
 import { workChannel, workPayload } from './notify.ts';
 import {
-  accounts, batches, deliveryAttempts, idempotencyKeys, outbox, projectOntologyVersions, projectParamVersions, projects, tasks,
+  accounts,
+  batches,
+  deliveryAttempts,
+  idempotencyKeys,
+  outbox,
+  projectOntologyVersions,
+  projectParamVersions,
+  projects,
+  tasks,
   trainingTasks,
 } from './schema.ts';
-
 
 /** Descending as the list indexes are made (drizzle's `.desc()` is DESC NULLS LAST). */
 const descNullsLast = (column: AnyPgColumn) => sql`${column} desc nulls last`;
@@ -26,7 +42,8 @@ const accountWithCount = {
   // Spelled out with an alias: drizzle writes a column of a one-table select without its table, so
   // `${liveRequestCounts.accountId} = ${accounts.accountId}` came out as `account_id = account_id`
   // (true for every row: every account showed the sum of all accounts).
-  liveRequestCount: sql<number>`(SELECT coalesce(sum(c.count), 0) FROM live_request_counts c WHERE c.account_id = "accounts"."account_id")`.mapWith(Number),
+  liveRequestCount:
+    sql<number>`(SELECT coalesce(sum(c.count), 0) FROM live_request_counts c WHERE c.account_id = "accounts"."account_id")`.mapWith(Number),
 };
 
 const taskRow = rowCodec<Task>(tasks);
@@ -108,7 +125,9 @@ function createTaskStatement(task: Task, extras: { answer?: SavedAnswer; callbac
     parts.push(`work AS (${taskWorkInsert(task, 'task', (v) => `$${values.push(v)}`)})`);
   }
   if (extras.callback) {
-    parts.push(`callback AS (INSERT INTO outbox (${outboxRow.columnList}) SELECT ${insert(outboxRow, extras.callback)} WHERE EXISTS (SELECT 1 FROM task))`);
+    parts.push(
+      `callback AS (INSERT INTO outbox (${outboxRow.columnList}) SELECT ${insert(outboxRow, extras.callback)} WHERE EXISTS (SELECT 1 FROM task))`,
+    );
   }
   // The background work the new task brings nudges its poller (after the commit, see notify.ts).
   const work = [
@@ -182,13 +201,16 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
           const position = `($${values.push(page.after.createdAt.toISOString())}::timestamptz, $${values.push(page.after.taskId)})`;
           pageWhere += ` AND (created_at, task_id) < ${position}`;
           // The matches before the position, only for a token of an older server (it carries no count).
-          if (page.countBefore) before = `, (SELECT count(*) FROM tasks WHERE ${where} AND (created_at, task_id) >= ${position}) AS before_page`;
+          if (page.countBefore)
+            before = `, (SELECT count(*) FROM tasks WHERE ${where} AND (created_at, task_id) >= ${position}) AS before_page`;
         }
         let tail = ` LIMIT $${values.push(page.limit + 1)}`;
         if ('offset' in page) tail += ` OFFSET $${values.push(page.offset)}`;
         const text = `SELECT n.*, ${taskRow.qualified('p')} FROM (SELECT (${total}) AS total${before}) n
           LEFT JOIN LATERAL (SELECT * FROM tasks WHERE ${pageWhere} ORDER BY created_at DESC NULLS LAST, task_id DESC NULLS LAST${tail}) p ON true`;
-        const rows = await execute<Record<string, unknown> & { total: number | string; before_page?: number | string }>(statement(text, values));
+        const rows = await execute<Record<string, unknown> & { total: number | string; before_page?: number | string }>(
+          statement(text, values),
+        );
         return {
           tasks: rows.filter((r) => r.task_id !== null).map((r) => taskRow.fromRow(r)),
           total: Number(rows[0]?.total ?? 0),
@@ -227,7 +249,14 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
           .values(answer)
           .onConflictDoUpdate({
             target: [idempotencyKeys.accountId, idempotencyKeys.key],
-            set: { mode: answer.mode, fingerprint: answer.fingerprint, statusCode: answer.statusCode, body: answer.body, createdAt: answer.createdAt, expiresAt: answer.expiresAt },
+            set: {
+              mode: answer.mode,
+              fingerprint: answer.fingerprint,
+              statusCode: answer.statusCode,
+              body: answer.body,
+              createdAt: answer.createdAt,
+              expiresAt: answer.expiresAt,
+            },
             setWhere: lte(idempotencyKeys.expiresAt, answer.createdAt),
           })
           .returning({ key: idempotencyKeys.key });
@@ -240,13 +269,12 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
           .where(and(eq(idempotencyKeys.accountId, answer.accountId), eq(idempotencyKeys.key, answer.key)));
       },
       async release(accountId, key) {
-        await db.delete(idempotencyKeys).where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.statusCode, 0)));
+        await db
+          .delete(idempotencyKeys)
+          .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.statusCode, 0)));
       },
       async deleteExpired(now: Date) {
-        const rows = await db
-          .delete(idempotencyKeys)
-          .where(lt(idempotencyKeys.expiresAt, now))
-          .returning({ key: idempotencyKeys.key });
+        const rows = await db.delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, now)).returning({ key: idempotencyKeys.key });
         return rows.length;
       },
     },
@@ -256,7 +284,10 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
         return rows.length === 1;
       },
       async get(accountId, mode, name, options) {
-        const q = db.select().from(projects).where(and(eq(projects.accountId, accountId), eq(projects.mode, mode), eq(projects.name, name)));
+        const q = db
+          .select()
+          .from(projects)
+          .where(and(eq(projects.accountId, accountId), eq(projects.mode, mode), eq(projects.name, name)));
         const rows = options?.forUpdate ? await q.for('update') : await q;
         return rows[0] ?? null;
       },
@@ -299,7 +330,10 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
         await db.update(batches).set(batch).where(eq(batches.batchId, batch.batchId));
       },
       async get(accountId, mode, name, options) {
-        const q = db.select().from(batches).where(and(eq(batches.accountId, accountId), eq(batches.mode, mode), eq(batches.name, name)));
+        const q = db
+          .select()
+          .from(batches)
+          .where(and(eq(batches.accountId, accountId), eq(batches.mode, mode), eq(batches.name, name)));
         const rows = options?.forUpdate ? await q.for('update') : await q;
         return rows[0] ?? null;
       },
@@ -311,18 +345,29 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
         if (f.endTime) where.push(lte(batches.createdAt, f.endTime));
         if (f.excludeArchived) where.push(eq(batches.archived, false));
         const [rows, totals] = await Promise.all([
-          db.select().from(batches).where(and(...where)).orderBy(descNullsLast(batches.createdAt), asc(batches.name)).limit(page.limit + 1).offset(page.offset),
-          db.select({ n: count() }).from(batches).where(and(...where)),
+          db
+            .select()
+            .from(batches)
+            .where(and(...where))
+            .orderBy(descNullsLast(batches.createdAt), asc(batches.name))
+            .limit(page.limit + 1)
+            .offset(page.offset),
+          db
+            .select({ n: count() })
+            .from(batches)
+            .where(and(...where)),
         ]);
         return { batches: rows, total: Number(totals[0]?.n ?? 0) };
       },
       async taskCounts(accountId, mode, name) {
         // Kept by task_counts (scope 2: the batch's tasks), not counted.
         const counts = { pending: 0, completed: 0, canceled: 0, error: 0 };
-        const rows = await execute<{ status: keyof typeof counts; n: number | string }>(statement(
-          `SELECT status, sum(count) AS n FROM task_counts WHERE account_id = $1 AND mode = $2 AND scope = 2 AND batch = $3 GROUP BY status`,
-          [accountId, mode, name],
-        ));
+        const rows = await execute<{ status: keyof typeof counts; n: number | string }>(
+          statement(
+            `SELECT status, sum(count) AS n FROM task_counts WHERE account_id = $1 AND mode = $2 AND scope = 2 AND batch = $3 GROUP BY status`,
+            [accountId, mode, name],
+          ),
+        );
         for (const r of rows) counts[r.status] = Number(r.n);
         return counts;
       },
@@ -330,7 +375,15 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
         const rows = await db
           .select({ id: batches.batchId })
           .from(batches)
-          .where(and(eq(batches.accountId, accountId), eq(batches.mode, mode), eq(batches.project, project), eq(batches.calibrationBatch, true), eq(batches.status, 'completed')))
+          .where(
+            and(
+              eq(batches.accountId, accountId),
+              eq(batches.mode, mode),
+              eq(batches.project, project),
+              eq(batches.calibrationBatch, true),
+              eq(batches.status, 'completed'),
+            ),
+          )
           .limit(1);
         return rows.length > 0;
       },
@@ -343,7 +396,14 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
         const rows = await db
           .select()
           .from(trainingTasks)
-          .where(and(eq(trainingTasks.id, id), eq(trainingTasks.accountId, accountId), eq(trainingTasks.mode, mode), eq(trainingTasks.kind, kind)));
+          .where(
+            and(
+              eq(trainingTasks.id, id),
+              eq(trainingTasks.accountId, accountId),
+              eq(trainingTasks.mode, mode),
+              eq(trainingTasks.kind, kind),
+            ),
+          );
         return rows[0] ?? null;
       },
       async list(accountId, mode, kind, f, page) {
@@ -352,8 +412,17 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
         if (f.startTime) where.push(gte(trainingTasks.createdAt, f.startTime));
         if (f.endTime) where.push(lte(trainingTasks.createdAt, f.endTime));
         const [rows, totals] = await Promise.all([
-          db.select().from(trainingTasks).where(and(...where)).orderBy(descNullsLast(trainingTasks.createdAt), descNullsLast(trainingTasks.id)).limit(page.limit + 1).offset(page.offset),
-          db.select({ n: count() }).from(trainingTasks).where(and(...where)),
+          db
+            .select()
+            .from(trainingTasks)
+            .where(and(...where))
+            .orderBy(descNullsLast(trainingTasks.createdAt), descNullsLast(trainingTasks.id))
+            .limit(page.limit + 1)
+            .offset(page.offset),
+          db
+            .select({ n: count() })
+            .from(trainingTasks)
+            .where(and(...where)),
         ]);
         return { tasks: rows, total: Number(totals[0]?.n ?? 0) };
       },
@@ -367,7 +436,11 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
         await execute(statement(text, values));
       },
       async forSubject(accountId, subject) {
-        return db.select().from(outbox).where(and(eq(outbox.accountId, accountId), eq(outbox.subject, subject))).orderBy(asc(outbox.createdAt));
+        return db
+          .select()
+          .from(outbox)
+          .where(and(eq(outbox.accountId, accountId), eq(outbox.subject, subject)))
+          .orderBy(asc(outbox.createdAt));
       },
       async failed(limit) {
         return db.select().from(outbox).where(isNotNull(outbox.failedAt)).orderBy(desc(outbox.failedAt)).limit(limit);
@@ -385,7 +458,11 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
         const rows = await execute<Record<string, unknown> & { callback_auth_key: string; signing_secret: string }>(
           statement(text, [now.toISOString(), leaseUntil.toISOString(), limit]),
         );
-        return rows.map((r) => ({ message: outboxRow.fromRow(r), callbackAuthKey: secrets.open(r.callback_auth_key), signingSecret: secrets.open(r.signing_secret) }));
+        return rows.map((r) => ({
+          message: outboxRow.fromRow(r),
+          callbackAuthKey: secrets.open(r.callback_auth_key),
+          signingSecret: secrets.open(r.signing_secret),
+        }));
       },
       async recordAttempt(message, attempt, callbackCompleted) {
         // One statement, only the changed columns: no read, no lost update of the task's other fields.
@@ -459,4 +536,3 @@ export function unitOfWork(store: Store): UnitOfWork {
       }),
   };
 }
-

@@ -76,10 +76,11 @@ export function statement(text: string, values: unknown[]): Statement {
 
 /** Runs statements inside a drizzle transaction (on its connection), as drizzle SQL. */
 export function executeIn(tx: Database): Execute {
-  return <R,>(st: Statement) => withStatementName(st.name, async () => {
-    const parts = st.text.split(/\$(\d+)/);
-    const chunks: SQL[] = parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${st.values[Number(part) - 1]}`));
-    const result = (await tx.execute(sql.join(chunks))) as unknown as { rows: R[] };
-    return result.rows;
-  });
+  return <R>(st: Statement) =>
+    withStatementName(st.name, async () => {
+      const parts = st.text.split(/\$(\d+)/);
+      const chunks: SQL[] = parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${st.values[Number(part) - 1]}`));
+      const result = (await tx.execute(sql.join(chunks))) as unknown as { rows: R[] };
+      return result.rows;
+    });
 }

@@ -1,7 +1,21 @@
 // The database schema (drizzle-orm, PostgreSQL dialect: the same SQL runs on PGlite and PostgreSQL).
 // Migrations in ./migrations are generated from this file by `npm run db:generate`.
 import { sql } from 'drizzle-orm';
-import { bigint, boolean, customType, doublePrecision, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import {
+  bigint,
+  boolean,
+  customType,
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+} from 'drizzle-orm/pg-core';
 import type { TaskAudit } from '../domain/model.ts';
 import type { AssignmentRole, AssignmentStatus, FeedbackItem, ReviewResult, WorkStage } from '../domain/workforce/model.ts';
 
@@ -56,7 +70,9 @@ export const accounts = pgTable('accounts', {
 export const liveRequestCounts = pgTable(
   'live_request_counts',
   {
-    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
     shard: integer('shard').notNull(),
     count: bigint('count', { mode: 'number' }).notNull(),
   },
@@ -67,7 +83,9 @@ export const tasks = pgTable(
   'tasks',
   {
     taskId: text('task_id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
     mode: text('mode').$type<'test' | 'live'>().notNull(),
     /** The generation whose endpoint created the task (its callbacks show the task that way). */
     generation: text('generation').$type<'current' | 'legacy'>().notNull(),
@@ -104,7 +122,9 @@ export const tasks = pgTable(
     index('tasks_list').on(t.accountId, t.mode, t.createdAt.desc(), t.taskId.desc()),
     // A page of one project or batch, and the counts of the filters task_counts does not keep:
     // each reads only the matching tasks, however many the account holds.
-    index('tasks_list_project').on(t.accountId, t.mode, t.project, t.createdAt.desc(), t.taskId.desc()).where(sql`${t.project} is not null`),
+    index('tasks_list_project')
+      .on(t.accountId, t.mode, t.project, t.createdAt.desc(), t.taskId.desc())
+      .where(sql`${t.project} is not null`),
     index('tasks_list_batch').on(t.accountId, t.mode, t.batch, t.createdAt.desc(), t.taskId.desc()).where(sql`${t.batch} is not null`),
     index('tasks_completed_at').on(t.accountId, t.mode, t.completedAt).where(sql`${t.completedAt} is not null`),
     index('tasks_updated_at').on(t.accountId, t.mode, t.updatedAt),
@@ -144,7 +164,9 @@ export const taskCounts = pgTable(
 export const idempotencyKeys = pgTable(
   'idempotency_keys',
   {
-    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
     key: text('key').notNull(),
     mode: text('mode').$type<'test' | 'live'>().notNull(),
     /** SHA-256 of method, path and the canonical JSON of the parsed body. */
@@ -162,7 +184,9 @@ export const projects = pgTable(
   'projects',
   {
     projectId: text('project_id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
     mode: text('mode').$type<'test' | 'live'>().notNull(),
     name: text('name').notNull(),
     type: text('type').notNull(),
@@ -176,7 +200,9 @@ export const projects = pgTable(
 export const projectParamVersions = pgTable(
   'project_param_versions',
   {
-    projectId: text('project_id').notNull().references(() => projects.projectId),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.projectId),
     version: integer('version').notNull(),
     params: jsonb('params').$type<Record<string, unknown>>().notNull(),
     createdAt: ts('created_at').notNull(),
@@ -187,7 +213,9 @@ export const projectParamVersions = pgTable(
 export const projectOntologyVersions = pgTable(
   'project_ontology_versions',
   {
-    projectId: text('project_id').notNull().references(() => projects.projectId),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.projectId),
     version: integer('version').notNull(),
     name: text('name'),
     ontology: jsonb('ontology').$type<unknown[]>().notNull(),
@@ -200,7 +228,9 @@ export const batches = pgTable(
   'batches',
   {
     batchId: text('batch_id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
     mode: text('mode').$type<'test' | 'live'>().notNull(),
     name: text('name').notNull(),
     project: text('project').notNull(),
@@ -213,10 +243,7 @@ export const batches = pgTable(
     createdAt: ts('created_at').notNull(),
     completedAt: ts('completed_at'),
   },
-  (t) => [
-    uniqueIndex('batches_name').on(t.accountId, t.mode, t.name),
-    index('batches_list').on(t.accountId, t.mode, t.createdAt.desc()),
-  ],
+  (t) => [uniqueIndex('batches_name').on(t.accountId, t.mode, t.name), index('batches_list').on(t.accountId, t.mode, t.createdAt.desc())],
 );
 
 /** Training and evaluation tasks: their own id space, never in the task list, no callbacks. */
@@ -224,7 +251,9 @@ export const trainingTasks = pgTable(
   'training_tasks',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
     mode: text('mode').$type<'test' | 'live'>().notNull(),
     kind: text('kind').$type<'training' | 'evaluation'>().notNull(),
     type: text('type').notNull(),
@@ -244,7 +273,9 @@ export const outbox = pgTable(
   'outbox',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
     mode: text('mode').$type<'test' | 'live'>().notNull(),
     event: text('event').$type<'task_completed' | 'attachment_error' | 'batch_completed'>().notNull(),
     /** The task id, or the batch name. */
@@ -271,8 +302,12 @@ export const deliveryAttempts = pgTable(
   'delivery_attempts',
   {
     id: text('id').primaryKey(),
-    messageId: text('message_id').notNull().references(() => outbox.id),
-    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    messageId: text('message_id')
+      .notNull()
+      .references(() => outbox.id),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
     subject: text('subject').notNull(),
     url: text('url').notNull(),
     attemptedAt: ts('attempted_at').notNull(),
@@ -294,7 +329,9 @@ export const deliveryAttempts = pgTable(
 export const staffing = pgTable(
   'staffing',
   {
-    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
     /** Only live staffing hands out work; a test-mode key sets (and sees) its own. */
     mode: text('mode').$type<'test' | 'live'>().notNull(),
     project: text('project').notNull(),
@@ -316,8 +353,12 @@ export const staffing = pgTable(
 export const taskWork = pgTable(
   'task_work',
   {
-    taskId: text('task_id').primaryKey().references(() => tasks.taskId),
-    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    taskId: text('task_id')
+      .primaryKey()
+      .references(() => tasks.taskId),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
     project: text('project'),
     batch: text('batch'),
     stage: text('stage').$type<WorkStage>().notNull(),
@@ -337,8 +378,12 @@ export const taskWork = pgTable(
     createdAt: ts('created_at').notNull(),
   },
   (t) => [
-    index('task_work_claim').on(t.priority.desc(), t.createdAt, t.taskId).where(sql`${t.stage} in ('attempt', 'review') and ${t.openSlots} > 0`),
-    index('task_work_claim_account').on(t.accountId, t.priority.desc(), t.createdAt, t.taskId).where(sql`${t.stage} in ('attempt', 'review') and ${t.openSlots} > 0`),
+    index('task_work_claim')
+      .on(t.priority.desc(), t.createdAt, t.taskId)
+      .where(sql`${t.stage} in ('attempt', 'review') and ${t.openSlots} > 0`),
+    index('task_work_claim_account')
+      .on(t.accountId, t.priority.desc(), t.createdAt, t.taskId)
+      .where(sql`${t.stage} in ('attempt', 'review') and ${t.openSlots} > 0`),
     // Redos waiting for their author (taken before anything else).
     index('task_work_reserved').on(t.reservedFor).where(sql`${t.reservedFor} is not null and ${t.openSlots} > 0`),
   ],
@@ -348,8 +393,12 @@ export const assignments = pgTable(
   'assignments',
   {
     assignmentId: text('assignment_id').primaryKey(),
-    taskId: text('task_id').notNull().references(() => tasks.taskId),
-    accountId: text('account_id').notNull().references(() => accounts.accountId),
+    taskId: text('task_id')
+      .notNull()
+      .references(() => tasks.taskId),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
     workerId: text('worker_id').notNull(),
     role: text('role').$type<AssignmentRole>().notNull(),
     status: text('status').$type<AssignmentStatus>().notNull(),
@@ -376,7 +425,9 @@ export const assignments = pgTable(
   },
   (t) => [
     // A worker never holds two attempts of one task (a lapsed or released one may be taken up again) ...
-    uniqueIndex('assignments_one_attempt').on(t.taskId, t.workerId).where(sql`${t.role} = 'attempt' and ${t.status} not in ('expired', 'released')`),
+    uniqueIndex('assignments_one_attempt')
+      .on(t.taskId, t.workerId)
+      .where(sql`${t.role} = 'attempt' and ${t.status} not in ('expired', 'released')`),
     // ... and holds one active assignment at a time (asking again resumes it).
     uniqueIndex('assignments_one_active').on(t.workerId).where(sql`${t.status} = 'active'`),
     index('assignments_task').on(t.taskId),

@@ -55,7 +55,8 @@ export function secretBox(key: Buffer, source: string, ephemeral = false): Secre
 function parseKey(text: string, source: string): Buffer {
   const t = text.trim();
   const key = /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, 'hex') : Buffer.from(t, 'base64');
-  if (key.length !== 32) throw new SecretsKeyError(`${source} must hold 32 bytes as 64 hex digits or base64, e.g. the output of \`openssl rand -hex 32\``);
+  if (key.length !== 32)
+    throw new SecretsKeyError(`${source} must hold 32 bytes as 64 hex digits or base64, e.g. the output of \`openssl rand -hex 32\``);
   return key;
 }
 

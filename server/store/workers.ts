@@ -40,7 +40,12 @@ export function workerRepository(db: Database): WorkerRepository {
           and(
             accountId === null ? isNull(workers.accountId) : eq(workers.accountId, accountId),
             status ? eq(workers.status, status) : undefined,
-            after ? or(lt(workers.createdAt, after.createdAt), and(eq(workers.createdAt, after.createdAt), lt(workers.workerId, after.workerId))) : undefined,
+            after
+              ? or(
+                  lt(workers.createdAt, after.createdAt),
+                  and(eq(workers.createdAt, after.createdAt), lt(workers.workerId, after.workerId)),
+                )
+              : undefined,
           ),
         )
         .orderBy(desc(workers.createdAt), desc(workers.workerId))
@@ -52,13 +57,20 @@ export function workerRepository(db: Database): WorkerRepository {
     },
     async setPassword(workerId, passwordHash) {
       const updatedAt = new Date();
-      await db.insert(workerCredentials).values({ workerId, passwordHash, updatedAt }).onConflictDoUpdate({ target: workerCredentials.workerId, set: { passwordHash, updatedAt } });
+      await db
+        .insert(workerCredentials)
+        .values({ workerId, passwordHash, updatedAt })
+        .onConflictDoUpdate({ target: workerCredentials.workerId, set: { passwordHash, updatedAt } });
     },
     async insertToken(token) {
       await db.insert(workerTokens).values(token);
     },
     async findToken(tokenHash) {
-      const [row] = await db.select({ token: workerTokens, worker: workers }).from(workerTokens).innerJoin(workers, eq(workers.workerId, workerTokens.workerId)).where(eq(workerTokens.tokenHash, tokenHash));
+      const [row] = await db
+        .select({ token: workerTokens, worker: workers })
+        .from(workerTokens)
+        .innerJoin(workers, eq(workers.workerId, workerTokens.workerId))
+        .where(eq(workerTokens.tokenHash, tokenHash));
       return row ?? null;
     },
     async touchToken(tokenId, workerId, usedAt, expiresAt) {
@@ -74,7 +86,11 @@ export function workerRepository(db: Database): WorkerRepository {
       return rows.length > 0;
     },
     async revokeAllTokens(workerId, now) {
-      const rows = await db.update(workerTokens).set({ revokedAt: now }).where(and(eq(workerTokens.workerId, workerId), live(now))).returning({ tokenId: workerTokens.tokenId });
+      const rows = await db
+        .update(workerTokens)
+        .set({ revokedAt: now })
+        .where(and(eq(workerTokens.workerId, workerId), live(now)))
+        .returning({ tokenId: workerTokens.tokenId });
       return rows.length;
     },
     async liveApiTokens(workerId, now) {

@@ -59,7 +59,16 @@ it('compiles to JavaScript and declarations that a strict consumer can use on pl
   writeFileSync(
     path.join(app, 'tsconfig.json'),
     JSON.stringify({
-      compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noUncheckedIndexedAccess: true, skipLibCheck: false, types: ['node'], outDir: 'out' },
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        noUncheckedIndexedAccess: true,
+        skipLibCheck: false,
+        types: ['node'],
+        outDir: 'out',
+      },
       files: ['main.ts'],
     }),
   );

@@ -58,7 +58,9 @@ const text = () => ({
   categories: ['billing', 'support'],
 });
 const completionOf = (taskId: string) => () =>
-  received.find((c): c is Extract<VerifiedCallback, { type: 'taskCompleted' }> => c.type === 'taskCompleted' && c.payload.task_id === taskId);
+  received.find(
+    (c): c is Extract<VerifiedCallback, { type: 'taskCompleted' }> => c.type === 'taskCompleted' && c.payload.task_id === taskId,
+  );
 
 describe('callbacks from the reference server through callbackMiddleware', () => {
   it('verifies and types a completion of each generation', async () => {
@@ -97,9 +99,12 @@ describe('callbacks from the reference server through callbackMiddleware', () =>
 
   it('verifies and types an attachment error', async () => {
     const client = createClient({ apiKey: server.dev.test_key, baseUrl: server.url, throwOnError: true });
-    const task = (await client.tasks.create('categorization', { ...text(), attachment_type: 'image', attachment: 'https://images.invalid/a.jpg' })).data;
+    const task = (
+      await client.tasks.create('categorization', { ...text(), attachment_type: 'image', attachment: 'https://images.invalid/a.jpg' })
+    ).data;
     const error = await until(
-      () => received.find((c) => c.type === 'attachmentError' && c.payload.attachments.some((x) => x.url === 'https://images.invalid/a.jpg')),
+      () =>
+        received.find((c) => c.type === 'attachmentError' && c.payload.attachments.some((x) => x.url === 'https://images.invalid/a.jpg')),
       'the attachment error',
     );
     expect(error.type === 'attachmentError' && error.payload.attachments[0]?.statusCode).toBe(404);
@@ -108,11 +113,19 @@ describe('callbacks from the reference server through callbackMiddleware', () =>
 
   it('verifies and types a batch completion', async () => {
     const client = createClient({ apiKey: server.dev.test_key, baseUrl: server.url, throwOnError: true });
-    await client.projects.create({ type: 'categorization', name: 'delivery-studio', studio: true, params: { instruction: 'Pick one', attachment_type: 'text', categories: ['a', 'b'] } });
+    await client.projects.create({
+      type: 'categorization',
+      name: 'delivery-studio',
+      studio: true,
+      params: { instruction: 'Pick one', attachment_type: 'text', categories: ['a', 'b'] },
+    });
     await client.batches.create({ project: 'delivery-studio', name: 'delivery-batch', callback: hookUrl });
     await client.tasks.create('categorization', { callback_url: hookUrl, batch: 'delivery-batch', attachment: 'x' });
     await client.batches.finalize('delivery-batch');
-    const done = await until(() => received.find((c) => c.type === 'batchCompleted' && c.payload.batch.name === 'delivery-batch'), 'the batch completion');
+    const done = await until(
+      () => received.find((c) => c.type === 'batchCompleted' && c.payload.batch.name === 'delivery-batch'),
+      'the batch completion',
+    );
     expect(done.type === 'batchCompleted' && done.payload.counts).toEqual({ completed: 1, canceled: 0, error: 0 });
   });
 });

@@ -10,11 +10,16 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { root } from '../support/spec.ts';
 
 const examplesDir = path.join(root, 'test', 'client', 'examples');
-const examples = readdirSync(examplesDir).filter((f) => f.endsWith('.ts')).sort();
+const examples = readdirSync(examplesDir)
+  .filter((f) => f.endsWith('.ts'))
+  .sort();
 
 /** The example as the guide shows it: imported from the package, not from the source tree. */
 const asShown = (source: string) =>
-  source.replaceAll(`'../../../client/index.ts'`, `'@humantask/client'`).replaceAll(`'../../../client/node.ts'`, `'@humantask/client/node'`).trim();
+  source
+    .replaceAll(`'../../../client/index.ts'`, `'@humantask/client'`)
+    .replaceAll(`'../../../client/node.ts'`, `'@humantask/client/node'`)
+    .trim();
 
 const guide = readFileSync(path.join(root, 'docs', 'client.md'), 'utf8');
 const blocks = [...guide.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!.trim());

@@ -137,7 +137,11 @@ describe.each(['current', 'legacy'] as const)('%s generation against the referen
 
   it('has a working convenience method for every project and batch operation', async () => {
     const c = make(gen, (await freshAccount(server)).test_key);
-    const project = await c.projects.create({ type: 'categorization', name: 'tickets', params: { categories: ['a', 'b'], attachment_type: 'text' } });
+    const project = await c.projects.create({
+      type: 'categorization',
+      name: 'tickets',
+      params: { categories: ['a', 'b'], attachment_type: 'text' },
+    });
     ok(project);
     expect(project.data.name).toBe('tickets');
     const studio = await c.projects.create({ type: 'categorization', name: 'studio tickets', studio: true });
@@ -176,7 +180,11 @@ describe.each(['current', 'legacy'] as const)('%s generation against the referen
     expect(list.data.docs.map((b) => b.name)).toEqual(['tickets-1']);
 
     // A task joining the batch, created from the project's parameters.
-    const task = await creator(c).create('categorization', { callback_url: 'https://example.com/cb', batch: 'tickets-1', attachment: 'Refund please' });
+    const task = await creator(c).create('categorization', {
+      callback_url: 'https://example.com/cb',
+      batch: 'tickets-1',
+      attachment: 'Refund please',
+    });
     ok(task);
     expect(task.data).toMatchObject({ project: 'tickets', batch: 'tickets-1' });
   });
@@ -224,13 +232,16 @@ describe.each(['current', 'legacy'] as const)('%s generation against the referen
   });
 
   it('throws a typed HumantaskError with throwOnError', async () => {
-    const c = gen === 'current'
-      ? createClient({ apiKey: server.dev.test_key, baseUrl: server.url, throwOnError: true })
-      : createLegacyClient({ apiKey: server.dev.test_key, baseUrl: server.url, throwOnError: true });
+    const c =
+      gen === 'current'
+        ? createClient({ apiKey: server.dev.test_key, baseUrl: server.url, throwOnError: true })
+        : createLegacyClient({ apiKey: server.dev.test_key, baseUrl: server.url, throwOnError: true });
     const err = await c.tasks.get('65f1c0a2b3c4d5e6f7a8b9c0').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HumantaskError);
     expect(err).toMatchObject({ status: 404, body: { status_code: 404 }, operation: 'GET /v1/task/{taskId}' });
-    const unauthorized = await make(gen, 'test_wrong', { throwOnError: true }).tasks.list().catch((e: unknown) => e);
+    const unauthorized = await make(gen, 'test_wrong', { throwOnError: true })
+      .tasks.list()
+      .catch((e: unknown) => e);
     expect(unauthorized).toMatchObject({ name: 'HumantaskError', status: 401 });
     const page = await c.tasks.list({ limit: 1 });
     expect(page.data.limit).toBe(1);
@@ -241,13 +252,18 @@ describe.each(['current', 'legacy'] as const)('%s generation against the referen
     const proxy = await resetOnceProxy(server.url);
     const keys: (string | null)[] = [];
     try {
-      const c = make(gen, account.test_key, {
-        retry: { retries: 2, minDelayMs: 10, maxDelayMs: 50 },
-        fetch: (request) => {
-          keys.push(request.headers.get('idempotency-key'));
-          return fetch(request);
+      const c = make(
+        gen,
+        account.test_key,
+        {
+          retry: { retries: 2, minDelayMs: 10, maxDelayMs: 50 },
+          fetch: (request) => {
+            keys.push(request.headers.get('idempotency-key'));
+            return fetch(request);
+          },
         },
-      }, proxy.url);
+        proxy.url,
+      );
       const created = await creator(c).create('categorization', categorization());
       ok(created);
       expect(proxy.resets).toBe(1);

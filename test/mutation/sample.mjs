@@ -49,7 +49,20 @@ export function filesUnder(dirs) {
   );
 }
 
-const quiet = { debug() {}, info() {}, trace() {}, warn: console.warn, error: console.error, fatal: console.error, isDebugEnabled: () => false, isInfoEnabled: () => false, isTraceEnabled: () => false, isWarnEnabled: () => true, isErrorEnabled: () => true, isFatalEnabled: () => true };
+const quiet = {
+  debug() {},
+  info() {},
+  trace() {},
+  warn: console.warn,
+  error: console.error,
+  fatal: console.error,
+  isDebugEnabled: () => false,
+  isInfoEnabled: () => false,
+  isTraceEnabled: () => false,
+  isWarnEnabled: () => true,
+  isErrorEnabled: () => true,
+  isFatalEnabled: () => true,
+};
 
 /**
  * `mutate` patterns (`file:line:column-line:column`, Stryker's form: lines from 1, columns from 0)
@@ -95,14 +108,22 @@ function sampleIgnorer() {
         keep = new WeakSet();
         const visit = (node) => {
           const loc = node.loc;
-          let kept = Boolean(loc) && drawn(file, { start: { line: loc.start.line, column: loc.start.column + 1 }, end: { line: loc.end.line, column: loc.end.column + 1 } }, sample);
+          let kept =
+            Boolean(loc) &&
+            drawn(
+              file,
+              { start: { line: loc.start.line, column: loc.start.column + 1 }, end: { line: loc.end.line, column: loc.end.column + 1 } },
+              sample,
+            );
           for (const child of children(node)) kept = visit(child) || kept;
           if (kept) keep.add(node);
           return kept;
         };
         visit(nodePath.node);
       }
-      return keep.has(nodePath.node) ? undefined : `not drawn for the sample (MUTATION_SAMPLE=${sample.rate}, MUTATION_SEED=${sample.seed})`;
+      return keep.has(nodePath.node)
+        ? undefined
+        : `not drawn for the sample (MUTATION_SAMPLE=${sample.rate}, MUTATION_SEED=${sample.seed})`;
     },
   };
 }

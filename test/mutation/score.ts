@@ -89,14 +89,25 @@ function table(title: string, key: (r: Row) => string) {
 
 const total = score(counted);
 console.log(`# Mutation score: ${reportFile}\n`);
-console.log(sample ? `Sample: MUTATION_SAMPLE=${sample.rate}, MUTATION_SEED=${sample.seed}; ${counted.length} drawn mutants (${extras} more were tested as nodes inside drawn ones, not counted).` : `Whole run: ${rows.length} mutants.`);
+console.log(
+  sample
+    ? `Sample: MUTATION_SAMPLE=${sample.rate}, MUTATION_SEED=${sample.seed}; ${counted.length} drawn mutants (${extras} more were tested as nodes inside drawn ones, not counted).`
+    : `Whole run: ${rows.length} mutants.`,
+);
 console.log(`Statuses: ${JSON.stringify(statusCounts(counted))}`);
 if (pending.length) console.log(`**Not finished:** ${pending.length} drawn mutants have no result.`);
 if (markedEquivalent.length) {
-  const all = score([...counted.filter((r) => valid(r.mutant.status)), ...markedEquivalent.map((r) => ({ ...r, mutant: { ...r.mutant, status: 'Survived' as Status } }))]);
-  console.log(`${markedEquivalent.length} drawn mutants are marked equivalent by a \`// Stryker disable\` comment (reasons below) and not counted; counted as survivors, the score would be ${pct(all.score)}.`);
+  const all = score([
+    ...counted.filter((r) => valid(r.mutant.status)),
+    ...markedEquivalent.map((r) => ({ ...r, mutant: { ...r.mutant, status: 'Survived' as Status } })),
+  ]);
+  console.log(
+    `${markedEquivalent.length} drawn mutants are marked equivalent by a \`// Stryker disable\` comment (reasons below) and not counted; counted as survivors, the score would be ${pct(all.score)}.`,
+  );
 }
-console.log(`\n**Score: ${pct(total.score)}** (${total.killed} of ${total.valid} valid mutants killed or timed out)${sample ? `, 95 % interval ${pct(total.score - total.half)} to ${pct(total.score + total.half)}` : ''}.`);
+console.log(
+  `\n**Score: ${pct(total.score)}** (${total.killed} of ${total.valid} valid mutants killed or timed out)${sample ? `, 95 % interval ${pct(total.score - total.half)} to ${pct(total.score + total.half)}` : ''}.`,
+);
 table('file', (r) => r.file);
 table('mutator', (r) => r.mutant.mutatorName);
 
@@ -104,9 +115,12 @@ console.log('\n## Survivors and mutants no check reaches\n');
 for (const { file, mutant } of counted) {
   if (mutant.status !== 'Survived' && mutant.status !== 'NoCoverage') continue;
   const source = report.files[file]!.source.split('\n')[mutant.location.start.line - 1]!.trim();
-  console.log(`- ${mutant.status === 'NoCoverage' ? 'no coverage' : 'survived'} ${file}:${mutant.location.start.line} ${mutant.mutatorName}: \`${source.slice(0, 100)}\` → \`${(mutant.replacement ?? '').replace(/\s+/g, ' ').slice(0, 80)}\``);
+  console.log(
+    `- ${mutant.status === 'NoCoverage' ? 'no coverage' : 'survived'} ${file}:${mutant.location.start.line} ${mutant.mutatorName}: \`${source.slice(0, 100)}\` → \`${(mutant.replacement ?? '').replace(/\s+/g, ' ').slice(0, 80)}\``,
+  );
 }
 if (markedEquivalent.length) {
   console.log('\n## Marked equivalent (not counted)\n');
-  for (const { file, mutant } of markedEquivalent) console.log(`- ${file}:${mutant.location.start.line} ${mutant.mutatorName}: ${mutant.statusReason}`);
+  for (const { file, mutant } of markedEquivalent)
+    console.log(`- ${file}:${mutant.location.start.line} ${mutant.mutatorName}: ${mutant.statusReason}`);
 }

@@ -33,7 +33,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('accou
       expect(canceled.body.status, canceled.text).toBe('canceled');
       // Nobody reads b: the background completion finishes it, and the list shows it completed.
       await until(
-        async () => (await api('GET', `/v1/tasks?status=completed`)).body.docs.some((d: { task_id: string }) => d.task_id === b.body.task_id),
+        async () =>
+          (await api('GET', `/v1/tasks?status=completed`)).body.docs.some((d: { task_id: string }) => d.task_id === b.body.task_id),
         'the delayed task to complete',
       );
       const listed = await api('GET', `/v1/tasks?status=completed`);

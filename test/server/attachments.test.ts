@@ -57,7 +57,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('attac
     const api = client(server, 'current', server.dev.live_key);
     const url = `${files.base}/missing.jpg`;
     const kept = await api('POST', '/v1/task/categorization', { json: body(url, { unique_id: `keep-${db}` }) });
-    const cleared = await api('POST', '/v1/task/categorization', { json: body(url, { unique_id: `clear-${db}`, clear_unique_id_on_error: true }) });
+    const cleared = await api('POST', '/v1/task/categorization', {
+      json: body(url, { unique_id: `clear-${db}`, clear_unique_id_on_error: true }),
+    });
     await until(async () => (await api('GET', `/v1/task/${cleared.body.task_id}`)).body.status === 'error', 'the error');
     await until(async () => (await api('GET', `/v1/task/${kept.body.task_id}`)).body.status === 'error', 'the error');
     const now = await api('GET', `/v1/task/${cleared.body.task_id}`);
@@ -67,7 +69,11 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('attac
     const old = await client(server, 'legacy', server.dev.live_key)('GET', `/v1/task/${cleared.body.task_id}`);
     expect(old.body).toMatchObject({ status: 'completed', response: { error: expect.stringContaining('missing.jpg') } });
     await until(() => callbacks.length >= 2, 'the error callbacks');
-    expect(callbacks).toContainEqual({ task_id: cleared.body.task_id, error: now.body.response.error, attachments: [{ statusCode: 404, url }] });
+    expect(callbacks).toContainEqual({
+      task_id: cleared.body.task_id,
+      error: now.body.response.error,
+      attachments: [{ statusCode: 404, url }],
+    });
   });
 
   it('refuses at creation an attachment at an address that is not allowed (400 naming it), storing nothing', async () => {

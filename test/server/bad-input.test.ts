@@ -8,13 +8,16 @@ import { creationExamples, type Body } from '../support/examples.ts';
 import { makeValidator, pointerOf } from '../support/spec.ts';
 import { client, startTestServer, type TestServer } from '../support/server.ts';
 
-
 function variants(example: Body): { what: string; field: string; body: Body }[] {
   const out: { what: string; field: string; body: Body }[] = [];
   for (const [field, value] of Object.entries(example)) {
     const { [field]: _dropped, ...without } = example;
     out.push({ what: `without ${field}`, field, body: without });
-    out.push({ what: `${field} of the wrong type`, field, body: { ...example, [field]: typeof value === 'object' ? 12.5 : { wrong: true } } });
+    out.push({
+      what: `${field} of the wrong type`,
+      field,
+      body: { ...example, [field]: typeof value === 'object' ? 12.5 : { wrong: true } },
+    });
     if (Array.isArray(value)) {
       const many = Array.from({ length: 60 }, (_, i) => (typeof value[0] === 'string' ? `v${i}` : value[0]));
       out.push({ what: `${field} over its limit`, field, body: { ...example, [field]: many } });
@@ -61,9 +64,43 @@ describe.each(['current', 'legacy'] as const)('%s generation', (gen) => {
 // PostgreSQL cannot store U+0000 in text: anywhere it appears, the answer is a 400 naming where.
 describe('the character U+0000', () => {
   it.each([
-    ['current', 'POST', '/v1/task/categorization', { json: { callback_url: 'https://example.com/cb', instruction: 'a\u0000b', attachment_type: 'text', attachment: 'x', categories: ['a', 'b'] } }, 'body.instruction'],
-    ['current', 'POST', '/v1/task/categorization', { json: { callback_url: 'https://example.com/cb', attachment_type: 'text', attachment: 'x', categories: ['a', 'b'], metadata: { 'k\u0000': 1 } } }, 'body.metadata (a key)'],
-    ['legacy', 'POST', '/v1/task/categorization', { form: 'callback_url=https%3A%2F%2Fexample.com%2Fcb&instruction=a%00&attachment_type=text&attachment=x&categories=a&categories=b' }, 'body.instruction'],
+    [
+      'current',
+      'POST',
+      '/v1/task/categorization',
+      {
+        json: {
+          callback_url: 'https://example.com/cb',
+          instruction: 'a\u0000b',
+          attachment_type: 'text',
+          attachment: 'x',
+          categories: ['a', 'b'],
+        },
+      },
+      'body.instruction',
+    ],
+    [
+      'current',
+      'POST',
+      '/v1/task/categorization',
+      {
+        json: {
+          callback_url: 'https://example.com/cb',
+          attachment_type: 'text',
+          attachment: 'x',
+          categories: ['a', 'b'],
+          metadata: { 'k\u0000': 1 },
+        },
+      },
+      'body.metadata (a key)',
+    ],
+    [
+      'legacy',
+      'POST',
+      '/v1/task/categorization',
+      { form: 'callback_url=https%3A%2F%2Fexample.com%2Fcb&instruction=a%00&attachment_type=text&attachment=x&categories=a&categories=b' },
+      'body.instruction',
+    ],
     ['current', 'GET', '/v1/tasks?project=a%00b', {}, 'query.project'],
     ['legacy', 'GET', '/v1/projects/a%00b', {}, 'the path'],
   ] as const)('%s %s %s → 400 naming it, nothing stored', async (gen, method, path, options, where) => {
@@ -71,7 +108,11 @@ describe('the character U+0000', () => {
     const api = client(server, gen, account.test_key);
     const res = await api(method, path, options);
     expect(res.status, res.text).toBe(400);
-    expect(res.body).toEqual({ status_code: 400, error: `${where} contains the character U+0000, which is not accepted in text.`, request_id: expect.any(String) });
+    expect(res.body).toEqual({
+      status_code: 400,
+      error: `${where} contains the character U+0000, which is not accepted in text.`,
+      request_id: expect.any(String),
+    });
     expect((await api('GET', '/v1/tasks')).body.total).toBe(0);
   });
 });

@@ -8,7 +8,13 @@ import { MAX_JSON_DEPTH } from '../../server/http/body-limits.ts';
 import { basicAuth } from '../support/net.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 
-const categorization = { callback_url: 'https://example.com/cb', instruction: 'Pick one.', attachment_type: 'text', attachment: 'x', categories: ['a', 'b'] };
+const categorization = {
+  callback_url: 'https://example.com/cb',
+  instruction: 'Pick one.',
+  attachment_type: 'text',
+  attachment: 'x',
+  categories: ['a', 'b'],
+};
 
 /** POSTs `text` as it is, as JSON: bodies JSON.stringify cannot write (1e309, deep nesting). */
 async function postRaw(server: TestServer, key: string | null, path: string, text: string) {
@@ -44,18 +50,33 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('reque
     const key = await account('deep');
     const nest = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
     // The body object is level 1, metadata level 2, its `deep` array level 3.
-    const deep = await postRaw(server, key, '/v1/task/categorization', JSON.stringify({ ...categorization, metadata: { deep: 0 } }).replace('0', nest(MAX_JSON_DEPTH - 1)));
+    const deep = await postRaw(
+      server,
+      key,
+      '/v1/task/categorization',
+      JSON.stringify({ ...categorization, metadata: { deep: 0 } }).replace('0', nest(MAX_JSON_DEPTH - 1)),
+    );
     expect(deep.status).toBe(400);
     expect(deep.body.error).toContain(`deeper than ${MAX_JSON_DEPTH} levels`);
     expect(await stored(key)).toEqual({ tasks: 0, projects: 0, training: 0 });
     // 10,000 levels with a key: the same 400 (it was a 500).
     expect((await postRaw(server, key, '/v1/task/categorization', nest(10_000))).status).toBe(400);
 
-    const atLimit = await postRaw(server, key, '/v1/task/categorization', JSON.stringify({ ...categorization, metadata: { deep: 0 } }).replace('0', nest(MAX_JSON_DEPTH - 2)));
+    const atLimit = await postRaw(
+      server,
+      key,
+      '/v1/task/categorization',
+      JSON.stringify({ ...categorization, metadata: { deep: 0 } }).replace('0', nest(MAX_JSON_DEPTH - 2)),
+    );
     expect(atLimit.status, atLimit.body.error).toBe(200);
     expect(await stored(key)).toMatchObject({ tasks: 1 });
     // Brackets inside strings are text, not nesting.
-    const inText = await postRaw(server, key, '/v1/task/categorization', JSON.stringify({ ...categorization, instruction: '[{"\\'.repeat(200) }));
+    const inText = await postRaw(
+      server,
+      key,
+      '/v1/task/categorization',
+      JSON.stringify({ ...categorization, instruction: '[{"\\'.repeat(200) }),
+    );
     expect(inText.status, inText.body.error).toBe(200);
   });
 
@@ -83,14 +104,20 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('reque
     [
       'a training task',
       '/v1/training_tasks/textcollection',
-      { attachments: [{ type: 'text', content: 'hi' }], fields: [{ type: 'text', field_id: 's\ud800', title: 'S' }], expected_response: { annotations: { s: 'x' } } },
+      {
+        attachments: [{ type: 'text', content: 'hi' }],
+        fields: [{ type: 'text', field_id: 's\ud800', title: 'S' }],
+        expected_response: { annotations: { s: 'x' } },
+      },
       'body.fields.0.field_id',
     ],
   ])('a lone surrogate in %s → 400 naming it, nothing stored', async (_what, path, body, where) => {
     const key = await account(`surrogate-${where}`);
     const res = await client(server, 'current', key)('POST', path, { json: body });
     expect(res.status, res.text).toBe(400);
-    expect(res.body.error).toBe(`${where} contains a lone UTF-16 surrogate (such as \\ud800), which is not text; send a complete surrogate pair.`);
+    expect(res.body.error).toBe(
+      `${where} contains a lone UTF-16 surrogate (such as \\ud800), which is not text; send a complete surrogate pair.`,
+    );
     expect(await stored(key)).toEqual({ tasks: 0, projects: 0, training: 0 });
   });
 

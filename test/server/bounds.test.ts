@@ -36,16 +36,39 @@ const categoryForm = (fillings: number, children: number, leastChoices: number) 
 
 /** The largest allowed values of each count that sizes a test-mode answer. */
 const largest: [string, string, Record<string, unknown>][] = [
-  ['lines', '/v1/task/lineannotation', { callback_url: cb, attachment: 'https://example.com/a.jpg', objects_to_annotate: labels(3), min_vertices: 1000 }],
-  ['polygons', '/v1/task/polygonannotation', { callback_url: cb, attachment: 'https://example.com/a.jpg', objects_to_annotate: labels(6), min_vertices: 1000, max_vertices: '1000' }],
-  ['image geometries', '/v1/task/imageannotation', { callback_url: cb, attachment: 'https://example.com/a.jpg', geometries: allGeometries(1000) }],
+  [
+    'lines',
+    '/v1/task/lineannotation',
+    { callback_url: cb, attachment: 'https://example.com/a.jpg', objects_to_annotate: labels(3), min_vertices: 1000 },
+  ],
+  [
+    'polygons',
+    '/v1/task/polygonannotation',
+    { callback_url: cb, attachment: 'https://example.com/a.jpg', objects_to_annotate: labels(6), min_vertices: 1000, max_vertices: '1000' },
+  ],
+  [
+    'image geometries',
+    '/v1/task/imageannotation',
+    { callback_url: cb, attachment: 'https://example.com/a.jpg', geometries: allGeometries(1000) },
+  ],
   [
     'video tracks',
     '/v1/task/videoplaybackannotation',
-    { callback_url: cb, attachment: 'https://example.com/v.mp4', attachment_type: 'video', frame_rate: 60, geometries: allGeometries(1000), events_to_annotate: labels(100, 'event') },
+    {
+      callback_url: cb,
+      attachment: 'https://example.com/v.mp4',
+      attachment_type: 'video',
+      frame_rate: 60,
+      geometries: allGeometries(1000),
+      events_to_annotate: labels(100, 'event'),
+    },
   ],
   // 10 fillings × 10 answers of one category asking for 10 values each: 1000 values, the limit.
-  ['form answers', '/v1/task/textcollection', { callback_url: cb, attachments: [{ type: 'text', content: 'x' }], fields: [categoryForm(10, 1, 10)] }],
+  [
+    'form answers',
+    '/v1/task/textcollection',
+    { callback_url: cb, attachments: [{ type: 'text', content: 'x' }], fields: [categoryForm(10, 1, 10)] },
+  ],
   [
     'lidar frames',
     '/v1/task/lidarsegmentation',
@@ -55,17 +78,83 @@ const largest: [string, string, Record<string, unknown>][] = [
 
 /** One past each bound: 400 naming the field, nothing stored. */
 const beyond: [string, string, Record<string, unknown>, string][] = [
-  ['min_vertices 1001', '/v1/task/lineannotation', { callback_url: cb, attachment: 'https://example.com/a.jpg', objects_to_annotate: ['lane'], min_vertices: 1001 }, 'min_vertices'],
-  ['min_vertices 10^6 as a string', '/v1/task/polygonannotation', { callback_url: cb, attachment: 'https://example.com/a.jpg', objects_to_annotate: ['car'], min_vertices: '1000000' }, 'min_vertices'],
-  ['a geometry with 21 kinds', '/v1/task/imageannotation', { callback_url: cb, attachment: 'https://example.com/a.jpg', geometries: { box: { objects_to_annotate: labels(21) } } }, 'objects_to_annotate'],
-  ['min_responses_required 101', '/v1/task/textcollection', { callback_url: cb, attachments: [{ type: 'text', content: 'x' }], fields: [{ type: 'text', field_id: 't', title: 'T', min_responses_required: 101, max_responses_required: 101 }] }, 'min_responses_required'],
-  ['1010 answer values in a form', '/v1/task/textcollection', { callback_url: cb, attachments: [{ type: 'text', content: 'x' }], fields: [categoryForm(1, 101, 1)] }, 'fields'],
-  ['1010 answer values in nested counts', '/v1/task/textcollection', { callback_url: cb, attachments: [{ type: 'text', content: 'x' }], fields: [categoryForm(11, 1, 10)] }, 'fields'],
-  ['min_vertices 10^6 with leading zeros', '/v1/task/lineannotation', { callback_url: cb, attachment: 'https://example.com/a.jpg', objects_to_annotate: ['lane'], min_vertices: '01000000' }, 'min_vertices'],
-  ['1001 lidar frames', '/v1/task/lidarsegmentation', { callback_url: cb, attachments: Array.from({ length: 1001 }, (_, i) => `https://example.com/f/${i}.json`), labels: ['car'] }, 'attachments'],
-  ['instruction of 100001 characters', '/v1/task/categorization', { callback_url: cb, instruction: 'x'.repeat(100_001), attachment: 'x', attachment_type: 'text', categories: ['a', 'b'] }, 'instruction'],
-  ['metadata with 1001 keys', '/v1/task/categorization', { callback_url: cb, instruction: 'i', attachment: 'x', attachment_type: 'text', categories: ['a', 'b'], metadata: Object.fromEntries(labels(1001).map((k) => [k, 1])) }, 'metadata'],
-  ['1001 categories', '/v1/task/categorization', { callback_url: cb, instruction: 'i', attachment: 'x', attachment_type: 'text', categories: labels(1001) }, 'categories'],
+  [
+    'min_vertices 1001',
+    '/v1/task/lineannotation',
+    { callback_url: cb, attachment: 'https://example.com/a.jpg', objects_to_annotate: ['lane'], min_vertices: 1001 },
+    'min_vertices',
+  ],
+  [
+    'min_vertices 10^6 as a string',
+    '/v1/task/polygonannotation',
+    { callback_url: cb, attachment: 'https://example.com/a.jpg', objects_to_annotate: ['car'], min_vertices: '1000000' },
+    'min_vertices',
+  ],
+  [
+    'a geometry with 21 kinds',
+    '/v1/task/imageannotation',
+    { callback_url: cb, attachment: 'https://example.com/a.jpg', geometries: { box: { objects_to_annotate: labels(21) } } },
+    'objects_to_annotate',
+  ],
+  [
+    'min_responses_required 101',
+    '/v1/task/textcollection',
+    {
+      callback_url: cb,
+      attachments: [{ type: 'text', content: 'x' }],
+      fields: [{ type: 'text', field_id: 't', title: 'T', min_responses_required: 101, max_responses_required: 101 }],
+    },
+    'min_responses_required',
+  ],
+  [
+    '1010 answer values in a form',
+    '/v1/task/textcollection',
+    { callback_url: cb, attachments: [{ type: 'text', content: 'x' }], fields: [categoryForm(1, 101, 1)] },
+    'fields',
+  ],
+  [
+    '1010 answer values in nested counts',
+    '/v1/task/textcollection',
+    { callback_url: cb, attachments: [{ type: 'text', content: 'x' }], fields: [categoryForm(11, 1, 10)] },
+    'fields',
+  ],
+  [
+    'min_vertices 10^6 with leading zeros',
+    '/v1/task/lineannotation',
+    { callback_url: cb, attachment: 'https://example.com/a.jpg', objects_to_annotate: ['lane'], min_vertices: '01000000' },
+    'min_vertices',
+  ],
+  [
+    '1001 lidar frames',
+    '/v1/task/lidarsegmentation',
+    { callback_url: cb, attachments: Array.from({ length: 1001 }, (_, i) => `https://example.com/f/${i}.json`), labels: ['car'] },
+    'attachments',
+  ],
+  [
+    'instruction of 100001 characters',
+    '/v1/task/categorization',
+    { callback_url: cb, instruction: 'x'.repeat(100_001), attachment: 'x', attachment_type: 'text', categories: ['a', 'b'] },
+    'instruction',
+  ],
+  [
+    'metadata with 1001 keys',
+    '/v1/task/categorization',
+    {
+      callback_url: cb,
+      instruction: 'i',
+      attachment: 'x',
+      attachment_type: 'text',
+      categories: ['a', 'b'],
+      metadata: Object.fromEntries(labels(1001).map((k) => [k, 1])),
+    },
+    'metadata',
+  ],
+  [
+    '1001 categories',
+    '/v1/task/categorization',
+    { callback_url: cb, instruction: 'i', attachment: 'x', attachment_type: 'text', categories: labels(1001) },
+    'categories',
+  ],
 ];
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('bounded work on %s', (db) => {
@@ -89,7 +178,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('bound
     const api = client(server, 'current', (await createAccount(server.uow, `project-bound-${db}`, new Date())).test_key);
     expect((await api('POST', '/v1/projects', { json: { type: 'lineannotation', name: 'lines' } })).status).toBe(200);
     await api('POST', '/v1/projects/lines/setParams', { json: { min_vertices: '1000000', objects_to_annotate: ['lane'] } });
-    const res = await api('POST', '/v1/task/lineannotation', { json: { project: 'lines', callback_url: cb, attachment: 'https://example.com/a.jpg' } });
+    const res = await api('POST', '/v1/task/lineannotation', {
+      json: { project: 'lines', callback_url: cb, attachment: 'https://example.com/a.jpg' },
+    });
     expect(res.status, res.text.slice(0, 300)).toBe(400);
     expect(res.body.error).toContain('min_vertices');
     expect((await api('GET', '/v1/tasks')).body.total).toBe(0);
@@ -98,7 +189,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('bound
   it('the largest allowed values are taken, each answer stays under 2 MB, and another account is answered meanwhile', async () => {
     const api = client(server, 'current', (await createAccount(server.uow, `largest-${db}`, new Date())).test_key);
     const other = client(server, 'current', (await createAccount(server.uow, `bystander-${db}`, new Date())).test_key);
-    const seen = await other('POST', '/v1/task/categorization', { json: { callback_url: cb, instruction: 'i', attachment: 'x', attachment_type: 'text', categories: ['a', 'b'] } });
+    const seen = await other('POST', '/v1/task/categorization', {
+      json: { callback_url: cb, instruction: 'i', attachment: 'x', attachment_type: 'text', categories: ['a', 'b'] },
+    });
     // All the largest creations at once, and the other account's reads while they run.
     const created = Promise.all(largest.map(([, path, body]) => api('POST', path, { json: body })));
     const reads = await Promise.all(Array.from({ length: 5 }, () => other('GET', `/v1/task/${seen.body.task_id}`)));

@@ -15,7 +15,10 @@ import { root } from '../support/spec.ts';
 const run = promisify(execFile);
 
 async function cli(env: Record<string, string>, ...args: string[]) {
-  const { stdout } = await run(process.execPath, [bin, 'accounts', ...args, ...(args.includes('--json') ? [] : ['--json'])], { env: { ...process.env, ...env }, cwd: root });
+  const { stdout } = await run(process.execPath, [bin, 'accounts', ...args, ...(args.includes('--json') ? [] : ['--json'])], {
+    env: { ...process.env, ...env },
+    cwd: root,
+  });
   return JSON.parse(stdout);
 }
 
@@ -36,7 +39,13 @@ describe('accounts CLI', () => {
       const alice = await cli(env, 'create', '--name', 'alice', '--json');
       expect(alice).toMatchObject({ name: 'alice', test_key: expect.stringMatching(/^test_/), live_key: expect.stringMatching(/^live_/) });
       const api = client({ url: server.url }, 'current', alice.live_key);
-      const task = { callback_url: 'https://example.com/cb', instruction: 'x', attachment_type: 'text', attachment: 'y', categories: ['a'] };
+      const task = {
+        callback_url: 'https://example.com/cb',
+        instruction: 'x',
+        attachment_type: 'text',
+        attachment: 'y',
+        categories: ['a'],
+      };
       expect((await api('POST', '/v1/task/categorization', { json: task })).status).toBe(200);
       await cli(env, 'set', '--name', 'alice', '--disable-type', 'categorization');
       expect((await api('POST', '/v1/task/categorization', { json: task })).status).toBe(402);
@@ -45,11 +54,15 @@ describe('accounts CLI', () => {
       expect((await api('GET', '/v1/tasks')).status).toBe(401);
       expect((await client({ url: server.url }, 'current', rotated.key)('GET', '/v1/tasks')).body.total).toBe(1);
       // The operator's list of failed callbacks, through the same admin interface.
-      const { stdout } = await run(process.execPath, [bin, 'deliveries', '--failed', '--json'], { env: { ...process.env, ...env }, cwd: root });
+      const { stdout } = await run(process.execPath, [bin, 'deliveries', '--failed', '--json'], {
+        env: { ...process.env, ...env },
+        cwd: root,
+      });
       expect(JSON.parse(stdout)).toEqual([]);
       // Structured request logs, and no secret in them.
       expect(server.output()).toMatch(/"status":402.*"msg":"request"/);
-      for (const secret of [alice.test_key, alice.live_key, rotated.key, alice.signing_secret]) expect(server.output()).not.toContain(secret);
+      for (const secret of [alice.test_key, alice.live_key, rotated.key, alice.signing_secret])
+        expect(server.output()).not.toContain(secret);
     } finally {
       server.child.kill('SIGTERM');
       const [code] = await once(server.child, 'exit');

@@ -23,11 +23,16 @@ import { until } from '../support/wait.ts';
 
 const task = { instruction: 'Pick one', attachment_type: 'text', attachment: 'hello', categories: ['a', 'b'] };
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => { rmSync(d, { recursive: true, force: true }); }));
+afterAll(() =>
+  dirs.forEach((d) => {
+    rmSync(d, { recursive: true, force: true });
+  }),
+);
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('token buckets in the database on %s', (db) => {
   it('grants the burst, then refuses without taking; takes several at once; a full bucket is swept', async () => {
-    const databaseUrl = db === 'postgres' ? await clusterAt(inject('postgresUrl')).createDatabase({ template: inject('postgresTemplate') }) : undefined;
+    const databaseUrl =
+      db === 'postgres' ? await clusterAt(inject('postgresUrl')).createDatabase({ template: inject('postgresTemplate') }) : undefined;
     const store = await openStore({ databaseUrl, dataDir: 'memory://' });
     try {
       const buckets = databaseBuckets(store.execute);
@@ -38,7 +43,11 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('token
       // Up to 3 at once: 3, then the 2 left, then none.
       const batches = [];
       for (let i = 0; i < 3; i++) batches.push(await buckets.take('key:c', 0.001, 5, 3));
-      expect(batches.map((t) => [t.taken, Math.round(t.tokens)])).toEqual([[3, 2], [2, 0], [0, 0]]);
+      expect(batches.map((t) => [t.taken, Math.round(t.tokens)])).toEqual([
+        [3, 2],
+        [2, 0],
+        [0, 0],
+      ]);
       // Another key has its own bucket; one that refills at once is full again by the sweep.
       expect(await buckets.take('key:b', 1e9, 3)).toEqual({ taken: 1, tokens: 2 });
       expect(await buckets.deleteFull()).toBe(1);
@@ -88,7 +97,11 @@ async function receiver() {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/cb`, posts, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/cb`,
+    posts,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 describe.skipIf(!hasPostgres())('two servers on different ports, one PostgreSQL database', () => {
@@ -114,7 +127,10 @@ describe.skipIf(!hasPostgres())('two servers on different ports, one PostgreSQL 
       // own for an in-memory DATA_DIR, and one could not open what the other sealed).
       secretsKey: randomBytes(32).toString('hex'),
     };
-    const servers: RunningServer[] = await Promise.all([startServer(config, pino({ level: 'silent' })), startServer(config, pino({ level: 'silent' }))]);
+    const servers: RunningServer[] = await Promise.all([
+      startServer(config, pino({ level: 'silent' })),
+      startServer(config, pino({ level: 'silent' })),
+    ]);
     try {
       const [a, b] = servers as [RunningServer, RunningServer];
       expect(servers.filter((s) => s.devAccount !== null)).toHaveLength(1);
@@ -137,10 +153,14 @@ describe.skipIf(!hasPostgres())('two servers on different ports, one PostgreSQL 
       const apis = [client(a, 'current', other.test_key), client(b, 'current', other.test_key)];
       for (let k = 0; k < 5; k++) {
         const headers = { 'Idempotency-Key': `both-at-once-${k}` };
-        const [first, second] = await Promise.all(apis.map((api) => api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url }, headers })));
+        const [first, second] = await Promise.all(
+          apis.map((api) => api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url }, headers })),
+        );
         expect([first!.status, second!.status]).toEqual([200, 200]);
         expect(second!.text).toBe(first!.text);
-        expect([first!.headers.get('idempotent-replayed'), second!.headers.get('idempotent-replayed')].sort()).toEqual(['true', null].sort());
+        expect([first!.headers.get('idempotent-replayed'), second!.headers.get('idempotent-replayed')].sort()).toEqual(
+          ['true', null].sort(),
+        );
       }
       const listed = await apis[0]!('GET', '/v1/tasks');
       expect(listed.body.total).toBe(5);
@@ -156,7 +176,10 @@ describe.skipIf(!hasPostgres())('two servers on different ports, one PostgreSQL 
 
       // Failed authentications from this address: 5 in all, then 429 from both (last: a blocked
       // address is refused even with a good key).
-      const strangers = [client(a, 'current', 'test_00000000000000000000000000000000'), client(b, 'current', 'test_00000000000000000000000000000000')];
+      const strangers = [
+        client(a, 'current', 'test_00000000000000000000000000000000'),
+        client(b, 'current', 'test_00000000000000000000000000000000'),
+      ];
       const failures: number[] = [];
       for (let i = 0; i < 12; i++) failures.push((await strangers[i % 2]!('GET', '/v1/tasks')).status);
       expect(failures.filter((s) => s === 401)).toHaveLength(5);
@@ -218,7 +241,14 @@ describe.skipIf(!hasPostgres())('WORKERS=2 behind one port', () => {
       // /metrics counts the requests of both, whichever answers it.
       for (let i = 0; i < 2; i++) {
         const text = await (await fetch(`${server.url}/metrics`)).text();
-        const line = text.split('\n').find((l) => l.startsWith('humantask_http_request_duration_seconds_count') && l.includes('operation="listTasks"') && l.includes('status="200"'));
+        const line = text
+          .split('\n')
+          .find(
+            (l) =>
+              l.startsWith('humantask_http_request_duration_seconds_count') &&
+              l.includes('operation="listTasks"') &&
+              l.includes('status="200"'),
+          );
         expect(Number(line?.split(' ').at(-1)), text).toBe(sent);
       }
 
@@ -227,7 +257,8 @@ describe.skipIf(!hasPostgres())('WORKERS=2 behind one port', () => {
       await until(() => /worker \d+ listening/.test(server.output()), 'a replacement worker');
       const replacement = Number(/worker (\d+) listening/.exec(server.output())![1]);
       expect(workers).not.toContain(replacement);
-      for (let i = 0; i < 50 && !servingPids(server.output()).has(replacement); i++) expect(await getOnNewConnection(server.url, key)).toBe(200);
+      for (let i = 0; i < 50 && !servingPids(server.output()).has(replacement); i++)
+        expect(await getOnNewConnection(server.url, key)).toBe(200);
       expect(servingPids(server.output())).toContain(replacement);
 
       // SIGTERM to the primary: every worker stops, then the primary, with status 0.
@@ -248,6 +279,8 @@ describe('WORKERS on the embedded database', () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-workers-'));
     dirs.push(dataDir);
     const start = serve({ DATA_DIR: dataDir, WORKERS: '2' });
-    await expect(start).rejects.toThrow(/serve exited with 2: humantask: WORKERS=2 needs PostgreSQL \(DATABASE_URL\): the embedded database \(DATA_DIR\) is held by one process/);
+    await expect(start).rejects.toThrow(
+      /serve exited with 2: humantask: WORKERS=2 needs PostgreSQL \(DATABASE_URL\): the embedded database \(DATA_DIR\) is held by one process/,
+    );
   });
 });

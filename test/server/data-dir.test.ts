@@ -23,7 +23,11 @@ afterAll(() => {
 /** A command that ends by itself: its exit code and everything it wrote. */
 async function finished(args: string[], env: Record<string, string>) {
   try {
-    const { stdout, stderr } = await run(process.execPath, [bin, ...args], { env: { ...process.env, RATE_LIMIT_BURST: '0', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', PORT: '0', ...env }, cwd: root, timeout: 60_000 });
+    const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
+      env: { ...process.env, RATE_LIMIT_BURST: '0', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', PORT: '0', ...env },
+      cwd: root,
+      timeout: 60_000,
+    });
     return { code: 0, output: stdout + stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

@@ -194,12 +194,17 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('callb
         attachments: [{ statusCode: 404, url: 'https://gone.invalid/x.png' }],
       });
       expect((await api('GET', `/v1/task/${failing.body.task_id}`)).body.status).toBe('error');
-      await api('POST', '/v1/projects', { json: { type: 'categorization', name: `p-${db}`, params: { attachment_type: 'text', categories: ['a'], instruction: 'i' } } });
+      await api('POST', '/v1/projects', {
+        json: { type: 'categorization', name: `p-${db}`, params: { attachment_type: 'text', categories: ['a'], instruction: 'i' } },
+      });
       await api('POST', '/v1/batches', { json: { project: `p-${db}`, name: `b-${db}`, callback: hook.url } });
       await api('POST', '/v1/task/categorization', { json: { callback_url: hook.url, batch: `b-${db}`, attachment: 't' } });
       await until(() => hook.received.some((r) => 'batch' in JSON.parse(r.body)), 'the batch callback');
       const batchCallback = JSON.parse(hook.received.find((r) => 'batch' in JSON.parse(r.body))!.body);
-      expect(batchCallback).toEqual({ batch: expect.objectContaining({ name: `b-${db}`, status: 'completed' }), counts: { completed: 1, canceled: 0, error: 0 } });
+      expect(batchCallback).toEqual({
+        batch: expect.objectContaining({ name: `b-${db}`, status: 'completed' }),
+        counts: { completed: 1, canceled: 0, error: 0 },
+      });
     } finally {
       await hook.close();
     }
@@ -214,13 +219,22 @@ describe('callbacks that keep failing', () => {
     try {
       const api = client(server, 'current', server.dev.test_key);
       const created = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } });
-      await until(async () => (await api('GET', `/v1/task/${created.body.task_id}`)).body.callback_completed === false, 'the final failure');
+      await until(
+        async () => (await api('GET', `/v1/task/${created.body.task_id}`)).body.callback_completed === false,
+        'the final failure',
+      );
       expect(hook.received).toHaveLength(21);
       const [message] = await server.uow.outbox.forSubject(server.dev.account_id, created.body.task_id);
       expect(message).toMatchObject({ attempts: 21, deliveredAt: null, failedAt: expect.any(Date) });
       // The operator's list (`humantask deliveries --failed`).
       expect(await failedDeliveries(server.uow, 10)).toEqual([
-        expect.objectContaining({ subject: created.body.task_id, event: 'task_completed', url: hook.url, attempts: 21, last_result: 'HTTP 500' }),
+        expect.objectContaining({
+          subject: created.body.task_id,
+          event: 'task_completed',
+          url: hook.url,
+          attempts: 21,
+          last_result: 'HTTP 500',
+        }),
       ]);
     } finally {
       await hook.close();
@@ -251,7 +265,10 @@ describe('callbacks across a restart', () => {
     const second = await startServer(config, pino({ level: 'silent' }));
     try {
       const api = client(second, 'current', key);
-      await until(async () => (await api('GET', `/v1/task/${created.body.task_id}`)).body.callback_completed === true, 'delivery after restart');
+      await until(
+        async () => (await api('GET', `/v1/task/${created.body.task_id}`)).body.callback_completed === true,
+        'delivery after restart',
+      );
       const [message] = await second.uow.outbox.forSubject(first.devAccount!.account_id, created.body.task_id);
       expect(message!.attempts).toBe(failedBefore + 1);
       expect(hook.received.at(-1)!.headers['webhook-id']).toBe(hook.received[0]!.headers['webhook-id']);

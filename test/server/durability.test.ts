@@ -30,7 +30,12 @@ async function receiver() {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/cb`, posts, state, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/cb`,
+    posts,
+    state,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 const testKeyOf = (output: string) => /test key: +(test_[0-9a-f]{32})/.exec(output)![1]!;
@@ -44,15 +49,23 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('kill 
     const hook = await receiver();
     const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-kill-'));
     dirs.push(dataDir);
-    const store: Record<string, string> = db === 'postgres' ? { DATABASE_URL: await clusterAt(inject('postgresUrl')).createDatabase() } : { DATA_DIR: dataDir };
+    const store: Record<string, string> =
+      db === 'postgres' ? { DATABASE_URL: await clusterAt(inject('postgresUrl')).createDatabase() } : { DATA_DIR: dataDir };
     // A message the killed process held stays leased for DELIVERY_LEASE_MS: compressed here.
-    const env = { ...store, DELIVERY_POLL_MS: '5', DELIVERY_LEASE_MS: '1000', CALLBACK_SCHEDULE_SCALE: '0.002', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32' };
+    const env = {
+      ...store,
+      DELIVERY_POLL_MS: '5',
+      DELIVERY_LEASE_MS: '1000',
+      CALLBACK_SCHEDULE_SCALE: '0.002',
+      ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32',
+    };
     try {
       const first = await serve(env);
       const key = testKeyOf(first.output());
       const api = client(first, 'current', key);
       const ids: string[] = [];
-      for (let i = 0; i < 10; i++) ids.push((await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } })).body.task_id);
+      for (let i = 0; i < 10; i++)
+        ids.push((await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } })).body.task_id);
       await until(() => ids.every((id) => (hook.posts.get(id)?.failed ?? 0) >= 2), 'two failed attempts per task');
       first.child.kill('SIGKILL');
       await once(first.child, 'exit');
@@ -87,7 +100,12 @@ describe.skipIf(!hasPostgres())('two server processes on one PostgreSQL', () => 
   it('deliver 1,000 callbacks between them, each exactly once', async () => {
     const hook = await receiver();
     hook.state.up = true;
-    const env = { DATABASE_URL: await clusterAt(inject('postgresUrl')).createDatabase(), DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32', VALIDATE_RESPONSES: 'false' };
+    const env = {
+      DATABASE_URL: await clusterAt(inject('postgresUrl')).createDatabase(),
+      DELIVERY_POLL_MS: '5',
+      ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32',
+      VALIDATE_RESPONSES: 'false',
+    };
     const a = await serve(env);
     const b = await serve(env);
     try {
@@ -96,7 +114,9 @@ describe.skipIf(!hasPostgres())('two server processes on one PostgreSQL', () => 
       const ids: string[] = [];
       for (let batch = 0; batch < 50; batch++) {
         const created = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => apis[i % 2]!('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } })),
+          Array.from({ length: 20 }, (_, i) =>
+            apis[i % 2]!('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } }),
+          ),
         );
         for (const r of created) {
           expect(r.status).toBe(200);

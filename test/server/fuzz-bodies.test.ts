@@ -23,13 +23,28 @@ const nastyValue: fc.Arbitrary<string> = fc.oneof(
 function rawBody(example: Json | undefined): fc.Arbitrary<string> {
   const keys = example && typeof example === 'object' && !Array.isArray(example) ? Object.keys(example) : [];
   const inExample = keys.length
-    ? fc.tuple(fc.constantFrom(...keys, 'metadata', 'extra'), nastyValue).map(([key, value]) => JSON.stringify({ ...example, [key]: '\u0001NASTY' }).replace('"\\u0001NASTY"', value))
+    ? fc
+        .tuple(fc.constantFrom(...keys, 'metadata', 'extra'), nastyValue)
+        .map(([key, value]) => JSON.stringify({ ...example, [key]: '\u0001NASTY' }).replace('"\\u0001NASTY"', value))
     : nastyValue;
-  return fc.oneof({ weight: 3, arbitrary: inExample }, { weight: 2, arbitrary: nastyValue }, { weight: 1, arbitrary: fc.constantFrom('{', '{"a":1,}', '[1 2]', '') });
+  return fc.oneof(
+    { weight: 3, arbitrary: inExample },
+    { weight: 2, arbitrary: nastyValue },
+    { weight: 1, arbitrary: fc.constantFrom('{', '{"a":1,}', '[1 2]', '') },
+  );
 }
 
 /** A query value for a read: far beyond numbers' range, a lone surrogate's bytes, U+0000, long. */
-const nastyQuery = fc.constantFrom('9223372036854775808', '1e309', '-1', '%ED%A0%80', '%00', 'x'.repeat(5000), '%F0%9F%98', '1'.repeat(400));
+const nastyQuery = fc.constantFrom(
+  '9223372036854775808',
+  '1e309',
+  '-1',
+  '%ED%A0%80',
+  '%00',
+  'x'.repeat(5000),
+  '%F0%9F%98',
+  '1'.repeat(400),
+);
 
 function exampleOf(doc: Json, op: Json): Json | undefined {
   const media = deref(doc, op.requestBody)?.content?.['application/json'];
@@ -52,7 +67,15 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('fuzze
       if (res.status !== 200) throw new Error(`${path}: ${res.text}`);
       return res.body;
     };
-    ids.taskId = (await create('/v1/task/categorization', { callback_url: 'https://example.com/cb', instruction: 'i', attachment: 'x', attachment_type: 'text', categories: ['a', 'b'] })).task_id;
+    ids.taskId = (
+      await create('/v1/task/categorization', {
+        callback_url: 'https://example.com/cb',
+        instruction: 'i',
+        attachment: 'x',
+        attachment_type: 'text',
+        categories: ['a', 'b'],
+      })
+    ).task_id;
     ids.projectName = (await create('/v1/projects', { type: 'categorization', name: 'fuzz-project' })).name;
     ids.batchName = (await create('/v1/batches', { project: 'fuzz-project', name: 'fuzz-batch' })).name;
     const byPath = (p: string) => exampleOf(doc, doc.paths[p].post);
@@ -66,38 +89,52 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('fuzze
   /** Everything the account can see. */
   async function snapshot(): Promise<unknown> {
     const api = client(server, 'current', key);
-    const reads = await Promise.all(['/v1/tasks?limit=100', '/v1/projects', '/v1/batches', '/v1/training_tasks', '/v1/evaluation_tasks'].map((p) => api('GET', p)));
+    const reads = await Promise.all(
+      ['/v1/tasks?limit=100', '/v1/projects', '/v1/batches', '/v1/training_tasks', '/v1/evaluation_tasks'].map((p) => api('GET', p)),
+    );
     return reads.map((r) => r.body);
   }
 
-  it.each(['current', 'legacy'] as const)('%s: every operation, never a 5xx or a hang, nothing changed by a 4xx', async (gen) => {
-    const doc = loadBundle(gen);
-    const base = server.url + (gen === 'legacy' ? '/legacy' : '');
-    let before = await snapshot();
-    // The operations of tag Workforce answer 501 until issue 18 lands (server/http/workforce/not-yet.ts).
-    const ops = operations(gen, doc).filter((o) => !o.op.tags?.includes('Workforce'));
-    for (const [index, op] of ops.entries()) {
-      const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(ids[name] ?? 'x'));
-      const reads = op.method === 'get';
-      const queryNames = ((op.op.parameters ?? []) as Json[]).map((p) => deref(doc, p)).filter((p) => p.in === 'query').map((p) => p.name as string);
-      const request = reads ? fc.tuple(fc.constantFrom(...queryNames, 'unknown'), nastyQuery).map(([n, v]) => ({ query: `?${n}=${v}`, body: undefined })) : rawBody(exampleOf(doc, op.op)).map((body) => ({ query: '', body }));
-      await fc.assert(
-        fc.asyncProperty(request, async ({ query, body }) => {
-          const res = await fetch(base + path + query, {
-            method: op.method.toUpperCase(),
-            headers: { authorization: basicAuth(key), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-            body,
-            signal: AbortSignal.timeout(2000),
-          });
-          const text = await res.text();
-          expect(res.status, `${op.method} ${path}${query.slice(0, 80)} ${String(body).slice(0, 120)}: ${text.slice(0, 200)}`).toBeLessThan(500);
-          expect(JSON.parse(text).status_code ?? res.status).toBe(res.status);
-          const after = await snapshot();
-          if (res.status >= 400) expect(after, `${op.method} ${path}: ${text.slice(0, 200)}`).toEqual(before);
-          before = after;
-        }),
-        { numRuns: 1, seed: 15_000 + index },
-      );
-    }
-  }, 120_000);
+  it.each(['current', 'legacy'] as const)(
+    '%s: every operation, never a 5xx or a hang, nothing changed by a 4xx',
+    async (gen) => {
+      const doc = loadBundle(gen);
+      const base = server.url + (gen === 'legacy' ? '/legacy' : '');
+      let before = await snapshot();
+      // The operations of tag Workforce answer 501 until issue 18 lands (server/http/workforce/not-yet.ts).
+      const ops = operations(gen, doc).filter((o) => !o.op.tags?.includes('Workforce'));
+      for (const [index, op] of ops.entries()) {
+        const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(ids[name] ?? 'x'));
+        const reads = op.method === 'get';
+        const queryNames = ((op.op.parameters ?? []) as Json[])
+          .map((p) => deref(doc, p))
+          .filter((p) => p.in === 'query')
+          .map((p) => p.name as string);
+        const request = reads
+          ? fc.tuple(fc.constantFrom(...queryNames, 'unknown'), nastyQuery).map(([n, v]) => ({ query: `?${n}=${v}`, body: undefined }))
+          : rawBody(exampleOf(doc, op.op)).map((body) => ({ query: '', body }));
+        await fc.assert(
+          fc.asyncProperty(request, async ({ query, body }) => {
+            const res = await fetch(base + path + query, {
+              method: op.method.toUpperCase(),
+              headers: { authorization: basicAuth(key), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+              body,
+              signal: AbortSignal.timeout(2000),
+            });
+            const text = await res.text();
+            expect(
+              res.status,
+              `${op.method} ${path}${query.slice(0, 80)} ${String(body).slice(0, 120)}: ${text.slice(0, 200)}`,
+            ).toBeLessThan(500);
+            expect(JSON.parse(text).status_code ?? res.status).toBe(res.status);
+            const after = await snapshot();
+            if (res.status >= 400) expect(after, `${op.method} ${path}: ${text.slice(0, 200)}`).toEqual(before);
+            before = after;
+          }),
+          { numRuns: 1, seed: 15_000 + index },
+        );
+      }
+    },
+    120_000,
+  );
 });

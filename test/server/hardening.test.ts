@@ -37,7 +37,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('harde
   });
 
   it('refuses a default callback URL that is no callback address, on the admin path as on the API path', async () => {
-    await expect(runAccountCommand(server.uow, { command: 'set', name: 'dev', defaultCallbackUrl: 'not a url' })).rejects.toThrow(/default callback URL must be an http\(s\) URL or an e-mail address/);
+    await expect(runAccountCommand(server.uow, { command: 'set', name: 'dev', defaultCallbackUrl: 'not a url' })).rejects.toThrow(
+      /default callback URL must be an http\(s\) URL or an e-mail address/,
+    );
     await expect(updateAccount(server.uow, 'dev', { defaultCallbackUrl: 'ftp://example.com/x' })).rejects.toThrow(/not ftp:/);
     expect((await server.uow.accounts.findByName('dev'))!.defaultCallbackUrl).toBeNull();
     await updateAccount(server.uow, 'dev', { defaultCallbackUrl: 'ops@example.com' });
@@ -57,7 +59,16 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('harde
     const api = client(server, 'current', server.dev.test_key);
     const before = (await api('GET', '/v1/tasks')).body.total;
     const task = { instruction: 'Pick', attachment_type: 'text', attachment: 'x', categories: ['a', 'b'] };
-    for (const url of ['http://127.0.0.1:8080/cb', 'http://2130706433/cb', 'http://0x7f.1/cb', 'http://[::1]/cb', 'http://localhost/cb', 'http://api.localhost/cb', 'http://10.1.2.3/cb', 'http://169.254.169.254/latest']) {
+    for (const url of [
+      'http://127.0.0.1:8080/cb',
+      'http://2130706433/cb',
+      'http://0x7f.1/cb',
+      'http://[::1]/cb',
+      'http://localhost/cb',
+      'http://api.localhost/cb',
+      'http://10.1.2.3/cb',
+      'http://169.254.169.254/latest',
+    ]) {
       const res = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: url } });
       expect(res.status, url).toBe(400);
       expect(res.body.error, url).toMatch(/^callback_url .* points to not a public address/);
@@ -69,7 +80,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('harde
     expect(image.body.error).toMatch(/^attachment http:\/\/192\.168\.1\.1\/a\.png points to not a public address/);
     expect((await api('GET', '/v1/tasks')).body.total).toBe(before);
     // A public address, and a name (judged when it is fetched), are accepted.
-    expect((await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: 'https://93.184.215.14/cb' } })).status).toBe(200);
+    expect((await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: 'https://93.184.215.14/cb' } })).status).toBe(
+      200,
+    );
   });
 
   it('replays project and batch creation under an Idempotency-Key: one object, the same answer, 409 for another body', async () => {
@@ -82,7 +95,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('harde
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.text).toBe(first.text);
     expect((await api('POST', '/v1/projects', { json: { type: 'categorization', name: 'other-project' }, ...once })).status).toBe(409);
-    expect((await api('GET', '/v1/projects')).body.filter((p: { name: string }) => ['idem-project', 'other-project'].includes(p.name))).toHaveLength(1);
+    expect(
+      (await api('GET', '/v1/projects')).body.filter((p: { name: string }) => ['idem-project', 'other-project'].includes(p.name)),
+    ).toHaveLength(1);
 
     const batch = { headers: { 'Idempotency-Key': 'batch-1' } };
     const created = await api('POST', '/v1/batches', { json: { project: 'idem-project', name: 'idem-batch' }, ...batch });
@@ -144,7 +159,11 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('authe
     const refused = await bad('GET', '/v1/tasks');
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    expect(refused.body).toEqual({ status_code: 429, error: expect.stringMatching(/failed authentications/), request_id: expect.any(String) });
+    expect(refused.body).toEqual({
+      status_code: 429,
+      error: expect.stringMatching(/failed authentications/),
+      request_id: expect.any(String),
+    });
     expect((await client(server, 'current', server.dev.test_key)('GET', '/v1/tasks')).status).toBe(429);
     expect(lookups).toBe(before);
   });
@@ -160,7 +179,9 @@ describe('callback history', () => {
       allowPrivateNetworks: [],
       resolve: async () => [{ address: '10.20.30.40', family: 4 }],
     });
-    expect(result).toEqual(expect.objectContaining({ ok: false, error: 'refused_address', message: 'internal.example.test: not a public address' }));
+    expect(result).toEqual(
+      expect.objectContaining({ ok: false, error: 'refused_address', message: 'internal.example.test: not a public address' }),
+    );
     expect(JSON.stringify(result)).not.toContain('10.20.30.40');
   });
 });
@@ -178,8 +199,19 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('no SQ
     const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-admin-'));
     try {
       const api = client(server, 'current', server.dev.test_key);
-      const { task_id: id } = (await api('POST', '/v1/task/categorization', { json: { callback_url: 'https://example.com/cb', instruction: 'Pick', attachment_type: 'text', attachment: 'x', categories: ['a', 'b'] } })).body;
-      const broken = () => server.store.execute({ name: 'broken_read', text: "SELECT 1/0 AS x WHERE $1::text <> ''", values: ['param-secret-1'] });
+      const { task_id: id } = (
+        await api('POST', '/v1/task/categorization', {
+          json: {
+            callback_url: 'https://example.com/cb',
+            instruction: 'Pick',
+            attachment_type: 'text',
+            attachment: 'x',
+            categories: ['a', 'b'],
+          },
+        })
+      ).body;
+      const broken = () =>
+        server.store.execute({ name: 'broken_read', text: "SELECT 1/0 AS x WHERE $1::text <> ''", values: ['param-secret-1'] });
       server.uow.tasks.get = broken as never;
       expect((await api('GET', `/v1/task/${id}`)).status).toBe(500);
       // A query built by drizzle, too.
@@ -194,7 +226,11 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('no SQ
       const admin = await startAdmin(uow, dataDir, (err) => logged.push(err));
       try {
         const { url, token } = JSON.parse(readFileSync(adminFile(dataDir), 'utf8'));
-        const res = await fetch(`${url}/accounts`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: JSON.stringify({ command: 'list' }) });
+        const res = await fetch(`${url}/accounts`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+          body: JSON.stringify({ command: 'list' }),
+        });
         expect(res.status).toBe(500);
         const text = await res.text();
         expect(text).toBe(JSON.stringify({ error: 'the command failed on the server (see its log)' }));

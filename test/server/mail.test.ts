@@ -37,7 +37,11 @@ async function smtpServer(options: { refuse?: boolean } = {}) {
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         const from = session.envelope.mailFrom;
-        mails.push({ from: from ? from.address : undefined, to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+        mails.push({
+          from: from ? from.address : undefined,
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw: Buffer.concat(chunks).toString('utf8'),
+        });
         callback();
       });
     },
@@ -167,7 +171,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('e-mai
     // The same headers as a POST, and the signature verifies over the attachment's bytes.
     expect(headers.get('service-callback-auth')).toBe(server.dev.callback_auth_key);
     const key = Buffer.from(server.dev.signing_secret.replace(/^whsec_/, ''), 'base64');
-    const signed = createHmac('sha256', key).update(`${headers.get('webhook-id')}.${headers.get('webhook-timestamp')}.${json}`).digest('base64');
+    const signed = createHmac('sha256', key)
+      .update(`${headers.get('webhook-id')}.${headers.get('webhook-timestamp')}.${json}`)
+      .digest('base64');
     expect(headers.get('webhook-signature')).toBe(`v1,${signed}`);
     expect(Math.abs(Number(headers.get('webhook-timestamp')) - Date.now() / 1000)).toBeLessThan(300);
 

@@ -15,7 +15,12 @@ import { client, databases, hasPostgres, startTestServer, type TestServer } from
 import { until } from '../support/wait.ts';
 
 const tenMinutes = '600000';
-const slowPolls = { DELIVERY_POLL_MS: tenMinutes, ATTACHMENT_CHECK_POLL_MS: tenMinutes, TEST_COMPLETION_POLL_MS: tenMinutes, ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32' };
+const slowPolls = {
+  DELIVERY_POLL_MS: tenMinutes,
+  ATTACHMENT_CHECK_POLL_MS: tenMinutes,
+  TEST_COMPLETION_POLL_MS: tenMinutes,
+  ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32',
+};
 /** Well below the poll interval: what arrives by then came by a nudge. */
 const promptly = 15_000;
 
@@ -89,7 +94,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('work 
       expect(created.body.status).toBe('pending');
       await arrived('/delayed');
       // Completed by the completer (a read would have completed it too: none was made).
-      expect(received.get('/delayed')).toEqual([expect.objectContaining({ task_id: created.body.task_id, task: expect.objectContaining({ status: 'completed' }) })]);
+      expect(received.get('/delayed')).toEqual([
+        expect.objectContaining({ task_id: created.body.task_id, task: expect.objectContaining({ status: 'completed' }) }),
+      ]);
     } finally {
       await updateAccount(server.uow, 'dev', { testCompletionDelayMs: 0 });
     }
@@ -98,12 +105,15 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('work 
   it('checks a live task’s attachment at once and sends the error callback', async () => {
     const api = client(server, 'current', server.dev.live_key);
     const url = `${files.base}/missing.jpg`;
-    const created = await api('POST', '/v1/task/categorization', { json: task(`${hook.base}/attachment`, { attachment_type: 'image', attachment: url }) });
+    const created = await api('POST', '/v1/task/categorization', {
+      json: task(`${hook.base}/attachment`, { attachment_type: 'image', attachment: url }),
+    });
     expect(created.status).toBe(200);
     await arrived('/attachment');
-    expect(received.get('/attachment')).toEqual([{ task_id: created.body.task_id, error: expect.stringContaining('missing.jpg'), attachments: [{ statusCode: 404, url }] }]);
+    expect(received.get('/attachment')).toEqual([
+      { task_id: created.body.task_id, error: expect.stringContaining('missing.jpg'), attachments: [{ statusCode: 404, url }] },
+    ]);
   });
-
 });
 
 describe.runIf(hasPostgres())('work nudges between server processes on PostgreSQL', () => {
@@ -115,10 +125,18 @@ describe.runIf(hasPostgres())('work nudges between server processes on PostgreSQ
     });
     const posts: string[] = [];
     hook.server.on('request', (req) => posts.push(req.url!));
-    const config = (env: Record<string, string>) => ({ ...readConfig({ RATE_LIMIT_BURST: '0', ...env }), port: 0, host: '127.0.0.1', databaseUrl });
+    const config = (env: Record<string, string>) => ({
+      ...readConfig({ RATE_LIMIT_BURST: '0', ...env }),
+      port: 0,
+      host: '127.0.0.1',
+      databaseUrl,
+    });
     // The sender delivers (polling every ten minutes); the other one takes requests with delivery off.
     const sender = await startServer(config(slowPolls), pino({ level: 'silent' }));
-    const front = await startServer(config({ DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32' }), pino({ level: 'silent' }));
+    const front = await startServer(
+      config({ DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32' }),
+      pino({ level: 'silent' }),
+    );
     try {
       const api = client(front, 'current', sender.devAccount!.test_key);
       const created = await api('POST', '/v1/task/categorization', { json: task(`${hook.base}/elsewhere`) });
@@ -138,13 +156,20 @@ describe.runIf(hasPostgres())('work nudges between server processes on PostgreSQ
     const payloads: string[] = [];
     const errors: unknown[] = [];
     let relistens = 0;
-    const unlisten = await listenPostgres(databaseUrl, workChannel, { onPayload: (p) => payloads.push(p), onRelisten: () => relistens++, onError: (e) => errors.push(e) }, 50);
+    const unlisten = await listenPostgres(
+      databaseUrl,
+      workChannel,
+      { onPayload: (p) => payloads.push(p), onRelisten: () => relistens++, onError: (e) => errors.push(e) },
+      50,
+    );
     const admin = new pg.Client({ connectionString: databaseUrl });
     await admin.connect();
     try {
       await admin.query(`SELECT pg_notify($1, 'outbox')`, [workChannel]);
       await until(() => payloads.length === 1, 'the first nudge', promptly);
-      const cut = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`);
+      const cut = await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%'`,
+      );
       expect(cut.rowCount).toBe(1);
       await until(() => relistens === 1, 'listening again', promptly);
       expect(errors.length).toBeGreaterThan(0);

@@ -64,7 +64,11 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('opera
       text: 'select id, hash, created_at from drizzle.__drizzle_migrations order by id desc limit 1',
       values: [],
     });
-    await server.store.execute({ name: 'test_drop_migration', text: 'delete from drizzle.__drizzle_migrations where id = $1', values: [last!.id] });
+    await server.store.execute({
+      name: 'test_drop_migration',
+      text: 'delete from drizzle.__drizzle_migrations where id = $1',
+      values: [last!.id],
+    });
     try {
       const notReady = await get(server, '/readyz');
       expect(notReady.status).toBe(503);
@@ -123,7 +127,10 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('opera
       expect(unauthorized.body).toEqual({ status_code: 401, error: expect.any(String), request_id: 'trace-42/abc:1' });
       expect(validErrorBody(unauthorized.body), JSON.stringify(validErrorBody.errors)).toBe(true);
 
-      const invalid = await api('POST', '/v1/task/categorization', { json: { ...task, categories: 'x' }, headers: { 'x-request-id': 'x'.repeat(129) } });
+      const invalid = await api('POST', '/v1/task/categorization', {
+        json: { ...task, categories: 'x' },
+        headers: { 'x-request-id': 'x'.repeat(129) },
+      });
       expect(invalid.status).toBe(400);
       const made = invalid.headers.get('x-request-id');
       expect(made).toMatch(/^[0-9a-f-]{36}$/);
@@ -150,9 +157,14 @@ describe('the access log', () => {
         done();
       },
     });
-    const server = await startServer({ ...readConfig({ DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0' }), port: 0, dataDir: 'memory://' }, pino({ level: 'info' }, sink));
+    const server = await startServer(
+      { ...readConfig({ DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0' }), port: 0, dataDir: 'memory://' },
+      pino({ level: 'info' }, sink),
+    );
     try {
-      await fetch(server.url + '/v1/tasks', { headers: { 'x-request-id': 'log-me-1', authorization: basicAuth(server.devAccount!.test_key) } });
+      await fetch(server.url + '/v1/tasks', {
+        headers: { 'x-request-id': 'log-me-1', authorization: basicAuth(server.devAccount!.test_key) },
+      });
       await fetch(server.url + '/healthz', { headers: { 'x-request-id': 'log-me-2' } });
       await until(() => lines.filter((l) => l.msg === 'request').length >= 2, 'two access log lines');
       expect(lines.filter((l) => l.msg === 'request')).toEqual([
@@ -169,14 +181,24 @@ describe('CORS', () => {
   let open: TestServer;
   let closed: TestServer;
   beforeAll(async () => {
-    [open, closed] = await Promise.all([startTestServer('pglite', { CORS_ORIGINS: 'https://app.example, https://other.example' }), startTestServer('pglite')]);
+    [open, closed] = await Promise.all([
+      startTestServer('pglite', { CORS_ORIGINS: 'https://app.example, https://other.example' }),
+      startTestServer('pglite'),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([open?.close(), closed?.close()]);
   });
 
   const preflight = (server: { url: string }, origin: string, p = '/v1/task/categorization') =>
-    fetch(server.url + p, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type, idempotency-key' } });
+    fetch(server.url + p, {
+      method: 'OPTIONS',
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization, content-type, idempotency-key',
+      },
+    });
 
   it('answers a preflight from an allowed origin without a key, for both generations', async () => {
     for (const p of ['/v1/task/categorization', '/legacy/v1/task/categorization']) {
@@ -184,20 +206,26 @@ describe('CORS', () => {
       expect(res.status).toBe(204);
       expect(res.headers.get('access-control-allow-origin')).toBe('https://app.example');
       expect(res.headers.get('access-control-allow-methods')).toContain('POST');
-      expect(res.headers.get('access-control-allow-headers')?.toLowerCase().split(/, */)).toEqual(expect.arrayContaining(['authorization', 'content-type', 'idempotency-key', 'x-request-id']));
+      expect(res.headers.get('access-control-allow-headers')?.toLowerCase().split(/, */)).toEqual(
+        expect.arrayContaining(['authorization', 'content-type', 'idempotency-key', 'x-request-id']),
+      );
       expect(res.headers.get('vary')).toContain('Origin');
     }
   });
 
   it('lets the allowed origin read answers and their headers; other origins get no CORS header', async () => {
-    const ok = await fetch(open.url + '/v1/tasks', { headers: { origin: 'https://other.example', authorization: basicAuth(open.dev.test_key) } });
+    const ok = await fetch(open.url + '/v1/tasks', {
+      headers: { origin: 'https://other.example', authorization: basicAuth(open.dev.test_key) },
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('access-control-allow-origin')).toBe('https://other.example');
     expect(ok.headers.get('access-control-expose-headers')).toContain('X-Request-Id');
     const denied = await preflight(open, 'https://evil.example');
     expect(denied.status).toBe(204);
     expect(denied.headers.get('access-control-allow-origin')).toBeNull();
-    const plain = await fetch(open.url + '/v1/tasks', { headers: { origin: 'https://evil.example', authorization: basicAuth(open.dev.test_key) } });
+    const plain = await fetch(open.url + '/v1/tasks', {
+      headers: { origin: 'https://evil.example', authorization: basicAuth(open.dev.test_key) },
+    });
     expect(plain.headers.get('access-control-allow-origin')).toBeNull();
   });
 
@@ -220,7 +248,11 @@ async function receiver(status: number) {
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, count: () => count, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
+    count: () => count,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 /** A sample's value from Prometheus text: `name{labels} value`, the labels in any order. */
@@ -250,7 +282,13 @@ describe('metrics', () => {
     let working: Awaited<ReturnType<typeof receiver>>;
     beforeAll(async () => {
       [failing, working] = await Promise.all([receiver(503), receiver(200)]);
-      server = await startTestServer(db, { METRICS: 'true', DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32', CALLBACK_SCHEDULE_SCALE: '0.001', CALLBACK_JITTER: '0' });
+      server = await startTestServer(db, {
+        METRICS: 'true',
+        DELIVERY_POLL_MS: '5',
+        ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32',
+        CALLBACK_SCHEDULE_SCALE: '0.001',
+        CALLBACK_JITTER: '0',
+      });
     });
     afterAll(async () => {
       await server?.close();

@@ -17,7 +17,11 @@ afterAll(async () => {
 describe('older generation', () => {
   it('creates a project, merges its parameters into a form-body task, and runs its batch', async () => {
     const project = await legacy('POST', '/v1/projects', {
-      json: { type: 'annotation', name: 'boxes', params: { objects_to_annotate: ['car', 'bus'], with_labels: true, instruction: 'Box them.' } },
+      json: {
+        type: 'annotation',
+        name: 'boxes',
+        params: { objects_to_annotate: ['car', 'bus'], with_labels: true, instruction: 'Box them.' },
+      },
     });
     expect(project.status, project.text).toBe(200);
     expect((await legacy('POST', '/v1/batches', { json: { project: 'boxes', name: 'week-1' } })).body.status).toBe('in_progress');
@@ -33,7 +37,13 @@ describe('older generation', () => {
       project_param_version: 0,
       params: { objects_to_annotate: ['car', 'bus'], with_labels: true, attachment: 'https://example.com/a.jpg', min_width: 12 },
     });
-    expect((await legacy('GET', '/v1/batches/week-1/status')).body).toEqual({ status: 'in_progress', pending: 1, completed: 0, error: 0, canceled: 0 });
+    expect((await legacy('GET', '/v1/batches/week-1/status')).body).toEqual({
+      status: 'in_progress',
+      pending: 1,
+      completed: 0,
+      error: 0,
+      canceled: 0,
+    });
     // The current generation sees the same project and batch.
     const current = client(server, 'current', server.dev.live_key);
     expect((await current('GET', '/v1/projects/boxes')).body.paramHistory).toHaveLength(1);

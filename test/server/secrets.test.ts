@@ -22,7 +22,13 @@ afterAll(() => {
 });
 
 const stored = async (store: Awaited<ReturnType<typeof openStore>>, name: string) =>
-  (await store.execute<{ callback_auth_key: string; signing_secret: string }>({ name: 'stored_secrets', text: 'SELECT callback_auth_key, signing_secret FROM accounts WHERE name = $1', values: [name] }))[0]!;
+  (
+    await store.execute<{ callback_auth_key: string; signing_secret: string }>({
+      name: 'stored_secrets',
+      text: 'SELECT callback_auth_key, signing_secret FROM accounts WHERE name = $1',
+      values: [name],
+    })
+  )[0]!;
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('secrets at rest on %s', (db) => {
   it('stores no plain secret, and the callback is still signed and authenticated with the plain ones', async () => {
@@ -64,7 +70,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('secre
     const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-secrets-'));
     dirs.push(dataDir, defaultKeyFile(dataDir));
     const secretsKey = randomBytes(32).toString('hex');
-    if (db === 'postgres') options = { databaseUrl: await clusterAt(inject('postgresUrl')).createDatabase(), dataDir: 'memory://', secretsKey };
+    if (db === 'postgres')
+      options = { databaseUrl: await clusterAt(inject('postgresUrl')).createDatabase(), dataDir: 'memory://', secretsKey };
     else options = { dataDir };
     const warnings: string[] = [];
     options.warn = (m) => warnings.push(m);
@@ -73,7 +80,11 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('secre
       if (db === 'pglite') expect(statSync(defaultKeyFile(dataDir)).mode & 0o777).toBe(0o600);
       await createAccount(unitOfWork(store), 'old', new Date());
       // As a database written before sealing existed holds them.
-      await store.execute({ name: 'plain', text: `UPDATE accounts SET callback_auth_key = 'cbauth_plain', signing_secret = 'whsec_cGxhaW4=' WHERE name = 'old'`, values: [] });
+      await store.execute({
+        name: 'plain',
+        text: `UPDATE accounts SET callback_auth_key = 'cbauth_plain', signing_secret = 'whsec_cGxhaW4=' WHERE name = 'old'`,
+        values: [],
+      });
       await store.close();
       store = await openStore(options);
       try {
@@ -111,19 +122,27 @@ describe('the default key file', () => {
       while (Date.now() < ${startAt}) {}
       const box = loadSecretsKey(${settings}, () => true, () => {});
       console.log(box.seal('word'));`;
-    const runs = Array.from({ length: 6 }, () =>
-      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (d) => (out += d));
-        child.stderr.on('data', (d) => (err += d));
-        child.on('close', (code) => resolve({ code, out: out.trim(), err }));
-      }),
+    const runs = Array.from(
+      { length: 6 },
+      () =>
+        new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+          const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
+          let out = '';
+          let err = '';
+          child.stdout.on('data', (d) => (out += d));
+          child.stderr.on('data', (d) => (err += d));
+          child.on('close', (code) => resolve({ code, out: out.trim(), err }));
+        }),
     );
     const results = await Promise.all(runs);
     for (const r of results) expect(r, r.err).toMatchObject({ code: 0 });
-    const box = loadSecretsKey({ dataDir: path.join(dir, 'data') }, () => false, () => {});
+    const box = loadSecretsKey(
+      { dataDir: path.join(dir, 'data') },
+      () => false,
+      () => {},
+    );
     for (const r of results) expect(box.open(r.out)).toBe('word');
     expect(readdirSync(dir)).toEqual(['data.key']);
   });

@@ -15,8 +15,18 @@ import { client, databases, hasPostgres, startTestServer, type TestServer } from
 const types = ['categorization', 'textcollection'] as const;
 const statuses = ['pending', 'completed', 'canceled', 'error'] as const;
 const bodies = {
-  categorization: { callback_url: 'https://example.com/cb', instruction: 'Pick', attachment_type: 'text', attachment: 'hello', categories: ['a', 'b'] },
-  textcollection: { callback_url: 'https://example.com/cb', attachments: [{ type: 'text', content: 'x' }], fields: [{ type: 'text', field_id: 't', title: 'T' }] },
+  categorization: {
+    callback_url: 'https://example.com/cb',
+    instruction: 'Pick',
+    attachment_type: 'text',
+    attachment: 'hello',
+    categories: ['a', 'b'],
+  },
+  textcollection: {
+    callback_url: 'https://example.com/cb',
+    attachments: [{ type: 'text', content: 'x' }],
+    fields: [{ type: 'text', field_id: 't', title: 'T' }],
+  },
 };
 /** A test-mode task whose attachment cannot be fetched: it ends in error. */
 const failing = { ...bodies.categorization, attachment_type: 'image', attachment: 'https://files.invalid/scan.png' };
@@ -86,11 +96,16 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('list 
 
   it('every counted total equals the count of the matching tasks after random changes of every kind', async () => {
     const next = random(21);
-    const pick = <T,>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
+    const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)]!;
     const calls = { test: client(server, 'current', account.test_key), live: client(server, 'current', account.live_key) };
     for (const call of Object.values(calls)) {
-      for (const p of ['p1', 'p2']) expect((await call('POST', '/v1/projects', { json: { type: 'categorization', name: p } })).status).toBe(200);
-      for (const [b, p] of [['b1', 'p1'], ['b2', 'p2']]) expect((await call('POST', '/v1/batches', { json: { project: p, name: b } })).status).toBe(200);
+      for (const p of ['p1', 'p2'])
+        expect((await call('POST', '/v1/projects', { json: { type: 'categorization', name: p } })).status).toBe(200);
+      for (const [b, p] of [
+        ['b1', 'p1'],
+        ['b2', 'p2'],
+      ])
+        expect((await call('POST', '/v1/batches', { json: { project: p, name: b } })).status).toBe(200);
     }
     const ids: { id: string; mode: 'test' | 'live' }[] = [];
     const sql = (text: string, values: unknown[]) => server.store.execute({ name: '', text, values });
@@ -103,7 +118,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('list 
         const type = pick(types);
         const scope = pick([{}, { project: 'p1' }, { project: 'p2' }, { batch: 'b1' }, { batch: 'b2' }, { project: 'p1', batch: 'b1' }]);
         const body = mode === 'test' && type === 'categorization' && next() < 0.2 ? failing : bodies[type];
-        const res = await call('POST', `/v1/task/${type}`, { json: { ...body, ...(type === 'categorization' ? scope : {}), ...(next() < 0.5 ? { tags: [pick(['x', 'y'])] } : {}) } });
+        const res = await call('POST', `/v1/task/${type}`, {
+          json: { ...body, ...(type === 'categorization' ? scope : {}), ...(next() < 0.5 ? { tags: [pick(['x', 'y'])] } : {}) },
+        });
         expect(res.status, res.text).toBe(200);
         ids.push({ id: res.body.task_id, mode });
       } else if (r < 0.6) {
@@ -112,7 +129,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('list 
         expect((await calls[task.mode]('GET', `/v1/task/${task.id}`)).status).toBe(200); // completes a due test task
       } else if (r < 0.8) {
         // Tags added or taken off.
-        expect((await calls[task.mode](pick(['POST', 'DELETE']), `/v1/task/${task.id}/tags`, { json: [pick(['x', 'y', 'z'])] })).status).toBe(200);
+        expect(
+          (await calls[task.mode](pick(['POST', 'DELETE']), `/v1/task/${task.id}/tags`, { json: [pick(['x', 'y', 'z'])] })).status,
+        ).toBe(200);
       } else if (r < 0.9) {
         expect((await calls[task.mode]('POST', `/v1/task/${task.id}/setMetadata`, { json: { n: i } })).status).toBe(200);
       } else if (r < 0.95) {
@@ -121,7 +140,10 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('list 
         ids.splice(ids.indexOf(task), 1);
       } else {
         // A statement changing many tasks' counted columns at once (status, project, batch).
-        await sql(`UPDATE tasks SET status = 'canceled', project = 'p2', batch = NULL WHERE account_id = $1 AND mode = $2 AND status = 'pending' AND project = 'p1'`, [account.account_id, mode]);
+        await sql(
+          `UPDATE tasks SET status = 'canceled', project = 'p2', batch = NULL WHERE account_id = $1 AND mode = $2 AND status = 'pending' AND project = 'p1'`,
+          [account.account_id, mode],
+        );
       }
     }
     // Let the delayed test tasks fall due, and complete some by reading them.
@@ -139,7 +161,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('list 
       for (const b of ['b1', 'b2']) {
         const res = await call('GET', `/v1/batches/${b}/status`);
         expect(res.status, res.text).toBe(200);
-        expect(Object.fromEntries(statuses.map((s) => [s, res.body[s]])), `${mode} ${b}`).toEqual(Object.fromEntries(statuses.map((s) => [s, counted[`status=${s}&batch=${b}`]])));
+        expect(Object.fromEntries(statuses.map((s) => [s, res.body[s]])), `${mode} ${b}`).toEqual(
+          Object.fromEntries(statuses.map((s) => [s, counted[`status=${s}&batch=${b}`]])),
+        );
       }
     }
     // Not all zeros: the run left tasks of every status.
@@ -167,9 +191,16 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('a nex
       const first = await call('GET', '/v1/tasks?limit=3&status=pending');
       const token = JSON.parse(Buffer.from(first.body.next_token, 'base64url').toString('utf8'));
       delete token.o;
-      const second = await call('GET', `/v1/tasks?limit=3&status=pending&next_token=${Buffer.from(JSON.stringify(token)).toString('base64url')}`);
+      const second = await call(
+        'GET',
+        `/v1/tasks?limit=3&status=pending&next_token=${Buffer.from(JSON.stringify(token)).toString('base64url')}`,
+      );
       expect(second.status, second.text).toBe(200);
-      expect({ total: second.body.total, offset: second.body.offset, docs: second.body.docs.length }).toEqual({ total: 7, offset: 3, docs: 3 });
+      expect({ total: second.body.total, offset: second.body.offset, docs: second.body.docs.length }).toEqual({
+        total: 7,
+        offset: 3,
+        docs: 3,
+      });
     } finally {
       await server.close();
     }
@@ -177,13 +208,18 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('a nex
 });
 
 const dirs: string[] = [];
-afterAll(() => dirs.forEach((d) => { rmSync(d, { recursive: true, force: true }); }));
+afterAll(() =>
+  dirs.forEach((d) => {
+    rmSync(d, { recursive: true, force: true });
+  }),
+);
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('list totals after kill -9 on %s', (db) => {
   it('equal the count of the matching tasks after a kill during a burst of creations and a restart', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-counts-kill-'));
     dirs.push(dataDir);
-    const env: Record<string, string> = db === 'postgres' ? { DATABASE_URL: await clusterAt(inject('postgresUrl')).createDatabase() } : { DATA_DIR: dataDir };
+    const env: Record<string, string> =
+      db === 'postgres' ? { DATABASE_URL: await clusterAt(inject('postgresUrl')).createDatabase() } : { DATA_DIR: dataDir };
     const first = await serve(env);
     const key = /live key: +(live_[0-9a-f]{32})/.exec(first.output())![1]!;
     const call = client(first, 'current', key);
@@ -210,7 +246,10 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('list 
     const second = await serve(env);
     try {
       const again = client(second, 'current', key);
-      const { kept, counted } = await totalsAgainstCounts(again, countedQueries(['p1'], ['b1'], ['x']).filter((q) => !q.includes('type=textcollection')));
+      const { kept, counted } = await totalsAgainstCounts(
+        again,
+        countedQueries(['p1'], ['b1'], ['x']).filter((q) => !q.includes('type=textcollection')),
+      );
       expect(kept).toEqual(counted);
       expect(kept['']).toBeGreaterThanOrEqual(acknowledged.size);
       expect(acknowledged.size).toBeGreaterThan(50);

@@ -44,7 +44,11 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({ type: 'categorization', status: 'pending', metadata: {}, audits: [] });
     expect(created.body.task_id).toMatch(/^[0-9a-f]{24}$/);
-    expect(created.body.params).toEqual({ attachment_type: 'text', attachment: 'My invoice is wrong.', categories: ['billing', 'support', 'sales'] });
+    expect(created.body.params).toEqual({
+      attachment_type: 'text',
+      attachment: 'My invoice is wrong.',
+      categories: ['billing', 'support', 'sales'],
+    });
     const read = await current('GET', `/v1/task/${created.body.task_id}`);
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({ status: 'completed', customer_review_status: 'pending' });
@@ -74,14 +78,22 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
     expect(res.status, res.text).toBe(200);
     expect(res.body.params).toMatchObject({ objects_to_annotate: ['car', 'truck'], with_labels: true, min_width: 30 });
     expect(res.body).toMatchObject({ urgency: 'week', metadata: { batch_ref: '7' } });
-    const single = await legacy('POST', '/v1/task/annotation', { form: 'callback_url=a%40example.com&attachment=https%3A%2F%2Fexample.com%2Fa.jpg&objects_to_annotate=car' });
+    const single = await legacy('POST', '/v1/task/annotation', {
+      form: 'callback_url=a%40example.com&attachment=https%3A%2F%2Fexample.com%2Fa.jpg&objects_to_annotate=car',
+    });
     expect(single.status, single.text).toBe(200);
     expect(single.body.params.objects_to_annotate).toEqual(['car']);
   });
 
   it('accepts numeric strings in JSON and ignores unknown parameters', async () => {
     const res = await current('POST', '/v1/task/annotation', {
-      json: { callback_url: 'https://example.com/cb', attachment: 'https://example.com/a.jpg', objects_to_annotate: ['car'], min_width: '30', surprise: 1 },
+      json: {
+        callback_url: 'https://example.com/cb',
+        attachment: 'https://example.com/a.jpg',
+        objects_to_annotate: ['car'],
+        min_width: '30',
+        surprise: 1,
+      },
     });
     expect(res.status, res.text).toBe(200);
     expect(res.body.params).toEqual({ attachment: 'https://example.com/a.jpg', objects_to_annotate: ['car'], min_width: 30 });
@@ -103,7 +115,11 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
 
   it('rejects more than 6 objects_to_annotate, and malformed JSON', async () => {
     const six = await current('POST', '/v1/task/annotation', {
-      json: { callback_url: 'https://example.com/cb', attachment: 'https://example.com/a.jpg', objects_to_annotate: ['a', 'b', 'c', 'd', 'e', 'f', 'g'] },
+      json: {
+        callback_url: 'https://example.com/cb',
+        attachment: 'https://example.com/a.jpg',
+        objects_to_annotate: ['a', 'b', 'c', 'd', 'e', 'f', 'g'],
+      },
     });
     expect(six.status).toBe(400);
     expect(six.body.error).toContain('objects_to_annotate');
@@ -116,7 +132,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
     const unknown = await current('GET', '/v1/nothing-here');
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ status_code: 404, error: expect.any(String), request_id: expect.any(String) });
-    const huge = await current('POST', '/v1/task/categorization', { json: { ...categorization, attachment: 'x'.repeat(10 * 1024 * 1024 + 10) } });
+    const huge = await current('POST', '/v1/task/categorization', {
+      json: { ...categorization, attachment: 'x'.repeat(10 * 1024 * 1024 + 10) },
+    });
     expect(huge.status).toBe(413);
     expect(huge.body.status_code).toBe(413);
   });
@@ -150,7 +168,13 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
     });
 
     it('pending → error when an attachment cannot be fetched (older generation: completed with response.error)', async () => {
-      const body = { ...categorization, attachment_type: 'image', attachment: 'https://missing.invalid/a.jpg', unique_id: `e-${db}-1`, clear_unique_id_on_error: true };
+      const body = {
+        ...categorization,
+        attachment_type: 'image',
+        attachment: 'https://missing.invalid/a.jpg',
+        unique_id: `e-${db}-1`,
+        clear_unique_id_on_error: true,
+      };
       const t = await current('POST', '/v1/task/categorization', { json: body });
       expect(t.status, t.text).toBe(200);
       const now = await current('GET', `/v1/task/${t.body.task_id}`);
@@ -158,7 +182,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
       expect(now.body).not.toHaveProperty('unique_id');
       const old = await legacy('GET', `/v1/task/${t.body.task_id}`);
       expect(old.body).toMatchObject({ status: 'completed', response: { error: expect.any(String) } });
-      const kept = await current('POST', '/v1/task/categorization', { json: { ...body, unique_id: `e-${db}-2`, clear_unique_id_on_error: false } });
+      const kept = await current('POST', '/v1/task/categorization', {
+        json: { ...body, unique_id: `e-${db}-2`, clear_unique_id_on_error: false },
+      });
       expect((await current('GET', `/v1/task/${kept.body.task_id}`)).body.unique_id).toBe(`e-${db}-2`);
     });
   });
@@ -207,7 +233,10 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
       expect((await live('POST', '/v1/task/categorization', { json: categorization, headers })).status).toBe(409);
       const badHeaders = { 'Idempotency-Key': `k-${db}-3` };
       const bad = await current('POST', '/v1/task/categorization', { json: { ...categorization, categories: 'x' }, headers: badHeaders });
-      const replayed = await current('POST', '/v1/task/categorization', { json: { ...categorization, categories: 'x' }, headers: badHeaders });
+      const replayed = await current('POST', '/v1/task/categorization', {
+        json: { ...categorization, categories: 'x' },
+        headers: badHeaders,
+      });
       expect(bad.status).toBe(400);
       expect(replayed.text).toBe(bad.text);
       expect(replayed.headers.get('idempotent-replayed')).toBe('true');
@@ -218,7 +247,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
     it('50 concurrent identical requests with one Idempotency-Key: 1 task, the same task_id, no 5xx', async () => {
       const headers = { 'Idempotency-Key': `k-${db}-race` };
       const results = await Promise.all(
-        Array.from({ length: 50 }, () => current('POST', '/v1/task/categorization', { json: { ...categorization, unique_id: `idem-${db}` }, headers })),
+        Array.from({ length: 50 }, () =>
+          current('POST', '/v1/task/categorization', { json: { ...categorization, unique_id: `idem-${db}` }, headers }),
+        ),
       );
       expect(results.filter((r) => r.status >= 500)).toEqual([]);
       const ok = results.filter((r) => r.status === 200);
@@ -279,7 +310,10 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
       const id = t.body.task_id;
       const accepted = await current('POST', `/v1/task/${id}/audit`, { json: { accepted: true } });
       expect(accepted.status, accepted.text).toBe(200);
-      expect(accepted.body).toMatchObject({ customer_review_status: 'accepted', audits: [{ audit_result: 'accepted', audit_source: 'customer' }] });
+      expect(accepted.body).toMatchObject({
+        customer_review_status: 'accepted',
+        audits: [{ audit_result: 'accepted', audit_source: 'customer' }],
+      });
       const rejected = await current('POST', `/v1/task/${id}/audit`, { json: { accepted: false, comments: 'wrong' } });
       // The answer shows the task as the audit left it; test mode has already redone it for every later read.
       expect(rejected.body).toMatchObject({ customer_review_status: 'rejected', status: 'completed', response: accepted.body.response });
@@ -351,7 +385,17 @@ describe('value types', () => {
         json: {
           callback_url: 'https://example.com/cb',
           attachments: [{ type: 'text', content: 'Rate this.' }],
-          fields: [{ type: 'category', field_id: 'stars', title: 'Stars', choices: [{ label: 'Three', value: '3' }, { label: 'Four', value: 4 }] }],
+          fields: [
+            {
+              type: 'category',
+              field_id: 'stars',
+              title: 'Stars',
+              choices: [
+                { label: 'Three', value: '3' },
+                { label: 'Four', value: 4 },
+              ],
+            },
+          ],
         },
       });
       expect(res.status, res.text).toBe(200);

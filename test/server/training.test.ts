@@ -30,7 +30,9 @@ const image = {
   attachment_type: 'image',
   geometries: { box: { objects_to_annotate: ['car', 'truck'] } },
 };
-const imageAnswer = { annotations: [{ uuid: '3f1c2b9e-6a0d-4c55-9a3e-1b2c3d4e5f60', type: 'box', label: 'car', left: 120, top: 84, width: 210, height: 96 }] };
+const imageAnswer = {
+  annotations: [{ uuid: '3f1c2b9e-6a0d-4c55-9a3e-1b2c3d4e5f60', type: 'box', label: 'car', left: 120, top: 84, width: 210, height: 96 }],
+};
 const ner = { text: 'Ada Lovelace was born in London.', labels: [{ name: 'PER' }, { name: 'LOC' }] };
 const nerAnswer = { annotations: [{ id: 'a1', start: 0, end: 12, text: 'Ada Lovelace', label: 'PER' }], relationships: [] };
 
@@ -64,43 +66,55 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     await server?.close();
   });
 
-  it.each(['current', 'legacy'] as const)('creates a task from the example of every creation path of the %s generation, misspelt paths and aliases alike', async (gen) => {
-    const api = gen === 'current' ? current : legacy;
-    const examples = creationExamples(gen);
-    // Both kinds, both spellings of the two misspelt kinds.
-    for (const kind of ['training', 'evaluation']) {
-      for (const spelling of ['documentranscription', 'documenttranscription', 'segmentannoation', 'segmentannotation']) {
-        expect(examples.map((e) => e.path)).toContain(`/v1/${kind}_tasks/${spelling}`);
+  it.each(['current', 'legacy'] as const)(
+    'creates a task from the example of every creation path of the %s generation, misspelt paths and aliases alike',
+    async (gen) => {
+      const api = gen === 'current' ? current : legacy;
+      const examples = creationExamples(gen);
+      // Both kinds, both spellings of the two misspelt kinds.
+      for (const kind of ['training', 'evaluation']) {
+        for (const spelling of ['documentranscription', 'documenttranscription', 'segmentannoation', 'segmentannotation']) {
+          expect(examples.map((e) => e.path)).toContain(`/v1/${kind}_tasks/${spelling}`);
+        }
       }
-    }
-    for (const { path, kind, type, example } of examples) {
-      const { expected_response, initial_response, ...params } = example;
-      const created = await api('POST', path, { json: example });
-      expect(created.status, `${path}: ${created.text}`).toBe(200);
-      expect(created.body).toEqual({
-        id: expect.stringMatching(/^[0-9a-f]{24}$/),
-        type,
-        kind,
-        params,
-        expected_response,
-        ...(initial_response !== undefined ? { initial_response } : {}),
-        created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
-      });
-      const read = await api('GET', `/v1/${kind}_tasks/${created.body.id}`);
-      expect(read.status, read.text).toBe(200);
-      expect(read.body).toEqual(created.body);
-    }
-  });
+      for (const { path, kind, type, example } of examples) {
+        const { expected_response, initial_response, ...params } = example;
+        const created = await api('POST', path, { json: example });
+        expect(created.status, `${path}: ${created.text}`).toBe(200);
+        expect(created.body).toEqual({
+          id: expect.stringMatching(/^[0-9a-f]{24}$/),
+          type,
+          kind,
+          params,
+          expected_response,
+          ...(initial_response !== undefined ? { initial_response } : {}),
+          created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+        });
+        const read = await api('GET', `/v1/${kind}_tasks/${created.body.id}`);
+        expect(read.status, read.text).toBe(200);
+        expect(read.body).toEqual(created.body);
+      }
+    },
+  );
 
   it('keeps only the type parameters in params, and an initial_response only on an evaluation task', async () => {
-    const extras = { callback_url: 'https://example.com/cb', instruction: 'Draw boxes.', metadata: { a: 1 }, unique_id: 'u-1', tags: ['x'], surprise: true };
+    const extras = {
+      callback_url: 'https://example.com/cb',
+      instruction: 'Draw boxes.',
+      metadata: { a: 1 },
+      unique_id: 'u-1',
+      tags: ['x'],
+      surprise: true,
+    };
     const training = await current('POST', '/v1/training_tasks/imageannotation', {
       json: { ...image, ...extras, expected_response: imageAnswer, initial_response: imageAnswer },
     });
     expect(training.status, training.text).toBe(200);
     expect(training.body.params).toEqual(image);
     expect(training.body).not.toHaveProperty('initial_response');
-    const evaluation = await current('POST', '/v1/evaluation_tasks/imageannotation', { json: { ...image, expected_response: imageAnswer } });
+    const evaluation = await current('POST', '/v1/evaluation_tasks/imageannotation', {
+      json: { ...image, expected_response: imageAnswer },
+    });
     expect(evaluation.status, evaluation.text).toBe(200);
     expect(evaluation.body).not.toHaveProperty('initial_response');
   });
@@ -124,11 +138,36 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
 
   it.each([
     ['expected_response missing', '/v1/training_tasks/imageannotation', { ...image }, 'expected_response'],
-    ['expected_response not in the type response format', '/v1/training_tasks/imageannotation', { ...image, expected_response: { annotations: 'none' } }, 'expected_response'],
-    ['expected_response not an object', '/v1/evaluation_tasks/namedentityrecognition', { ...ner, expected_response: [] }, 'expected_response'],
-    ['initial_response not in the type response format', '/v1/evaluation_tasks/imageannotation', { ...image, expected_response: imageAnswer, initial_response: { annotations: [{ type: 'box' }] } }, 'initial_response'],
-    ['a required parameter missing', '/v1/training_tasks/imageannotation', { attachment: image.attachment, expected_response: imageAnswer }, 'geometries'],
-    ['a required parameter missing (misspelt path)', '/v1/evaluation_tasks/segmentannoation', { attachment: image.attachment, expected_response: segmentExample().expected_response }, 'labels'],
+    [
+      'expected_response not in the type response format',
+      '/v1/training_tasks/imageannotation',
+      { ...image, expected_response: { annotations: 'none' } },
+      'expected_response',
+    ],
+    [
+      'expected_response not an object',
+      '/v1/evaluation_tasks/namedentityrecognition',
+      { ...ner, expected_response: [] },
+      'expected_response',
+    ],
+    [
+      'initial_response not in the type response format',
+      '/v1/evaluation_tasks/imageannotation',
+      { ...image, expected_response: imageAnswer, initial_response: { annotations: [{ type: 'box' }] } },
+      'initial_response',
+    ],
+    [
+      'a required parameter missing',
+      '/v1/training_tasks/imageannotation',
+      { attachment: image.attachment, expected_response: imageAnswer },
+      'geometries',
+    ],
+    [
+      'a required parameter missing (misspelt path)',
+      '/v1/evaluation_tasks/segmentannoation',
+      { attachment: image.attachment, expected_response: segmentExample().expected_response },
+      'labels',
+    ],
   ])('rejects %s with 400 naming the field, storing nothing', async (_what, path, body, field) => {
     const account = await freshAccount();
     const res = await account.current('POST', path, { json: body });
@@ -142,9 +181,15 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
   it('answers 402 for a task type not enabled for the account', async () => {
     const account = await freshAccount();
     await updateAccount(server.uow, account.name, { disableTypes: ['imageannotation'] });
-    const res = await account.current('POST', '/v1/evaluation_tasks/imageannotation', { json: { ...image, expected_response: imageAnswer } });
+    const res = await account.current('POST', '/v1/evaluation_tasks/imageannotation', {
+      json: { ...image, expected_response: imageAnswer },
+    });
     expect(res.status).toBe(402);
-    expect(res.body).toEqual({ status_code: 402, error: 'Task type "imageannotation" is not enabled for this account.', request_id: expect.any(String) });
+    expect(res.body).toEqual({
+      status_code: 402,
+      error: 'Task type "imageannotation" is not enabled for this account.',
+      request_id: expect.any(String),
+    });
     expect((await account.current('GET', '/v1/evaluation_tasks')).body.total).toBe(0);
   });
 
@@ -162,7 +207,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
       expect(res.status, res.text).toBe(200);
       created.push(res.body);
     }
-    const evaluation = await account.current('POST', '/v1/evaluation_tasks/namedentityrecognition', { json: { ...ner, expected_response: nerAnswer } });
+    const evaluation = await account.current('POST', '/v1/evaluation_tasks/namedentityrecognition', {
+      json: { ...ner, expected_response: nerAnswer },
+    });
     const [a, b, c] = created.map((t) => t.id as string);
     const ids = (res: { body: Json }) => (res.body.docs as Json[]).map((t) => t.id);
 
@@ -208,19 +255,30 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
   });
 
   it('keeps each task to its account, mode and kind (404 elsewhere, absent from other lists)', async () => {
-    const training = (await current('POST', '/v1/training_tasks/imageannotation', { json: { ...image, expected_response: imageAnswer } })).body;
-    const evaluation = (await current('POST', '/v1/evaluation_tasks/imageannotation', { json: { ...image, expected_response: imageAnswer } })).body;
+    const training = (await current('POST', '/v1/training_tasks/imageannotation', { json: { ...image, expected_response: imageAnswer } }))
+      .body;
+    const evaluation = (
+      await current('POST', '/v1/evaluation_tasks/imageannotation', { json: { ...image, expected_response: imageAnswer } })
+    ).body;
     for (const api of [other, live]) {
       const res = await api('GET', `/v1/training_tasks/${training.id}`);
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ status_code: 404, error: `Training task ${training.id} not found.`, request_id: expect.any(String) });
-      expect((await api('GET', `/v1/evaluation_tasks/${evaluation.id}`)).body).toEqual({ status_code: 404, error: `Evaluation task ${evaluation.id} not found.`, request_id: expect.any(String) });
+      expect((await api('GET', `/v1/evaluation_tasks/${evaluation.id}`)).body).toEqual({
+        status_code: 404,
+        error: `Evaluation task ${evaluation.id} not found.`,
+        request_id: expect.any(String),
+      });
       const lists = [...(await api('GET', '/v1/training_tasks')).body.docs, ...(await api('GET', '/v1/evaluation_tasks')).body.docs];
       expect(lists.map((t: Json) => t.id)).not.toContain(training.id);
       expect(lists.map((t: Json) => t.id)).not.toContain(evaluation.id);
     }
     // The other kind's id, an ordinary task's id, or any string: not found.
-    expect((await current('GET', `/v1/evaluation_tasks/${training.id}`)).body).toEqual({ status_code: 404, error: `Evaluation task ${training.id} not found.`, request_id: expect.any(String) });
+    expect((await current('GET', `/v1/evaluation_tasks/${training.id}`)).body).toEqual({
+      status_code: 404,
+      error: `Evaluation task ${training.id} not found.`,
+      request_id: expect.any(String),
+    });
     expect((await current('GET', `/v1/training_tasks/${evaluation.id}`)).status).toBe(404);
     const task = await current('POST', '/v1/task/namedentityrecognition', { json: { callback_url: 'https://example.com/cb', ...ner } });
     expect(task.status, task.text).toBe(200);

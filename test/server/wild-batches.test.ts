@@ -18,28 +18,47 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('Enter
     await server?.close();
   });
 
-  const task = (batch: string, i: number) => ({ callback_url: 'https://example.com/cb', instruction: 'Pick', attachment_type: 'text', attachment: `t${i}`, categories: ['a', 'b'], batch });
-
-  it.each(['current', 'legacy'] as const)('%s, test mode: three tasks added one by one are all taken; one completion callback each time', async (generation) => {
-    const call = client(server, generation, account.test_key);
-    const project = `ent-${generation}`;
-    const name = `ent-${generation}-1`;
-    expect((await call('POST', '/v1/projects', { json: { type: 'categorization', name: project } })).status).toBe(200);
-    expect((await call('POST', '/v1/batches', { json: { project, name, callback: 'https://example.com/batch-cb' } })).status).toBe(200);
-    for (let i = 1; i <= 3; i++) {
-      const res = await call('POST', '/v1/task/categorization', { json: task(name, i) });
-      expect(res.status, res.text).toBe(200);
-      expect((await call('GET', `/v1/batches/${name}/status`)).body).toEqual({ status: 'completed', pending: 0, completed: i, error: 0, canceled: 0 });
-    }
-    const queued = await server.uow.outbox.forSubject(account.account_id, name);
-    expect(queued.map((m) => m.event)).toEqual(['batch_completed', 'batch_completed', 'batch_completed']);
-    expect(queued.map((m) => (m.payload as { counts: { completed: number } }).counts.completed).sort()).toEqual([1, 2, 3]);
+  const task = (batch: string, i: number) => ({
+    callback_url: 'https://example.com/cb',
+    instruction: 'Pick',
+    attachment_type: 'text',
+    attachment: `t${i}`,
+    categories: ['a', 'b'],
+    batch,
   });
+
+  it.each(['current', 'legacy'] as const)(
+    '%s, test mode: three tasks added one by one are all taken; one completion callback each time',
+    async (generation) => {
+      const call = client(server, generation, account.test_key);
+      const project = `ent-${generation}`;
+      const name = `ent-${generation}-1`;
+      expect((await call('POST', '/v1/projects', { json: { type: 'categorization', name: project } })).status).toBe(200);
+      expect((await call('POST', '/v1/batches', { json: { project, name, callback: 'https://example.com/batch-cb' } })).status).toBe(200);
+      for (let i = 1; i <= 3; i++) {
+        const res = await call('POST', '/v1/task/categorization', { json: task(name, i) });
+        expect(res.status, res.text).toBe(200);
+        expect((await call('GET', `/v1/batches/${name}/status`)).body).toEqual({
+          status: 'completed',
+          pending: 0,
+          completed: i,
+          error: 0,
+          canceled: 0,
+        });
+      }
+      const queued = await server.uow.outbox.forSubject(account.account_id, name);
+      expect(queued.map((m) => m.event)).toEqual(['batch_completed', 'batch_completed', 'batch_completed']);
+      expect(queued.map((m) => (m.payload as { counts: { completed: number } }).counts.completed).sort()).toEqual([1, 2, 3]);
+    },
+  );
 
   it('live mode: a task joining a completed batch moves it back to in_progress without completed_at; it completes again', async () => {
     const call = client(server, 'current', account.live_key);
     expect((await call('POST', '/v1/projects', { json: { type: 'categorization', name: 'ent-live' } })).status).toBe(200);
-    expect((await call('POST', '/v1/batches', { json: { project: 'ent-live', name: 'ent-live-1', callback: 'https://example.com/batch-cb' } })).status).toBe(200);
+    expect(
+      (await call('POST', '/v1/batches', { json: { project: 'ent-live', name: 'ent-live-1', callback: 'https://example.com/batch-cb' } }))
+        .status,
+    ).toBe(200);
     const first = await call('POST', '/v1/task/categorization', { json: task('ent-live-1', 1) });
     expect(first.status, first.text).toBe(200);
     await call('POST', `/v1/task/${first.body.task_id}/cancel`);
@@ -51,7 +70,13 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('Enter
     expect(reopened.body.status).toBe('in_progress');
     expect(reopened.body).not.toHaveProperty('completed_at');
     await call('POST', `/v1/task/${second.body.task_id}/cancel`);
-    expect((await call('GET', '/v1/batches/ent-live-1/status')).body).toEqual({ status: 'completed', pending: 0, completed: 0, error: 0, canceled: 2 });
+    expect((await call('GET', '/v1/batches/ent-live-1/status')).body).toEqual({
+      status: 'completed',
+      pending: 0,
+      completed: 0,
+      error: 0,
+      canceled: 2,
+    });
     expect(await server.uow.outbox.forSubject(account.account_id, 'ent-live-1')).toHaveLength(2);
   });
 

@@ -19,12 +19,25 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('docum
     await server?.close();
   });
 
-  const body = (features: unknown[]) => ({ callback_url: 'https://example.com/cb', instruction: 'Transcribe', attachment: 'https://example.com/docs/a.pdf', features });
+  const body = (features: unknown[]) => ({
+    callback_url: 'https://example.com/cb',
+    instruction: 'Transcribe',
+    attachment: 'https://example.com/docs/a.pdf',
+    features,
+  });
 
   it('features: [{"type": "block", "label": "barcode"}] is accepted; the synthetic answer labels a block with it', async () => {
-    const res = await call('POST', '/v1/task/documenttranscription', { json: body([{ type: 'block', label: 'barcode' }, { label: 'total', attributes: { format: 'digits' } }]) });
+    const res = await call('POST', '/v1/task/documenttranscription', {
+      json: body([
+        { type: 'block', label: 'barcode' },
+        { label: 'total', attributes: { format: 'digits' } },
+      ]),
+    });
     expect(res.status, res.text).toBe(200);
-    expect(res.body.params.features).toEqual([{ type: 'block', label: 'barcode' }, { label: 'total', attributes: { format: 'digits' } }]);
+    expect(res.body.params.features).toEqual([
+      { type: 'block', label: 'barcode' },
+      { label: 'total', attributes: { format: 'digits' } },
+    ]);
     const read = await call('GET', `/v1/task/${res.body.task_id}`);
     const labelled = read.body.response.annotations.filter((a: { label?: string }) => a.label !== undefined);
     expect(labelled.map((a: { label: string; type: string }) => [a.label, a.type])).toEqual([
@@ -34,7 +47,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('docum
   });
 
   it('the deprecated name is still accepted and stored as label', async () => {
-    const res = await call('POST', '/v1/task/documenttranscription', { json: body([{ name: 'invoice_number', description: 'After "Invoice #"' }]) });
+    const res = await call('POST', '/v1/task/documenttranscription', {
+      json: body([{ name: 'invoice_number', description: 'After "Invoice #"' }]),
+    });
     expect(res.status, res.text).toBe(200);
     expect(res.body.params.features).toEqual([{ label: 'invoice_number', description: 'After "Invoice #"' }]);
     const read = await call('GET', `/v1/task/${res.body.task_id}`);

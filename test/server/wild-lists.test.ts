@@ -11,7 +11,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('list 
 
   const create = async (i: number) => {
     const res = await call('POST', '/v1/task/categorization', {
-      json: { callback_url: 'https://example.com/cb', instruction: 'Pick', attachment_type: 'text', attachment: `t${i}`, categories: ['a', 'b'], tags: ['walk'] },
+      json: {
+        callback_url: 'https://example.com/cb',
+        instruction: 'Pick',
+        attachment_type: 'text',
+        attachment: `t${i}`,
+        categories: ['a', 'b'],
+        tags: ['walk'],
+      },
     });
     expect(res.status, res.text).toBe(200);
     return res.body.task_id as string;

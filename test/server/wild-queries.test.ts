@@ -18,7 +18,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('raw r
     expect((await call('POST', '/v1/projects', { json: { type: 'categorization', name: 'a b' } })).status).toBe(200);
     expect((await call('POST', '/v1/batches', { json: { project: 'a b', name: 'a b 1' } })).status).toBe(200);
     const task = await call('POST', '/v1/task/categorization', {
-      json: { callback_url: 'https://example.com/cb', instruction: 'Pick', attachment_type: 'text', attachment: 't', categories: ['a', 'b'], project: 'a b' },
+      json: {
+        callback_url: 'https://example.com/cb',
+        instruction: 'Pick',
+        attachment_type: 'text',
+        attachment: 't',
+        categories: ['a', 'b'],
+        project: 'a b',
+      },
     });
     expect(task.status, task.text).toBe(200);
     createdAt = new Date(task.body.created_at);

@@ -20,7 +20,13 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('time 
     account = await createAccount(server.uow, 'wild-times', new Date());
     const call = client(server, 'current', account.test_key);
     const task = await call('POST', '/v1/task/categorization', {
-      json: { callback_url: 'https://example.com/cb', instruction: 'Pick', attachment_type: 'text', attachment: 't', categories: ['a', 'b'] },
+      json: {
+        callback_url: 'https://example.com/cb',
+        instruction: 'Pick',
+        attachment_type: 'text',
+        attachment: 't',
+        categories: ['a', 'b'],
+      },
     });
     expect(task.status, task.text).toBe(200);
     createdAt = new Date(task.body.created_at);
@@ -46,7 +52,10 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('time 
     const later = await call('GET', `/v1/tasks?${q({ start_time: after })}`);
     expect(later.status, later.text).toBe(200);
     expect(later.body.total).toBe(0);
-    const aroundBatch = { start_time: pythonStr(new Date(batchCreatedAt.getTime() - 1000)), end_time: pythonStr(new Date(batchCreatedAt.getTime() + 1000)) };
+    const aroundBatch = {
+      start_time: pythonStr(new Date(batchCreatedAt.getTime() - 1000)),
+      end_time: pythonStr(new Date(batchCreatedAt.getTime() + 1000)),
+    };
     const batches = await call('GET', `/v1/batches?${q(aroundBatch)}`);
     expect(batches.status, batches.text).toBe(200);
     expect(batches.body.total).toBe(1);

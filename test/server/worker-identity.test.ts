@@ -34,7 +34,10 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('worke
     const w = await createWorker(server, { roles: ['labeler', 'reviewer'] });
     const login = await worker(server, 'POST', '/v1/session', null, { email: w.email.toUpperCase(), password: w.password });
     expect(login.status).toBe(200);
-    expect(login.body).toMatchObject({ token: expect.stringMatching(/^wks_/), worker: { worker_id: w.workerId, email: w.email, roles: ['labeler', 'reviewer'], workforce: 'operator', status: 'active' } });
+    expect(login.body).toMatchObject({
+      token: expect.stringMatching(/^wks_/),
+      worker: { worker_id: w.workerId, email: w.email, roles: ['labeler', 'reviewer'], workforce: 'operator', status: 'active' },
+    });
     expect(Date.parse(login.body.expires_at)).toBeLessThanOrEqual(Date.parse(login.body.absolute_expires_at));
     const me = await worker(server, 'GET', '/v1/me', login.body.token);
     expect(me.status).toBe(200);
@@ -60,7 +63,12 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('worke
 
   it('refuses what is not a worker token at /worker/v1, and a worker token at /v1 and /legacy/v1', async () => {
     const w = await createWorker(server);
-    for (const headers of [{}, { authorization: basicAuth(a.test_key) }, { authorization: basicAuth(a.live_key) }, { authorization: 'Bearer wks_not-a-token' }] as Record<string, string>[]) {
+    for (const headers of [
+      {},
+      { authorization: basicAuth(a.test_key) },
+      { authorization: basicAuth(a.live_key) },
+      { authorization: 'Bearer wks_not-a-token' },
+    ] as Record<string, string>[]) {
       const res = await fetch(`${server.url}/worker/v1/me`, { headers });
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toBe('Bearer realm="humantask-worker"');
@@ -80,7 +88,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('worke
     const api = created.body.token as string;
     expect((await worker(server, 'GET', '/v1/me', api)).status).toBe(200);
     const list = await worker(server, 'GET', '/v1/tokens', api);
-    expect(list.body.docs).toEqual([expect.objectContaining({ token_id: created.body.token_id, name: 'script', last_used_at: expect.any(String) })]);
+    expect(list.body.docs).toEqual([
+      expect.objectContaining({ token_id: created.body.token_id, name: 'script', last_used_at: expect.any(String) }),
+    ]);
     expect(JSON.stringify(list.body)).not.toContain(api);
     // An API token is no session: it cannot log out.
     expect((await worker(server, 'DELETE', '/v1/session', api)).status).toBe(400);
@@ -105,14 +115,24 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('worke
   it('lets an account manage its own workers, who log in; another account sees none of them (404)', async () => {
     const callA = client(server, 'current', a.live_key);
     const callB = client(server, 'current', b.test_key);
-    const created = await callA('POST', '/v1/workforce/workers', { json: { email: 'ana.identity@example.com', display_name: 'Ana', roles: ['labeler'] } });
+    const created = await callA('POST', '/v1/workforce/workers', {
+      json: { email: 'ana.identity@example.com', display_name: 'Ana', roles: ['labeler'] },
+    });
     expect(created.status).toBe(200);
-    expect(created.body).toMatchObject({ worker_id: expect.stringMatching(/^wkr_/), email: 'ana.identity@example.com', status: 'active', calibrator: false, initial_password: expect.any(String) });
+    expect(created.body).toMatchObject({
+      worker_id: expect.stringMatching(/^wkr_/),
+      email: 'ana.identity@example.com',
+      status: 'active',
+      calibrator: false,
+      initial_password: expect.any(String),
+    });
     const id = created.body.worker_id as string;
     const token = await logIn(server, 'ana.identity@example.com', created.body.initial_password);
     expect((await worker(server, 'GET', '/v1/me', token)).body).toMatchObject({ worker_id: id, workforce: 'account' });
     // The same e-mail address again: 409, whichever workforce.
-    const again = await callB('POST', '/v1/workforce/workers', { json: { email: 'ANA.identity@example.com', display_name: 'Ana', roles: ['labeler'], password: 'a-long-enough-password' } });
+    const again = await callB('POST', '/v1/workforce/workers', {
+      json: { email: 'ANA.identity@example.com', display_name: 'Ana', roles: ['labeler'], password: 'a-long-enough-password' },
+    });
     expect(again.status).toBe(409);
     // Both keys of the account see its workers; the other account sees nothing.
     expect((await client(server, 'current', a.test_key)('GET', `/v1/workforce/workers/${id}`)).status).toBe(200);
@@ -147,15 +167,30 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('worke
     expect(removed.body.status).toBe('removed');
     const gone = await worker(server, 'GET', '/v1/me', fresh);
     expect(gone.status).toBe(401);
-    expect((await worker(server, 'POST', '/v1/session', null, { email: 'ana.identity@example.com', password: reset.body.password })).status).toBe(401);
+    expect(
+      (await worker(server, 'POST', '/v1/session', null, { email: 'ana.identity@example.com', password: reset.body.password })).status,
+    ).toBe(401);
     // The address is free again.
-    expect((await callB('POST', '/v1/workforce/workers', { json: { email: 'ana.identity@example.com', display_name: 'Ana B', roles: ['labeler'] } })).status).toBe(200);
+    expect(
+      (
+        await callB('POST', '/v1/workforce/workers', {
+          json: { email: 'ana.identity@example.com', display_name: 'Ana B', roles: ['labeler'] },
+        })
+      ).status,
+    ).toBe(200);
   });
 
-  it('pages an account\'s workers with next_token, bound to the account', async () => {
+  it("pages an account's workers with next_token, bound to the account", async () => {
     const acct = await createAccount(server.uow, `identity-pages-${db}`, new Date());
     const call = client(server, 'current', acct.test_key);
-    for (let i = 0; i < 5; i++) expect((await call('POST', '/v1/workforce/workers', { json: { email: `p${i}.${db}@example.com`, display_name: `P${i}`, roles: ['labeler'], password: 'a-long-enough-password' } })).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect(
+        (
+          await call('POST', '/v1/workforce/workers', {
+            json: { email: `p${i}.${db}@example.com`, display_name: `P${i}`, roles: ['labeler'], password: 'a-long-enough-password' },
+          })
+        ).status,
+      ).toBe(200);
     const seen: string[] = [];
     let next: string | undefined;
     do {
@@ -169,34 +204,37 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('worke
   });
 });
 
-describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('sessions on %s, with a 2-second lifetime renewed by use and a 4-second cap', (db) => {
-  let server: TestServer;
-  beforeAll(async () => {
-    server = await startTestServer(db, { WORKER_SESSION_TTL_SECONDS: '2', WORKER_SESSION_MAX_SECONDS: '4' });
-  });
-  afterAll(async () => {
-    await server?.close();
-  });
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))(
+  'sessions on %s, with a 2-second lifetime renewed by use and a 4-second cap',
+  (db) => {
+    let server: TestServer;
+    beforeAll(async () => {
+      server = await startTestServer(db, { WORKER_SESSION_TTL_SECONDS: '2', WORKER_SESSION_MAX_SECONDS: '4' });
+    });
+    afterAll(async () => {
+      await server?.close();
+    });
 
-  it('lapses without use, is renewed by use, and ends at its cap however used', async () => {
-    const idle = await createWorker(server);
-    const busy = await createWorker(server);
-    const started = Date.now();
-    // The busy session is used every half second; the idle one not at all.
-    while (Date.now() - started < 2600) {
-      expect((await worker(server, 'GET', '/v1/me', busy.token)).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    const lapsed = await worker(server, 'GET', '/v1/me', idle.token);
-    expect(lapsed.status).toBe(401);
-    expect(lapsed.body.code).toBe('session_expired');
-    while (Date.now() - started < 4300) {
-      await worker(server, 'GET', '/v1/me', busy.token);
-      await new Promise((r) => setTimeout(r, 500));
-    }
-    expect((await worker(server, 'GET', '/v1/me', busy.token)).body.code).toBe('session_expired');
-  });
-});
+    it('lapses without use, is renewed by use, and ends at its cap however used', async () => {
+      const idle = await createWorker(server);
+      const busy = await createWorker(server);
+      const started = Date.now();
+      // The busy session is used every half second; the idle one not at all.
+      while (Date.now() - started < 2600) {
+        expect((await worker(server, 'GET', '/v1/me', busy.token)).status).toBe(200);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      const lapsed = await worker(server, 'GET', '/v1/me', idle.token);
+      expect(lapsed.status).toBe(401);
+      expect(lapsed.body.code).toBe('session_expired');
+      while (Date.now() - started < 4300) {
+        await worker(server, 'GET', '/v1/me', busy.token);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      expect((await worker(server, 'GET', '/v1/me', busy.token)).body.code).toBe('session_expired');
+    });
+  },
+);
 
 describe('failed worker authentications on pglite, limited per address (burst 3)', () => {
   let server: TestServer;

@@ -27,9 +27,12 @@ describe('worker passwords', () => {
     expect(await verifyPassword('cafe\u0301-password-long', composed)).toBe(true);
   });
 
-  it.each(['', 'bcrypt$10$x', 'scrypt$10$8$1$salt', 'scrypt$99$8$1$c2FsdA$aGFzaA', 'scrypt$x$8$1$c2FsdA$aGFzaA'])('answer false for the malformed hash %j', async (stored) => {
-    expect(await verifyPassword('anything', stored)).toBe(false);
-  });
+  it.each(['', 'bcrypt$10$x', 'scrypt$10$8$1$salt', 'scrypt$99$8$1$c2FsdA$aGFzaA', 'scrypt$x$8$1$c2FsdA$aGFzaA'])(
+    'answer false for the malformed hash %j',
+    async (stored) => {
+      expect(await verifyPassword('anything', stored)).toBe(false);
+    },
+  );
 
   it('choose passwords of 24 unambiguous characters, each different', () => {
     const seen = new Set(Array.from({ length: 50 }, generatePassword));

@@ -16,13 +16,19 @@ import { bearer, logIn } from '../support/workers.ts';
 const run = promisify(execFile);
 
 async function workers(env: Record<string, string>, ...args: string[]) {
-  const { stdout } = await run(process.execPath, [bin, 'workers', ...args, '--json'], { env: { ...process.env, WORKER_PASSWORD_COST: '10', ...env }, cwd: root });
+  const { stdout } = await run(process.execPath, [bin, 'workers', ...args, '--json'], {
+    env: { ...process.env, WORKER_PASSWORD_COST: '10', ...env },
+    cwd: root,
+  });
   return JSON.parse(stdout);
 }
 
 /** Runs the CLI with a password on stdin, as `echo "$PW" | humantask workers ... --password-stdin`. */
 async function workersWithStdin(env: Record<string, string>, input: string, ...args: string[]) {
-  const child = spawn(process.execPath, [bin, 'workers', ...args, '--password-stdin', '--json'], { env: { ...process.env, WORKER_PASSWORD_COST: '10', ...env }, cwd: root });
+  const child = spawn(process.execPath, [bin, 'workers', ...args, '--password-stdin', '--json'], {
+    env: { ...process.env, WORKER_PASSWORD_COST: '10', ...env },
+    cwd: root,
+  });
   let out = '';
   let err = '';
   child.stdout.on('data', (c) => (out += c));
@@ -42,12 +48,27 @@ async function operatorFlow(env: Record<string, string>) {
   const server = await serve({ WORKER_PASSWORD_COST: '10', ...env });
   try {
     const made = await workers(env, 'create', '--email', 'ops.ana@example.com', '--name', 'Ana', '--role', 'labeler', '--role', 'reviewer');
-    expect(made).toMatchObject({ worker_id: expect.stringMatching(/^wkr_/), email: 'ops.ana@example.com', roles: 'labeler,reviewer', status: 'active', password: expect.any(String) });
+    expect(made).toMatchObject({
+      worker_id: expect.stringMatching(/^wkr_/),
+      email: 'ops.ana@example.com',
+      roles: 'labeler,reviewer',
+      status: 'active',
+      password: expect.any(String),
+    });
     const token = await logIn(server, 'ops.ana@example.com', made.password);
     const me = await fetch(`${server.url}/worker/v1/me`, { headers: bearer(token) });
     expect(await me.json()).toMatchObject({ worker_id: made.worker_id, workforce: 'operator', roles: ['labeler', 'reviewer'] });
 
-    const chosen = await workersWithStdin(env, 'a-chosen-long-password\n', 'create', '--email', 'ops.bo@example.com', '--role', 'lead', '--calibrator');
+    const chosen = await workersWithStdin(
+      env,
+      'a-chosen-long-password\n',
+      'create',
+      '--email',
+      'ops.bo@example.com',
+      '--role',
+      'lead',
+      '--calibrator',
+    );
     expect(chosen).toMatchObject({ email: 'ops.bo@example.com', roles: 'lead', calibrator: true });
     expect(chosen.password).toBeUndefined();
     await logIn(server, 'ops.bo@example.com', 'a-chosen-long-password');
@@ -66,8 +87,15 @@ async function operatorFlow(env: Record<string, string>) {
     expect(await workers(env, 'remove', '--email', 'ops.ana@example.com')).toMatchObject({ status: 'removed' });
     expect((await fetch(`${server.url}/worker/v1/me`, { headers: bearer(fresh) })).status).toBe(401);
     // A usage error or a refused command exits non-zero with the reason.
-    await expect(run(process.execPath, [bin, 'workers', 'create', '--email', 'x@example.com'], { env: { ...process.env, ...env }, cwd: root })).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/--role/) });
-    await expect(run(process.execPath, [bin, 'workers', 'create', '--email', 'ops.bo@example.com', '--role', 'labeler'], { env: { ...process.env, ...env }, cwd: root })).rejects.toMatchObject({ stderr: expect.stringMatching(/already used/) });
+    await expect(
+      run(process.execPath, [bin, 'workers', 'create', '--email', 'x@example.com'], { env: { ...process.env, ...env }, cwd: root }),
+    ).rejects.toMatchObject({ code: 2, stderr: expect.stringMatching(/--role/) });
+    await expect(
+      run(process.execPath, [bin, 'workers', 'create', '--email', 'ops.bo@example.com', '--role', 'labeler'], {
+        env: { ...process.env, ...env },
+        cwd: root,
+      }),
+    ).rejects.toMatchObject({ stderr: expect.stringMatching(/already used/) });
     expect(server.output()).not.toContain(reset.password);
   } finally {
     server.child.kill('SIGTERM');
@@ -76,7 +104,7 @@ async function operatorFlow(env: Record<string, string>) {
 }
 
 describe('workers CLI', () => {
-  it('manages the operator\'s workforce beside a running server on the embedded database', async () => {
+  it("manages the operator's workforce beside a running server on the embedded database", async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-workers-cli-'));
     dirs.push(dataDir);
     await operatorFlow({ DATA_DIR: dataDir });
@@ -85,7 +113,11 @@ describe('workers CLI', () => {
     // A dozen CLI processes, each starting Node and tsx: generous for a loaded machine.
   }, 400_000);
 
-  it.skipIf(!hasPostgres())('works on PostgreSQL', async () => {
-    await operatorFlow({ DATABASE_URL: await clusterAt(inject('postgresUrl')).createDatabase() });
-  }, 400_000);
+  it.skipIf(!hasPostgres())(
+    'works on PostgreSQL',
+    async () => {
+      await operatorFlow({ DATABASE_URL: await clusterAt(inject('postgresUrl')).createDatabase() });
+    },
+    400_000,
+  );
 });

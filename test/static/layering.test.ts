@@ -35,17 +35,21 @@ it('reports every planted violation, and nothing the exceptions allow', async ()
       'export const all = [express, pg, PGlite, sql, errors, repositories, taskViewOf];',
     ].join('\n'),
     // The known exception: outbox.ts renders payloads with the task view, and nothing else of http/.
-    'server/domain/outbox.ts': "import { taskViewOf } from '../http/views/tasks.ts';\nimport { errors } from '../http/errors.ts';\nexport const x = [taskViewOf, errors];",
+    'server/domain/outbox.ts':
+      "import { taskViewOf } from '../http/views/tasks.ts';\nimport { errors } from '../http/errors.ts';\nexport const x = [taskViewOf, errors];",
     'server/http/views/tasks.ts': 'export const taskViewOf = 1;',
     'server/http/errors.ts': 'export const errors = 1;',
-    'server/store/repositories.ts': "import express from 'express';\nimport { errors } from '../http/errors.ts';\nexport const repositories = [express, errors];",
+    'server/store/repositories.ts':
+      "import express from 'express';\nimport { errors } from '../http/errors.ts';\nexport const repositories = [express, errors];",
     'server/cli.ts': "export const load = () => [import('../scripts/generate.ts'), import('../test/support/net.ts')];",
     'server/a.ts': "import { b } from './b.ts';\nexport const a = () => b;",
     'server/b.ts': "import { a } from './a.ts';\nexport const b = () => a;",
     'client/index.ts': "import { errors } from '../server/http/errors.ts';\nexport const x = errors;",
-    'conformance/runner.ts': "import { errors } from '../server/http/errors.ts';\nimport { net } from '../test/support/net.ts';\nexport const x = [errors, net];",
+    'conformance/runner.ts':
+      "import { errors } from '../server/http/errors.ts';\nimport { net } from '../test/support/net.ts';\nexport const x = [errors, net];",
     // bench/ may use test/support/, nothing else of test/.
-    'bench/run.ts': "import { net } from '../test/support/net.ts';\nimport { helper } from '../test/helper.ts';\nexport const x = [net, helper];",
+    'bench/run.ts':
+      "import { net } from '../test/support/net.ts';\nimport { helper } from '../test/helper.ts';\nexport const x = [net, helper];",
     'scripts/generate.ts': "import { helper } from '../test/helper.ts';\nexport const x = helper;",
     'test/helper.ts': "import { net } from './support/net.ts';\nexport const helper = net;",
     'test/support/net.ts': 'export const net = 1;',
@@ -56,11 +60,17 @@ it('reports every planted violation, and nothing the exceptions allow', async ()
   }
   symlinkSync(path.join(root, 'node_modules'), path.join(planted, 'node_modules'), 'dir');
 
-  const result = await run(depcruise, ['--config', config, '--output-type', 'json', 'server', 'client', 'conformance', 'bench', 'scripts', 'test'], {
-    cwd: planted,
-    maxBuffer: 64 << 20,
-  }).catch((e: { stdout: string }) => e);
-  const { summary } = JSON.parse(result.stdout) as { summary: { violations: { from: string; to: string; rule: { name: string; severity: string } }[] } };
+  const result = await run(
+    depcruise,
+    ['--config', config, '--output-type', 'json', 'server', 'client', 'conformance', 'bench', 'scripts', 'test'],
+    {
+      cwd: planted,
+      maxBuffer: 64 << 20,
+    },
+  ).catch((e: { stdout: string }) => e);
+  const { summary } = JSON.parse(result.stdout) as {
+    summary: { violations: { from: string; to: string; rule: { name: string; severity: string } }[] };
+  };
   /** A package under node_modules by its name, a module of the tree by its path. */
   const target = (to: string) => /node_modules\/((@[^/]+\/)?[^/]+)\//.exec(to)?.[1] ?? to;
   const found = summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${target(v.to)}`);

@@ -38,25 +38,38 @@ describe('the typed HTTP boundary', { timeout: 120_000 }, () => {
   });
 
   it('fails when an operation of a contract has no handler', () => {
-    const errors = errorsWith({ rel: 'server/http/handlers.ts', from: '    createLidarSegmentationTask: create,\n', to: '' }, 'server/http/handlers.ts');
+    const errors = errorsWith(
+      { rel: 'server/http/handlers.ts', from: '    createLidarSegmentationTask: create,\n', to: '' },
+      'server/http/handlers.ts',
+    );
     expect(errors.join('\n')).toMatch(/createLidarSegmentationTask/);
   });
 
   it('fails when a handler answers a domain object instead of the wire shape', () => {
     const errors = errorsWith(
-      { rel: 'server/http/projects.ts', from: 'batchCountsView(await batchStatus(uow, caller, path.batchName))', to: 'await batchStatus(uow, caller, path.batchName)' },
+      {
+        rel: 'server/http/projects.ts',
+        from: 'batchCountsView(await batchStatus(uow, caller, path.batchName))',
+        to: 'await batchStatus(uow, caller, path.batchName)',
+      },
       'server/http/handlers.ts',
     );
     expect(errors.join('\n')).toMatch(/getBatchStatus/);
   });
 
   it('fails when a view gives a field the wrong type', () => {
-    const errors = errorsWith({ rel: 'server/http/views/tasks.ts', from: 'created_at: task.createdAt.toISOString()', to: 'created_at: task.createdAt' }, 'server/http/views/tasks.ts');
+    const errors = errorsWith(
+      { rel: 'server/http/views/tasks.ts', from: 'created_at: task.createdAt.toISOString()', to: 'created_at: task.createdAt' },
+      'server/http/views/tasks.ts',
+    );
     expect(errors.join('\n')).toMatch(/created_at|Date/);
   });
 
   it('fails when a view leaves out a required field', () => {
-    const errors = errorsWith({ rel: 'server/http/views/projects.ts', from: '    self_label_batch: b.selfLabelBatch,\n', to: '' }, 'server/http/views/projects.ts');
+    const errors = errorsWith(
+      { rel: 'server/http/views/projects.ts', from: '    self_label_batch: b.selfLabelBatch,\n', to: '' },
+      'server/http/views/projects.ts',
+    );
     expect(errors.join('\n')).toMatch(/self_label_batch/);
   });
 });

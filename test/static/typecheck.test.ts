@@ -17,7 +17,11 @@ it('typechecks (tsc --noEmit, strict, noUncheckedIndexedAccess)', () => {
 it('typechecks the labeling app for the browser (tsc -p label: DOM types, no Node types)', () => {
   let output = '';
   try {
-    execFileSync(path.join(root, 'node_modules', '.bin', 'tsc'), ['--noEmit', '-p', path.join(root, 'label')], { cwd: root, encoding: 'utf8', stdio: 'pipe' });
+    execFileSync(path.join(root, 'node_modules', '.bin', 'tsc'), ['--noEmit', '-p', path.join(root, 'label')], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: 'pipe',
+    });
   } catch (e) {
     output = (e as { stdout: string }).stdout;
   }

@@ -32,11 +32,23 @@ export async function startCluster(port: number): Promise<Cluster> {
   };
   asPostgres('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
   asPostgres('pg_ctl', [
-    '-D', data, '-l', path.join(dir, 'log'), '-w', 'start',
-    '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+    '-D',
+    data,
+    '-l',
+    path.join(dir, 'log'),
+    '-w',
+    'start',
+    '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
   ]);
   const stop = () => {
-    spawnSync(root ? 'runuser' : path.join(bin, 'pg_ctl'), root ? ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'] : ['-D', data, '-m', 'immediate', 'stop'], { stdio: 'ignore' });
+    spawnSync(
+      root ? 'runuser' : path.join(bin, 'pg_ctl'),
+      root
+        ? ['-u', 'postgres', '--', path.join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop']
+        : ['-D', data, '-m', 'immediate', 'stop'],
+      { stdio: 'ignore' },
+    );
     rmSync(dir, { recursive: true, force: true });
   };
   return clusterAt(`postgres://postgres@127.0.0.1:${port}/postgres`, stop);

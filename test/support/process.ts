@@ -14,7 +14,17 @@ export interface ServeProcess {
 /** Starts `humantask serve` (one process, delivery and attachment checks off unless `env` turns them on). */
 export async function serve(env: Record<string, string>): Promise<ServeProcess> {
   const child = spawn(process.execPath, [bin, 'serve'], {
-    env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', WORKERS: '1', RATE_LIMIT_BURST: '0', AUTH_FAILURE_BURST: '0', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', ...env },
+    env: {
+      ...process.env,
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      WORKERS: '1',
+      RATE_LIMIT_BURST: '0',
+      AUTH_FAILURE_BURST: '0',
+      DELIVERY_POLL_MS: '0',
+      ATTACHMENT_CHECK_POLL_MS: '0',
+      ...env,
+    },
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -25,7 +35,8 @@ export async function serve(env: Record<string, string>): Promise<ServeProcess> 
     const timer = setInterval(() => {
       // The start banner is one write (address, store, and the dev keys when they are printed).
       const m = /listening on (http:\/\/\S+)/.exec(output);
-      const complete = /\nstore: .*\n/.test(output) && (!output.includes('development account was created') || output.includes('try: curl'));
+      const complete =
+        /\nstore: .*\n/.test(output) && (!output.includes('development account was created') || output.includes('try: curl'));
       if (m && complete) {
         clearInterval(timer);
         resolve(m[1]!);

@@ -32,12 +32,24 @@ export interface TestServer extends RunningServer {
   dev: AccountSecrets;
 }
 
-export async function startTestServer(db: DatabaseKind, env: Record<string, string> = {}, logger = pino({ level: 'silent' })): Promise<TestServer> {
-  const databaseUrl = db === 'postgres' ? await clusterAt(inject('postgresUrl')).createDatabase({ template: inject('postgresTemplate') }) : undefined;
+export async function startTestServer(
+  db: DatabaseKind,
+  env: Record<string, string> = {},
+  logger = pino({ level: 'silent' }),
+): Promise<TestServer> {
+  const databaseUrl =
+    db === 'postgres' ? await clusterAt(inject('postgresUrl')).createDatabase({ template: inject('postgresTemplate') }) : undefined;
   const config: Config = {
     // No callback leaves the machine unless a test turns delivery on (to a loopback receiver).
     // Worker passwords hashed at the lowest scrypt cost: tests log in often.
-    ...readConfig({ RATE_LIMIT_BURST: '0', AUTH_FAILURE_BURST: '0', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', WORKER_PASSWORD_COST: '10', ...env }),
+    ...readConfig({
+      RATE_LIMIT_BURST: '0',
+      AUTH_FAILURE_BURST: '0',
+      DELIVERY_POLL_MS: '0',
+      ATTACHMENT_CHECK_POLL_MS: '0',
+      WORKER_PASSWORD_COST: '10',
+      ...env,
+    }),
     port: 0,
     host: '127.0.0.1',
     dataDir: 'memory://',
@@ -101,6 +113,10 @@ export async function conformanceKeys(server: TestServer): Promise<{ otherKey: s
   const now = new Date();
   const otherKey = (await createAccount(server.uow, 'conformance-other', now)).test_key;
   const settingsKey = (await createAccount(server.uow, 'conformance-settings', now)).test_key;
-  await updateAccount(server.uow, 'conformance-settings', { testCompletionDelayMs: 2000, disableTypes: [...DISABLED_TYPES], defaultCallbackUrl: 'http://127.0.0.1:9/default-callback' });
+  await updateAccount(server.uow, 'conformance-settings', {
+    testCompletionDelayMs: 2000,
+    disableTypes: [...DISABLED_TYPES],
+    defaultCallbackUrl: 'http://127.0.0.1:9/default-callback',
+  });
   return { otherKey, settingsKey };
 }

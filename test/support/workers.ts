@@ -32,7 +32,14 @@ export async function createWorker(server: { url: string; uow: UnitOfWork }, opt
   const accountId = options.accountId ?? null;
   const { worker } = await createWorkerRecord(
     server.uow,
-    { accountId, email, displayName: options.displayName ?? email.split('@')[0]!, roles: options.roles ?? ['labeler'], calibrator: options.calibrator ?? false, password },
+    {
+      accountId,
+      email,
+      displayName: options.displayName ?? email.split('@')[0]!,
+      roles: options.roles ?? ['labeler'],
+      calibrator: options.calibrator ?? false,
+      password,
+    },
     testCost,
     new Date(),
   );
@@ -41,7 +48,11 @@ export async function createWorker(server: { url: string; uow: UnitOfWork }, opt
 
 /** Logs in over HTTP; the session token. */
 export async function logIn(server: { url: string }, email: string, password: string): Promise<string> {
-  const res = await fetch(`${server.url}/worker/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  const res = await fetch(`${server.url}/worker/v1/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
   if (res.status !== 200) throw new Error(`log-in of ${email} answered ${res.status}: ${await res.text()}`);
   return ((await res.json()) as { token: string }).token;
 }

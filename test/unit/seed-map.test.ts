@@ -13,7 +13,9 @@ it('names only operations, schemas, parameters and tags that exist in the contra
       const doc = loadBundle(asGeneration(g));
       const c = doc.components ?? {};
       return [
-        ...Object.keys(c.schemas ?? {}), ...Object.keys(c.parameters ?? {}), ...Object.keys(c.responses ?? {}),
+        ...Object.keys(c.schemas ?? {}),
+        ...Object.keys(c.parameters ?? {}),
+        ...Object.keys(c.responses ?? {}),
         ...(doc.tags ?? []).map((t: { name: string }) => t.name),
       ];
     }),

@@ -30,7 +30,9 @@ type ParamsOf<Name extends keyof Schemas & `${string}Params`, Given extends keyo
 > &
   Narrowed;
 /** The prefixes `X` for which the contract has both `XParams` and `XResponse`. */
-type TypePrefix = { [K in keyof Schemas]: K extends `${infer X}Params` ? (`${X}Response` extends keyof Schemas ? X : never) : never }[keyof Schemas];
+type TypePrefix = {
+  [K in keyof Schemas]: K extends `${infer X}Params` ? (`${X}Response` extends keyof Schemas ? X : never) : never;
+}[keyof Schemas];
 /** A number as the contract takes it: form bodies send it as text. */
 type Num = number | string;
 const num = (value: Num | null | undefined): number | undefined => (value === undefined || value === null ? undefined : Number(value));
@@ -46,7 +48,9 @@ const validator = makeValidator('current');
 function expectValid(schema: string, value: unknown, what: string): void {
   const validate = validator(`#/components/schemas/${schema}`);
   if (!validate(value)) {
-    throw new Error(`expected ${what} to validate against ${schema}: ${JSON.stringify(validate.errors?.slice(0, 4))}\n${JSON.stringify(value)}`);
+    throw new Error(
+      `expected ${what} to validate against ${schema}: ${JSON.stringify(validate.errors?.slice(0, 4))}\n${JSON.stringify(value)}`,
+    );
   }
 }
 
@@ -73,7 +77,10 @@ const keys = fc.stringMatching(/^[a-z][a-z0-9_]{0,9}$/);
 const descriptions = fc.dictionary(keys, texts, { minKeys: 1, maxKeys: 4 });
 const layers = fc.constant<Schemas['Layers']>({ boxes: [{ left: 40, top: 60, width: 120, height: 80, label: 'car' }] });
 // min_width / min_height: mostly small, sometimes larger than the nominal image.
-const boxSize = fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 300 }) }, { weight: 1, arbitrary: fc.integer({ min: 1000, max: 3000 }) });
+const boxSize = fc.oneof(
+  { weight: 4, arbitrary: fc.integer({ min: 0, max: 300 }) },
+  { weight: 1, arbitrary: fc.integer({ min: 1000, max: 3000 }) },
+);
 
 type AttachmentKind = 'text' | 'image' | 'video' | 'audio' | 'website' | 'pdf';
 const attachmentFor = (kind: AttachmentKind) => (kind === 'text' ? texts : urls);
@@ -87,8 +94,7 @@ type AttributeParams = Schemas['AnnotationAttributes'];
 type AttributeValues = Record<string, string | number | string[]>;
 
 /** The value one time in four, otherwise undefined. */
-const sometimes = <T>(arbitrary: fc.Arbitrary<T>) =>
-  fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary });
+const sometimes = <T>(arbitrary: fc.Arbitrary<T>) => fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary });
 
 const attributeDraft = (kinds: readonly AttributeKind[]) =>
   fc.record(
@@ -112,7 +118,8 @@ function annotationAttributes(labels: readonly string[], kinds: readonly Attribu
       drafts.map((draft, i): [string, AttributeParam] => {
         const categorical = draft.kind === 'default' || draft.kind === 'category';
         const conditions: NonNullable<AttributeParam['conditions']> = {};
-        if (draft.labelCondition !== undefined) conditions.label_condition = { label: labels[draft.labelCondition % labels.length] as string };
+        if (draft.labelCondition !== undefined)
+          conditions.label_condition = { label: labels[draft.labelCondition % labels.length] as string };
         if (draft.attributeCondition !== undefined && drafts.length > 1) {
           const [which, value] = draft.attributeCondition;
           const other = drafts[(i + 1 + (which % (drafts.length - 1))) % drafts.length];
@@ -230,10 +237,18 @@ const boxCanvas = (minWidth?: Num, minHeight?: Num): Size => ({
 });
 
 function expectInside(point: XY, canvas: Size, what: string): void {
-  expect(point.x >= 0 && point.x <= canvas.width && point.y >= 0 && point.y <= canvas.height, `${what} ${JSON.stringify(point)} inside ${canvas.width}×${canvas.height}`).toBe(true);
+  expect(
+    point.x >= 0 && point.x <= canvas.width && point.y >= 0 && point.y <= canvas.height,
+    `${what} ${JSON.stringify(point)} inside ${canvas.width}×${canvas.height}`,
+  ).toBe(true);
 }
 
-function expectBoxInside(box: { left: number; top: number; width: number; height: number }, canvas: Size, minWidth?: Num, minHeight?: Num): void {
+function expectBoxInside(
+  box: { left: number; top: number; width: number; height: number },
+  canvas: Size,
+  minWidth?: Num,
+  minHeight?: Num,
+): void {
   expectInside({ x: box.left, y: box.top }, canvas, 'box corner');
   expectInside({ x: box.left + box.width, y: box.top + box.height }, canvas, 'box corner');
   expect(box.width, 'box width ≥ min_width').toBeGreaterThanOrEqual(num(minWidth) ?? 0);
@@ -321,7 +336,8 @@ type BoxParams = ParamsOf<'AnnotationParams', 'attachment' | 'objects_to_annotat
 describeType<BoxParams>({
   type: 'annotation',
   prefix: 'Annotation',
-  story: 'draws boxes inside the image, at least min_width × min_height, one or more per object to annotate, with the attributes that apply',
+  story:
+    'draws boxes inside the image, at least min_width × min_height, one or more per object to annotate, with the attributes that apply',
   params: uniqueLabels(6).chain((objects) =>
     fc.record(
       {
@@ -340,9 +356,18 @@ describeType<BoxParams>({
   check(params, response) {
     const { annotations } = response as Schemas['AnnotationResponse'];
     const canvas = boxCanvas(params.min_width, params.min_height);
-    checkDrawnLabels(params.objects_to_annotate, annotations.map((a) => a.label), params.with_labels);
+    checkDrawnLabels(
+      params.objects_to_annotate,
+      annotations.map((a) => a.label),
+      params.with_labels,
+    );
     for (const box of annotations) expectBoxInside(box, canvas, params.min_width, params.min_height);
-    checkAttributes(params.annotation_attributes, annotations, (i) => i, (i) => annotations[i]);
+    checkAttributes(
+      params.annotation_attributes,
+      annotations,
+      (i) => i,
+      (i) => annotations[i],
+    );
   },
 });
 
@@ -370,9 +395,18 @@ describeType<PointParams>({
   ),
   check(params, response) {
     const { annotations } = response as Schemas['PointAnnotationResponse'];
-    checkDrawnLabels(params.objects_to_annotate, annotations.map((a) => a.label), params.with_labels);
+    checkDrawnLabels(
+      params.objects_to_annotate,
+      annotations.map((a) => a.label),
+      params.with_labels,
+    );
     for (const point of annotations) expectInside(point, NOMINAL_IMAGE, 'point');
-    checkAttributes(params.annotation_attributes, annotations, (i) => i, () => undefined);
+    checkAttributes(
+      params.annotation_attributes,
+      annotations,
+      (i) => i,
+      () => undefined,
+    );
   },
 });
 
@@ -412,13 +446,22 @@ describeType<VertexParams>({
   params: vertexParams(3, true),
   check(params, response) {
     const { annotations } = response as Schemas['LineAnnotationResponse'];
-    checkDrawnLabels(params.objects_to_annotate, annotations.map((a) => a.label), params.with_labels);
+    checkDrawnLabels(
+      params.objects_to_annotate,
+      annotations.map((a) => a.label),
+      params.with_labels,
+    );
     for (const line of annotations) {
       expectVertexCount(line.vertices, params.min_vertices, params.max_vertices);
       for (const v of line.vertices) expectInside(v, NOMINAL_IMAGE, 'vertex');
       expect(line.spline, 'spline: true exactly when splines').toBe(params.splines ? true : undefined);
     }
-    checkAttributes(params.annotation_attributes, annotations, (i) => i, () => undefined);
+    checkAttributes(
+      params.annotation_attributes,
+      annotations,
+      (i) => i,
+      () => undefined,
+    );
   },
 });
 
@@ -429,12 +472,21 @@ describeType<VertexParams>({
   params: vertexParams(6, false),
   check(params, response) {
     const { annotations } = response as Schemas['PolygonAnnotationResponse'];
-    checkDrawnLabels(params.objects_to_annotate, annotations.map((a) => a.label), params.with_labels);
+    checkDrawnLabels(
+      params.objects_to_annotate,
+      annotations.map((a) => a.label),
+      params.with_labels,
+    );
     for (const polygon of annotations) {
       expectVertexCount(polygon.vertices, params.min_vertices, params.max_vertices);
       for (const v of polygon.vertices) expectInside(v, NOMINAL_IMAGE, 'vertex');
     }
-    checkAttributes(params.annotation_attributes, annotations, (i) => i, () => undefined);
+    checkAttributes(
+      params.annotation_attributes,
+      annotations,
+      (i) => i,
+      () => undefined,
+    );
   },
 });
 
@@ -513,7 +565,11 @@ describeType<CategorizationParams>({
         categories: fc.constant(categories),
         category_ids: fc
           .subarray(categories, { minLength: 1 })
-          .chain((named) => fc.uniqueArray(keys, { minLength: named.length, maxLength: named.length }).map((ids) => Object.fromEntries(ids.map((id, i) => [id, named[i] as string])))),
+          .chain((named) =>
+            fc
+              .uniqueArray(keys, { minLength: named.length, maxLength: named.length })
+              .map((ids) => Object.fromEntries(ids.map((id, i) => [id, named[i] as string]))),
+          ),
         allow_multiple: fc.boolean(),
         ...(kind === 'image' ? { layers } : {}),
       },
@@ -573,9 +629,9 @@ describeType<DataCollectionParams>({
   type: 'datacollection',
   prefix: 'DataCollection',
   story: 'collects a value for every key of fields and reports the seconds spent',
-  params: fc.constantFrom('text' as const, 'image' as const, 'website' as const).chain((kind) =>
-    fc.record({ attachment_type: fc.constant(kind), attachment: attachmentFor(kind), fields: descriptions }),
-  ),
+  params: fc
+    .constantFrom('text' as const, 'image' as const, 'website' as const)
+    .chain((kind) => fc.record({ attachment_type: fc.constant(kind), attachment: attachmentFor(kind), fields: descriptions })),
   check(params, response) {
     const { fields, time_spent_in_seconds } = response as Schemas['DataCollectionResponse'];
     expect(Object.keys(fields).sort()).toEqual(Object.keys(params.fields).sort());
@@ -587,7 +643,10 @@ type TranscriptionParams = ParamsOf<'TranscriptionParams', 'attachment_type' | '
 
 const repeatableFields = fc.dictionary(
   keys,
-  fc.oneof(texts, fc.record({ description: texts, choices: fc.uniqueArray(fc.string({ minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 4 }) })),
+  fc.oneof(
+    texts,
+    fc.record({ description: texts, choices: fc.uniqueArray(fc.string({ minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 4 }) }),
+  ),
   { minKeys: 1, maxKeys: 4 },
 );
 
@@ -595,17 +654,22 @@ describeType<TranscriptionParams>({
   type: 'transcription',
   prefix: 'Transcription',
   story: 'transcribes every field once and every repeatable field per occurrence, picking from its choices when it has choices',
-  params: fc.record({
-    attachment_type: fc.constantFrom('image' as const, 'pdf' as const, 'website' as const),
-    attachment: urls,
-    asked: fc.oneof(
-      fc.record({ fields: descriptions }),
-      fc.record({ repeatable_fields: repeatableFields }),
-      fc.record({ fields: descriptions, repeatable_fields: repeatableFields }),
-    ),
-  }).map(({ asked, ...rest }) => ({ ...rest, ...asked })),
+  params: fc
+    .record({
+      attachment_type: fc.constantFrom('image' as const, 'pdf' as const, 'website' as const),
+      attachment: urls,
+      asked: fc.oneof(
+        fc.record({ fields: descriptions }),
+        fc.record({ repeatable_fields: repeatableFields }),
+        fc.record({ fields: descriptions, repeatable_fields: repeatableFields }),
+      ),
+    })
+    .map(({ asked, ...rest }) => ({ ...rest, ...asked })),
   check(params, response) {
-    const { fields, repeatable_fields } = response as { fields?: Record<string, string>; repeatable_fields?: Array<Record<string, string>> };
+    const { fields, repeatable_fields } = response as {
+      fields?: Record<string, string>;
+      repeatable_fields?: Array<Record<string, string>>;
+    };
     if (params.fields) expect(Object.keys(fields ?? {}).sort()).toEqual(Object.keys(params.fields).sort());
     else expect(fields).toBeUndefined();
     if (!params.repeatable_fields) {
@@ -659,15 +723,17 @@ const geometrySpec: fc.Arbitrary<GeometrySpec> = fc
       { objects_to_annotate: fc.array(labelText, { minLength: 1, maxLength: 4 }), min_width: boxSize, min_height: boxSize },
       { requiredKeys: ['objects_to_annotate'] },
     ),
-    fc.integer({ min: 1, max: 10 }).chain((min) =>
-      fc.record({ min_vertices: fc.constant(min), max_vertices: fc.integer({ min, max: min + 8 }) }, { requiredKeys: [] }),
-    ),
+    fc
+      .integer({ min: 1, max: 10 })
+      .chain((min) => fc.record({ min_vertices: fc.constant(min), max_vertices: fc.integer({ min, max: min + 8 }) }, { requiredKeys: [] })),
   )
   .map(([spec, bounds]) => ({ ...spec, ...bounds }));
 
 const geometries: fc.Arbitrary<Geometries> = fc
   .uniqueArray(fc.constantFrom(...GEOMETRY_KINDS), { minLength: 1, maxLength: 6 })
-  .chain((kinds) => fc.tuple(...kinds.map(() => geometrySpec)).map((specs) => Object.fromEntries(kinds.map((k, i) => [k, specs[i]])) as Geometries));
+  .chain((kinds) =>
+    fc.tuple(...kinds.map(() => geometrySpec)).map((specs) => Object.fromEntries(kinds.map((k, i) => [k, specs[i]])) as Geometries),
+  );
 
 const labelsOf = (given: Geometries) => [...new Set(Object.values(given).flatMap((spec) => spec.objects_to_annotate))];
 
@@ -734,12 +800,18 @@ describeType<ImageAnnotationParams>({
   check(params, response) {
     const { annotations } = response as Schemas['ImageAnnotationResponse'];
     checkGeometryCoverage(params.geometries, annotations);
-    for (const annotation of annotations) checkShape(annotation.type, annotation as unknown as Json, params.geometries[annotation.type] as GeometrySpec);
+    for (const annotation of annotations)
+      checkShape(annotation.type, annotation as unknown as Json, params.geometries[annotation.type] as GeometrySpec);
     expect(new Set(annotations.map((a) => a.uuid)).size).toBe(annotations.length);
-    checkAttributes(params.annotation_attributes, annotations, (i) => annotations[i]?.uuid ?? '', (i) => {
-      const a = annotations[i];
-      return a?.type === 'box' ? a : undefined;
-    });
+    checkAttributes(
+      params.annotation_attributes,
+      annotations,
+      (i) => annotations[i]?.uuid ?? '',
+      (i) => {
+        const a = annotations[i];
+        return a?.type === 'box' ? a : undefined;
+      },
+    );
   },
 });
 
@@ -757,7 +829,10 @@ describeType<VideoParams>({
         {
           media: fc.oneof(
             fc.record({ attachment: urls, attachment_type: fc.constant('video' as const) }, { requiredKeys: ['attachment'] }),
-            fc.record({ attachments: fc.array(urls, { minLength: 1, maxLength: 8 }), attachment_type: fc.constant('image' as const) }, { requiredKeys: ['attachments'] }),
+            fc.record(
+              { attachments: fc.array(urls, { minLength: 1, maxLength: 8 }), attachment_type: fc.constant('image' as const) },
+              { requiredKeys: ['attachments'] },
+            ),
           ),
           geometries: fc.constant(given),
           frame_rate: fc.integer({ min: 1, max: 60 }),
@@ -781,10 +856,15 @@ describeType<VideoParams>({
         checkShape(track.type, shape, params.geometries[track.type] as GeometrySpec);
       }
     }
-    checkAttributes(params.annotation_attributes, annotations, (i) => annotations[i]?.uuid ?? '', (i) => {
-      const track = annotations[i];
-      return track?.type === 'box' ? (track.frames[0] as unknown as Size) : undefined;
-    });
+    checkAttributes(
+      params.annotation_attributes,
+      annotations,
+      (i) => annotations[i]?.uuid ?? '',
+      (i) => {
+        const track = annotations[i];
+        return track?.type === 'box' ? (track.frames[0] as unknown as Size) : undefined;
+      },
+    );
     const wanted = [...new Set(params.events_to_annotate ?? [])];
     expect(events.map((e) => e.label).sort()).toEqual([...wanted].sort());
     expect(events.map((e) => e.start)).toEqual(events.map((e) => e.start).sort((a, b) => a - b));
@@ -823,7 +903,13 @@ type LeafField = FieldCommon &
     | { type: 'number'; use_slider?: boolean; min?: number; max?: number; step?: number }
     | { type: 'datetime'; include: DatePart[]; defaults?: Partial<Record<DatePart, number>> }
     | { type: 'category'; choices: ChoiceParam[]; min_choices?: number; max_choices?: number }
-    | { type: 'time_range'; default_seconds?: number[]; defaults_seconds?: number[]; increment_seconds?: number; default_from_field?: string }
+    | {
+        type: 'time_range';
+        default_seconds?: number[];
+        defaults_seconds?: number[];
+        increment_seconds?: number;
+        default_from_field?: string;
+      }
     | { type: 'select'; choices?: ChoiceValue[]; choices_from_field?: string }
     | { type: 'ranking_order'; first_label?: string; last_label?: string; num_items_to_rank?: number }
   );
@@ -853,13 +939,26 @@ const leafDrafts: fc.Arbitrary<LeafDraft> = fc.oneof(
   fc.record({ max_characters: fc.integer({ min: 1, max: 80 }) }, { requiredKeys: [] }).map((extra) => ({ type: 'text' as const, extra })),
   fc.constant({ type: 'boolean' as const, extra: {} }),
   fc
-    .record({ slider: fc.boolean(), min: decimals, span: fc.integer({ min: 0, max: 2000 }), step: fc.constantFrom(0.01, 0.1, 0.25, 0.5, 1, 2, 5, 7) }, { requiredKeys: ['slider'] })
+    .record(
+      {
+        slider: fc.boolean(),
+        min: decimals,
+        span: fc.integer({ min: 0, max: 2000 }),
+        step: fc.constantFrom(0.01, 0.1, 0.25, 0.5, 1, 2, 5, 7),
+      },
+      { requiredKeys: ['slider'] },
+    )
     .map(({ slider, min, span, step }) => {
       const lower = min ?? (slider ? 0 : undefined);
       const upper = span === undefined && !slider ? undefined : Math.round(((lower ?? 0) + (span ?? 100) / 10) * 100) / 100;
       return {
         type: 'number' as const,
-        extra: { ...(slider ? { use_slider: true } : {}), ...(lower !== undefined ? { min: lower } : {}), ...(upper !== undefined ? { max: upper } : {}), ...(step !== undefined ? { step } : {}) },
+        extra: {
+          ...(slider ? { use_slider: true } : {}),
+          ...(lower !== undefined ? { min: lower } : {}),
+          ...(upper !== undefined ? { max: upper } : {}),
+          ...(step !== undefined ? { step } : {}),
+        },
       };
     }),
   fc
@@ -867,7 +966,13 @@ const leafDrafts: fc.Arbitrary<LeafDraft> = fc.oneof(
       {
         include: fc.uniqueArray(fc.constantFrom(...DATE_PARTS), { minLength: 1, maxLength: 5 }),
         defaults: fc.record(
-          { year: fc.integer({ min: 1, max: 9999 }), month: fc.integer({ min: 1, max: 12 }), day: fc.integer({ min: 1, max: 31 }), hour: fc.integer({ min: 0, max: 23 }), minute: fc.integer({ min: 0, max: 59 }) },
+          {
+            year: fc.integer({ min: 1, max: 9999 }),
+            month: fc.integer({ min: 1, max: 12 }),
+            day: fc.integer({ min: 1, max: 31 }),
+            hour: fc.integer({ min: 0, max: 23 }),
+            minute: fc.integer({ min: 0, max: 59 }),
+          },
           { requiredKeys: [] },
         ),
       },
@@ -879,7 +984,12 @@ const leafDrafts: fc.Arbitrary<LeafDraft> = fc.oneof(
       {
         choices: fc.array(
           fc.record(
-            { label: texts, numeric: fc.boolean(), hint: texts, sub: fc.array(fc.record({ label: texts, numeric: fc.boolean() }), { minLength: 1, maxLength: 3 }) },
+            {
+              label: texts,
+              numeric: fc.boolean(),
+              hint: texts,
+              sub: fc.array(fc.record({ label: texts, numeric: fc.boolean() }), { minLength: 1, maxLength: 3 }),
+            },
             { requiredKeys: ['label', 'numeric'] },
           ),
           { minLength: 1, maxLength: 4 },
@@ -891,12 +1001,18 @@ const leafDrafts: fc.Arbitrary<LeafDraft> = fc.oneof(
     )
     .map(({ choices, min, extra }) => ({
       type: 'category' as const,
-      extra: { choiceDrafts: choices, ...(min !== undefined ? { min_choices: min } : {}), ...(extra !== undefined ? { max_choices: (min ?? 1) + extra } : {}) },
+      extra: {
+        choiceDrafts: choices,
+        ...(min !== undefined ? { min_choices: min } : {}),
+        ...(extra !== undefined ? { max_choices: (min ?? 1) + extra } : {}),
+      },
     })),
   fc
     .record(
       {
-        ends: fc.tuple(fc.integer({ min: 0, max: 172800 }), fc.integer({ min: 0, max: 172800 })).map((pair) => pair.map((n) => n / 2).sort((a, b) => a - b)),
+        ends: fc
+          .tuple(fc.integer({ min: 0, max: 172800 }), fc.integer({ min: 0, max: 172800 }))
+          .map((pair) => pair.map((n) => n / 2).sort((a, b) => a - b)),
         spelling: fc.constantFrom('default_seconds', 'defaults_seconds'),
         increment: fc.oneof(fc.integer({ min: 1, max: 3600 }), fc.constantFrom(1.5, 2.5, 7.25)),
         fromField: fc.boolean(),
@@ -909,7 +1025,13 @@ const leafDrafts: fc.Arbitrary<LeafDraft> = fc.oneof(
     })),
   fc
     .record(
-      { choices: fc.uniqueArray(fc.oneof(fc.string({ minLength: 1, maxLength: 6 }), fc.integer({ min: -50, max: 50 })), { minLength: 1, maxLength: 4 }), fromField: fc.boolean() },
+      {
+        choices: fc.uniqueArray(fc.oneof(fc.string({ minLength: 1, maxLength: 6 }), fc.integer({ min: -50, max: 50 })), {
+          minLength: 1,
+          maxLength: 4,
+        }),
+        fromField: fc.boolean(),
+      },
       { requiredKeys: ['fromField'] },
     )
     .map(({ choices, fromField }) => ({ type: 'select' as const, extra: { ...(choices ? { choices } : {}), fromField } })),
@@ -919,7 +1041,12 @@ const leafDrafts: fc.Arbitrary<LeafDraft> = fc.oneof(
 );
 
 const commonDrafts = fc.record(
-  { title: texts, description: texts, required: fc.boolean(), responses: fc.tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 2 }), fc.boolean()) },
+  {
+    title: texts,
+    description: texts,
+    required: fc.boolean(),
+    responses: fc.tuple(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 0, max: 2 }), fc.boolean()),
+  },
   { requiredKeys: ['title'] },
 );
 type CommonDraft = typeof commonDrafts extends fc.Arbitrary<infer T> ? T : never;
@@ -950,7 +1077,11 @@ function commonPart(draft: CommonDraft, fieldId: string): FieldCommon {
     title: draft.title,
     ...(draft.description !== undefined ? { description: draft.description } : {}),
     ...(draft.required !== undefined ? { required: draft.required } : {}),
-    ...(draft.responses ? (onlyMax ? { max_responses_required: min + extra } : { min_responses_required: min, max_responses_required: min + extra }) : {}),
+    ...(draft.responses
+      ? onlyMax
+        ? { max_responses_required: min + extra }
+        : { min_responses_required: min, max_responses_required: min + extra }
+      : {}),
   };
 }
 
@@ -981,32 +1112,53 @@ function wireFields(drafts: ReadonlyArray<[CommonDraft, LeafDraft, Link]>, ids: 
     const categories = wired.filter((f): f is Extract<LeafField, { type: 'category' }> => f.type === 'category');
     const conditions = conditionOn(link, categories);
     const withConditions = { ...base, ...(conditions ? { conditions } : {}) };
-    const { fromField, choiceDrafts, rank, ...extra } = draft.extra as Json & { fromField?: boolean; choiceDrafts?: ChoiceDraft[]; rank?: number };
+    const { fromField, choiceDrafts, rank, ...extra } = draft.extra as Json & {
+      fromField?: boolean;
+      choiceDrafts?: ChoiceDraft[];
+      rank?: number;
+    };
     const earlier = wired[link.target % Math.max(1, wired.length)];
     switch (draft.type) {
       case 'category': {
-        const choices = (choiceDrafts ?? []).map((c): ChoiceParam => ({
-          label: c.label,
-          value: ids.nextValue(c.numeric),
-          ...(c.hint !== undefined ? { hint: c.hint } : {}),
-          ...(c.sub ? { subchoices: c.sub.map((s) => ({ label: s.label, value: ids.nextValue(s.numeric) })) } : {}),
-        }));
+        const choices = (choiceDrafts ?? []).map(
+          (c): ChoiceParam => ({
+            label: c.label,
+            value: ids.nextValue(c.numeric),
+            ...(c.hint !== undefined ? { hint: c.hint } : {}),
+            ...(c.sub ? { subchoices: c.sub.map((s) => ({ label: s.label, value: ids.nextValue(s.numeric) })) } : {}),
+          }),
+        );
         wired.push({ ...withConditions, type: 'category', choices, ...(extra as { min_choices?: number; max_choices?: number }) });
         break;
       }
       case 'select': {
         const from = fromField && earlier ? { choices_from_field: earlier.field_id } : {};
         const choices = (extra as { choices?: ChoiceValue[] }).choices;
-        wired.push({ ...withConditions, type: 'select', ...(choices || !('choices_from_field' in from) ? { choices: choices ?? ['only option'] } : {}), ...from });
+        wired.push({
+          ...withConditions,
+          type: 'select',
+          ...(choices || !('choices_from_field' in from) ? { choices: choices ?? ['only option'] } : {}),
+          ...from,
+        });
         break;
       }
       case 'time_range': {
         const earlierRange = wired.find((f) => f.type === 'time_range');
-        wired.push({ ...withConditions, type: 'time_range', ...extra, ...(fromField && earlierRange ? { default_from_field: earlierRange.field_id } : {}) });
+        wired.push({
+          ...withConditions,
+          type: 'time_range',
+          ...extra,
+          ...(fromField && earlierRange ? { default_from_field: earlierRange.field_id } : {}),
+        });
         break;
       }
       case 'ranking_order':
-        wired.push({ ...withConditions, type: 'ranking_order', ...extra, ...(rank !== undefined ? { num_items_to_rank: 1 + (rank % attachmentCount) } : {}) });
+        wired.push({
+          ...withConditions,
+          type: 'ranking_order',
+          ...extra,
+          ...(rank !== undefined ? { num_items_to_rank: 1 + (rank % attachmentCount) } : {}),
+        });
         break;
       default:
         wired.push({ ...withConditions, type: draft.type, ...extra } as LeafField);
@@ -1025,12 +1177,18 @@ const formDrafts = fc.array(
   { minLength: 1, maxLength: 3 },
 );
 
-function wireForms(drafts: typeof formDrafts extends fc.Arbitrary<infer T> ? T : never, ids: FieldIds, attachmentCount: number): FormFieldParam[] {
+function wireForms(
+  drafts: typeof formDrafts extends fc.Arbitrary<infer T> ? T : never,
+  ids: FieldIds,
+  attachmentCount: number,
+): FormFieldParam[] {
   const forms: FormFieldParam[] = [];
   for (const draft of drafts) {
     const base = commonPart(draft.common, ids.next());
     // A form may be shown depending on a category answered in an earlier form.
-    const earlierCategories = forms.flatMap((f) => f.fields.flatMap((c) => (c.type === 'fieldset' ? c.fields : [c]))).filter((f): f is Extract<LeafField, { type: 'category' }> => f.type === 'category');
+    const earlierCategories = forms
+      .flatMap((f) => f.fields.flatMap((c) => (c.type === 'fieldset' ? c.fields : [c])))
+      .filter((f): f is Extract<LeafField, { type: 'category' }> => f.type === 'category');
     const conditions = conditionOn(draft.link, earlierCategories);
     // FieldSet children are siblings of the form's other children (they answer under their own ids).
     const all = wireFields([...draft.children, ...(draft.fieldset?.[1] ?? [])], ids, attachmentCount);
@@ -1040,7 +1198,12 @@ function wireForms(drafts: typeof formDrafts extends fc.Arbitrary<infer T> ? T :
       ...base,
       ...(conditions ? { conditions } : {}),
       type: 'form',
-      fields: [...children, ...(grouped.length > 0 ? [{ type: 'fieldset' as const, incline: true as const, title: draft.fieldset?.[0] ?? 'Group', fields: grouped }] : [])],
+      fields: [
+        ...children,
+        ...(grouped.length > 0
+          ? [{ type: 'fieldset' as const, incline: true as const, title: draft.fieldset?.[0] ?? 'Group', fields: grouped }]
+          : []),
+      ],
     });
   }
   return forms;
@@ -1055,7 +1218,12 @@ const textCollectionParams: fc.Arbitrary<TextCollectionParams> = fc.integer({ mi
           formDrafts.map((drafts): TopField[] => wireForms(drafts, new FieldIds(), attachmentCount)),
         ),
         attachments: fc.array(
-          fc.tuple(fc.constantFrom('text', 'markdown', 'image', 'video', 'audio', 'website', 'pdf'), texts, urls, fc.option(fc.nat(), { nil: undefined })),
+          fc.tuple(
+            fc.constantFrom('text', 'markdown', 'image', 'video', 'audio', 'website', 'pdf'),
+            texts,
+            urls,
+            fc.option(fc.nat(), { nil: undefined }),
+          ),
           { minLength: attachmentCount, maxLength: attachmentCount },
         ),
         title: texts,
@@ -1087,22 +1255,35 @@ const valuesIn = (answer: unknown): ChoiceValue[] =>
 
 function conditionsHold(conditions: ConditionSet[] | undefined, selectedIn: (fieldId: string) => ChoiceValue[]): boolean {
   if (!conditions) return true;
-  const any = (wanted: ChoiceValue | ChoiceValue[], selected: ChoiceValue[]) => (Array.isArray(wanted) ? wanted : [wanted]).some((w) => selected.includes(w));
+  const any = (wanted: ChoiceValue | ChoiceValue[], selected: ChoiceValue[]) =>
+    (Array.isArray(wanted) ? wanted : [wanted]).some((w) => selected.includes(w));
   return conditions.some((set) =>
-    Object.entries(set).every(([id, wanted]) => (isRecord(wanted) ? !any(wanted.not as ChoiceValue | ChoiceValue[], selectedIn(id)) : any(wanted, selectedIn(id)))),
+    Object.entries(set).every(([id, wanted]) =>
+      isRecord(wanted) ? !any(wanted.not as ChoiceValue | ChoiceValue[], selectedIn(id)) : any(wanted, selectedIn(id)),
+    ),
   );
 }
 
-const flattenFieldSets = (fields: ReadonlyArray<LeafField | FieldSetParam>): LeafField[] => fields.flatMap((f) => (f.type === 'fieldset' ? f.fields : [f]));
+const flattenFieldSets = (fields: ReadonlyArray<LeafField | FieldSetParam>): LeafField[] =>
+  fields.flatMap((f) => (f.type === 'fieldset' ? f.fields : [f]));
 const daysInMonth = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
 
 /**
  * Every shown field is answered within its bounds (a test task fills in the whole form), every
  * hidden field is absent; `outer` gives the selections of fields outside this list.
  */
-function checkFieldAnswers(fields: ReadonlyArray<TopField>, answers: Json, outer: (fieldId: string) => ChoiceValue[], attachmentCount: number): void {
+function checkFieldAnswers(
+  fields: ReadonlyArray<TopField>,
+  answers: Json,
+  outer: (fieldId: string) => ChoiceValue[],
+  attachmentCount: number,
+): void {
   const local = (id: string) => (fields.some((f) => f.field_id === id) ? valuesIn(answers[id]) : outer(id));
-  for (const id of Object.keys(answers)) expect(fields.map((f) => f.field_id), 'answers only name fields').toContain(id);
+  for (const id of Object.keys(answers))
+    expect(
+      fields.map((f) => f.field_id),
+      'answers only name fields',
+    ).toContain(id);
   for (const field of fields) {
     const shown = conditionsHold(field.conditions, local);
     const present = Object.hasOwn(answers, field.field_id);
@@ -1110,7 +1291,8 @@ function checkFieldAnswers(fields: ReadonlyArray<TopField>, answers: Json, outer
       expect(present, `${field.field_id} is hidden by its conditions, so it has no answer`).toBe(false);
       continue;
     }
-    const options = field.type === 'select' ? [...(field.choices ?? []), ...(field.choices_from_field ? local(field.choices_from_field) : [])] : [];
+    const options =
+      field.type === 'select' ? [...(field.choices ?? []), ...(field.choices_from_field ? local(field.choices_from_field) : [])] : [];
     if (field.type === 'select' && options.length === 0) {
       expect(present, `${field.field_id} has nothing to select`).toBe(false);
       continue;
@@ -1129,7 +1311,13 @@ function checkFieldAnswers(fields: ReadonlyArray<TopField>, answers: Json, outer
   }
 }
 
-function checkOneAnswer(field: TopField, answer: unknown, options: ChoiceValue[], outer: (fieldId: string) => ChoiceValue[], attachmentCount: number): void {
+function checkOneAnswer(
+  field: TopField,
+  answer: unknown,
+  options: ChoiceValue[],
+  outer: (fieldId: string) => ChoiceValue[],
+  attachmentCount: number,
+): void {
   switch (field.type) {
     case 'text':
       expect(typeof answer).toBe('string');
@@ -1207,7 +1395,10 @@ describeType<TextCollectionParams>({
     // Outside a form, a field id answers for its selections wherever it was answered (every filling of a form).
     const everywhere = (id: string): ChoiceValue[] => [
       ...valuesIn(annotations[id]),
-      ...Object.values(annotations).flatMap((a) => (Array.isArray(a) ? a : [a])).filter(isRecord).flatMap((filling) => valuesIn(filling[id])),
+      ...Object.values(annotations)
+        .flatMap((a) => (Array.isArray(a) ? a : [a]))
+        .filter(isRecord)
+        .flatMap((filling) => valuesIn(filling[id])),
     ];
     checkFieldAnswers(params.fields, annotations, everywhere, params.attachments.length);
   },
@@ -1228,8 +1419,22 @@ describe('textcollection in test mode: forms filled several times, pre-filled da
           min_responses_required: 3,
           max_responses_required: 3,
           fields: [
-            { type: 'category', field_id: 'kind', title: 'Kind', choices: [{ label: 'Food', value: 'food' }, { label: 'Other', value: 'other' }] },
-            { type: 'category', field_id: 'diet', title: 'Diet', choices: [{ label: 'Vegan', value: 'vegan' }], conditions: [{ kind: 'food' }] },
+            {
+              type: 'category',
+              field_id: 'kind',
+              title: 'Kind',
+              choices: [
+                { label: 'Food', value: 'food' },
+                { label: 'Other', value: 'other' },
+              ],
+            },
+            {
+              type: 'category',
+              field_id: 'diet',
+              title: 'Diet',
+              choices: [{ label: 'Vegan', value: 'vegan' }],
+              conditions: [{ kind: 'food' }],
+            },
             { type: 'boolean', field_id: 'certified', title: 'Certified vegan', conditions: [{ diet: 'vegan' }] },
           ],
         },
@@ -1248,7 +1453,13 @@ describe('textcollection in test mode: forms filled several times, pre-filled da
   });
 
   it('keeps pre-filled date parts, but a pre-filled day the month lacks becomes its last day', () => {
-    const dateField = (field_id: string, include: DatePart[], defaults: Partial<Record<DatePart, number>>): LeafField => ({ type: 'datetime', field_id, title: field_id, include, defaults });
+    const dateField = (field_id: string, include: DatePart[], defaults: Partial<Record<DatePart, number>>): LeafField => ({
+      type: 'datetime',
+      field_id,
+      title: field_id,
+      include,
+      defaults,
+    });
     const params: TextCollectionParams = {
       attachments: [{ type: 'text', content: 'Diary' }],
       fields: [
@@ -1281,11 +1492,14 @@ const nerAttributes = fc.dictionary(
     {
       type: fc.constant('select' as const),
       display_name: texts,
-      options: fc.uniqueArray(fc.record({ value: fc.string({ minLength: 1, maxLength: 8 }), display_name: texts }, { requiredKeys: ['value'] }), {
-        minLength: 1,
-        maxLength: 3,
-        selector: (o) => o.value,
-      }),
+      options: fc.uniqueArray(
+        fc.record({ value: fc.string({ minLength: 1, maxLength: 8 }), display_name: texts }, { requiredKeys: ['value'] }),
+        {
+          minLength: 1,
+          maxLength: 3,
+          selector: (o) => o.value,
+        },
+      ),
     },
     { requiredKeys: ['options'] },
   ),
@@ -1294,15 +1508,30 @@ const nerAttributes = fc.dictionary(
 const entityBases = fc.constantFrom('PERSON', 'ORG', 'CITY', 'COUNTRY', 'DATE', 'MONEY', '__proto__');
 const labelDrafts = fc.array(
   fc.record(
-    { base: entityBases, attributes: nerAttributes, children: fc.array(fc.record({ base: entityBases, attributes: nerAttributes }, { requiredKeys: ['base'] }), { minLength: 1, maxLength: 3 }) },
+    {
+      base: entityBases,
+      attributes: nerAttributes,
+      children: fc.array(fc.record({ base: entityBases, attributes: nerAttributes }, { requiredKeys: ['base'] }), {
+        minLength: 1,
+        maxLength: 3,
+      }),
+    },
     { requiredKeys: ['base'] },
   ),
   { minLength: 1, maxLength: 4 },
 );
 
-const word = fc.oneof(fc.stringMatching(/^[A-Za-z][a-z]{0,8}[.,]?$/), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 4 }).filter((w) => !/\s/u.test(w)));
+const word = fc.oneof(
+  fc.stringMatching(/^[A-Za-z][a-z]{0,8}[.,]?$/),
+  fc.string({ unit: 'grapheme', minLength: 1, maxLength: 4 }).filter((w) => !/\s/u.test(w)),
+);
 const nerTexts = fc.oneof(
-  { weight: 3, arbitrary: fc.array(fc.tuple(word, fc.constantFrom(' ', ' ', '  ', '\n', '\t', '\u00a0')), { minLength: 1, maxLength: 25 }).map((parts) => parts.map(([w, s]) => w + s).join('')) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .array(fc.tuple(word, fc.constantFrom(' ', ' ', '  ', '\n', '\t', '\u00a0')), { minLength: 1, maxLength: 25 })
+      .map((parts) => parts.map(([w, s]) => w + s).join('')),
+  },
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }) },
 );
 
@@ -1318,24 +1547,35 @@ const nerParams: fc.Arbitrary<NerParams> = labelDrafts
     return drafts.map((d) => ({
       name: name(d.base),
       ...(d.attributes ? { attributes: d.attributes } : {}),
-      ...(d.children ? { children: d.children.map((c) => ({ name: name(c.base), ...(c.attributes ? { attributes: c.attributes } : {}) })) } : {}),
+      ...(d.children
+        ? { children: d.children.map((c) => ({ name: name(c.base), ...(c.attributes ? { attributes: c.attributes } : {}) })) }
+        : {}),
     }));
   })
   .chain((labels) => {
     const names = allEntityLabels(labels).map((l) => l.name);
     const ends = fc.record({ source_label: fc.constantFrom(...names), target_label: fc.constantFrom(...names) }, { requiredKeys: [] });
     const named = fc.uniqueArray(
-      fc.tuple(keys, ends, fc.record({ is_directed: fc.boolean(), display_name: texts }, { requiredKeys: [] })).map(([relName, e, more]) => ({ name: relName, ...e, ...more })),
+      fc
+        .tuple(keys, ends, fc.record({ is_directed: fc.boolean(), display_name: texts }, { requiredKeys: [] }))
+        .map(([relName, e, more]) => ({ name: relName, ...e, ...more })),
       { maxLength: 3, selector: (r) => r.name },
     );
-    const unnamed = fc.array(fc.tuple(ends, fc.option(texts, { nil: undefined })).map(([e, display]) => ({ ...e, ...(display ? { display_name: display } : {}) })), { maxLength: 3 });
-    return fc.record({ text: nerTexts, labels: fc.constant(labels), relationships: fc.oneof(named, unnamed) }, { requiredKeys: ['text', 'labels'] });
+    const unnamed = fc.array(
+      fc.tuple(ends, fc.option(texts, { nil: undefined })).map(([e, display]) => ({ ...e, ...(display ? { display_name: display } : {}) })),
+      { maxLength: 3 },
+    );
+    return fc.record(
+      { text: nerTexts, labels: fc.constant(labels), relationships: fc.oneof(named, unnamed) },
+      { requiredKeys: ['text', 'labels'] },
+    );
   });
 
 describeType<NerParams>({
   type: 'namedentityrecognition',
   prefix: 'NamedEntityRecognition',
-  story: 'labels spans inside the text (text equals the slice start..end in code points) and relates existing spans as the definitions allow',
+  story:
+    'labels spans inside the text (text equals the slice start..end in code points) and relates existing spans as the definitions allow',
   params: nerParams,
   check(params, response) {
     const { annotations, relationships } = response as Schemas['NamedEntityRecognitionResponse'];
@@ -1343,7 +1583,9 @@ describeType<NerParams>({
     const labels = allEntityLabels(params.labels);
     let previousEnd = 0;
     for (const a of annotations) {
-      expect(0 <= a.start && a.start < a.end && a.end <= text.length, `span ${a.start}..${a.end} inside ${text.length} code points`).toBe(true);
+      expect(0 <= a.start && a.start < a.end && a.end <= text.length, `span ${a.start}..${a.end} inside ${text.length} code points`).toBe(
+        true,
+      );
       expect(a.start, 'spans in order of start, not overlapping').toBeGreaterThanOrEqual(previousEnd);
       previousEnd = a.end;
       expect(a.text).toBe(text.slice(a.start, a.end).join(''));
@@ -1357,7 +1599,8 @@ describeType<NerParams>({
     }
     expect(new Set(annotations.map((a) => a.id)).size).toBe(annotations.length);
     const words = params.text.split(/\s+/u).filter((w) => w.length > 0).length;
-    if (words >= labels.length) expect(new Set(annotations.map((a) => a.label)).size, 'every label used when there are enough words').toBe(labels.length);
+    if (words >= labels.length)
+      expect(new Set(annotations.map((a) => a.label)).size, 'every label used when there are enough words').toBe(labels.length);
 
     const labelOf = new Map(annotations.map((a) => [a.id, a.label]));
     const definitions = params.relationships ?? [];
@@ -1367,7 +1610,9 @@ describeType<NerParams>({
       const target = labelOf.get(r.target_ref);
       expect(source !== undefined && target !== undefined, 'relationships join existing spans').toBe(true);
       const fits = (d: NerRelationship, from = source, to = target) => (d.source_label ?? from) === from && (d.target_label ?? to) === to;
-      const allowed = definitions.filter((d) => d.name === r.name).some((d) => fits(d) || (!flag(d.is_directed) && fits(d, target, source)));
+      const allowed = definitions
+        .filter((d) => d.name === r.name)
+        .some((d) => fits(d) || (!flag(d.is_directed) && fits(d, target, source)));
       expect(allowed, `relationship ${JSON.stringify(r)} matches a definition`).toBe(true);
     }
     expect(new Set(relationships.map((r) => r.id)).size).toBe(relationships.length);
@@ -1388,7 +1633,11 @@ describeType<DocumentParams>({
     {
       attachment: urls,
       attachment_type: fc.constantFrom('pdf' as const, 'image' as const),
-      features: fc.uniqueArray(fc.record({ name: labelText, description: texts }, { requiredKeys: ['name'] }), { minLength: 1, maxLength: 40, selector: (f) => f.name }),
+      features: fc.uniqueArray(fc.record({ name: labelText, description: texts }, { requiredKeys: ['name'] }), {
+        minLength: 1,
+        maxLength: 40,
+        selector: (f) => f.name,
+      }),
     },
     { requiredKeys: ['attachment'] },
   ),
@@ -1399,7 +1648,10 @@ describeType<DocumentParams>({
     const labels = annotations.flatMap((a) => (a.label === undefined ? [] : [a.label]));
     for (const label of labels) expect(names).toContain(label);
     expect(new Set(labels)).toEqual(new Set(names));
-    expect(annotations.map((a) => a.top), 'reading order: top to bottom').toEqual(annotations.map((a) => a.top).sort((a, b) => a - b));
+    expect(
+      annotations.map((a) => a.top),
+      'reading order: top to bottom',
+    ).toEqual(annotations.map((a) => a.top).sort((a, b) => a - b));
     for (const region of annotations) {
       expect(region.page).toBe(1);
       expectBoxInside(region, page);
@@ -1417,7 +1669,11 @@ describeType<LidarParams>({
   prefix: 'LidarSegmentation',
   story: 'labels the points of every frame, one entry per attachment, as indexes into the task labels or -1',
   params: fc.record(
-    { attachments: fc.array(urls, { minLength: 1, maxLength: 5 }), attachment_type: fc.constant('json' as const), labels: uniqueLabels(40) },
+    {
+      attachments: fc.array(urls, { minLength: 1, maxLength: 5 }),
+      attachment_type: fc.constant('json' as const),
+      labels: uniqueLabels(40),
+    },
     { requiredKeys: ['attachments', 'labels'] },
   ),
   check(params, response) {
@@ -1427,7 +1683,8 @@ describeType<LidarParams>({
     for (const { point_labels } of frames) {
       expect(point_labels.length).toBe(NOMINAL_LIDAR_POINTS);
       for (const index of point_labels) expect(Number.isInteger(index) && index >= -1 && index < labels.length).toBe(true);
-      if (labels.length <= NOMINAL_LIDAR_POINTS) expect(new Set(point_labels.filter((i) => i >= 0)).size, 'every label used').toBe(labels.length);
+      if (labels.length <= NOMINAL_LIDAR_POINTS)
+        expect(new Set(point_labels.filter((i) => i >= 0)).size, 'every label used').toBe(labels.length);
     }
   },
 });

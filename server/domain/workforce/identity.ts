@@ -52,7 +52,10 @@ export interface WorkerRepository {
   /** The worker that is not removed with this address (any letter case), with its password hash. */
   findByEmail(email: string): Promise<{ worker: WorkerRecord; passwordHash: string | null } | null>;
   /** Workers of one workforce (an account's, or the operator's: null), newest first, after a position. */
-  list(accountId: string | null, filter: { status?: WorkerStatus; limit: number; after?: { createdAt: Date; workerId: string } }): Promise<WorkerRecord[]>;
+  list(
+    accountId: string | null,
+    filter: { status?: WorkerStatus; limit: number; after?: { createdAt: Date; workerId: string } },
+  ): Promise<WorkerRecord[]>;
   update(worker: WorkerRecord): Promise<void>;
   setPassword(workerId: string, passwordHash: string): Promise<void>;
   insertToken(token: WorkerTokenRecord): Promise<void>;
@@ -91,7 +94,13 @@ const newTokenId = () => 'wtk_' + randomBytes(12).toString('hex');
 const newTokenSecret = (kind: TokenKind) => (kind === 'session' ? 'wks_' : 'wka_') + randomBytes(32).toString('base64url');
 const hashToken = (token: string) => sha256(token);
 
-export const principalOf = (w: WorkerRecord): WorkerPrincipal => ({ workerId: w.workerId, accountId: w.accountId, roles: w.roles, calibrator: w.calibrator, status: w.status });
+export const principalOf = (w: WorkerRecord): WorkerPrincipal => ({
+  workerId: w.workerId,
+  accountId: w.accountId,
+  roles: w.roles,
+  calibrator: w.calibrator,
+  status: w.status,
+});
 
 export interface NewWorker {
   accountId: string | null;
@@ -109,17 +118,25 @@ function checkPassword(password: string): void {
 }
 
 /** ajv-formats' `email` (the contract's format), so that every stored address is one the contract shows. */
-const emailPattern = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
+const emailPattern =
+  /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/i;
 
 function checkNewWorker(w: NewWorker): void {
-  if (!emailPattern.test(w.email) || w.email.length > 254) throw invalid(`email must be an e-mail address of at most 254 characters, not "${w.email.slice(0, 300)}".`);
+  if (!emailPattern.test(w.email) || w.email.length > 254)
+    throw invalid(`email must be an e-mail address of at most 254 characters, not "${w.email.slice(0, 300)}".`);
   if (!w.displayName.trim() || w.displayName.length > 100) throw invalid('display_name must be 1 to 100 characters long.');
   if (w.roles.length === 0) throw invalid('roles must name at least one role (labeler, reviewer, lead).');
-  for (const r of w.roles) if (!['labeler', 'reviewer', 'lead'].includes(r)) throw invalid(`roles: "${r}" is not a role (labeler, reviewer, lead).`);
+  for (const r of w.roles)
+    if (!['labeler', 'reviewer', 'lead'].includes(r)) throw invalid(`roles: "${r}" is not a role (labeler, reviewer, lead).`);
   if (w.password !== undefined) checkPassword(w.password);
 }
 
-export async function createWorker(store: IdentityStore, input: NewWorker, settings: IdentitySettings, now: Date): Promise<{ worker: WorkerRecord; generatedPassword?: string }> {
+export async function createWorker(
+  store: IdentityStore,
+  input: NewWorker,
+  settings: IdentitySettings,
+  now: Date,
+): Promise<{ worker: WorkerRecord; generatedPassword?: string }> {
   checkNewWorker(input);
   const password = input.password ?? generatePassword();
   const worker: WorkerRecord = {
@@ -136,7 +153,8 @@ export async function createWorker(store: IdentityStore, input: NewWorker, setti
   try {
     await store.workers.insert(worker, await hashPassword(password, settings.passwordCost));
   } catch (err) {
-    if (err instanceof EmailTaken) throw new DomainError('conflict', `The e-mail address ${input.email} is already used by another worker.`, 'email_taken');
+    if (err instanceof EmailTaken)
+      throw new DomainError('conflict', `The e-mail address ${input.email} is already used by another worker.`, 'email_taken');
     throw err;
   }
   return { worker, ...(input.password === undefined ? { generatedPassword: password } : {}) };
@@ -153,7 +171,13 @@ export interface SessionGrant {
  * Logs in: a session token, or null for a wrong address or password, a worker without a password,
  * or a removed worker (the caller cannot tell which). An unknown address costs a hash check too.
  */
-export async function login(store: IdentityStore, email: string, password: string, settings: IdentitySettings, now: Date): Promise<SessionGrant | null> {
+export async function login(
+  store: IdentityStore,
+  email: string,
+  password: string,
+  settings: IdentitySettings,
+  now: Date,
+): Promise<SessionGrant | null> {
   const found = await store.workers.findByEmail(email);
   const hash = found?.passwordHash ?? (await decoyHash(settings.passwordCost));
   const ok = await verifyPassword(password, hash);
@@ -190,7 +214,8 @@ export async function checkToken(store: IdentityStore, token: string, settings: 
   if (!found || found.token.revokedAt) return { ok: false, reason: 'unknown' };
   const { token: record, worker } = found;
   if (worker.status === 'removed') return { ok: false, reason: 'worker_removed' };
-  if (record.expiresAt && record.expiresAt.getTime() <= now.getTime()) return { ok: false, reason: record.kind === 'session' ? 'session_expired' : 'unknown' };
+  if (record.expiresAt && record.expiresAt.getTime() <= now.getTime())
+    return { ok: false, reason: record.kind === 'session' ? 'session_expired' : 'unknown' };
   const touchEveryMs = Math.min(60_000, settings.sessionTtlMs / 20);
   if (!record.lastUsedAt || now.getTime() - record.lastUsedAt.getTime() >= touchEveryMs) {
     const expiresAt =
@@ -208,7 +233,12 @@ export async function logout(store: IdentityStore, workerId: string, tokenId: st
   await store.workers.revokeToken(workerId, tokenId, 'session', now);
 }
 
-export async function createApiToken(store: IdentityStore, workerId: string, input: { name: string; expiresAt?: Date }, now: Date): Promise<{ record: WorkerTokenRecord; token: string }> {
+export async function createApiToken(
+  store: IdentityStore,
+  workerId: string,
+  input: { name: string; expiresAt?: Date },
+  now: Date,
+): Promise<{ record: WorkerTokenRecord; token: string }> {
   if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) throw invalid('expires_at must lie in the future.');
   return store.transaction(async ({ workers }) => {
     // The worker's row is the lock: two creations at once cannot both pass the limit.
@@ -252,12 +282,19 @@ export interface WorkerChanges {
   status?: 'active' | 'paused';
 }
 
-export async function changeWorker(store: IdentityStore, accountId: string | null, workerId: string, changes: WorkerChanges): Promise<WorkerRecord> {
+export async function changeWorker(
+  store: IdentityStore,
+  accountId: string | null,
+  workerId: string,
+  changes: WorkerChanges,
+): Promise<WorkerRecord> {
   return store.transaction(async ({ workers }) => {
     const worker = await workerOf({ ...store, workers }, accountId, workerId);
     if (worker.status === 'removed') throw invalid(`Worker ${workerId} was removed and cannot be changed.`);
-    if (changes.displayName !== undefined && (!changes.displayName.trim() || changes.displayName.length > 100)) throw invalid('display_name must be 1 to 100 characters long.');
-    if (changes.roles !== undefined) checkNewWorker({ accountId, email: worker.email, displayName: worker.displayName, roles: changes.roles, calibrator: false });
+    if (changes.displayName !== undefined && (!changes.displayName.trim() || changes.displayName.length > 100))
+      throw invalid('display_name must be 1 to 100 characters long.');
+    if (changes.roles !== undefined)
+      checkNewWorker({ accountId, email: worker.email, displayName: worker.displayName, roles: changes.roles, calibrator: false });
     const changed: WorkerRecord = {
       ...worker,
       ...(changes.displayName !== undefined ? { displayName: changes.displayName } : {}),
@@ -310,7 +347,11 @@ export interface WorkerPage {
 }
 
 /** One page of a workforce's workers, newest first; next_token bound to the workforce and filter. */
-export async function listWorkers(store: IdentityStore, accountId: string | null, filter: { status?: WorkerStatus; limit: number; nextToken?: string }): Promise<WorkerPage> {
+export async function listWorkers(
+  store: IdentityStore,
+  accountId: string | null,
+  filter: { status?: WorkerStatus; limit: number; nextToken?: string },
+): Promise<WorkerPage> {
   const binding = sha256(JSON.stringify(['workers', accountId, filter.status ?? null])).slice(0, 16);
   let after: { createdAt: Date; workerId: string } | undefined;
   if (filter.nextToken) {
@@ -320,18 +361,24 @@ export async function listWorkers(store: IdentityStore, accountId: string | null
     } catch {
       // not a token: refused below
     }
-    if (typeof decoded.c !== 'number' || typeof decoded.i !== 'string' || !/^wkr_[0-9a-f]{24}$/.test(decoded.i)) throw invalid('next_token is not a token of this API.');
+    if (typeof decoded.c !== 'number' || typeof decoded.i !== 'string' || !/^wkr_[0-9a-f]{24}$/.test(decoded.i))
+      throw invalid('next_token is not a token of this API.');
     if (decoded.b !== binding) throw invalid('next_token belongs to another query: repeat the request with the same filters and API key.');
     after = { createdAt: new Date(decoded.c), workerId: decoded.i };
   }
-  const rows = await store.workers.list(accountId, { ...(filter.status ? { status: filter.status } : {}), limit: filter.limit + 1, ...(after ? { after } : {}) });
+  const rows = await store.workers.list(accountId, {
+    ...(filter.status ? { status: filter.status } : {}),
+    limit: filter.limit + 1,
+    ...(after ? { after } : {}),
+  });
   const workers = rows.slice(0, filter.limit);
   const hasMore = rows.length > filter.limit;
   const last = workers.at(-1);
   return {
     workers,
     hasMore,
-    ...(hasMore && last ? { nextToken: Buffer.from(JSON.stringify({ c: last.createdAt.getTime(), i: last.workerId, b: binding })).toString('base64url') } : {}),
+    ...(hasMore && last
+      ? { nextToken: Buffer.from(JSON.stringify({ c: last.createdAt.getTime(), i: last.workerId, b: binding })).toString('base64url') }
+      : {}),
   };
 }
-

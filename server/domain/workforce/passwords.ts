@@ -4,7 +4,9 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 const scrypt = (password: string, salt: Buffer, keylen: number, options: ScryptOptions) =>
-  new Promise<Buffer>((resolve, reject) => scryptCallback(password, salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))));
+  new Promise<Buffer>((resolve, reject) =>
+    scryptCallback(password, salt, keylen, options, (err, key) => (err ? reject(err) : resolve(key))),
+  );
 
 const keyLength = 32;
 const blockSize = 8;
@@ -20,7 +22,12 @@ const maxmemFor = (n: number, r: number) => 256 * n * r;
 export async function hashPassword(password: string, cost: number): Promise<string> {
   const salt = randomBytes(16);
   const n = 2 ** cost;
-  const hash = await scrypt(password.normalize('NFC'), salt, keyLength, { N: n, r: blockSize, p: parallelization, maxmem: maxmemFor(n, blockSize) });
+  const hash = await scrypt(password.normalize('NFC'), salt, keyLength, {
+    N: n,
+    r: blockSize,
+    p: parallelization,
+    maxmem: maxmemFor(n, blockSize),
+  });
   return ['scrypt', cost, blockSize, parallelization, salt.toString('base64url'), hash.toString('base64url')].join('$');
 }
 

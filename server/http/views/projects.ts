@@ -43,7 +43,11 @@ export function batchView(b: Batch): Schemas['Batch'] {
   };
 }
 
-export const batchListView = (page: { batches: Batch[]; total: number; hasMore: boolean }, limit: number, offset: number): Schemas['BatchList'] => ({
+export const batchListView = (
+  page: { batches: Batch[]; total: number; hasMore: boolean },
+  limit: number,
+  offset: number,
+): Schemas['BatchList'] => ({
   docs: page.batches.map(batchView),
   total: page.total,
   totalDocs: page.total,

@@ -65,7 +65,8 @@ export function legacyTaskView(task: Task): LegacyTask {
 }
 
 /** A task as the generation that created it shows it (in its callback). */
-export const taskViewOf = (task: Task): CurrentTask | LegacyTask => (task.generation === 'legacy' ? legacyTaskView(task) : currentTaskView(task));
+export const taskViewOf = (task: Task): CurrentTask | LegacyTask =>
+  task.generation === 'legacy' ? legacyTaskView(task) : currentTaskView(task);
 
 /** How a list shows its tasks (`include_attachment_url`, `limited_response`). */
 export interface ListShape {
@@ -79,18 +80,29 @@ export interface ListShape {
  */
 const attachmentUrl = (task: Task): { attachment_url?: string } => {
   const { attachment, attachment_type } = task.params;
-  return attachment_type !== 'text' && typeof attachment === 'string' && /^https?:\/\//i.test(attachment) ? { attachment_url: attachment } : {};
+  return attachment_type !== 'text' && typeof attachment === 'string' && /^https?:\/\//i.test(attachment)
+    ? { attachment_url: attachment }
+    : {};
 };
 
 /** A list entry: the whole task, or with `limited_response` only its id, status, metadata and project. */
 const listed =
-  <W extends { task_id: string; status: string; metadata: Current['schemas']['Metadata']; project?: string }>(view: (task: Task) => W, shape: ListShape) =>
+  <W extends { task_id: string; status: string; metadata: Current['schemas']['Metadata']; project?: string }>(
+    view: (task: Task) => W,
+    shape: ListShape,
+  ) =>
   (task: Task) => {
     const whole = view(task);
     const url = shape.attachmentUrl ? attachmentUrl(task) : {};
     if (!shape.limited) return { ...whole, ...url };
     const { project } = whole;
-    return { task_id: whole.task_id, status: whole.status as W['status'], metadata: whole.metadata, ...(project !== undefined ? { project } : {}), ...url };
+    return {
+      task_id: whole.task_id,
+      status: whole.status as W['status'],
+      metadata: whole.metadata,
+      ...(project !== undefined ? { project } : {}),
+      ...url,
+    };
   };
 
 export const currentTaskListView = (page: TaskPage, limit: number, shape: ListShape): Current['schemas']['TaskList'] => ({
@@ -102,7 +114,12 @@ export const currentTaskListView = (page: TaskPage, limit: number, shape: ListSh
   ...(page.nextToken ? { next_token: page.nextToken } : {}),
 });
 
-export const legacyTaskListView = (page: TaskPage, limit: number, offset: number, shape: ListShape): Legacy['schemas']['LegacyTaskList'] => ({
+export const legacyTaskListView = (
+  page: TaskPage,
+  limit: number,
+  offset: number,
+  shape: ListShape,
+): Legacy['schemas']['LegacyTaskList'] => ({
   docs: page.tasks.map(listed(legacyTaskView, shape)),
   total: page.total,
   limit,

@@ -22,16 +22,28 @@ function bearerTokenOf(rawHeaders: string[]): string | null {
   return m ? m[1]! : null;
 }
 
-export const unauthenticated = (message = 'A valid worker token is required (Authorization Bearer, a session or API token).', code = 'unauthenticated') =>
-  new HttpError(401, message, bearerChallenge, code);
+export const unauthenticated = (
+  message = 'A valid worker token is required (Authorization Bearer, a session or API token).',
+  code = 'unauthenticated',
+) => new HttpError(401, message, bearerChallenge, code);
 
 /** Answers 429 when this address failed too often (shared with the other APIs' key checks). */
 function refuseBlockedAddress(failures: AuthFailureLimit, address: string): void {
   const wait = failures.retryAfter(address);
-  if (wait > 0) throw new HttpError(429, `Too many failed authentications from this address; retry after ${wait} second${wait === 1 ? '' : 's'}.`, { 'Retry-After': String(wait) }, 'rate_limited');
+  if (wait > 0)
+    throw new HttpError(
+      429,
+      `Too many failed authentications from this address; retry after ${wait} second${wait === 1 ? '' : 's'}.`,
+      { 'Retry-After': String(wait) },
+      'rate_limited',
+    );
 }
 
-export function authenticateWorker(store: IdentityStore, settings: IdentitySettings, failures: AuthFailureLimit = authFailureLimit(0, 0)): RequestHandler {
+export function authenticateWorker(
+  store: IdentityStore,
+  settings: IdentitySettings,
+  failures: AuthFailureLimit = authFailureLimit(0, 0),
+): RequestHandler {
   return async (req, res, next) => {
     try {
       const address = req.socket.remoteAddress ?? '';
@@ -47,7 +59,8 @@ export function authenticateWorker(store: IdentityStore, settings: IdentitySetti
       if (!checked.ok) {
         failures.failed(address);
         if (checked.reason === 'session_expired') throw unauthenticated('The session has expired; log in again.', 'session_expired');
-        if (checked.reason === 'worker_removed') throw unauthenticated('This worker was removed; its tokens no longer work.', 'worker_removed');
+        if (checked.reason === 'worker_removed')
+          throw unauthenticated('This worker was removed; its tokens no longer work.', 'worker_removed');
         throw unauthenticated();
       }
       res.locals.worker = principalOf(checked.worker);

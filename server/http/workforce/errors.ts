@@ -26,7 +26,8 @@ export function workerErrorMapper(logger: Logger): ErrorRequestHandler {
     // The worker API has no generation; 'current' only decides a cancel of a completed task, which
     // the worker API never does.
     const answer = toErrorAnswer(err, 'current');
-    if (answer.status >= 500 && answer.status !== 501 && !(err instanceof DomainError)) logger.error({ err: safeError(err), url: req.originalUrl }, 'request failed');
+    if (answer.status >= 500 && answer.status !== 501 && !(err instanceof DomainError))
+      logger.error({ err: safeError(err), url: req.originalUrl }, 'request failed');
     const code = answer.code ?? codeOfStatus[answer.status] ?? 'internal';
     const headers = answer.status === 401 ? { ...answer.headers, ...bearerChallenge } : answer.headers;
     const requestId = typeof res.locals.requestId === 'string' ? { request_id: res.locals.requestId } : {};

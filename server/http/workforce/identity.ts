@@ -2,7 +2,16 @@
 // own workers (current generation, tag Workforce).
 import { invalid } from '../../domain/errors.ts';
 import {
-  changeWorker, createApiToken, createWorker, listWorkers, login, logout, removeWorker, resetPassword, revokeApiToken, workerOf,
+  changeWorker,
+  createApiToken,
+  createWorker,
+  listWorkers,
+  login,
+  logout,
+  removeWorker,
+  resetPassword,
+  revokeApiToken,
+  workerOf,
   type IdentitySettings,
 } from '../../domain/workforce/identity.ts';
 import { defaultIdentitySettings } from '../../domain/workforce/settings.ts';
@@ -12,7 +21,10 @@ import { workerProfileView, workerTokenView, workerView } from '../views/workers
 import type { WorkerApiDeps } from './deps.ts';
 import { unauthenticated } from './auth.ts';
 
-type WorkerApiIdentity = Pick<WorkerHandlerTable, 'loginWorker' | 'logoutWorker' | 'getCurrentWorker' | 'createWorkerToken' | 'listWorkerTokens' | 'deleteWorkerToken'>;
+type WorkerApiIdentity = Pick<
+  WorkerHandlerTable,
+  'loginWorker' | 'logoutWorker' | 'getCurrentWorker' | 'createWorkerToken' | 'listWorkerTokens' | 'deleteWorkerToken'
+>;
 
 export function identityHandlers({ uow, identity }: WorkerApiDeps): WorkerApiIdentity {
   return {
@@ -27,7 +39,8 @@ export function identityHandlers({ uow, identity }: WorkerApiDeps): WorkerApiIde
       };
     },
     async logoutWorker({ worker, credential }) {
-      if (credential.kind !== 'session') throw invalid('This is an API token, not a session; revoke it with DELETE /worker/v1/tokens/{tokenId}.');
+      if (credential.kind !== 'session')
+        throw invalid('This is an API token, not a session; revoke it with DELETE /worker/v1/tokens/{tokenId}.');
       await logout(uow, worker.workerId, credential.tokenId, new Date());
       return new NoContent();
     },
@@ -35,7 +48,12 @@ export function identityHandlers({ uow, identity }: WorkerApiDeps): WorkerApiIde
       return workerProfileView(await workerOf(uow, worker.accountId, worker.workerId));
     },
     async createWorkerToken({ worker, body }) {
-      const { record, token } = await createApiToken(uow, worker.workerId, { name: body.name, ...(body.expires_at ? { expiresAt: new Date(body.expires_at) } : {}) }, new Date());
+      const { record, token } = await createApiToken(
+        uow,
+        worker.workerId,
+        { name: body.name, ...(body.expires_at ? { expiresAt: new Date(body.expires_at) } : {}) },
+        new Date(),
+      );
       return { ...workerTokenView(record), token };
     },
     async listWorkerTokens({ worker }) {
@@ -54,7 +72,10 @@ type Management = Pick<
 >;
 
 /** An account manages only its own workers: any other worker id is 404. */
-export function workerManagementHandlers({ uow, identity = defaultIdentitySettings }: HandlerDeps & { identity?: IdentitySettings }): Management {
+export function workerManagementHandlers({
+  uow,
+  identity = defaultIdentitySettings,
+}: HandlerDeps & { identity?: IdentitySettings }): Management {
   return {
     async createWorker({ caller, body }) {
       const { worker, generatedPassword } = await createWorker(
@@ -74,8 +95,17 @@ export function workerManagementHandlers({ uow, identity = defaultIdentitySettin
     },
     async listWorkers({ caller, query }) {
       const limit = query.limit ?? 100;
-      const page = await listWorkers(uow, caller.account.accountId, { limit, ...(query.status ? { status: query.status } : {}), ...(query.next_token ? { nextToken: query.next_token } : {}) });
-      return { docs: page.workers.map(workerView), limit, has_more: page.hasMore, ...(page.nextToken ? { next_token: page.nextToken } : {}) };
+      const page = await listWorkers(uow, caller.account.accountId, {
+        limit,
+        ...(query.status ? { status: query.status } : {}),
+        ...(query.next_token ? { nextToken: query.next_token } : {}),
+      });
+      return {
+        docs: page.workers.map(workerView),
+        limit,
+        has_more: page.hasMore,
+        ...(page.nextToken ? { next_token: page.nextToken } : {}),
+      };
     },
     async getWorker({ caller, path }) {
       return workerView(await workerOf(uow, caller.account.accountId, path.workerId));
@@ -100,7 +130,11 @@ export function workerManagementHandlers({ uow, identity = defaultIdentitySettin
     },
     async resetWorkerPassword({ caller, path, body }) {
       const reset = await resetPassword(uow, caller.account.accountId, path.workerId, body?.password, identity, new Date());
-      return { worker_id: reset.worker.workerId, revoked_tokens: reset.revokedTokens, ...(reset.generatedPassword ? { password: reset.generatedPassword } : {}) };
+      return {
+        worker_id: reset.worker.workerId,
+        revoked_tokens: reset.revokedTokens,
+        ...(reset.generatedPassword ? { password: reset.generatedPassword } : {}),
+      };
     },
   };
 }

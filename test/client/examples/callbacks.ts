@@ -15,7 +15,10 @@ const receiver = createServer(
         console.log('task', callback.payload.task_id, 'completed:', callback.payload.response);
         break;
       case 'attachmentError':
-        console.log('attachment failed:', callback.payload.attachments.map((a) => a.url));
+        console.log(
+          'attachment failed:',
+          callback.payload.attachments.map((a) => a.url),
+        );
         break;
       case 'batchCompleted':
         console.log('batch', callback.payload.batch.name, 'done:', callback.payload.counts);
@@ -27,7 +30,10 @@ await new Promise<void>((resolve) => receiver.listen(Number(process.env.PORT ?? 
 const { port } = receiver.address() as { port: number };
 
 // Try it: sign a message the way the service does and deliver it.
-const body = JSON.stringify({ error: 'The attachment could not be fetched (HTTP 404).', attachments: [{ statusCode: 404, url: 'https://example.com/a.jpg' }] });
+const body = JSON.stringify({
+  error: 'The attachment could not be fetched (HTTP 404).',
+  attachments: [{ statusCode: 404, url: 'https://example.com/a.jpg' }],
+});
 const id = 'msg_65f1c0a2b3c4d5e6f7a8b9d1';
 const timestamp = Math.floor(Date.now() / 1000);
 const res = await fetch(`http://127.0.0.1:${port}/`, {

@@ -103,7 +103,10 @@ describe('verifyCallback', () => {
   it('accepts the new or the old secret and auth key while they are rotated', async () => {
     const [payload] = Object.values(webhookExamples('current', 'batchCompleted'));
     const d = delivery(payload);
-    const rotating = base({ signingSecret: ['whsec_' + randomBytes(32).toString('base64'), secret], callbackAuthKey: ['cbauth_new', authKey] });
+    const rotating = base({
+      signingSecret: ['whsec_' + randomBytes(32).toString('base64'), secret],
+      callbackAuthKey: ['cbauth_new', authKey],
+    });
     expect((await verifyCallback(d.headers, d.body, rotating)).type).toBe('batchCompleted');
   });
 
@@ -115,7 +118,9 @@ describe('verifyCallback', () => {
     expect(await reason(verifyCallback(d.headers, tampered, base()))).toBe('bad_signature');
     expect(await reason(verifyCallback(d.headers, d.body + ' ', base()))).toBe('bad_signature');
     expect(await reason(verifyCallback({ ...d.headers, 'webhook-id': 'msg_other' }, d.body, base()))).toBe('bad_signature');
-    expect(await reason(verifyCallback(d.headers, d.body, base({ signingSecret: 'whsec_' + randomBytes(32).toString('base64') })))).toBe('bad_signature');
+    expect(await reason(verifyCallback(d.headers, d.body, base({ signingSecret: 'whsec_' + randomBytes(32).toString('base64') })))).toBe(
+      'bad_signature',
+    );
   });
 
   it('rejects a wrong or missing callback auth key', async () => {
@@ -165,7 +170,12 @@ describe('verifyCallback', () => {
 
   it('keeps the replay cache bounded', async () => {
     const cache = createReplayCache({ max: 2 });
-    expect([await cache.seen('a'), await cache.seen('b'), await cache.seen('a'), await cache.seen('c')]).toEqual([false, false, true, false]);
+    expect([await cache.seen('a'), await cache.seen('b'), await cache.seen('a'), await cache.seen('c')]).toEqual([
+      false,
+      false,
+      true,
+      false,
+    ]);
     expect(await cache.seen('b')).toBe(false); // the least recently used one was dropped
     expect(await cache.seen('a')).toBe(false);
   });
@@ -182,7 +192,8 @@ describe('callbackMiddleware', () => {
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     return `http://127.0.0.1:${(server.address() as { port: number }).port}/callbacks`;
   }
-  const post = (url: string, d: { headers: Record<string, string>; body: string }) => fetch(url, { method: 'POST', headers: d.headers, body: d.body });
+  const post = (url: string, d: { headers: Record<string, string>; body: string }) =>
+    fetch(url, { method: 'POST', headers: d.headers, body: d.body });
 
   it('on node:http: hands verified payloads to the handler, 401 for bad ones, 200 once more for a duplicate', async () => {
     const received: VerifiedCallback[] = [];
@@ -228,9 +239,20 @@ describe('callbackMiddleware', () => {
     const received: string[] = [];
     const options = base();
     const app = express();
-    app.post('/raw/callbacks', express.raw({ type: '*/*' }), callbackMiddleware(options, (cb) => void received.push(cb.type)));
-    app.post('/plain/callbacks', callbackMiddleware(options, (cb) => void received.push(cb.type)));
-    app.post('/json/callbacks', express.json(), callbackMiddleware(options, (cb) => void received.push(cb.type)));
+    app.post(
+      '/raw/callbacks',
+      express.raw({ type: '*/*' }),
+      callbackMiddleware(options, (cb) => void received.push(cb.type)),
+    );
+    app.post(
+      '/plain/callbacks',
+      callbackMiddleware(options, (cb) => void received.push(cb.type)),
+    );
+    app.post(
+      '/json/callbacks',
+      express.json(),
+      callbackMiddleware(options, (cb) => void received.push(cb.type)),
+    );
     const url = await listen(app);
     const [payload] = Object.values(webhookExamples('current', 'batchCompleted'));
     expect((await post(url.replace('/callbacks', '/raw/callbacks'), delivery(payload))).status).toBe(200);

@@ -16,8 +16,10 @@ interface Sent {
 const task = { task_id: '65f1c0a2b3c4d5e6f7a8b9c0', type: 'categorization', status: 'pending' };
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
-const failure = (status: number, headers: Record<string, string> = {}) => json(status, { status_code: status, error: `status ${status}` }, headers);
-const networkError = (code = 'ECONNRESET') => Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(code), { code }) });
+const failure = (status: number, headers: Record<string, string> = {}) =>
+  json(status, { status_code: status, error: `status ${status}` }, headers);
+const networkError = (code = 'ECONNRESET') =>
+  Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error(code), { code }) });
 
 /** A fetch that answers from a script (a Response, or an error to throw) and records what it got. */
 function scripted(...script: (Response | Error)[]) {
@@ -58,7 +60,11 @@ describe('requests', () => {
     const c = client(s.fetch);
     await c.tasks.create('categorization', body);
     await c.tasks.create('categorization', body);
-    await c.trainingTasks.create('textcollection', { attachments: [], fields: [], expected_response: { annotations: {} } }, { idempotencyKey: 'mine-1' });
+    await c.trainingTasks.create(
+      'textcollection',
+      { attachments: [], fields: [], expected_response: { annotations: {} } },
+      { idempotencyKey: 'mine-1' },
+    );
     await c.evaluationTasks.create('textcollection', { attachments: [], fields: [], expected_response: { annotations: {} } });
     const keys = s.sent.map((r) => r.headers.get('idempotency-key'));
     expect(new Set(keys).size).toBe(4);
@@ -150,7 +156,10 @@ describe('retries', () => {
       expect((await call(client(s.fetch))).ok).toBe(true);
       expect(s.sent).toHaveLength(2);
     }
-    for (const call of [(c: ReturnType<typeof client>) => c.tasks.audit(task.task_id, { accepted: false }), (c: ReturnType<typeof client>) => c.projects.setParams('p', {})]) {
+    for (const call of [
+      (c: ReturnType<typeof client>) => c.tasks.audit(task.task_id, { accepted: false }),
+      (c: ReturnType<typeof client>) => c.projects.setParams('p', {}),
+    ]) {
       const s = scripted(failure(503), json(200, task));
       expect((await call(client(s.fetch))).status).toBe(503);
       expect(s.sent).toHaveLength(1);

@@ -41,7 +41,12 @@ function listen(host: string, port: number, handler: http.RequestListener): Prom
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () =>
-      listener.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') }),
+      listener.requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      }),
     );
   });
   return new Promise((resolve, reject) => {
@@ -188,15 +193,28 @@ describe('safeRequest: a permitted destination', () => {
 
   it('returns a short answer whole, and drops a character cut by the byte limit', async () => {
     const allow = { allowPrivateNetworks: ['127.0.0.1/32'] };
-    expect(await safeRequest(`http://127.0.0.1:${port}/`, { ...base, ...allow, method: 'GET' })).toMatchObject({ ok: true, status: 200, body: 'ok', truncated: false });
-    expect(await safeRequest(`http://127.0.0.1:${port}/utf8`, { ...base, ...allow, method: 'GET' })).toMatchObject({ ok: true, body: 'ééé', truncated: false });
+    expect(await safeRequest(`http://127.0.0.1:${port}/`, { ...base, ...allow, method: 'GET' })).toMatchObject({
+      ok: true,
+      status: 200,
+      body: 'ok',
+      truncated: false,
+    });
+    expect(await safeRequest(`http://127.0.0.1:${port}/utf8`, { ...base, ...allow, method: 'GET' })).toMatchObject({
+      ok: true,
+      body: 'ééé',
+      truncated: false,
+    });
     const cut = await safeRequest(`http://127.0.0.1:${port}/utf8`, { ...base, ...allow, method: 'GET', maxResponseBytes: 3 });
     expect(cut).toMatchObject({ ok: true, body: 'é', truncated: true });
   });
 
   it('reaches an allowed address given as IPv4-mapped IPv6', async () => {
     const before = receiver.requests.length;
-    const mapped = await safeRequest(`http://[::ffff:127.0.0.1]:${port}/`, { ...base, method: 'GET', allowPrivateNetworks: ['127.0.0.1/32'] });
+    const mapped = await safeRequest(`http://[::ffff:127.0.0.1]:${port}/`, {
+      ...base,
+      method: 'GET',
+      allowPrivateNetworks: ['127.0.0.1/32'],
+    });
     expect(mapped).toMatchObject({ ok: true, status: 200, body: 'ok' });
     expect(receiver.requests.length).toBe(before + 1);
   });
@@ -212,7 +230,13 @@ describe('safeRequest: a permitted destination', () => {
     let calls = 0;
     const resolve = async () => [{ address: answers[Math.min(calls++, 1)]!, family: 4 }];
     const before = receiver.requests.length;
-    const result = await safeRequest(`http://hooks.example.test:${port}/`, { ...base, method: 'POST', body: 'b', allowPrivateNetworks: ['127.0.0.1/32'], resolve });
+    const result = await safeRequest(`http://hooks.example.test:${port}/`, {
+      ...base,
+      method: 'POST',
+      body: 'b',
+      allowPrivateNetworks: ['127.0.0.1/32'],
+      resolve,
+    });
     expect(result).toMatchObject({ ok: true, status: 200 });
     expect(calls).toBe(1);
     expect(receiver.requests.length).toBe(before + 1);
@@ -261,12 +285,15 @@ describe('safeRequest: the SSRF guard', () => {
     ['https', `https://127.0.0.3:${port}/`],
   ];
 
-  it.each([[[] as string[]], [['127.0.0.1/32']]])('refuses loopback literals in every spelling (allowlist %j)', async (allowPrivateNetworks) => {
-    for (const [what, url] of refused()) {
-      const result = await safeRequest(url, { ...base, method: 'POST', body: 'x', allowPrivateNetworks });
-      expect(result, what).toMatchObject({ ok: false, error: 'refused_address' });
-    }
-  });
+  it.each([[[] as string[]], [['127.0.0.1/32']]])(
+    'refuses loopback literals in every spelling (allowlist %j)',
+    async (allowPrivateNetworks) => {
+      for (const [what, url] of refused()) {
+        const result = await safeRequest(url, { ...base, method: 'POST', body: 'x', allowPrivateNetworks });
+        expect(result, what).toMatchObject({ ok: false, error: 'refused_address' });
+      }
+    },
+  );
 
   it('refuses localhost and names that resolve to loopback, without connecting anywhere', async () => {
     const before = receiver.connections;
@@ -294,7 +321,12 @@ describe('safeRequest: the SSRF guard', () => {
 
   it('never follows a redirect: the 3xx comes back and its target gets nothing', async () => {
     for (const path of ['/redirect', '/redirect3']) {
-      const result = await safeRequest(`http://127.0.0.1:${port}${path}`, { ...base, method: 'POST', body: 'x', allowPrivateNetworks: ['127.0.0.1/32'] });
+      const result = await safeRequest(`http://127.0.0.1:${port}${path}`, {
+        ...base,
+        method: 'POST',
+        body: 'x',
+        allowPrivateNetworks: ['127.0.0.1/32'],
+      });
       expect(result).toMatchObject({ ok: true, status: path === '/redirect' ? 302 : 307 });
       if (result.ok) expect(result.headers.location).toMatch(/^http:\/\/127\.0\.0\.[23]:/);
     }
@@ -315,7 +347,10 @@ describe('safeRequest: the SSRF guard', () => {
       `http://[::]:${port}/`,
     ];
     for (const url of urls) {
-      expect(await safeRequest(url, { ...base, method: 'GET', allowPrivateNetworks: [] }), url).toMatchObject({ ok: false, error: 'refused_address' });
+      expect(await safeRequest(url, { ...base, method: 'GET', allowPrivateNetworks: [] }), url).toMatchObject({
+        ok: false,
+        error: 'refused_address',
+      });
     }
     // Metadata and unspecified addresses stay refused even inside an allowlisted range.
     for (const url of urls.slice(0, 3).concat('http://0.0.0.0/')) {
@@ -338,7 +373,15 @@ describe('safeRequest: the SSRF guard', () => {
   });
 
   it('accepts only http: and https: URLs', async () => {
-    for (const url of ['ftp://127.0.0.1/', 'file:///etc/passwd', 'javascript:alert(1)', 'gopher://127.0.0.1:70/', 'not a url', 'http://', '']) {
+    for (const url of [
+      'ftp://127.0.0.1/',
+      'file:///etc/passwd',
+      'javascript:alert(1)',
+      'gopher://127.0.0.1:70/',
+      'not a url',
+      'http://',
+      '',
+    ]) {
       expect(await safeRequest(url, { ...base, method: 'GET', allowPrivateNetworks: ['127.0.0.1/32'] }), url).toMatchObject({
         ok: false,
         error: 'invalid_url',
@@ -365,7 +408,13 @@ describe('safeRequest: network failures come back as values', () => {
   });
 
   it('a resolver that never answers is a timeout', async () => {
-    const result = await safeRequest('http://slow-dns.example.test/', { ...base, ...allow, method: 'GET', timeoutMs: 200, resolve: () => new Promise(() => undefined) });
+    const result = await safeRequest('http://slow-dns.example.test/', {
+      ...base,
+      ...allow,
+      method: 'GET',
+      timeoutMs: 200,
+      resolve: () => new Promise(() => undefined),
+    });
     expect(result).toMatchObject({ ok: false, error: 'timeout' });
   });
 
@@ -387,8 +436,14 @@ describe('safeRequest: network failures come back as values', () => {
     const notFound = async () => {
       throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.example.test'), { code: 'ENOTFOUND' });
     };
-    expect(await safeRequest('http://nowhere.example.test/', { ...base, ...allow, method: 'GET', resolve: notFound })).toMatchObject({ ok: false, error: 'dns' });
-    expect(await safeRequest('http://empty.example.test/', { ...base, ...allow, method: 'GET', resolve: resolver() })).toMatchObject({ ok: false, error: 'dns' });
+    expect(await safeRequest('http://nowhere.example.test/', { ...base, ...allow, method: 'GET', resolve: notFound })).toMatchObject({
+      ok: false,
+      error: 'dns',
+    });
+    expect(await safeRequest('http://empty.example.test/', { ...base, ...allow, method: 'GET', resolve: resolver() })).toMatchObject({
+      ok: false,
+      error: 'dns',
+    });
   });
 
   it('reads at most maxResponseBytes of a 50 MB answer, then lets go of the connection', async () => {
@@ -458,7 +513,10 @@ describe('address rules', () => {
   });
 
   it('rejects a malformed CIDR', async () => {
-    for (const bad of ['10.0.0.0/33', '::/129', '10.0.0.0/', 'ten', '10.0.0.0/8/8', '1.2.3/8']) expect(() => parseCidr(bad), bad).toThrow(TypeError);
-    await expect(safeRequest('http://127.0.0.1/', { ...base, method: 'GET', allowPrivateNetworks: ['localhost'] })).rejects.toThrow(TypeError);
+    for (const bad of ['10.0.0.0/33', '::/129', '10.0.0.0/', 'ten', '10.0.0.0/8/8', '1.2.3/8'])
+      expect(() => parseCidr(bad), bad).toThrow(TypeError);
+    await expect(safeRequest('http://127.0.0.1/', { ...base, method: 'GET', allowPrivateNetworks: ['localhost'] })).rejects.toThrow(
+      TypeError,
+    );
   });
 });

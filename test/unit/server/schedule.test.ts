@@ -41,7 +41,10 @@ describe('retry schedule', () => {
   });
 
   it('compresses every duration by the configured scale', () => {
-    expect(seconds(nextAttemptAt({ attempts: 1, firstAttemptAt: t0, now: t0, slowDown: false }, 0.001, 0.1, mid), t0)).toBeCloseTo(0.005, 9);
+    expect(seconds(nextAttemptAt({ attempts: 1, firstAttemptAt: t0, now: t0, slowDown: false }, 0.001, 0.1, mid), t0)).toBeCloseTo(
+      0.005,
+      9,
+    );
   });
 
   it('reads Retry-After as seconds or as an HTTP date', () => {
