@@ -81,7 +81,7 @@ export function makeValidator(gen: Generation, doc = loadBundle(gen)) {
 }
 
 export function pointerOf(...parts: string[]): string {
-  return '#/' + parts.map(escape).join('/');
+  return '#/' + parts.map(escapePointerToken).join('/');
 }
 
 /** A short text of ajv's errors: `/params/x must be string; ...`. */
