@@ -355,7 +355,7 @@ export const taskWork = pgTable(
   {
     taskId: text('task_id')
       .primaryKey()
-      .references(() => tasks.taskId),
+      .references(() => tasks.taskId, { onDelete: 'cascade' }),
     accountId: text('account_id')
       .notNull()
       .references(() => accounts.accountId),
@@ -395,7 +395,7 @@ export const assignments = pgTable(
     assignmentId: text('assignment_id').primaryKey(),
     taskId: text('task_id')
       .notNull()
-      .references(() => tasks.taskId),
+      .references(() => tasks.taskId, { onDelete: 'cascade' }),
     accountId: text('account_id')
       .notNull()
       .references(() => accounts.accountId),

@@ -62,10 +62,10 @@ CREATE TABLE "work_events" (
 	"data" jsonb
 );
 --> statement-breakpoint
-ALTER TABLE "assignments" ADD CONSTRAINT "assignments_task_id_tasks_task_id_fk" FOREIGN KEY ("task_id") REFERENCES "public"."tasks"("task_id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "assignments" ADD CONSTRAINT "assignments_task_id_tasks_task_id_fk" FOREIGN KEY ("task_id") REFERENCES "public"."tasks"("task_id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "assignments" ADD CONSTRAINT "assignments_account_id_accounts_account_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("account_id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "staffing" ADD CONSTRAINT "staffing_account_id_accounts_account_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("account_id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
-ALTER TABLE "task_work" ADD CONSTRAINT "task_work_task_id_tasks_task_id_fk" FOREIGN KEY ("task_id") REFERENCES "public"."tasks"("task_id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "task_work" ADD CONSTRAINT "task_work_task_id_tasks_task_id_fk" FOREIGN KEY ("task_id") REFERENCES "public"."tasks"("task_id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "task_work" ADD CONSTRAINT "task_work_account_id_accounts_account_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("account_id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "assignments_one_attempt" ON "assignments" USING btree ("task_id","worker_id") WHERE "assignments"."role" = 'attempt' and "assignments"."status" not in ('expired', 'released');--> statement-breakpoint
 CREATE UNIQUE INDEX "assignments_one_active" ON "assignments" USING btree ("worker_id") WHERE "assignments"."status" = 'active';--> statement-breakpoint
