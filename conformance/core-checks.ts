@@ -17,8 +17,8 @@ export function operationsOfBothGenerations(): { operationId: string; generation
   const out = new Map<string, Generation[]>();
   for (const gen of ['current', 'legacy'] as const) {
     for (const op of loadContract(gen).operations) {
-      // Tag Workforce (workers, staffing, who worked on a task) is left out until issue 18 lands:
-      // its operations are still being built (some answer 501) and need workers the suite cannot make.
+      // Tag Workforce (workers, staffing, who worked on a task) is left out until the suite has a
+      // workforce profile (issue 18): its operations need workers and live work the suite cannot make yet.
       if ((op.op.tags as string[] | undefined)?.includes('Workforce')) continue;
       out.set(op.operationId, [...(out.get(op.operationId) ?? []), gen]);
     }
