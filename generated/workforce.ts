@@ -4899,7 +4899,9 @@ export interface components {
          *       ]
          *     }
          */
-        AssignmentDraft: Record<string, never>;
+        AssignmentDraft: {
+            [key: string]: unknown;
+        };
         /**
          * WorkerResponse
          * @description A worker's answer to a task: the response of the task's type, the same shape the customer later

@@ -6,8 +6,8 @@ import type { components, paths } from '../generated/workforce.ts';
 export type Assignment = components['schemas']['Assignment'];
 export type WorkerProfile = components['schemas']['WorkerProfile'];
 export type WorkerResponse = components['schemas']['WorkerResponse'];
-/** Any JSON object the app chooses (the contract's AssignmentDraft, generated as an empty record). */
-export type Draft = Record<string, unknown>;
+/** Any JSON object the app chooses (the contract's AssignmentDraft). */
+export type Draft = components['schemas']['AssignmentDraft'];
 export type ErrorBody = components['schemas']['ErrorBody'];
 
 const tokenKey = 'humantask.label.token';
@@ -71,12 +71,10 @@ export function createApi(origin = apiOrigin()) {
       if (!data) return fail(response, error);
       return data;
     },
-    async heartbeat(assignmentId: string, body: Omit<components['schemas']['HeartbeatRequest'], 'draft'> & { draft?: Draft }) {
-      // The contract's draft is any object; openapi-typescript types an object without properties as empty.
-      const request = body as components['schemas']['HeartbeatRequest'];
+    async heartbeat(assignmentId: string, body: components['schemas']['HeartbeatRequest']) {
       const { data, error, response } = await client.POST('/v1/assignments/{assignmentId}/heartbeat', {
         ...path(assignmentId),
-        body: request,
+        body,
       });
       return data ?? fail(response, error);
     },
