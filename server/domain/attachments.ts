@@ -4,17 +4,31 @@ import type { Json } from './model.ts';
 
 const isUrl = (v: unknown): v is string => typeof v === 'string' && /^https?:\/\//i.test(v);
 
-/** Every http(s) attachment of the params: `attachment`, and `attachments` (URLs or `{content}`). */
+/**
+ * Every http(s) attachment of the params: `attachment`, and `attachments` (URLs or `{content}`).
+ * A text attachment is text even when it reads like a URL (`attachment_type: text`, or an entry's
+ * `type: text`): it is shown, never fetched (issue 22).
+ */
 export function attachmentUrls(params: Json): string[] {
   const urls: string[] = [];
-  if (isUrl(params.attachment)) urls.push(params.attachment);
+  const text = params.attachment_type === 'text';
+  if (!text && isUrl(params.attachment)) urls.push(params.attachment);
   if (Array.isArray(params.attachments)) {
     for (const a of params.attachments) {
-      const v = a && typeof a === 'object' ? (a as Json).content : a;
-      if (isUrl(v)) urls.push(v);
+      const v = fetchable(a, text);
+      if (v !== undefined) urls.push(v);
     }
   }
   return urls;
+}
+
+/** The URL of an entry of `attachments` that is fetched; undefined for text (its own type, or else the task's). */
+function fetchable(a: unknown, textByDefault: boolean): string | undefined {
+  if (a && typeof a === 'object') {
+    const { type, content } = a as Json;
+    return (type === undefined ? !textByDefault : type !== 'text') && isUrl(content) ? content : undefined;
+  }
+  return !textByDefault && isUrl(a) ? a : undefined;
 }
 
 /**
@@ -40,16 +54,16 @@ export function directLink(url: string): string {
   return url;
 }
 
-/** The params with every preview link replaced by its direct link. */
+/** The params with every preview link replaced by its direct link (text attachments kept as they are). */
 export function withDirectLinks(params: Json): Json {
   const out: Json = { ...params };
-  if (isUrl(out.attachment)) out.attachment = directLink(out.attachment);
+  const text = params.attachment_type === 'text';
+  if (!text && isUrl(out.attachment)) out.attachment = directLink(out.attachment);
   if (Array.isArray(out.attachments)) {
     out.attachments = out.attachments.map((a: unknown) => {
-      if (isUrl(a)) return directLink(a);
-      if (a && typeof a === 'object' && isUrl((a as Json).content))
-        return { ...(a as Json), content: directLink((a as Json).content as string) };
-      return a;
+      const url = fetchable(a, text);
+      if (url === undefined) return a;
+      return a && typeof a === 'object' ? { ...(a as Json), content: directLink(url) } : directLink(url);
     });
   }
   return out;

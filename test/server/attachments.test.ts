@@ -17,9 +17,13 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('attac
   let files: { server: Server; base: string };
   let hook: { server: Server; base: string };
   const callbacks: unknown[] = [];
+  const fetched: string[] = [];
 
   beforeAll(async () => {
-    files = await listen((req, res) => res.writeHead(req.url === '/ok.jpg' ? 200 : 404).end('x'));
+    files = await listen((req, res) => {
+      fetched.push(req.url ?? '');
+      res.writeHead(req.url === '/ok.jpg' ? 200 : 404).end('x');
+    });
     hook = await listen((req, res) => {
       let body = '';
       req.on('data', (c) => (body += c));
@@ -86,6 +90,38 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('attac
     expect(t.status).toBe(400);
     expect(t.body.error).toMatch(/attachment .*127\.0\.0\.2.* not a public address/);
     expect((await api('GET', '/v1/tasks?limit=100')).body.total).toBe(before);
+  });
+
+  it('neither checks nor fetches nor rewrites a text attachment that reads like a URL (issue 22)', async () => {
+    const api = client(server, 'current', server.dev.live_key);
+    const port = new URL(files.base).port;
+    const requests = fetched.length;
+    // Text at a private address and text that 404s: the text is shown to the worker, not fetched.
+    const text = `http://127.0.0.2:${port}/missing.jpg`;
+    const preview = 'https://github.com/acme/data/blob/main/notes.txt';
+    const single = await api('POST', '/v1/task/categorization', { json: body(text, { attachment_type: 'text' }) });
+    expect(single.status, single.text).toBe(200);
+    const several = await api('POST', '/v1/task/textcollection', {
+      json: {
+        callback_url: `${hook.base}/cb`,
+        attachments: [
+          { type: 'text', content: `${files.base}/missing.jpg` },
+          { type: 'text', content: preview },
+        ],
+        fields: [{ type: 'text', field_id: 't', title: 'T' }],
+      },
+    });
+    expect(several.status, several.text).toBe(200);
+    for (const t of [single, several]) expect(await checked(t.body.task_id), 'no check scheduled').toBe(true);
+    // Let the checker run (a URL attachment created after them is checked), then: both pending, nothing fetched.
+    const probe = await api('POST', '/v1/task/categorization', { json: body(`${files.base}/ok.jpg`) });
+    await until(() => checked(probe.body.task_id), 'the check of the probe');
+    expect((await api('GET', `/v1/task/${single.body.task_id}`)).body).toMatchObject({ status: 'pending', params: { attachment: text } });
+    expect((await api('GET', `/v1/task/${several.body.task_id}`)).body).toMatchObject({
+      status: 'pending',
+      params: { attachments: [{ content: `${files.base}/missing.jpg` }, { content: preview }] },
+    });
+    expect(fetched.slice(requests)).toEqual(['/ok.jpg']);
   });
 });
 
