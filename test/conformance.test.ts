@@ -15,7 +15,6 @@ import type { CheckResult } from '../conformance/types.ts';
 import { checkUnits } from './mutation/checks.ts';
 import { conformanceEnv as env, conformanceKeys, databases, hasPostgres, startTestServer, type TestServer } from './support/server.ts';
 import { root } from './support/spec.ts';
-import { createWorker } from './support/workers.ts';
 
 /** Every (generation, check) pair of a full run: each its own test below, named by the check. */
 const units = checkUnits();
@@ -34,7 +33,6 @@ describe.each(databases)('our server on %s', (db) => {
       key: server.dev.test_key,
       ...keys,
       liveKey: server.dev.live_key,
-      workerToken: (await createWorker(server)).token,
       callbackAuthKey: server.dev.callback_auth_key,
       signingSecret: server.dev.signing_secret,
       generations: ['current', 'legacy'],

@@ -92,18 +92,16 @@ async function claimOwnTask(ctx: CheckContext): Promise<Claimed> {
 async function giveBack(ctx: CheckContext, claimed: Claimed | undefined): Promise<void> {
   if (!claimed) return;
   const id = claimed.assignment.assignment_id;
-  const read = await fetch(`${ctx.options.baseUrl.replace(/\/+$/, '')}/worker/v1/assignments/${id}`, {
-    headers: { authorization: `Bearer ${ctx.options.workerToken}` },
-    signal: AbortSignal.timeout(requestTimeoutMs),
-  }).catch(() => undefined);
-  const body = read?.ok ? ((await read.json()) as { status?: string }) : undefined;
-  if (body?.status !== 'active') return;
-  await fetch(`${ctx.options.baseUrl.replace(/\/+$/, '')}/worker/v1/assignments/${id}/skip`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ctx.options.workerToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ lease_token: claimed.assignment.lease_token, reason: 'conformance check ended' }),
-    signal: AbortSignal.timeout(requestTimeoutMs),
-  }).catch(() => undefined);
+  try {
+    const read = await workerCall(ctx, 'GET', `/v1/assignments/${id}`);
+    if (read.status !== 200 || read.body.status !== 'active') return;
+    await workerCall(ctx, 'POST', `/v1/assignments/${id}/skip`, {
+      lease_token: claimed.assignment.lease_token,
+      reason: 'conformance check ended',
+    });
+  } catch {
+    // Tidying only: the check's own outcome stands.
+  }
 }
 
 /** Runs `body` with an assignment of a fresh task, giving it back afterwards whatever happened. */
