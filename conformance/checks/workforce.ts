@@ -127,7 +127,7 @@ export const workforceChecks: Check[] = [
     ...common,
     id: 'workforce/claim-submit',
     seed: 'Workforce: take, heartbeat, submit (decision: the worker API)',
-    rule: "A pending live task is handed out by POST /worker/v1/assignments/next with a lease; a heartbeat renews the lease; a valid answer completes the task, and the customer's GET shows it completed with that response.",
+    rule: "A pending live task is handed out by POST /worker/v1/assignments/next with a lease; a heartbeat renews the lease; a valid answer completes the task: the customer's GET shows it completed with that response, and its assignments list the attempt.",
     async run(ctx) {
       await withClaimed(ctx, async ({ taskId, assignment }) => {
         const id = assignment.assignment_id;
@@ -153,6 +153,13 @@ export const workforceChecks: Check[] = [
           task.response?.category === 'billing',
           `the completed task's response should be the submitted answer {"category":"billing"}, got ${JSON.stringify(task.response)}`,
           task,
+        );
+        const who = await ctx.call('GET', `/v1/task/${taskId}/assignments`, { key: 'live' });
+        expectStatus(who, 200, 'the customer listing who worked on the task');
+        expectThat(
+          who.body?.docs?.some((a: { assignment_id?: string; role?: string }) => a.assignment_id === id && a.role === 'attempt'),
+          `GET /v1/task/${taskId}/assignments should list the attempt ${id}`,
+          who.body,
         );
       });
     },
