@@ -17,6 +17,9 @@ Tests a server of this API against the contract and the API description's rules.
   --settings-key KEY4     the test key of an account set up to try the account settings: a test
                           completion delay of at least 1 s, audiotranscription and segmentannotation
                           disabled, a default callback URL (account-settings checks; skipped without it)
+  --worker-token TOKEN    a token of a worker (of the server's operator workforce or of the account's
+                          own) who may take the account's live tasks: the workforce checks of the
+                          worker API at URL/worker/v1 (skipped without it; they need --live-key too)
   --callback-auth-key K   the account's callback auth key and signing secret (whsec_...): callbacks
   --signing-secret S      are then verified (service-callback-auth, webhook-signature); else inspected
   --callback-host HOST    address of this machine that the server can reach; the suite receives
@@ -53,6 +56,7 @@ function parseConformanceArgs(args: string[]): Options & { reportDir?: string } 
       'signing-secret': { type: 'string' },
       'live-key': { type: 'string' },
       'settings-key': { type: 'string' },
+      'worker-token': { type: 'string' },
       'callback-host': { type: 'string' },
       only: { type: 'string' },
       report: { type: 'string' },
@@ -85,6 +89,7 @@ function parseConformanceArgs(args: string[]): Options & { reportDir?: string } 
     ...(values['signing-secret'] ? { signingSecret: values['signing-secret'] } : {}),
     ...(values['live-key'] ? { liveKey: values['live-key'] } : {}),
     ...(values['settings-key'] ? { settingsKey: values['settings-key'] } : {}),
+    ...(values['worker-token'] ? { workerToken: values['worker-token'] } : {}),
     generations,
     callbackHost: values['callback-host'] ?? '',
     ...(values.only ? { only: values.only } : {}),

@@ -19,12 +19,15 @@ export type Method = (typeof methods)[number];
 // Loose views of the OpenAPI document: the suite walks it generically.
 export type Json = Record<string, any>;
 
-export function loadBundle(gen: Generation): Json {
+/** A bundled contract in `generated/`: a generation's, or the worker API's (`workforce`). */
+export type Bundle = Generation | 'workforce';
+
+export function loadBundle(gen: Bundle): Json {
   return parse(readFileSync(path.join(root, 'generated', `${gen}.openapi.yaml`), 'utf8')) as Json;
 }
 
 export interface OperationRef {
-  gen: Generation;
+  gen: Bundle;
   path: string;
   method: Method;
   op: Json;
@@ -34,7 +37,7 @@ export interface OperationRef {
 const escapePointerToken = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /** Every operation under `paths` (webhooks excluded), in document order. */
-export function operations(gen: Generation, doc = loadBundle(gen)): OperationRef[] {
+export function operations(gen: Bundle, doc = loadBundle(gen)): OperationRef[] {
   const out: OperationRef[] = [];
   for (const [p, item] of Object.entries<Json>(doc.paths ?? {})) {
     for (const method of methods) {
@@ -64,8 +67,8 @@ function derefWithPointer<T = Json>(doc: Json, node: T, pointer: string): { node
   return { node: n as T, pointer: at };
 }
 
-/** One ajv instance per generation holding the whole bundled document under `$id: <gen>`. */
-export function makeValidator(gen: Generation, doc = loadBundle(gen)) {
+/** One ajv instance per bundle holding the whole bundled document under `$id: <gen>`. */
+export function makeValidator(gen: Bundle, doc = loadBundle(gen)) {
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true, validateSchema: false });
   addFormats.default(ajv);
   ajv.addSchema({ ...doc, $id: gen });
@@ -119,7 +122,7 @@ export interface DocumentedResponse {
 }
 
 export interface Contract {
-  generation: Generation;
+  generation: Bundle;
   doc: Json;
   operations: ContractOperation[];
   byId: Map<string, ContractOperation>;
@@ -145,10 +148,10 @@ function templateRegex(template: string): RegExp {
   return new RegExp(`^${source}$`);
 }
 
-const contracts = new Map<Generation, Contract>();
+const contracts = new Map<Bundle, Contract>();
 
-/** The contract of a generation, loaded once per process. */
-export function loadContract(generation: Generation): Contract {
+/** The contract of a generation (or of the worker API), loaded once per process. */
+export function loadContract(generation: Bundle): Contract {
   const cached = contracts.get(generation);
   if (cached) return cached;
   const doc = loadBundle(generation);

@@ -261,10 +261,12 @@ export class SuiteState {
   private readonly byGeneration = new Map<Generation, Fixtures>();
 
   fixtures(contract: Contract): Fixtures {
-    let f = this.byGeneration.get(contract.generation);
+    const generation = contract.generation;
+    if (generation === 'workforce') throw new Error('the suite keeps no fixtures for the worker API');
+    let f = this.byGeneration.get(generation);
     if (!f) {
-      f = new Fixtures(contract, contract.generation);
-      this.byGeneration.set(contract.generation, f);
+      f = new Fixtures(contract, generation);
+      this.byGeneration.set(generation, f);
     }
     return f;
   }

@@ -150,6 +150,8 @@ function missingNeed(check: Check, options: Options): string | undefined {
     if (need === 'liveKey' && !options.liveKey) return 'needs --live-key (the live key of the account)';
     if (need === 'settingsKey' && !options.settingsKey)
       return 'needs --settings-key (the test key of an account set up to try the account settings)';
+    if (need === 'workerToken' && !options.workerToken)
+      return "needs --worker-token (a worker of the server's operator workforce or of the account's own)";
     if (need === 'callbackSecrets' && !(options.callbackAuthKey && options.signingSecret))
       return "needs --callback-auth-key and --signing-secret (the account's callback secrets)";
     if (need === 'callback' && !options.callbackHost) return 'needs --callback-host (an address of this machine the server can reach)';

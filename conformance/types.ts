@@ -17,6 +17,11 @@ export interface Options {
    * says how); the account-settings checks are skipped without it.
    */
   settingsKey?: string;
+  /**
+   * A session or API token of a worker (`Authorization: Bearer`) of the implementation's operator
+   * workforce or of the account's own: the workforce checks (`/worker/v1`) are skipped without it.
+   */
+  workerToken?: string;
   /** The account's callback auth key and signing secret (`whsec_...`): callbacks are then verified, not only inspected. */
   callbackAuthKey?: string;
   signingSecret?: string;
@@ -130,7 +135,7 @@ export interface Check {
   /** Generations it applies to (default both). */
   generations?: Generation[];
   /** Options it needs; the check is skipped (and listed) when one is missing. */
-  needs?: Array<'otherKey' | 'liveKey' | 'settingsKey' | 'callback' | 'callbackSecrets'>;
+  needs?: Array<'otherKey' | 'liveKey' | 'settingsKey' | 'workerToken' | 'callback' | 'callbackSecrets'>;
   /** Whether it runs with `--profile mock` (default: shape and generated checks do, behaviour checks do not). */
   mock?: boolean;
   run(ctx: CheckContext): Promise<void>;

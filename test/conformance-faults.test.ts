@@ -11,6 +11,7 @@ import { loadContract } from '../conformance/contract.ts';
 import { runConformance, type ConformanceRun } from '../conformance/runner.ts';
 import type { Check, Generation, Options } from '../conformance/types.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { createWorker } from './support/workers.ts';
 
 interface ProxiedRequest {
   method: string;
@@ -131,6 +132,11 @@ async function startProxy(target: string) {
       }),
   };
 }
+
+/** A worker API request: `/worker/v1/assignments/...`, the rest of the path after `assignments/`. */
+const assignmentPath = (req: ProxiedRequest) => /^\/worker\/v1\/assignments\/(.+)$/.exec(req.url.pathname)?.[1];
+/** The lease token of each assignment handed out through the proxy, by assignment id. */
+const leases = new Map<string, string>();
 
 const byId = (...ids: string[]): Check[] =>
   ids.map((id) => {
@@ -402,6 +408,63 @@ const cases: Record<string, Case> = {
     only: 'generated/valid/listTasks',
     expectFailed: ['generated/valid/listTasks'],
   },
+  'a submit stores another answer than the one sent (the proxy changes the category)': {
+    fault: {
+      request(req) {
+        if (req.method !== 'POST' || !assignmentPath(req)?.endsWith('/submit')) return;
+        const body = JSON.parse(req.body.toString('utf8'));
+        if (body.response?.category === 'billing') body.response.category = 'sales';
+        req.body = Buffer.from(JSON.stringify(body));
+      },
+    },
+    checks: byId('workforce/claim-submit'),
+    expectFailed: ['workforce/claim-submit'],
+  },
+  'an invalid answer is acknowledged (the proxy turns its 400 into 200 with the assignment)': {
+    fault: {
+      async response(req, res, upstream) {
+        const m = /^([^/]+)\/submit$/.exec(assignmentPath(req) ?? '');
+        if (req.method !== 'POST' || !m || res.status !== 400) return;
+        const read = await upstream({
+          ...req,
+          method: 'GET',
+          url: new URL(`/worker/v1/assignments/${m[1]}`, req.url),
+          body: Buffer.alloc(0),
+        });
+        Object.assign(res, { status: 200, body: read.body, headers: read.headers });
+      },
+    },
+    checks: byId('workforce/submit-invalid'),
+    expectFailed: ['workforce/submit-invalid'],
+  },
+  'the lease token is not checked (the proxy puts the current one into every submit)': {
+    fault: {
+      request(req) {
+        const m = /^([^/]+)\/submit$/.exec(assignmentPath(req) ?? '');
+        const current = m && leases.get(m[1]!);
+        if (req.method !== 'POST' || !current) return;
+        const body = JSON.parse(req.body.toString('utf8'));
+        body.lease_token = current;
+        req.body = Buffer.from(JSON.stringify(body));
+      },
+      response(req, res) {
+        if (req.method !== 'POST' || assignmentPath(req) !== 'next' || res.status !== 200) return;
+        const body = json(res);
+        leases.set(body.assignment_id, body.lease_token);
+      },
+    },
+    checks: byId('workforce/stale-lease'),
+    expectFailed: ['workforce/stale-lease'],
+  },
+  'no work answers 204 without Retry-After (the proxy drops the header)': {
+    fault: {
+      response(req, res) {
+        if (assignmentPath(req) === 'next' && res.status === 204) delete res.headers['retry-after'];
+      },
+    },
+    checks: byId('workforce/nothing-to-do'),
+    expectFailed: ['workforce/nothing-to-do'],
+  },
   'U+0000 in text is stored, not refused (rule 8; the proxy drops the character)': {
     fault: {
       request(req) {
@@ -417,10 +480,12 @@ describe('the conformance suite reports planted faults', () => {
   let server: TestServer;
   let other: AccountSecrets;
   let proxy: Awaited<ReturnType<typeof startProxy>>;
+  let workerToken: string;
 
   beforeAll(async () => {
     server = await startTestServer('pglite', { DELIVERY_POLL_MS: '20', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32' });
     other = await createAccount(server.uow, 'faults-other', new Date());
+    workerToken = (await createWorker(server)).token;
     proxy = await startProxy(server.url);
     const swap = cases["another account's key acts for the main account (the proxy swaps the key)"]!;
     const otherAuth = `Basic ${Buffer.from(`${other.test_key}:`).toString('base64')}`;
@@ -453,6 +518,7 @@ describe('the conformance suite reports planted faults', () => {
       key: server.dev.test_key,
       liveKey: server.dev.live_key,
       otherKey: other.test_key,
+      workerToken,
       generations: c.generations ?? ['current'],
       callbackHost: '127.0.0.1',
       seed: 7,

@@ -19,6 +19,7 @@ import { testModeChecks } from './test-mode.ts';
 import { testModeRuleChecks } from './test-mode-rules.ts';
 import { uniqueIdChecks } from './unique-id.ts';
 import { wildChecks } from './wild.ts';
+import { workforceChecks } from './workforce.ts';
 
 export const behaviourChecks: Check[] = [
   ...taskStateChecks,
@@ -38,4 +39,5 @@ export const behaviourChecks: Check[] = [
   ...isolationChecks,
   ...accountSettingChecks,
   ...authChecks,
+  ...workforceChecks,
 ];

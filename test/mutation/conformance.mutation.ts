@@ -22,7 +22,7 @@ const runs = Number(process.env.MUTATION_RUNS ?? 1);
 
 describe('conformance', () => {
   let server: TestServer;
-  let keys: { otherKey: string; settingsKey: string };
+  let keys: Awaited<ReturnType<typeof conformanceKeys>>;
   beforeAll(async () => {
     // Stryker runs this file once per mutant, each time in a new worker: a server start per mutant.
     server = await startTestServer(hasPostgres() ? 'postgres' : 'pglite', env);

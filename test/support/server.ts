@@ -8,6 +8,7 @@ import { DISABLED_TYPES } from '../../conformance/checks/account-settings.ts';
 import { startServer, type RunningServer } from '../../server/main.ts';
 import { basicAuth } from './net.ts';
 import { clusterAt, dropDatabase } from './postgres.ts';
+import { createWorker } from './workers.ts';
 
 export const databases = ['pglite', 'postgres'] as const;
 export type DatabaseKind = (typeof databases)[number];
@@ -107,9 +108,10 @@ export function client(server: { url: string }, generation: 'current' | 'legacy'
 /**
  * The keys that the conformance suite needs besides the dev account's: a second account's
  * (isolation) and the settings account's (--settings-key: a 2-second test-completion delay, the
- * suite's disabled types, a default callback URL on the discard port, refused at once).
+ * suite's disabled types, a default callback URL on the discard port, refused at once), and the
+ * token of a worker of the operator's workforce (--worker-token).
  */
-export async function conformanceKeys(server: TestServer): Promise<{ otherKey: string; settingsKey: string }> {
+export async function conformanceKeys(server: TestServer): Promise<{ otherKey: string; settingsKey: string; workerToken: string }> {
   const now = new Date();
   const otherKey = (await createAccount(server.uow, 'conformance-other', now)).test_key;
   const settingsKey = (await createAccount(server.uow, 'conformance-settings', now)).test_key;
@@ -118,5 +120,6 @@ export async function conformanceKeys(server: TestServer): Promise<{ otherKey: s
     disableTypes: [...DISABLED_TYPES],
     defaultCallbackUrl: 'http://127.0.0.1:9/default-callback',
   });
-  return { otherKey, settingsKey };
+  const workerToken = (await createWorker(server)).token;
+  return { otherKey, settingsKey, workerToken };
 }
