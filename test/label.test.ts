@@ -490,3 +490,561 @@ describe('the server', () => {
     await page.close();
   });
 });
+
+// The form and text players: textcollection (every field type, conditions, forms, hypothesis),
+// comparison, categorization of several, transcription rows, and named entities with exact offsets.
+// Each answer the person gives is checked against the contract's response schema of its type and
+// against the server's own answer rules, and compared with what was entered.
+describe('the form and text players', () => {
+  let checkAnswer: (task: { type: string; params: any }, response: any) => string[];
+  beforeAll(async () => {
+    ({ checkAnswer } = (await import('../server/domain/answer-rules.ts')) as any);
+  });
+
+  /** The response submitted for this assignment: valid for the contract and for the server's rules. */
+  async function submitted(a: Assignment, schemaName: string) {
+    const call = await waitForCall((c) => c.path.endsWith('/submit') && c.body?.lease_token === a.lease_token);
+    expect(validAgainst('SubmitRequest', call.body)).toBe('valid');
+    expect(validAgainst(schemaName, call.body.response)).toBe('valid');
+    expect(checkAnswer({ type: a.task.type, params: a.task.params }, call.body.response)).toEqual([]);
+    expect(call.status).toBe(200);
+    return call.body.response;
+  }
+  const shot = (page: Page, name: string) => {
+    mkdirSync(path.join(root, 'test-results'), { recursive: true });
+    return page.screenshot({ path: path.join(root, 'test-results', `label-${name}.png`) });
+  };
+  const field = (page: Page, id: string) => page.locator(`[data-field-id="${id}"]`);
+
+  const podcast = (): Assignment['task'] => ({
+    task_id: '65f1c0a2b3c4d5e6f7a8b9d0',
+    type: 'textcollection',
+    instruction: 'Review the **episode** and its thumbnails.',
+    params: {
+      title: 'Podcast episode review',
+      description: 'Read the show notes, look at the thumbnails, and answer every question shown.',
+      attachments: [
+        { type: 'markdown', content: '**Show notes.** Episode 112 covers the *Champions League* final.' },
+        { type: 'image', content: `${origin}/fixtures/street.svg` },
+        { type: 'text', content: 'Thumbnail C: the hosts in the studio.' },
+      ],
+      fields: [
+        {
+          type: 'category',
+          field_id: 'contains_ads',
+          title: 'Does the episode contain an advertisement?',
+          required: true,
+          choices: [
+            { label: 'Yes', value: 'yes' },
+            { label: 'No', value: 'no' },
+          ],
+        },
+        {
+          type: 'time_range',
+          field_id: 'ad_segment',
+          title: 'Where is the advertisement?',
+          default_seconds: [0, 30],
+          increment_seconds: 5,
+          conditions: [{ contains_ads: 'yes' }],
+        },
+        { type: 'text', field_id: 'why_no_ads', title: 'How did you check there is none?', conditions: [{ contains_ads: { not: 'yes' } }] },
+        {
+          type: 'category',
+          field_id: 'topic',
+          title: 'Topic',
+          max_choices: 2,
+          choices: [
+            {
+              label: 'Sports',
+              value: 'sports',
+              subchoices: [
+                { label: 'Football', value: 'football' },
+                { label: 'Tennis', value: 'tennis', hint: 'Includes padel.' },
+              ],
+            },
+            { label: 'News', value: 'news' },
+            { label: 'Comedy', value: 'comedy' },
+          ],
+        },
+        {
+          type: 'text',
+          field_id: 'match',
+          title: 'Which match?',
+          conditions: [{ topic: ['football', 'tennis'], contains_ads: 'yes' }, { topic: 'comedy' }],
+        },
+        { type: 'number', field_id: 'audio_quality', title: 'Audio quality', use_slider: true, min: 1, max: 5, step: 0.5 },
+        { type: 'number', field_id: 'speakers', title: 'How many speakers?', min: 1, max: 10 },
+        { type: 'boolean', field_id: 'explicit', title: 'Explicit language' },
+        { type: 'datetime', field_id: 'recorded_on', title: 'Recording date', include: ['year', 'month', 'day'], defaults: { year: 2026 } },
+        { type: 'select', field_id: 'language', title: 'Spoken language', choices: ['English', 'German', 'French'] },
+        { type: 'select', field_id: 'main_topic', title: 'The main topic', choices_from_field: 'topic' },
+        {
+          type: 'ranking_order',
+          field_id: 'best_thumbnail',
+          title: 'Rank the attachments',
+          first_label: 'Most engaging',
+          last_label: 'Least engaging',
+          num_items_to_rank: 2,
+        },
+        { type: 'text', field_id: 'summary', title: 'Summary', max_characters: 500, hint: 'Two sentences at most.' },
+        { type: 'text', field_id: 'guest', title: 'Guest', max_responses_required: 3 },
+      ],
+      hypothesis: {
+        annotations: {
+          contains_ads: { type: 'category', field_id: 'contains_ads', response: [['no']] },
+          summary: { type: 'text', field_id: 'summary', response: ['The hosts review the final.'] },
+        },
+      },
+    },
+  });
+
+  const products = (): Assignment['task'] => ({
+    task_id: '65f1c0a2b3c4d5e6f7a8b9d1',
+    type: 'textcollection',
+    instruction: 'Note the episode and every product it advertises.',
+    params: {
+      attachments: [
+        { type: 'text', content: 'Episode 7: a talk with the founder of Acme.' },
+        { type: 'text', content: 'Ad read: the Acme Anvil, 49 EUR; the Acme Rocket, 120.50 USD.', forms: ['product_form'] },
+      ],
+      fields: [
+        {
+          type: 'form',
+          field_id: 'episode',
+          title: 'Episode',
+          fields: [
+            {
+              type: 'category',
+              field_id: 'kind',
+              title: 'Kind',
+              choices: [
+                { label: 'Interview', value: 'interview' },
+                { label: 'Solo', value: 'solo' },
+              ],
+            },
+            { type: 'text', field_id: 'guest_name', title: 'Guest name', conditions: [{ kind: 'interview' }] },
+          ],
+        },
+        {
+          type: 'form',
+          field_id: 'product_form',
+          title: 'Product',
+          max_responses_required: 2,
+          fields: [
+            { type: 'text', field_id: 'product_name', title: 'Product name', required: true },
+            {
+              type: 'fieldset',
+              title: 'Price',
+              incline: true,
+              fields: [
+                { type: 'number', field_id: 'price', title: 'Amount', min: 0 },
+                { type: 'select', field_id: 'currency', title: 'Currency', choices: ['EUR', 'USD'] },
+              ],
+            },
+            { type: 'text', field_id: 'guest_quote', title: 'What the guest says about it', conditions: [{ kind: 'interview' }] },
+          ],
+        },
+      ],
+      hypothesis: {
+        annotations: {
+          product_form: {
+            type: 'form',
+            field_id: 'product_form',
+            response: [{ product_name: { type: 'text', field_id: 'product_name', response: ['Acme Anvil'] } }],
+          },
+        },
+      },
+    },
+  });
+
+  it('textcollection: every field type, conditions (AND, OR, NOT), subchoices, ranking, forms and fieldsets, the hypothesis pre-filled', async () => {
+    const [a, b] = [assignment(podcast()), assignment(products())];
+    for (const x of [a, b]) expect(validAgainst('TextCollectionParams', x.task.params)).toBe('valid');
+    queue = [a, b];
+    const { page, foreign } = await open();
+    await logIn(page);
+
+    // The hypothesis: "No" chosen, so the NOT field shows and the ad's range does not.
+    const ads = page.getByRole('radiogroup', { name: 'Does the episode contain an advertisement?' });
+    await ads.waitFor();
+    expect(await ads.getByLabel('No').isChecked()).toBe(true);
+    expect(await page.getByLabel('Summary').inputValue()).toBe('The hosts review the final.');
+    expect(await field(page, 'why_no_ads').isVisible()).toBe(true);
+    expect(await field(page, 'ad_segment').isHidden()).toBe(true);
+    expect(await field(page, 'match').isHidden()).toBe(true);
+    await page.getByLabel('How did you check there is none?').fill('Listened to all of it.');
+
+    await ads.getByLabel('Yes').check();
+    expect(await field(page, 'ad_segment').isVisible()).toBe(true);
+    expect(await field(page, 'why_no_ads').isHidden()).toBe(true);
+    const range = page.getByRole('group', { name: 'Where is the advertisement?' });
+    expect(await range.getByLabel('from (s)').inputValue()).toBe('0');
+    await range.getByLabel('from (s)').fill('750');
+    await range.getByLabel('to (s)').fill('810');
+
+    // Subchoices: Sports only opens its choices (keyboard: the summary toggles with Enter).
+    const topic = page.getByRole('group', { name: 'Topic' });
+    await topic.getByText('Sports').focus();
+    await page.keyboard.press('Enter');
+    await topic.getByLabel('Football').check();
+    // AND (a sport and the ad) holds: the match is asked for; OR between the sets.
+    expect(await field(page, 'match').isVisible()).toBe(true);
+    await topic.getByLabel('News').check();
+    await page.getByLabel('Which match?').fill('The final in Munich');
+
+    // The slider from the keyboard: 1 → 2.5 in steps of 0.5.
+    await page.getByLabel('Audio quality').focus();
+    for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowRight');
+    // Submitting with a field missing names it and sends nothing.
+    await page.keyboard.press('Control+Enter');
+    await page.locator('.notice.bad', { hasText: 'How many speakers?: write a number' }).waitFor();
+    await page.getByLabel('How many speakers?').fill('3');
+    await page.getByRole('radiogroup', { name: 'Explicit language' }).getByLabel('No').check();
+    const date = page.getByRole('group', { name: 'Recording date' });
+    expect(await date.getByLabel('year').inputValue()).toBe('2026');
+    await date.getByLabel('month').fill('11');
+    await date.getByLabel('day').fill('21');
+    await page.getByLabel('Spoken language').selectOption('German');
+    // The select's options are the topics chosen above.
+    expect(await page.getByLabel('The main topic').locator('option').allTextContents()).toEqual(['—', 'football', 'news']);
+    await page.getByLabel('The main topic').selectOption({ label: 'news' });
+    // Ranking: the third attachment moved to the top with Alt+↑.
+    await page.locator('.ranking li', { hasText: 'Attachment 3' }).focus();
+    await page.keyboard.press('Alt+ArrowUp');
+    await page.keyboard.press('Alt+ArrowUp');
+    await page.getByLabel('Guest 1', { exact: true }).fill('Ana');
+    await page.getByRole('button', { name: 'Add an answer: Guest' }).click();
+    await page.getByLabel('Guest 2', { exact: true }).fill('Ben');
+    await page.locator('.player').evaluate((e) => e.scrollTo(0, 0));
+    await shot(page, 'textcollection');
+    await page.keyboard.press('Control+Enter');
+    expect(await submitted(a, 'TextCollectionResponse')).toEqual({
+      annotations: {
+        contains_ads: ['yes'],
+        ad_segment: { from_seconds: 750, to_seconds: 810 },
+        topic: ['football', 'news'],
+        match: 'The final in Munich',
+        audio_quality: '2.5',
+        speakers: '3',
+        explicit: false,
+        recorded_on: { year: 2026, month: 11, day: 21 },
+        language: ['German'],
+        main_topic: ['news'],
+        best_thumbnail: [2, 0],
+        summary: 'The hosts review the final.',
+        guest: ['Ana', 'Ben'],
+      },
+    });
+
+    // Forms: a condition inside a form, and one across forms; two fillings; a FieldSet.
+    await page.getByRole('radiogroup', { name: 'Kind' }).getByLabel('Solo').check();
+    expect(await page.getByLabel('Product name (Product 1)').inputValue()).toBe('Acme Anvil');
+    expect(await field(page, 'guest_name').isHidden()).toBe(true);
+    expect(await field(page, 'guest_quote').isHidden()).toBe(true);
+    await page.getByRole('radiogroup', { name: 'Kind' }).getByLabel('Interview').check();
+    await page.getByLabel('Guest name').fill('Ada');
+    await page.getByLabel('Amount (Product 1)').fill('49');
+    await page.getByLabel('Currency (Product 1)').selectOption('EUR');
+    await page.getByLabel('What the guest says about it (Product 1)').fill('It rings true.');
+    await page.getByRole('button', { name: 'Add a filling: Product' }).click();
+    await page.getByLabel('Product name (Product 2)').fill('Acme Rocket');
+    await page.getByLabel('Amount (Product 2)').fill('120.5');
+    await page.getByLabel('Currency (Product 2)').selectOption('USD');
+    await page.getByLabel('What the guest says about it (Product 2)').fill('Fast.');
+    await shot(page, 'textcollection-forms');
+    await page.keyboard.press('Control+Enter');
+    expect(await submitted(b, 'TextCollectionResponse')).toEqual({
+      annotations: {
+        episode: { kind: ['interview'], guest_name: 'Ada' },
+        product_form: [
+          { product_name: 'Acme Anvil', price: '49', currency: ['EUR'], guest_quote: 'It rings true.' },
+          { product_name: 'Acme Rocket', price: '120.5', currency: ['USD'], guest_quote: 'Fast.' },
+        ],
+      },
+    });
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('the form and text players: comparison, categorization, rows, named entities', () => {
+  let checkAnswer: (task: { type: string; params: any }, response: any) => string[];
+  beforeAll(async () => {
+    ({ checkAnswer } = (await import('../server/domain/answer-rules.ts')) as any);
+  });
+  async function submitted(a: Assignment, schemaName: string) {
+    const call = await waitForCall((c) => c.path.endsWith('/submit') && c.body?.lease_token === a.lease_token);
+    expect(validAgainst('SubmitRequest', call.body)).toBe('valid');
+    expect(validAgainst(schemaName, call.body.response)).toBe('valid');
+    expect(checkAnswer({ type: a.task.type, params: a.task.params }, call.body.response)).toEqual([]);
+    expect(call.status).toBe(200);
+    return call.body.response;
+  }
+  const shot = (page: Page, name: string) => {
+    mkdirSync(path.join(root, 'test-results'), { recursive: true });
+    return page.screenshot({ path: path.join(root, 'test-results', `label-${name}.png`) });
+  };
+  /** A second of silence as an 8 kHz WAV: an audio attachment the browser plays without any network. */
+  const wav = () => {
+    const data = Buffer.alloc(8000, 128);
+    const head = Buffer.alloc(44);
+    head.write('RIFF', 0);
+    head.writeUInt32LE(36 + data.length, 4);
+    head.write('WAVEfmt ', 8);
+    head.writeUInt32LE(16, 16);
+    head.writeUInt16LE(1, 20);
+    head.writeUInt16LE(1, 22);
+    head.writeUInt32LE(8000, 24);
+    head.writeUInt32LE(8000, 28);
+    head.writeUInt16LE(1, 32);
+    head.writeUInt16LE(8, 34);
+    head.write('data', 36);
+    head.writeUInt32LE(data.length, 40);
+    return Buffer.concat([head, data]);
+  };
+
+  it('compares two images with a choice and a field, categorizes a sound with several categories, and removes a transcribed row', async () => {
+    const compare = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9e0',
+      type: 'comparison',
+      instruction: 'Which photo shows the car better?',
+      params: {
+        attachment_type: 'image',
+        attachments: [`${origin}/fixtures/street.svg`, `${origin}/fixtures/street.svg?crop=2`],
+        choices: ['The first is better', 'The second is better', 'They are equally good'],
+        fields: { differences: 'Describe what differs between the two photos.' },
+      },
+    });
+    const sound = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9e1',
+      type: 'categorization',
+      instruction: 'What can you hear?',
+      params: {
+        attachment_type: 'audio',
+        attachment: `${origin}/fixtures/clip.wav`,
+        categories: ['Speech', 'Music', 'Silence'],
+        category_ids: { s1: 'Speech', s2: 'Music', s3: 'Silence' },
+        allow_multiple: true,
+      },
+    });
+    const rows = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9e2',
+      type: 'transcription',
+      instruction: 'Copy the receipt.',
+      params: {
+        attachment_type: 'image',
+        attachment: `${origin}/fixtures/street.svg`,
+        fields: { shop: 'The shop' },
+        repeatable_fields: { item: 'The item' },
+      },
+    });
+    expect(validAgainst('ComparisonParams', compare.task.params)).toBe('valid');
+    expect(validAgainst('CategorizationParams', sound.task.params)).toBe('valid');
+    queue = [compare, sound, rows];
+    const { page, foreign } = await open();
+    await page.route('**/fixtures/clip.wav', (r) => r.fulfill({ contentType: 'audio/wav', body: wav() }));
+    await logIn(page);
+
+    await expect.poll(() => page.locator('.compare .attachment img').count(), poll).toBe(2);
+    expect(await page.locator('.compare figcaption').allTextContents()).toEqual(['1 of 2', '2 of 2']);
+    await page.keyboard.press('Control+Enter');
+    await page.getByText('Choose an answer.').waitFor();
+    await page.keyboard.press('2');
+    expect(await page.getByLabel('The second is better').isChecked()).toBe(true);
+    await page.getByLabel('Describe what differs between the two photos.').fill('The second is cropped closer to the car.');
+    await shot(page, 'comparison');
+    await page.keyboard.press('Control+Enter');
+    expect(await submitted(compare, 'ComparisonResponse')).toEqual({
+      choice: 'The second is better',
+      fields: { differences: 'The second is cropped closer to the car.' },
+    });
+
+    // The sound is an audio element (with controls), and both categories go with their ids.
+    await page.locator('.attachment audio[controls]').waitFor();
+    expect(await page.locator('.attachment audio').getAttribute('src')).toBe(`${origin}/fixtures/clip.wav`);
+    await page.keyboard.press('1');
+    await page.keyboard.press('2');
+    await page.keyboard.press('Control+Enter');
+    expect(await submitted(sound, 'CategorizationResponse')).toEqual({ category: ['Speech', 'Music'], category_id: ['s1', 's2'] });
+
+    await page.getByLabel('The shop').fill('Corner Deli');
+    for (const item of ['Bread', 'Mistake', 'Milk']) {
+      await page.keyboard.press('Alt+Enter');
+      await page.keyboard.type(item);
+    }
+    await page.getByRole('button', { name: 'Remove row 2' }).click();
+    expect(await page.getByLabel('The item (row 2)').inputValue()).toBe('Milk');
+    await page.keyboard.press('Control+Enter');
+    expect(await submitted(rows, 'TranscriptionResponse')).toEqual({
+      fields: { shop: 'Corner Deli' },
+      repeatable_fields: [{ item: 'Bread' }, { item: 'Milk' }],
+    });
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+
+  /** Where a piece of the shown text is on the page: its first and last character's middle. */
+  const whereIs = (page: Page, piece: string) =>
+    page.locator('.ner-text').evaluate((box, sub) => {
+      const nodes: Text[] = [];
+      const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
+      while (walker.nextNode()) nodes.push(walker.currentNode as Text);
+      const at = (units: number): [Text, number] => {
+        for (const node of nodes) {
+          if (units <= node.data.length) return [node, units];
+          units -= node.data.length;
+        }
+        throw new Error('outside the text');
+      };
+      const from = (box.textContent ?? '').indexOf(sub);
+      const range = document.createRange();
+      range.setStart(...at(from));
+      range.setEnd(...at(from + sub.length));
+      const rects = [...range.getClientRects()];
+      const [first, last] = [rects[0] as DOMRect, rects[rects.length - 1] as DOMRect];
+      return { x1: first.left + 1, y1: first.top + first.height / 2, x2: last.right - 1, y2: last.top + last.height / 2 };
+    }, piece);
+
+  it('namedentityrecognition: spans by mouse and keyboard with exact code-point offsets after an emoji, attributes, named and unnamed relationships', async () => {
+    // An emoji (two UTF-16 units, one code point) before the spans, and "é" written as e + a combining accent (two code points).
+    const text = 'Hello 👋! Andre\u0301 Müller works for Acme Corp in Zürich.\nAcme Corp makes anvils.';
+    const entities = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9f0',
+      type: 'namedentityrecognition',
+      instruction: 'Label the people, organizations and places, and how they relate.',
+      params: {
+        text,
+        labels: [
+          {
+            name: 'PERSON',
+            display_name: 'Person',
+            attributes: {
+              role: {
+                type: 'select',
+                display_name: 'Role',
+                options: [
+                  { value: 'executive', display_name: 'Executive' },
+                  { value: 'employee', display_name: 'Employee' },
+                ],
+              },
+            },
+          },
+          { name: 'ORG', display_name: 'Organization' },
+          { name: 'LOCATION', display_name: 'Location', children: [{ name: 'CITY', display_name: 'City' }] },
+        ],
+        relationships: [
+          { name: 'works_for', display_name: 'works for', is_directed: true, source_label: 'PERSON', target_label: 'ORG' },
+          { name: 'located_in', display_name: 'located in', source_label: 'ORG', target_label: 'CITY' },
+        ],
+      },
+    });
+    const unnamed = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9f1',
+      type: 'namedentityrecognition',
+      instruction: 'Label the people and link those who met.',
+      params: {
+        text: 'Anna met Bob in Rome.',
+        labels: [{ name: 'PERSON' }],
+        relationships: [{ source_label: 'PERSON', target_label: 'PERSON' }],
+      },
+    });
+    for (const x of [entities, unnamed]) expect(validAgainst('NamedEntityRecognitionParams', x.task.params)).toBe('valid');
+    queue = [entities, unnamed];
+    const { page, foreign } = await open();
+    await logIn(page);
+    const box = page.locator('.ner-text');
+    await box.waitFor();
+    const codePoints = (s: string) => Array.from(s).length;
+    const offsets = (piece: string, from = 0) => {
+      const units = text.indexOf(piece, from);
+      return { start: codePoints(text.slice(0, units)), end: codePoints(text.slice(0, units)) + codePoints(piece) };
+    };
+
+    // The mouse: drag over the name with Person (label 1, the first) chosen.
+    const name = 'Andre\u0301 Müller';
+    const at = await whereIs(page, name);
+    await page.mouse.move(at.x1, at.y1);
+    await page.mouse.down();
+    await page.mouse.move(at.x2, at.y2, { steps: 6 });
+    await page.mouse.up();
+    await expect.poll(() => page.locator('.spans li[data-span]').count(), poll).toBe(1);
+    await page.getByRole('combobox', { name: /^Role of/ }).selectOption('executive');
+
+    // The keyboard: the caret from the start, by graphemes, Shift+→ over "Acme Corp", then 2 (Organization).
+    await page.keyboard.press('Escape');
+    await box.focus();
+    await page.keyboard.press('Home');
+    const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+    const before = [...segmenter.segment(text.slice(0, text.indexOf('Acme Corp')))].length;
+    for (let i = 0; i < before; i++) await page.keyboard.press('ArrowRight');
+    for (let i = 0; i < 'Acme Corp'.length; i++) await page.keyboard.press('Shift+ArrowRight');
+    await page.keyboard.press('2');
+    await expect.poll(() => page.locator('.spans li[data-span]').count(), poll).toBe(2);
+
+    // A double-click on a word, with City (label 4) chosen after deselecting.
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('4');
+    expect(await page.getByRole('button', { name: /City/ }).getAttribute('aria-pressed')).toBe('true');
+    const city = await whereIs(page, 'Zürich');
+    await page.mouse.dblclick((city.x1 + city.x2) / 2, city.y1);
+    await expect.poll(() => page.locator('.spans li[data-span]').count(), poll).toBe(3);
+
+    // Relationships: a directed one the wrong way round is refused; then two that fit.
+    const relate = async (from: string, kind: string, to: string) => {
+      await page.getByLabel('Relationship from').selectOption(from);
+      await page.getByLabel('Relationship kind').selectOption(kind);
+      await page.getByLabel('Relationship to').selectOption(to);
+      await page.getByRole('button', { name: 'Add the relationship' }).click();
+    };
+    await relate('a2', 'works_for', 'a1');
+    await page.getByText('cannot go from a Organization to a Person').waitFor();
+    await relate('a1', 'works_for', 'a2');
+    await relate('a2', 'located_in', 'a3');
+    expect(await page.locator('.relations li').count()).toBe(2);
+
+    await page.keyboard.press('?');
+    const help = await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).textContent();
+    for (const line of ['Select the previous or next span', 'Remove the selected span', 'Label the selection with the current label'])
+      expect(help).toContain(line);
+    await page.keyboard.press('Escape');
+    await shot(page, 'ner');
+
+    await page.keyboard.press('Control+Enter');
+    const response = await submitted(entities, 'NamedEntityRecognitionResponse');
+    expect(response).toEqual({
+      annotations: [
+        { id: 'a1', ...offsets(name), text: name, label: 'PERSON', attributes: { role: 'executive' } },
+        { id: 'a2', ...offsets('Acme Corp'), text: 'Acme Corp', label: 'ORG' },
+        { id: 'a3', ...offsets('Zürich'), text: 'Zürich', label: 'CITY' },
+      ],
+      relationships: [
+        { id: 'r1', source_ref: 'a1', target_ref: 'a2', name: 'works_for' },
+        { id: 'r2', source_ref: 'a2', target_ref: 'a3', name: 'located_in' },
+      ],
+    });
+    // Code points, not UTF-16 units: the emoji counts once, the accent once more.
+    expect(response.annotations[0].start).toBe(text.indexOf(name) - 1);
+    expect(response.annotations[0].end - response.annotations[0].start).toBe(13);
+
+    // Unnamed relationships: no name in the answer.
+    await page.locator('.ner-text').waitFor();
+    for (const word of ['Anna', 'Bob']) {
+      const w = await whereIs(page, word);
+      await page.mouse.dblclick((w.x1 + w.x2) / 2, w.y1);
+    }
+    await expect.poll(() => page.locator('.spans li[data-span]').count(), poll).toBe(2);
+    await page.getByLabel('Relationship from').selectOption('a1');
+    await page.getByLabel('Relationship to').selectOption('a2');
+    await page.getByRole('button', { name: 'Add the relationship' }).click();
+    await page.keyboard.press('Control+Enter');
+    expect(await submitted(unnamed, 'NamedEntityRecognitionResponse')).toEqual({
+      annotations: [
+        { id: 'a1', start: 0, end: 4, text: 'Anna', label: 'PERSON' },
+        { id: 'a2', start: 9, end: 12, text: 'Bob', label: 'PERSON' },
+      ],
+      relationships: [{ id: 'r1', source_ref: 'a1', target_ref: 'a2' }],
+    });
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+});

@@ -1,6 +1,9 @@
 import { categorization } from './categorization.ts';
+import { comparison } from './comparison.ts';
 import { fields } from './fields.ts';
 import { imageannotation } from './imageannotation.ts';
+import { ner } from './ner.ts';
+import { textcollection } from './textcollection.ts';
 import type { PlayerFactory } from './types.ts';
 
 /** The players by task type; a type without one is shown as not supported yet (skip or release it). */
@@ -9,4 +12,7 @@ export const players: Partial<Record<string, PlayerFactory>> = {
   imageannotation,
   datacollection: fields,
   transcription: fields,
+  comparison,
+  textcollection,
+  namedentityrecognition: ner,
 };
