@@ -660,7 +660,8 @@ describe('the form and text players', () => {
   it('textcollection: every field type, conditions (AND, OR, NOT), subchoices, ranking, forms and fieldsets, the hypothesis pre-filled', async () => {
     const [a, b] = [assignment(podcast()), assignment(products())];
     for (const x of [a, b]) expect(validAgainst('TextCollectionParams', x.task.params)).toBe('valid');
-    queue = [a, b];
+    // (a is asked for twice: a reload resumes it.)
+    queue = [a, a, b];
     const { page, foreign } = await open();
     await logIn(page);
 
@@ -691,6 +692,13 @@ describe('the form and text players', () => {
     expect(await field(page, 'match').isVisible()).toBe(true);
     await topic.getByLabel('News').check();
     await page.getByLabel('Which match?').fill('The final in Munich');
+    // A reload brings the form back as it was, conditions included.
+    await page.reload();
+    await page.getByLabel('Which match?').waitFor();
+    expect(await page.getByLabel('Which match?').inputValue()).toBe('The final in Munich');
+    expect(await page.getByRole('group', { name: 'Topic' }).getByLabel('Football').isChecked()).toBe(true);
+    expect(await page.getByRole('group', { name: 'Where is the advertisement?' }).getByLabel('to (s)').inputValue()).toBe('810');
+    expect(await field(page, 'why_no_ads').isHidden()).toBe(true);
 
     // The slider from the keyboard: 1 → 2.5 in steps of 0.5.
     await page.getByLabel('Audio quality').focus();

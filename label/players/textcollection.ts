@@ -219,7 +219,11 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
     switch (f.type) {
       case 'text': {
         const most = num(f.max_characters) ?? 1000;
-        const input = most > 200 ? el('textarea', { 'aria-label': name, rows: '3' }) : el('input', { type: 'text', 'aria-label': name });
+        // A long answer (a `max_characters` above 200 was asked for) gets a text area, a short one a line.
+        const input =
+          num(f.max_characters) !== undefined && most > 200
+            ? el('textarea', { 'aria-label': name, rows: '3' })
+            : el('input', { type: 'text', 'aria-label': name });
         const count = el('span', { class: 'count', 'aria-hidden': 'true' });
         const show = () => {
           count.textContent = `${codePoints(input.value)} / ${most}`;
@@ -273,9 +277,17 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
           'div',
           { class: 'inline' },
           input,
-          range[0] !== undefined || range[1] !== undefined
-            ? el('span', { class: 'muted' }, `${range[0] ?? '…'} to ${range[1] ?? '…'}`)
-            : '',
+          el(
+            'span',
+            { class: 'muted' },
+            range[0] !== undefined && range[1] !== undefined
+              ? `${range[0]} to ${range[1]}`
+              : range[0] !== undefined
+                ? `at least ${range[0]}`
+                : range[1] !== undefined
+                  ? `at most ${range[1]}`
+                  : '',
+          ),
         );
       }
       case 'datetime': {
@@ -436,12 +448,10 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
       case 'form': {
         const filling = isRecord(value) ? (value as Values) : emptyFilling(fieldList(f.fields));
         entries[k] = filling;
-        return renderFields(
-          fieldList(f.fields),
-          filling,
-          name === f.title ? '' : ` (${name})`,
-          attachments.filter((a) => a.forms?.includes(f.field_id)),
-        );
+        const several = name !== f.title;
+        const box = renderFields(fieldList(f.fields), filling, several ? ` (${name})` : '');
+        if (several) box.prepend(el('h4', { class: 'filling' }, name));
+        return box;
       }
       default:
         return el('p', { class: 'muted' }, `A field of type ${f.type} is not supported.`);
@@ -497,6 +507,10 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
       head,
       ...(typeof f.description === 'string' ? [el('div', { class: 'muted' }, f.description)] : []),
       ...(typeof f.hint === 'string' ? [el('div', { class: 'hint' }, `Hint: ${f.hint}`)] : []),
+      // An attachment tied to forms shows with them (the attachment's `forms`).
+      ...attachments
+        .filter((a) => f.type === 'form' && a.forms?.includes(f.field_id))
+        .map((a) => showAttachment(a, attachments.indexOf(a))),
       body,
     );
     const map = wrappers.get(scope) ?? new Map<string, HTMLElement>();
@@ -506,12 +520,11 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
   }
 
   /** A list of fields (the task's, or a form's), FieldSets laid out side by side. */
-  function renderFields(list: Field[], scope: Values, suffix: string, shown: Attachment[] = []): HTMLElement {
+  function renderFields(list: Field[], scope: Values, suffix: string): HTMLElement {
     const answerable = flat(list);
     const box = el(
       'div',
       { class: 'tc-fields' },
-      ...shown.map((a) => showAttachment(a, attachments.indexOf(a))),
       ...list.map((f) =>
         f.type === 'fieldset'
           ? el(
