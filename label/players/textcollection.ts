@@ -131,11 +131,26 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
       return filling;
     });
   }
+  /** A field's entries from an answer in the response's shape (a redo starts from the earlier answer). */
+  function answered(f: Field, answer: unknown): unknown[] | undefined {
+    if (answer === undefined) return undefined;
+    const each = bounds(f).max > 1 && Array.isArray(answer) ? answer : [answer];
+    return each.map((one) => {
+      if (f.type !== 'form') return fromAnswer(f, one);
+      const filling = emptyFilling(fieldList(f.fields));
+      const given = isRecord(one) ? one : {};
+      for (const c of flat(fieldList(f.fields))) filling[c.field_id] = answered(c, given[c.field_id]) ?? filling[c.field_id] ?? [];
+      return filling;
+    });
+  }
   const saved = isRecord(draft?.values) ? (draft.values as Values) : undefined;
+  const earlier = !saved && isRecord(draft?.annotations) ? draft.annotations : undefined;
   const top: Values = saved ?? {};
   if (!saved)
     for (const f of flat(fields))
-      top[f.field_id] = prefilled(f, hypothesis[f.field_id]) ?? Array.from({ length: bounds(f).min }, () => emptyEntry(f));
+      top[f.field_id] =
+        (earlier ? answered(f, earlier[f.field_id]) : prefilled(f, hypothesis[f.field_id])) ??
+        Array.from({ length: bounds(f).min }, () => emptyEntry(f));
 
   // ---- which fields show: the conditions, with a hidden field's choices counting for nothing ----
   /** Field wrappers and select refreshers per scope (the top level, or one filling of a form). */
