@@ -226,7 +226,7 @@ export const ner: PlayerFactory = (container, assignment, draft, context) => {
         });
         const remove = el('button', { type: 'button', 'aria-label': `Remove “${spanText(s)}”` }, '✕');
         remove.addEventListener('click', () => removeSpan(s.id));
-        return el('li', { 'aria-selected': String(s.id === selected), 'data-span': s.id }, pick, ...attributes, remove);
+        return el('li', { ...(s.id === selected ? { 'aria-current': 'true' } : {}), 'data-span': s.id }, pick, ...attributes, remove);
       }),
     );
     if (!spans.length) spanList.append(el('li', { class: 'muted' }, 'No span yet.'));

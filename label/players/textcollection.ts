@@ -513,15 +513,23 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
         });
         body.append(add);
       }
+      // The description and hint describe each of the field's controls (a form's children have their own).
+      if (described.length && f.type !== 'form')
+        for (const c of body.querySelectorAll('[aria-label]:not(button)')) c.setAttribute('aria-describedby', described.join(' '));
     };
+    const described: string[] = [];
+    const descriptionId = nextId();
+    const hintId = nextId();
+    if (typeof f.description === 'string') described.push(descriptionId);
+    if (typeof f.hint === 'string') described.push(hintId);
     draw();
     const head =
       f.type === 'form' ? el('h3', { id: titleId }, f.title) : el('div', { class: 'title', id: titleId, 'aria-hidden': 'true' }, f.title);
     if (typeof f.hint === 'string') head.title = f.hint;
     wrapper.append(
       head,
-      ...(typeof f.description === 'string' ? [el('div', { class: 'muted' }, f.description)] : []),
-      ...(typeof f.hint === 'string' ? [el('div', { class: 'hint' }, `Hint: ${f.hint}`)] : []),
+      ...(typeof f.description === 'string' ? [el('div', { class: 'muted', id: descriptionId }, f.description)] : []),
+      ...(typeof f.hint === 'string' ? [el('div', { class: 'hint', id: hintId }, `Hint: ${f.hint}`)] : []),
       // An attachment tied to forms shows with them (the attachment's `forms`).
       ...attachments
         .filter((a) => f.type === 'form' && a.forms?.includes(f.field_id))
