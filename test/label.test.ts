@@ -547,6 +547,14 @@ describe('the form and text players', () => {
           increment_seconds: 5,
           conditions: [{ contains_ads: 'yes' }],
         },
+        {
+          type: 'time_range',
+          field_id: 'ad_repeat',
+          title: 'Where is it read again?',
+          default_seconds: [0, 30],
+          default_from_field: 'ad_segment',
+          conditions: [{ contains_ads: 'yes' }],
+        },
         { type: 'text', field_id: 'why_no_ads', title: 'How did you check there is none?', conditions: [{ contains_ads: { not: 'yes' } }] },
         {
           type: 'category',
@@ -691,6 +699,11 @@ describe('the form and text players', () => {
     expect(await range.getByLabel('from (s)').inputValue()).toBe('0');
     await range.getByLabel('from (s)').fill('750');
     await range.getByLabel('to (s)').fill('810');
+    // The second range follows the first (its default_from_field) until it is edited.
+    const again = page.getByRole('group', { name: 'Where is it read again?' });
+    expect(await again.getByLabel('from (s)').inputValue()).toBe('750');
+    await again.getByLabel('from (s)').fill('1500');
+    await again.getByLabel('to (s)').fill('1560');
 
     // Subchoices: Sports only opens its choices (keyboard: the summary toggles with Enter).
     const topic = page.getByRole('group', { name: 'Topic' });
@@ -739,6 +752,7 @@ describe('the form and text players', () => {
       annotations: {
         contains_ads: ['yes'],
         ad_segment: { from_seconds: 750, to_seconds: 810 },
+        ad_repeat: { from_seconds: 1500, to_seconds: 1560 },
         topic: ['football', 'news'],
         match: 'The final in Munich',
         audio_quality: '2.5',

@@ -369,28 +369,48 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
       case 'time_range': {
         const r = isRecord(value) ? value : { from: '', to: '' };
         const step = String(num(f.increment_seconds) ?? 1);
+        // With `default_from_field` the range follows that field's answer until the person edits it.
+        const source = typeof f.default_from_field === 'string' ? f.default_from_field : undefined;
+        let touched = JSON.stringify(value) !== JSON.stringify(timeDefault(f));
+        const boxes: HTMLInputElement[] = [];
         const input = (end: 'from' | 'to') => {
           const id = nextId();
           const box = el('input', { id, type: 'number', min: '0', max: '86400', step, class: 'short' });
           box.value = String(r[end] ?? '');
-          box.addEventListener('input', () => set({ ...(isRecord(entries[k]) ? entries[k] : {}), [end]: box.value }));
+          box.addEventListener('input', () => {
+            touched = true;
+            set({ ...(isRecord(entries[k]) ? entries[k] : {}), [end]: box.value });
+          });
+          boxes.push(box);
           return el('span', {}, el('label', { for: id }, end === 'from' ? 'from (s)' : 'to (s)'), ' ', box);
         };
         const group = el('div', { class: 'inline', role: 'group', 'aria-label': name }, input('from'), input('to'));
-        const source = typeof f.default_from_field === 'string' ? f.default_from_field : undefined;
         if (source) {
-          const copy = el('button', { type: 'button' }, 'Copy from the other range');
-          copy.addEventListener('click', () => {
-            const from = (scope[source] ?? top[source] ?? [])[k] ?? (scope[source] ?? top[source] ?? [])[0];
-            if (!isRecord(from)) return;
-            entries[k] = { ...from };
-            for (const [i, end] of (['from', 'to'] as const).entries()) {
-              const box = group.querySelectorAll('input')[i];
-              if (box) box.value = String(from[end] ?? '');
-            }
+          const sourceRange = () => {
+            const list = scope[source] ?? top[source] ?? [];
+            const found = list[k] ?? list[0];
+            return isRecord(found) && (found.from !== '' || found.to !== '') ? found : undefined;
+          };
+          const copy = (from: Json) => {
+            entries[k] = { from: from.from, to: from.to };
+            boxes.forEach((box, i) => {
+              box.value = String(from[i ? 'to' : 'from'] ?? '');
+            });
+          };
+          const follow = () => {
+            const from = sourceRange();
+            if (!touched && from && JSON.stringify(from) !== JSON.stringify(entries[k])) copy(from);
+          };
+          follow();
+          refreshers.add(follow);
+          const button = el('button', { type: 'button' }, 'Copy from the other range');
+          button.addEventListener('click', () => {
+            const from = sourceRange();
+            if (!from) return;
+            copy(from);
             changed();
           });
-          group.append(copy);
+          group.append(button);
         }
         return group;
       }
