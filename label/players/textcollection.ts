@@ -403,7 +403,10 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
           };
           follow();
           refreshers.add(follow);
-          const button = el('button', { type: 'button' }, 'Copy from the other range');
+          const sourceTitle = flat(fields)
+            .flatMap((x) => (x.type === 'form' ? flat(fieldList(x.fields)) : [x]))
+            .find((x) => x.field_id === source)?.title;
+          const button = el('button', { type: 'button' }, `Copy from “${sourceTitle ?? source}”`);
           button.addEventListener('click', () => {
             const from = sourceRange();
             if (!from) return;
