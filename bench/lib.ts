@@ -80,8 +80,8 @@ const exited = (child: ChildProcess) => child.exitCode !== null || child.signalC
 /** `humantask serve` as a child process (test/support/process.ts), killed with the bench if need be. */
 let lastOutput: (() => string) | null = null;
 
-export async function serveChild(env: Record<string, string>): Promise<Served> {
-  const p = await serve(env);
+export async function serveChild(env: Record<string, string>, nodeArgs: string[] = []): Promise<Served> {
+  const p = await serve(env, nodeArgs);
   lastOutput = p.output;
   const { child } = p;
   const forget = onCleanup(

@@ -1,11 +1,25 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomFillSync } from 'node:crypto';
+
+// Random bytes for ids, drawn from the CSPRNG 4 KiB at a time (as node:crypto's randomUUID does):
+// one system call for 680 task ids instead of one each. Each byte is handed out once. Secrets
+// (newSecret, newSigningSecret) draw their own bytes.
+const pool = Buffer.allocUnsafe(4096);
+let used = pool.length;
+function randomHex(bytes: number): string {
+  if (used + bytes > pool.length) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  used += bytes;
+  return pool.toString('hex', used - bytes, used);
+}
 
 /**
  * A task id: 24 lowercase hex characters, time-ordered (12 hex of milliseconds since the epoch,
  * then 12 random hex), so that ids sort like their creation times.
  */
 export function newTaskId(now: Date): string {
-  return now.getTime().toString(16).padStart(12, '0') + randomBytes(6).toString('hex');
+  return now.getTime().toString(16).padStart(12, '0') + randomHex(6);
 }
 
 export function newAccountId(): string {

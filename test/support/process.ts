@@ -11,9 +11,12 @@ export interface ServeProcess {
   output: () => string;
 }
 
-/** Starts `humantask serve` (one process, delivery and attachment checks off unless `env` turns them on). */
-export async function serve(env: Record<string, string>): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [bin, 'serve'], {
+/**
+ * Starts `humantask serve` (one process, delivery and attachment checks off unless `env` turns them on).
+ * `nodeArgs` go to Node before the script (the profiler's `--cpu-prof`, which NODE_OPTIONS refuses).
+ */
+export async function serve(env: Record<string, string>, nodeArgs: string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [...nodeArgs, bin, 'serve'], {
     env: {
       ...process.env,
       PORT: '0',
