@@ -3,14 +3,7 @@
 // family (scorers/); docs/quality.md explains each with a worked example. Pure and synchronous: the
 // caller passes anything that must be fetched (segmentation masks) in the options.
 import type { TaskType } from '../synthetic.ts';
-import {
-  clamp01,
-  type Json,
-  type ScoreOptions,
-  type ScoreResult,
-  type Scorer,
-  settingsOf,
-} from './scorers/common.ts';
+import { clamp01, type Json, type ScoreOptions, type ScoreResult, type Scorer, settingsOf } from './scorers/common.ts';
 import { categorization, comparison, dataCollection, textCollection } from './scorers/fields.ts';
 import { imageAnnotation, singleGeometry } from './scorers/geometry.ts';
 import { namedEntityRecognition } from './scorers/ner.ts';

@@ -97,7 +97,8 @@ export const isRecord = (value: unknown): value is Json => typeof value === 'obj
 export const records = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(isRecord) : []);
 export const asRecord = (value: unknown): Json => (isRecord(value) ? value : {});
 export const num = (value: unknown, fallback = 0): number => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
-export const str = (value: unknown): string => (typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value));
+export const str = (value: unknown): string =>
+  typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);
 
 export const mean = (values: readonly number[]): number => (values.length === 0 ? 1 : values.reduce((s, v) => s + v, 0) / values.length);
 export const clamp01 = (value: number): number => (Number.isNaN(value) ? 0 : Math.min(1, Math.max(0, value)));

@@ -97,12 +97,32 @@ interface Area {
   key: string;
 }
 
+/** Whether two segments cross or touch (the ends of neighbouring edges excepted by the caller). */
+function segmentsMeet(p: XY, q: XY, r: XY, s: XY): boolean {
+  const side = (a: XY, b: XY, c: XY) => Math.sign((b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x));
+  return side(p, q, r) !== side(p, q, s) && side(r, s, p) !== side(r, s, q);
+}
+
+/** Whether an outline is a simple polygon (no two non-neighbouring edges meet): its area is then the shoelace's. */
+function isSimple(outline: XY[]): boolean {
+  const n = outline.length;
+  for (let i = 0; i < n; i++) {
+    for (let j = i + 2; j < n; j++) {
+      if (i === 0 && j === n - 1) continue;
+      if (segmentsMeet(outline[i] as XY, outline[(i + 1) % n] as XY, outline[j] as XY, outline[(j + 1) % n] as XY)) return false;
+    }
+  }
+  return true;
+}
+
 function areaShape(kind: GeometryKind, shape: Json): Area {
   const outline = outlineOf(kind, shape);
   const polygon: Polygon = [outline.map((p): Pair => [p.x, p.y])];
   let area = 0;
+  // Hulls and ellipses are convex, and most drawn polygons simple: the shoelace formula; a
+  // self-crossing outline's area is that of polygon-clipping's union of it (each part once).
   try {
-    area = outline.length >= 3 ? areaOf(polygonClipping.union(polygon)) : 0;
+    if (outline.length >= 3) area = kind !== 'polygon' || isSimple(outline) ? areaOf([polygon]) : areaOf(polygonClipping.union(polygon));
   } catch {
     area = 0;
   }
@@ -120,14 +140,16 @@ function areaShape(kind: GeometryKind, shape: Json): Area {
 }
 
 function areaIoU(p: Area, q: Area): number {
-  if (p.area <= 0 || q.area <= 0) return p.area === q.area && p.key === q.key ? 1 : 0;
+  // The same outline: exactly 1, not 1 less a rounding error of the clipping.
+  if (p.key === q.key) return 1;
+  if (p.area <= 0 || q.area <= 0) return 0;
   if (p.maxX <= q.minX || q.maxX <= p.minX || p.maxY <= q.minY || q.maxY <= p.minY) return 0;
   let inter = 0;
   try {
     inter = areaOf(polygonClipping.intersection(p.polygon, q.polygon));
   } catch {
     // polygon-clipping gives up on some degenerate outlines: count those as not overlapping.
-    return p.key === q.key ? 1 : 0;
+    return 0;
   }
   const union = p.area + q.area - inter;
   return union <= 0 ? 0 : Math.min(1, Math.max(0, inter / union));
@@ -215,8 +237,12 @@ export function shapeSimilarity(a: PreparedShape, b: PreparedShape, tolerance: n
       return boxIoU(a.raw, b.raw);
     case 'point':
       return closeness(Math.hypot(num(a.raw.x) - num(b.raw.x), num(a.raw.y) - num(b.raw.y)), tolerance);
-    case 'line':
-      return closeness(meanLineDistance(vertices(a.raw), vertices(b.raw)), tolerance);
+    case 'line': {
+      const [va, vb] = [vertices(a.raw), vertices(b.raw)];
+      // The same vertices: exactly 1 (sampling the line leaves rounding errors of 1e-14 px).
+      if (JSON.stringify(va) === JSON.stringify(vb)) return 1;
+      return closeness(meanLineDistance(va, vb), tolerance);
+    }
     default:
       return areaIoU(a.area ?? areaShape(a.kind, a.raw), b.area ?? areaShape(b.kind, b.raw));
   }

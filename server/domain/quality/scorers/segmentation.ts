@@ -81,7 +81,8 @@ export function segmentAnnotation(_params: Json, a: Json, b: Json, settings: Set
 
 export function lidarSegmentation(_params: Json, a: Json, b: Json): ScoreResult {
   const namesOf = (answer: Json) => (Array.isArray(answer.labels) ? answer.labels.map(str) : []);
-  const framesOf = (answer: Json) => new Map(records(answer.frames).map((f) => [Number(f.frame), Array.isArray(f.point_labels) ? f.point_labels : []]));
+  const framesOf = (answer: Json) =>
+    new Map(records(answer.frames).map((f) => [Number(f.frame), Array.isArray(f.point_labels) ? f.point_labels : []]));
   const [na, nb] = [namesOf(a), namesOf(b)];
   const [fa, fb] = [framesOf(a), framesOf(b)];
   const tally = new Map<string, { intersection: number; union: number }>();
