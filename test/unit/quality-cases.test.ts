@@ -2,11 +2,33 @@
 // more per type, and the readable details they give (docs/quality.md's worked examples are here).
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { scoreAnswers } from '../../server/domain/quality/score.ts';
+import {
+  type ClassResult,
+  type FieldResult,
+  isScoredType,
+  type Match,
+  type MatchGroup,
+  type ScoreDetails,
+  scoreAnswers,
+} from '../../server/domain/quality/score.ts';
+import { paramsArbitraries } from '../support/task-params.ts';
 
 type Json = Record<string, unknown>;
 const box = (left: number, top: number, width: number, height: number, label = 'car') => ({ left, top, width, height, label });
 const boxes = (...annotations: Json[]) => ({ annotations });
+
+// What the details hold, read the way a person (or the review screen) reads them.
+const groupsOf = (details: ScoreDetails): MatchGroup[] => (details.kind === 'matching' ? details.groups : []);
+const pairsOf = (details: ScoreDetails): Array<[number, number]> =>
+  groupsOf(details).flatMap((g) => g.matches.map((m: Match): [number, number] => [m.a, m.b]));
+const fieldsOf = (details: ScoreDetails): FieldResult[] => (details.kind === 'fields' ? details.fields : []);
+const classesOf = (details: ScoreDetails): ClassResult[] => (details.kind === 'classes' ? details.classes : []);
+
+it('has a scorer for every task type of the contract, and refuses a type it does not know', () => {
+  for (const type of Object.keys(paramsArbitraries)) expect(isScoredType(type), type).toBe(true);
+  expect(isScoredType('telepathy')).toBe(false);
+  expect(() => scoreAnswers('telepathy', {}, {}, {})).toThrow(/no scorer for task type "telepathy"/);
+});
 
 describe('geometry', () => {
   it('two boxes with IoU exactly 0.5 match (threshold 0.5): score 0.5; IoU 1/3 does not: score 0', () => {
@@ -24,8 +46,7 @@ describe('geometry', () => {
     // One match (IoU 1) of 3 + 2 boxes: F1 = 2/5, mean IoU 1.
     const result = scoreAnswers('annotation', {}, a, b);
     expect(result.score).toBeCloseTo(0.4, 12);
-    if (result.details.kind !== 'matching') throw new Error('matching details expected');
-    const car = result.details.groups.find((g) => g.key === JSON.stringify(['box', 'car']));
+    const car = groupsOf(result.details).find((g) => g.key === JSON.stringify(['box', 'car']));
     expect(car).toMatchObject({ matches: [{ a: 0, b: 0, similarity: 1 }], onlyInB: [1] });
     expect(car?.onlyInA).toEqual([1]);
   });
@@ -35,7 +56,7 @@ describe('geometry', () => {
     const a = boxes(box(0, 0, 100, 100), box(10, 0, 100, 100));
     const b = boxes(box(5, 0, 100, 100), box(-10, 0, 100, 100));
     const result = scoreAnswers('annotation', {}, a, b);
-    expect(result.details.kind === 'matching' && result.details.groups[0]?.matches.map((m) => [m.a, m.b])).toEqual([
+    expect(pairsOf(result.details)).toEqual([
       [0, 1],
       [1, 0],
     ]);
@@ -109,7 +130,8 @@ describe('geometry', () => {
         fc.double({ min: 0, max: 2 * Math.PI, noNaN: true }),
         fc.array(fc.double({ min: 0, max: 40, noNaN: true }), { minLength: 2, maxLength: 6 }),
         (w, h, angle, steps) => {
-          const shifts = steps.reduce<number[]>((out, s) => [...out, (out.at(-1) ?? 0) + s], []);
+          const shifts: number[] = [];
+          for (const s of steps) shifts.push((shifts.at(-1) ?? 0) + s);
           const at = (t: number) => [Math.cos(angle) * t, Math.sin(angle) * t] as const;
           for (const make of [
             (t: number) => ({ annotations: [{ type: 'box', label: 'x', left: 400 + at(t)[0], top: 400 + at(t)[1], width: w, height: h }] }),
@@ -119,7 +141,7 @@ describe('geometry', () => {
             (t: number) => ({ annotations: [{ type: 'point', label: 'x', x: 400 + at(t)[0], y: 400 + at(t)[1] }] }),
           ]) {
             const scores = shifts.map((t) => scoreAnswers('imageannotation', {}, make(0), make(t)).score);
-            scores.forEach((s, i) => i > 0 && expect(s).toBeLessThanOrEqual((scores[i - 1] as number) + 1e-9));
+            for (let i = 1; i < scores.length; i++) expect(scores[i]).toBeLessThanOrEqual((scores[i - 1] as number) + 1e-9);
           }
         },
       ),
@@ -171,6 +193,10 @@ describe('video, segmentation, lidar', () => {
     // sky: 1 of 2 pixels; road: 2 of 3: mean (1/2 + 2/3) / 2.
     expect(result.score).toBeCloseTo(7 / 12, 12);
     expect(result.details).toMatchObject({ kind: 'classes', unscored: [] });
+    expect(classesOf(result.details)).toEqual([
+      { label: 'road', iou: 2 / 3, intersection: 2, union: 3 },
+      { label: 'sky', iou: 0.5, intersection: 1, union: 2 },
+    ]);
     const unscored = scoreAnswers('segmentannotation', {}, answer('a'), answer('c'), { masks });
     expect(unscored.details).toMatchObject({ unscored: ['road', 'sky'] });
   });
@@ -279,8 +305,7 @@ describe('text and choices', () => {
     const result = scoreAnswers('textcollection', params, a, b);
     // open 1, seats 1, cuisine 1/2, since 1/2, hours 32400/36000 = 0.9, dishes (1 + 1) / 3.
     expect(result.score).toBeCloseTo((1 + 1 + 0.5 + 0.5 + 0.9 + 2 / 3) / 6, 12);
-    if (result.details.kind !== 'fields') throw new Error('field details expected');
-    expect(result.details.fields.map((f) => [f.path, f.measure])).toEqual([
+    expect(fieldsOf(result.details).map((f) => [f.path, f.measure])).toEqual([
       ['open', 'exact'],
       ['seats', 'exact'],
       ['cuisine', 'jaccard'],
@@ -314,8 +339,4 @@ describe('namedentityrecognition', () => {
     // Exact matching only: threshold 1.
     expect(scoreAnswers('namedentityrecognition', params, a, closer, { matchThreshold: 1 }).score).toBe(0.25);
   });
-});
-
-it('refuses a type it does not know', () => {
-  expect(() => scoreAnswers('telepathy', {}, {}, {})).toThrow(/no scorer for task type "telepathy"/);
 });

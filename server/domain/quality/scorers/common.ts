@@ -93,7 +93,7 @@ export type Scorer = (params: Json, a: Json, b: Json, settings: Settings) => Sco
 // Reading answers: a worker's answer has passed the contract and the answer rules, but the expected
 // answer of an old task may not have; read defensively.
 
-export const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 export const records = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(isRecord) : []);
 export const asRecord = (value: unknown): Json => (isRecord(value) ? value : {});
 export const num = (value: unknown, fallback = 0): number => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
@@ -230,7 +230,7 @@ export function matchItems<T>(
 }
 
 /** F1 of a matching: 2 × matched / (items of a + items of b); 1 when neither answer has any. */
-export const f1Of = (m: Matching): number => (m.sizeA + m.sizeB === 0 ? 1 : (2 * m.matched.length) / (m.sizeA + m.sizeB));
+const f1Of = (m: Matching): number => (m.sizeA + m.sizeB === 0 ? 1 : (2 * m.matched.length) / (m.sizeA + m.sizeB));
 
 /** Score = F1 at the threshold × mean similarity of the matched pairs (the geometry rule). */
 export function matchingResult(m: Matching, threshold: number, noun: string): ScoreResult {

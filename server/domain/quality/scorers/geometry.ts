@@ -258,7 +258,7 @@ const NOUNS: Record<GeometryKind, string> = {
 };
 
 /** Two lists of shapes matched per geometry and label: F1 at the threshold × mean matched similarity. */
-export function scoreShapes(a: PreparedShape[], b: PreparedShape[], settings: Settings, noun: string): ScoreResult {
+function scoreShapes(a: PreparedShape[], b: PreparedShape[], settings: Settings, noun: string): ScoreResult {
   const matching = matchItems(
     a,
     b,
