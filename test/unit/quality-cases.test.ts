@@ -31,6 +31,20 @@ it('has a scorer for every task type of the contract, and refuses a type it does
 });
 
 describe('geometry', () => {
+  it("docs/quality.md's worked example: two cars and a person, one car drawn half a box too low", () => {
+    const expected = boxes(box(0, 0, 100, 100), box(200, 0, 100, 100), box(400, 0, 50, 100, 'person'));
+    const worker = boxes(box(10, 0, 100, 100), box(200, 50, 100, 100), box(400, 0, 50, 100, 'person'));
+    const result = scoreAnswers('annotation', {}, expected, worker);
+    expect(result.score).toBeCloseTo((2 / 3) * ((9 / 11 + 1) / 2), 12);
+    expect(result.details.summary).toBe(
+      '2 of 3 boxes in a and 3 in b matched at ≥ 0.5 (F1 0.667), mean matched similarity 0.909: score 0.606',
+    );
+    expect(groupsOf(result.details)).toEqual([
+      { key: '["box","car"]', matches: [{ a: 0, b: 0, similarity: 9 / 11 }], onlyInA: [1], onlyInB: [1] },
+      { key: '["box","person"]', matches: [{ a: 2, b: 2, similarity: 1 }], onlyInA: [], onlyInB: [] },
+    ]);
+  });
+
   it('two boxes with IoU exactly 0.5 match (threshold 0.5): score 0.5; IoU 1/3 does not: score 0', () => {
     const expected = boxes(box(0, 0, 100, 100));
     const half = scoreAnswers('annotation', {}, expected, boxes(box(0, 0, 100, 50)));
