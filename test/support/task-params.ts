@@ -51,7 +51,7 @@ const attachmentFor = (kind: AttachmentKind) => (kind === 'text' ? texts : urls)
 
 type AttributeParam = Schemas['AnnotationAttribute'];
 type AttributeKind = NonNullable<AttributeParam['type']>;
-type AttributeParams = Schemas['AnnotationAttributes'];
+export type AttributeParams = Schemas['AnnotationAttributes'];
 
 /** The value one time in four, otherwise undefined. */
 const sometimes = <T>(arbitrary: fc.Arbitrary<T>) => fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary });
@@ -112,9 +112,9 @@ const NON_BOX_ATTRIBUTE_KINDS: readonly AttributeKind[] = ['category', 'number',
 // ---------------------------------------------------------------------------------------------
 // annotation
 
-type BoxParams = ParamsOf<'AnnotationParams', 'attachment' | 'objects_to_annotate'>;
+export type BoxParams = ParamsOf<'AnnotationParams', 'attachment' | 'objects_to_annotate'>;
 
-const boxParams: fc.Arbitrary<BoxParams> = uniqueLabels(6).chain((objects) =>
+export const boxParams: fc.Arbitrary<BoxParams> = uniqueLabels(6).chain((objects) =>
   fc.record(
     {
       attachment: urls,
@@ -133,9 +133,9 @@ const boxParams: fc.Arbitrary<BoxParams> = uniqueLabels(6).chain((objects) =>
 // ---------------------------------------------------------------------------------------------
 // pointannotation
 
-type PointParams = ParamsOf<'PointAnnotationParams', 'attachment' | 'objects_to_annotate'>;
+export type PointParams = ParamsOf<'PointAnnotationParams', 'attachment' | 'objects_to_annotate'>;
 
-const pointParams: fc.Arbitrary<PointParams> = uniqueLabels(6).chain((objects) =>
+export const pointParams: fc.Arbitrary<PointParams> = uniqueLabels(6).chain((objects) =>
   fc.record(
     {
       attachment: urls,
@@ -152,7 +152,7 @@ const pointParams: fc.Arbitrary<PointParams> = uniqueLabels(6).chain((objects) =
 // ---------------------------------------------------------------------------------------------
 // lineannotation, polygonannotation
 
-type VertexParams = ParamsOf<'LineAnnotationParams', 'attachment' | 'objects_to_annotate'>;
+export type VertexParams = ParamsOf<'LineAnnotationParams', 'attachment' | 'objects_to_annotate'>;
 
 const vertexBounds = fc
   .integer({ min: 1, max: 12 })
@@ -163,7 +163,7 @@ const vertexBounds = fc
     ),
   );
 
-const vertexParams = (maxObjects: number, withSplines: boolean): fc.Arbitrary<VertexParams> =>
+export const vertexParams = (maxObjects: number, withSplines: boolean): fc.Arbitrary<VertexParams> =>
   fc.tuple(uniqueLabels(maxObjects), vertexBounds).chain(([objects, bounds]) =>
     fc
       .record(
@@ -184,9 +184,9 @@ const vertexParams = (maxObjects: number, withSplines: boolean): fc.Arbitrary<Ve
 // ---------------------------------------------------------------------------------------------
 // segmentannotation
 
-type SegmentParams = ParamsOf<'SegmentAnnotationParams', 'attachment' | 'labels'>;
+export type SegmentParams = ParamsOf<'SegmentAnnotationParams', 'attachment' | 'labels'>;
 
-const segmentParams: fc.Arbitrary<SegmentParams> = uniqueLabels(50).chain((labels) =>
+export const segmentParams: fc.Arbitrary<SegmentParams> = uniqueLabels(50).chain((labels) =>
   fc.record(
     {
       attachment: urls,
@@ -204,34 +204,36 @@ const attachmentKinds = fc.constantFrom<AttachmentKind>('text', 'image', 'video'
 // ---------------------------------------------------------------------------------------------
 // categorization
 
-type CategorizationParams = ParamsOf<'CategorizationParams', 'attachment_type' | 'attachment' | 'categories'>;
+export type CategorizationParams = ParamsOf<'CategorizationParams', 'attachment_type' | 'attachment' | 'categories'>;
 
-const categorizationParams: fc.Arbitrary<CategorizationParams> = fc.tuple(attachmentKinds, uniqueLabels(6)).chain(([kind, categories]) =>
-  fc.record(
-    {
-      attachment_type: fc.constant(kind),
-      attachment: attachmentFor(kind),
-      categories: fc.constant(categories),
-      category_ids: fc
-        .subarray(categories, { minLength: 1 })
-        .chain((named) =>
-          fc
-            .uniqueArray(keys, { minLength: named.length, maxLength: named.length })
-            .map((ids) => Object.fromEntries(ids.map((id, i) => [id, named[i] as string]))),
-        ),
-      allow_multiple: fc.boolean(),
-      ...(kind === 'image' ? { layers } : {}),
-    },
-    { requiredKeys: ['attachment_type', 'attachment', 'categories'] },
-  ),
-);
+export const categorizationParams: fc.Arbitrary<CategorizationParams> = fc
+  .tuple(attachmentKinds, uniqueLabels(6))
+  .chain(([kind, categories]) =>
+    fc.record(
+      {
+        attachment_type: fc.constant(kind),
+        attachment: attachmentFor(kind),
+        categories: fc.constant(categories),
+        category_ids: fc
+          .subarray(categories, { minLength: 1 })
+          .chain((named) =>
+            fc
+              .uniqueArray(keys, { minLength: named.length, maxLength: named.length })
+              .map((ids) => Object.fromEntries(ids.map((id, i) => [id, named[i] as string]))),
+          ),
+        allow_multiple: fc.boolean(),
+        ...(kind === 'image' ? { layers } : {}),
+      },
+      { requiredKeys: ['attachment_type', 'attachment', 'categories'] },
+    ),
+  );
 
 // ---------------------------------------------------------------------------------------------
 // comparison
 
-type ComparisonParams = ParamsOf<'ComparisonParams', 'attachment_type' | 'attachments'>;
+export type ComparisonParams = ParamsOf<'ComparisonParams', 'attachment_type' | 'attachments'>;
 
-const comparisonParams: fc.Arbitrary<ComparisonParams> = attachmentKinds.chain((kind) =>
+export const comparisonParams: fc.Arbitrary<ComparisonParams> = attachmentKinds.chain((kind) =>
   fc
     .record({
       attachment_type: fc.constant(kind),
@@ -248,9 +250,9 @@ const comparisonParams: fc.Arbitrary<ComparisonParams> = attachmentKinds.chain((
 // ---------------------------------------------------------------------------------------------
 // datacollection
 
-type DataCollectionParams = ParamsOf<'DataCollectionParams', 'attachment_type' | 'attachment' | 'fields'>;
+export type DataCollectionParams = ParamsOf<'DataCollectionParams', 'attachment_type' | 'attachment' | 'fields'>;
 
-const dataCollectionParams: fc.Arbitrary<DataCollectionParams> = fc
+export const dataCollectionParams: fc.Arbitrary<DataCollectionParams> = fc
   .constantFrom('text' as const, 'image' as const, 'website' as const)
   .chain((kind) => fc.record({ attachment_type: fc.constant(kind), attachment: attachmentFor(kind), fields: descriptions }));
 
@@ -266,9 +268,9 @@ const repeatableFields = fc.dictionary(
   { minKeys: 1, maxKeys: 4 },
 );
 
-type TranscriptionParams = ParamsOf<'TranscriptionParams', 'attachment_type' | 'attachment'>;
+export type TranscriptionParams = ParamsOf<'TranscriptionParams', 'attachment_type' | 'attachment'>;
 
-const transcriptionParams: fc.Arbitrary<TranscriptionParams> = fc
+export const transcriptionParams: fc.Arbitrary<TranscriptionParams> = fc
   .record({
     attachment_type: fc.constantFrom('image' as const, 'pdf' as const, 'website' as const),
     attachment: urls,
@@ -283,9 +285,9 @@ const transcriptionParams: fc.Arbitrary<TranscriptionParams> = fc
 // ---------------------------------------------------------------------------------------------
 // audiotranscription
 
-type AudioParams = ParamsOf<'AudioTranscriptionParams', 'attachment'>;
+export type AudioParams = ParamsOf<'AudioTranscriptionParams', 'attachment'>;
 
-const audioParams: fc.Arbitrary<AudioParams> = fc.record(
+export const audioParams: fc.Arbitrary<AudioParams> = fc.record(
   { attachment: urls, attachment_type: fc.constant('audio' as const), language: fc.constantFrom('en', 'en-US', 'pt-BR', 'de') },
   { requiredKeys: ['attachment'] },
 );
@@ -293,11 +295,11 @@ const audioParams: fc.Arbitrary<AudioParams> = fc.record(
 // ---------------------------------------------------------------------------------------------
 // imageannotation, videoplaybackannotation
 
-type GeometryKind = Schemas['ImageAnnotationResponse']['annotations'][number]['type'];
+export type GeometryKind = Schemas['ImageAnnotationResponse']['annotations'][number]['type'];
 const GEOMETRY_KINDS: readonly GeometryKind[] = ['box', 'polygon', 'line', 'point', 'cuboid', 'ellipse'];
-type GeometrySpec = Schemas['GeometrySpec'];
+export type GeometrySpec = Schemas['GeometrySpec'];
 // The contract's Geometries (at least one key, an anyOf of required keys) is generated as unknown.
-type Geometries = Partial<Record<GeometryKind, GeometrySpec>>;
+export type Geometries = Partial<Record<GeometryKind, GeometrySpec>>;
 
 const geometrySpec: fc.Arbitrary<GeometrySpec> = fc
   .tuple(
@@ -320,9 +322,9 @@ const geometries: fc.Arbitrary<Geometries> = fc
 
 const labelsOf = (given: Geometries) => [...new Set(Object.values(given).flatMap((spec) => spec.objects_to_annotate))];
 
-type ImageAnnotationParams = ParamsOf<'ImageAnnotationParams', 'attachment', { geometries: Geometries }>;
+export type ImageAnnotationParams = ParamsOf<'ImageAnnotationParams', 'attachment', { geometries: Geometries }>;
 
-const imageAnnotationParams: fc.Arbitrary<ImageAnnotationParams> = geometries.chain((given) =>
+export const imageAnnotationParams: fc.Arbitrary<ImageAnnotationParams> = geometries.chain((given) =>
   fc.record(
     {
       attachment: urls,
@@ -335,9 +337,9 @@ const imageAnnotationParams: fc.Arbitrary<ImageAnnotationParams> = geometries.ch
   ),
 );
 
-type VideoParams = ParamsOf<'VideoPlaybackAnnotationParams', never, { geometries: Geometries }>;
+export type VideoParams = ParamsOf<'VideoPlaybackAnnotationParams', never, { geometries: Geometries }>;
 
-const videoParams: fc.Arbitrary<VideoParams> = geometries.chain((given) =>
+export const videoParams: fc.Arbitrary<VideoParams> = geometries.chain((given) =>
   fc
     .record(
       {
@@ -361,8 +363,8 @@ const videoParams: fc.Arbitrary<VideoParams> = geometries.chain((given) =>
 // ---------------------------------------------------------------------------------------------
 // textcollection
 
-type ChoiceValue = string | number;
-type DatePart = 'year' | 'month' | 'day' | 'hour' | 'minute';
+export type ChoiceValue = string | number;
+export type DatePart = 'year' | 'month' | 'day' | 'hour' | 'minute';
 const DATE_PARTS: readonly DatePart[] = ['year', 'month', 'day', 'hour', 'minute'];
 interface ChoiceParam {
   label: string;
@@ -371,7 +373,7 @@ interface ChoiceParam {
   subchoices?: ChoiceParam[];
 }
 type ConditionValue = ChoiceValue | ChoiceValue[] | { not: ChoiceValue | ChoiceValue[] };
-type ConditionSet = Record<string, ConditionValue>;
+export type ConditionSet = Record<string, ConditionValue>;
 
 interface FieldCommon {
   field_id: string;
@@ -382,7 +384,7 @@ interface FieldCommon {
   max_responses_required?: number;
   conditions?: ConditionSet[];
 }
-type LeafField = FieldCommon &
+export type LeafField = FieldCommon &
   (
     | { type: 'text'; max_characters?: number }
     | { type: 'boolean' }
@@ -399,21 +401,21 @@ type LeafField = FieldCommon &
     | { type: 'select'; choices?: ChoiceValue[]; choices_from_field?: string }
     | { type: 'ranking_order'; first_label?: string; last_label?: string; num_items_to_rank?: number }
   );
-interface FieldSetParam {
+export interface FieldSetParam {
   type: 'fieldset';
   incline: true;
   title?: string;
   fields: LeafField[];
 }
 type FormFieldParam = FieldCommon & { type: 'form'; fields: Array<LeafField | FieldSetParam> };
-type TopField = LeafField | FormFieldParam;
+export type TopField = LeafField | FormFieldParam;
 
 // The contract's UnitField (a union with the form field) is generated as unknown: the fields this
 // file makes are typed above.
-type TextCollectionParams = ParamsOf<'TextCollectionParams', 'attachments', { fields: TopField[] }>;
+export type TextCollectionParams = ParamsOf<'TextCollectionParams', 'attachments', { fields: TopField[] }>;
 
 /** Only choices without subchoices can be selected. */
-const leafValues = (choices: readonly ChoiceParam[]): ChoiceValue[] =>
+export const leafValues = (choices: readonly ChoiceParam[]): ChoiceValue[] =>
   choices.flatMap((c) => (c.subchoices ? leafValues(c.subchoices) : [c.value]));
 
 // A field is drafted without its id and its links to other fields; `wireFields` adds them.
@@ -695,7 +697,7 @@ function wireForms(
   return forms;
 }
 
-const textCollectionParams: fc.Arbitrary<TextCollectionParams> = fc.integer({ min: 1, max: 4 }).chain((attachmentCount) =>
+export const textCollectionParams: fc.Arbitrary<TextCollectionParams> = fc.integer({ min: 1, max: 4 }).chain((attachmentCount) =>
   fc
     .record(
       {
@@ -735,9 +737,9 @@ const textCollectionParams: fc.Arbitrary<TextCollectionParams> = fc.integer({ mi
 // namedentityrecognition
 
 type NerLabel = Schemas['NamedEntityRecognitionLabel'];
-type NerRelationship = Schemas['NamedEntityRecognitionRelationshipDefinition'];
+export type NerRelationship = Schemas['NamedEntityRecognitionRelationshipDefinition'];
 // The contract's relationships (a list, or its older forms) are generated as unknown.
-type NerParams = ParamsOf<'NamedEntityRecognitionParams', 'text' | 'labels', { relationships?: NerRelationship[] }>;
+export type NerParams = ParamsOf<'NamedEntityRecognitionParams', 'text' | 'labels', { relationships?: NerRelationship[] }>;
 
 const nerAttributes = fc.dictionary(
   keys,
@@ -788,9 +790,10 @@ const nerTexts = fc.oneof(
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }) },
 );
 
-const allEntityLabels = (labels: readonly NerLabel[]): NerLabel[] => labels.flatMap((l) => [l, ...allEntityLabels(l.children ?? [])]);
+export const allEntityLabels = (labels: readonly NerLabel[]): NerLabel[] =>
+  labels.flatMap((l) => [l, ...allEntityLabels(l.children ?? [])]);
 
-const nerParams: fc.Arbitrary<NerParams> = labelDrafts
+export const nerParams: fc.Arbitrary<NerParams> = labelDrafts
   .map((drafts): NerLabel[] => {
     let n = 0;
     const name = (base: string) => {
@@ -827,9 +830,13 @@ const nerParams: fc.Arbitrary<NerParams> = labelDrafts
 // ---------------------------------------------------------------------------------------------
 // documenttranscription
 
-type DocumentParams = ParamsOf<'DocumentTranscriptionParams', 'attachment', { features?: Array<{ name: string; description?: string }> }>;
+export type DocumentParams = ParamsOf<
+  'DocumentTranscriptionParams',
+  'attachment',
+  { features?: Array<{ name: string; description?: string }> }
+>;
 
-const documentParams: fc.Arbitrary<DocumentParams> = fc.record(
+export const documentParams: fc.Arbitrary<DocumentParams> = fc.record(
   {
     attachment: urls,
     attachment_type: fc.constantFrom('pdf' as const, 'image' as const),
@@ -845,9 +852,9 @@ const documentParams: fc.Arbitrary<DocumentParams> = fc.record(
 // ---------------------------------------------------------------------------------------------
 // lidarsegmentation
 
-type LidarParams = ParamsOf<'LidarSegmentationParams', 'attachments' | 'labels'>;
+export type LidarParams = ParamsOf<'LidarSegmentationParams', 'attachments' | 'labels'>;
 
-const lidarParams: fc.Arbitrary<LidarParams> = fc.record(
+export const lidarParams: fc.Arbitrary<LidarParams> = fc.record(
   {
     attachments: fc.array(urls, { minLength: 1, maxLength: 5 }),
     attachment_type: fc.constant('json' as const),
