@@ -65,6 +65,14 @@ describe('geometry', () => {
     expect(car?.onlyInA).toEqual([1]);
   });
 
+  it('annotation attributes do not change the score; a matched pair shows the share that agree', () => {
+    const a = boxes({ ...box(0, 0, 100, 100), attributes: { color: 'red', doors: 4 } });
+    const b = boxes({ ...box(0, 0, 100, 100), attributes: { color: 'red', doors: 2 } });
+    const result = scoreAnswers('annotation', {}, a, b);
+    expect(result.score).toBe(1);
+    expect(groupsOf(result.details)[0]?.matches).toEqual([{ a: 0, b: 0, similarity: 1, value: 0.5 }]);
+  });
+
   it('Hungarian matching takes the pairing with the best total IoU, not the greedy one', () => {
     // Greedy would pair a0 with b0 (IoU 0.90, the best single pair), leaving a1–b1 (0.67); the optimum a0–b1 (0.82) and a1–b0 (0.90).
     const a = boxes(box(0, 0, 100, 100), box(10, 0, 100, 100));

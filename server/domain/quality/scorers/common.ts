@@ -15,7 +15,11 @@ export interface Match {
   b: number;
   /** IoU, closeness of points or lines, span overlap, track agreement: in [0, 1]. */
   similarity: number;
-  /** A second measure of the pair where the type has one (the text agreement of two matched regions). */
+  /**
+   * A second measure of the pair where the type has one, not part of `similarity`: the text
+   * agreement of two matched document regions (part of the score), or the share of annotation
+   * attributes two matched shapes agree on (shown only: attributes do not change the score).
+   */
   value?: number;
 }
 

@@ -10,7 +10,19 @@
 //   line                     1 − mean distance between the lines / tolerance: points sampled along each
 //                            line, each one's distance to the other line, averaged both ways
 import polygonClipping, { type MultiPolygon, type Pair, type Polygon } from 'polygon-clipping';
-import { type Json, matchingResult, matchItems, num, records, type ScoreResult, type Settings, str } from './common.ts';
+import {
+  asRecord,
+  type Json,
+  type Match,
+  matchingResult,
+  matchItems,
+  num,
+  records,
+  type ScoreResult,
+  type Settings,
+  sameJson,
+  str,
+} from './common.ts';
 
 export type GeometryKind = 'box' | 'polygon' | 'line' | 'point' | 'cuboid' | 'ellipse';
 
@@ -126,17 +138,20 @@ function areaShape(kind: GeometryKind, shape: Json): Area {
   } catch {
     area = 0;
   }
-  const xs = outline.map((p) => p.x);
-  const ys = outline.map((p) => p.y);
-  return {
-    polygon,
-    area,
-    minX: Math.min(...xs),
-    minY: Math.min(...ys),
-    maxX: Math.max(...xs),
-    maxY: Math.max(...ys),
-    key: JSON.stringify(outline),
+  // A loop, not Math.min(...xs): an outline may have more vertices than a call takes arguments.
+  const box = {
+    minX: Number.POSITIVE_INFINITY,
+    minY: Number.POSITIVE_INFINITY,
+    maxX: Number.NEGATIVE_INFINITY,
+    maxY: Number.NEGATIVE_INFINITY,
   };
+  for (const { x, y } of outline) {
+    box.minX = Math.min(box.minX, x);
+    box.minY = Math.min(box.minY, y);
+    box.maxX = Math.max(box.maxX, x);
+    box.maxY = Math.max(box.maxY, y);
+  }
+  return { polygon, area, ...box, key: JSON.stringify(outline) };
 }
 
 function areaIoU(p: Area, q: Area): number {
@@ -266,7 +281,14 @@ function scoreShapes(a: PreparedShape[], b: PreparedShape[], settings: Settings,
     (x, y) => shapeSimilarity(x, y, settings.tolerance),
     settings.threshold,
   );
-  return matchingResult(matching, settings.threshold, noun);
+  // Annotation attributes do not change the score; a matched pair shows how many of them agree.
+  const withAttributes = (m: Match): Match => {
+    const [x, y] = [asRecord(a[m.a]?.raw.attributes), asRecord(b[m.b]?.raw.attributes)];
+    const names = [...new Set([...Object.keys(x), ...Object.keys(y)])];
+    return names.length === 0 ? m : { ...m, value: names.filter((n) => sameJson(x[n], y[n])).length / names.length };
+  };
+  const groups = matching.groups.map((g) => ({ ...g, matches: g.matches.map(withAttributes) }));
+  return matchingResult({ ...matching, groups }, settings.threshold, noun);
 }
 
 /** The older single-geometry types: every annotation is a `kind`, grouped by its label. */
