@@ -11,7 +11,7 @@ import { paramsArbitraries, taskIds } from '../support/task-params.ts';
 
 type Json = Record<string, unknown>;
 const SEED = 20261125;
-const RUNS = { numRuns: 30, seed: SEED };
+const RUNS = { numRuns: 300, seed: SEED };
 
 const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const clone = <T>(value: T): T => structuredClone(value);
@@ -385,6 +385,40 @@ describe('segmentannotation scorer (masks passed by URL)', () => {
         expect(previous).toBe(0);
       }),
       RUNS,
+    );
+  });
+});
+
+describe('every scorer, on answers that break the rules', () => {
+  it('never throws and stays in [0, 1], whatever the answers hold (an old expected answer may not pass today’s rules)', () => {
+    const junk = fc.anything({ maxDepth: 2, withNullPrototype: false });
+    // Records with the keys the scorers read, holding anything.
+    const keysRead = fc.constantFrom(
+      ...['left', 'top', 'width', 'height', 'x', 'y', 'rx', 'ry', 'rotation', 'vertices', 'label', 'type', 'frame', 'frames'],
+      ...['start', 'end', 'id', 'source_ref', 'target_ref', 'name', 'text', 'page', 'point_labels', 'labeled', 'from_seconds'],
+    );
+    const record = fc.dictionary(keysRead, fc.oneof(junk, fc.array(fc.dictionary(keysRead, junk), { maxLength: 3 })), { maxKeys: 6 });
+    const answers = fc.dictionary(
+      fc.constantFrom(
+        'annotations',
+        'events',
+        'fields',
+        'repeatable_fields',
+        'category',
+        'choice',
+        'transcript',
+        'labels',
+        'frames',
+        'relationships',
+      ),
+      fc.oneof(junk, record, fc.array(record, { maxLength: 4 })),
+    );
+    fc.assert(
+      fc.property(fc.constantFrom(...TYPES), answers, answers, (type, a, b) => {
+        const { score } = scoreAnswers(type, {}, a, b);
+        expect(score >= 0 && score <= 1).toBe(true);
+      }),
+      { numRuns: 300, seed: SEED },
     );
   });
 });

@@ -97,12 +97,21 @@ export type Scorer = (params: Json, a: Json, b: Json, settings: Settings) => Sco
 // Reading answers: a worker's answer has passed the contract and the answer rules, but the expected
 // answer of an old task may not have; read defensively.
 
-const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 export const records = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(isRecord) : []);
 export const asRecord = (value: unknown): Json => (isRecord(value) ? value : {});
 export const num = (value: unknown, fallback = 0): number => (typeof value === 'number' && Number.isFinite(value) ? value : fallback);
-export const str = (value: unknown): string =>
-  typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value);
+/** A value as text: strings as they are, nothing as '', other values as JSON (never throws). */
+export function str(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return '';
+  if (typeof value !== 'object') return String(value);
+  try {
+    return JSON.stringify(value) ?? '';
+  } catch {
+    return '';
+  }
+}
 
 export const mean = (values: readonly number[]): number => (values.length === 0 ? 1 : values.reduce((s, v) => s + v, 0) / values.length);
 export const clamp01 = (value: number): number => (Number.isNaN(value) ? 0 : Math.min(1, Math.max(0, value)));

@@ -77,8 +77,11 @@ function oneAnswer(def: FieldDef, x: unknown, y: unknown, path: string): FieldRe
   switch (def.type) {
     case 'text':
       return { path, measure: 'text', score: textSimilarity(str(x), str(y), true), a: x, b: y };
-    case 'number':
-      return { path, measure: 'exact', score: Number(x) === Number(y) && str(x) !== '' ? 1 : 0, a: x, b: y };
+    case 'number': {
+      // Numbers are written as text (`40`, `40.0`): equal when they name the same value.
+      const value = (v: unknown) => (typeof v === 'number' || typeof v === 'string' ? Number(v) : Number.NaN);
+      return { path, measure: 'exact', score: value(x) === value(y) && str(x).trim() !== '' ? 1 : 0, a: x, b: y };
+    }
     case 'datetime': {
       const [px, py] = [asRecord(x), asRecord(y)];
       const parts = [...new Set([...Object.keys(px), ...Object.keys(py)])];

@@ -19,7 +19,7 @@ const spanOverlap = (x: Json, y: Json): number => {
 function undirectedNames(params: Json): Set<string> {
   const out = new Set<string>();
   for (const d of records(params.relationships)) {
-    const directed = d.is_directed === true || String(d.is_directed).toLowerCase() === 'true';
+    const directed = d.is_directed === true || str(d.is_directed).toLowerCase() === 'true';
     if (!directed && typeof d.name === 'string') out.add(d.name);
   }
   return out;

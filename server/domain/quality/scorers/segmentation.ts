@@ -1,7 +1,19 @@
 // Per-class IoU: segmentannotation (pixels of label masks) and lidarsegmentation (labelled points).
 // The score is the mean IoU over the classes present in either answer; a class neither answer uses
 // does not count, and two answers that use no class at all agree (1).
-import { type ClassResult, clamp01, fixed, type Json, type Mask, mean, records, type ScoreResult, type Settings, str } from './common.ts';
+import {
+  type ClassResult,
+  clamp01,
+  fixed,
+  type Json,
+  type Mask,
+  mean,
+  num,
+  records,
+  type ScoreResult,
+  type Settings,
+  str,
+} from './common.ts';
 
 function classesResult(classes: ClassResult[], unscored: string[], noun: string): ScoreResult {
   const present = classes.filter((c) => c.union > 0);
@@ -82,7 +94,7 @@ export function segmentAnnotation(_params: Json, a: Json, b: Json, settings: Set
 export function lidarSegmentation(_params: Json, a: Json, b: Json): ScoreResult {
   const namesOf = (answer: Json) => (Array.isArray(answer.labels) ? answer.labels.map(str) : []);
   const framesOf = (answer: Json) =>
-    new Map(records(answer.frames).map((f) => [Number(f.frame), Array.isArray(f.point_labels) ? f.point_labels : []]));
+    new Map(records(answer.frames).map((f) => [num(f.frame, -1), Array.isArray(f.point_labels) ? f.point_labels : []]));
   const [na, nb] = [namesOf(a), namesOf(b)];
   const [fa, fb] = [framesOf(a), framesOf(b)];
   const tally = new Map<string, { intersection: number; union: number }>();
