@@ -181,11 +181,47 @@ export function intervalIoU(s1: number, e1: number, s2: number, e2: number): num
 // ---------------------------------------------------------------------------------------------
 // The assignment problem: munkres (Hungarian algorithm) on a rectangular cost matrix.
 
-/** One-to-one pairs [row, column] maximizing the total similarity (pairs of similarity 0 are left out). */
+/**
+ * One-to-one pairs [row, column] maximizing the total similarity (pairs of similarity 0 are left
+ * out). The Hungarian algorithm takes cubic time, so it runs on each connected group of rows and
+ * columns (linked by a similarity above 0) on its own: a crowded image's shapes each overlap few
+ * others, and 500 boxes of one label become many small problems instead of one 500 × 500 one.
+ */
 export function bestPairs(similarity: readonly (readonly number[])[]): Array<[number, number]> {
-  if (similarity.length === 0 || (similarity[0]?.length ?? 0) === 0) return [];
-  const cost = similarity.map((row) => row.map((s) => 1 - s));
-  return (munkres(cost) as Array<[number, number]>).filter(([r, c]) => (similarity[r]?.[c] ?? 0) > 0);
+  const rows = similarity.length;
+  const cols = similarity[0]?.length ?? 0;
+  if (rows === 0 || cols === 0) return [];
+  // Union-find over rows (0..rows-1) and columns (rows..rows+cols-1).
+  const parent = Array.from({ length: rows + cols }, (_, i) => i);
+  const find = (i: number): number => {
+    let root = i;
+    while (parent[root] !== root) root = parent[root] as number;
+    while (parent[i] !== root) [i, parent[i]] = [parent[i] as number, root];
+    return root;
+  };
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) if ((similarity[r]?.[c] ?? 0) > 0) parent[find(r)] = find(rows + c);
+  const groups = new Map<number, { rows: number[]; cols: number[] }>();
+  const groupOf = (i: number) => {
+    const root = find(i);
+    let group = groups.get(root);
+    if (!group) {
+      group = { rows: [], cols: [] };
+      groups.set(root, group);
+    }
+    return group;
+  };
+  for (let r = 0; r < rows; r++) groupOf(r).rows.push(r);
+  for (let c = 0; c < cols; c++) groupOf(rows + c).cols.push(c);
+  const pairs: Array<[number, number]> = [];
+  for (const group of groups.values()) {
+    if (group.rows.length === 0 || group.cols.length === 0) continue;
+    const cost = group.rows.map((r) => group.cols.map((c) => 1 - (similarity[r]?.[c] ?? 0)));
+    for (const [i, j] of munkres(cost) as Array<[number, number]>) {
+      const [r, c] = [group.rows[i] as number, group.cols[j] as number];
+      if ((similarity[r]?.[c] ?? 0) > 0) pairs.push([r, c]);
+    }
+  }
+  return pairs.sort((x, y) => x[0] - y[0]);
 }
 
 export interface Matching {
