@@ -11,7 +11,7 @@ import { paramsArbitraries, taskIds } from '../support/task-params.ts';
 
 type Json = Record<string, unknown>;
 const SEED = 20261125;
-const RUNS = { numRuns: 200, seed: SEED };
+const RUNS = { numRuns: 150, seed: SEED };
 
 const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const clone = <T>(value: T): T => structuredClone(value);
@@ -418,7 +418,7 @@ describe('every scorer, on answers that break the rules', () => {
         const { score } = scoreAnswers(type, {}, a, b);
         expect(score >= 0 && score <= 1).toBe(true);
       }),
-      { numRuns: 200, seed: SEED },
+      { numRuns: 150, seed: SEED },
     );
   });
 });

@@ -5,7 +5,7 @@
 //   box                      IoU of the rectangles
 //   polygon                  IoU of the areas (polygon-clipping; self-crossing outlines are resolved by its union)
 //   cuboid                   IoU of the outlines (convex hull of the projected corners)
-//   ellipse                  IoU of the ellipses, each drawn as a 64-gon
+//   ellipse                  IoU of the ellipses, each drawn as a 32-gon
 //   point                    1 − distance / tolerance (tolerance 32 px by default), at least 0
 //   line                     1 − mean distance between the lines / tolerance: points sampled along each
 //                            line, each one's distance to the other line, averaged both ways
@@ -69,7 +69,7 @@ function convexHull(points: XY[]): XY[] {
   return [...half(sorted), ...half([...sorted].reverse())];
 }
 
-const ELLIPSE_SIDES = 64;
+const ELLIPSE_SIDES = 32;
 
 /** The outline of an area shape as a polygon (boxes too, for mixed use), in pixels. */
 function outlineOf(kind: GeometryKind, shape: Json): XY[] {
