@@ -1,0 +1,443 @@
+// The image canvas (Konva): four layers, as Konva advises for many shapes
+// (konvajs.org/docs/performance/All_Performance_Tips.html): the image and the read-only `layers`
+// never listen to the pointer; the read-only shapes are one Konva.Shape that strokes them all as
+// one path (1,000 boxes are one node, not 1,000); the drawn shapes sit on their own layer, each a
+// node kept between changes and rebuilt only when it changed; the selected shape and its handles
+// live on a small editing layer, so that dragging redraws only that. Zoom and pan are the stage's
+// transform, so every node works in image pixels.
+import Konva from 'konva/lib/Core';
+import { Circle } from 'konva/lib/shapes/Circle';
+import { Ellipse as KEllipse } from 'konva/lib/shapes/Ellipse';
+import { Image as KImage } from 'konva/lib/shapes/Image';
+import { Line } from 'konva/lib/shapes/Line';
+import { Rect } from 'konva/lib/shapes/Rect';
+import { Transformer } from 'konva/lib/shapes/Transformer';
+import { clone, cuboidEdges, num, translate, tidy, type Pt, type Shape } from './model.ts';
+import type { components } from '../../../generated/workforce.ts';
+
+type Layers = components['schemas']['Layers'];
+export const contextColour = '#ffd400';
+
+/** What the canvas tells the player while a person edits the selected shape. */
+export interface EditEvents {
+  /** A change begins (undo records the shapes as they are). */
+  begin(): void;
+  /** The change is done: the shape as it is now. */
+  commit(shape: Shape): void;
+  /** A shape on the canvas was clicked (with the select tool). */
+  select(uuid: string): void;
+  /** Vertices a polygon or line keeps at least, and may have at most. */
+  vertexBounds(shape: Shape): { fewest: number; most: number };
+}
+
+const isTrue = (v: unknown) => v === true || String(v).toLowerCase() === 'true';
+
+/** Catmull-Rom through the points, as cubic Béziers (a cardinal spline, tension 0.5). */
+function splinePath(ctx: Konva.Context, p: Pt[]): void {
+  const first = p[0];
+  if (!first) return;
+  ctx.moveTo(first.x, first.y);
+  for (let i = 0; i < p.length - 1; i++) {
+    const p0 = p[i - 1] ?? (p[i] as Pt);
+    const p1 = p[i] as Pt;
+    const p2 = p[i + 1] as Pt;
+    const p3 = p[i + 2] ?? p2;
+    ctx.bezierCurveTo(p1.x + (p2.x - p0.x) / 6, p1.y + (p2.y - p0.y) / 6, p2.x - (p3.x - p1.x) / 6, p2.y - (p3.y - p1.y) / 6, p2.x, p2.y);
+  }
+}
+
+export class ImageCanvas {
+  readonly stage: Konva.Stage;
+  private readonly imageLayer = new Konva.Layer({ listening: false });
+  private readonly contextLayer = new Konva.Layer({ listening: false });
+  private readonly shapeLayer = new Konva.Layer();
+  readonly editLayer = new Konva.Layer();
+  private readonly nodes = new Map<string, { key: string; node: Konva.Shape }>();
+  private readonly transformer = new Transformer({
+    keepRatio: false,
+    ignoreStroke: true,
+    flipEnabled: false,
+    rotateEnabled: false,
+    anchorSize: 9,
+    borderStroke: '#fff',
+    anchorStroke: '#0b57d0',
+  });
+  imgW = 0;
+  imgH = 0;
+  /** Screen pixels per image pixel when the whole image fits. */
+  fit = 1;
+  private selected: Shape | null = null;
+  private selectedColour = '#fff';
+  /** Whether the body of the selected shape can be dragged (the select tool) or only its handles. */
+  private movable = true;
+
+  constructor(
+    private readonly holder: HTMLDivElement,
+    private readonly events: EditEvents,
+  ) {
+    this.stage = new Konva.Stage({ container: holder, width: 10, height: 10 });
+    this.stage.add(this.imageLayer, this.contextLayer, this.shapeLayer, this.editLayer);
+  }
+
+  get scale(): number {
+    return this.stage.scaleX();
+  }
+
+  /** Shows the image at the largest size that fits `maxW` × `maxH` screen pixels (at most 4 × its own). */
+  setImage(image: HTMLImageElement, maxW: number, maxH: number): void {
+    this.imgW = image.naturalWidth;
+    this.imgH = image.naturalHeight;
+    this.fit = Math.min(maxW / this.imgW, maxH / this.imgH, 4);
+    this.stage.size({ width: Math.round(this.imgW * this.fit), height: Math.round(this.imgH * this.fit) });
+    this.imageLayer.add(new KImage({ image, width: this.imgW, height: this.imgH, perfectDrawEnabled: false }));
+    this.view(this.fit, 0, 0);
+  }
+
+  // ---- zoom and pan ------------------------------------------------------------------------
+
+  /** Sets the view: `scale` screen pixels per image pixel, the image's top-left at (x, y) on the stage. */
+  view(scale: number, x: number, y: number): void {
+    const s = Math.min(Math.max(scale, this.fit), this.fit * 40, 64);
+    const w = this.stage.width();
+    const h = this.stage.height();
+    // The image keeps the stage covered (at the fitted size there is nothing to pan).
+    const cx = Math.min(0, Math.max(w - this.imgW * s, x));
+    const cy = Math.min(0, Math.max(h - this.imgH * s, y));
+    const rescaled = s !== this.scale;
+    this.stage.scale({ x: s, y: s });
+    this.stage.position({ x: cx, y: cy });
+    this.holder.dataset.scale = String(s);
+    this.holder.dataset.x = String(cx);
+    this.holder.dataset.y = String(cy);
+    if (rescaled) {
+      for (const { node } of this.nodes.values()) if (node instanceof Circle) node.radius(5 / s);
+      this.renderSelected();
+    }
+  }
+
+  /** Zooms by `factor` keeping the image point under `at` (stage pixels; default the middle) in place. */
+  zoom(factor: number, at: Pt = { x: this.stage.width() / 2, y: this.stage.height() / 2 }): void {
+    const s = this.scale;
+    const image = { x: (at.x - this.stage.x()) / s, y: (at.y - this.stage.y()) / s };
+    const next = Math.min(Math.max(s * factor, this.fit), this.fit * 40, 64);
+    this.view(next, at.x - image.x * next, at.y - image.y * next);
+  }
+
+  panBy(dx: number, dy: number): void {
+    this.view(this.scale, this.stage.x() + dx, this.stage.y() + dy);
+  }
+
+  /** The image point under a DOM pointer event (clamped to the image), and the stage point. */
+  toImage(e: { clientX: number; clientY: number }): { image: Pt; screen: Pt } {
+    const r = this.stage.container().getBoundingClientRect();
+    const screen = { x: e.clientX - r.left, y: e.clientY - r.top };
+    const s = this.scale;
+    return {
+      screen,
+      image: {
+        x: Math.min(Math.max(0, (screen.x - this.stage.x()) / s), this.imgW),
+        y: Math.min(Math.max(0, (screen.y - this.stage.y()) / s), this.imgH),
+      },
+    };
+  }
+
+  // ---- read-only layers --------------------------------------------------------------------
+
+  /** Draws the task's `layers` under the work: one node that strokes every shape as one path. */
+  setContext(layers: Layers | undefined): number {
+    const boxes = (layers?.boxes ?? []).map((b) => [num(b.left), num(b.top), num(b.width), num(b.height)] as const);
+    const vertices = (list: { vertices?: unknown }[] | undefined) =>
+      (list ?? []).map((p) => (Array.isArray(p.vertices) ? p.vertices : []).map((v: { x?: unknown; y?: unknown }) => ({ x: num(v.x), y: num(v.y) })));
+    const polygons = vertices(layers?.polygons);
+    const lines = (layers?.lines ?? []).map((l, i) => ({ points: vertices(layers?.lines)[i] as Pt[], spline: isTrue(l.spline) }));
+    const cuboids = (layers?.cuboids ?? []).map((c) =>
+      cuboidEdges((c.vertices ?? []).map((v) => ({ description: v.description, x: num(v.x), y: num(v.y) }))),
+    );
+    const count = boxes.length + polygons.length + lines.length + cuboids.length;
+    if (!count) return 0;
+    this.contextLayer.add(
+      new Konva.Shape({
+        stroke: contextColour,
+        strokeWidth: 1.5,
+        strokeScaleEnabled: false,
+        dash: [5, 3],
+        perfectDrawEnabled: false,
+        listening: false,
+        sceneFunc(ctx, shape) {
+          ctx.beginPath();
+          for (const [x, y, w, h] of boxes) ctx.rect(x, y, w, h);
+          for (const p of polygons) {
+            p.forEach((v, i) => (i ? ctx.lineTo(v.x, v.y) : ctx.moveTo(v.x, v.y)));
+            ctx.closePath();
+          }
+          for (const l of lines) {
+            if (l.spline) splinePath(ctx, l.points);
+            else l.points.forEach((v, i) => (i ? ctx.lineTo(v.x, v.y) : ctx.moveTo(v.x, v.y)));
+          }
+          for (const edges of cuboids)
+            for (const [a, b] of edges) {
+              ctx.moveTo(a.x, a.y);
+              ctx.lineTo(b.x, b.y);
+            }
+          ctx.strokeShape(shape);
+        },
+      }),
+    );
+    return count;
+  }
+
+  showContext(visible: boolean): void {
+    this.contextLayer.visible(visible);
+  }
+
+  get contextVisible(): boolean {
+    return this.contextLayer.visible();
+  }
+
+  // ---- the drawn shapes -----------------------------------------------------------------------
+
+  /** A node for the shape (image pixels; strokes stay 2 screen pixels wide at any zoom). */
+  private nodeFor(s: Shape, colour: string): Konva.Shape {
+    const common = {
+      id: s.uuid,
+      name: 'shape',
+      stroke: colour,
+      strokeWidth: 2,
+      strokeScaleEnabled: false,
+      perfectDrawEnabled: false,
+      shadowForStrokeEnabled: false,
+      hitStrokeWidth: 10,
+    };
+    const fill = `${colour}33`;
+    switch (s.type) {
+      case 'box':
+        return new Rect({ ...common, x: s.left, y: s.top, width: s.width, height: s.height, fill });
+      case 'point':
+        return new Circle({ ...common, x: s.x, y: s.y, radius: 5 / this.scale, fill: colour, stroke: '#fff', strokeWidth: 1.5 });
+      case 'ellipse':
+        return new KEllipse({ ...common, x: s.x, y: s.y, radiusX: s.rx, radiusY: s.ry, rotation: s.rotation, fill });
+      case 'polygon':
+      case 'line':
+        return new Line({
+          ...common,
+          points: s.vertices.flatMap((v) => [v.x, v.y]),
+          closed: s.type === 'polygon',
+          ...(s.type === 'polygon' ? { fill } : {}),
+        });
+      case 'cuboid': {
+        const face = ['face-topleft', 'face-topright', 'face-bottomright', 'face-bottomleft'].flatMap((d) => {
+          const v = s.vertices.find((c) => c.description === d);
+          return v ? [v] : [];
+        });
+        return new Konva.Shape({
+          ...common,
+          fill,
+          sceneFunc(ctx, shape) {
+            ctx.beginPath();
+            face.forEach((v, i) => (i ? ctx.lineTo(v.x, v.y) : ctx.moveTo(v.x, v.y)));
+            ctx.closePath();
+            ctx.fillShape(shape);
+            ctx.beginPath();
+            for (const [a, b] of cuboidEdges(s.vertices)) {
+              ctx.moveTo(a.x, a.y);
+              ctx.lineTo(b.x, b.y);
+            }
+            ctx.strokeShape(shape);
+          },
+          hitFunc(ctx, shape) {
+            ctx.beginPath();
+            face.forEach((v, i) => (i ? ctx.lineTo(v.x, v.y) : ctx.moveTo(v.x, v.y)));
+            ctx.closePath();
+            for (const [a, b] of cuboidEdges(s.vertices)) {
+              ctx.moveTo(a.x, a.y);
+              ctx.lineTo(b.x, b.y);
+            }
+            ctx.fillStrokeShape(shape);
+          },
+        });
+      }
+    }
+  }
+
+  /** Shows the shapes: a node per shape kept while the shape is unchanged; the selected one goes to the editing layer. */
+  render(shapes: readonly Shape[], selected: string | null, colour: (s: Shape) => string, movable: boolean): void {
+    const seen = new Set<string>();
+    for (const s of shapes) {
+      if (s.uuid === selected) continue;
+      seen.add(s.uuid);
+      const c = colour(s);
+      const key = `${c}${JSON.stringify(s)}`;
+      const had = this.nodes.get(s.uuid);
+      if (had?.key === key) continue;
+      had?.node.destroy();
+      const node = this.nodeFor(s, c);
+      node.on('pointerdown', (e) => {
+        if (e.evt.button !== 0) return;
+        e.cancelBubble = true;
+        this.events.select(s.uuid);
+      });
+      this.shapeLayer.add(node);
+      this.nodes.set(s.uuid, { key, node });
+    }
+    for (const [uuid, { node }] of this.nodes)
+      if (!seen.has(uuid)) {
+        node.destroy();
+        this.nodes.delete(uuid);
+      }
+    const chosen = shapes.find((s) => s.uuid === selected);
+    this.selected = chosen ? clone(chosen) : null;
+    this.selectedColour = chosen ? colour(chosen) : '#fff';
+    this.movable = movable;
+    this.renderSelected();
+  }
+
+  /** Whether the drawn shapes answer clicks (with the select tool) or let drawing pass through. */
+  listenToShapes(on: boolean): void {
+    this.shapeLayer.listening(on);
+  }
+
+  /** The selected shape on the editing layer, with its handles: a transformer, or a dot per vertex. */
+  private renderSelected(): void {
+    this.transformer.nodes([]);
+    this.transformer.remove();
+    for (const child of [...this.editLayer.getChildren()]) if (child.name() !== 'ghost') child.destroy();
+    const s = this.selected;
+    if (!s) return;
+    const scale = this.scale;
+    const node = this.nodeFor(s, this.selectedColour);
+    node.strokeWidth(s.type === 'point' ? 2 : 3);
+    node.draggable(this.movable || s.type === 'point');
+    this.editLayer.add(node);
+    // Moving the whole shape: the node follows the pointer; the shape moves as far as the image lets it.
+    let from: Shape | null = null;
+    let origin = { x: 0, y: 0 };
+    const moved = () => {
+      if (!from) return s;
+      const next = clone(from);
+      translate(next, node.x() - origin.x, node.y() - origin.y, this.imgW, this.imgH);
+      return next;
+    };
+    node.on('dragstart', () => {
+      this.events.begin();
+      from = clone(s);
+      origin = node.position();
+    });
+    node.on('dragmove', () => {
+      const next = moved();
+      if (!from) return;
+      const [a, b] = [anchorOf(from), anchorOf(next)];
+      node.position({ x: origin.x + b.x - a.x, y: origin.y + b.y - a.y });
+    });
+    node.on('dragend', () => {
+      const next = moved();
+      from = null;
+      this.events.commit(next);
+    });
+    if (s.type === 'box' || s.type === 'ellipse') {
+      this.transformer.setAttrs({ rotateEnabled: s.type === 'ellipse', keepRatio: false });
+      this.editLayer.add(this.transformer);
+      this.transformer.nodes([node]);
+      node.on('transformstart', () => this.events.begin());
+      node.on('transformend', () => {
+        const next = clone(s);
+        if (next.type === 'box')
+          Object.assign(next, {
+            left: node.x(),
+            top: node.y(),
+            width: Math.max(1, node.width() * Math.abs(node.scaleX())),
+            height: Math.max(1, node.height() * Math.abs(node.scaleY())),
+          });
+        else if (next.type === 'ellipse' && node instanceof KEllipse)
+          Object.assign(next, {
+            x: node.x(),
+            y: node.y(),
+            rx: node.radiusX() * Math.abs(node.scaleX()),
+            ry: node.radiusY() * Math.abs(node.scaleY()),
+            rotation: node.rotation(),
+          });
+        this.events.commit(tidy(next, this.imgW, this.imgH));
+      });
+      return;
+    }
+    if (s.type !== 'polygon' && s.type !== 'line' && s.type !== 'cuboid') return;
+    const redraw = () => {
+      if (node instanceof Line) node.points(s.vertices.flatMap((v) => [v.x, v.y]));
+      this.editLayer.batchDraw();
+    };
+    const { fewest, most } = this.events.vertexBounds(s);
+    const dot = (v: Pt, extra: Partial<Konva.ShapeConfig>) =>
+      new Circle({
+        x: v.x,
+        y: v.y,
+        radius: 6 / scale,
+        fill: '#fff',
+        stroke: this.selectedColour,
+        strokeWidth: 2,
+        strokeScaleEnabled: false,
+        draggable: true,
+        hitStrokeWidth: 6,
+        ...extra,
+      });
+    const keepInside = (c: Circle) => {
+      c.x(Math.min(Math.max(0, c.x()), this.imgW));
+      c.y(Math.min(Math.max(0, c.y()), this.imgH));
+    };
+    s.vertices.forEach((v, i) => {
+      const handle = dot(v, { name: 'vertex' });
+      handle.on('dragstart', () => this.events.begin());
+      handle.on('dragmove', () => {
+        keepInside(handle);
+        v.x = handle.x();
+        v.y = handle.y();
+        redraw();
+      });
+      handle.on('dragend', () => this.events.commit(tidy(clone(s), this.imgW, this.imgH)));
+      handle.on('dblclick dbltap', () => {
+        if (s.type === 'cuboid' || s.vertices.length <= fewest) return;
+        this.events.begin();
+        const next = clone(s) as typeof s;
+        next.vertices.splice(i, 1);
+        this.events.commit(next);
+      });
+      this.editLayer.add(handle);
+    });
+    // A dot halfway along each edge: dragging it adds a vertex there.
+    if (s.type !== 'cuboid' && s.vertices.length < most) {
+      const count = s.type === 'polygon' ? s.vertices.length : s.vertices.length - 1;
+      for (let i = 0; i < count; i++) {
+        const a = s.vertices[i] as Pt;
+        const b = s.vertices[(i + 1) % s.vertices.length] as Pt;
+        const handle = dot({ x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 }, { name: 'midpoint', radius: 4 / scale, opacity: 0.6 });
+        const added: Pt = { x: handle.x(), y: handle.y() };
+        handle.on('dragstart', () => {
+          this.events.begin();
+          s.vertices.splice(i + 1, 0, added);
+        });
+        handle.on('dragmove', () => {
+          keepInside(handle);
+          added.x = handle.x();
+          added.y = handle.y();
+          redraw();
+        });
+        handle.on('dragend', () => this.events.commit(tidy(clone(s), this.imgW, this.imgH)));
+        this.editLayer.add(handle);
+      }
+    }
+  }
+
+  /** The nodes drawn on the shapes layer (for the benchmark and tests). */
+  get nodeCount(): number {
+    return this.nodes.size;
+  }
+
+  destroy(): void {
+    this.stage.destroy();
+  }
+}
+
+/** A reference point of the shape that moves with it (to follow a clamped move). */
+function anchorOf(s: Shape): Pt {
+  if (s.type === 'box') return { x: s.left, y: s.top };
+  if (s.type === 'point' || s.type === 'ellipse') return { x: s.x, y: s.y };
+  return s.vertices[0] ?? { x: 0, y: 0 };
+}
