@@ -114,7 +114,7 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
       shapes.push(tidy(shape, canvas.imgW, canvas.imgH));
       selected = shape.uuid;
       const asked = applicable(defs, shape);
-      say(`${shape.label}: ${describe(shape)}.${asked.length ? ` Answer its attributes: ${asked.map((d) => d.question).join('; ')}.` : ''}`);
+      say(`${shape.label}: ${describe(shape)}.${asked.length ? ` Its attributes: ${asked.map((d) => `“${d.question}”`).join(', ')}` : ''}`);
       changed();
     },
     deselect: () => select(null),

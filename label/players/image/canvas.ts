@@ -129,7 +129,7 @@ export class ImageCanvas {
 
   /** The image point under a DOM pointer event (clamped to the image), and the stage point. */
   toImage(e: { clientX: number; clientY: number }): { image: Pt; screen: Pt } {
-    const r = this.stage.container().getBoundingClientRect();
+    const r = this.stage.content.getBoundingClientRect();
     const screen = { x: e.clientX - r.left, y: e.clientY - r.top };
     const s = this.scale;
     return {
@@ -306,7 +306,9 @@ export class ImageCanvas {
     const scale = this.scale;
     const node = this.nodeFor(s, this.selectedColour);
     node.strokeWidth(s.type === 'point' ? 2 : 3);
+    // With a drawing tool only the handles answer: a new shape can start inside the selected one.
     node.draggable(this.movable || s.type === 'point');
+    node.listening(this.movable || s.type === 'point');
     this.editLayer.add(node);
     // Moving the whole shape: the node follows the pointer; the shape moves as far as the image lets it.
     let from: Shape | null = null;
