@@ -492,42 +492,61 @@ describe('the server', () => {
 });
 
 describe('the image player', () => {
-  const geometryTask = (extra: Record<string, unknown> = {}): Assignment['task'] => ({
-    task_id: '65f1c0a2b3c4d5e6f7a8b9d1',
-    type: 'imageannotation',
-    instruction: 'Mark the street: vehicles, the sidewalk, the lane, the wheels.',
-    params: {
-      attachment: `${origin}/fixtures/street.svg`,
-      attachment_type: 'image',
-      geometries: {
-        box: { objects_to_annotate: ['car', 'truck'], min_width: 10, min_height: 10 },
-        polygon: { objects_to_annotate: ['sidewalk'], min_vertices: 3, max_vertices: 8 },
-        line: { objects_to_annotate: ['lane'], min_vertices: 2 },
-        point: { objects_to_annotate: ['wheel-center'] },
-        cuboid: { objects_to_annotate: ['truck'] },
-        ellipse: { objects_to_annotate: ['wheel'] },
+  const geometryTask = (extra: Record<string, unknown> = {}): Assignment['task'] =>
+    ({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9d1',
+      type: 'imageannotation',
+      instruction: 'Mark the street: vehicles, the sidewalk, the lane, the wheels.',
+      params: {
+        attachment: `${origin}/fixtures/street.svg`,
+        attachment_type: 'image',
+        geometries: {
+          box: { objects_to_annotate: ['car', 'truck'], min_width: 10, min_height: 10 },
+          polygon: { objects_to_annotate: ['sidewalk'], min_vertices: 3, max_vertices: 8 },
+          line: { objects_to_annotate: ['lane'], min_vertices: 2 },
+          point: { objects_to_annotate: ['wheel-center'] },
+          cuboid: { objects_to_annotate: ['truck'] },
+          ellipse: { objects_to_annotate: ['wheel'] },
+        },
+        layers: {
+          boxes: [{ left: 20, top: 20, width: 100, height: 60, label: 'sign' }],
+          polygons: [
+            {
+              vertices: [
+                { x: 500, y: 20 },
+                { x: 600, y: 20 },
+                { x: 560, y: 90 },
+              ],
+            },
+          ],
+          lines: [
+            {
+              spline: true,
+              vertices: [
+                { x: 0, y: 330 },
+                { x: 200, y: 310 },
+                { x: 400, y: 340 },
+                { x: 640, y: 320 },
+              ],
+            },
+          ],
+          cuboids: [
+            {
+              label: 'bus',
+              vertices: [
+                { description: 'face-topleft', x: 40, y: 150 },
+                { description: 'face-bottomleft', x: 40, y: 240 },
+                { description: 'face-topright', x: 140, y: 150 },
+                { description: 'face-bottomright', x: 140, y: 240 },
+                { description: 'side-topcorner', x: 180, y: 135 },
+                { description: 'side-bottomcorner', x: 180, y: 215 },
+              ],
+            },
+          ],
+        },
+        ...extra,
       },
-      layers: {
-        boxes: [{ left: 20, top: 20, width: 100, height: 60, label: 'sign' }],
-        polygons: [{ vertices: [{ x: 500, y: 20 }, { x: 600, y: 20 }, { x: 560, y: 90 }] }],
-        lines: [{ spline: true, vertices: [{ x: 0, y: 330 }, { x: 200, y: 310 }, { x: 400, y: 340 }, { x: 640, y: 320 }] }],
-        cuboids: [
-          {
-            label: 'bus',
-            vertices: [
-              { description: 'face-topleft', x: 40, y: 150 },
-              { description: 'face-bottomleft', x: 40, y: 240 },
-              { description: 'face-topright', x: 140, y: 150 },
-              { description: 'face-bottomright', x: 140, y: 240 },
-              { description: 'side-topcorner', x: 180, y: 135 },
-              { description: 'side-bottomcorner', x: 180, y: 215 },
-            ],
-          },
-        ],
-      },
-      ...extra,
-    } as Assignment['task']['params'],
-  });
+    }) as unknown as Assignment['task'];
 
   /** Page coordinates of an image pixel, under the canvas's current zoom and pan. */
   async function at(page: Page, x: number, y: number): Promise<[number, number]> {
@@ -580,7 +599,17 @@ describe('the image player', () => {
     // Every tool has a key, listed in the help overlay.
     await page.keyboard.press('?');
     const help = await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).textContent();
-    for (const line of ['Tool: Box', 'Tool: Polygon', 'Tool: Line', 'Tool: Point', 'Tool: Cuboid', 'Tool: Ellipse', 'Undo', 'Redo', 'Zoom in'])
+    for (const line of [
+      'Tool: Box',
+      'Tool: Polygon',
+      'Tool: Line',
+      'Tool: Point',
+      'Tool: Cuboid',
+      'Tool: Ellipse',
+      'Undo',
+      'Redo',
+      'Zoom in',
+    ])
       expect(help).toContain(line);
     await page.keyboard.press('Escape');
 
@@ -676,11 +705,11 @@ describe('the image player', () => {
     await expect.poll(() => shapeCount(page), poll).toBe(3);
     await drag(page, [600, 50], [620, 80]);
 
-    // The select tool: click the first box, drag it by (+30, +40), then nudge it 1 px right with a key.
+    // The select tool: a press on the first box selects it and the drag moves it by (+30, +40);
+    // then a key nudges it 1 px right.
     await page.keyboard.press('V');
-    await click(page, 70, 60);
-    await expect.poll(() => page.locator('.shapes li[aria-selected="true"]').count(), poll).toBe(1);
     await drag(page, [70, 60], [100, 100]);
+    await expect.poll(() => page.locator('.shapes li[aria-selected="true"]').getAttribute('data-type'), poll).toBe('box');
     await page.keyboard.press('ArrowRight');
     // A point, then deleted with the key.
     await page.keyboard.press('K');

@@ -98,7 +98,6 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
       shapes = shapes.map((s) => (s.uuid === shape.uuid ? shape : s));
       changed();
     },
-    select: (uuid) => select(uuid),
     vertexBounds: (shape) => {
       const g = geometry(shape.type);
       return { fewest: g ? fewestVertices(g) : 1, most: g?.maxVertices ?? Number.POSITIVE_INFINITY };
@@ -118,6 +117,7 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
       changed();
     },
     deselect: () => select(null),
+    select,
     say,
   });
 
@@ -154,7 +154,6 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
   function render() {
     if (!ready) return;
     canvas.render(shapes, selected, colour, tool === 'select');
-    canvas.listenToShapes(tool === 'select');
     holder.style.cursor = tool === 'select' ? 'default' : 'crosshair';
     for (const [t, b] of toolButtons) b.setAttribute('aria-pressed', String(t === tool));
     const kind = labelKind();
@@ -165,7 +164,11 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
       ...labels.map((label, i) => {
         const b = el(
           'button',
-          { type: 'button', 'aria-pressed': String(label === chosen), style: `border-left: 6px solid ${palette[allLabels.indexOf(label) % palette.length]}` },
+          {
+            type: 'button',
+            'aria-pressed': String(label === chosen),
+            style: `border-left: 6px solid ${palette[allLabels.indexOf(label) % palette.length]}`,
+          },
           i < 9 ? el('kbd', {}, String(i + 1)) : '',
           ` ${label}`,
         );
@@ -182,7 +185,11 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
           `${s.label}: ${describe(s)}`,
         );
         pick.addEventListener('click', () => select(s.uuid));
-        return el('li', { 'aria-selected': String(s.uuid === selected), 'data-uuid': s.uuid, 'data-type': s.type, title: `Shape ${i + 1}` }, pick);
+        return el(
+          'li',
+          { 'aria-selected': String(s.uuid === selected), 'data-uuid': s.uuid, 'data-type': s.type, title: `Shape ${i + 1}` },
+          pick,
+        );
       }),
     );
     renderAttributes(true);
@@ -238,8 +245,7 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
     // Links to the deleted shape go with it.
     const gone = selected;
     for (const s of shapes)
-      if (s.attributes)
-        for (const [name, value] of Object.entries(s.attributes)) if (value === gone) delete s.attributes[name];
+      if (s.attributes) for (const [name, value] of Object.entries(s.attributes)) if (value === gone) delete s.attributes[name];
     selected = null;
     changed();
   }
@@ -326,7 +332,11 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
       label: 'Move the selected shape by 1 px; with none selected, pan',
       run: arrow,
     },
-    { keys: ['Shift+ArrowLeft', 'Shift+ArrowRight', 'Shift+ArrowUp', 'Shift+ArrowDown'], label: 'Move the selected shape by 10 px', run: arrow },
+    {
+      keys: ['Shift+ArrowLeft', 'Shift+ArrowRight', 'Shift+ArrowUp', 'Shift+ArrowDown'],
+      label: 'Move the selected shape by 10 px',
+      run: arrow,
+    },
     { keys: ['+', '='], label: 'Zoom in (also the wheel)', run: () => (canvas.zoom(1.25), render()) },
     { keys: ['-'], label: 'Zoom out', run: () => (canvas.zoom(0.8), render()) },
     { keys: ['0'], label: 'Fit the image', run: () => (canvas.view(canvas.fit, 0, 0), render()) },

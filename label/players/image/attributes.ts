@@ -123,7 +123,11 @@ export function attributeForm(
         d.kind === 'category'
           ? d.choices.map((c) => ({ value: c, text: c }))
           : others.filter((o) => o.uuid !== shape.uuid).map((o, i) => ({ value: o.uuid, text: `${i + 1}. ${o.label}, ${describe(o)}` }));
-      const select = el('select', { id, ...(d.multiple && d.kind === 'category' ? { multiple: '' } : {}) }, el('option', { value: '' }, '—'));
+      const select = el(
+        'select',
+        { id, ...(d.multiple && d.kind === 'category' ? { multiple: '' } : {}) },
+        el('option', { value: '' }, '—'),
+      );
       const have = values[d.name];
       for (const o of options) {
         const option = el('option', { value: o.value }, o.text);

@@ -1,10 +1,11 @@
 // The image canvas (Konva): four layers, as Konva advises for many shapes
-// (konvajs.org/docs/performance/All_Performance_Tips.html): the image and the read-only `layers`
-// never listen to the pointer; the read-only shapes are one Konva.Shape that strokes them all as
-// one path (1,000 boxes are one node, not 1,000); the drawn shapes sit on their own layer, each a
-// node kept between changes and rebuilt only when it changed; the selected shape and its handles
-// live on a small editing layer, so that dragging redraws only that. Zoom and pan are the stage's
-// transform, so every node works in image pixels.
+// (konvajs.org/docs/performance/All_Performance_Tips.html): the image, the read-only `layers` and
+// the drawn shapes never listen to the pointer (no hit canvas to redraw with every frame); the
+// read-only shapes are one Konva.Shape that strokes them all as one path, and the drawn shapes one
+// that fills and strokes them a path per colour, each skipping what lies outside the view (1,000
+// boxes are one node, not 1,000). A click finds its shape by geometry (`shapeAt`). The selected
+// shape and its handles live on a small editing layer of ordinary Konva nodes, so that dragging
+// redraws only that. Zoom and pan are the stage's transform, so everything works in image pixels.
 import Konva from 'konva/lib/Core';
 import { Circle } from 'konva/lib/shapes/Circle';
 import { Ellipse as KEllipse } from 'konva/lib/shapes/Ellipse';
@@ -12,7 +13,7 @@ import { Image as KImage } from 'konva/lib/shapes/Image';
 import { Line } from 'konva/lib/shapes/Line';
 import { Rect } from 'konva/lib/shapes/Rect';
 import { Transformer } from 'konva/lib/shapes/Transformer';
-import { clone, cuboidEdges, num, translate, tidy, type Pt, type Shape } from './model.ts';
+import { boundsOf, clone, cuboidEdges, num, translate, tidy, type Pt, type Shape } from './model.ts';
 import type { components } from '../../../generated/workforce.ts';
 
 type Layers = components['schemas']['Layers'];
@@ -24,8 +25,6 @@ export interface EditEvents {
   begin(): void;
   /** The change is done: the shape as it is now. */
   commit(shape: Shape): void;
-  /** A shape on the canvas was clicked (with the select tool). */
-  select(uuid: string): void;
   /** Vertices a polygon or line keeps at least, and may have at most. */
   vertexBounds(shape: Shape): { fewest: number; most: number };
 }
@@ -50,9 +49,10 @@ export class ImageCanvas {
   readonly stage: Konva.Stage;
   private readonly imageLayer = new Konva.Layer({ listening: false });
   private readonly contextLayer = new Konva.Layer({ listening: false });
-  private readonly shapeLayer = new Konva.Layer();
+  private readonly shapeLayer = new Konva.Layer({ listening: false });
   readonly editLayer = new Konva.Layer();
-  private readonly nodes = new Map<string, { key: string; node: Konva.Shape }>();
+  /** The drawn shapes but the selected one, with their colour and bounds, in drawing order. */
+  private drawn: { s: Shape; colour: string; b: Bounds }[] = [];
   private readonly transformer = new Transformer({
     keepRatio: false,
     ignoreStroke: true,
@@ -67,6 +67,8 @@ export class ImageCanvas {
   /** Screen pixels per image pixel when the whole image fits. */
   fit = 1;
   private selected: Shape | null = null;
+  /** The selected shape's node on the editing layer. */
+  private selectedNode: Konva.Shape | null = null;
   private selectedColour = '#fff';
   /** Whether the body of the selected shape can be dragged (the select tool) or only its handles. */
   private movable = true;
@@ -77,6 +79,15 @@ export class ImageCanvas {
   ) {
     this.stage = new Konva.Stage({ container: holder, width: 10, height: 10 });
     this.stage.add(this.imageLayer, this.contextLayer, this.shapeLayer, this.editLayer);
+    this.shapeLayer.add(new Konva.Shape({ listening: false, perfectDrawEnabled: false, sceneFunc: (ctx) => this.paintDrawn(ctx) }));
+  }
+
+  /** The part of the image in view, in image pixels, widened by `pad` screen pixels. */
+  visible(pad = 8): Bounds {
+    const s = this.scale;
+    const left = (-this.stage.x() - pad) / s;
+    const top = (-this.stage.y() - pad) / s;
+    return { left, top, right: left + (this.stage.width() + 2 * pad) / s, bottom: top + (this.stage.height() + 2 * pad) / s };
   }
 
   get scale(): number {
@@ -109,10 +120,7 @@ export class ImageCanvas {
     this.holder.dataset.scale = String(s);
     this.holder.dataset.x = String(cx);
     this.holder.dataset.y = String(cy);
-    if (rescaled) {
-      for (const { node } of this.nodes.values()) if (node instanceof Circle) node.radius(5 / s);
-      this.renderSelected();
-    }
+    if (rescaled) this.renderSelected();
   }
 
   /** Zooms by `factor` keeping the image point under `at` (stage pixels; default the middle) in place. */
@@ -121,6 +129,14 @@ export class ImageCanvas {
     const image = { x: (at.x - this.stage.x()) / s, y: (at.y - this.stage.y()) / s };
     const next = Math.min(Math.max(s * factor, this.fit), this.fit * 40, 64);
     this.view(next, at.x - image.x * next, at.y - image.y * next);
+  }
+
+  /**
+   * While the view pans, the editing layer needs no hit canvas (Konva redraws a listening layer's
+   * hit canvas with every frame); it comes back when the pan ends.
+   */
+  panning(on: boolean): void {
+    this.editLayer.listening(!on);
   }
 
   panBy(dx: number, dy: number): void {
@@ -147,7 +163,9 @@ export class ImageCanvas {
   setContext(layers: Layers | undefined): number {
     const boxes = (layers?.boxes ?? []).map((b) => [num(b.left), num(b.top), num(b.width), num(b.height)] as const);
     const vertices = (list: { vertices?: unknown }[] | undefined) =>
-      (list ?? []).map((p) => (Array.isArray(p.vertices) ? p.vertices : []).map((v: { x?: unknown; y?: unknown }) => ({ x: num(v.x), y: num(v.y) })));
+      (list ?? []).map((p) =>
+        (Array.isArray(p.vertices) ? p.vertices : []).map((v: { x?: unknown; y?: unknown }) => ({ x: num(v.x), y: num(v.y) })),
+      );
     const polygons = vertices(layers?.polygons);
     const lines = (layers?.lines ?? []).map((l, i) => ({ points: vertices(layers?.lines)[i] as Pt[], spline: isTrue(l.spline) }));
     const cuboids = (layers?.cuboids ?? []).map((c) =>
@@ -155,30 +173,46 @@ export class ImageCanvas {
     );
     const count = boxes.length + polygons.length + lines.length + cuboids.length;
     if (!count) return 0;
+    const view = () => this.visible();
+    const boundsOfPoints = (p: Pt[]): Bounds => ({
+      left: Math.min(...p.map((q) => q.x)),
+      top: Math.min(...p.map((q) => q.y)),
+      right: Math.max(...p.map((q) => q.x)),
+      bottom: Math.max(...p.map((q) => q.y)),
+    });
+    const polygonBounds = polygons.map(boundsOfPoints);
+    const lineBounds = lines.map((l) => boundsOfPoints(l.points));
+    const cuboidBounds = cuboids.map((edges) => boundsOfPoints(edges.flat()));
     this.contextLayer.add(
       new Konva.Shape({
         stroke: contextColour,
         strokeWidth: 1.5,
         strokeScaleEnabled: false,
-        dash: [5, 3],
+        // Dashes cost a lot on a software canvas: only a few read-only shapes are dashed.
+        ...(count <= 100 ? { dash: [5, 3] } : { opacity: 0.85 }),
         perfectDrawEnabled: false,
         listening: false,
         sceneFunc(ctx, shape) {
+          const v = view();
           ctx.beginPath();
-          for (const [x, y, w, h] of boxes) ctx.rect(x, y, w, h);
-          for (const p of polygons) {
-            p.forEach((v, i) => (i ? ctx.lineTo(v.x, v.y) : ctx.moveTo(v.x, v.y)));
+          for (const [x, y, w, h] of boxes) if (x <= v.right && y <= v.bottom && x + w >= v.left && y + h >= v.top) ctx.rect(x, y, w, h);
+          polygons.forEach((p, i) => {
+            if (!overlaps(polygonBounds[i] as Bounds, v)) return;
+            p.forEach((q, j) => (j ? ctx.lineTo(q.x, q.y) : ctx.moveTo(q.x, q.y)));
             ctx.closePath();
-          }
-          for (const l of lines) {
+          });
+          lines.forEach((l, i) => {
+            if (!overlaps(lineBounds[i] as Bounds, v)) return;
             if (l.spline) splinePath(ctx, l.points);
-            else l.points.forEach((v, i) => (i ? ctx.lineTo(v.x, v.y) : ctx.moveTo(v.x, v.y)));
-          }
-          for (const edges of cuboids)
+            else l.points.forEach((q, j) => (j ? ctx.lineTo(q.x, q.y) : ctx.moveTo(q.x, q.y)));
+          });
+          cuboids.forEach((edges, i) => {
+            if (!overlaps(cuboidBounds[i] as Bounds, v)) return;
             for (const [a, b] of edges) {
               ctx.moveTo(a.x, a.y);
               ctx.lineTo(b.x, b.y);
             }
+          });
           ctx.strokeShape(shape);
         },
       }),
@@ -259,31 +293,10 @@ export class ImageCanvas {
     }
   }
 
-  /** Shows the shapes: a node per shape kept while the shape is unchanged; the selected one goes to the editing layer. */
+  /** Shows the shapes; the selected one goes to the editing layer with its handles. */
   render(shapes: readonly Shape[], selected: string | null, colour: (s: Shape) => string, movable: boolean): void {
-    const seen = new Set<string>();
-    for (const s of shapes) {
-      if (s.uuid === selected) continue;
-      seen.add(s.uuid);
-      const c = colour(s);
-      const key = `${c}${JSON.stringify(s)}`;
-      const had = this.nodes.get(s.uuid);
-      if (had?.key === key) continue;
-      had?.node.destroy();
-      const node = this.nodeFor(s, c);
-      node.on('pointerdown', (e) => {
-        if (e.evt.button !== 0) return;
-        e.cancelBubble = true;
-        this.events.select(s.uuid);
-      });
-      this.shapeLayer.add(node);
-      this.nodes.set(s.uuid, { key, node });
-    }
-    for (const [uuid, { node }] of this.nodes)
-      if (!seen.has(uuid)) {
-        node.destroy();
-        this.nodes.delete(uuid);
-      }
+    this.drawn = shapes.filter((s) => s.uuid !== selected).map((s) => ({ s, colour: colour(s), b: boundsOf(s) }));
+    this.shapeLayer.batchDraw();
     const chosen = shapes.find((s) => s.uuid === selected);
     this.selected = chosen ? clone(chosen) : null;
     this.selectedColour = chosen ? colour(chosen) : '#fff';
@@ -291,9 +304,60 @@ export class ImageCanvas {
     this.renderSelected();
   }
 
-  /** Whether the drawn shapes answer clicks (with the select tool) or let drawing pass through. */
-  listenToShapes(on: boolean): void {
-    this.shapeLayer.listening(on);
+  /** The drawn shapes in view: per colour, one path of areas (filled and stroked), one of lines, one of points. */
+  private paintDrawn(ctx: Konva.Context): void {
+    const s = this.scale;
+    const v = this.visible();
+    const groups = new Map<string, Shape[]>();
+    for (const d of this.drawn)
+      if (overlaps(d.b, v)) {
+        const list = groups.get(d.colour);
+        if (list) list.push(d.s);
+        else groups.set(d.colour, [d.s]);
+      }
+    ctx.setAttr('lineJoin', 'round');
+    for (const [colour, list] of groups) {
+      ctx.beginPath();
+      for (const sh of list) areaPath(ctx, sh);
+      ctx.setAttr('fillStyle', `${colour}33`);
+      ctx.fill();
+      ctx.setAttr('strokeStyle', colour);
+      ctx.setAttr('lineWidth', 2 / s);
+      ctx.stroke();
+      ctx.beginPath();
+      for (const sh of list)
+        if (sh.type === 'line') sh.vertices.forEach((q, j) => (j ? ctx.lineTo(q.x, q.y) : ctx.moveTo(q.x, q.y)));
+        else if (sh.type === 'cuboid')
+          for (const [a, b] of cuboidEdges(sh.vertices)) {
+            ctx.moveTo(a.x, a.y);
+            ctx.lineTo(b.x, b.y);
+          }
+      ctx.stroke();
+      const points = list.filter((sh): sh is Extract<Shape, { type: 'point' }> => sh.type === 'point');
+      if (points.length) {
+        ctx.beginPath();
+        for (const p of points) {
+          ctx.moveTo(p.x + 5 / s, p.y);
+          ctx.arc(p.x, p.y, 5 / s, 0, Math.PI * 2);
+        }
+        ctx.setAttr('fillStyle', colour);
+        ctx.fill();
+        ctx.setAttr('strokeStyle', '#fff');
+        ctx.setAttr('lineWidth', 1.5 / s);
+        ctx.stroke();
+      }
+    }
+  }
+
+  /** The topmost drawn shape (but the selected one) at an image point, within a few screen pixels. */
+  shapeAt(p: Pt): string | null {
+    const tol = 6 / this.scale;
+    for (let i = this.drawn.length - 1; i >= 0; i--) {
+      const { s, b } = this.drawn[i] as (typeof this.drawn)[number];
+      if (p.x < b.left - tol - 5 || p.x > b.right + tol + 5 || p.y < b.top - tol - 5 || p.y > b.bottom + tol + 5) continue;
+      if (hits(s, p, tol)) return s.uuid;
+    }
+    return null;
   }
 
   /** The selected shape on the editing layer, with its handles: a transformer, or a dot per vertex. */
@@ -302,9 +366,11 @@ export class ImageCanvas {
     this.transformer.remove();
     for (const child of [...this.editLayer.getChildren()]) if (child.name() !== 'ghost') child.destroy();
     const s = this.selected;
+    this.selectedNode = null;
     if (!s) return;
     const scale = this.scale;
     const node = this.nodeFor(s, this.selectedColour);
+    this.selectedNode = node;
     node.strokeWidth(s.type === 'point' ? 2 : 3);
     // With a drawing tool only the handles answer: a new shape can start inside the selected one.
     node.draggable(this.movable || s.type === 'point');
@@ -427,13 +493,86 @@ export class ImageCanvas {
     }
   }
 
-  /** The nodes drawn on the shapes layer (for the benchmark and tests). */
-  get nodeCount(): number {
-    return this.nodes.size;
+  /** Starts moving the selected shape with the pointer that is down now (a press on a shape selects and drags it). */
+  dragSelected(): void {
+    if (this.selectedNode?.draggable()) this.selectedNode.startDrag();
   }
 
   destroy(): void {
     this.stage.destroy();
+  }
+}
+
+interface Bounds {
+  left: number;
+  top: number;
+  right: number;
+  bottom: number;
+}
+
+const overlaps = (a: Bounds, b: Bounds) => a.left <= b.right && a.right >= b.left && a.top <= b.bottom && a.bottom >= b.top;
+
+/** Adds the filled part of a shape (box, polygon, ellipse, cuboid face) to the current path. */
+function areaPath(ctx: Konva.Context, s: Shape): void {
+  if (s.type === 'box') ctx.rect(s.left, s.top, s.width, s.height);
+  else if (s.type === 'polygon') {
+    s.vertices.forEach((q, j) => (j ? ctx.lineTo(q.x, q.y) : ctx.moveTo(q.x, q.y)));
+    ctx.closePath();
+  } else if (s.type === 'ellipse') {
+    const t = (s.rotation * Math.PI) / 180;
+    ctx.moveTo(s.x + s.rx * Math.cos(t), s.y + s.rx * Math.sin(t));
+    ctx.ellipse(s.x, s.y, s.rx, s.ry, t, 0, Math.PI * 2);
+  } else if (s.type === 'cuboid') {
+    faceOf(s.vertices).forEach((q, j) => (j ? ctx.lineTo(q.x, q.y) : ctx.moveTo(q.x, q.y)));
+    ctx.closePath();
+  }
+}
+
+const faceOf = (vertices: Extract<Shape, { type: 'cuboid' }>['vertices']): Pt[] =>
+  ['face-topleft', 'face-topright', 'face-bottomright', 'face-bottomleft'].flatMap((d) => {
+    const v = vertices.find((c) => c.description === d);
+    return v ? [v] : [];
+  });
+
+function nearSegment(p: Pt, a: Pt, b: Pt, tol: number): boolean {
+  const dx = b.x - a.x;
+  const dy = b.y - a.y;
+  const t = dx || dy ? Math.min(1, Math.max(0, ((p.x - a.x) * dx + (p.y - a.y) * dy) / (dx * dx + dy * dy))) : 0;
+  return Math.hypot(p.x - (a.x + t * dx), p.y - (a.y + t * dy)) <= tol;
+}
+
+function inside(p: Pt, polygon: Pt[]): boolean {
+  let odd = false;
+  for (let i = 0, j = polygon.length - 1; i < polygon.length; j = i++) {
+    const a = polygon[i] as Pt;
+    const b = polygon[j] as Pt;
+    if (a.y > p.y !== b.y > p.y && p.x < ((b.x - a.x) * (p.y - a.y)) / (b.y - a.y) + a.x) odd = !odd;
+  }
+  return odd;
+}
+
+/** Whether a click at `p` (image pixels, `tol` of slack) is on the shape. */
+function hits(s: Shape, p: Pt, tol: number): boolean {
+  switch (s.type) {
+    case 'box':
+      return p.x >= s.left - tol && p.x <= s.left + s.width + tol && p.y >= s.top - tol && p.y <= s.top + s.height + tol;
+    case 'point':
+      return Math.hypot(p.x - s.x, p.y - s.y) <= tol + 5;
+    case 'ellipse': {
+      const t = (-s.rotation * Math.PI) / 180;
+      const dx = (p.x - s.x) * Math.cos(t) - (p.y - s.y) * Math.sin(t);
+      const dy = (p.x - s.x) * Math.sin(t) + (p.y - s.y) * Math.cos(t);
+      return (dx / (s.rx + tol)) ** 2 + (dy / (s.ry + tol)) ** 2 <= 1;
+    }
+    case 'polygon':
+      return inside(p, s.vertices) || s.vertices.some((a, i) => nearSegment(p, a, s.vertices[(i + 1) % s.vertices.length] as Pt, tol));
+    case 'line':
+      return (
+        s.vertices.some((a, i) => i > 0 && nearSegment(p, s.vertices[i - 1] as Pt, a, tol)) ||
+        (s.vertices.length === 1 && nearSegment(p, s.vertices[0] as Pt, s.vertices[0] as Pt, tol))
+      );
+    case 'cuboid':
+      return inside(p, faceOf(s.vertices)) || cuboidEdges(s.vertices).some(([a, b]) => nearSegment(p, a, b, tol));
   }
 }
 

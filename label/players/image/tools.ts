@@ -22,6 +22,7 @@ export interface ToolHost {
   /** A finished shape: recorded for undo, added and selected. */
   add(shape: Shape): void;
   deselect(): void;
+  select(uuid: string): void;
   /** Something to tell the person (the status line under the canvas). */
   say(text: string): void;
 }
@@ -76,9 +77,20 @@ export class Drawing {
   private down(e: PointerEvent, onBackground: boolean): void {
     const { image, screen } = this.canvas.toImage(e);
     const tool = this.host.tool();
-    const pan = e.button === 1 || e.button === 2 || (e.button === 0 && this.spaceHeld) || (e.button === 0 && tool === 'select' && onBackground);
+    if (e.button === 0 && !this.spaceHeld && tool === 'select' && onBackground) {
+      // A press on a drawn shape selects it, and a drag goes on to move it.
+      const hit = this.canvas.shapeAt(image);
+      if (hit) {
+        this.host.select(hit);
+        this.canvas.dragSelected();
+        return;
+      }
+    }
+    const pan =
+      e.button === 1 || e.button === 2 || (e.button === 0 && this.spaceHeld) || (e.button === 0 && tool === 'select' && onBackground);
     if (pan) {
       e.preventDefault();
+      this.canvas.panning(true);
       this.gesture = { kind: 'pan', start: image, startScreen: screen, last: screen, moved: false };
       return;
     }
@@ -111,6 +123,7 @@ export class Drawing {
     this.gesture = null;
     const { image } = this.canvas.toImage(e);
     if (g.kind === 'pan') {
+      this.canvas.panning(false);
       if (!g.moved && this.host.tool() === 'select') this.host.deselect();
       return;
     }
@@ -263,7 +276,9 @@ export class Drawing {
       this.ghost.add(new Line({ ...style, points, closed: tool === 'polygon' }));
       const s = this.canvas.scale;
       for (const [i, v] of this.vertices.entries())
-        this.ghost.add(new Rect({ x: v.x - 3 / s, y: v.y - 3 / s, width: 6 / s, height: 6 / s, fill: i ? '#fff' : '#f0a500', listening: false }));
+        this.ghost.add(
+          new Rect({ x: v.x - 3 / s, y: v.y - 3 / s, width: 6 / s, height: 6 / s, fill: i ? '#fff' : '#f0a500', listening: false }),
+        );
     }
     this.ghost.getLayer()?.batchDraw();
   }
@@ -276,7 +291,8 @@ export class Drawing {
 /** A new shape's coordinates, to hundredths of a pixel. */
 function r<S extends Shape>(s: S): S {
   const out = s as Shape;
-  if (out.type === 'box') Object.assign(out, { left: round(out.left), top: round(out.top), width: round(out.width), height: round(out.height) });
+  if (out.type === 'box')
+    Object.assign(out, { left: round(out.left), top: round(out.top), width: round(out.width), height: round(out.height) });
   else if (out.type === 'point') Object.assign(out, { x: round(out.x), y: round(out.y) });
   else if (out.type === 'ellipse') Object.assign(out, { x: round(out.x), y: round(out.y), rx: round(out.rx), ry: round(out.ry) });
   else for (const v of out.vertices) Object.assign(v, { x: round(v.x), y: round(v.y) });
