@@ -591,7 +591,7 @@ describe('the image player', () => {
   };
   const expectVertices = (got: { x: number; y: number }[], want: [number, number][]) => {
     expect(got).toHaveLength(want.length);
-    want.forEach(([x, y], i) => expectNear(got[i] as never, { x, y }));
+    for (const [i, [x, y]] of want.entries()) expectNear(got[i] as never, { x, y });
   };
 
   it('draws a box, a polygon, a line, a point, a cuboid and an ellipse with the mouse and keys; the answer is what was drawn', async () => {

@@ -298,6 +298,12 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
   };
   document.addEventListener('keydown', spaceDown);
   document.addEventListener('keyup', spaceDown);
+  /** Zooms by a factor around the middle of the view; 0 fits the whole image. */
+  function zoom(factor: number) {
+    if (factor) canvas.zoom(factor);
+    else canvas.view(canvas.fit, 0, 0);
+    render();
+  }
   function arrow(e: KeyboardEvent) {
     const step = e.shiftKey ? 10 : 1;
     const [dx, dy] = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, -step], ArrowDown: [0, step] }[e.key] ?? [0, 0];
@@ -337,9 +343,9 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
       label: 'Move the selected shape by 10 px',
       run: arrow,
     },
-    { keys: ['+', '='], label: 'Zoom in (also the wheel)', run: () => (canvas.zoom(1.25), render()) },
-    { keys: ['-'], label: 'Zoom out', run: () => (canvas.zoom(0.8), render()) },
-    { keys: ['0'], label: 'Fit the image', run: () => (canvas.view(canvas.fit, 0, 0), render()) },
+    { keys: ['+', '='], label: 'Zoom in (also the wheel)', run: () => zoom(1.25) },
+    { keys: ['-'], label: 'Zoom out', run: () => zoom(0.8) },
+    { keys: ['0'], label: 'Fit the image', run: () => zoom(0) },
     { keys: ['Space'], label: 'Hold and drag to pan (also the middle button)', run: () => undefined },
     {
       keys: ['H'],

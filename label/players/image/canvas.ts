@@ -17,7 +17,7 @@ import { boundsOf, clone, cuboidEdges, num, translate, tidy, type Pt, type Shape
 import type { components } from '../../../generated/workforce.ts';
 
 type Layers = components['schemas']['Layers'];
-export const contextColour = '#ffd400';
+const contextColour = '#ffd400';
 
 /** What the canvas tells the player while a person edits the selected shape. */
 export interface EditEvents {
@@ -198,13 +198,13 @@ export class ImageCanvas {
           for (const [x, y, w, h] of boxes) if (x <= v.right && y <= v.bottom && x + w >= v.left && y + h >= v.top) ctx.rect(x, y, w, h);
           polygons.forEach((p, i) => {
             if (!overlaps(polygonBounds[i] as Bounds, v)) return;
-            p.forEach((q, j) => (j ? ctx.lineTo(q.x, q.y) : ctx.moveTo(q.x, q.y)));
+            trace(ctx, p);
             ctx.closePath();
           });
           lines.forEach((l, i) => {
             if (!overlaps(lineBounds[i] as Bounds, v)) return;
             if (l.spline) splinePath(ctx, l.points);
-            else l.points.forEach((q, j) => (j ? ctx.lineTo(q.x, q.y) : ctx.moveTo(q.x, q.y)));
+            else trace(ctx, l.points);
           });
           cuboids.forEach((edges, i) => {
             if (!overlaps(cuboidBounds[i] as Bounds, v)) return;
@@ -268,7 +268,7 @@ export class ImageCanvas {
           fill,
           sceneFunc(ctx, shape) {
             ctx.beginPath();
-            face.forEach((v, i) => (i ? ctx.lineTo(v.x, v.y) : ctx.moveTo(v.x, v.y)));
+            trace(ctx, face);
             ctx.closePath();
             ctx.fillShape(shape);
             ctx.beginPath();
@@ -280,7 +280,7 @@ export class ImageCanvas {
           },
           hitFunc(ctx, shape) {
             ctx.beginPath();
-            face.forEach((v, i) => (i ? ctx.lineTo(v.x, v.y) : ctx.moveTo(v.x, v.y)));
+            trace(ctx, face);
             ctx.closePath();
             for (const [a, b] of cuboidEdges(s.vertices)) {
               ctx.moveTo(a.x, a.y);
@@ -326,7 +326,7 @@ export class ImageCanvas {
       ctx.stroke();
       ctx.beginPath();
       for (const sh of list)
-        if (sh.type === 'line') sh.vertices.forEach((q, j) => (j ? ctx.lineTo(q.x, q.y) : ctx.moveTo(q.x, q.y)));
+        if (sh.type === 'line') trace(ctx, sh.vertices);
         else if (sh.type === 'cuboid')
           for (const [a, b] of cuboidEdges(sh.vertices)) {
             ctx.moveTo(a.x, a.y);
@@ -510,20 +510,28 @@ interface Bounds {
   bottom: number;
 }
 
+/** Adds straight segments through the points to the current path. */
+function trace(ctx: Konva.Context, points: readonly Pt[]): void {
+  points.forEach((q, j) => {
+    if (j) ctx.lineTo(q.x, q.y);
+    else ctx.moveTo(q.x, q.y);
+  });
+}
+
 const overlaps = (a: Bounds, b: Bounds) => a.left <= b.right && a.right >= b.left && a.top <= b.bottom && a.bottom >= b.top;
 
 /** Adds the filled part of a shape (box, polygon, ellipse, cuboid face) to the current path. */
 function areaPath(ctx: Konva.Context, s: Shape): void {
   if (s.type === 'box') ctx.rect(s.left, s.top, s.width, s.height);
   else if (s.type === 'polygon') {
-    s.vertices.forEach((q, j) => (j ? ctx.lineTo(q.x, q.y) : ctx.moveTo(q.x, q.y)));
+    trace(ctx, s.vertices);
     ctx.closePath();
   } else if (s.type === 'ellipse') {
     const t = (s.rotation * Math.PI) / 180;
     ctx.moveTo(s.x + s.rx * Math.cos(t), s.y + s.rx * Math.sin(t));
     ctx.ellipse(s.x, s.y, s.rx, s.ry, t, 0, Math.PI * 2);
   } else if (s.type === 'cuboid') {
-    faceOf(s.vertices).forEach((q, j) => (j ? ctx.lineTo(q.x, q.y) : ctx.moveTo(q.x, q.y)));
+    trace(ctx, faceOf(s.vertices));
     ctx.closePath();
   }
 }

@@ -122,11 +122,6 @@ export function shapesOf(value: unknown, geometries: Geometry[]): Shape[] {
 
 export const clone = (s: Shape): Shape => structuredClone(s);
 
-/** The shape's points that a person can drag one by one (vertices, corners). */
-export function handlesOf(s: Shape): Pt[] {
-  return s.type === 'polygon' || s.type === 'line' || s.type === 'cuboid' ? s.vertices : [];
-}
-
 /** The smallest axis-aligned box around the shape. */
 export function boundsOf(s: Shape): { left: number; top: number; right: number; bottom: number } {
   switch (s.type) {
