@@ -278,7 +278,8 @@ run(async () => {
       layerBoxes: LAYERS,
       drawnBoxes: DRAWN,
       panSeconds: PAN_SECONDS,
-      zoom: Math.round(zoom * 100) / 100,
+      screenPixelsPerImagePixel: Math.round(zoom * 100) / 100,
+      zoomOverFit: Math.round((zoom / (frame.width / W)) * 100) / 100,
     },
     environment: {
       node: process.version,

@@ -730,6 +730,30 @@ describe('the image player', () => {
     await page.close();
   });
 
+  it('brings back a polygon half drawn after a reload, from the draft, and lets the person finish it', async () => {
+    const a = assignment(geometryTask());
+    // Asked again while the assignment is active, the server answers it again (a reload resumes it).
+    queue = [a, a];
+    const { page } = await open();
+    await logIn(page);
+    await page.getByText('640 × 400 px').waitFor();
+    await page.keyboard.press('P');
+    await click(page, 100, 100);
+    await click(page, 300, 100);
+    await page.reload();
+    await page.getByText('The polygon you were drawing is back').waitFor();
+    await click(page, 200, 250);
+    await page.keyboard.press('Enter');
+    const [polygon, ...more] = await submitted(page, a);
+    expect(more).toEqual([]);
+    expectVertices(polygon.vertices, [
+      [100, 100],
+      [300, 100],
+      [200, 250],
+    ]);
+    await page.close();
+  });
+
   it('asks the annotation attributes that apply to the selected shape, with their conditions, and sends them', async () => {
     const { a, page } = await start(
       geometryTask({

@@ -23,7 +23,7 @@ import {
   type Params,
   type Shape,
 } from './image/model.ts';
-import { Drawing, type Tool } from './image/tools.ts';
+import { Drawing, type Pending, type Tool } from './image/tools.ts';
 import { el, type PlayerFactory } from './types.ts';
 
 export { uuidV4 } from './image/uuid.ts';
@@ -119,6 +119,7 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
     deselect: () => select(null),
     select,
     say,
+    drafted: () => context.changed(),
   });
 
   // ---- showing the state ---------------------------------------------------------------------
@@ -281,7 +282,14 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
     shapes = shapes.map((s) => tidy(s, canvas.imgW, canvas.imgH));
     size.textContent = `${canvas.imgW} × ${canvas.imgH} px${count ? `, ${count} read-only shape${count === 1 ? '' : 's'} (H hides them)` : ''}${geometries.length ? '' : ' — this task names no geometry'}`;
     ready = true;
-    render();
+    // A shape that was being drawn when the draft was saved (a reload in the middle of a polygon).
+    const pending = (draft as { drawing?: Pending } | undefined)?.drawing;
+    if (pending && toolButtons.has(pending.tool)) {
+      tool = pending.tool;
+      render();
+      drawing.resume(pending);
+      say(`The ${pending.tool} you were drawing is back: go on.`);
+    } else render();
   };
   image.onerror = () => {
     size.textContent = 'The image could not be loaded. Skip the task with a reason if it does not come back.';
@@ -370,7 +378,10 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
 
   return {
     shortcuts,
-    getDraft: () => ({ annotations: shapes.map(toElement) }),
+    getDraft: () => {
+      const pending = drawing.state;
+      return { annotations: shapes.map(toElement), ...(pending ? { drawing: pending } : {}) };
+    },
     getResponse() {
       for (const [i, s] of shapes.entries()) {
         const problem = shapeProblem(s, geometry(s.type));

@@ -25,6 +25,15 @@ export interface ToolHost {
   select(uuid: string): void;
   /** Something to tell the person (the status line under the canvas). */
   say(text: string): void;
+  /** The shape being drawn changed (it goes with the draft). */
+  drafted(): void;
+}
+
+/** A shape being drawn, as the draft keeps it: the vertices placed so far, or a cuboid's face. */
+export interface Pending {
+  tool: 'polygon' | 'line' | 'cuboid';
+  vertices?: Pt[];
+  face?: { left: number; top: number; width: number; height: number };
 }
 
 /** Screen pixels within which a click counts as on a vertex, or a press as a click. */
@@ -157,6 +166,7 @@ export class Drawing {
         );
       else {
         this.face = rect;
+        this.host.drafted();
         this.host.say('Click where the side of the cuboid ends (Enter: no side visible, Escape: cancel).');
         this.drawGhost(image);
       }
@@ -190,6 +200,7 @@ export class Drawing {
       return;
     }
     this.vertices.push(image);
+    this.host.drafted();
     if (this.vertices.length >= geometry.maxVertices) this.finish();
     else {
       this.host.say(
@@ -239,8 +250,24 @@ export class Drawing {
   undoVertex(): boolean {
     if (!this.vertices.length) return false;
     this.vertices.pop();
+    this.host.drafted();
     this.drawGhost();
     return true;
+  }
+
+  /** The shape being drawn, for the draft. */
+  get state(): Pending | undefined {
+    const tool = this.host.tool();
+    if (this.face) return { tool: 'cuboid', face: { ...this.face } };
+    if (this.vertices.length && (tool === 'polygon' || tool === 'line')) return { tool, vertices: this.vertices.map((v) => ({ ...v })) };
+    return undefined;
+  }
+
+  /** Takes up a shape being drawn from a draft (the tool is already chosen). */
+  resume(p: Pending): void {
+    if (p.tool === 'cuboid' && p.face) this.face = { ...p.face };
+    else if (p.vertices) this.vertices = p.vertices.map((v) => ({ x: Number(v.x), y: Number(v.y) }));
+    this.drawGhost();
   }
 
   private lastPointer: Pt | null = null;
