@@ -754,6 +754,65 @@ describe('the image player', () => {
     await page.close();
   });
 
+  it('does the older single-geometry types in their own answer form: boxes with a linked attribute, spline lines', async () => {
+    const boxes = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9d2',
+      type: 'annotation',
+      instruction: 'Box the vehicles; say which one tows which.',
+      params: {
+        attachment: `${origin}/fixtures/street.svg`,
+        attachment_type: 'image',
+        objects_to_annotate: ['car', 'trailer'],
+        min_width: 10,
+        min_height: 10,
+        annotation_attributes: { towed_by: { type: 'linked', description: 'Towed by' } },
+      },
+    });
+    const lines = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9d3',
+      type: 'lineannotation',
+      instruction: 'Trace the curb.',
+      params: { attachment: `${origin}/fixtures/street.svg`, attachment_type: 'image', objects_to_annotate: ['curb'], splines: true },
+    });
+    queue = [boxes, lines];
+    const { page } = await open();
+    await logIn(page);
+    await page.getByText('640 × 400 px').waitFor();
+    await drag(page, [200, 195], [385, 292]);
+    // Deselect first: with a box selected, the key would relabel it.
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('2');
+    await drag(page, [400, 215], [480, 280]);
+    await page.getByLabel('Towed by').selectOption({ index: 1 });
+    const [car, trailer, ...more] = await submitted(page, boxes);
+    expect(more).toEqual([]);
+    expect(car).not.toHaveProperty('uuid');
+    expect(car).not.toHaveProperty('type');
+    expect(car).toMatchObject({ label: 'car', attributes: {} });
+    expectNear(car, { left: 200, top: 195, width: 185, height: 97 });
+    expect(trailer).toMatchObject({ label: 'trailer', attributes: { towed_by: 0 } });
+
+    // The next task: a line tool (and no box tool) with the image loaded.
+    await page.locator('button[data-tool="line"]').waitFor();
+    await page.getByText('640 × 400 px').waitFor();
+    for (const [x, y] of [
+      [20, 330],
+      [300, 300],
+      [620, 340],
+    ] as const)
+      await click(page, x, y);
+    await page.keyboard.press('Enter');
+    const [curb] = await submitted(page, lines);
+    expect(curb).toMatchObject({ label: 'curb', spline: true });
+    expect(Object.keys(curb).sort()).toEqual(['label', 'spline', 'vertices']);
+    expectVertices(curb.vertices, [
+      [20, 330],
+      [300, 300],
+      [620, 340],
+    ]);
+    await page.close();
+  });
+
   it('asks the annotation attributes that apply to the selected shape, with their conditions, and sends them', async () => {
     const { a, page } = await start(
       geometryTask({

@@ -40,8 +40,23 @@ const toolKeys: Record<Tool, [string, string]> = {
   ellipse: ['E', 'Ellipse'],
 };
 
-export const imageannotation: PlayerFactory = (container, assignment, draft, context) => {
-  const params = assignment.task.params as Params;
+/** How the image player is set up beyond the task's params. */
+export interface ImageOptions {
+  /** Drawn lines are cardinal splines (a lineannotation task with `splines: true`). */
+  splines?: boolean;
+}
+
+export const imageannotation: PlayerFactory = (container, assignment, draft, context) =>
+  imagePlayer(container, assignment.task.params as Params, draft, context);
+
+/** The image player for `params` in the imageannotation form; the older single-geometry types adapt theirs (legacy-image.ts). */
+export function imagePlayer(
+  container: HTMLElement,
+  params: Params,
+  draft: Parameters<PlayerFactory>[2],
+  context: Parameters<PlayerFactory>[3],
+  options: ImageOptions = {},
+): ReturnType<PlayerFactory> {
   const geometries = geometriesOf(params);
   const geometry = (kind: Kind) => geometries.find((g) => g.kind === kind);
   const defs = attributeDefs(params.annotation_attributes);
@@ -92,7 +107,7 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
     message.textContent = text;
   };
 
-  const canvas = new ImageCanvas(holder, {
+  const canvas = new ImageCanvas(holder, options.splines ?? false, {
     begin: () => history.record(shapes),
     commit: (shape) => {
       shapes = shapes.map((s) => (s.uuid === shape.uuid ? shape : s));
@@ -403,4 +418,4 @@ export const imageannotation: PlayerFactory = (container, assignment, draft, con
       canvas.destroy();
     },
   };
-};
+}

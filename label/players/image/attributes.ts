@@ -72,9 +72,9 @@ export function attributesOut(defs: readonly AttributeDef[], shape: Shape): Reco
   );
 }
 
-/** The first attribute asked of the shape that has no answer yet. */
+/** The first attribute asked of the shape that has no answer yet (a link is optional: there may be nothing to link to). */
 export function missingAttribute(defs: readonly AttributeDef[], shape: Shape): AttributeDef | undefined {
-  return applicable(defs, shape).find((d) => !answered(shape.attributes?.[d.name]));
+  return applicable(defs, shape).find((d) => d.kind !== 'linked' && !answered(shape.attributes?.[d.name]));
 }
 
 /**

@@ -75,6 +75,8 @@ export class ImageCanvas {
 
   constructor(
     private readonly holder: HTMLDivElement,
+    /** Drawn lines are cardinal splines through their vertices. */
+    private readonly splines: boolean,
     private readonly events: EditEvents,
   ) {
     this.stage = new Konva.Stage({ container: holder, width: 10, height: 10 });
@@ -256,6 +258,7 @@ export class ImageCanvas {
           ...common,
           points: s.vertices.flatMap((v) => [v.x, v.y]),
           closed: s.type === 'polygon',
+          ...(s.type === 'line' && this.splines ? { tension: 0.5 } : {}),
           ...(s.type === 'polygon' ? { fill } : {}),
         });
       case 'cuboid': {
@@ -326,8 +329,10 @@ export class ImageCanvas {
       ctx.stroke();
       ctx.beginPath();
       for (const sh of list)
-        if (sh.type === 'line') trace(ctx, sh.vertices);
-        else if (sh.type === 'cuboid')
+        if (sh.type === 'line') {
+          if (this.splines) splinePath(ctx, sh.vertices);
+          else trace(ctx, sh.vertices);
+        } else if (sh.type === 'cuboid')
           for (const [a, b] of cuboidEdges(sh.vertices)) {
             ctx.moveTo(a.x, a.y);
             ctx.lineTo(b.x, b.y);
