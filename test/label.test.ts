@@ -704,6 +704,11 @@ describe('the image player', () => {
     await page.keyboard.press('Enter');
     await expect.poll(() => shapeCount(page), poll).toBe(3);
     await drag(page, [600, 50], [620, 80]);
+    // The handle halfway along the first edge adds a vertex; a double click on a vertex removes it.
+    await drag(page, [510, 65], [510, 20]);
+    await page.locator('.shapes').getByText('sidewalk: polygon, 4 vertices').waitFor();
+    await page.mouse.dblclick(...(await at(page, 500, 150)));
+    await page.locator('.shapes').getByText('sidewalk: polygon, 3 vertices').waitFor();
 
     // The select tool: a press on the first box selects it and the drag moves it by (+30, +40);
     // then a key nudges it 1 px right.
@@ -724,8 +729,8 @@ describe('the image player', () => {
     expectNear(zoomed, { left: 300, top: 180, width: 40, height: 35 });
     expectVertices(triangle.vertices, [
       [400, 50],
+      [510, 20],
       [620, 80],
-      [500, 150],
     ]);
     await page.close();
   });
