@@ -242,6 +242,17 @@ run(async () => {
   const heapDrawn = await heapAfterGc(page);
   const pan = await panFrames(page, frame);
   const zoom = (await view()).scale;
+  // What the scene looks like, zoomed and panned (test-results/, not committed).
+  mkdirSync(path.join(here, '..', 'test-results'), { recursive: true });
+  await page.screenshot({ path: path.join(here, '..', 'test-results', 'label-bench.png') });
+  // And in the middle of a pan (the layers are then copied from their cached bitmaps).
+  await page.keyboard.down('Space');
+  await page.mouse.move(frame.x + 300, frame.y + 200);
+  await page.mouse.down();
+  await page.mouse.move(frame.x + 250, frame.y + 180, { steps: 5 });
+  await page.screenshot({ path: path.join(here, '..', 'test-results', 'label-bench-panning.png') });
+  await page.mouse.up();
+  await page.keyboard.up('Space');
   await context.close();
 
   const f = pan.frameMs;

@@ -689,6 +689,13 @@ describe('the image player', () => {
     await page.mouse.move(...(await at(page, 320, 200)));
     await page.mouse.wheel(0, -600);
     await expect.poll(() => page.locator('.stage').evaluate((h) => Number((h as HTMLElement).dataset.scale)), poll).toBeGreaterThan(2);
+    // Pan with Space held and a drag: the view moves, and drawing still lands on image pixels.
+    const panned = () => page.locator('.stage').evaluate((h) => Number((h as HTMLElement).dataset.x));
+    const before = await panned();
+    await page.keyboard.down('Space');
+    await drag(page, [320, 200], [300, 190]);
+    await page.keyboard.up('Space');
+    await expect.poll(panned, poll).toBeLessThan(before - 10);
     await drag(page, [300, 180], [340, 215]);
     await expect.poll(() => shapeCount(page), poll).toBe(2);
     await page.keyboard.press('0');

@@ -53,6 +53,10 @@ export class ImageCanvas {
   readonly editLayer = new Konva.Layer();
   /** The drawn shapes but the selected one, with their colour and bounds, in drawing order. */
   private drawn: { s: Shape; colour: string; b: Bounds }[] = [];
+  private readonly drawnNode = new Konva.Shape({ listening: false, perfectDrawEnabled: false, sceneFunc: (ctx) => this.paintDrawn(ctx) });
+  private contextNode: Konva.Shape | null = null;
+  /** While a pan caches the layers, they are painted whole, not only the part in view. */
+  private caching = false;
   private readonly transformer = new Transformer({
     keepRatio: false,
     ignoreStroke: true,
@@ -81,11 +85,12 @@ export class ImageCanvas {
   ) {
     this.stage = new Konva.Stage({ container: holder, width: 10, height: 10 });
     this.stage.add(this.imageLayer, this.contextLayer, this.shapeLayer, this.editLayer);
-    this.shapeLayer.add(new Konva.Shape({ listening: false, perfectDrawEnabled: false, sceneFunc: (ctx) => this.paintDrawn(ctx) }));
+    this.shapeLayer.add(this.drawnNode);
   }
 
   /** The part of the image in view, in image pixels, widened by `pad` screen pixels. */
   visible(pad = 8): Bounds {
+    if (this.caching) return { left: 0, top: 0, right: this.imgW, bottom: this.imgH };
     const s = this.scale;
     const left = (-this.stage.x() - pad) / s;
     const top = (-this.stage.y() - pad) / s;
@@ -139,6 +144,22 @@ export class ImageCanvas {
    */
   panning(on: boolean): void {
     this.editLayer.listening(!on);
+    // During a pan the zoom stays, so the read-only and the drawn shapes are each painted once into
+    // a bitmap of the image's size at this zoom, and every frame only copies it (Konva's cache), if
+    // that bitmap is of a reasonable size.
+    const nodes = [this.contextNode, this.drawnNode].filter((n): n is Konva.Shape => n !== null);
+    if (!on) {
+      for (const n of nodes) n.clearCache();
+      return;
+    }
+    const ratio = this.scale * (window.devicePixelRatio || 1);
+    if (this.imgW * ratio > 4096 || this.imgH * ratio > 4096) return;
+    this.caching = true;
+    try {
+      for (const n of nodes) n.cache({ x: -2, y: -2, width: this.imgW + 4, height: this.imgH + 4, pixelRatio: ratio });
+    } finally {
+      this.caching = false;
+    }
   }
 
   panBy(dx: number, dy: number): void {
@@ -185,40 +206,43 @@ export class ImageCanvas {
     const polygonBounds = polygons.map(boundsOfPoints);
     const lineBounds = lines.map((l) => boundsOfPoints(l.points));
     const cuboidBounds = cuboids.map((edges) => boundsOfPoints(edges.flat()));
-    this.contextLayer.add(
-      new Konva.Shape({
-        stroke: contextColour,
-        strokeWidth: 1.5,
-        strokeScaleEnabled: false,
-        // Dashes cost a lot on a software canvas: only a few read-only shapes are dashed.
-        ...(count <= 100 ? { dash: [5, 3] } : { opacity: 0.85 }),
-        perfectDrawEnabled: false,
-        listening: false,
-        sceneFunc(ctx, shape) {
-          const v = view();
-          ctx.beginPath();
-          for (const [x, y, w, h] of boxes) if (x <= v.right && y <= v.bottom && x + w >= v.left && y + h >= v.top) ctx.rect(x, y, w, h);
-          polygons.forEach((p, i) => {
-            if (!overlaps(polygonBounds[i] as Bounds, v)) return;
-            trace(ctx, p);
-            ctx.closePath();
-          });
-          lines.forEach((l, i) => {
-            if (!overlaps(lineBounds[i] as Bounds, v)) return;
-            if (l.spline) splinePath(ctx, l.points);
-            else trace(ctx, l.points);
-          });
-          cuboids.forEach((edges, i) => {
-            if (!overlaps(cuboidBounds[i] as Bounds, v)) return;
-            for (const [a, b] of edges) {
-              ctx.moveTo(a.x, a.y);
-              ctx.lineTo(b.x, b.y);
-            }
-          });
-          ctx.strokeShape(shape);
-        },
-      }),
-    );
+    const scale = () => this.scale;
+    // Dashes cost a lot on a software canvas: only a few read-only shapes are dashed.
+    const dashed = count <= 100;
+    this.contextNode = new Konva.Shape({
+      ...(dashed ? {} : { opacity: 0.85 }),
+      perfectDrawEnabled: false,
+      listening: false,
+      // Stroked by hand, 1.5 screen pixels wide at the current zoom (so also in a cached bitmap).
+      sceneFunc(ctx) {
+        const v = view();
+        const s = scale();
+        ctx.beginPath();
+        for (const [x, y, w, h] of boxes) if (x <= v.right && y <= v.bottom && x + w >= v.left && y + h >= v.top) ctx.rect(x, y, w, h);
+        polygons.forEach((p, i) => {
+          if (!overlaps(polygonBounds[i] as Bounds, v)) return;
+          trace(ctx, p);
+          ctx.closePath();
+        });
+        lines.forEach((l, i) => {
+          if (!overlaps(lineBounds[i] as Bounds, v)) return;
+          if (l.spline) splinePath(ctx, l.points);
+          else trace(ctx, l.points);
+        });
+        cuboids.forEach((edges, i) => {
+          if (!overlaps(cuboidBounds[i] as Bounds, v)) return;
+          for (const [a, b] of edges) {
+            ctx.moveTo(a.x, a.y);
+            ctx.lineTo(b.x, b.y);
+          }
+        });
+        ctx.setAttr('strokeStyle', contextColour);
+        ctx.setAttr('lineWidth', 1.5 / s);
+        if (dashed) ctx.setLineDash([5 / s, 3 / s]);
+        ctx.stroke();
+      },
+    });
+    this.contextLayer.add(this.contextNode);
     return count;
   }
 
