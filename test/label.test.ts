@@ -847,6 +847,10 @@ describe('the image player', () => {
     await panel.getByRole('group', { name: 'Is the car parked?' }).getByLabel('No').check();
     await panel.getByLabel('How many passengers?').fill('2');
     await page.screenshot({ path: path.join(root, 'test-results', 'label-imageannotation-attributes.png') });
+    // Moved afterwards, the box keeps its answers (the tool buttons: keys typed in a field stay there).
+    await page.locator('button[data-tool="select"]').click();
+    await drag(page, [250, 230], [260, 230]);
+    await page.locator('button[data-tool="box"]').click();
     // A truck: "parked" (cars only) and so "passengers" are not asked.
     await page.keyboard.press('Escape');
     await page.keyboard.press('2');
@@ -857,6 +861,7 @@ describe('the image player', () => {
 
     const [car, truck] = await submitted(page, a);
     expect(car).toMatchObject({ label: 'car', attributes: { occluded: 'Yes', parked: 'No', passengers: 2 } });
+    expectNear(car, { left: 210, top: 195 });
     expect(truck).toMatchObject({ label: 'truck', attributes: { occluded: 'No' } });
     expect(Object.keys(truck.attributes)).toEqual(['occluded']);
     await page.close();

@@ -109,8 +109,11 @@ export function imagePlayer(
 
   const canvas = new ImageCanvas(holder, options.splines ?? false, {
     begin: () => history.record(shapes),
+    // The canvas's copy has the new geometry; the label and attributes may have changed since it was made.
     commit: (shape) => {
-      shapes = shapes.map((s) => (s.uuid === shape.uuid ? shape : s));
+      shapes = shapes.map((s) =>
+        s.uuid === shape.uuid ? ({ ...shape, label: s.label, ...(s.attributes ? { attributes: s.attributes } : {}) } as Shape) : s,
+      );
       changed();
     },
     vertexBounds: (shape) => {
