@@ -689,9 +689,11 @@ describe('the image player', () => {
     await page.mouse.move(...(await at(page, 320, 200)));
     await page.mouse.wheel(0, -600);
     await expect.poll(() => page.locator('.stage').evaluate((h) => Number((h as HTMLElement).dataset.scale)), poll).toBeGreaterThan(2);
-    // Pan with Space held and a drag: the view moves, and drawing still lands on image pixels.
+    // Pan with Space held and a drag (also while the clicked tool button has the focus): the view
+    // moves, and drawing still lands on image pixels.
     const panned = () => page.locator('.stage').evaluate((h) => Number((h as HTMLElement).dataset.x));
     const before = await panned();
+    await page.locator('button[data-tool="box"]').click();
     await page.keyboard.down('Space');
     await drag(page, [320, 200], [300, 190]);
     await page.keyboard.up('Space');

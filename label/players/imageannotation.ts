@@ -40,6 +40,12 @@ const toolKeys: Record<Tool, [string, string]> = {
   ellipse: ['E', 'Ellipse'],
 };
 
+/**
+ * A click on a tool or label button leaves the focus where it was, so that Space (pan), Enter
+ * (finish) and the other keys keep working on the canvas; the keyboard still reaches the buttons.
+ */
+const keepFocus = (b: HTMLButtonElement) => b.addEventListener('mousedown', (e) => e.preventDefault());
+
 /** How the image player is set up beyond the task's params. */
 export interface ImageOptions {
   /** Drawn lines are cardinal splines (a lineannotation task with `splines: true`). */
@@ -77,6 +83,7 @@ export function imagePlayer(
       const [key, name] = toolKeys[t];
       const b = el('button', { type: 'button', 'aria-pressed': 'false', 'data-tool': t }, el('kbd', {}, key), ` ${name}`);
       b.addEventListener('click', () => pickTool(t));
+      keepFocus(b);
       toolBar.append(b);
       return [t, b] as const;
     }),
@@ -192,6 +199,7 @@ export function imagePlayer(
           ` ${label}`,
         );
         b.addEventListener('click', () => pickLabel(i));
+        keepFocus(b);
         return b;
       }),
     );
