@@ -122,7 +122,16 @@ export class Drawing {
         return;
       }
       g.last = screen;
-    } else if (!this.pending) return;
+    } else if (!this.pending) {
+      // With the select tool, the cursor says whether a press would take a shape or pan.
+      // (The transformer's handles set their own.)
+      const stage = this.canvas.stage;
+      if (this.host.tool() !== 'select' || this.spaceHeld || e.target !== stage.content.querySelector('canvas:last-child')) return;
+      const over = stage.getIntersection(screen);
+      if (over?.name().includes('_anchor')) return;
+      stage.container().style.cursor = over || this.canvas.shapeAt(image) ? 'move' : 'grab';
+      return;
+    }
     this.drawGhost(image);
   }
 
