@@ -582,6 +582,11 @@ describe('the image player', () => {
     await page.keyboard.press('Control+Enter');
     const call = await waitForCall((c) => c.path.endsWith('/submit') && c.body?.lease_token === a.lease_token);
     expect(validAgainst('SubmitRequest', call.body)).toBe('valid');
+    // And against the type's own response schema, not only the union of all types' answers.
+    const own = { imageannotation: 'ImageAnnotationResponse', annotation: 'AnnotationResponse', lineannotation: 'LineAnnotationResponse' }[
+      a.task.type as string
+    ];
+    expect(validAgainst(own ?? 'none', call.body.response)).toBe('valid');
     expect(call.status).toBe(200);
     return call.body.response.annotations as any[];
   }
