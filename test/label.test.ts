@@ -646,6 +646,18 @@ describe('the image player', () => {
     await page.keyboard.press('E');
     await drag(page, [322, 254], [358, 290]);
     await expect.poll(() => shapeCount(page), poll).toBe(6);
+    // The selected ellipse's rotation handle, 50 screen pixels above its top, dragged to its right: 90°.
+    const [cx, cy] = await at(page, 340, 272);
+    const [, top] = await at(page, 340, 254);
+    await page.mouse.move(cx, top - 50);
+    await page.mouse.down();
+    await page.mouse.move(cx + 30, cy - 30, { steps: 4 });
+    await page.mouse.move(cx + 80, cy, { steps: 4 });
+    await page.mouse.up();
+    await page
+      .locator('.shapes')
+      .getByText(/wheel: ellipse at 340, 272, radii 18 × 18, (89|90|91)°/)
+      .waitFor();
     await page.screenshot({ path: path.join(root, 'test-results', 'label-imageannotation-geometries.png') });
 
     const [box, polygon, line, point, cuboid, ellipse, ...more] = await submitted(page, a);
@@ -673,7 +685,8 @@ describe('the image player', () => {
     expectNear(corners['face-bottomright'], { x: 520, y: 250 });
     expectNear(corners['side-topcorner'], { x: 560, y: 130 });
     expect(Object.keys(corners)).toHaveLength(6);
-    expect(ellipse).toMatchObject({ type: 'ellipse', label: 'wheel', rotation: 0 });
+    expect(ellipse).toMatchObject({ type: 'ellipse', label: 'wheel' });
+    expect(Math.abs(ellipse.rotation - 90)).toBeLessThanOrEqual(1.5);
     expectNear(ellipse, { x: 340, y: 272, rx: 18, ry: 18 });
     expect(new Set([box, polygon, line, point, cuboid, ellipse].map((s) => s.uuid)).size).toBe(6);
     expect(foreign).toEqual([]);
