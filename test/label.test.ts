@@ -1080,3 +1080,400 @@ describe('the form and text players: comparison, categorization, rows, named ent
     await page.close();
   });
 });
+
+describe('the image player', () => {
+  const geometryTask = (extra: Record<string, unknown> = {}): Assignment['task'] =>
+    ({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9d1',
+      type: 'imageannotation',
+      instruction: 'Mark the street: vehicles, the sidewalk, the lane, the wheels.',
+      params: {
+        attachment: `${origin}/fixtures/street.svg`,
+        attachment_type: 'image',
+        geometries: {
+          box: { objects_to_annotate: ['car', 'truck'], min_width: 10, min_height: 10 },
+          polygon: { objects_to_annotate: ['sidewalk'], min_vertices: 3, max_vertices: 8 },
+          line: { objects_to_annotate: ['lane'], min_vertices: 2 },
+          point: { objects_to_annotate: ['wheel-center'] },
+          cuboid: { objects_to_annotate: ['truck'] },
+          ellipse: { objects_to_annotate: ['wheel'] },
+        },
+        layers: {
+          boxes: [{ left: 20, top: 20, width: 100, height: 60, label: 'sign' }],
+          polygons: [
+            {
+              vertices: [
+                { x: 500, y: 20 },
+                { x: 600, y: 20 },
+                { x: 560, y: 90 },
+              ],
+            },
+          ],
+          lines: [
+            {
+              spline: true,
+              vertices: [
+                { x: 0, y: 330 },
+                { x: 200, y: 310 },
+                { x: 400, y: 340 },
+                { x: 640, y: 320 },
+              ],
+            },
+          ],
+          cuboids: [
+            {
+              label: 'bus',
+              vertices: [
+                { description: 'face-topleft', x: 40, y: 150 },
+                { description: 'face-bottomleft', x: 40, y: 240 },
+                { description: 'face-topright', x: 140, y: 150 },
+                { description: 'face-bottomright', x: 140, y: 240 },
+                { description: 'side-topcorner', x: 180, y: 135 },
+                { description: 'side-bottomcorner', x: 180, y: 215 },
+              ],
+            },
+          ],
+        },
+        ...extra,
+      },
+    }) as unknown as Assignment['task'];
+
+  /** Page coordinates of an image pixel, under the canvas's current zoom and pan. */
+  async function at(page: Page, x: number, y: number): Promise<[number, number]> {
+    const view = await page.locator('.stage').evaluate((h) => ({
+      scale: Number((h as HTMLElement).dataset.scale),
+      x: Number((h as HTMLElement).dataset.x),
+      y: Number((h as HTMLElement).dataset.y),
+    }));
+    const frame = await page.locator('.stage canvas').first().boundingBox();
+    if (!frame) throw new Error('no canvas');
+    return [frame.x + view.x + x * view.scale, frame.y + view.y + y * view.scale];
+  }
+  async function drag(page: Page, from: [number, number], to: [number, number]) {
+    await page.mouse.move(...(await at(page, ...from)));
+    await page.mouse.down();
+    const end = await at(page, ...to);
+    await page.mouse.move(end[0], end[1], { steps: 6 });
+    await page.mouse.up();
+  }
+  async function click(page: Page, x: number, y: number) {
+    await page.mouse.click(...(await at(page, x, y)));
+  }
+  const shapeCount = (page: Page) => page.locator('.shapes li').count();
+  async function start(task: Assignment['task']) {
+    const a = assignment(task);
+    queue = [a];
+    const { page, foreign } = await open();
+    await logIn(page);
+    await page.getByText('640 × 400 px').waitFor();
+    return { a, page, foreign };
+  }
+  async function submitted(page: Page, a: Assignment) {
+    await page.keyboard.press('Control+Enter');
+    const call = await waitForCall((c) => c.path.endsWith('/submit') && c.body?.lease_token === a.lease_token);
+    expect(validAgainst('SubmitRequest', call.body)).toBe('valid');
+    // And against the type's own response schema, not only the union of all types' answers.
+    const own = { imageannotation: 'ImageAnnotationResponse', annotation: 'AnnotationResponse', lineannotation: 'LineAnnotationResponse' }[
+      a.task.type as string
+    ];
+    expect(validAgainst(own ?? 'none', call.body.response)).toBe('valid');
+    expect(call.status).toBe(200);
+    return call.body.response.annotations as any[];
+  }
+  const close = (got: number, want: number) => Math.abs(got - want) <= 1;
+  const expectNear = (got: Record<string, unknown>, want: Record<string, number>) => {
+    for (const [k, v] of Object.entries(want)) expect(close(Number(got[k]), v), `${k}: ${String(got[k])} ≠ ${v}`).toBe(true);
+  };
+  const expectVertices = (got: { x: number; y: number }[], want: [number, number][]) => {
+    expect(got).toHaveLength(want.length);
+    for (const [i, [x, y]] of want.entries()) expectNear(got[i] as never, { x, y });
+  };
+
+  it('draws a box, a polygon, a line, a point, a cuboid and an ellipse with the mouse and keys; the answer is what was drawn', async () => {
+    const { a, page, foreign } = await start(geometryTask());
+    // Every tool has a key, listed in the help overlay.
+    await page.keyboard.press('?');
+    const help = await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).textContent();
+    for (const line of [
+      'Tool: Box',
+      'Tool: Polygon',
+      'Tool: Line',
+      'Tool: Point',
+      'Tool: Cuboid',
+      'Tool: Ellipse',
+      'Undo',
+      'Redo',
+      'Zoom in',
+    ])
+      expect(help).toContain(line);
+    await page.keyboard.press('Escape');
+
+    await page.keyboard.press('B');
+    await page.keyboard.press('2');
+    await drag(page, [200, 195], [385, 292]);
+    await page.keyboard.press('P');
+    for (const [x, y] of [
+      [10, 300],
+      [300, 285],
+      [320, 395],
+      [10, 395],
+    ] as const)
+      await click(page, x, y);
+    await click(page, 10, 300); // on the first vertex: closes the polygon
+    await page.keyboard.press('L');
+    for (const [x, y] of [
+      [400, 380],
+      [500, 330],
+      [630, 300],
+    ] as const)
+      await click(page, x, y);
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('K');
+    await click(page, 240, 272);
+    await page.keyboard.press('C');
+    await drag(page, [420, 150], [520, 250]);
+    await click(page, 560, 130);
+    await page.keyboard.press('E');
+    await drag(page, [322, 254], [358, 290]);
+    await expect.poll(() => shapeCount(page), poll).toBe(6);
+    // The selected ellipse's rotation handle, 50 screen pixels above its top, dragged to its right: 90°.
+    const [cx, cy] = await at(page, 340, 272);
+    const [, top] = await at(page, 340, 254);
+    await page.mouse.move(cx, top - 50);
+    await page.mouse.down();
+    await page.mouse.move(cx + 30, cy - 30, { steps: 4 });
+    await page.mouse.move(cx + 80, cy, { steps: 4 });
+    await page.mouse.up();
+    await page
+      .locator('.shapes')
+      .getByText(/wheel: ellipse at 340, 272, radii 18 × 18, (89|90|91)°/)
+      .waitFor();
+    await page.screenshot({ path: path.join(root, 'test-results', 'label-imageannotation-geometries.png') });
+
+    const [box, polygon, line, point, cuboid, ellipse, ...more] = await submitted(page, a);
+    expect(more).toEqual([]);
+    expect(box).toMatchObject({ type: 'box', label: 'truck' });
+    expectNear(box, { left: 200, top: 195, width: 185, height: 97 });
+    expect(polygon).toMatchObject({ type: 'polygon', label: 'sidewalk' });
+    expectVertices(polygon.vertices, [
+      [10, 300],
+      [300, 285],
+      [320, 395],
+      [10, 395],
+    ]);
+    expect(line).toMatchObject({ type: 'line', label: 'lane' });
+    expectVertices(line.vertices, [
+      [400, 380],
+      [500, 330],
+      [630, 300],
+    ]);
+    expect(point).toMatchObject({ type: 'point', label: 'wheel-center' });
+    expectNear(point, { x: 240, y: 272 });
+    expect(cuboid).toMatchObject({ type: 'cuboid', label: 'truck' });
+    const corners = Object.fromEntries(cuboid.vertices.map((v: any) => [v.description, v]));
+    expectNear(corners['face-topleft'], { x: 420, y: 150 });
+    expectNear(corners['face-bottomright'], { x: 520, y: 250 });
+    expectNear(corners['side-topcorner'], { x: 560, y: 130 });
+    expect(Object.keys(corners)).toHaveLength(6);
+    expect(ellipse).toMatchObject({ type: 'ellipse', label: 'wheel' });
+    expect(Math.abs(ellipse.rotation - 90)).toBeLessThanOrEqual(1.5);
+    expectNear(ellipse, { x: 340, y: 272, rx: 18, ry: 18 });
+    expect(new Set([box, polygon, line, point, cuboid, ellipse].map((s) => s.uuid)).size).toBe(6);
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+
+  it('undoes and redoes, draws in image pixels after zooming, moves, edits a vertex, and deletes', async () => {
+    const { a, page } = await start(geometryTask());
+    await page.keyboard.press('B');
+    await drag(page, [20, 20], [120, 100]);
+    await expect.poll(() => shapeCount(page), poll).toBe(1);
+    await page.keyboard.press('Control+Z');
+    await expect.poll(() => shapeCount(page), poll).toBe(0);
+    await page.keyboard.press('Control+Shift+Z');
+    await expect.poll(() => shapeCount(page), poll).toBe(1);
+
+    // Zoom in around (320, 200) with the wheel: a drag now covers fewer image pixels.
+    await page.mouse.move(...(await at(page, 320, 200)));
+    await page.mouse.wheel(0, -600);
+    await expect.poll(() => page.locator('.stage').evaluate((h) => Number((h as HTMLElement).dataset.scale)), poll).toBeGreaterThan(2);
+    // Pan with Space held and a drag (also while the clicked tool button has the focus): the view
+    // moves, and drawing still lands on image pixels.
+    const panned = () => page.locator('.stage').evaluate((h) => Number((h as HTMLElement).dataset.x));
+    const before = await panned();
+    await page.locator('button[data-tool="box"]').click();
+    await page.keyboard.down('Space');
+    await drag(page, [320, 200], [300, 190]);
+    await page.keyboard.up('Space');
+    await expect.poll(panned, poll).toBeLessThan(before - 10);
+    await drag(page, [300, 180], [340, 215]);
+    await expect.poll(() => shapeCount(page), poll).toBe(2);
+    await page.keyboard.press('0');
+
+    // A triangle; then its second vertex dragged elsewhere (the selected shape shows its vertices).
+    await page.keyboard.press('P');
+    for (const [x, y] of [
+      [400, 50],
+      [600, 50],
+      [500, 150],
+    ] as const)
+      await click(page, x, y);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => shapeCount(page), poll).toBe(3);
+    await drag(page, [600, 50], [620, 80]);
+    // The handle halfway along the first edge adds a vertex; a double click on a vertex removes it.
+    await drag(page, [510, 65], [510, 20]);
+    await page.locator('.shapes').getByText('sidewalk: polygon, 4 vertices').waitFor();
+    await page.mouse.dblclick(...(await at(page, 500, 150)));
+    await page.locator('.shapes').getByText('sidewalk: polygon, 3 vertices').waitFor();
+
+    // The select tool: a press on the first box selects it and the drag moves it by (+30, +40);
+    // then a key nudges it 1 px right.
+    await page.keyboard.press('V');
+    await drag(page, [70, 60], [100, 100]);
+    await expect.poll(() => page.locator('.shapes li[aria-selected="true"]').getAttribute('data-type'), poll).toBe('box');
+    await page.keyboard.press('ArrowRight');
+    // A point, then deleted with the key.
+    await page.keyboard.press('K');
+    await click(page, 50, 300);
+    await expect.poll(() => shapeCount(page), poll).toBe(4);
+    await page.keyboard.press('Delete');
+    await expect.poll(() => shapeCount(page), poll).toBe(3);
+
+    const [first, zoomed, triangle, ...more] = await submitted(page, a);
+    expect(more).toEqual([]);
+    expectNear(first, { left: 51, top: 60, width: 100, height: 80 });
+    expectNear(zoomed, { left: 300, top: 180, width: 40, height: 35 });
+    expectVertices(triangle.vertices, [
+      [400, 50],
+      [510, 20],
+      [620, 80],
+    ]);
+    await page.close();
+  });
+
+  it('brings back a polygon half drawn after a reload, from the draft, and lets the person finish it', async () => {
+    const a = assignment(geometryTask());
+    // Asked again while the assignment is active, the server answers it again (a reload resumes it).
+    queue = [a, a];
+    const { page } = await open();
+    await logIn(page);
+    await page.getByText('640 × 400 px').waitFor();
+    await page.keyboard.press('P');
+    await click(page, 100, 100);
+    await click(page, 300, 100);
+    await page.reload();
+    await page.getByText('The polygon you were drawing is back').waitFor();
+    await click(page, 200, 250);
+    await page.keyboard.press('Enter');
+    const [polygon, ...more] = await submitted(page, a);
+    expect(more).toEqual([]);
+    expectVertices(polygon.vertices, [
+      [100, 100],
+      [300, 100],
+      [200, 250],
+    ]);
+    await page.close();
+  });
+
+  it('does the older single-geometry types in their own answer form: boxes with a linked attribute, spline lines', async () => {
+    const boxes = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9d2',
+      type: 'annotation',
+      instruction: 'Box the vehicles; say which one tows which.',
+      params: {
+        attachment: `${origin}/fixtures/street.svg`,
+        attachment_type: 'image',
+        objects_to_annotate: ['car', 'trailer'],
+        min_width: 10,
+        min_height: 10,
+        annotation_attributes: { towed_by: { type: 'linked', description: 'Towed by' } },
+      },
+    });
+    const lines = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9d3',
+      type: 'lineannotation',
+      instruction: 'Trace the curb.',
+      params: { attachment: `${origin}/fixtures/street.svg`, attachment_type: 'image', objects_to_annotate: ['curb'], splines: true },
+    });
+    queue = [boxes, lines];
+    const { page } = await open();
+    await logIn(page);
+    await page.getByText('640 × 400 px').waitFor();
+    await drag(page, [200, 195], [385, 292]);
+    // Deselect first: with a box selected, the key would relabel it.
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('2');
+    await drag(page, [400, 215], [480, 280]);
+    await page.getByLabel('Towed by').selectOption({ index: 1 });
+    const [car, trailer, ...more] = await submitted(page, boxes);
+    expect(more).toEqual([]);
+    expect(car).not.toHaveProperty('uuid');
+    expect(car).not.toHaveProperty('type');
+    expect(car).toMatchObject({ label: 'car', attributes: {} });
+    expectNear(car, { left: 200, top: 195, width: 185, height: 97 });
+    expect(trailer).toMatchObject({ label: 'trailer', attributes: { towed_by: 0 } });
+
+    // The next task: a line tool (and no box tool) with the image loaded.
+    await page.locator('button[data-tool="line"]').waitFor();
+    await page.getByText('640 × 400 px').waitFor();
+    for (const [x, y] of [
+      [20, 330],
+      [300, 300],
+      [620, 340],
+    ] as const)
+      await click(page, x, y);
+    await page.keyboard.press('Enter');
+    const [curb] = await submitted(page, lines);
+    expect(curb).toMatchObject({ label: 'curb', spline: true });
+    expect(Object.keys(curb).sort()).toEqual(['label', 'spline', 'vertices']);
+    expectVertices(curb.vertices, [
+      [20, 330],
+      [300, 300],
+      [620, 340],
+    ]);
+    await page.close();
+  });
+
+  it('asks the annotation attributes that apply to the selected shape, with their conditions, and sends them', async () => {
+    const { a, page } = await start(
+      geometryTask({
+        geometries: { box: { objects_to_annotate: ['car', 'truck'] } },
+        annotation_attributes: {
+          occluded: { description: 'Is it occluded?', choices: ['Yes', 'No'] },
+          parked: { description: 'Is the car parked?', choices: ['Yes', 'No'], conditions: { label_condition: { label: 'car' } } },
+          passengers: { type: 'number', description: 'How many passengers?', conditions: { attribute_conditions: [{ parked: 'No' }] } },
+        },
+      }),
+    );
+    await drag(page, [200, 195], [385, 292]);
+    const panel = page.getByRole('group', { name: 'Attributes of the selected shape' });
+    await panel.waitFor();
+    // Unanswered: the answer is not sent, and the person is told which question is open.
+    await page.keyboard.press('Control+Enter');
+    await page.getByText('Shape 1 (box, car): answer "Is it occluded?".').waitFor();
+    await panel.getByRole('group', { name: 'Is it occluded?' }).getByLabel('Yes').check();
+    expect(await panel.getByLabel('How many passengers?').count()).toBe(0);
+    await panel.getByRole('group', { name: 'Is the car parked?' }).getByLabel('No').check();
+    await panel.getByLabel('How many passengers?').fill('2');
+    await page.screenshot({ path: path.join(root, 'test-results', 'label-imageannotation-attributes.png') });
+    // Moved afterwards, the box keeps its answers (the tool buttons: keys typed in a field stay there).
+    await page.locator('button[data-tool="select"]').click();
+    await drag(page, [250, 230], [260, 230]);
+    await page.locator('button[data-tool="box"]').click();
+    // A truck: "parked" (cars only) and so "passengers" are not asked.
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('2');
+    await drag(page, [400, 200], [600, 300]);
+    await panel.getByRole('group', { name: 'Is it occluded?' }).waitFor();
+    expect(await panel.getByRole('group', { name: 'Is the car parked?' }).count()).toBe(0);
+    await panel.getByRole('group', { name: 'Is it occluded?' }).getByLabel('No').check();
+
+    const [car, truck] = await submitted(page, a);
+    expect(car).toMatchObject({ label: 'car', attributes: { occluded: 'Yes', parked: 'No', passengers: 2 } });
+    expectNear(car, { left: 210, top: 195 });
+    expect(truck).toMatchObject({ label: 'truck', attributes: { occluded: 'No' } });
+    expect(Object.keys(truck.attributes)).toEqual(['occluded']);
+    await page.close();
+  });
+});

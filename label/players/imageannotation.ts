@@ -1,365 +1,432 @@
-// imageannotation, boxes: drag on the image to draw a box with the current label; click a box to
-// select it, drag to move it, pull its handles to resize; Delete removes it, Ctrl+Z undoes, 1-9
-// picks the label (and relabels the selected box), [ and ] cycle through the boxes. Read-only
-// `layers` (boxes, polygons, lines) are drawn underneath. Coordinates are image pixels, as the
-// contract counts them. Konva draws; the other geometries are not in this app yet.
-import Konva from 'konva/lib/Core';
-import { Image as KImage } from 'konva/lib/shapes/Image';
-import { Line } from 'konva/lib/shapes/Line';
-import { Rect } from 'konva/lib/shapes/Rect';
-import { Transformer } from 'konva/lib/shapes/Transformer';
-import type { components } from '../../generated/workforce.ts';
+// imageannotation: boxes, points, lines, polygons, cuboids and ellipses on one image, each geometry
+// with its own labels (`geometries`), the task's read-only `layers` underneath, and the task's
+// `annotation_attributes` asked for the selected shape. Zoom (wheel, + and -), pan (drag with the
+// select tool, the middle button or Space), select, move, resize, vertex editing, delete, undo
+// and redo; a key for every tool. Coordinates are image pixels, as the contract counts them.
+// The parts: image/model.ts (shapes and the task's bounds), image/canvas.ts (Konva layers and
+// editing handles), image/tools.ts (drawing gestures), image/attributes.ts, image/history.ts.
 import type { Shortcut } from '../keys.ts';
+import { applicable, attributeDefs, attributeForm, attributesOut, missingAttribute } from './image/attributes.ts';
+import { ImageCanvas } from './image/canvas.ts';
+import { History } from './image/history.ts';
+import {
+  clone,
+  describe,
+  fewestVertices,
+  geometriesOf,
+  shapeProblem,
+  shapesOf,
+  tidy,
+  toElement,
+  translate,
+  type Kind,
+  type Params,
+  type Shape,
+} from './image/model.ts';
+import { Drawing, type Pending, type Tool } from './image/tools.ts';
 import { el, type PlayerFactory } from './types.ts';
 
-type Params = components['schemas']['ImageAnnotationParams'];
-type GeometrySpec = components['schemas']['GeometrySpec'];
-/** `Geometries` as the contract has it (its generated type is an open union). */
-type Geometries = Partial<Record<'box' | 'polygon' | 'line' | 'point' | 'cuboid' | 'ellipse', GeometrySpec>>;
-export interface Box {
-  uuid: string;
-  type: 'box';
-  label: string;
-  left: number;
-  top: number;
-  width: number;
-  height: number;
+export { uuidV4 } from './image/uuid.ts';
+
+const palette = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#9a6324', '#469990', '#808000'];
+/** Each tool's key and name. */
+const toolKeys: Record<Tool, [string, string]> = {
+  select: ['V', 'Select, move and pan'],
+  box: ['B', 'Box'],
+  polygon: ['P', 'Polygon'],
+  line: ['L', 'Line'],
+  point: ['K', 'Point'],
+  cuboid: ['C', 'Cuboid'],
+  ellipse: ['E', 'Ellipse'],
+};
+
+/**
+ * A click on a tool or label button leaves the focus where it was, so that Space (pan), Enter
+ * (finish) and the other keys keep working on the canvas; the keyboard still reaches the buttons.
+ */
+const keepFocus = (b: HTMLButtonElement) => b.addEventListener('mousedown', (e) => e.preventDefault());
+
+/** How the image player is set up beyond the task's params. */
+export interface ImageOptions {
+  /** Drawn lines are cardinal splines (a lineannotation task with `splines: true`). */
+  splines?: boolean;
 }
 
-const palette = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#9a6324', '#469990'];
+export const imageannotation: PlayerFactory = (container, assignment, draft, context) =>
+  imagePlayer(container, assignment.task.params as Params, draft, context);
 
-export function uuidV4(): string {
-  if (typeof crypto.randomUUID === 'function') return crypto.randomUUID();
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  b[6] = ((b[6] as number) & 0x0f) | 0x40;
-  b[8] = ((b[8] as number) & 0x3f) | 0x80;
-  const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
-
-const num = (v: unknown, fallback = 0) => (v === undefined || v === null || v === '' ? fallback : Number(v));
-const round = (v: number) => Math.round(v * 100) / 100;
-
-function boxesOf(value: unknown): Box[] {
-  const list = (value as { annotations?: unknown } | undefined)?.annotations;
-  if (!Array.isArray(list)) return [];
-  return list
-    .filter((a): a is Box => a?.type === 'box' && typeof a.uuid === 'string' && typeof a.label === 'string')
-    .map((a) => ({
-      uuid: a.uuid,
-      type: 'box',
-      label: a.label,
-      left: num(a.left),
-      top: num(a.top),
-      width: num(a.width),
-      height: num(a.height),
-    }));
-}
-
-export const imageannotation: PlayerFactory = (container, assignment, draft, context) => {
-  const params = assignment.task.params as Params;
-  const geometries = (params.geometries ?? {}) as Geometries;
-  const spec = geometries.box;
-  const labels = spec?.objects_to_annotate ?? [];
-  const minWidth = num(spec?.min_width);
-  const minHeight = num(spec?.min_height);
-  const others = Object.keys(geometries).filter((g) => g !== 'box');
-  let boxes: Box[] = draft ? boxesOf(draft) : boxesOf(params.hypothesis);
-  let current = labels[0] ?? '';
+/** The image player for `params` in the imageannotation form; the older single-geometry types adapt theirs (legacy-image.ts). */
+export function imagePlayer(
+  container: HTMLElement,
+  params: Params,
+  draft: Parameters<PlayerFactory>[2],
+  context: Parameters<PlayerFactory>[3],
+  options: ImageOptions = {},
+): ReturnType<PlayerFactory> {
+  const geometries = geometriesOf(params);
+  const geometry = (kind: Kind) => geometries.find((g) => g.kind === kind);
+  const defs = attributeDefs(params.annotation_attributes);
+  const allLabels = [...new Set(geometries.flatMap((g) => g.labels))];
+  const colour = (s: Shape) => palette[Math.max(0, allLabels.indexOf(s.label)) % palette.length] as string;
+  let shapes: Shape[] = shapesOf(draft ?? params.hypothesis, geometries);
   let selected: string | null = null;
-  const history: Box[][] = [];
+  let tool: Tool = geometries[0]?.kind ?? 'select';
+  const current = new Map<Kind, string>(geometries.flatMap((g) => (g.labels[0] ? [[g.kind, g.labels[0]] as const] : [])));
+  const history = new History();
+  let ready = false;
 
-  if (others.length)
-    container.append(
-      el(
-        'p',
-        { class: 'notice warn' },
-        `This app draws boxes only so far; this task also asks for ${others.join(', ')}, which cannot be drawn here yet.`,
-      ),
-    );
-  const labelBar = el('div', { class: 'labels', role: 'toolbar', 'aria-label': 'Box label' });
-  const labelButtons = labels.map((label, i) => {
-    const button = el(
-      'button',
-      { type: 'button', 'aria-pressed': 'false', style: `border-left: 6px solid ${palette[i % palette.length]}` },
-      i < 9 ? el('kbd', {}, String(i + 1)) : '',
-      ` ${label}`,
-    );
-    button.addEventListener('click', () => pickLabel(i));
-    labelBar.append(button);
-    return button;
+  // ---- the page ------------------------------------------------------------------------------
+  const tools: Tool[] = ['select', ...geometries.map((g) => g.kind)];
+  const toolBar = el('div', { class: 'labels tools', role: 'toolbar', 'aria-label': 'Tool' });
+  const toolButtons = new Map(
+    tools.map((t) => {
+      const [key, name] = toolKeys[t];
+      const b = el('button', { type: 'button', 'aria-pressed': 'false', 'data-tool': t }, el('kbd', {}, key), ` ${name}`);
+      b.addEventListener('click', () => pickTool(t));
+      keepFocus(b);
+      toolBar.append(b);
+      return [t, b] as const;
+    }),
+  );
+  const labelBar = el('div', { class: 'labels', role: 'toolbar', 'aria-label': 'Label' });
+  const holder = el('div', {
+    class: 'stage',
+    role: 'img',
+    'aria-label': 'The image: draw with the chosen tool and label; the wheel zooms, Space and drag pans',
   });
-  const holder = el('div', { class: 'stage', role: 'img', 'aria-label': 'The image: drag to draw a box with the chosen label' });
-  const status = el('p', { class: 'muted', 'aria-live': 'polite' }, 'Loading the image…');
-  const list = el('ol', { class: 'shapes', 'aria-label': 'Boxes drawn' });
-  container.append(labelBar, holder, status, list);
-
-  const stage = new Konva.Stage({ container: holder, width: 10, height: 10 });
-  const imageLayer = new Konva.Layer({ listening: false });
-  const layersLayer = new Konva.Layer({ listening: false });
-  const work = new Konva.Layer();
-  stage.add(imageLayer, layersLayer, work);
-  const transformer = new Transformer({ rotateEnabled: false, keepRatio: false, ignoreStroke: true, flipEnabled: false });
-  work.add(transformer);
-  let imgW = 0;
-  let imgH = 0;
-  let scale = 1;
-
-  const colour = (label: string) => palette[Math.max(0, labels.indexOf(label)) % palette.length] as string;
-  const clampBox = (b: Box): Box => {
-    const left = Math.min(Math.max(0, b.left), imgW);
-    const top = Math.min(Math.max(0, b.top), imgH);
-    return {
-      ...b,
-      left: round(left),
-      top: round(top),
-      width: round(Math.min(b.width, imgW - left)),
-      height: round(Math.min(b.height, imgH - top)),
-    };
-  };
-  const record = () => {
-    history.push(boxes.map((b) => ({ ...b })));
-    if (history.length > 200) history.shift();
-  };
-  const changed = () => {
-    draw();
-    context.changed();
+  const size = el('span', { class: 'image-size' }, 'Loading the image…');
+  const zoomText = el('span', { class: 'zoom' });
+  const message = el('span', { class: 'message', 'aria-live': 'polite' });
+  const status = el('p', { class: 'muted image-status' }, size, ' · ', zoomText, ' · ', message);
+  const attributesBox = el('section', { class: 'panel attributes-panel', 'aria-label': 'Attributes', hidden: '' });
+  const list = el('ol', { class: 'shapes', 'aria-label': 'Shapes drawn' });
+  container.append(
+    toolBar,
+    labelBar,
+    el(
+      'div',
+      { class: 'image-player' },
+      el('div', { class: 'image-main' }, holder, status),
+      el('div', { class: 'image-side' }, attributesBox, el('h2', { class: 'shapes-title' }, 'Shapes'), list),
+    ),
+  );
+  const say = (text: string) => {
+    message.textContent = text;
   };
 
-  function pickLabel(i: number) {
-    const label = labels[i];
-    if (label === undefined) return;
-    current = label;
-    const box = boxes.find((b) => b.uuid === selected);
-    if (box && box.label !== label) {
-      record();
-      box.label = label;
+  const canvas = new ImageCanvas(holder, options.splines ?? false, {
+    begin: () => history.record(shapes),
+    // The canvas's copy has the new geometry; the label and attributes may have changed since it was made.
+    commit: (shape) => {
+      shapes = shapes.map((s) =>
+        s.uuid === shape.uuid ? ({ ...shape, label: s.label, ...(s.attributes ? { attributes: s.attributes } : {}) } as Shape) : s,
+      );
       changed();
-    } else draw();
+    },
+    vertexBounds: (shape) => {
+      const g = geometry(shape.type);
+      return { fewest: g ? fewestVertices(g) : 1, most: g?.maxVertices ?? Number.POSITIVE_INFINITY };
+    },
+  });
+  const drawing = new Drawing(canvas, {
+    tool: () => tool,
+    geometry,
+    label: (kind) => current.get(kind),
+    add(shape) {
+      history.record(shapes);
+      if (defs.length) shape.attributes = {};
+      shapes.push(tidy(shape, canvas.imgW, canvas.imgH));
+      selected = shape.uuid;
+      const asked = applicable(defs, shape);
+      say(`${shape.label}: ${describe(shape)}.${asked.length ? ` Its attributes: ${asked.map((d) => `“${d.question}”`).join(', ')}` : ''}`);
+      changed();
+    },
+    deselect: () => select(null),
+    select,
+    say,
+    drafted: () => context.changed(),
+  });
+
+  // ---- showing the state ---------------------------------------------------------------------
+  /** The geometry whose labels the label bar offers: the selected shape's, else the tool's. */
+  const labelKind = (): Kind | undefined =>
+    shapes.find((s) => s.uuid === selected)?.type ?? (tool === 'select' ? geometries[0]?.kind : tool);
+
+  let attributesKey = '';
+  function renderAttributes(force: boolean) {
+    const shape = shapes.find((s) => s.uuid === selected);
+    const key = shape ? `${shape.uuid}|${shape.label}|${applicable(defs, shape).map((d) => d.name)}` : '';
+    if (!force && key === attributesKey) return;
+    attributesKey = key;
+    attributesBox.hidden = !shape || !defs.length;
+    if (!shape || !defs.length) return attributesBox.replaceChildren();
+    const form = attributeForm(
+      defs,
+      shape,
+      shapes,
+      () => history.record(shapes),
+      (name, value) => {
+        const attributes = { ...(shape.attributes ?? {}) };
+        if (value === undefined) delete attributes[name];
+        else attributes[name] = value;
+        shape.attributes = attributes;
+        context.changed();
+        renderAttributes(false);
+      },
+    );
+    attributesBox.replaceChildren(el('h2', {}, `Attributes: ${shape.label}`), form);
   }
 
-  function draw() {
-    labelButtons.forEach((b, i) => {
-      b.setAttribute('aria-pressed', String(labels[i] === current));
-    });
-    for (const node of work.find('.box')) node.destroy();
-    for (const box of boxes) {
-      const rect = new Rect({
-        name: 'box',
-        id: box.uuid,
-        x: box.left,
-        y: box.top,
-        width: box.width,
-        height: box.height,
-        stroke: colour(box.label),
-        strokeWidth: 2 / scale,
-        fill: `${colour(box.label)}22`,
-        draggable: box.uuid === selected,
-        strokeScaleEnabled: true,
-      });
-      rect.on('pointerdown', (e) => {
-        e.cancelBubble = true;
-        if (selected !== box.uuid) {
-          selected = box.uuid;
-          current = box.label;
-          draw();
-        }
-      });
-      rect.dragBoundFunc((pos) => {
-        const abs = { x: pos.x / scale, y: pos.y / scale };
-        return { x: Math.min(Math.max(0, abs.x), imgW - box.width) * scale, y: Math.min(Math.max(0, abs.y), imgH - box.height) * scale };
-      });
-      rect.on('dragstart transformstart', record);
-      rect.on('dragend', () => {
-        Object.assign(box, clampBox({ ...box, left: rect.x(), top: rect.y() }));
-        changed();
-      });
-      rect.on('transformend', () => {
-        const next = clampBox({
-          ...box,
-          left: rect.x(),
-          top: rect.y(),
-          width: rect.width() * rect.scaleX(),
-          height: rect.height() * rect.scaleY(),
-        });
-        Object.assign(box, next);
-        changed();
-      });
-      work.add(rect);
-    }
-    const sel = selected ? work.findOne((node: Konva.Node) => node.id() === selected) : undefined;
-    transformer.nodes(sel ? [sel] : []);
-    transformer.moveToTop();
-    list.replaceChildren(
-      ...boxes.map((b, i) => {
-        const item = el(
-          'li',
-          { 'aria-selected': String(b.uuid === selected), 'data-uuid': b.uuid },
-          `${b.label}: ${Math.round(b.left)}, ${Math.round(b.top)}, ${Math.round(b.width)} × ${Math.round(b.height)} px`,
+  function render() {
+    if (!ready) return;
+    canvas.render(shapes, selected, colour, tool === 'select');
+    holder.style.cursor = tool === 'select' ? 'default' : 'crosshair';
+    for (const [t, b] of toolButtons) b.setAttribute('aria-pressed', String(t === tool));
+    const kind = labelKind();
+    const labels = (kind && geometry(kind)?.labels) || [];
+    const chosen = shapes.find((s) => s.uuid === selected)?.label ?? (kind ? current.get(kind) : undefined);
+    labelBar.setAttribute('aria-label', `${kind ?? ''} label`);
+    labelBar.replaceChildren(
+      ...labels.map((label, i) => {
+        const b = el(
+          'button',
+          {
+            type: 'button',
+            'aria-pressed': String(label === chosen),
+            style: `border-left: 6px solid ${palette[allLabels.indexOf(label) % palette.length]}`,
+          },
+          i < 9 ? el('kbd', {}, String(i + 1)) : '',
+          ` ${label}`,
         );
-        item.addEventListener('click', () => {
-          selected = b.uuid;
-          draw();
-        });
-        item.title = `Box ${i + 1}`;
-        return item;
+        b.addEventListener('click', () => pickLabel(i));
+        keepFocus(b);
+        return b;
       }),
     );
+    zoomText.textContent = `zoom ${Math.round((canvas.scale / canvas.fit) * 100)} %`;
+    list.replaceChildren(
+      ...shapes.map((s, i) => {
+        const pick = el(
+          'button',
+          { type: 'button', class: 'link', style: `border-left: 4px solid ${colour(s)}` },
+          `${s.label}: ${describe(s)}`,
+        );
+        pick.addEventListener('click', () => select(s.uuid));
+        return el(
+          'li',
+          { 'aria-selected': String(s.uuid === selected), 'data-uuid': s.uuid, 'data-type': s.type, title: `Shape ${i + 1}` },
+          pick,
+        );
+      }),
+    );
+    renderAttributes(true);
   }
 
-  // Drawing: a drag that starts outside every box.
-  let start: { x: number; y: number } | null = null;
-  const ghost = new Rect({ visible: false, stroke: '#fff', dash: [6, 4], listening: false });
-  work.add(ghost);
-  const pointer = () => {
-    const p = stage.getPointerPosition() ?? { x: 0, y: 0 };
-    return { x: Math.min(Math.max(0, p.x / scale), imgW), y: Math.min(Math.max(0, p.y / scale), imgH) };
-  };
-  stage.on('pointerdown', (e) => {
-    if (e.target !== stage && e.target.getLayer() !== imageLayer && !(e.target instanceof KImage)) return;
-    if (selected) {
-      selected = null;
-      draw();
-    }
-    if (!current) return;
-    start = pointer();
-    ghost.setAttrs({ x: start.x, y: start.y, width: 0, height: 0, strokeWidth: 1.5 / scale, visible: true });
-  });
-  stage.on('pointermove', () => {
-    if (!start) return;
-    const p = pointer();
-    ghost.setAttrs({
-      x: Math.min(start.x, p.x),
-      y: Math.min(start.y, p.y),
-      width: Math.abs(p.x - start.x),
-      height: Math.abs(p.y - start.y),
-    });
-  });
-  const finish = () => {
-    if (!start) return;
-    const p = pointer();
-    const box: Box = {
-      uuid: uuidV4(),
-      type: 'box',
-      label: current,
-      left: round(Math.min(start.x, p.x)),
-      top: round(Math.min(start.y, p.y)),
-      width: round(Math.abs(p.x - start.x)),
-      height: round(Math.abs(p.y - start.y)),
-    };
-    start = null;
-    ghost.visible(false);
-    // A click or a slip of a few screen pixels is no box.
-    if (box.width * scale < 4 || box.height * scale < 4) return draw();
-    record();
-    boxes.push(box);
-    selected = box.uuid;
-    changed();
-  };
-  stage.on('pointerup', finish);
-  stage.on('pointerleave', finish);
+  function changed() {
+    if (selected && !shapes.some((s) => s.uuid === selected)) selected = null;
+    render();
+    context.changed();
+  }
 
+  function select(uuid: string | null) {
+    if (selected === uuid) return;
+    selected = uuid;
+    const shape = shapes.find((s) => s.uuid === uuid);
+    if (shape) current.set(shape.type, shape.label);
+    render();
+  }
+
+  function pickTool(t: Tool) {
+    if (!toolButtons.has(t)) return;
+    drawing.cancel();
+    tool = t;
+    say(t === 'select' ? 'Click a shape to select it; drag the image to pan.' : `${toolKeys[t][1]}: ${current.get(t) ?? ''}`);
+    render();
+  }
+
+  function pickLabel(i: number) {
+    const kind = labelKind();
+    const label = kind && geometry(kind)?.labels[i];
+    if (!kind || !label) return;
+    current.set(kind, label);
+    const shape = shapes.find((s) => s.uuid === selected);
+    if (shape && shape.label !== label) {
+      history.record(shapes);
+      shapes = shapes.map((s) => (s.uuid === shape.uuid ? { ...clone(s), label } : s));
+      changed();
+    } else render();
+  }
+
+  function restore(next: Shape[] | undefined, what: string) {
+    if (!next) return say(`Nothing to ${what}.`);
+    drawing.cancel();
+    shapes = next;
+    changed();
+    say(`${what === 'undo' ? 'Undone' : 'Redone'}.`);
+  }
+
+  function remove() {
+    if (!selected) return;
+    history.record(shapes);
+    shapes = shapes.filter((s) => s.uuid !== selected);
+    // Links to the deleted shape go with it.
+    const gone = selected;
+    for (const s of shapes)
+      if (s.attributes) for (const [name, value] of Object.entries(s.attributes)) if (value === gone) delete s.attributes[name];
+    selected = null;
+    changed();
+  }
+
+  function nudge(dx: number, dy: number) {
+    const shape = shapes.find((s) => s.uuid === selected);
+    if (!shape) {
+      canvas.panBy(-dx * 5, -dy * 5);
+      render();
+      return;
+    }
+    history.record(shapes);
+    const moved = clone(shape);
+    translate(moved, dx, dy, canvas.imgW, canvas.imgH);
+    shapes = shapes.map((s) => (s.uuid === moved.uuid ? moved : s));
+    changed();
+  }
+
+  const cycle = (step: number) => {
+    if (!shapes.length) return;
+    const i = shapes.findIndex((s) => s.uuid === selected);
+    select((shapes[(i + step + shapes.length) % shapes.length] as Shape).uuid);
+  };
+
+  // ---- the image -----------------------------------------------------------------------------
   const image = new Image();
   image.alt = '';
   image.onload = () => {
-    imgW = image.naturalWidth;
-    imgH = image.naturalHeight;
-    const maxW = Math.max(320, container.clientWidth - 24);
-    const maxH = Math.max(240, window.innerHeight - 260);
-    scale = Math.min(maxW / imgW, maxH / imgH, 4);
-    stage.size({ width: Math.round(imgW * scale), height: Math.round(imgH * scale) });
-    for (const layer of [imageLayer, layersLayer, work]) layer.scale({ x: scale, y: scale });
-    imageLayer.add(new KImage({ image, width: imgW, height: imgH }));
-    const layers = params.layers;
-    for (const b of layers?.boxes ?? [])
-      layersLayer.add(
-        new Rect({
-          x: num(b.left),
-          y: num(b.top),
-          width: num(b.width),
-          height: num(b.height),
-          stroke: '#ffd400',
-          strokeWidth: 1.5 / scale,
-          dash: [4 / scale, 3 / scale],
-        }),
-      );
-    for (const p of [
-      ...(layers?.polygons ?? []).map((p) => ({ ...p, closed: true })),
-      ...(layers?.lines ?? []).map((l) => ({ ...l, closed: false })),
-    ])
-      layersLayer.add(
-        new Line({
-          points: p.vertices.flatMap((v) => [num(v.x), num(v.y)]),
-          closed: p.closed,
-          stroke: '#ffd400',
-          strokeWidth: 1.5 / scale,
-          dash: [4 / scale, 3 / scale],
-        }),
-      );
-    status.textContent = `${imgW} × ${imgH} px${labels.length ? '' : ' — this task has no box labels'}`;
-    draw();
+    const maxW = Math.max(320, holder.parentElement?.clientWidth ?? container.clientWidth - 24);
+    const maxH = Math.max(240, window.innerHeight - 230);
+    canvas.setImage(image, maxW, maxH);
+    const count = canvas.setContext(params.layers);
+    shapes = shapes.map((s) => tidy(s, canvas.imgW, canvas.imgH));
+    size.textContent = `${canvas.imgW} × ${canvas.imgH} px${count ? `, ${count} read-only shape${count === 1 ? '' : 's'} (H hides them)` : ''}${geometries.length ? '' : ' — this task names no geometry'}`;
+    ready = true;
+    // A shape that was being drawn when the draft was saved (a reload in the middle of a polygon).
+    const pending = (draft as { drawing?: Pending } | undefined)?.drawing;
+    if (pending && toolButtons.has(pending.tool)) {
+      tool = pending.tool;
+      render();
+      drawing.resume(pending);
+      say(`The ${pending.tool} you were drawing is back: go on.`);
+    } else render();
   };
   image.onerror = () => {
-    status.textContent = 'The image could not be loaded. Skip the task with a reason if it does not come back.';
+    size.textContent = 'The image could not be loaded. Skip the task with a reason if it does not come back.';
     status.className = 'notice bad';
   };
   image.src = params.attachment ?? '';
 
-  const cycle = (step: number) => {
-    if (!boxes.length) return;
-    const i = boxes.findIndex((b) => b.uuid === selected);
-    selected = (boxes[(i + step + boxes.length) % boxes.length] as Box).uuid;
-    draw();
+  // ---- keys ----------------------------------------------------------------------------------
+  const spaceDown = (e: KeyboardEvent) => {
+    if (e.key !== ' ' || (e.target instanceof HTMLElement && e.target.closest('input, textarea, select, button'))) return;
+    e.preventDefault();
+    drawing.spaceHeld = e.type === 'keydown';
+    holder.style.cursor = drawing.spaceHeld ? 'grab' : tool === 'select' ? 'default' : 'crosshair';
   };
+  document.addEventListener('keydown', spaceDown);
+  document.addEventListener('keyup', spaceDown);
+  /** Zooms by a factor around the middle of the view; 0 fits the whole image. */
+  function zoom(factor: number) {
+    if (factor) canvas.zoom(factor);
+    else canvas.view(canvas.fit, 0, 0);
+    render();
+  }
+  function arrow(e: KeyboardEvent) {
+    const step = e.shiftKey ? 10 : 1;
+    const [dx, dy] = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, -step], ArrowDown: [0, step] }[e.key] ?? [0, 0];
+    nudge(dx as number, dy as number);
+  }
+  const noDialog = () => !document.querySelector('.overlay:not([hidden])');
   const shortcuts: Shortcut[] = [
+    ...tools.map((t) => ({ keys: [toolKeys[t][0]], label: `Tool: ${toolKeys[t][1]}`, run: () => pickTool(t) })),
     {
       keys: ['1', '2', '3', '4', '5', '6', '7', '8', '9'],
-      label: 'Choose label 1-9 (relabels the selected box)',
+      label: 'Choose label 1-9 of the tool (relabels the selected shape)',
       run: (e) => pickLabel(Number(e.key) - 1),
     },
+    { keys: ['Enter'], label: 'Finish the polygon, line or cuboid being drawn', when: () => drawing.pending, run: () => drawing.finish() },
     {
       keys: ['Delete', 'Backspace'],
-      label: 'Delete the selected box',
-      run: () => {
-        if (!selected) return;
-        record();
-        boxes = boxes.filter((b) => b.uuid !== selected);
-        selected = null;
-        changed();
+      label: 'Delete the selected shape (while drawing: take back the last vertex)',
+      run: (e) => {
+        if (drawing.pending) {
+          if (e.key === 'Backspace') drawing.undoVertex();
+          return;
+        }
+        remove();
       },
+    },
+    { keys: ['Ctrl+Z'], label: 'Undo', run: () => restore(history.undo(shapes), 'undo') },
+    { keys: ['Ctrl+Shift+Z', 'Ctrl+Y'], label: 'Redo', run: () => restore(history.redo(shapes), 'redo') },
+    { keys: [']'], label: 'Select the next shape', run: () => cycle(1) },
+    { keys: ['['], label: 'Select the previous shape', run: () => cycle(-1) },
+    {
+      keys: ['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown'],
+      label: 'Move the selected shape by 1 px; with none selected, pan',
+      run: arrow,
     },
     {
-      keys: ['Ctrl+Z'],
-      label: 'Undo',
+      keys: ['Shift+ArrowLeft', 'Shift+ArrowRight', 'Shift+ArrowUp', 'Shift+ArrowDown'],
+      label: 'Move the selected shape by 10 px',
+      run: arrow,
+    },
+    { keys: ['+', '='], label: 'Zoom in (also the wheel)', run: () => zoom(1.25) },
+    { keys: ['-'], label: 'Zoom out', run: () => zoom(0.8) },
+    { keys: ['0'], label: 'Fit the image', run: () => zoom(0) },
+    { keys: ['Space'], label: 'Hold and drag to pan (also the middle button)', run: () => undefined },
+    {
+      keys: ['H'],
+      label: 'Hide or show the read-only layers',
       run: () => {
-        const previous = history.pop();
-        if (!previous) return;
-        boxes = previous;
-        if (!boxes.some((b) => b.uuid === selected)) selected = null;
-        changed();
+        canvas.showContext(!canvas.contextVisible);
+        say(canvas.contextVisible ? 'Layers shown.' : 'Layers hidden (H shows them).');
       },
     },
-    { keys: [']'], label: 'Select the next box', run: () => cycle(1) },
-    { keys: ['['], label: 'Select the previous box', run: () => cycle(-1) },
     {
       keys: ['Escape'],
-      label: 'Deselect',
+      label: 'Cancel the shape being drawn, or deselect',
+      when: () => noDialog() && (drawing.pending || selected !== null),
       run: () => {
-        selected = null;
-        draw();
+        if (!drawing.cancel()) select(null);
       },
     },
   ];
+  canvas.stage.on('wheel', () => {
+    zoomText.textContent = `zoom ${Math.round((canvas.scale / canvas.fit) * 100)} %`;
+  });
 
   return {
     shortcuts,
-    getDraft: () => ({ annotations: boxes.map((b) => ({ ...b })) }),
-    getResponse() {
-      const small = boxes.findIndex((b) => b.width < minWidth || b.height < minHeight);
-      if (small >= 0)
-        return { ok: false, problem: `Box ${small + 1} is smaller than the task allows (at least ${minWidth} × ${minHeight} px).` };
-      return { ok: true, response: { annotations: boxes.map((b) => ({ ...b })) } };
+    getDraft: () => {
+      const pending = drawing.state;
+      return { annotations: shapes.map(toElement), ...(pending ? { drawing: pending } : {}) };
     },
-    destroy: () => stage.destroy(),
+    getResponse() {
+      for (const [i, s] of shapes.entries()) {
+        const problem = shapeProblem(s, geometry(s.type));
+        if (problem) return { ok: false, problem: `Shape ${i + 1} (${s.type}, ${s.label}): ${problem}.` };
+        const missing = missingAttribute(defs, s);
+        if (missing) return { ok: false, problem: `Shape ${i + 1} (${s.type}, ${s.label}): answer "${missing.question}".` };
+      }
+      const annotations = shapes.map((s) => {
+        const attributes = attributesOut(defs, s);
+        const { attributes: _all, ...element } = toElement(s);
+        return attributes ? { ...element, attributes } : element;
+      });
+      return { ok: true, response: { annotations } as never };
+    },
+    destroy() {
+      document.removeEventListener('keydown', spaceDown);
+      document.removeEventListener('keyup', spaceDown);
+      drawing.destroy();
+      canvas.destroy();
+    },
   };
-};
+}
