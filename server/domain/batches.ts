@@ -5,8 +5,6 @@ import { DomainError, conflict, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
 import { newOutboxMessage } from './outbox.ts';
 import type { Caller, Json, Task } from './model.ts';
-// The callback's payload is a wire shape (the contract's batchCompleted webhook), made by the view.
-import { batchView } from '../http/views/projects.ts';
 import type { Batch, BatchFilters, Repositories, UnitOfWork } from './ports.ts';
 
 export interface CreateBatchInput {
@@ -161,7 +159,7 @@ async function completeBatchIfDone(repos: Repositories, batch: Batch, now: Date)
           event: 'batch_completed',
           subject: batch.name,
           url: batch.callback,
-          payload: { batch: batchView(batch), counts: counts3 },
+          payload: { batch: repos.payloads.batch(batch), counts: counts3 },
         },
         now,
       ),

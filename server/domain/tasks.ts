@@ -86,7 +86,7 @@ async function writeNewTask(repos: Repositories, input: CreateTaskInput, task: T
     if (delayMs > 0) task.testCompleteAt = new Date(now.getTime() + delayMs);
     else {
       completeSynthetically(task, now);
-      callback = taskCallback(task, caller.account.defaultCallbackUrl, now);
+      callback = taskCallback(repos.payloads, task, caller.account.defaultCallbackUrl, now);
     }
   }
   const saved = input.idempotency && savedAnswer(caller, input.idempotency, answer, now);
