@@ -5,7 +5,7 @@
 // text. The type's response schema (the contract) is checked separately, before these.
 import type { Json, Task } from './model.ts';
 import { type ChoiceValue, conditionsHold, daysInMonth, leafChoiceValues, SECONDS_PER_DAY } from './form-fields.ts';
-import { DECIMAL, finiteNumber, isRecord, records, show, strings } from './json.ts';
+import { asRecord, DECIMAL, finiteNumber, isRecord, list, records, show, strings } from './json.ts';
 
 type Rule = (params: Json, response: Json) => string[];
 
@@ -96,7 +96,7 @@ const labelledShapes =
   };
 
 const imageAnnotation: Rule = (params, response) => {
-  const geometries = isRecord(params.geometries) ? params.geometries : {};
+  const geometries = asRecord(params.geometries);
   return records(response.annotations).flatMap((a, i) => {
     const where = `response.annotations[${i}]`;
     const kind = String(a.type);
@@ -130,7 +130,7 @@ const categorization: Rule = (params, response) => {
 /** Exactly the fields of a FieldDescriptions dictionary, each a string. */
 function fieldProblems(where: string, asked: unknown, given: unknown): string[] {
   if (!isRecord(asked)) return [];
-  const answers = isRecord(given) ? given : {};
+  const answers = asRecord(given);
   const out: string[] = [];
   for (const key of Object.keys(asked))
     if (typeof answers[key] !== 'string') out.push(`${where}.${key} is missing: the task asks for this field.`);
@@ -188,8 +188,8 @@ const namedEntityRecognition: Rule = (params, response) => {
 
 const segmentAnnotation: Rule = (params, response) => {
   const labels = [...strings(params.labels), ...strings(params.instance_labels)];
-  const annotations = isRecord(response.annotations) ? response.annotations : {};
-  const labeled = isRecord(annotations.labeled) ? annotations.labeled : {};
+  const annotations = asRecord(response.annotations);
+  const labeled = asRecord(annotations.labeled);
   const out: string[] = [];
   for (const label of labels)
     if (!Object.hasOwn(labeled, label)) out.push(`response.annotations.labeled has no mask for the task's label ${show(label)}.`);
@@ -203,7 +203,7 @@ const segmentAnnotation: Rule = (params, response) => {
 
 /** Tracks as image annotations (a geometry of the task, one of its labels), events from events_to_annotate. */
 const videoPlaybackAnnotation: Rule = (params, response) => {
-  const geometries = isRecord(params.geometries) ? params.geometries : {};
+  const geometries = asRecord(params.geometries);
   const events = new Set(strings(params.events_to_annotate));
   const out = records(response.annotations).flatMap((a, i) => {
     const where = `response.annotations[${i}]`;
@@ -225,7 +225,7 @@ const videoPlaybackAnnotation: Rule = (params, response) => {
 /** The task's labels in order, one frame per attachment, each point's label an index into them (or -1). */
 const lidarSegmentation: Rule = (params, response) => {
   const labels = strings(params.labels);
-  const frames = Array.isArray(params.attachments) ? params.attachments.length : 0;
+  const frames = list(params.attachments).length;
   const out: string[] = [];
   if (JSON.stringify(response.labels) !== JSON.stringify(labels))
     out.push("response.labels must be the task's labels, in the task's order.");
@@ -233,9 +233,7 @@ const lidarSegmentation: Rule = (params, response) => {
     const frame = finiteNumber(f.frame);
     if (frame === undefined || frame < 0 || frame >= frames)
       out.push(`response.frames[${i}].frame ${String(f.frame)} is not a frame of the task (0..${frames - 1}).`);
-    const badPoint = (Array.isArray(f.point_labels) ? f.point_labels : []).findIndex(
-      (l) => typeof l !== 'number' || l < -1 || l >= labels.length,
-    );
+    const badPoint = list(f.point_labels).findIndex((l) => typeof l !== 'number' || l < -1 || l >= labels.length);
     if (badPoint >= 0)
       out.push(`response.frames[${i}].point_labels[${badPoint}] is not a label index (0..${labels.length - 1}, or -1 for none).`);
   });
@@ -336,7 +334,7 @@ function oneAnswerProblems(
       return [];
     }
     case 'datetime': {
-      const value = isRecord(answer) ? answer : {};
+      const value = asRecord(answer);
       const include = strings(field.include);
       const parts = Object.keys(value);
       if (parts.some((p) => !include.includes(p)) || include.some((p) => !parts.includes(p)))
@@ -349,7 +347,7 @@ function oneAnswerProblems(
     }
     case 'category': {
       const leaves = leafChoiceValues(field.choices);
-      const selected = Array.isArray(answer) ? answer : [];
+      const selected = list(answer);
       const fewest = Math.min(finiteNumber(field.min_choices) ?? 1, leaves.length);
       const most = Math.max(fewest, Math.min(finiteNumber(field.max_choices) ?? 1, leaves.length));
       const out = selected
@@ -361,7 +359,7 @@ function oneAnswerProblems(
       return out;
     }
     case 'time_range': {
-      const r = isRecord(answer) ? answer : {};
+      const r = asRecord(answer);
       const from = finiteNumber(r.from_seconds) ?? -1;
       const to = finiteNumber(r.to_seconds) ?? -1;
       return 0 <= from && from <= to && to <= SECONDS_PER_DAY
@@ -373,7 +371,7 @@ function oneAnswerProblems(
         ? []
         : [`${at} must select one of the field's options.`];
     case 'ranking_order': {
-      const ranked = Array.isArray(answer) ? answer : [];
+      const ranked = list(answer);
       const count = finiteNumber(field.num_items_to_rank) ?? attachments;
       const bad =
         ranked.some((i) => !Number.isInteger(i) || (i as number) < 0 || (i as number) >= attachments) ||
@@ -390,7 +388,7 @@ function oneAnswerProblems(
 }
 
 const textCollection: Rule = (params, response) => {
-  const annotations = isRecord(response.annotations) ? response.annotations : {};
+  const annotations = asRecord(response.annotations);
   // Outside a form, a field's selections count wherever it was answered (in every filling of a form).
   const everywhere = (id: string): ChoiceValue[] => [
     ...choiceValues(annotations[id]),
@@ -399,7 +397,7 @@ const textCollection: Rule = (params, response) => {
       .filter(isRecord)
       .flatMap((filling) => choiceValues(filling[id])),
   ];
-  const attachments = Array.isArray(params.attachments) ? params.attachments.length : 0;
+  const attachments = list(params.attachments).length;
   return fieldAnswerProblems('response.annotations', flatFields(params.fields), annotations, everywhere, attachments);
 };
 

@@ -8,6 +8,7 @@ import type { Caller, Json } from './model.ts';
 import type { TrainingTask, UnitOfWork } from './ports.ts';
 import { sanitizeTextCollectionParams } from './sanitize.ts';
 import { claimIdempotencyKey, type IdempotencyInput } from './idempotency.ts';
+import { isRecord } from './json.ts';
 
 export type TrainingKind = TrainingTask['kind'];
 
@@ -29,8 +30,6 @@ export interface CreateTrainingTaskInput {
   render: (task: TrainingTask) => string;
 }
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * Creates a training or evaluation task. The contract's schema has already checked the body,
  * `expected_response` included; whether the answer fits the parameters (its labels among the
@@ -41,7 +40,7 @@ export async function createTrainingTask(uow: UnitOfWork, input: CreateTrainingT
   if (caller.account.disabledTypes.includes(input.type)) {
     throw new DomainError('type_disabled', `Task type "${input.type}" is not enabled for this account.`);
   }
-  if (!isObject(body.expected_response)) throw invalid("expected_response is required: an object in the format of the type's response.");
+  if (!isRecord(body.expected_response)) throw invalid("expected_response is required: an object in the format of the type's response.");
   // Common task fields (callback_url, metadata, ...) are no parameters of the type: dropped here.
   const params: Json = {};
   for (const [key, value] of Object.entries(body)) if (input.paramNames.has(key)) params[key] = value;
@@ -58,7 +57,7 @@ export async function createTrainingTask(uow: UnitOfWork, input: CreateTrainingT
     params,
     expectedResponse: body.expected_response,
     // A training task has no starting answer; its request schema does not even know the key.
-    initialResponse: kind === 'evaluation' && isObject(body.initial_response) ? body.initial_response : null,
+    initialResponse: kind === 'evaluation' && isRecord(body.initial_response) ? body.initial_response : null,
     createdAt: now,
   };
   const idem = input.idempotency;

@@ -2,7 +2,7 @@
 // (the older image types), each geometry's bounds (imageannotation, videoplaybackannotation) and
 // imageannotation's pre-labels.
 import type { Json } from '../model.ts';
-import { entries, isRecord, list, asString, numeric, show } from '../json.ts';
+import { asRecord, asString, entries, isRecord, list, numeric, show } from '../json.ts';
 import { at, first, join, type Problem, seg } from './problems.ts';
 
 /** `max_vertices` (absent or null: no bound) at least `min_vertices` (default 1). */
@@ -51,7 +51,7 @@ export const lineOrPolygon = (type: string) => (params: Json) =>
 /** Pre-labels: each annotation's geometry is given, and its label is one of that geometry's labels. */
 export function imageHypothesis(params: Json): Problem {
   if (!isRecord(params.hypothesis)) return null;
-  const geometries = isRecord(params.geometries) ? params.geometries : {};
+  const geometries = asRecord(params.geometries);
   let index = 0;
   for (const annotation of list(params.hypothesis.annotations)) {
     const path = `hypothesis/annotations/${index++}`;

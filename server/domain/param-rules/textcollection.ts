@@ -1,7 +1,7 @@
 // Parameter rules (param-rules.ts) of textcollection: fields, forms and the fields they name,
 // answer counts, and pre-filled answers against their fields.
 import type { Json } from '../model.ts';
-import { asString, entries, isRecord, list, numeric, records, show } from '../json.ts';
+import { asRecord, asString, entries, isRecord, list, numeric, records, show } from '../json.ts';
 import { at, first, join, type Problem, repeated, seg, valueKey } from './problems.ts';
 
 /** One field of the task (FieldSets are not fields: their fields are listed instead). */
@@ -112,7 +112,7 @@ function referenceProblem(f: FieldAt, byId: Map<string, FieldAt>): Problem {
     if (!target || target === f) return at(`${path}/choices_from_field ${show(options)} is not the field_id of another field of the task`);
   }
   for (const [i, set] of list(field.conditions).entries()) {
-    for (const key of Object.keys(isRecord(set) ? set : {})) {
+    for (const key of Object.keys(asRecord(set))) {
       const target = byId.get(key);
       if (target?.type === 'category') continue;
       const what = target ? `names a ${target.type} field` : 'names no field of the task';
@@ -147,7 +147,7 @@ function answerProblem(f: FieldAt, answer: unknown, path: string, ctx: Hypothesi
     }
     case 'datetime': {
       const include = new Set(list(field.include));
-      const part = Object.keys(isRecord(answer) ? answer : {}).find((k) => !include.has(k));
+      const part = Object.keys(asRecord(answer)).find((k) => !include.has(k));
       return part ? at(`${path}/${part} is not one of the parts field ${show(f.id)} includes (${[...include].join(', ')})`) : null;
     }
     case 'category': {
