@@ -1,7 +1,8 @@
 // Batches: a lifecycle (staging → in_progress → completed), joining rules for tasks, and a
 // completion callback queued in the same transaction as the change that completes the batch.
+import { assertTypeEnabled } from './accounts.ts';
 import { callbackAddressProblem } from './callback-address.ts';
-import { DomainError, conflict, invalid, notFound } from './errors.ts';
+import { conflict, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
 import { newOutboxMessage } from './outbox.ts';
 import type { Caller, Json, Task } from './model.ts';
@@ -26,9 +27,7 @@ export async function createBatch(uow: UnitOfWork, caller: Caller, input: Create
   return uow.transaction(async (repos) => {
     const project = await repos.projects.get(caller.account.accountId, caller.mode, input.project);
     if (!project) throw notFound(`Project "${input.project}" not found.`);
-    if (caller.account.disabledTypes.includes(project.type)) {
-      throw new DomainError('type_disabled', `Task type "${project.type}" is not enabled for this account.`);
-    }
+    assertTypeEnabled(caller, project.type);
     if ((input.calibration_batch || input.self_label_batch) && !project.rapid) {
       throw invalid('calibration_batch and self_label_batch are for batches of rapid projects only.');
     }

@@ -7,14 +7,14 @@
 // One module per task family under param-rules/: shape and geometry bounds (geometry.ts), label
 // lists and trees (labels.ts), document features (documents.ts), text collection forms
 // (textcollection.ts); problems.ts says where a problem is. This module is the entry.
+import { invalid } from './errors.ts';
 import type { Json } from './model.ts';
-import { documentTranscription } from './param-rules/documents.ts';
+import { documentTranscription, labelledFeatures } from './param-rules/documents.ts';
 import { geometryBounds, imageHypothesis, lineOrPolygon, offsetOnlyOnBoxes } from './param-rules/geometry.ts';
 import { categoryIds, namedEntityRecognition, segmentLabels } from './param-rules/labels.ts';
 import type { Problem } from './param-rules/problems.ts';
 import { textCollection } from './param-rules/textcollection.ts';
-
-export { labelledFeatures } from './param-rules/documents.ts';
+import { sanitizeTextCollectionParams } from './sanitize.ts';
 
 const rulesOf: Record<string, (params: Json) => Problem> = {
   pointannotation: (params) => offsetOnlyOnBoxes(params, 'pointannotation'),
@@ -36,4 +36,16 @@ const rulesOf: Record<string, (params: Json) => Problem> = {
  */
 export function checkTaskParams(type: string, params: Record<string, unknown>): string | null {
   return rulesOf[type]?.(params) ?? null;
+}
+
+/**
+ * A creation's params (a task's, a training task's) made what is stored, in place: Markdown
+ * sanitized (textcollection), checked against the rules above (an `invalid` error naming the
+ * field), and documenttranscription's deprecated feature `name` made `label`.
+ */
+export function acceptTaskParams(type: string, params: Json): void {
+  if (type === 'textcollection') sanitizeTextCollectionParams(params);
+  const problem = checkTaskParams(type, params);
+  if (problem) throw invalid(problem);
+  if (type === 'documenttranscription' && params.features !== undefined) params.features = labelledFeatures(params.features);
 }

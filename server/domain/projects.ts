@@ -1,5 +1,6 @@
 // Projects: versioned default parameters and versioned ontologies, per account and mode.
-import { DomainError, conflict, invalid, notFound } from './errors.ts';
+import { assertTypeEnabled } from './accounts.ts';
+import { conflict, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
 import type { Caller, Json } from './model.ts';
 import type { OntologyVersion, ParamVersion, Project, Repositories, UnitOfWork } from './ports.ts';
@@ -44,9 +45,7 @@ export async function createProject(
   paramNames: ReadonlySet<string>,
   now: Date,
 ): Promise<ProjectDetails> {
-  if (caller.account.disabledTypes.includes(input.type)) {
-    throw new DomainError('type_disabled', `Task type "${input.type}" is not enabled for this account.`);
-  }
+  assertTypeEnabled(caller, input.type);
   if (input.rapid && input.studio) throw invalid('A project is rapid or studio, not both.');
   return uow.transaction(async (repos) => {
     const project: Project = {
