@@ -95,16 +95,25 @@ const labelledShapes =
     });
   };
 
+/**
+ * An annotation of a task with `geometries` (imageannotation, videoplaybackannotation): its type is
+ * one of them, its label one of that geometry's labels. The geometry's spec, when it is one.
+ */
+function geometryProblems(where: string, geometries: Json, a: Json): { spec?: Json; problems: string[] } {
+  const kind = String(a.type);
+  const spec = geometries[kind];
+  if (!isRecord(spec))
+    return { problems: [`${where}.type ${show(kind)} is not one of the task's geometries (${Object.keys(geometries).join(', ')}).`] };
+  const bad = labelProblem(where, a.label, labelNames(spec.objects_to_annotate), `geometries.${kind}.objects_to_annotate`);
+  return { spec, problems: bad ? [bad] : [] };
+}
+
 const imageAnnotation: Rule = (params, response) => {
   const geometries = asRecord(params.geometries);
   return records(response.annotations).flatMap((a, i) => {
     const where = `response.annotations[${i}]`;
-    const kind = String(a.type);
-    const spec = geometries[kind];
-    if (!isRecord(spec))
-      return [`${where}.type ${show(kind)} is not one of the task's geometries (${Object.keys(geometries).join(', ')}).`];
-    const bad = labelProblem(where, a.label, labelNames(spec.objects_to_annotate), `geometries.${kind}.objects_to_annotate`);
-    return [...(bad ? [bad] : []), ...shapeProblems(where, kind, a, shapeSpec(spec))];
+    const { spec, problems } = geometryProblems(where, geometries, a);
+    return spec ? [...problems, ...shapeProblems(where, String(a.type), a, shapeSpec(spec))] : problems;
   });
 };
 
@@ -205,14 +214,7 @@ const segmentAnnotation: Rule = (params, response) => {
 const videoPlaybackAnnotation: Rule = (params, response) => {
   const geometries = asRecord(params.geometries);
   const events = new Set(strings(params.events_to_annotate));
-  const out = records(response.annotations).flatMap((a, i) => {
-    const where = `response.annotations[${i}]`;
-    const spec = geometries[String(a.type)];
-    if (!isRecord(spec))
-      return [`${where}.type ${show(String(a.type))} is not one of the task's geometries (${Object.keys(geometries).join(', ')}).`];
-    const bad = labelProblem(where, a.label, labelNames(spec.objects_to_annotate), `geometries.${String(a.type)}.objects_to_annotate`);
-    return bad ? [bad] : [];
-  });
+  const out = records(response.annotations).flatMap((a, i) => geometryProblems(`response.annotations[${i}]`, geometries, a).problems);
   records(response.events).forEach((e, i) => {
     if (typeof e.label !== 'string' || !events.has(e.label))
       out.push(`response.events[${i}].label ${show(String(e.label))} is not one of the task's events_to_annotate.`);
