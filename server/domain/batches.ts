@@ -5,6 +5,7 @@ import { callbackAddressProblem } from './callback-address.ts';
 import { conflict, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
 import { newOutboxMessage } from './outbox.ts';
+import { projectByName } from './projects.ts';
 import type { Caller, Json, Task } from './model.ts';
 import type { Batch, BatchFilters, Repositories, UnitOfWork } from './ports.ts';
 
@@ -25,8 +26,7 @@ async function batchByName(repos: Repositories, caller: Caller, name: string, fo
 
 export async function createBatch(uow: UnitOfWork, caller: Caller, input: CreateBatchInput, now: Date): Promise<Batch> {
   return uow.transaction(async (repos) => {
-    const project = await repos.projects.get(caller.account.accountId, caller.mode, input.project);
-    if (!project) throw notFound(`Project "${input.project}" not found.`);
+    const project = await projectByName(repos, caller, input.project);
     assertTypeEnabled(caller, project.type);
     if ((input.calibration_batch || input.self_label_batch) && !project.rapid) {
       throw invalid('calibration_batch and self_label_batch are for batches of rapid projects only.');

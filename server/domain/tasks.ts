@@ -204,16 +204,20 @@ export async function completeDueTestTasks(uow: UnitOfWork, now: Date, batch = 1
   return due.length;
 }
 
-async function lockedTask(repos: Repositories, caller: Caller, taskId: string, now: Date): Promise<Task> {
-  const task = await repos.tasks.get(caller.account.accountId, caller.mode, taskId, { forUpdate: true });
+/** A task of the caller's account and mode; not_found when there is none. */
+async function taskById(repos: Repositories, caller: Caller, taskId: string, forUpdate = false): Promise<Task> {
+  const task = await repos.tasks.get(caller.account.accountId, caller.mode, taskId, { forUpdate });
   if (!task) throw notFound(`Task ${taskId} not found.`);
-  return settleDueTestTask(repos, task, now);
+  return task;
+}
+
+async function lockedTask(repos: Repositories, caller: Caller, taskId: string, now: Date): Promise<Task> {
+  return settleDueTestTask(repos, await taskById(repos, caller, taskId, true), now);
 }
 
 export async function getTask(uow: UnitOfWork, caller: Caller, taskId: string, now: Date): Promise<Task> {
   // A plain read, unless the task is a test-mode task due for completion: then it is completed first.
-  const task = await uow.tasks.get(caller.account.accountId, caller.mode, taskId);
-  if (!task) throw notFound(`Task ${taskId} not found.`);
+  const task = await taskById(uow, caller, taskId);
   if (!isDueTestTask(task, now)) return task;
   return uow.transaction((repos) => lockedTask(repos, caller, taskId, now));
 }
@@ -454,8 +458,7 @@ export interface CallbackAttempt {
 
 /** The delivery attempts of a task's callbacks, oldest first. */
 export async function listTaskCallbacks(uow: UnitOfWork, caller: Caller, taskId: string): Promise<CallbackAttempt[]> {
-  const task = await uow.tasks.get(caller.account.accountId, caller.mode, taskId);
-  if (!task) throw notFound(`Task ${taskId} not found.`);
+  await taskById(uow, caller, taskId);
   const [messages, attempts] = await Promise.all([
     uow.outbox.forSubject(caller.account.accountId, taskId),
     uow.outbox.attemptsFor(caller.account.accountId, taskId),
