@@ -6,15 +6,6 @@
 const framework = '(^|/)node_modules/(@types/)?(express|express-[^/]+|express-serve-static-core)/';
 const database = '(^|/)node_modules/(@types/)?(pg|pg-[^/]+|@electric-sql/pglite|drizzle-orm)/';
 
-// KNOWN EXCEPTION "callback payloads rendered in the domain": server/domain/outbox.ts and
-// batches.ts render a callback's payload (the contract's webhooks) with the generation's view
-// when they queue it, in the transaction of the change, so the stored payload is the task as it
-// was then. That makes domain -> http/views an inversion, and it closes the only cycles in
-// server/ (the views import domain types back). To remove it: pass the renderer in through the
-// ports, or store the domain snapshot and render at dispatch.
-const payloadViews = '^server/http/views/(tasks|projects)\\.ts$';
-const payloadRenderers = '^server/domain/(outbox|batches)\\.ts$';
-
 module.exports = {
   forbidden: [
     {
@@ -26,21 +17,12 @@ module.exports = {
     },
     {
       name: 'domain-no-http-or-store',
-      comment: 'server/domain reaches the database only through its ports (domain/ports.ts), and knows no HTTP layer.',
+      comment:
+        'server/domain reaches the database only through its ports (domain/ports.ts), and knows no HTTP layer: not even ' +
+        'the views for the callback payloads it queues (it asks for them through the port CallbackPayloads).',
       severity: 'error',
       from: { path: '^server/domain/' },
-      to: {
-        path: '^server/(http|store)/',
-        // The named exception above: only these two modules, only these two views.
-        pathNot: payloadViews,
-      },
-    },
-    {
-      name: 'domain-payload-views-only',
-      comment: 'Only outbox.ts and batches.ts may render payloads with the views (the known exception above).',
-      severity: 'error',
-      from: { path: '^server/domain/', pathNot: payloadRenderers },
-      to: { path: payloadViews },
+      to: { path: '^server/(http|store)/' },
     },
     {
       name: 'store-no-http',
@@ -89,14 +71,14 @@ module.exports = {
     },
     {
       name: 'no-circular-in-server',
-      comment: 'No import cycle in server/, except the ones closed by the payload-views exception above.',
+      comment: 'No import cycle in server/.',
       severity: 'error',
       from: { path: '^server/' },
       to: {
         circular: true,
         // KNOWN EXCEPTION "Json type": http/coerce.ts takes the type Json from http/contract.ts,
         // which calls coerce at run time (a type-only cycle; move Json to its own module to end it).
-        viaOnly: { pathNot: `${payloadViews}|^server/http/coerce\\.ts$` },
+        viaOnly: { pathNot: '^server/http/coerce\\.ts$' },
       },
     },
   ],

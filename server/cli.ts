@@ -251,9 +251,10 @@ async function onStore<T>(
   if (answer) return answer.result;
   const { openStore } = await import('./store/db.ts');
   const { unitOfWork } = await import('./store/repositories.ts');
+  const { callbackPayloads } = await import('./http/views/callbacks.ts');
   const store = await openStore(config);
   try {
-    return await direct(unitOfWork(store));
+    return await direct(unitOfWork(store, callbackPayloads));
   } finally {
     await store.close();
   }

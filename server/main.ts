@@ -23,6 +23,7 @@ import { createPoller, type Poller } from './delivery/poller.ts';
 import { createWakeup, type Wakeup } from './delivery/wakeup.ts';
 import { authFailureLimit, rateLimit } from './http/auth.ts';
 import { cors, opsRouter, requestId } from './http/ops.ts';
+import { callbackPayloads } from './http/views/callbacks.ts';
 import { databaseBuckets } from './store/buckets.ts';
 import { outboxDepth, readiness } from './store/health.ts';
 import { openStore, type Store } from './store/db.ts';
@@ -68,7 +69,7 @@ export async function startServer(
   // Likewise an SMTP_URL that is no smtp(s) URL.
   const mail = createMailer(config.smtpUrl, { from: config.smtpFrom, timeoutMs: config.delivery.timeoutMs });
   const store = await openStore({ ...config, warn: (m) => logger.warn(m) });
-  const uow = unitOfWork(store);
+  const uow = unitOfWork(store, callbackPayloads);
   const devAccount = await firstAccount(uow);
   // PostgreSQL: the limits' buckets are shared by every server process on the database.
   const shared = store.kind === 'postgres' ? databaseBuckets(store.execute) : undefined;

@@ -1,8 +1,8 @@
 // Accounts: keys are shown once, at creation or rotation; only their hashes are stored.
 import { callbackAddressProblem } from './callback-address.ts';
-import { invalid, notFound } from './errors.ts';
+import { DomainError, invalid, notFound } from './errors.ts';
 import { newAccountId, newSecret, newSigningSecret, sha256 } from './ids.ts';
-import type { Mode } from './model.ts';
+import type { Caller, Mode } from './model.ts';
 import type { AccountRecord, Repositories } from './ports.ts';
 
 export interface AccountSecrets {
@@ -94,4 +94,11 @@ export function accountSummary(a: AccountRecord) {
     live_requests_charged: Math.max(0, a.liveRequestCount - 5),
     created_at: a.createdAt.toISOString(),
   };
+}
+
+/** Throws `type_disabled` (402) when the caller's account has this task type disabled. */
+export function assertTypeEnabled(caller: Caller, type: string): void {
+  if (caller.account.disabledTypes.includes(type)) {
+    throw new DomainError('type_disabled', `Task type "${type}" is not enabled for this account.`);
+  }
 }

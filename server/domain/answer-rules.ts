@@ -4,15 +4,10 @@
 // choices from the task's lists, exactly the fields the task asks for, entity spans inside the
 // text. The type's response schema (the contract) is checked separately, before these.
 import type { Json, Task } from './model.ts';
-import { conditionsHold, leafChoiceValues } from './synthetic.ts';
+import { type ChoiceValue, conditionsHold, daysInMonth, leafChoiceValues, SECONDS_PER_DAY } from './form-fields.ts';
+import { asRecord, DECIMAL, finiteNumber, isRecord, list, records, show, strings } from './json.ts';
 
 type Rule = (params: Json, response: Json) => string[];
-
-const isRecord = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-const records = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(isRecord) : []);
-const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
-const num = (value: unknown): number | undefined => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
-const quote = (s: string) => JSON.stringify(s);
 
 /** Label names of a label list: strings, or objects naming one (`choice`, `name`) with nested lists. */
 function labelNames(value: unknown): Set<string> {
@@ -33,7 +28,7 @@ function labelNames(value: unknown): Set<string> {
 }
 
 function labelProblem(where: string, label: unknown, allowed: Set<string>, list: string): string | null {
-  if (typeof label !== 'string' || !allowed.has(label)) return `${where}.label ${quote(String(label))} is not one of the task's ${list}.`;
+  if (typeof label !== 'string' || !allowed.has(label)) return `${where}.label ${show(String(label))} is not one of the task's ${list}.`;
   return null;
 }
 
@@ -45,25 +40,25 @@ interface ShapeSpec {
 }
 
 const shapeSpec = (p: Json): ShapeSpec => ({
-  minWidth: num(p.min_width) ?? 0,
-  minHeight: num(p.min_height) ?? 0,
-  minVertices: num(p.min_vertices) ?? 1,
-  maxVertices: num(p.max_vertices),
+  minWidth: finiteNumber(p.min_width) ?? 0,
+  minHeight: finiteNumber(p.min_height) ?? 0,
+  minVertices: finiteNumber(p.min_vertices) ?? 1,
+  maxVertices: finiteNumber(p.max_vertices),
 });
 
 /** The shape rules of one annotation (`kind`: box, point, line, polygon, cuboid, ellipse). */
 function shapeProblems(where: string, kind: string, a: Json, spec: ShapeSpec): string[] {
   const out: string[] = [];
   const coordinate = (name: string, value: unknown) => {
-    const n = num(value);
+    const n = finiteNumber(value);
     if (n !== undefined && n < 0) out.push(`${where}.${name} is ${n}: coordinates lie inside the image (0 or more).`);
   };
   if (kind === 'box') {
     coordinate('left', a.left);
     coordinate('top', a.top);
-    if ((num(a.width) ?? 0) < spec.minWidth)
+    if ((finiteNumber(a.width) ?? 0) < spec.minWidth)
       out.push(`${where}.width is ${String(a.width)}, less than the task's min_width ${spec.minWidth}.`);
-    if ((num(a.height) ?? 0) < spec.minHeight)
+    if ((finiteNumber(a.height) ?? 0) < spec.minHeight)
       out.push(`${where}.height is ${String(a.height)}, less than the task's min_height ${spec.minHeight}.`);
   } else if (kind === 'point') {
     coordinate('x', a.x);
@@ -100,16 +95,25 @@ const labelledShapes =
     });
   };
 
+/**
+ * An annotation of a task with `geometries` (imageannotation, videoplaybackannotation): its type is
+ * one of them, its label one of that geometry's labels. The geometry's spec, when it is one.
+ */
+function geometryProblems(where: string, geometries: Json, a: Json): { spec?: Json; problems: string[] } {
+  const kind = String(a.type);
+  const spec = geometries[kind];
+  if (!isRecord(spec))
+    return { problems: [`${where}.type ${show(kind)} is not one of the task's geometries (${Object.keys(geometries).join(', ')}).`] };
+  const bad = labelProblem(where, a.label, labelNames(spec.objects_to_annotate), `geometries.${kind}.objects_to_annotate`);
+  return { spec, problems: bad ? [bad] : [] };
+}
+
 const imageAnnotation: Rule = (params, response) => {
-  const geometries = isRecord(params.geometries) ? params.geometries : {};
+  const geometries = asRecord(params.geometries);
   return records(response.annotations).flatMap((a, i) => {
     const where = `response.annotations[${i}]`;
-    const kind = String(a.type);
-    const spec = geometries[kind];
-    if (!isRecord(spec))
-      return [`${where}.type ${quote(kind)} is not one of the task's geometries (${Object.keys(geometries).join(', ')}).`];
-    const bad = labelProblem(where, a.label, labelNames(spec.objects_to_annotate), `geometries.${kind}.objects_to_annotate`);
-    return [...(bad ? [bad] : []), ...shapeProblems(where, kind, a, shapeSpec(spec))];
+    const { spec, problems } = geometryProblems(where, geometries, a);
+    return spec ? [...problems, ...shapeProblems(where, String(a.type), a, shapeSpec(spec))] : problems;
   });
 };
 
@@ -127,7 +131,7 @@ const categorization: Rule = (params, response) => {
   }
   if (multiple && chosen.length === 0) out.push('response.category names no category: choose at least one.');
   for (const c of chosen)
-    if (typeof c !== 'string' || !categories.has(c)) out.push(`response.category ${quote(String(c))} is not one of the task's categories.`);
+    if (typeof c !== 'string' || !categories.has(c)) out.push(`response.category ${show(String(c))} is not one of the task's categories.`);
   if (new Set(chosen).size !== chosen.length) out.push('response.category names a category twice.');
   return out;
 };
@@ -135,7 +139,7 @@ const categorization: Rule = (params, response) => {
 /** Exactly the fields of a FieldDescriptions dictionary, each a string. */
 function fieldProblems(where: string, asked: unknown, given: unknown): string[] {
   if (!isRecord(asked)) return [];
-  const answers = isRecord(given) ? given : {};
+  const answers = asRecord(given);
   const out: string[] = [];
   for (const key of Object.keys(asked))
     if (typeof answers[key] !== 'string') out.push(`${where}.${key} is missing: the task asks for this field.`);
@@ -148,7 +152,7 @@ const comparison: Rule = (params, response) => {
   const out: string[] = [];
   if (choices.length > 0) {
     if (typeof response.choice !== 'string' || !choices.includes(response.choice))
-      out.push(`response.choice ${quote(String(response.choice))} is not one of the task's choices.`);
+      out.push(`response.choice ${show(String(response.choice))} is not one of the task's choices.`);
   } else if (response.choice !== undefined) out.push('response.choice is given, but the task has no choices.');
   return [...out, ...fieldProblems('response.fields', params.fields, response.fields)];
 };
@@ -171,12 +175,12 @@ const namedEntityRecognition: Rule = (params, response) => {
   const ids = new Set<string>();
   records(response.annotations).forEach((a, i) => {
     const where = `response.annotations[${i}]`;
-    const start = num(a.start);
-    const end = num(a.end);
+    const start = finiteNumber(a.start);
+    const end = finiteNumber(a.end);
     if (start === undefined || end === undefined || start < 0 || end > text.length || start >= end) {
       out.push(`${where} spans ${String(a.start)}..${String(a.end)}, not inside the text (0..${text.length}, start before end).`);
     } else if (typeof a.text === 'string' && a.text !== text.slice(start, end).join('')) {
-      out.push(`${where}.text ${quote(a.text)} is not the text at ${start}..${end}.`);
+      out.push(`${where}.text ${show(a.text)} is not the text at ${start}..${end}.`);
     }
     const bad = labelProblem(where, a.label, allowed, 'labels');
     if (bad) out.push(bad);
@@ -193,11 +197,11 @@ const namedEntityRecognition: Rule = (params, response) => {
 
 const segmentAnnotation: Rule = (params, response) => {
   const labels = [...strings(params.labels), ...strings(params.instance_labels)];
-  const annotations = isRecord(response.annotations) ? response.annotations : {};
-  const labeled = isRecord(annotations.labeled) ? annotations.labeled : {};
+  const annotations = asRecord(response.annotations);
+  const labeled = asRecord(annotations.labeled);
   const out: string[] = [];
   for (const label of labels)
-    if (!Object.hasOwn(labeled, label)) out.push(`response.annotations.labeled has no mask for the task's label ${quote(label)}.`);
+    if (!Object.hasOwn(labeled, label)) out.push(`response.annotations.labeled has no mask for the task's label ${show(label)}.`);
   for (const key of Object.keys(labeled))
     if (!labels.includes(key)) out.push(`response.annotations.labeled.${key} is not one of the task's labels.`);
   if (annotations.unlabeled !== null && annotations.unlabeled !== undefined && params.allow_unlabeled !== true) {
@@ -208,20 +212,13 @@ const segmentAnnotation: Rule = (params, response) => {
 
 /** Tracks as image annotations (a geometry of the task, one of its labels), events from events_to_annotate. */
 const videoPlaybackAnnotation: Rule = (params, response) => {
-  const geometries = isRecord(params.geometries) ? params.geometries : {};
+  const geometries = asRecord(params.geometries);
   const events = new Set(strings(params.events_to_annotate));
-  const out = records(response.annotations).flatMap((a, i) => {
-    const where = `response.annotations[${i}]`;
-    const spec = geometries[String(a.type)];
-    if (!isRecord(spec))
-      return [`${where}.type ${quote(String(a.type))} is not one of the task's geometries (${Object.keys(geometries).join(', ')}).`];
-    const bad = labelProblem(where, a.label, labelNames(spec.objects_to_annotate), `geometries.${String(a.type)}.objects_to_annotate`);
-    return bad ? [bad] : [];
-  });
+  const out = records(response.annotations).flatMap((a, i) => geometryProblems(`response.annotations[${i}]`, geometries, a).problems);
   records(response.events).forEach((e, i) => {
     if (typeof e.label !== 'string' || !events.has(e.label))
-      out.push(`response.events[${i}].label ${quote(String(e.label))} is not one of the task's events_to_annotate.`);
-    if ((num(e.start) ?? 0) > (num(e.end) ?? Infinity))
+      out.push(`response.events[${i}].label ${show(String(e.label))} is not one of the task's events_to_annotate.`);
+    if ((finiteNumber(e.start) ?? 0) > (finiteNumber(e.end) ?? Infinity))
       out.push(`response.events[${i}] ends (frame ${String(e.end)}) before it starts (frame ${String(e.start)}).`);
   });
   return out;
@@ -230,17 +227,15 @@ const videoPlaybackAnnotation: Rule = (params, response) => {
 /** The task's labels in order, one frame per attachment, each point's label an index into them (or -1). */
 const lidarSegmentation: Rule = (params, response) => {
   const labels = strings(params.labels);
-  const frames = Array.isArray(params.attachments) ? params.attachments.length : 0;
+  const frames = list(params.attachments).length;
   const out: string[] = [];
   if (JSON.stringify(response.labels) !== JSON.stringify(labels))
     out.push("response.labels must be the task's labels, in the task's order.");
   records(response.frames).forEach((f, i) => {
-    const frame = num(f.frame);
+    const frame = finiteNumber(f.frame);
     if (frame === undefined || frame < 0 || frame >= frames)
       out.push(`response.frames[${i}].frame ${String(f.frame)} is not a frame of the task (0..${frames - 1}).`);
-    const badPoint = (Array.isArray(f.point_labels) ? f.point_labels : []).findIndex(
-      (l) => typeof l !== 'number' || l < -1 || l >= labels.length,
-    );
+    const badPoint = list(f.point_labels).findIndex((l) => typeof l !== 'number' || l < -1 || l >= labels.length);
     if (badPoint >= 0)
       out.push(`response.frames[${i}].point_labels[${badPoint}] is not a label index (0..${labels.length - 1}, or -1 for none).`);
   });
@@ -250,7 +245,7 @@ const lidarSegmentation: Rule = (params, response) => {
 /** Segments that end after they start. */
 const audioTranscription: Rule = (_params, response) =>
   records(response.segments).flatMap((seg, i) =>
-    (num(seg.end_seconds) ?? 0) < (num(seg.start_seconds) ?? 0)
+    (finiteNumber(seg.end_seconds) ?? 0) < (finiteNumber(seg.start_seconds) ?? 0)
       ? [`response.segments[${i}] ends (${String(seg.end_seconds)} s) before it starts (${String(seg.start_seconds)} s).`]
       : [],
   );
@@ -259,17 +254,21 @@ const audioTranscription: Rule = (_params, response) =>
 // conditions hide has no answer; a shown one is answered (within min/max_responses_required), each
 // answer within the field's bounds; a form's fillings are checked field by field.
 
-type Choice = string | number;
-const choiceValues = (answer: unknown): Choice[] =>
+const choiceValues = (answer: unknown): ChoiceValue[] =>
   Array.isArray(answer)
     ? answer.flatMap(choiceValues)
     : (typeof answer === 'string' && answer !== '') || typeof answer === 'number'
       ? [answer]
       : [];
 const flatFields = (fields: unknown): Json[] => records(fields).flatMap((f) => (f.type === 'fieldset' ? records(f.fields) : [f]));
-const daysIn = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
 
-function fieldAnswerProblems(where: string, fields: Json[], answers: Json, outer: (id: string) => Choice[], attachments: number): string[] {
+function fieldAnswerProblems(
+  where: string,
+  fields: Json[],
+  answers: Json,
+  outer: (id: string) => ChoiceValue[],
+  attachments: number,
+): string[] {
   const ids = fields.map((f) => String(f.field_id));
   const local = (id: string) => (ids.includes(id) ? choiceValues(answers[id]) : outer(id));
   const out = Object.keys(answers)
@@ -296,8 +295,8 @@ function fieldAnswerProblems(where: string, fields: Json[], answers: Json, outer
       out.push(`${at} is missing: the field is shown, so it needs an answer.`);
       continue;
     }
-    const max = Math.max(1, num(field.max_responses_required) ?? 1);
-    const min = Math.min(Math.max(1, num(field.min_responses_required) ?? 1), max);
+    const max = Math.max(1, finiteNumber(field.max_responses_required) ?? 1);
+    const min = Math.min(Math.max(1, finiteNumber(field.min_responses_required) ?? 1), max);
     let each: unknown[] = [answers[id]];
     if (max > 1) {
       if (!Array.isArray(answers[id])) {
@@ -317,65 +316,65 @@ function oneAnswerProblems(
   at: string,
   field: Json,
   answer: unknown,
-  options: Choice[],
-  outer: (id: string) => Choice[],
+  options: ChoiceValue[],
+  outer: (id: string) => ChoiceValue[],
   attachments: number,
 ): string[] {
   switch (field.type) {
     case 'text': {
       const length = typeof answer === 'string' ? Array.from(answer).length : 0;
-      const most = num(field.max_characters) ?? 1000;
+      const most = finiteNumber(field.max_characters) ?? 1000;
       return length < 1 || length > most ? [`${at} has ${length} characters; the field takes 1 to ${most}.`] : [];
     }
     case 'number': {
-      const value = typeof answer === 'string' && /^-?[0-9]+(\.[0-9]+)?$/.test(answer) ? Number(answer) : NaN;
+      const value = typeof answer === 'string' && DECIMAL.test(answer) ? Number(answer) : NaN;
       if (Number.isNaN(value)) return [`${at} is not a number written in digits.`];
-      const min = num(field.min);
-      const max = num(field.max);
+      const min = finiteNumber(field.min);
+      const max = finiteNumber(field.max);
       if ((min !== undefined && value < min) || (max !== undefined && value > max))
         return [`${at} is ${value}, outside the field's ${min ?? '-∞'}..${max ?? '∞'}.`];
       return [];
     }
     case 'datetime': {
-      const value = isRecord(answer) ? answer : {};
+      const value = asRecord(answer);
       const include = strings(field.include);
       const parts = Object.keys(value);
       if (parts.some((p) => !include.includes(p)) || include.some((p) => !parts.includes(p)))
         return [`${at} must give exactly the parts ${include.join(', ')}.`];
-      const month = num(value.month);
-      const day = num(value.day);
-      if (month !== undefined && day !== undefined && day > daysIn(num(value.year) ?? 2000, month))
+      const month = finiteNumber(value.month);
+      const day = finiteNumber(value.day);
+      if (month !== undefined && day !== undefined && day > daysInMonth(finiteNumber(value.year) ?? 2000, month))
         return [`${at}.day ${day} is not a day of month ${month}.`];
       return [];
     }
     case 'category': {
       const leaves = leafChoiceValues(field.choices);
-      const selected = Array.isArray(answer) ? answer : [];
-      const fewest = Math.min(num(field.min_choices) ?? 1, leaves.length);
-      const most = Math.max(fewest, Math.min(num(field.max_choices) ?? 1, leaves.length));
+      const selected = list(answer);
+      const fewest = Math.min(finiteNumber(field.min_choices) ?? 1, leaves.length);
+      const most = Math.max(fewest, Math.min(finiteNumber(field.max_choices) ?? 1, leaves.length));
       const out = selected
-        .filter((v) => !leaves.includes(v as Choice))
-        .map((v) => `${at} selects ${quote(String(v))}, not a (leaf) choice of the field.`);
+        .filter((v) => !leaves.includes(v as ChoiceValue))
+        .map((v) => `${at} selects ${show(String(v))}, not a (leaf) choice of the field.`);
       if (new Set(selected).size !== selected.length) out.push(`${at} selects a choice twice.`);
       if (selected.length < fewest || selected.length > most)
         out.push(`${at} selects ${selected.length} choices; the field takes ${fewest} to ${most}.`);
       return out;
     }
     case 'time_range': {
-      const r = isRecord(answer) ? answer : {};
-      const from = num(r.from_seconds) ?? -1;
-      const to = num(r.to_seconds) ?? -1;
-      return 0 <= from && from <= to && to <= 86_400
+      const r = asRecord(answer);
+      const from = finiteNumber(r.from_seconds) ?? -1;
+      const to = finiteNumber(r.to_seconds) ?? -1;
+      return 0 <= from && from <= to && to <= SECONDS_PER_DAY
         ? []
         : [`${at} is not a time range within the day (0 ≤ from_seconds ≤ to_seconds ≤ 86400).`];
     }
     case 'select':
-      return Array.isArray(answer) && answer.length === 1 && options.includes(answer[0] as Choice)
+      return Array.isArray(answer) && answer.length === 1 && options.includes(answer[0] as ChoiceValue)
         ? []
         : [`${at} must select one of the field's options.`];
     case 'ranking_order': {
-      const ranked = Array.isArray(answer) ? answer : [];
-      const count = num(field.num_items_to_rank) ?? attachments;
+      const ranked = list(answer);
+      const count = finiteNumber(field.num_items_to_rank) ?? attachments;
       const bad =
         ranked.some((i) => !Number.isInteger(i) || (i as number) < 0 || (i as number) >= attachments) ||
         new Set(ranked).size !== ranked.length;
@@ -391,16 +390,16 @@ function oneAnswerProblems(
 }
 
 const textCollection: Rule = (params, response) => {
-  const annotations = isRecord(response.annotations) ? response.annotations : {};
+  const annotations = asRecord(response.annotations);
   // Outside a form, a field's selections count wherever it was answered (in every filling of a form).
-  const everywhere = (id: string): Choice[] => [
+  const everywhere = (id: string): ChoiceValue[] => [
     ...choiceValues(annotations[id]),
     ...Object.values(annotations)
       .flatMap((a) => (Array.isArray(a) ? a : [a]))
       .filter(isRecord)
       .flatMap((filling) => choiceValues(filling[id])),
   ];
-  const attachments = Array.isArray(params.attachments) ? params.attachments.length : 0;
+  const attachments = list(params.attachments).length;
   return fieldAnswerProblems('response.annotations', flatFields(params.fields), annotations, everywhere, attachments);
 };
 
@@ -411,7 +410,7 @@ const documentTranscription: Rule = (params, response) => {
     const where = `response.annotations[${i}]`;
     const out =
       a.label !== undefined && (typeof a.label !== 'string' || !features.has(a.label))
-        ? [`${where}.label ${quote(String(a.label))} is not one of the task's features.`]
+        ? [`${where}.label ${show(String(a.label))} is not one of the task's features.`]
         : [];
     return [...out, ...shapeProblems(where, 'box', a, { minWidth: 0, minHeight: 0, minVertices: 1, maxVertices: undefined })];
   });

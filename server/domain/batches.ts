@@ -1,12 +1,12 @@
 // Batches: a lifecycle (staging → in_progress → completed), joining rules for tasks, and a
 // completion callback queued in the same transaction as the change that completes the batch.
+import { assertTypeEnabled } from './accounts.ts';
 import { callbackAddressProblem } from './callback-address.ts';
-import { DomainError, conflict, invalid, notFound } from './errors.ts';
+import { conflict, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
 import { newOutboxMessage } from './outbox.ts';
+import { projectByName } from './projects.ts';
 import type { Caller, Json, Task } from './model.ts';
-// The callback's payload is a wire shape (the contract's batchCompleted webhook), made by the view.
-import { batchView } from '../http/views/projects.ts';
 import type { Batch, BatchFilters, Repositories, UnitOfWork } from './ports.ts';
 
 export interface CreateBatchInput {
@@ -26,11 +26,8 @@ async function batchByName(repos: Repositories, caller: Caller, name: string, fo
 
 export async function createBatch(uow: UnitOfWork, caller: Caller, input: CreateBatchInput, now: Date): Promise<Batch> {
   return uow.transaction(async (repos) => {
-    const project = await repos.projects.get(caller.account.accountId, caller.mode, input.project);
-    if (!project) throw notFound(`Project "${input.project}" not found.`);
-    if (caller.account.disabledTypes.includes(project.type)) {
-      throw new DomainError('type_disabled', `Task type "${project.type}" is not enabled for this account.`);
-    }
+    const project = await projectByName(repos, caller, input.project);
+    assertTypeEnabled(caller, project.type);
     if ((input.calibration_batch || input.self_label_batch) && !project.rapid) {
       throw invalid('calibration_batch and self_label_batch are for batches of rapid projects only.');
     }
@@ -161,7 +158,7 @@ async function completeBatchIfDone(repos: Repositories, batch: Batch, now: Date)
           event: 'batch_completed',
           subject: batch.name,
           url: batch.callback,
-          payload: { batch: batchView(batch), counts: counts3 },
+          payload: { batch: repos.payloads.batch(batch), counts: counts3 },
         },
         now,
       ),

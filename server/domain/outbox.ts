@@ -2,10 +2,8 @@
 // dispatcher (server/delivery) sends them.
 import { newTaskId } from './ids.ts';
 import type { Json, Mode, Task } from './model.ts';
-import type { OutboxMessage, Repositories } from './ports.ts';
+import type { CallbackPayloads, OutboxMessage, Repositories } from './ports.ts';
 import { failedTestAttachments } from './attachments.ts';
-// The callback's payload is a wire shape (the contract's webhooks), made by the view.
-import { taskViewOf } from '../http/views/tasks.ts';
 
 export function newOutboxMessage(
   m: { accountId: string; mode: Mode; event: OutboxMessage['event']; subject: string; url: string; payload: Json },
@@ -27,9 +25,10 @@ export function newOutboxMessage(
 /**
  * The callback of a task that was completed (or redone) or ran into an error, to the task's
  * callback_url, else the account's default; null when there is no address. The task is shown as
- * the generation that created it.
+ * the generation that created it (by `payloads`, the views).
  */
 export function taskCallback(
+  payloads: CallbackPayloads,
   task: Task,
   defaultCallbackUrl: string | null,
   now: Date,
@@ -44,7 +43,7 @@ export function taskCallback(
         error: (task.response as { error?: string } | null)?.error ?? 'The task ran into an error.',
         attachments: attachments.map(({ url, statusCode }) => ({ statusCode, url })),
       }
-    : { task_id: task.taskId, response: task.response, task: taskViewOf(task) };
+    : { task_id: task.taskId, response: task.response, task: payloads.task(task) };
   return newOutboxMessage(
     {
       accountId: task.accountId,
@@ -66,7 +65,7 @@ export async function queueTaskCallback(
   attachments?: { url: string; statusCode: number }[],
 ): Promise<boolean> {
   const defaultUrl = task.callbackUrl ? null : ((await repos.accounts.findById(task.accountId))?.defaultCallbackUrl ?? null);
-  const message = taskCallback(task, defaultUrl, now, attachments);
+  const message = taskCallback(repos.payloads, task, defaultUrl, now, attachments);
   if (message) await repos.outbox.add(message);
   return message !== null;
 }

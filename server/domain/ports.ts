@@ -1,5 +1,5 @@
 // What the rules need from storage. server/store implements it; the rules never see SQL.
-import type { Account, Mode, Task, TaskStatus } from './model.ts';
+import type { Account, Json, Mode, Task, TaskStatus } from './model.ts';
 import type { WorkRepository } from './workforce/model.ts';
 import type { WorkerRepository } from './workforce/identity.ts';
 
@@ -250,7 +250,21 @@ export interface OutboxRepository {
   attemptsFor(accountId: string, subject: string): Promise<DeliveryAttempt[]>;
 }
 
+/**
+ * The payloads of the callbacks (the contract's webhooks) are wire shapes: the HTTP layer's views
+ * make them (server/http/views/callbacks.ts), and the rules ask for them here when they queue a
+ * callback, in the transaction of the change, so the stored payload is the task as it was then.
+ */
+export interface CallbackPayloads {
+  /** A task as the generation that created it shows it. */
+  task(task: Task): Json;
+  /** A batch as the batchCompleted webhook shows it. */
+  batch(batch: Batch): Json;
+}
+
 export interface Repositories {
+  /** Not storage: how a queued callback's payload is rendered (see CallbackPayloads). */
+  payloads: CallbackPayloads;
   /** Worker identity (issue 18): workers, passwords, sessions and API tokens. */
   workers: WorkerRepository;
   tasks: TaskRepository;

@@ -1,5 +1,6 @@
 // Projects: versioned default parameters and versioned ontologies, per account and mode.
-import { DomainError, conflict, invalid, notFound } from './errors.ts';
+import { assertTypeEnabled } from './accounts.ts';
+import { conflict, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
 import type { Caller, Json } from './model.ts';
 import type { OntologyVersion, ParamVersion, Project, Repositories, UnitOfWork } from './ports.ts';
@@ -23,7 +24,8 @@ async function details(repos: Repositories, project: Project): Promise<ProjectDe
   return { project, params, ontologies };
 }
 
-async function projectByName(repos: Repositories, caller: Caller, name: string, forUpdate = false): Promise<Project> {
+/** A project of the caller's account and mode by its name; not_found when there is none. */
+export async function projectByName(repos: Repositories, caller: Caller, name: string, forUpdate = false): Promise<Project> {
   const project = await repos.projects.get(caller.account.accountId, caller.mode, name, { forUpdate });
   if (!project) throw notFound(`Project "${name}" not found.`);
   return project;
@@ -44,9 +46,7 @@ export async function createProject(
   paramNames: ReadonlySet<string>,
   now: Date,
 ): Promise<ProjectDetails> {
-  if (caller.account.disabledTypes.includes(input.type)) {
-    throw new DomainError('type_disabled', `Task type "${input.type}" is not enabled for this account.`);
-  }
+  assertTypeEnabled(caller, input.type);
   if (input.rapid && input.studio) throw invalid('A project is rapid or studio, not both.');
   return uow.transaction(async (repos) => {
     const project: Project = {

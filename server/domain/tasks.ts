@@ -1,5 +1,6 @@
 // The task rules: creation (with duplicate prevention and test-mode completion), retrieval, lists,
 // cancel, metadata, unique_id, tags and customer review. Each operation is one transaction.
+import { assertTypeEnabled } from './accounts.ts';
 import { callbackAddressProblem } from './callback-address.ts';
 import { DomainError, conflict, invalid, notFound } from './errors.ts';
 import { newTaskId, sha256 } from './ids.ts';
@@ -8,11 +9,10 @@ import type { OutboxMessage, PageRequest, Repositories, TaskFilters, UnitOfWork 
 import { UniqueIdTaken } from './ports.ts';
 import { batchToJoin, taskSettled } from './batches.ts';
 import { mergeProjectParams } from './projects.ts';
-import { checkTaskParams, labelledFeatures } from './param-rules.ts';
+import { acceptTaskParams } from './param-rules.ts';
 import { attachmentUrls, failedTestAttachments, withDirectLinks } from './attachments.ts';
 import { queueTaskCallback, resendLatestCallback, taskCallback } from './outbox.ts';
 import { IdempotencyKeyBusy, savedAnswer, type IdempotencyInput } from './idempotency.ts';
-import { sanitizeTextCollectionParams } from './sanitize.ts';
 import { syntheticResponse, type TaskType } from './synthetic.ts';
 import { defaultWorkSettings, redoAfterCustomerReject, type WorkSettings } from './workforce/work.ts';
 
@@ -55,9 +55,7 @@ export interface CreateTaskInput {
 
 export async function createTask(uow: UnitOfWork, input: CreateTaskInput): Promise<Answer> {
   const { caller } = input;
-  if (caller.account.disabledTypes.includes(input.type)) {
-    throw new DomainError('type_disabled', `Task type "${input.type}" is not enabled for this account.`);
-  }
+  assertTypeEnabled(caller, input.type);
   const uniqueId = (input.body.unique_id as string | undefined) ?? null;
   try {
     // A task of a batch or a project is made from what they hold (read and locked in the
@@ -86,7 +84,7 @@ async function writeNewTask(repos: Repositories, input: CreateTaskInput, task: T
     if (delayMs > 0) task.testCompleteAt = new Date(now.getTime() + delayMs);
     else {
       completeSynthetically(task, now);
-      callback = taskCallback(task, caller.account.defaultCallbackUrl, now);
+      callback = taskCallback(repos.payloads, task, caller.account.defaultCallbackUrl, now);
     }
   }
   const saved = input.idempotency && savedAnswer(caller, input.idempotency, answer, now);
@@ -120,10 +118,7 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
   for (const [key, value] of Object.entries(body)) {
     if (input.paramNames.has(key) && !commonFields.has(key)) params[key] = value;
   }
-  if (input.type === 'textcollection') sanitizeTextCollectionParams(params);
-  const problem = checkTaskParams(input.type, params);
-  if (problem) throw invalid(problem);
-  if (input.type === 'documenttranscription' && params.features !== undefined) params.features = labelledFeatures(params.features);
+  acceptTaskParams(input.type, params);
   const stored = withDirectLinks(params);
   return {
     taskId: newTaskId(now),
@@ -209,16 +204,20 @@ export async function completeDueTestTasks(uow: UnitOfWork, now: Date, batch = 1
   return due.length;
 }
 
-async function lockedTask(repos: Repositories, caller: Caller, taskId: string, now: Date): Promise<Task> {
-  const task = await repos.tasks.get(caller.account.accountId, caller.mode, taskId, { forUpdate: true });
+/** A task of the caller's account and mode; not_found when there is none. */
+async function taskById(repos: Repositories, caller: Caller, taskId: string, forUpdate = false): Promise<Task> {
+  const task = await repos.tasks.get(caller.account.accountId, caller.mode, taskId, { forUpdate });
   if (!task) throw notFound(`Task ${taskId} not found.`);
-  return settleDueTestTask(repos, task, now);
+  return task;
+}
+
+async function lockedTask(repos: Repositories, caller: Caller, taskId: string, now: Date): Promise<Task> {
+  return settleDueTestTask(repos, await taskById(repos, caller, taskId, true), now);
 }
 
 export async function getTask(uow: UnitOfWork, caller: Caller, taskId: string, now: Date): Promise<Task> {
   // A plain read, unless the task is a test-mode task due for completion: then it is completed first.
-  const task = await uow.tasks.get(caller.account.accountId, caller.mode, taskId);
-  if (!task) throw notFound(`Task ${taskId} not found.`);
+  const task = await taskById(uow, caller, taskId);
   if (!isDueTestTask(task, now)) return task;
   return uow.transaction((repos) => lockedTask(repos, caller, taskId, now));
 }
@@ -459,8 +458,7 @@ export interface CallbackAttempt {
 
 /** The delivery attempts of a task's callbacks, oldest first. */
 export async function listTaskCallbacks(uow: UnitOfWork, caller: Caller, taskId: string): Promise<CallbackAttempt[]> {
-  const task = await uow.tasks.get(caller.account.accountId, caller.mode, taskId);
-  if (!task) throw notFound(`Task ${taskId} not found.`);
+  await taskById(uow, caller, taskId);
   const [messages, attempts] = await Promise.all([
     uow.outbox.forSubject(caller.account.accountId, taskId),
     uow.outbox.attemptsFor(caller.account.accountId, taskId),

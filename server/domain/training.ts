@@ -1,13 +1,14 @@
 // Training and evaluation tasks: a task's parameters with its correct answer, used to train workers
 // (training) or to score them (evaluation). They are kept apart from ordinary tasks: their own id
 // space, no status, no callback, never in the task list.
-import { DomainError, invalid, notFound } from './errors.ts';
+import { assertTypeEnabled } from './accounts.ts';
+import { invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
-import { checkTaskParams, labelledFeatures } from './param-rules.ts';
+import { acceptTaskParams } from './param-rules.ts';
 import type { Caller, Json } from './model.ts';
 import type { TrainingTask, UnitOfWork } from './ports.ts';
-import { sanitizeTextCollectionParams } from './sanitize.ts';
 import { claimIdempotencyKey, type IdempotencyInput } from './idempotency.ts';
+import { isRecord } from './json.ts';
 
 export type TrainingKind = TrainingTask['kind'];
 
@@ -29,8 +30,6 @@ export interface CreateTrainingTaskInput {
   render: (task: TrainingTask) => string;
 }
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * Creates a training or evaluation task. The contract's schema has already checked the body,
  * `expected_response` included; whether the answer fits the parameters (its labels among the
@@ -38,17 +37,12 @@ const isObject = (value: unknown): value is Json => typeof value === 'object' &&
  */
 export async function createTrainingTask(uow: UnitOfWork, input: CreateTrainingTaskInput): Promise<TrainingTask> {
   const { caller, kind, body, now } = input;
-  if (caller.account.disabledTypes.includes(input.type)) {
-    throw new DomainError('type_disabled', `Task type "${input.type}" is not enabled for this account.`);
-  }
-  if (!isObject(body.expected_response)) throw invalid("expected_response is required: an object in the format of the type's response.");
+  assertTypeEnabled(caller, input.type);
+  if (!isRecord(body.expected_response)) throw invalid("expected_response is required: an object in the format of the type's response.");
   // Common task fields (callback_url, metadata, ...) are no parameters of the type: dropped here.
   const params: Json = {};
   for (const [key, value] of Object.entries(body)) if (input.paramNames.has(key)) params[key] = value;
-  if (input.type === 'textcollection') sanitizeTextCollectionParams(params);
-  const problem = checkTaskParams(input.type, params);
-  if (problem) throw invalid(problem);
-  if (input.type === 'documenttranscription' && params.features !== undefined) params.features = labelledFeatures(params.features);
+  acceptTaskParams(input.type, params);
   const task: TrainingTask = {
     id: newTaskId(now),
     accountId: caller.account.accountId,
@@ -58,7 +52,7 @@ export async function createTrainingTask(uow: UnitOfWork, input: CreateTrainingT
     params,
     expectedResponse: body.expected_response,
     // A training task has no starting answer; its request schema does not even know the key.
-    initialResponse: kind === 'evaluation' && isObject(body.initial_response) ? body.initial_response : null,
+    initialResponse: kind === 'evaluation' && isRecord(body.initial_response) ? body.initial_response : null,
     createdAt: now,
   };
   const idem = input.idempotency;

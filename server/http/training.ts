@@ -4,6 +4,7 @@
 import type { components } from '../../generated/current.ts';
 import type { Json } from '../domain/model.ts';
 import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
+import { isRecord } from '../domain/json.ts';
 import { createTrainingTask, getTrainingTask, listTrainingTasks, type TrainingKind } from '../domain/training.ts';
 import { coerceBody } from './coerce.ts';
 import type { Contract, Json as Schema } from './contract.ts';
@@ -15,7 +16,6 @@ import { trainingTaskListView, trainingTaskView } from './views/training.ts';
 
 type Schemas = components['schemas'];
 type Request<Id extends keyof Operations['current']> = OperationRequest<Operations['current'][Id]>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export interface TrainingCreation {
   operationId: string;
@@ -72,7 +72,7 @@ export function trainingHandlers({ uow, contract }: HandlerDeps) {
         caller,
         kind: op.kind,
         type: op.type,
-        body: { ...(isObject(typed) ? typed : {}), expected_response: sent.expected_response, initial_response: sent.initial_response },
+        body: { ...(isRecord(typed) ? typed : {}), expected_response: sent.expected_response, initial_response: sent.initial_response },
         paramNames: op.paramNames,
         now: new Date(),
         idempotency,

@@ -2,6 +2,7 @@
 import { and, asc, count, desc, eq, getTableColumns, gte, inArray, isNotNull, lt, lte, sql, type SQL } from 'drizzle-orm';
 import type {
   AccountRecord,
+  CallbackPayloads,
   DeliveryAttempt,
   OutboxMessage,
   PageRequest,
@@ -146,7 +147,7 @@ function createTaskStatement(task: Task, extras: { answer?: SavedAnswer; callbac
   return statement(`WITH ${parts.join(', ')} SELECT EXISTS (SELECT 1 FROM task) AS created${woken}`, values);
 }
 
-function repositories(db: Database, execute: Execute, secrets: SecretBox): Repositories {
+function repositories(db: Database, execute: Execute, secrets: SecretBox, payloads: CallbackPayloads): Repositories {
   // Account rows carry their secrets sealed; only the dispatcher, which sends them, opens them.
   const sealed = <A extends { callbackAuthKey: string; signingSecret: string }>(a: A): A => ({
     ...a,
@@ -154,6 +155,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
     signingSecret: secrets.seal(a.signingSecret),
   });
   return {
+    payloads,
     work: workRepository(db, execute),
     workers: workerRepository(db),
     tasks: {
@@ -526,13 +528,27 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox): Repos
   };
 }
 
-export function unitOfWork(store: Store): UnitOfWork {
+/** For a unit of work that queues no callback (a tool that only reads or seeds): asking for a payload is a bug. */
+const noCallbackPayloads: CallbackPayloads = {
+  task: () => {
+    throw new Error('This unit of work was opened without callback payloads (unitOfWork(store, payloads)).');
+  },
+  batch: () => {
+    throw new Error('This unit of work was opened without callback payloads (unitOfWork(store, payloads)).');
+  },
+};
+
+/**
+ * The repositories on a store. `payloads` renders queued callbacks (the HTTP layer's views, which
+ * the store does not know: the composition root passes them in).
+ */
+export function unitOfWork(store: Store, payloads: CallbackPayloads = noCallbackPayloads): UnitOfWork {
   return {
-    ...repositories(store.db, store.execute, store.secrets),
+    ...repositories(store.db, store.execute, store.secrets, payloads),
     transaction: (work) =>
       store.db.transaction((tx) => {
         const db = tx as unknown as Database;
-        return work(repositories(db, executeIn(db), store.secrets));
+        return work(repositories(db, executeIn(db), store.secrets, payloads));
       }),
   };
 }
