@@ -581,7 +581,7 @@ describe('the form and text players', () => {
           conditions: [{ topic: ['football', 'tennis'], contains_ads: 'yes' }, { topic: 'comedy' }],
         },
         { type: 'number', field_id: 'audio_quality', title: 'Audio quality', use_slider: true, min: 1, max: 5, step: 0.5 },
-        { type: 'number', field_id: 'speakers', title: 'How many speakers?', min: 1, max: 10 },
+        { type: 'number', field_id: 'speakers', title: 'How many speakers?', min: 1, max: 10, required: true },
         { type: 'boolean', field_id: 'explicit', title: 'Explicit language' },
         { type: 'datetime', field_id: 'recorded_on', title: 'Recording date', include: ['year', 'month', 'day'], defaults: { year: 2026 } },
         { type: 'select', field_id: 'language', title: 'Spoken language', choices: ['English', 'German', 'French'] },

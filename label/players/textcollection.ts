@@ -6,7 +6,7 @@
 // (server/domain/answer-rules.ts, run here too before submitting). `hypothesis` fills the form in
 // first; a draft wins over it.
 import { checkAnswer } from '../../server/domain/answer-rules.ts';
-import { conditionsHold, leafChoiceValues } from '../../server/domain/synthetic.ts';
+import { conditionsHold, leafChoiceValues } from '../../server/domain/form-fields.ts';
 import { instructionHtml } from '../instruction.ts';
 import type { Shortcut } from '../keys.ts';
 import { attachmentView, type AttachmentType } from './attachment.ts';
@@ -33,6 +33,14 @@ const num = (v: unknown): number | undefined => {
   return typeof x === 'number' && Number.isFinite(x) ? x : undefined;
 };
 const isTrue = (v: unknown) => v === true || String(v).toLowerCase() === 'true';
+const required = (f: Field) => f.required === true || (typeof f.required === 'string' && f.required.toLowerCase() === 'true');
+/** An entry nobody filled in: nothing, an empty text, or a form filling or range whose parts are all blank. */
+const blank = (entry: unknown): boolean =>
+  entry === undefined ||
+  entry === null ||
+  (typeof entry === 'string' && entry.trim() === '') ||
+  (Array.isArray(entry) && entry.every(blank)) ||
+  (isRecord(entry) && Object.values(entry).every(blank));
 const fieldList = (v: unknown): Field[] => (Array.isArray(v) ? v : []).filter((f): f is Field => isRecord(f) && typeof f.type === 'string');
 /** The answerable fields of a list, FieldSets opened. */
 const flat = (fields: Field[]): Field[] => fields.flatMap((f) => (f.type === 'fieldset' ? fieldList(f.fields) : [f]));
@@ -539,6 +547,8 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
       // The description and hint describe each of the field's controls (a form's children have their own).
       if (described.length && f.type !== 'form')
         for (const c of body.querySelectorAll('[aria-label]:not(button)')) c.setAttribute('aria-describedby', described.join(' '));
+      if (required(f) && f.type !== 'form')
+        for (const c of body.querySelectorAll('[aria-label]:not(button)')) c.setAttribute('aria-required', 'true');
     };
     const described: string[] = [];
     const descriptionId = nextId();
@@ -546,8 +556,11 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
     if (typeof f.description === 'string') described.push(descriptionId);
     if (typeof f.hint === 'string') described.push(hintId);
     draw();
+    const mark = required(f) ? [el('span', { class: 'required', title: 'required' }, ' *')] : [];
     const head =
-      f.type === 'form' ? el('h3', { id: titleId }, f.title) : el('div', { class: 'title', id: titleId, 'aria-hidden': 'true' }, f.title);
+      f.type === 'form'
+        ? el('h3', { id: titleId }, f.title, ...mark)
+        : el('div', { class: 'title', id: titleId, 'aria-hidden': 'true' }, f.title, ...mark);
     if (typeof f.hint === 'string') head.title = f.hint;
     wrapper.append(
       head,
@@ -677,7 +690,9 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
       )
         continue;
       const { max } = bounds(f);
-      const entries = scope[f.field_id] ?? [];
+      // An optional field left blank is left out of the answer (only `required` ones must be given).
+      const entries = (scope[f.field_id] ?? []).filter((entry) => required(f) || !blank(entry));
+      if (!required(f) && entries.length === 0) continue;
       const given = entries.map((entry, k) =>
         answerOne(f, entry, scope, answerable, `${f.title}${max > 1 ? ` ${k + 1}` : ''}${suffix}`, problems),
       );

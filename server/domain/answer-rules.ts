@@ -5,7 +5,7 @@
 // text. The type's response schema (the contract) is checked separately, before these.
 import type { Json, Task } from './model.ts';
 import { type ChoiceValue, conditionsHold, daysInMonth, leafChoiceValues, SECONDS_PER_DAY } from './form-fields.ts';
-import { asRecord, DECIMAL, finiteNumber, isRecord, list, records, show, strings } from './json.ts';
+import { asBoolean, asRecord, DECIMAL, finiteNumber, isRecord, list, records, show, strings } from './json.ts';
 
 type Rule = (params: Json, response: Json) => string[];
 
@@ -251,7 +251,7 @@ const audioTranscription: Rule = (_params, response) =>
   );
 
 // textcollection: the field rules of test mode (synthetic.ts) for a worker's form. A field its
-// conditions hide has no answer; a shown one is answered (within min/max_responses_required), each
+// conditions hide has no answer; a shown one is answered when `required` (within min/max_responses_required, as is an optional one that is answered), each
 // answer within the field's bounds; a form's fillings are checked field by field.
 
 const choiceValues = (answer: unknown): ChoiceValue[] =>
@@ -292,7 +292,8 @@ function fieldAnswerProblems(
       continue;
     }
     if (!present) {
-      out.push(`${at} is missing: the field is shown, so it needs an answer.`);
+      // Only a required field must be answered (UnitFieldCommon.required, default false).
+      if (asBoolean(field.required, false)) out.push(`${at} is missing: the field is required and shown, so it needs an answer.`);
       continue;
     }
     const max = Math.max(1, finiteNumber(field.max_responses_required) ?? 1);
