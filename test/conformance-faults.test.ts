@@ -576,7 +576,7 @@ describe('the conformance suite reports planted faults', () => {
     server = await startTestServer('pglite', {
       DELIVERY_POLL_MS: '20',
       ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32',
-      WORK_LEASE_SECONDS: '3',
+      WORK_LEASE_SECONDS: '6',
     });
     other = await createAccount(server.uow, 'faults-other', new Date());
     workerToken = (await createWorker(server)).token;
