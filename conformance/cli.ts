@@ -38,7 +38,8 @@ Tests a server of this API against the contract and the API description's rules.
   -h, --help              this text
 
 The run creates tasks, projects, batches, training and evaluation tasks in the accounts of the keys,
-and workers of the account's own workforce (the workforce checks remove theirs when they end):
+and workers of the account's own workforce (the workforce checks remove theirs when they end; the
+few that the examples of tag Workforce make stay, as projects do):
 use test accounts, not production ones.
 
 Exit status: 0 when every check passed, 1 when one failed, 2 for a usage error.
