@@ -13,7 +13,9 @@ Tests a server of this API against the contract and the API description's rules.
   --key KEY               a test-mode API key of an account
   --generation G          current | legacy | both (default both)
   --other-key KEY2        a key of a second account (isolation checks; skipped without it)
-  --live-key KEY3         the live key of the account of --key (live-mode checks; skipped without it)
+  --live-key KEY3         the live key of the account of --key (live-mode checks; skipped without it).
+                          The workforce checks of review, redo, leases, workers and staffing make
+                          the account's own workers with it and log them in (no worker token needed)
   --settings-key KEY4     the test key of an account set up to try the account settings: a test
                           completion delay of at least 1 s, audiotranscription and segmentannotation
                           disabled, a default callback URL (account-settings checks; skipped without it)
@@ -35,7 +37,9 @@ Tests a server of this API against the contract and the API description's rules.
                           accounts, with the projects and batches the run created, which no API deletes)
   -h, --help              this text
 
-The run creates tasks, projects, batches, training and evaluation tasks in the accounts of the keys:
+The run creates tasks, projects, batches, training and evaluation tasks in the accounts of the keys,
+and workers of the account's own workforce (the workforce checks remove theirs when they end; the
+few that the examples of tag Workforce make stay, as projects do):
 use test accounts, not production ones.
 
 Exit status: 0 when every check passed, 1 when one failed, 2 for a usage error.

@@ -87,6 +87,18 @@ export async function personalize(ctx: CheckContext, op: ContractOperation, body
   if (kind === 'batch-creation' && 'callback' in out) out.callback = (await ctx.receiver()).url('suite-batch');
   if (kind === 'project-creation') out.name = ctx.unique('project');
   if (kind === 'batch-creation') out.name = ctx.unique('batch');
+  // An e-mail address is one worker's login: each new worker gets one of its own.
+  if (op.operationId === 'createWorker' && typeof out.email === 'string') out.email = `${ctx.unique('worker')}@example.com`;
+  return out;
+}
+
+/** A staffing body with the example's worker ids replaced by `workerId` (a worker of the run), each list without repeats. */
+export function staffedBy(body: unknown, workerId: string): unknown {
+  if (!isRecord(body)) return body;
+  const out: Record<string, unknown> = { ...body };
+  for (const list of ['attempt', 'review'])
+    if (Array.isArray(out[list]))
+      out[list] = [...new Set((out[list] as unknown[]).map((x) => (typeof x === 'string' && x.startsWith('wkr_') ? workerId : x)))];
   return out;
 }
 
@@ -103,6 +115,8 @@ class FixtureError extends ConformanceFailure {
 }
 
 const freshTaskOperations = new Set(['addTaskTags', 'putTaskTags', 'auditTask']);
+/** Operations that end the worker they act on: each gets a worker of its own. */
+const freshWorkerOperations = new Set(['removeWorker']);
 
 /** Objects made once per generation and run, and fresh tasks on demand. */
 export class Fixtures {
@@ -201,6 +215,27 @@ export class Fixtures {
   }
 
   /**
+   * A new worker of the account's own workforce (roles labeler and reviewer, so that staffing may
+   * list it both ways), from the contract's createWorker example that has both roles.
+   */
+  async freshWorker(ctx: CheckContext): Promise<string> {
+    const op = this.op('createWorker');
+    const examples = requestExamples(this.contract, op);
+    const [, example] =
+      examples.find(([, v]) => isRecord(v) && Array.isArray(v.roles) && v.roles.includes('reviewer') && v.roles.includes('labeler')) ??
+      examples[0] ??
+      [];
+    const body = await personalize(ctx, op, example);
+    const ex = await ctx.call('POST', op.path, { json: body });
+    expectAnswer(ex, [200], "creating a worker for the check (the contract's createWorker example)");
+    return String(ex.body?.worker_id);
+  }
+
+  worker(ctx: CheckContext): Promise<string> {
+    return this.once('worker', () => this.freshWorker(ctx));
+  }
+
+  /**
    * The concrete path of an operation: each path parameter filled with an object of this run.
    * `fresh`: a new task rather than the shared one (by default for the operations whose outcome
    * depends on what earlier requests did to the task: tags add up to at most 5, a review needs a
@@ -226,6 +261,9 @@ export class Fixtures {
           break;
         case 'evaluationTaskId':
           value = await this.evaluationTask(ctx);
+          break;
+        case 'workerId':
+          value = freshWorkerOperations.has(op.operationId) ? await this.freshWorker(ctx) : await this.worker(ctx);
           break;
         default:
           value = String(param.example ?? param.schema?.examples?.[0] ?? 'x');

@@ -567,7 +567,7 @@ function reproduce(ctx: CheckContext, id: string): string {
 
 export function generatedChecks(state: SuiteState): Check[] {
   const checks: Check[] = [];
-  for (const { operationId, generations } of operationsOfBothGenerations()) {
+  for (const { operationId, generations } of operationsOfBothGenerations({ workforce: false })) {
     const validId = `generated/valid/${operationId}`;
     checks.push({
       id: validId,

@@ -9,6 +9,7 @@ import { startReceiver, type RunningReceiver } from './receiver.ts';
 import { callbackProblems, describeExchange, shapeProblems, shapeRuleText, truncate, type ShapeProblem, type ShapeRule } from './shape.ts';
 import { SuiteState } from './fixtures.ts';
 import {
+  CheckSkipped,
   ConformanceFailure,
   type Check,
   type CheckContext,
@@ -401,7 +402,9 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
           result = { check, generation, outcome: 'passed', ms: Math.round(performance.now() - t0), notes };
         } catch (err) {
           const ms = Math.round(performance.now() - t0);
-          if (err instanceof ConformanceFailure) {
+          if (err instanceof CheckSkipped) {
+            result = { check, generation, outcome: 'skipped', ms: 0, notes, reason: err.reason };
+          } else if (err instanceof ConformanceFailure) {
             result = {
               check,
               generation,

@@ -20,7 +20,7 @@ export const shapeRuleText: Record<ShapeRule, string> = {
   'content-type': 'The content type of every answer is one the contract documents for that status.',
   'body-schema': 'Every answer body validates against the schema the contract gives for the operation and status.',
   'error-body': 'Every error answer (4xx, 5xx) is a JSON body {status_code, error} whose status_code is the HTTP status.',
-  'www-authenticate': 'A 401 answer carries a WWW-Authenticate header (HTTP Basic).',
+  'www-authenticate': 'A 401 answer carries a WWW-Authenticate header (HTTP Basic; Bearer at the worker API).',
   'retry-after': 'A 429 answer carries a Retry-After header.',
   'header-schema': 'Documented headers that are present fit their schemas.',
   'callback-body':
@@ -81,10 +81,12 @@ export function shapeProblems(contract: Contract, op: ContractOperation | undefi
       });
     }
   }
-  if (status === 401 && !/^basic\b/i.test(headers.get('www-authenticate') ?? '')) {
+  // The API keys are HTTP Basic; the worker API's tokens are Bearer.
+  const scheme = contract.generation === 'workforce' ? 'Bearer' : 'Basic';
+  if (status === 401 && !new RegExp(`^${scheme}\\b`, 'i').test(headers.get('www-authenticate') ?? '')) {
     problems.push({
       rule: 'www-authenticate',
-      message: `401 without a WWW-Authenticate: Basic header (got ${JSON.stringify(headers.get('www-authenticate'))})`,
+      message: `401 without a WWW-Authenticate: ${scheme} header (got ${JSON.stringify(headers.get('www-authenticate'))})`,
     });
   }
   if (status === 429 && !headers.get('retry-after')) {

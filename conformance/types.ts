@@ -152,6 +152,18 @@ export class ConformanceFailure extends Error {
   }
 }
 
+/**
+ * Thrown by a check that finds, once running, that the server under test cannot show its rule in
+ * a run of reasonable length (e.g. a lease of minutes): the check is listed as skipped with the
+ * message as its reason, as a check missing an option is.
+ */
+export class CheckSkipped extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'CheckSkipped';
+  }
+}
+
 /** Throws a ConformanceFailure with `message` unless `condition` holds. */
 export function expectThat(condition: unknown, message: string, details?: unknown): asserts condition {
   if (!condition) throw new ConformanceFailure(message, details);

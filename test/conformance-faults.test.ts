@@ -465,6 +465,95 @@ const cases: Record<string, Case> = {
     checks: byId('workforce/nothing-to-do'),
     expectFailed: ['workforce/nothing-to-do'],
   },
+  'a submit replayed with its Idempotency-Key is refused (the proxy drops the header from submits)': {
+    fault: {
+      request(req) {
+        if (req.method === 'POST' && assignmentPath(req)?.endsWith('/submit')) delete req.headers['idempotency-key'];
+      },
+    },
+    checks: byId('workforce/submit-replay'),
+    expectFailed: ['workforce/submit-replay'],
+  },
+  'a submit on a lapsed lease is acknowledged (the proxy turns its 409 lease_lost into 200)': {
+    fault: {
+      async response(req, res, upstream) {
+        const m = /^([^/]+)\/submit$/.exec(assignmentPath(req) ?? '');
+        if (req.method !== 'POST' || !m || res.status !== 409 || json(res).code !== 'lease_lost') return;
+        const read = await upstream({
+          ...req,
+          method: 'GET',
+          url: new URL(`/worker/v1/assignments/${m[1]}`, req.url),
+          body: Buffer.alloc(0),
+        });
+        Object.assign(res, { status: 200, body: read.body, headers: read.headers });
+      },
+    },
+    checks: byId('workforce/lease-expiry'),
+    expectFailed: ['workforce/lease-expiry'],
+  },
+  'a review "fixed" keeps the reviewed answer (the proxy turns it into "accepted")': {
+    fault: {
+      request(req) {
+        if (req.method !== 'POST' || !assignmentPath(req)?.endsWith('/review')) return;
+        const body = JSON.parse(req.body.toString('utf8'));
+        if (body.result !== 'fixed') return;
+        body.result = 'accepted';
+        delete body.response;
+        req.body = Buffer.from(JSON.stringify(body));
+      },
+    },
+    checks: byId('workforce/review-accept-fix'),
+    expectFailed: ['workforce/review-accept-fix'],
+  },
+  "a rejection's feedback does not reach the redo (the proxy empties feedback_items)": {
+    fault: {
+      request(req) {
+        if (req.method !== 'POST' || !assignmentPath(req)?.endsWith('/review')) return;
+        const body = JSON.parse(req.body.toString('utf8'));
+        if (body.result !== 'rejected') return;
+        body.feedback_items = [];
+        req.body = Buffer.from(JSON.stringify(body));
+      },
+    },
+    checks: byId('workforce/review-reject-redo'),
+    expectFailed: ['workforce/review-reject-redo'],
+  },
+  "a customer's rejecting audit of a live task sends it to no redo (the proxy makes it an acceptance)": {
+    fault: {
+      request(req) {
+        if (req.method !== 'POST' || !/^\/v1\/task\/[0-9a-f]{24}\/audit$/.test(apiPath(req.url))) return;
+        const body = JSON.parse(req.body.toString('utf8'));
+        if (body.accepted === false) body.accepted = true;
+        req.body = Buffer.from(JSON.stringify(body));
+      },
+    },
+    checks: byId('workforce/customer-audit-redo'),
+    expectFailed: ['workforce/customer-audit-redo'],
+  },
+  'pausing a worker does nothing (the proxy turns the pause into a read of the worker)': {
+    fault: {
+      request(req) {
+        const m = /^\/v1\/workforce\/workers\/([^/]+)\/pause$/.exec(req.url.pathname);
+        if (req.method !== 'POST' || !m) return;
+        req.method = 'GET';
+        req.url = new URL(`/v1/workforce/workers/${m[1]}`, req.url);
+        req.body = Buffer.alloc(0);
+      },
+    },
+    checks: byId('workforce/own-workers'),
+    expectFailed: ['workforce/own-workers'],
+  },
+  "a project's staffing is not stored (the proxy turns the PUT into a GET)": {
+    fault: {
+      request(req) {
+        if (req.method !== 'PUT' || !/^\/v1\/projects\/[^/]+\/staffing$/.test(req.url.pathname)) return;
+        req.method = 'GET';
+        req.body = Buffer.alloc(0);
+      },
+    },
+    checks: byId('workforce/staffing'),
+    expectFailed: ['workforce/staffing'],
+  },
   'U+0000 in text is stored, not refused (rule 8; the proxy drops the character)': {
     fault: {
       request(req) {
@@ -483,7 +572,12 @@ describe('the conformance suite reports planted faults', () => {
   let workerToken: string;
 
   beforeAll(async () => {
-    server = await startTestServer('pglite', { DELIVERY_POLL_MS: '20', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32' });
+    // A short lease: workforce/lease-expiry waits one out.
+    server = await startTestServer('pglite', {
+      DELIVERY_POLL_MS: '20',
+      ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32',
+      WORK_LEASE_SECONDS: '6',
+    });
     other = await createAccount(server.uow, 'faults-other', new Date());
     workerToken = (await createWorker(server)).token;
     proxy = await startProxy(server.url);

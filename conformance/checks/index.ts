@@ -20,6 +20,8 @@ import { testModeRuleChecks } from './test-mode-rules.ts';
 import { uniqueIdChecks } from './unique-id.ts';
 import { wildChecks } from './wild.ts';
 import { workforceChecks } from './workforce.ts';
+import { workforceManageChecks } from './workforce-manage.ts';
+import { workforceReviewChecks } from './workforce-review.ts';
 
 export const behaviourChecks: Check[] = [
   ...taskStateChecks,
@@ -40,4 +42,6 @@ export const behaviourChecks: Check[] = [
   ...accountSettingChecks,
   ...authChecks,
   ...workforceChecks,
+  ...workforceReviewChecks,
+  ...workforceManageChecks,
 ];

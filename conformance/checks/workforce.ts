@@ -10,14 +10,29 @@ import { categorization, createTask, expectError, readTask } from './helpers.ts'
 const area = 'Workforce';
 const requestTimeoutMs = 30_000;
 
+export interface WorkerCallOptions {
+  /** The worker's token (default --worker-token); null: no Authorization header (logging in). */
+  token?: string | null;
+  headers?: Record<string, string>;
+  /** `?wait=` of assignments/next (a long poll, in seconds). */
+  query?: string;
+}
+
 /**
- * A request of the worker (Bearer token) to `${baseUrl}/worker${path}`; its answer must fit the
+ * A request of a worker (Bearer token) to `${baseUrl}/worker${path}`; its answer must fit the
  * workforce contract (status documented, body and headers), else the check fails.
  */
-async function workerCall(ctx: CheckContext, method: string, path: string, json?: unknown): Promise<Exchange> {
+export async function workerCall(
+  ctx: CheckContext,
+  method: string,
+  path: string,
+  json?: unknown,
+  options: WorkerCallOptions = {},
+): Promise<Exchange> {
   const contract = loadContract('workforce');
-  const url = `${ctx.options.baseUrl.replace(/\/+$/, '')}/worker${path}`;
-  const headers: Record<string, string> = { authorization: `Bearer ${ctx.options.workerToken}` };
+  const url = `${ctx.options.baseUrl.replace(/\/+$/, '')}/worker${path}${options.query ? `?${options.query}` : ''}`;
+  const token = options.token === undefined ? ctx.options.workerToken : options.token;
+  const headers: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...options.headers };
   const body = json === undefined ? undefined : JSON.stringify(json);
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
@@ -211,6 +226,51 @@ export const workforceChecks: Check[] = [
         );
         const task = await readTask(ctx, taskId, 'live');
         expectThat(task.status === 'pending', `a refused submit leaves the task pending, got ${task.status}`, task);
+      });
+    },
+  },
+  {
+    ...common,
+    id: 'workforce/submit-replay',
+    seed: 'Workforce: a retried submit (decision: the worker API, Idempotency-Key)',
+    rule: 'A submit retried with the same Idempotency-Key and body gets the first answer again (Idempotent-Replayed: true) and stores nothing more; the same key with another body gets 409 with code idempotency_mismatch.',
+    async run(ctx) {
+      await withClaimed(ctx, async ({ taskId, assignment }) => {
+        const id = assignment.assignment_id;
+        const headers = { 'Idempotency-Key': ctx.unique('submit') };
+        const body = { lease_token: assignment.lease_token, response: { category: 'billing' }, active_ms: 1000 };
+        const first = await workerCall(ctx, 'POST', `/v1/assignments/${id}/submit`, body, { headers });
+        expectStatus(first, 200, 'a submit with an Idempotency-Key');
+        const replay = await workerCall(ctx, 'POST', `/v1/assignments/${id}/submit`, body, { headers });
+        expectStatus(replay, 200, 'the same submit again, with the same Idempotency-Key (a retry)');
+        expectThat(
+          replay.headers.get('idempotent-replayed') === 'true',
+          `a replayed submit carries Idempotent-Replayed: true, got ${replay.headers.get('idempotent-replayed')}`,
+        );
+        expectThat(
+          replay.body?.assignment_id === id && replay.body?.status === first.body?.status && replay.body?.response?.category === 'billing',
+          'a replayed submit answers the first answer again (the same assignment, status and response)',
+          { first: first.body, replay: replay.body },
+        );
+        const other = await workerCall(
+          ctx,
+          'POST',
+          `/v1/assignments/${id}/submit`,
+          { ...body, response: { category: 'sales' } },
+          { headers },
+        );
+        expectError(other, 409, 'a submit with the same Idempotency-Key and another answer');
+        expectThat(
+          other.body?.code === 'idempotency_mismatch',
+          `the same Idempotency-Key with another body answers code idempotency_mismatch, got ${other.body?.code}`,
+          other.body,
+        );
+        const task = await readTask(ctx, taskId, 'live');
+        expectThat(
+          task.status === 'completed' && task.response?.category === 'billing',
+          `the task keeps the first answer {"category":"billing"}, got status ${task.status} and ${JSON.stringify(task.response)}`,
+          task,
+        );
       });
     },
   },

@@ -81,6 +81,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('fuzze
     const byPath = (p: string) => exampleOf(doc, doc.paths[p].post);
     ids.trainingTaskId = (await create('/v1/training_tasks/textcollection', byPath('/v1/training_tasks/textcollection'))).id;
     ids.evaluationTaskId = (await create('/v1/evaluation_tasks/textcollection', byPath('/v1/evaluation_tasks/textcollection'))).id;
+    ids.workerId = (
+      await create('/v1/workforce/workers', {
+        email: `fuzz-${db}@example.com`,
+        display_name: 'Fuzz',
+        roles: ['labeler', 'reviewer'],
+        password: 'a-long-enough-password',
+      })
+    ).worker_id;
   });
   afterAll(async () => {
     await server?.close();
@@ -90,7 +98,16 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('fuzze
   async function snapshot(): Promise<unknown> {
     const api = client(server, 'current', key);
     const reads = await Promise.all(
-      ['/v1/tasks?limit=100', '/v1/projects', '/v1/batches', '/v1/training_tasks', '/v1/evaluation_tasks'].map((p) => api('GET', p)),
+      [
+        '/v1/tasks?limit=100',
+        '/v1/projects',
+        '/v1/batches',
+        '/v1/training_tasks',
+        '/v1/evaluation_tasks',
+        '/v1/workforce/workers?limit=100',
+        '/v1/projects/fuzz-project/staffing',
+        '/v1/batches/fuzz-batch/staffing',
+      ].map((p) => api('GET', p)),
     );
     return reads.map((r) => r.body);
   }
@@ -101,8 +118,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('fuzze
       const doc = loadBundle(gen);
       const base = server.url + (gen === 'legacy' ? '/legacy' : '');
       let before = await snapshot();
-      // The operations of tag Workforce answer 501 until issue 18 lands (server/http/workforce/not-yet.ts).
-      const ops = operations(gen, doc).filter((o) => !o.op.tags?.includes('Workforce'));
+      const ops = operations(gen, doc);
       for (const [index, op] of ops.entries()) {
         const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(ids[name] ?? 'x'));
         const reads = op.method === 'get';

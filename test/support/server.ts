@@ -21,12 +21,15 @@ export const hasPostgres = () => inject('postgresUrl') !== '';
  * mutation run): delivery and attachment checks on, towards loopback; the retry schedule compressed.
  * Delayed test completions are looked for at the default pace (1 s), as operators run it: a server
  * that left undelayed test tasks to that poller would show them pending for a while.
+ * Leases of 10 s: workforce/lease-expiry waits one out (it skips leases over 15 s); long enough
+ * for the other workforce checks to finish their work under load.
  */
 export const conformanceEnv = {
   DELIVERY_POLL_MS: '50',
   ATTACHMENT_CHECK_POLL_MS: '50',
   ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
   CALLBACK_SCHEDULE_SCALE: '0.001',
+  WORK_LEASE_SECONDS: '10',
 } as const;
 
 export interface TestServer extends RunningServer {

@@ -438,7 +438,8 @@ export async function redoAfterCustomerReject(
   const adopted =
     (await repos.work.forTask(task.taskId)).filter((x) => x.role !== 'review' && x.response !== null && x.status !== 'rejected').at(-1) ??
     null;
-  const feedback: FeedbackItem[] = [{ type: 'error', source: 'customer', text: comments ?? 'Rejected by the customer.' }];
+  // A FeedbackItem of the contract (category and text, at most 5000 characters; about the whole answer).
+  const feedback: FeedbackItem[] = [{ category: 'other', text: (comments?.trim() || 'Rejected by the customer.').slice(0, 5000) }];
   if (adopted) await repos.work.update({ ...adopted, status: 'rejected', feedback });
   await openRedo(repos, work, adopted, settings, now);
   await repos.work.addEvents([

@@ -65,7 +65,7 @@ async function idempotent(
         'rate_limited',
       );
     if (held.fingerprint !== idem.fingerprint)
-      throw new HttpError(409, 'The Idempotency-Key was already used for a different request.', {}, 'conflict');
+      throw new HttpError(409, 'The Idempotency-Key was already used for a different request.', {}, 'idempotency_mismatch');
     return new Replay(held);
   }
   const keep = (statusCode: number, body: unknown) =>
