@@ -13,7 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './support/browser.ts';
 import { dragOnImage, logInThroughForm, street, whereIs } from './support/label.ts';
-import { client, startTestServer, type TestServer } from './support/server.ts';
+import { client, databases, hasPostgres, startTestServer, type DatabaseKind, type TestServer } from './support/server.ts';
 import { makeValidator } from './support/spec.ts';
 import { until } from './support/wait.ts';
 import { createWorker, type TestWorker } from './support/workers.ts';
@@ -60,17 +60,22 @@ beforeAll(async () => {
   hookUrl = `${hookOrigin}/hook`;
   streetUrl = `${hookOrigin}/street.svg`;
   duskUrl = `${hookOrigin}/street-dusk.svg`;
-  server = await startTestServer('pglite', { DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32', WORK_SWEEP_POLL_MS: '0' });
-  customer = client(server, 'current', server.dev.live_key);
-  worker = await createWorker(server, { accountId: server.dev.account_id, displayName: 'Ana Lima' });
-  browser = await launchBrowser();
 });
 
 afterAll(async () => {
   await browser?.close();
-  await server?.close();
   if (hook) await new Promise((r) => hook.close(r));
 });
+
+/** The server of one database (with the customer's client and the worker), started with the browser. */
+async function startOn(db: DatabaseKind) {
+  [server, browser] = await Promise.all([
+    startTestServer(db, { DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32', WORK_SWEEP_POLL_MS: '0' }),
+    browser ?? launchBrowser(),
+  ]);
+  customer = client(server, 'current', server.dev.live_key);
+  worker = await createWorker(server, { accountId: server.dev.account_id, displayName: 'Ana Lima' });
+}
 
 /** A live task of this type made through the customer API, its callback to the receiver; its id. */
 async function liveTask(type: string, instruction: string, params: Record<string, unknown>): Promise<string> {
@@ -126,7 +131,13 @@ async function submit(page: Page) {
   expect(res.status(), await res.text()).toBe(200);
 }
 
-describe('the labeling app against the real server (PGlite), live tasks, callbacks to the customer', () => {
+// Every player on PGlite; on PostgreSQL (where the run has it) the two that cover the shell's
+// round trips: an answer with its callback, and the draft kept by the server over a reload.
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the labeling app against the real server on %s', (db) => {
+  beforeAll(() => startOn(db));
+  afterAll(() => server?.close());
+  const onPglite = it.skipIf(db !== 'pglite');
+
   it('categorization: key 2 chooses the category; the callback carries it with its id', async () => {
     const taskId = await liveTask('categorization', 'Which **team** should answer this message?', {
       attachment_type: 'text',
@@ -181,7 +192,7 @@ describe('the labeling app against the real server (PGlite), live tasks, callbac
     await page.close();
   });
 
-  it('transcription and datacollection: fields and repeated rows typed; the callbacks carry them (and the time spent)', async () => {
+  onPglite('transcription and datacollection: fields and repeated rows typed; the callbacks carry them (and the time spent)', async () => {
     const transcription = await liveTask('transcription', 'Copy the invoice.', {
       attachment_type: 'image',
       attachment: streetUrl,
@@ -225,7 +236,7 @@ describe('the labeling app against the real server (PGlite), live tasks, callbac
     await page.close();
   });
 
-  it('comparison: a choice by key and a field typed; the callback carries both', async () => {
+  onPglite('comparison: a choice by key and a field typed; the callback carries both', async () => {
     const taskId = await liveTask('comparison', 'Which photo shows the car better?', {
       attachment_type: 'image',
       attachments: [streetUrl, duskUrl],
@@ -247,115 +258,243 @@ describe('the labeling app against the real server (PGlite), live tasks, callbac
     await page.close();
   });
 
-  it('textcollection: a form with a category, a condition and a number, and a form filled twice; the callback carries them', async () => {
-    const taskId = await liveTask('textcollection', 'Note the episode and every product it advertises.', {
-      attachments: [
-        { type: 'text', content: 'Episode 7: a talk with the founder of Acme.' },
-        { type: 'text', content: 'Ad read: the Acme Anvil, 49 EUR; the Acme Rocket, 120.50 USD.', forms: ['product_form'] },
-      ],
-      fields: [
-        {
-          type: 'form',
-          field_id: 'episode',
-          title: 'Episode',
-          fields: [
-            {
-              type: 'category',
-              field_id: 'kind',
-              title: 'Kind',
-              required: true,
-              choices: [
-                { label: 'Interview', value: 'interview' },
-                { label: 'Solo', value: 'solo' },
-              ],
-            },
-            { type: 'text', field_id: 'guest_name', title: 'Guest name', conditions: [{ kind: 'interview' }] },
-            { type: 'number', field_id: 'speakers', title: 'How many speakers?', min: 1, max: 10 },
-          ],
-        },
-        {
-          type: 'form',
-          field_id: 'product_form',
-          title: 'Product',
-          max_responses_required: 2,
-          fields: [
-            { type: 'text', field_id: 'product_name', title: 'Product name', required: true },
-            { type: 'select', field_id: 'currency', title: 'Currency', choices: ['EUR', 'USD'] },
-          ],
-        },
-      ],
-    });
-    const { page, foreign, problems } = await openApp();
-    const kind = page.getByRole('radiogroup', { name: 'Kind' });
-    await kind.waitFor();
-    await kind.getByLabel('Interview').check();
-    await page.getByLabel('Guest name').fill('Ada');
-    await page.getByLabel('How many speakers?').fill('2');
-    await page.getByLabel('Product name (Product 1)').fill('Acme Anvil');
-    await page.getByLabel('Currency (Product 1)').selectOption('EUR');
-    await page.getByRole('button', { name: 'Add a filling: Product' }).click();
-    await page.getByLabel('Product name (Product 2)').fill('Acme Rocket');
-    await page.getByLabel('Currency (Product 2)').selectOption('USD');
-    await submit(page);
-    expect(await delivered(taskId, 'TextCollectionResponse')).toEqual({
-      annotations: {
-        episode: { kind: ['interview'], guest_name: 'Ada', speakers: '2' },
-        product_form: [
-          { product_name: 'Acme Anvil', currency: ['EUR'] },
-          { product_name: 'Acme Rocket', currency: ['USD'] },
+  onPglite(
+    'textcollection: a form with a category, a condition and a number, and a form filled twice; the callback carries them',
+    async () => {
+      const taskId = await liveTask('textcollection', 'Note the episode and every product it advertises.', {
+        attachments: [
+          { type: 'text', content: 'Episode 7: a talk with the founder of Acme.' },
+          { type: 'text', content: 'Ad read: the Acme Anvil, 49 EUR; the Acme Rocket, 120.50 USD.', forms: ['product_form'] },
         ],
-      },
-    });
-    expect(foreign).toEqual([]);
-    expect(problems).toEqual([]);
-    await page.close();
-  });
+        fields: [
+          {
+            type: 'form',
+            field_id: 'episode',
+            title: 'Episode',
+            fields: [
+              {
+                type: 'category',
+                field_id: 'kind',
+                title: 'Kind',
+                required: true,
+                choices: [
+                  { label: 'Interview', value: 'interview' },
+                  { label: 'Solo', value: 'solo' },
+                ],
+              },
+              { type: 'text', field_id: 'guest_name', title: 'Guest name', conditions: [{ kind: 'interview' }] },
+              { type: 'number', field_id: 'speakers', title: 'How many speakers?', min: 1, max: 10 },
+            ],
+          },
+          {
+            type: 'form',
+            field_id: 'product_form',
+            title: 'Product',
+            max_responses_required: 2,
+            fields: [
+              { type: 'text', field_id: 'product_name', title: 'Product name', required: true },
+              { type: 'select', field_id: 'currency', title: 'Currency', choices: ['EUR', 'USD'] },
+            ],
+          },
+        ],
+      });
+      const { page, foreign, problems } = await openApp();
+      const kind = page.getByRole('radiogroup', { name: 'Kind' });
+      await kind.waitFor();
+      await kind.getByLabel('Interview').check();
+      await page.getByLabel('Guest name').fill('Ada');
+      await page.getByLabel('How many speakers?').fill('2');
+      await page.getByLabel('Product name (Product 1)').fill('Acme Anvil');
+      await page.getByLabel('Currency (Product 1)').selectOption('EUR');
+      await page.getByRole('button', { name: 'Add a filling: Product' }).click();
+      await page.getByLabel('Product name (Product 2)').fill('Acme Rocket');
+      await page.getByLabel('Currency (Product 2)').selectOption('USD');
+      await submit(page);
+      expect(await delivered(taskId, 'TextCollectionResponse')).toEqual({
+        annotations: {
+          episode: { kind: ['interview'], guest_name: 'Ada', speakers: '2' },
+          product_form: [
+            { product_name: 'Acme Anvil', currency: ['EUR'] },
+            { product_name: 'Acme Rocket', currency: ['USD'] },
+          ],
+        },
+      });
+      expect(foreign).toEqual([]);
+      expect(problems).toEqual([]);
+      await page.close();
+    },
+  );
 
-  it('namedentityrecognition: spans selected with the mouse after an emoji, a relationship; the callback counts code points', async () => {
-    const text = 'Hello 👋! Andre\u0301 Müller works for Acme Corp.';
-    const taskId = await liveTask('namedentityrecognition', 'Label the people and organizations, and how they relate.', {
-      text,
-      labels: [
-        { name: 'PERSON', display_name: 'Person' },
-        { name: 'ORG', display_name: 'Organization' },
-      ],
-      relationships: [{ name: 'works_for', display_name: 'works for', is_directed: true, source_label: 'PERSON', target_label: 'ORG' }],
-    });
-    const { page, foreign, problems } = await openApp();
-    await page.locator('.ner-text').waitFor();
-    const drag = async (piece: string) => {
-      const at = await whereIs(page, piece);
-      await page.mouse.move(at.x1, at.y1);
-      await page.mouse.down();
-      await page.mouse.move(at.x2, at.y2, { steps: 6 });
-      await page.mouse.up();
-    };
-    const name = 'Andre\u0301 Müller';
-    await drag(name);
-    await expect.poll(() => page.locator('.spans li[data-span]').count(), poll).toBe(1);
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('2');
-    await drag('Acme Corp');
-    await expect.poll(() => page.locator('.spans li[data-span]').count(), poll).toBe(2);
-    await page.getByLabel('Relationship from').selectOption('a1');
-    await page.getByLabel('Relationship kind').selectOption('works_for');
-    await page.getByLabel('Relationship to').selectOption('a2');
-    await page.getByRole('button', { name: 'Add the relationship' }).click();
-    await submit(page);
-    const codePoints = (s: string) => Array.from(s).length;
-    const span = (piece: string) => {
-      const start = codePoints(text.slice(0, text.indexOf(piece)));
-      return { start, end: start + codePoints(piece), text: piece };
-    };
-    expect(await delivered(taskId, 'NamedEntityRecognitionResponse')).toEqual({
-      annotations: [
-        { id: 'a1', ...span(name), label: 'PERSON' },
-        { id: 'a2', ...span('Acme Corp'), label: 'ORG' },
-      ],
-      relationships: [{ id: 'r1', source_ref: 'a1', target_ref: 'a2', name: 'works_for' }],
-    });
-    expect(foreign).toEqual([]);
-    expect(problems).toEqual([]);
-    await page.close();
-  });
+  onPglite(
+    'textcollection: the other field types (time range, category with subchoices, slider, boolean, date, select, ranking), the hypothesis pre-filled',
+    async () => {
+      const taskId = await liveTask('textcollection', 'Review the **episode** and its thumbnails.', {
+        attachments: [
+          { type: 'markdown', content: '**Show notes.** Episode 112 covers the *Champions League* final.' },
+          { type: 'image', content: streetUrl },
+          { type: 'text', content: 'Thumbnail C: the hosts in the studio.' },
+        ],
+        fields: [
+          {
+            type: 'category',
+            field_id: 'contains_ads',
+            title: 'Does the episode contain an advertisement?',
+            required: true,
+            choices: [
+              { label: 'Yes', value: 'yes' },
+              { label: 'No', value: 'no' },
+            ],
+          },
+          {
+            type: 'time_range',
+            field_id: 'ad_segment',
+            title: 'Where is the advertisement?',
+            default_seconds: [0, 30],
+            increment_seconds: 5,
+            conditions: [{ contains_ads: 'yes' }],
+          },
+          {
+            type: 'text',
+            field_id: 'why_no_ads',
+            title: 'How did you check there is none?',
+            conditions: [{ contains_ads: { not: 'yes' } }],
+          },
+          {
+            type: 'category',
+            field_id: 'topic',
+            title: 'Topic',
+            max_choices: 2,
+            choices: [
+              {
+                label: 'Sports',
+                value: 'sports',
+                subchoices: [
+                  { label: 'Football', value: 'football' },
+                  { label: 'Tennis', value: 'tennis' },
+                ],
+              },
+              { label: 'News', value: 'news' },
+            ],
+          },
+          { type: 'number', field_id: 'audio_quality', title: 'Audio quality', use_slider: true, min: 1, max: 5, step: 0.5 },
+          { type: 'boolean', field_id: 'explicit', title: 'Explicit language' },
+          {
+            type: 'datetime',
+            field_id: 'recorded_on',
+            title: 'Recording date',
+            include: ['year', 'month', 'day'],
+            defaults: { year: 2026 },
+          },
+          { type: 'select', field_id: 'main_topic', title: 'The main topic', choices_from_field: 'topic' },
+          {
+            type: 'ranking_order',
+            field_id: 'best_thumbnail',
+            title: 'Rank the attachments',
+            first_label: 'Most engaging',
+            last_label: 'Least engaging',
+            num_items_to_rank: 2,
+          },
+          { type: 'text', field_id: 'summary', title: 'Summary', max_characters: 500 },
+        ],
+        hypothesis: {
+          annotations: {
+            contains_ads: { type: 'category', field_id: 'contains_ads', response: [['no']] },
+            summary: { type: 'text', field_id: 'summary', response: ['The hosts review the final.'] },
+          },
+        },
+      });
+      const { page, foreign, problems } = await openApp();
+      const ads = page.getByRole('radiogroup', { name: 'Does the episode contain an advertisement?' });
+      await ads.waitFor();
+      expect(await ads.getByLabel('No').isChecked()).toBe(true);
+      expect(await page.getByLabel('Summary').inputValue()).toBe('The hosts review the final.');
+      await ads.getByLabel('Yes').check();
+      const range = page.getByRole('group', { name: 'Where is the advertisement?' });
+      await range.getByLabel('from (s)').fill('750');
+      await range.getByLabel('to (s)').fill('810');
+      const topic = page.getByRole('group', { name: 'Topic' });
+      await topic.getByText('Sports').focus();
+      await page.keyboard.press('Enter');
+      await topic.getByLabel('Football').check();
+      await topic.getByLabel('News').check();
+      await page.getByLabel('Audio quality').focus();
+      for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowRight');
+      await page.getByRole('radiogroup', { name: 'Explicit language' }).getByLabel('No').check();
+      const date = page.getByRole('group', { name: 'Recording date' });
+      await date.getByLabel('month').fill('11');
+      await date.getByLabel('day').fill('21');
+      await page.getByLabel('The main topic').selectOption({ label: 'news' });
+      await page.locator('.ranking li', { hasText: 'Attachment 3' }).focus();
+      await page.keyboard.press('Alt+ArrowUp');
+      await page.keyboard.press('Alt+ArrowUp');
+      await submit(page);
+      expect(await delivered(taskId, 'TextCollectionResponse')).toEqual({
+        annotations: {
+          contains_ads: ['yes'],
+          ad_segment: { from_seconds: 750, to_seconds: 810 },
+          topic: ['football', 'news'],
+          audio_quality: '2.5',
+          explicit: false,
+          recorded_on: { year: 2026, month: 11, day: 21 },
+          main_topic: ['news'],
+          best_thumbnail: [2, 0],
+          summary: 'The hosts review the final.',
+        },
+      });
+      expect(foreign).toEqual([]);
+      expect(problems).toEqual([]);
+      await page.close();
+    },
+  );
+
+  onPglite(
+    'namedentityrecognition: spans selected with the mouse after an emoji, a relationship; the callback counts code points',
+    async () => {
+      const text = 'Hello 👋! Andre\u0301 Müller works for Acme Corp.';
+      const taskId = await liveTask('namedentityrecognition', 'Label the people and organizations, and how they relate.', {
+        text,
+        labels: [
+          { name: 'PERSON', display_name: 'Person' },
+          { name: 'ORG', display_name: 'Organization' },
+        ],
+        relationships: [{ name: 'works_for', display_name: 'works for', is_directed: true, source_label: 'PERSON', target_label: 'ORG' }],
+      });
+      const { page, foreign, problems } = await openApp();
+      await page.locator('.ner-text').waitFor();
+      const drag = async (piece: string) => {
+        const at = await whereIs(page, piece);
+        await page.mouse.move(at.x1, at.y1);
+        await page.mouse.down();
+        await page.mouse.move(at.x2, at.y2, { steps: 6 });
+        await page.mouse.up();
+      };
+      const name = 'Andre\u0301 Müller';
+      await drag(name);
+      await expect.poll(() => page.locator('.spans li[data-span]').count(), poll).toBe(1);
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('2');
+      await drag('Acme Corp');
+      await expect.poll(() => page.locator('.spans li[data-span]').count(), poll).toBe(2);
+      await page.getByLabel('Relationship from').selectOption('a1');
+      await page.getByLabel('Relationship kind').selectOption('works_for');
+      await page.getByLabel('Relationship to').selectOption('a2');
+      await page.getByRole('button', { name: 'Add the relationship' }).click();
+      await submit(page);
+      const codePoints = (s: string) => Array.from(s).length;
+      const span = (piece: string) => {
+        const start = codePoints(text.slice(0, text.indexOf(piece)));
+        return { start, end: start + codePoints(piece), text: piece };
+      };
+      expect(await delivered(taskId, 'NamedEntityRecognitionResponse')).toEqual({
+        annotations: [
+          { id: 'a1', ...span(name), label: 'PERSON' },
+          { id: 'a2', ...span('Acme Corp'), label: 'ORG' },
+        ],
+        relationships: [{ id: 'r1', source_ref: 'a1', target_ref: 'a2', name: 'works_for' }],
+      });
+      expect(foreign).toEqual([]);
+      expect(problems).toEqual([]);
+      await page.close();
+    },
+  );
 });
