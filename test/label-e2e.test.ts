@@ -74,7 +74,11 @@ async function startOn(db: DatabaseKind) {
     browser ?? launchBrowser(),
   ]);
   customer = client(server, 'current', server.dev.live_key);
-  worker = await createWorker(server, { accountId: server.dev.account_id, displayName: 'Ana Lima' });
+  // The app's bundle is built on its first request (esbuild, about a second): meanwhile the worker is made.
+  [worker] = await Promise.all([
+    createWorker(server, { accountId: server.dev.account_id, displayName: 'Ana Lima' }),
+    fetch(`${server.url}/label/app.js`).then((r) => r.text()),
+  ]);
 }
 
 /** A live task of this type made through the customer API, its callback to the receiver; its id. */
@@ -444,6 +448,69 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
       expect(foreign).toEqual([]);
       expect(problems).toEqual([]);
       await page.close();
+    },
+  );
+
+  onPglite(
+    'a task the customer cancels while the person works on it: the next heartbeat ends it with a clear message, nothing is submitted, no callback',
+    async () => {
+      const taskId = await liveTask('categorization', 'Which **team** should answer this message?', {
+        attachment_type: 'text',
+        attachment: 'Please close my account.',
+        categories: ['Billing', 'Technical problem', 'Account access'],
+      });
+      const { page, problems } = await openApp('?heartbeat=1');
+      await page.locator('.instruction').waitFor();
+      await page.keyboard.press('3');
+      const canceled = await customer('POST', `/v1/task/${taskId}/cancel`);
+      expect(canceled.status, canceled.text).toBe(200);
+      await page.locator('#lease-lost').waitFor(poll);
+      expect(await page.locator('#lease-lost').textContent()).toContain('The customer canceled this task.');
+      expect(await page.getByRole('button', { name: /Submit/ }).isDisabled()).toBe(true);
+      const submits: string[] = [];
+      page.on('request', (r) => {
+        if (r.url().endsWith('/submit')) submits.push(r.url());
+      });
+      await page.keyboard.press('Control+Enter');
+      await new Promise((r) => setTimeout(r, 200));
+      expect(submits).toEqual([]);
+      expect((await customer('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'canceled' });
+      expect(received.filter((r) => r.body?.task_id === taskId)).toEqual([]);
+      expect(problems).toEqual([]);
+      await page.close();
+    },
+  );
+
+  onPglite(
+    'two tabs on one task: the second resumes it with the draft the first saved; after the second submits, the first is told the assignment is closed',
+    async () => {
+      const taskId = await liveTask('categorization', 'Which **team** should answer this message?', {
+        attachment_type: 'text',
+        attachment: 'My password reset mail never arrives.',
+        categories: ['Billing', 'Technical problem', 'Account access'],
+      });
+      const first = await openApp('?heartbeat=1');
+      await first.page.locator('.instruction').waitFor();
+      await first.page.keyboard.press('3');
+      await first.page.waitForResponse(
+        (r) => r.url().endsWith('/heartbeat') && r.request().postDataJSON()?.draft?.category === 'Account access',
+        poll,
+      );
+      // The second tab: a tab of its own (its own session and storage), the same worker.
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const other = await context.newPage();
+      await other.goto(`${server.url}/label/?heartbeat=1`);
+      await logInThroughForm(other, worker.email, worker.password, 'Ana Lima');
+      await other.locator('.instruction').waitFor();
+      expect(await other.getByLabel('Account access').isChecked()).toBe(true);
+      await submit(other);
+      expect(await delivered(taskId, 'CategorizationResponse')).toEqual({ category: 'Account access' });
+      await first.page.locator('#lease-lost').waitFor(poll);
+      const told = await first.page.locator('#lease-lost').textContent();
+      await context.close();
+      await first.page.close();
+      expect(told).toContain('This assignment is already closed.');
+      expect(first.problems).toEqual([]);
     },
   );
 
