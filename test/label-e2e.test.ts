@@ -139,7 +139,16 @@ async function submit(page: Page) {
 // round trips: an answer with its callback, and the draft kept by the server over a reload.
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the labeling app against the real server on %s', (db) => {
   beforeAll(() => startOn(db));
-  afterAll(() => server?.close());
+  afterAll(async () => {
+    // Once more at the end, when every retry has had time: each completed task was delivered once.
+    try {
+      const counts = new Map<string, number>();
+      for (const r of received) counts.set(r.body?.task_id, (counts.get(r.body?.task_id) ?? 0) + 1);
+      expect([...counts].filter(([, n]) => n !== 1)).toEqual([]);
+    } finally {
+      await server?.close();
+    }
+  });
   const onPglite = it.skipIf(db !== 'pglite');
 
   it('categorization: key 2 chooses the category; the callback carries it with its id', async () => {
