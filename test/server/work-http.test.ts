@@ -290,11 +290,12 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
 });
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))(
-  'leases over HTTP on %s (1 s leases, a sweep every 20 ms)',
+  'leases over HTTP on %s (4 s leases, a sweep every 20 ms)',
   (db) => {
     let server: TestServer;
     beforeAll(async () => {
-      server = await startTestServer(db, { WORK_LEASE_SECONDS: '1', WORK_SWEEP_POLL_MS: '20' });
+      // Long enough that a loaded machine does not lapse the lease before the second worker asks.
+      server = await startTestServer(db, { WORK_LEASE_SECONDS: '4', WORK_SWEEP_POLL_MS: '20' });
     });
     afterAll(async () => {
       await server?.close();
