@@ -23,7 +23,7 @@ async function details(repos: Repositories, project: Project): Promise<ProjectDe
   return { project, params, ontologies };
 }
 
-async function projectByName(repos: Repositories, caller: Caller, name: string, forUpdate = false): Promise<Project> {
+export async function projectByName(repos: Repositories, caller: Caller, name: string, forUpdate = false): Promise<Project> {
   const project = await repos.projects.get(caller.account.accountId, caller.mode, name, { forUpdate });
   if (!project) throw notFound(`Project "${name}" not found.`);
   return project;
