@@ -2,8 +2,7 @@
 import type { Account, Mode, Task, TaskStatus } from './model.ts';
 import type { WorkRepository } from './workforce/model.ts';
 import type { WorkerRepository } from './workforce/identity.ts';
-import type { QualityPolicyRepository } from './quality/policy.ts';
-import type { WorkerStatsRepository } from './quality/stats.ts';
+import type { QualityPolicyRepository, WorkerStatsRepository } from './quality/model.ts';
 
 export interface TaskFilters {
   startTime?: Date;

@@ -2,8 +2,14 @@
 // from the work event log (work_events, append-only; its (worker_id, at) and (task_id, at) indexes
 // serve every statement here).
 import { and, desc, eq } from 'drizzle-orm';
-import type { QualityPolicy, QualityPolicyRepository } from '../domain/quality/policy.ts';
-import { noWork, type ProjectWorkFigures, type WorkCounts, type WorkerStatsRepository } from '../domain/quality/stats.ts';
+import {
+  noWork,
+  type ProjectWorkFigures,
+  type QualityPolicy,
+  type QualityPolicyRepository,
+  type WorkCounts,
+  type WorkerStatsRepository,
+} from '../domain/quality/model.ts';
 import type { Database, Execute } from './db.ts';
 import { statement } from './rows.ts';
 import { qualityPolicies } from './schema.ts';

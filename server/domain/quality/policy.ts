@@ -9,25 +9,8 @@
 import { invalid, notFound } from '../errors.ts';
 import type { Caller } from '../model.ts';
 import type { Project, UnitOfWork } from '../ports.ts';
+import type { QualityPolicy } from './model.ts';
 import { projectByName } from '../projects.ts';
-
-export interface QualityPolicy {
-  /** Distinct workers per live task before their answers are combined. */
-  overlap: number;
-  training: { required: number; pass_score: number; retry_after_s: number; max_tries: number; show_expected: boolean };
-  evaluation: {
-    rate_new: number;
-    rate_trusted: number;
-    trusted_after: number;
-    window: number;
-    min_scored: number;
-    pause_below: number;
-  };
-  consensus: { threshold: number; max_extra: number };
-  /** `min_seconds`: a number of seconds, or `auto` (a quarter of the project's median active time). */
-  speed: { min_seconds: number | 'auto'; fast_count: number; of_last: number };
-  calibration: { gate_score: number };
-}
 
 /** What a PUT may send: every part and every field optional. */
 export type QualityPolicyInput = {
@@ -87,7 +70,7 @@ const parts = ['training', 'evaluation', 'consensus', 'speed', 'calibration'] as
  * The full policy a PUT sets: the given values over the defaults, every number within its bounds
  * and the rules that join two fields (400 naming the field otherwise).
  */
-export function completePolicy(input: QualityPolicyInput): QualityPolicy {
+function completePolicy(input: QualityPolicyInput): QualityPolicy {
   for (const key of Object.keys(input)) {
     if (key !== 'overlap' && !(parts as readonly string[]).includes(key)) throw invalid(`${key} is not a quality policy field.`);
   }
@@ -114,20 +97,6 @@ export function completePolicy(input: QualityPolicyInput): QualityPolicy {
     throw invalid(`evaluation.min_scored is ${evaluation.min_scored}: at most evaluation.window (${evaluation.window}).`);
   if (speed.fast_count > speed.of_last) throw invalid(`speed.fast_count is ${speed.fast_count}: at most speed.of_last (${speed.of_last}).`);
   return policy;
-}
-
-export interface QualityPolicyVersion {
-  projectId: string;
-  version: number;
-  policy: QualityPolicy;
-  createdAt: Date;
-}
-
-/** What the policy needs from storage (server/store/quality.ts). */
-export interface QualityPolicyRepository {
-  /** The latest version of the project's policy, or the one named; null when there is none. */
-  policyVersion(projectId: string, version?: number): Promise<QualityPolicyVersion | null>;
-  addPolicyVersion(version: QualityPolicyVersion): Promise<void>;
 }
 
 /** A policy in force: a stored version, or the defaults (`version` null) when none was set. */

@@ -4,42 +4,7 @@
 import { invalid } from '../errors.ts';
 import type { UnitOfWork } from '../ports.ts';
 import type { WorkerPrincipal } from '../workforce/worker.ts';
-
-export interface WorkCounts {
-  issued: number;
-  submitted: number;
-  skipped: number;
-  released: number;
-  expired: number;
-  accepted: number;
-  fixed: number;
-  rejected: number;
-  reviews: number;
-}
-
-export const noWork = (): WorkCounts => ({
-  issued: 0,
-  submitted: 0,
-  skipped: 0,
-  released: 0,
-  expired: 0,
-  accepted: 0,
-  fixed: 0,
-  rejected: 0,
-  reviews: 0,
-});
-
-/** One project's figures ('' for tasks without a project). */
-export interface ProjectWorkFigures {
-  project: string;
-  counts: WorkCounts;
-  activeMs: number;
-}
-
-/** What the figures need from storage (server/store/quality.ts): aggregates over the worker's events in [since, until]. */
-export interface WorkerStatsRepository {
-  workerFigures(workerId: string, since: Date, until: Date): Promise<{ projects: ProjectWorkFigures[]; medianActiveMs: number | null }>;
-}
+import { noWork, type ProjectWorkFigures, type WorkCounts } from './model.ts';
 
 export interface WorkerStats {
   since: Date;
@@ -53,11 +18,11 @@ export interface WorkerStats {
 
 const DAY_MS = 86_400_000;
 /** The default period, and the longest: the figures are counted at each request, so the period is bounded. */
-export const statsPeriod = { defaultDays: 30, maxDays: 366 };
+const statsPeriod = { defaultDays: 30, maxDays: 366 };
 const maxProjects = 100;
 
 /** The start of the period: `since` (no later than now, at most 366 days back) or 30 days back. */
-export function statsSince(since: Date | undefined, now: Date): Date {
+function statsSince(since: Date | undefined, now: Date): Date {
   if (!since) return new Date(now.getTime() - statsPeriod.defaultDays * DAY_MS);
   if (since.getTime() > now.getTime()) throw invalid(`since is ${since.toISOString()}: in the future.`);
   if (now.getTime() - since.getTime() > statsPeriod.maxDays * DAY_MS)

@@ -3,7 +3,8 @@
 import type { components as Current } from '../../../generated/current.ts';
 import type { components as Workforce } from '../../../generated/workforce.ts';
 import type { PolicyInForce } from '../../domain/quality/policy.ts';
-import type { ProjectWorkFigures, WorkerStats } from '../../domain/quality/stats.ts';
+import type { ProjectWorkFigures } from '../../domain/quality/model.ts';
+import type { WorkerStats } from '../../domain/quality/stats.ts';
 
 export function qualityPolicyView(p: PolicyInForce): Current['schemas']['QualityPolicy'] {
   return {
