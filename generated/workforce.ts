@@ -148,6 +148,13 @@ export interface paths {
          *     assignment at a time: asking again while one is active answers that one again (same lease),
          *     so a reloaded browser tab resumes its work instead of taking a second task.
          *
+         *     Quality (the project's quality policy, set by the customer): a worker new to a project first
+         *     gets its training tasks, one at a time, until the policy's pass mark holds; a training
+         *     assignment carries `training` and its `task_id` is the training task's id. Once qualified, the
+         *     worker's queue mixes in hidden evaluation tasks at the policy's rate: an evaluation assignment
+         *     looks exactly like a live one (same fields, statuses, id shapes and timing), and nothing in it
+         *     or in its submit answer tells them apart.
+         *
          *     A paused worker → 403 `worker_paused`; asking for a role the worker lacks → 403
          *     `role_missing`.
          */
