@@ -69,11 +69,11 @@ describe.each(databases)('our server on %s', (db) => {
   it.skipIf(skip)('ran every planned check, and answered every operation of both generations with a documented status', () => {
     expect(new Set(run.results.map(idOf).filter((id) => unitIds.has(id)))).toEqual(unitIds);
     // Tag Workforce's customer side (staffing, an account's workers) has no check yet: the workforce
-    // profile checks the worker API and who worked on a task (issue 18 goes on).
+    // profile checks the worker API and who worked on a task (issue 18 goes on). Nor has tag Quality (issue 19).
     const unchecked = new Set(
       generations.flatMap((gen) =>
         operationsOf(gen, loadBundle(gen))
-          .filter((o) => o.op.tags?.includes('Workforce') && o.op.operationId !== 'listTaskAssignments')
+          .filter((o) => (o.op.tags?.includes('Workforce') && o.op.operationId !== 'listTaskAssignments') || o.op.tags?.includes('Quality'))
           .map((o) => `${gen} ${o.op.operationId}`),
       ),
     );
