@@ -1240,6 +1240,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/task/{taskId}/promote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
+                 * @example 65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                taskId: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a training or evaluation task of an audited task
+         * @description Copies an audited task into a training task (`kind: training`) or an evaluation task
+         *     (`kind: evaluation`) of the same type: its parameters (after the project's defaults were
+         *     merged, instruction included) and, as the expected answer, its `response` as audited. The
+         *     task must be completed and audited with the answer kept: the customer's audit accepted it
+         *     (`customer_review_status: accepted`) or a reviewer accepted or fixed it; otherwise 400 naming
+         *     what is missing. This is how a calibration batch's reviewed tasks become the project's
+         *     training and evaluation material.
+         *
+         *     Promotion is idempotent: promoting a task again to the same kind answers the same training or
+         *     evaluation task (200) and makes no other. The new task lists with the other training or
+         *     evaluation tasks and serves every project of its type in the account and mode. A task of a
+         *     type with no training endpoint (categorization, for instance) can be promoted all the same:
+         *     the result is a training or evaluation task of that type.
+         */
+        post: operations["promoteTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projects": {
         parameters: {
             query?: never;
@@ -1402,6 +1444,80 @@ export interface paths {
          *     every attempt in it is reviewed.
          */
         put: operations["setProjectStaffing"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{projectName}/quality_policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve the quality policy of a project
+         * @description The project's quality policy in force (its latest version), or the version named by
+         *     `version`. A project whose policy was never set answers the defaults with `version: null`.
+         *     Each field's default is in the schema; they follow what the large labeling services
+         *     advise (a training pass mark and a calibration gate of 0.8, 10 % hidden evaluation for new
+         *     workers, a rolling window of 20 scores).
+         */
+        get: operations["getProjectQualityPolicy"];
+        /**
+         * Set the quality policy of a project
+         * @description Adds the next version of the project's quality policy (version 0 when it has none) and
+         *     answers it. The body replaces the policy as a whole: a field left out takes its default, not
+         *     the previous version's value. Live work issued afterwards follows the new version; work
+         *     already issued keeps the version it was issued under. Test-mode projects keep a policy too,
+         *     though test tasks complete themselves and no worker sees them.
+         */
+        put: operations["setProjectQualityPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{projectName}/quality": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve the quality figures of a project
+         * @description How good the live work on the project is, over the period from `since` (default: the last
+         *     30 days) to now: agreement between workers by the type's scorer, overall and per field or
+         *     label; each worker's rolling evaluation accuracy, agreement with the others and review
+         *     outcomes (the operator's workers by opaque handle); the project's review outcomes and reject
+         *     rate; and the calibration score of each calibration batch against the policy's gate.
+         *     Counted from the work event log and stored scores at each request, so that every figure can
+         *     be reproduced. Test-mode projects have no workers: their figures are all empty.
+         */
+        get: operations["getProjectQuality"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -7627,6 +7743,169 @@ export interface components {
             docs: components["schemas"]["TaskAssignment"][];
         };
         /**
+         * PromoteRequest
+         * @description What to make of an audited task: a training task or an evaluation task of the task's type, whose
+         *     expected answer is the task's audited `response`. `initial_response` (evaluation only) is the
+         *     answer the worker starts from, valid for the task's type.
+         */
+        PromoteRequest: {
+            /**
+             * @description Which kind of task to make.
+             * @example evaluation
+             * @enum {string}
+             */
+            kind: "training" | "evaluation";
+            /** @description Evaluation only (400 with `training`): the response the worker starts from. */
+            initial_response?: Record<string, never>;
+        };
+        /**
+         * TrainingTask
+         * @description A training task (`kind: training`, used to train workers during labeling) or an evaluation
+         *     task (`kind: evaluation`, used to test workers during labeling), the answer of every training
+         *     and evaluation endpoint in both generations. `params` and the responses follow `type` (one
+         *     branch per type below). Training and evaluation tasks are kept apart from ordinary tasks: they
+         *     never appear in the task list, have no status, project, batch or metadata, and never send
+         *     callbacks (decided here: the API description shows only their creation). They belong to the
+         *     account and mode of the key that created them.
+         */
+        TrainingTask: {
+            /**
+             * @description Identifier of the training or evaluation task: 24 lowercase hex characters, time-ordered,
+             *     like a `task_id` but never the id of an ordinary task.
+             * @example 65f1c0a2b3c4d5e6f7a8c001
+             */
+            id: string;
+            /**
+             * @description The task type. The misspelt path kinds `documentranscription` and `segmentannoation` create
+             *     tasks of type `documenttranscription` and `segmentannotation`. The creation endpoints make
+             *     the first six types; a task of any type can be made one by promoting an audited task
+             *     (`POST /v1/task/{taskId}/promote`, current generation), so the other types appear too.
+             * @example imageannotation
+             * @enum {string}
+             */
+            type: "textcollection" | "imageannotation" | "namedentityrecognition" | "documenttranscription" | "segmentannotation" | "videoplaybackannotation" | "annotation" | "pointannotation" | "lineannotation" | "polygonannotation" | "categorization" | "comparison" | "datacollection" | "transcription" | "audiotranscription" | "lidarsegmentation";
+            /**
+             * @description `training` when created under `/v1/training_tasks`, `evaluation` under `/v1/evaluation_tasks`.
+             * @example training
+             * @enum {string}
+             */
+            kind: "training" | "evaluation";
+            /**
+             * @description The type-specific parameters, stored as for an ordinary task's `params` (unknown keys
+             *     dropped).
+             */
+            params: Record<string, never>;
+            /** @description The correct response, in the format of the type's task response. */
+            expected_response: Record<string, never>;
+            /**
+             * @description Evaluation tasks only: the response the worker starts from, in the same format; absent
+             *     when none was given, and always absent on training tasks.
+             */
+            initial_response?: Record<string, never>;
+            /**
+             * Format: date-time
+             * @description When it was created (ISO 8601 UTC with milliseconds).
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+        } & ({
+            /** @constant */
+            type: "textcollection";
+            params?: components["schemas"]["TextCollectionParams"];
+            expected_response?: components["schemas"]["TextCollectionResponse"];
+            initial_response?: components["schemas"]["TextCollectionResponse"];
+        } | {
+            /** @constant */
+            type: "imageannotation";
+            params?: components["schemas"]["ImageAnnotationParams"];
+            expected_response?: components["schemas"]["ImageAnnotationResponse"];
+            initial_response?: components["schemas"]["ImageAnnotationResponse"];
+        } | {
+            /** @constant */
+            type: "namedentityrecognition";
+            params?: components["schemas"]["NamedEntityRecognitionParams"];
+            expected_response?: components["schemas"]["NamedEntityRecognitionResponse"];
+            initial_response?: components["schemas"]["NamedEntityRecognitionResponse"];
+        } | {
+            /** @constant */
+            type: "documenttranscription";
+            params?: components["schemas"]["DocumentTranscriptionParams"];
+            expected_response?: components["schemas"]["DocumentTranscriptionResponse"];
+            initial_response?: components["schemas"]["DocumentTranscriptionResponse"];
+        } | {
+            /** @constant */
+            type: "segmentannotation";
+            params?: components["schemas"]["SegmentAnnotationParams"];
+            expected_response?: components["schemas"]["SegmentAnnotationResponse"];
+            initial_response?: components["schemas"]["SegmentAnnotationResponse"];
+        } | {
+            /** @constant */
+            type: "videoplaybackannotation";
+            params?: components["schemas"]["VideoPlaybackAnnotationParams"];
+            expected_response?: components["schemas"]["VideoPlaybackAnnotationResponse"];
+            initial_response?: components["schemas"]["VideoPlaybackAnnotationResponse"];
+        } | {
+            /** @constant */
+            type: "annotation";
+            params?: components["schemas"]["AnnotationParams"];
+            expected_response?: components["schemas"]["AnnotationResponse"];
+            initial_response?: components["schemas"]["AnnotationResponse"];
+        } | {
+            /** @constant */
+            type: "pointannotation";
+            params?: components["schemas"]["PointAnnotationParams"];
+            expected_response?: components["schemas"]["PointAnnotationResponse"];
+            initial_response?: components["schemas"]["PointAnnotationResponse"];
+        } | {
+            /** @constant */
+            type: "lineannotation";
+            params?: components["schemas"]["LineAnnotationParams"];
+            expected_response?: components["schemas"]["LineAnnotationResponse"];
+            initial_response?: components["schemas"]["LineAnnotationResponse"];
+        } | {
+            /** @constant */
+            type: "polygonannotation";
+            params?: components["schemas"]["PolygonAnnotationParams"];
+            expected_response?: components["schemas"]["PolygonAnnotationResponse"];
+            initial_response?: components["schemas"]["PolygonAnnotationResponse"];
+        } | {
+            /** @constant */
+            type: "categorization";
+            params?: components["schemas"]["CategorizationParams"];
+            expected_response?: components["schemas"]["CategorizationResponse"];
+            initial_response?: components["schemas"]["CategorizationResponse"];
+        } | {
+            /** @constant */
+            type: "comparison";
+            params?: components["schemas"]["ComparisonParams"];
+            expected_response?: components["schemas"]["ComparisonResponse"];
+            initial_response?: components["schemas"]["ComparisonResponse"];
+        } | {
+            /** @constant */
+            type: "datacollection";
+            params?: components["schemas"]["DataCollectionParams"];
+            expected_response?: components["schemas"]["DataCollectionResponse"];
+            initial_response?: components["schemas"]["DataCollectionResponse"];
+        } | {
+            /** @constant */
+            type: "transcription";
+            params?: components["schemas"]["TranscriptionParams"];
+            expected_response?: components["schemas"]["TranscriptionResponse"];
+            initial_response?: components["schemas"]["TranscriptionResponse"];
+        } | {
+            /** @constant */
+            type: "audiotranscription";
+            params?: components["schemas"]["AudioTranscriptionParams"];
+            expected_response?: components["schemas"]["AudioTranscriptionResponse"];
+            initial_response?: components["schemas"]["AudioTranscriptionResponse"];
+        } | {
+            /** @constant */
+            type: "lidarsegmentation";
+            params?: components["schemas"]["LidarSegmentationParams"];
+            expected_response?: components["schemas"]["LidarSegmentationResponse"];
+            initial_response?: components["schemas"]["LidarSegmentationResponse"];
+        });
+        /**
          * ProjectParamVersion
          * @description One version of a project's default task parameters: `version`, `created_at`, and the stored
          *     parameters themselves as further keys (the type-specific parameters of the project's type and
@@ -8018,6 +8297,347 @@ export interface components {
             review_sampling?: components["schemas"]["ReviewSampling"];
         };
         /**
+         * QualityTrainingPolicy
+         * @description Training before live work. A worker new to the project is first given the account's training
+         *     tasks of the project's type (`/v1/training_tasks`, in the order they were created), one at a
+         *     time, and sees after each submit their score and what differed from the expected answer. The
+         *     worker qualifies for the project's live tasks once the mean score of their `required` training
+         *     tasks reaches `pass_score`. When it does not, they may try again after `retry_after_s`
+         *     seconds, at most `max_tries` times in all; after that they stay unqualified for the project
+         *     until the customer resets them. When the account has fewer training tasks of the type than
+         *     `required`, all of them are required; with none, a worker qualifies without training.
+         */
+        QualityTrainingPolicy: {
+            /**
+             * @description How many training tasks a new worker works before live tasks (0: no training). At most 100
+             *     (a bound on the work of one qualification; a training set larger than that teaches little
+             *     more).
+             * @default 5
+             * @example 5
+             */
+            required?: number;
+            /**
+             * @description The mean training score (from 0 to 1) that qualifies a worker.
+             * @default 0.8
+             * @example 0.8
+             */
+            pass_score?: number;
+            /**
+             * @description Seconds a worker who failed training waits before trying again (default one day; at most
+             *     30 days).
+             * @default 86400
+             * @example 86400
+             */
+            retry_after_s?: number;
+            /**
+             * @description How many times a worker may go through training in all (at most 10).
+             * @default 3
+             * @example 3
+             */
+            max_tries?: number;
+            /**
+             * @description Whether the training feedback shows the expected answer itself, beside the score and the
+             *     differences (turn off to keep a small training set from being learnt by heart).
+             * @default true
+             * @example true
+             */
+            show_expected?: boolean;
+        };
+        /**
+         * QualityEvaluationPolicy
+         * @description Hidden evaluation of qualified workers. The account's evaluation tasks of the project's type
+         *     (`/v1/evaluation_tasks`) are mixed into a worker's live queue at `rate_new` (a worker with fewer
+         *     than `trusted_after` submitted live attempts in the project) or `rate_trusted` (afterwards).
+         *     They cannot be told from live tasks by any field, timing or id shape. Each is scored against
+         *     its expected answer; the mean of a worker's last `window` scores in the project is their
+         *     accuracy. Once at least `min_scored` scores are in the window and the accuracy is below
+         *     `pause_below`, the worker is paused for the project, and their answers not yet reviewed since
+         *     the last time their accuracy was at or above `pause_below` go back to the queue.
+         */
+        QualityEvaluationPolicy: {
+            /**
+             * @description The share of a new worker's tasks that are evaluation tasks (0: none). At most 0.5: a queue
+             *     more than half hidden evaluation does little live work.
+             * @default 0.1
+             * @example 0.1
+             */
+            rate_new?: number;
+            /**
+             * @description The share for a trusted worker (see `trusted_after`); at most 0.5.
+             * @default 0.03
+             * @example 0.03
+             */
+            rate_trusted?: number;
+            /**
+             * @description Submitted live attempts in the project after which a worker counts as trusted (0: at once).
+             *     At most 10000.
+             * @default 50
+             * @example 50
+             */
+            trusted_after?: number;
+            /**
+             * @description How many of a worker's latest evaluation scores make up their rolling accuracy (at most
+             *     1000, a bound on the work of each score update).
+             * @default 20
+             * @example 20
+             */
+            window?: number;
+            /**
+             * @description Scores needed in the window before a worker can be paused; at most `window` (400 naming
+             *     `evaluation.min_scored` otherwise).
+             * @default 5
+             * @example 5
+             */
+            min_scored?: number;
+            /**
+             * @description The rolling accuracy under which a worker is paused for the project (0 never pauses).
+             * @default 0.7
+             * @example 0.7
+             */
+            pause_below?: number;
+        };
+        /**
+         * QualityConsensusPolicy
+         * @description Agreement between the workers of one task (when `overlap` is more than 1). Once the task's
+         *     answers are in, they are compared pairwise by the type's scorer; the mean is the task's
+         *     agreement. At or above `threshold`, the answers are combined (weighted majority for choices,
+         *     matched-region averaging for geometry, span clustering for named entities, the medoid for free
+         *     text) and the combined answer completes the task (or goes to review when the staffing samples
+         *     it). Below, one more worker is added, up to `max_extra` more than `overlap`; after that the
+         *     task goes to review.
+         */
+        QualityConsensusPolicy: {
+            /**
+             * @description The agreement (from 0 to 1) at which the answers are combined without more workers.
+             * @default 0.8
+             * @example 0.8
+             */
+            threshold?: number;
+            /**
+             * @description How many workers may be added to a task beyond `overlap` when agreement is low (at most 10).
+             * @default 2
+             * @example 2
+             */
+            max_extra?: number;
+        };
+        /**
+         * QualitySpeedPolicy
+         * @description Answers given faster than a person could have read the task. An attempt submitted with less
+         *     active time than `min_seconds` counts as too fast; a worker with `fast_count` too-fast attempts
+         *     among their last `of_last` in the project is paused for it and those attempts go to review.
+         */
+        QualitySpeedPolicy: {
+            /**
+             * @description The minimum plausible active time of an attempt, in seconds (from 0, which turns the rule
+             *     off, to 3600), or `auto`: a quarter of the median active time of the project's last 200
+             *     submitted attempts (no minimum until 20 were submitted).
+             * @default auto
+             * @example auto
+             */
+            min_seconds?: number | "auto";
+            /**
+             * @description Too-fast attempts that pause a worker; at most `of_last` (400 naming `speed.fast_count` otherwise).
+             * @default 3
+             * @example 3
+             */
+            fast_count?: number;
+            /**
+             * @description Among how many of the worker's latest attempts in the project they are counted (at most 100).
+             * @default 10
+             * @example 10
+             */
+            of_last?: number;
+        };
+        /**
+         * QualityCalibrationPolicy
+         * @description The calibration gate. A calibration batch of the project (`calibration_batch: true`) is
+         *     served only to calibrators and every attempt in it is reviewed. Its calibration score is the
+         *     mean score of its attempts against their reviewed answers (an accepted answer scores 1, a fixed
+         *     one its score against the fix, a rejected one 0). The project's other batches are not
+         *     dispatched to workers until a calibration batch of the project has completed with a score of
+         *     at least `gate_score`.
+         */
+        QualityCalibrationPolicy: {
+            /**
+             * @description The calibration score that opens the project's production batches (0: any completed calibration batch).
+             * @default 0.8
+             * @example 0.8
+             */
+            gate_score?: number;
+        };
+        /**
+         * QualityPolicy
+         * @description A version of a project's quality policy: how live work on the project is checked (training,
+         *     hidden evaluation, overlap and consensus, plausible speed, the calibration gate), with every
+         *     value filled in. Versions count from 0, one more with every PUT, as the project's parameter
+         *     versions do; earlier versions are kept and can be read with `?version=`. A project whose policy
+         *     was never set has the defaults, shown as `version: null` without `created_at`.
+         *
+         *     Review sampling (which attempts a reviewer checks) is not part of the policy: it is set with
+         *     the staffing of the project or batch (`review_sampling` of `PUT /v1/projects/{projectName}/staffing`),
+         *     because it can differ per batch and belongs with who reviews; one setting, in one place.
+         *     Calibration batches are always fully reviewed.
+         *
+         *     Work handed out records the policy version it follows: a new version applies to work issued
+         *     after it; decisions already made (a pause, a completed task) stay.
+         */
+        QualityPolicy: {
+            /**
+             * @description The project's name.
+             * @example street-scenes
+             */
+            project: string;
+            /**
+             * @description The version number (from 0); null when the policy was never set (the defaults).
+             * @example 0
+             */
+            version: number | null;
+            /**
+             * Format: date-time
+             * @description When this version was set; absent for the defaults.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at?: string;
+            /**
+             * @description How many distinct workers answer each live task before their answers are combined.
+             * @example 1
+             */
+            overlap: number;
+            training: components["schemas"]["QualityTrainingPolicy"];
+            evaluation: components["schemas"]["QualityEvaluationPolicy"];
+            consensus: components["schemas"]["QualityConsensusPolicy"];
+            speed: components["schemas"]["QualitySpeedPolicy"];
+            calibration: components["schemas"]["QualityCalibrationPolicy"];
+        };
+        /**
+         * QualityPolicyRequest
+         * @description A project's quality policy, replaced as a whole (PUT): the new version holds what is given,
+         *     and every field left out takes its default (not the previous version's value), as a
+         *     `setParams` without `patch` does. `{}` sets a version with every default. Every number has
+         *     bounds (400 naming the field, `training.pass_score` for example); two rules join two fields:
+         *     `evaluation.min_scored` at most `evaluation.window`, `speed.fast_count` at most
+         *     `speed.of_last`.
+         */
+        QualityPolicyRequest: {
+            /**
+             * @description How many distinct workers answer each live task of the project before their answers are
+             *     combined (1: one answer, no consensus). At most 10 (with `consensus.max_extra`, at most 20
+             *     workers per task).
+             * @default 1
+             * @example 3
+             */
+            overlap?: number;
+            training?: components["schemas"]["QualityTrainingPolicy"];
+            evaluation?: components["schemas"]["QualityEvaluationPolicy"];
+            consensus?: components["schemas"]["QualityConsensusPolicy"];
+            speed?: components["schemas"]["QualitySpeedPolicy"];
+            calibration?: components["schemas"]["QualityCalibrationPolicy"];
+        };
+        /**
+         * FieldAgreement
+         * @description Agreement on one part of the answers: `field` is a label for the geometry types, named
+         *     entities and segmentation (regions or spans of that label matched across workers), a field key
+         *     for comparison, datacollection, transcription and text collection, `category` for
+         *     categorization, and a track label for video.
+         */
+        FieldAgreement: {
+            /**
+             * @description The label, field key or `category`.
+             * @example car
+             */
+            field: string;
+            /**
+             * @description Tasks with at least two answers that have this part.
+             * @example 180
+             */
+            tasks: number;
+            /**
+             * @description The mean pairwise score of those answers on this part.
+             * @example 0.78
+             */
+            mean: number;
+        };
+        /**
+         * ReviewOutcomes
+         * @description Reviewed answers by outcome (reviews by workers and the customer's audits): accepted, fixed,
+         *     rejected, and `reject_rate`, rejected over reviewed (absent when nothing was reviewed).
+         */
+        ReviewOutcomes: {
+            /**
+             * @description Answers reviewed.
+             * @example 40
+             */
+            reviewed: number;
+            /**
+             * @description Accepted as they were.
+             * @example 34
+             */
+            accepted: number;
+            /**
+             * @description Corrected by the reviewer.
+             * @example 4
+             */
+            fixed: number;
+            /**
+             * @description Rejected (sent back for a redo).
+             * @example 2
+             */
+            rejected: number;
+            /**
+             * @description Rejected over reviewed.
+             * @example 0.05
+             */
+            reject_rate?: number;
+        };
+        /**
+         * WorkerQuality
+         * @description One worker's figures in a project, as the customer sees them. `worker` is the worker's id for
+         *     the account's own workers and an opaque handle (`opw_...`) for the operator's workforce, the
+         *     same handle `GET /v1/task/{taskId}/assignments` shows, never an e-mail address or a name.
+         *     `accuracy` is the rolling evaluation accuracy (current, not held back to the day as the
+         *     worker's own view is); `agreement` the mean agreement of their answers with the other answers
+         *     of the same tasks (tasks with overlap).
+         */
+        WorkerQuality: {
+            /**
+             * @description The worker (own worker's id, or the operator workforce's opaque handle).
+             * @example opw_0d4e5f6a7b8c9d0e1f2a3b4c
+             */
+            worker: string;
+            /**
+             * @description The worker's standing in the project (see `TrainingProgress`).
+             * @example qualified
+             * @enum {string}
+             */
+            state: "training" | "qualified" | "waiting" | "failed" | "paused";
+            /**
+             * @description Answers submitted in the period (live and evaluation, not training).
+             * @example 120
+             */
+            submitted: number;
+            /**
+             * @description Active time on the project in the period, in milliseconds.
+             * @example 10800000
+             */
+            active_ms: number;
+            /**
+             * @description The rolling evaluation accuracy; absent while nothing is scored.
+             * @example 0.91
+             */
+            accuracy?: number;
+            /**
+             * @description How many evaluation scores `accuracy` is over.
+             * @example 20
+             */
+            evaluation_scored?: number;
+            /**
+             * @description Mean agreement with the other workers of the same tasks; absent without overlap.
+             * @example 0.84
+             */
+            agreement?: number;
+            review: components["schemas"]["ReviewOutcomes"];
+        };
+        /**
          * BatchStatus
          * @description The state of a batch.
          *     - `staging`: the start state in a Rapid or Studio project; the batch takes tasks until it is
@@ -8036,6 +8656,101 @@ export interface components {
          * @enum {string}
          */
         BatchStatus: "staging" | "in_progress" | "completed";
+        /**
+         * CalibrationScore
+         * @description A calibration batch of the project and its calibration score: the mean score of its attempts
+         *     against their reviewed answers (accepted 1, fixed: the score against the fix, rejected 0),
+         *     over `reviewed` attempts; `passed` once the batch has completed with a score at or above the
+         *     policy's `calibration.gate_score` (the project's production batches are dispatched from then on).
+         */
+        CalibrationScore: {
+            /**
+             * @description The calibration batch.
+             * @example street-scenes-calibration
+             */
+            batch: string;
+            status: components["schemas"]["BatchStatus"];
+            /**
+             * @description Attempts of the batch reviewed so far.
+             * @example 50
+             */
+            reviewed: number;
+            /**
+             * @description The calibration score; absent before the first review.
+             * @example 0.86
+             */
+            score?: number;
+            /**
+             * @description Whether the batch opens the gate.
+             * @example true
+             */
+            passed: boolean;
+        };
+        /**
+         * ProjectQuality
+         * @description A project's quality figures over a period (`since` to `as_of`), counted from the work event
+         *     log and the stored scores at the time of the request, so that each figure can be reproduced:
+         *     agreement between workers (overall and per field or label), each worker's accuracy and review
+         *     outcomes, the review outcomes of the whole project, and the calibration score of each
+         *     calibration batch. Figures that have nothing to count are absent, never 0 by default.
+         */
+        ProjectQuality: {
+            /**
+             * @description The project's name.
+             * @example street-scenes
+             */
+            project: string;
+            type: components["schemas"]["TaskType"];
+            /**
+             * Format: date-time
+             * @description The start of the period.
+             * @example 2026-10-26T10:00:00.000Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description The end of the period (the time of the request).
+             * @example 2026-11-25T10:00:00.000Z
+             */
+            as_of: string;
+            /**
+             * @description The quality policy version in force (null: the defaults, never set).
+             * @example 1
+             */
+            policy_version: number | null;
+            /**
+             * @description Agreement between the answers of the same task (tasks with overlap): the mean pairwise score
+             *     by the type's scorer, over `tasks` tasks, and per field or label (at most 1000, the most
+             *     frequent first).
+             */
+            agreement: {
+                /**
+                 * @description Tasks with at least two answers.
+                 * @example 200
+                 */
+                tasks: number;
+                /**
+                 * @description The mean agreement; absent when `tasks` is 0.
+                 * @example 0.82
+                 */
+                mean?: number;
+                /** @description Agreement per field or label. */
+                by_field: components["schemas"]["FieldAgreement"][];
+            };
+            /**
+             * @description Per worker, the most active in the period first (at most 100; `workers_total` counts them
+             *     all).
+             */
+            workers: components["schemas"]["WorkerQuality"][];
+            /**
+             * @description Workers who submitted in the project in the period.
+             * @example 20
+             */
+            workers_total: number;
+            review: components["schemas"]["ReviewOutcomes"];
+            /** @description The project's calibration batches, newest first (at most 100). */
+            calibration: components["schemas"]["CalibrationScore"][];
+        };
         /**
          * Batch
          * @description A batch subdivides the work of one project. Tasks join it with the `batch` creation parameter.
@@ -8388,91 +9103,6 @@ export interface components {
              */
             revoked_tokens: number;
         };
-        /**
-         * TrainingTask
-         * @description A training task (`kind: training`, used to train workers during labeling) or an evaluation
-         *     task (`kind: evaluation`, used to test workers during labeling), the answer of every training
-         *     and evaluation endpoint in both generations. `params` and the responses follow `type` (one
-         *     branch per type below). Training and evaluation tasks are kept apart from ordinary tasks: they
-         *     never appear in the task list, have no status, project, batch or metadata, and never send
-         *     callbacks (decided here: the API description shows only their creation). They belong to the
-         *     account and mode of the key that created them.
-         */
-        TrainingTask: {
-            /**
-             * @description Identifier of the training or evaluation task: 24 lowercase hex characters, time-ordered,
-             *     like a `task_id` but never the id of an ordinary task.
-             * @example 65f1c0a2b3c4d5e6f7a8c001
-             */
-            id: string;
-            /**
-             * @description The task type. The misspelt path kinds `documentranscription` and `segmentannoation` create
-             *     tasks of type `documenttranscription` and `segmentannotation`.
-             * @example imageannotation
-             * @enum {string}
-             */
-            type: "textcollection" | "imageannotation" | "namedentityrecognition" | "documenttranscription" | "segmentannotation" | "videoplaybackannotation";
-            /**
-             * @description `training` when created under `/v1/training_tasks`, `evaluation` under `/v1/evaluation_tasks`.
-             * @example training
-             * @enum {string}
-             */
-            kind: "training" | "evaluation";
-            /**
-             * @description The type-specific parameters, stored as for an ordinary task's `params` (unknown keys
-             *     dropped).
-             */
-            params: Record<string, never>;
-            /** @description The correct response, in the format of the type's task response. */
-            expected_response: Record<string, never>;
-            /**
-             * @description Evaluation tasks only: the response the worker starts from, in the same format; absent
-             *     when none was given, and always absent on training tasks.
-             */
-            initial_response?: Record<string, never>;
-            /**
-             * Format: date-time
-             * @description When it was created (ISO 8601 UTC with milliseconds).
-             * @example 2026-11-21T10:00:00.000Z
-             */
-            created_at: string;
-        } & ({
-            /** @constant */
-            type: "textcollection";
-            params?: components["schemas"]["TextCollectionParams"];
-            expected_response?: components["schemas"]["TextCollectionResponse"];
-            initial_response?: components["schemas"]["TextCollectionResponse"];
-        } | {
-            /** @constant */
-            type: "imageannotation";
-            params?: components["schemas"]["ImageAnnotationParams"];
-            expected_response?: components["schemas"]["ImageAnnotationResponse"];
-            initial_response?: components["schemas"]["ImageAnnotationResponse"];
-        } | {
-            /** @constant */
-            type: "namedentityrecognition";
-            params?: components["schemas"]["NamedEntityRecognitionParams"];
-            expected_response?: components["schemas"]["NamedEntityRecognitionResponse"];
-            initial_response?: components["schemas"]["NamedEntityRecognitionResponse"];
-        } | {
-            /** @constant */
-            type: "documenttranscription";
-            params?: components["schemas"]["DocumentTranscriptionParams"];
-            expected_response?: components["schemas"]["DocumentTranscriptionResponse"];
-            initial_response?: components["schemas"]["DocumentTranscriptionResponse"];
-        } | {
-            /** @constant */
-            type: "segmentannotation";
-            params?: components["schemas"]["SegmentAnnotationParams"];
-            expected_response?: components["schemas"]["SegmentAnnotationResponse"];
-            initial_response?: components["schemas"]["SegmentAnnotationResponse"];
-        } | {
-            /** @constant */
-            type: "videoplaybackannotation";
-            params?: components["schemas"]["VideoPlaybackAnnotationParams"];
-            expected_response?: components["schemas"]["VideoPlaybackAnnotationResponse"];
-            initial_response?: components["schemas"]["VideoPlaybackAnnotationResponse"];
-        });
         /**
          * TrainingTaskList
          * @description One page of training tasks (under `/v1/training_tasks`) or evaluation tasks (under
@@ -8881,6 +9511,15 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
+        /** @description Not implemented by this server yet: the operation is part of the contract, and a server that does not offer it answers 501 naming what is missing. The reference server answers so until its quality loop (training, evaluation, consensus, scoring) is built. */
+        NotImplemented: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
     };
     parameters: {
         /**
@@ -9106,6 +9745,19 @@ export interface components {
          * @example street-scenes
          */
         ProjectName: string;
+        /**
+         * @description A version of the policy to read (from 0); the latest when left out. A version the project does
+         *     not have → 404 naming it.
+         * @example 0
+         */
+        PolicyVersion: number;
+        /**
+         * @description The start of the period the figures cover (inclusive), as `TimeFilter` describes; default 30
+         *     days before now, and at most 366 days before now (400 naming `since` otherwise: the figures are
+         *     counted from the event log at each request, so the period is bounded).
+         * @example 2026-11-01
+         */
+        StatsSince: components["schemas"]["TimeFilter"];
         /**
          * @description Only batches in this status. Absent → every status. Any other value → 400.
          * @example in_progress
@@ -10713,6 +11365,56 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    promoteTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
+                 * @example 65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                taskId: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        /** @description The kind of task to make. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PromoteRequest"];
+            };
+        };
+        responses: {
+            /** @description The training or evaluation task made (or made before) from the task. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrainingTask"];
+                };
+            };
+            /** @description The task is not completed, or not audited with its answer kept, or the body is invalid. The message says which. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            501: components["responses"]["NotImplemented"];
+        };
+    };
     listProjects: {
         parameters: {
             query?: never;
@@ -11030,6 +11732,143 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
+        };
+    };
+    getProjectQualityPolicy: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A version of the policy to read (from 0); the latest when left out. A version the project does
+                 *     not have → 404 naming it.
+                 * @example 0
+                 */
+                version?: components["parameters"]["PolicyVersion"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy version. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QualityPolicy"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description No project of this name exists in this account and mode, or it has no such policy version. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    setProjectQualityPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        /** @description The policy; every field is optional. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QualityPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description The new version, with every value filled in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QualityPolicy"];
+                };
+            };
+            /** @description A value is out of bounds or two values contradict each other. The message names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getProjectQuality: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The start of the period the figures cover (inclusive), as `TimeFilter` describes; default 30
+                 *     days before now, and at most 366 days before now (400 naming `since` otherwise: the figures are
+                 *     counted from the event log at each request, so the period is bounded).
+                 * @example 2026-11-01
+                 */
+                since?: components["parameters"]["StatsSince"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectQuality"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            501: components["responses"]["NotImplemented"];
         };
     };
     listBatches: {

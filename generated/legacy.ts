@@ -7531,11 +7531,13 @@ export interface components {
             id: string;
             /**
              * @description The task type. The misspelt path kinds `documentranscription` and `segmentannoation` create
-             *     tasks of type `documenttranscription` and `segmentannotation`.
+             *     tasks of type `documenttranscription` and `segmentannotation`. The creation endpoints make
+             *     the first six types; a task of any type can be made one by promoting an audited task
+             *     (`POST /v1/task/{taskId}/promote`, current generation), so the other types appear too.
              * @example imageannotation
              * @enum {string}
              */
-            type: "textcollection" | "imageannotation" | "namedentityrecognition" | "documenttranscription" | "segmentannotation" | "videoplaybackannotation";
+            type: "textcollection" | "imageannotation" | "namedentityrecognition" | "documenttranscription" | "segmentannotation" | "videoplaybackannotation" | "annotation" | "pointannotation" | "lineannotation" | "polygonannotation" | "categorization" | "comparison" | "datacollection" | "transcription" | "audiotranscription" | "lidarsegmentation";
             /**
              * @description `training` when created under `/v1/training_tasks`, `evaluation` under `/v1/evaluation_tasks`.
              * @example training
@@ -7596,6 +7598,66 @@ export interface components {
             params?: components["schemas"]["VideoPlaybackAnnotationParams"];
             expected_response?: components["schemas"]["VideoPlaybackAnnotationResponse"];
             initial_response?: components["schemas"]["VideoPlaybackAnnotationResponse"];
+        } | {
+            /** @constant */
+            type: "annotation";
+            params?: components["schemas"]["AnnotationParams"];
+            expected_response?: components["schemas"]["AnnotationResponse"];
+            initial_response?: components["schemas"]["AnnotationResponse"];
+        } | {
+            /** @constant */
+            type: "pointannotation";
+            params?: components["schemas"]["PointAnnotationParams"];
+            expected_response?: components["schemas"]["PointAnnotationResponse"];
+            initial_response?: components["schemas"]["PointAnnotationResponse"];
+        } | {
+            /** @constant */
+            type: "lineannotation";
+            params?: components["schemas"]["LineAnnotationParams"];
+            expected_response?: components["schemas"]["LineAnnotationResponse"];
+            initial_response?: components["schemas"]["LineAnnotationResponse"];
+        } | {
+            /** @constant */
+            type: "polygonannotation";
+            params?: components["schemas"]["PolygonAnnotationParams"];
+            expected_response?: components["schemas"]["PolygonAnnotationResponse"];
+            initial_response?: components["schemas"]["PolygonAnnotationResponse"];
+        } | {
+            /** @constant */
+            type: "categorization";
+            params?: components["schemas"]["CategorizationParams"];
+            expected_response?: components["schemas"]["CategorizationResponse"];
+            initial_response?: components["schemas"]["CategorizationResponse"];
+        } | {
+            /** @constant */
+            type: "comparison";
+            params?: components["schemas"]["ComparisonParams"];
+            expected_response?: components["schemas"]["ComparisonResponse"];
+            initial_response?: components["schemas"]["ComparisonResponse"];
+        } | {
+            /** @constant */
+            type: "datacollection";
+            params?: components["schemas"]["DataCollectionParams"];
+            expected_response?: components["schemas"]["DataCollectionResponse"];
+            initial_response?: components["schemas"]["DataCollectionResponse"];
+        } | {
+            /** @constant */
+            type: "transcription";
+            params?: components["schemas"]["TranscriptionParams"];
+            expected_response?: components["schemas"]["TranscriptionResponse"];
+            initial_response?: components["schemas"]["TranscriptionResponse"];
+        } | {
+            /** @constant */
+            type: "audiotranscription";
+            params?: components["schemas"]["AudioTranscriptionParams"];
+            expected_response?: components["schemas"]["AudioTranscriptionResponse"];
+            initial_response?: components["schemas"]["AudioTranscriptionResponse"];
+        } | {
+            /** @constant */
+            type: "lidarsegmentation";
+            params?: components["schemas"]["LidarSegmentationParams"];
+            expected_response?: components["schemas"]["LidarSegmentationResponse"];
+            initial_response?: components["schemas"]["LidarSegmentationResponse"];
         });
         /**
          * TrainingTaskList

@@ -148,6 +148,13 @@ export interface paths {
          *     assignment at a time: asking again while one is active answers that one again (same lease),
          *     so a reloaded browser tab resumes its work instead of taking a second task.
          *
+         *     Quality (the project's quality policy, set by the customer): a worker new to a project first
+         *     gets its training tasks, one at a time, until the policy's pass mark holds; a training
+         *     assignment carries `training` and its `task_id` is the training task's id. Once qualified, the
+         *     worker's queue mixes in hidden evaluation tasks at the policy's rate: an evaluation assignment
+         *     looks exactly like a live one (same fields, statuses, id shapes and timing), and nothing in it
+         *     or in its submit answer tells them apart.
+         *
          *     A paused worker → 403 `worker_paused`; asking for a role the worker lacks → 403
          *     `role_missing`.
          */
@@ -249,6 +256,13 @@ export interface paths {
          *     With an `Idempotency-Key` (scoped to the worker), a retried submit gets the first answer again
          *     with `Idempotent-Replayed: true`; the same key with another body → 409 `idempotency_mismatch`.
          *     Sent on a review assignment → 400 (reviews are decided with `/review`).
+         *
+         *     A **training** assignment (it carries `training`) is scored at once against the training
+         *     task's expected answer: the answer holds `training.feedback` (score, pass or not, what
+         *     differed, the expected answer unless the project's policy hides it, and the worker's
+         *     training standing); the same feedback stays in the assignment history. A live assignment's
+         *     answer, and that of a hidden evaluation assignment, which is indistinguishable from it, carries
+         *     no score.
          */
         post: operations["submitAssignment"];
         delete?: never;
@@ -341,6 +355,33 @@ export interface paths {
          *     transaction and its callback is queued. Sent on an attempt or redo assignment → 400.
          */
         post: operations["reviewAssignment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * My figures
+         * @description The logged-in worker's own figures since `since` (default: the last 30 days): counts of
+         *     assignments issued, submitted, skipped, released and expired, the outcomes of their reviewed
+         *     answers, the reviews they decided, active time and the median active time of an answer, and
+         *     per project their training standing and rolling accuracy. Counted from the work event log
+         *     at each request, so that every figure can be reproduced. A paused worker may read them too.
+         *
+         *     The rolling accuracy moves once a day (at 00:00 UTC): an evaluation task is never told apart
+         *     from a live one, and a figure that changed right after a submit would tell.
+         */
+        get: operations["getWorkerStats"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -4986,6 +5027,143 @@ export interface components {
             reviewed_at: string;
         };
         /**
+         * TrainingDifference
+         * @description One thing a training answer got wrong, as the type's scorer found it: an expected region,
+         *     span, field or choice missing from the answer (`missing`), one the answer has that was not
+         *     expected (`extra`), or one matched but different (`mismatch`: another label, another value, a
+         *     shape under the match threshold, a text with errors). `score` is the item's own score where it
+         *     has one (the IoU of a matched box, 1 − the character error rate of a field, ...).
+         */
+        TrainingDifference: {
+            /**
+             * @description What differs.
+             * @example mismatch
+             * @enum {string}
+             */
+            kind: "missing" | "extra" | "mismatch";
+            /**
+             * @description The region concerned: the annotation's `uuid`, or its index as a string in the older types
+             *     (in the expected answer for `missing`, in the worker's answer otherwise).
+             * @example 2
+             */
+            region_id?: string;
+            /**
+             * @description The field concerned (a key of the answer's fields, or `category`).
+             * @example license_plate
+             */
+            field?: string;
+            /**
+             * @description The label of the region or span concerned.
+             * @example car
+             */
+            label?: string;
+            /**
+             * @description The item's own score, where it has one.
+             * @example 0.42
+             */
+            score?: number;
+            /**
+             * @description What differs, for a person to read.
+             * @example The box of this car overlaps the expected one by 42 % (at least 50 % counts as found).
+             */
+            message: string;
+        };
+        /**
+         * TrainingProgress
+         * @description Where a worker stands with a project's training (the policy's `training`): `state` is
+         *     `training` while training tasks remain, `qualified` once the pass mark holds (live work
+         *     follows), `waiting` after a failed try until `retry_after`, `failed` when no try is left (the
+         *     customer can reset it), `paused` when the rolling evaluation accuracy fell below the policy's
+         *     `pause_below`. Training is never hidden: training assignments say so (`training` of the
+         *     assignment).
+         */
+        TrainingProgress: {
+            /**
+             * @description The worker's standing in the project.
+             * @example training
+             * @enum {string}
+             */
+            state: "training" | "qualified" | "waiting" | "failed" | "paused";
+            /**
+             * @description Training tasks scored in the current try.
+             * @example 3
+             */
+            scored: number;
+            /**
+             * @description Training tasks a try needs.
+             * @example 5
+             */
+            required: number;
+            /**
+             * @description The mean score of the current (or last) try; absent before the first score.
+             * @example 0.74
+             */
+            mean_score?: number;
+            /**
+             * @description The mean score that qualifies; absent when no training is required.
+             * @example 0.8
+             */
+            pass_score?: number;
+            /**
+             * @description Tries begun so far.
+             * @example 1
+             */
+            tries: number;
+            /**
+             * @description Tries allowed in all.
+             * @example 3
+             */
+            max_tries: number;
+            /**
+             * Format: date-time
+             * @description While `waiting`, when the next try may begin.
+             * @example 2026-11-26T10:00:00.000Z
+             */
+            retry_after?: string;
+        };
+        /**
+         * TrainingFeedback
+         * @description What a worker learns after submitting a training answer: its score against the expected answer
+         *     (the type's scorer, from 0 to 1), whether it reaches the pass mark, what differed (at most 1000
+         *     items, the worst first), the expected answer itself unless the project's policy hides it
+         *     (`training.show_expected`), and where the worker now stands in the project's training.
+         */
+        TrainingFeedback: {
+            /**
+             * @description The answer's score against the expected answer.
+             * @example 0.67
+             */
+            score: number;
+            /**
+             * @description Whether the score reaches the policy's `training.pass_score`.
+             * @example false
+             */
+            passed: boolean;
+            /** @description What differed from the expected answer; empty for a perfect answer. */
+            differences: components["schemas"]["TrainingDifference"][];
+            /** @description The expected answer (absent when the policy's `training.show_expected` is false). */
+            expected_response?: components["schemas"]["WorkerResponse"];
+            progress: components["schemas"]["TrainingProgress"];
+        };
+        /**
+         * AssignmentTraining
+         * @description Present on training assignments, and only on them: training is never hidden (the worker is
+         *     told they are training and sees feedback). A training assignment's `task` is the training
+         *     task (`task_id` is its `id`). Live assignments, and the hidden evaluation assignments mixed
+         *     among them, never carry this object, nor any other field, value or id shape that tells an
+         *     evaluation task from a live one: an evaluation assignment is answered exactly as a live one
+         *     (the same statuses, no score, no expected answer).
+         */
+        AssignmentTraining: {
+            /**
+             * @description The project this training qualifies for.
+             * @example street-scenes
+             */
+            project: string;
+            /** @description Once the answer is submitted, its score and what differed. */
+            feedback?: components["schemas"]["TrainingFeedback"];
+        };
+        /**
          * Assignment
          * @description A piece of work given to one worker: an attempt, a review or a redo of one task. While
          *     `active`, the worker holds a lease (`lease_token`, `lease_expires_at`): heartbeats renew it up
@@ -5040,6 +5218,7 @@ export interface components {
              *     assignment: the result and feedback.
              */
             review?: components["schemas"]["AssignmentReview"];
+            training?: components["schemas"]["AssignmentTraining"];
             /**
              * @description For a skipped assignment, the reason given.
              * @example The image does not load.
@@ -5206,6 +5385,166 @@ export interface components {
             feedback_items?: components["schemas"]["FeedbackItem"][];
             active_ms: components["schemas"]["ActiveMs"];
         };
+        /**
+         * TimeFilter
+         * @description A time-filter value: a plain date (`2026-11-21`, meaning 00:00:00.000 UTC of that day) or a
+         *     date-time, with `T` or a space between date and time (`2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456` as Python's `str(datetime)` prints it), seconds and up to 9
+         *     fraction digits optional (compared to the millisecond), and an optional offset: `Z`, `+01:00`,
+         *     `+0100` or the hour alone `+01`; no offset means UTC. A `+` written raw in a query string
+         *     arrives as a space (form encoding), so a space where the offset's sign goes is read as `+`
+         *     (`2026-11-21T11:00:00 01:00`); `%2B` is the exact spelling. One rule for this pattern and the
+         *     server's parser: whatever the pattern accepts the server reads (our decision; the API description
+         *     gives no format). An impossible date such as `2026-02-30` → 400, and so does a time outside
+         *     what the service stores, 0001-01-01 to 9999-12-31 in UTC (`0000-01-09`,
+         *     `0001-01-01T00:00:00+01:00`), naming the filter.
+         * @example 2026-11-21
+         * @example 2026-11-21T10:00:00Z
+         * @example 2026-11-21 10:00:00.123456
+         */
+        TimeFilter: string;
+        /**
+         * WorkCounts
+         * @description Counts of work events in a period, each counted once from the event log: assignments issued,
+         *     answers submitted (attempts and redos), assignments skipped, released and expired, and the
+         *     outcomes of the worker's reviewed answers (accepted, fixed, rejected; a customer's rejection
+         *     counts as rejected), plus the reviews the worker decided.
+         */
+        WorkCounts: {
+            /**
+             * @description Assignments issued to the worker.
+             * @example 42
+             */
+            issued: number;
+            /**
+             * @description Attempts and redos submitted.
+             * @example 38
+             */
+            submitted: number;
+            /**
+             * @description Assignments skipped (with a reason).
+             * @example 2
+             */
+            skipped: number;
+            /**
+             * @description Assignments given back.
+             * @example 1
+             */
+            released: number;
+            /**
+             * @description Assignments whose lease lapsed.
+             * @example 1
+             */
+            expired: number;
+            /**
+             * @description The worker's answers a review accepted.
+             * @example 9
+             */
+            accepted: number;
+            /**
+             * @description The worker's answers a reviewer corrected.
+             * @example 1
+             */
+            fixed: number;
+            /**
+             * @description The worker's answers rejected by a reviewer or by the customer.
+             * @example 1
+             */
+            rejected: number;
+            /**
+             * @description Reviews the worker decided (as a reviewer).
+             * @example 0
+             */
+            reviews: number;
+        };
+        /**
+         * WorkerAccuracy
+         * @description A worker's rolling accuracy in a project: the mean score of their latest evaluation answers
+         *     (at most the policy's `evaluation.window` of them), from 0 to 1. To keep evaluation tasks
+         *     hidden, the figure moves only once a day: it counts the scores given up to `as_of`, the start
+         *     of the current UTC day, never the score of an answer submitted today (a figure that changed
+         *     right after a submit would tell which task was an evaluation). Absent while nothing is scored.
+         */
+        WorkerAccuracy: {
+            /**
+             * @description The mean score.
+             * @example 0.86
+             */
+            value: number;
+            /**
+             * @description How many scores the mean is over.
+             * @example 12
+             */
+            scored: number;
+            /**
+             * Format: date-time
+             * @description The scores counted are those given before this time.
+             * @example 2026-11-25T00:00:00.000Z
+             */
+            as_of: string;
+        };
+        /**
+         * WorkerProjectStats
+         * @description A worker's figures in one project. `training` and `accuracy` follow the project's quality
+         *     policy and are absent until the quality loop has something to show (no training begun, nothing
+         *     scored).
+         */
+        WorkerProjectStats: {
+            /**
+             * @description The project's name (`""` for tasks without a project).
+             * @example street-scenes
+             */
+            project: string;
+            counts: components["schemas"]["WorkCounts"];
+            /**
+             * @description Active time on the project's assignments in the period, in milliseconds.
+             * @example 3600000
+             */
+            active_ms: number;
+            training?: components["schemas"]["TrainingProgress"];
+            accuracy?: components["schemas"]["WorkerAccuracy"];
+        };
+        /**
+         * WorkerStats
+         * @description The logged-in worker's own figures over a period (`since` to `as_of`), counted from the work
+         *     event log at the time of the request, so that each figure can be reproduced from the events:
+         *     counts of what happened to their assignments, active time (as the client measured it and the
+         *     server bounded it: never more than the time since the assignment was issued), the median active
+         *     time of a submitted answer, and per project their training standing and rolling accuracy.
+         *     Evaluation tasks are counted among the live ones, indistinguishably. Training assignments are
+         *     counted in the counts too.
+         */
+        WorkerStats: {
+            /**
+             * Format: date-time
+             * @description The start of the period.
+             * @example 2026-10-26T10:00:00.000Z
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description The end of the period (the time of the request).
+             * @example 2026-11-25T10:00:00.000Z
+             */
+            as_of: string;
+            counts: components["schemas"]["WorkCounts"];
+            /**
+             * @description Active time in the period, in milliseconds: for each assignment, the latest active time
+             *     the event log recorded for it (heartbeats are sampled, a submit records the total).
+             * @example 5400000
+             */
+            active_ms: number;
+            /**
+             * @description The median active time of a submitted answer in the period; absent when none was submitted.
+             * @example 95000
+             */
+            median_active_ms?: number;
+            /**
+             * @description Per project, the projects the worker was most active on in the period first (at most 100;
+             *     the totals above count all).
+             */
+            projects: components["schemas"]["WorkerProjectStats"][];
+        };
     };
     responses: {
         /** @description Bad request; the message names the field or rule, and nothing changed. */
@@ -5350,6 +5689,13 @@ export interface components {
          * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
          */
         IdempotencyKey: string;
+        /**
+         * @description The start of the period the figures cover (inclusive), as `TimeFilter` describes; default 30
+         *     days before now, and at most 366 days before now (400 naming `since` otherwise: the figures are
+         *     counted from the event log at each request, so the period is bounded).
+         * @example 2026-11-01
+         */
+        StatsSince: components["schemas"]["TimeFilter"];
     };
     requestBodies: never;
     headers: {
@@ -5894,6 +6240,38 @@ export interface operations {
             404: components["responses"]["WorkerNotFound"];
             409: components["responses"]["LeaseConflict"];
             413: components["responses"]["WorkerPayloadTooLarge"];
+            429: components["responses"]["WorkerTooManyRequests"];
+            500: components["responses"]["WorkerInternalServerError"];
+        };
+    };
+    getWorkerStats: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The start of the period the figures cover (inclusive), as `TimeFilter` describes; default 30
+                 *     days before now, and at most 366 days before now (400 naming `since` otherwise: the figures are
+                 *     counted from the event log at each request, so the period is bounded).
+                 * @example 2026-11-01
+                 */
+                since?: components["parameters"]["StatsSince"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkerStats"];
+                };
+            };
+            400: components["responses"]["WorkerBadRequest"];
+            401: components["responses"]["WorkerUnauthorized"];
             429: components["responses"]["WorkerTooManyRequests"];
             500: components["responses"]["WorkerInternalServerError"];
         };

@@ -209,6 +209,13 @@ const workforceManagement = [
   'PUT /v1/batches/{batchName}/staffing',
   'GET /v1/task/{taskId}/assignments',
 ];
+// Issue 19: the quality loop a customer sets and reads with its API key (current generation only).
+const quality = [
+  'GET /v1/projects/{projectName}/quality_policy',
+  'PUT /v1/projects/{projectName}/quality_policy',
+  'GET /v1/projects/{projectName}/quality',
+  'POST /v1/task/{taskId}/promote',
+];
 // Issue 18: the worker API (/worker/v1).
 const workerApi = [
   'POST /v1/session',
@@ -221,11 +228,13 @@ const workerApi = [
   'GET /v1/assignments',
   'GET /v1/assignments/{assignmentId}',
   ...['heartbeat', 'submit', 'skip', 'release', 'review'].map((a) => `POST /v1/assignments/{assignmentId}/${a}`),
+  // Issue 19: the worker's own figures.
+  'GET /v1/stats',
 ];
 
 describe('coverage of the API description', () => {
   it.each([
-    ['current', [...expectedEndpoints([...olderTypes, ...newerTypes]), ...workforceManagement].sort()],
+    ['current', [...expectedEndpoints([...olderTypes, ...newerTypes]), ...workforceManagement, ...quality].sort()],
     ['legacy', expectedEndpoints(olderTypes)],
     ['workforce', [...workerApi].sort()],
   ] as const)('the %s contract has every endpoint, and no other', (api, expected) => {

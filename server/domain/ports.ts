@@ -2,6 +2,7 @@
 import type { Account, Json, Mode, Task, TaskStatus } from './model.ts';
 import type { WorkRepository } from './workforce/model.ts';
 import type { WorkerRepository } from './workforce/identity.ts';
+import type { QualityPolicyRepository, WorkerStatsRepository } from './quality/model.ts';
 
 export interface TaskFilters {
   startTime?: Date;
@@ -276,6 +277,8 @@ export interface Repositories {
   outbox: OutboxRepository;
   /** The work loop of live mode (workforce). */
   work: WorkRepository;
+  /** Quality policies, and the figures counted from the work event log. */
+  quality: QualityPolicyRepository & WorkerStatsRepository;
 }
 
 /** The repositories, and a way to run several operations as one transaction. */

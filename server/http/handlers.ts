@@ -2,6 +2,7 @@
 // operationId. A contract operation without a handler here fails the compile (HandlerTable is
 // exhaustive); test/static/typecheck-boundary.test.ts proves it.
 import { projectHandlers } from './projects.ts';
+import { qualityHandlers } from './quality.ts';
 import { taskHandlers, type HandlerDeps } from './tasks.ts';
 import { trainingHandlers } from './training.ts';
 import type { HandlerTable, Operations } from './typed.ts';
@@ -29,6 +30,7 @@ export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['cur
     createLidarSegmentationTask: create,
     ...trainingCreations(createTraining),
     ...workforceManagementHandlers(deps),
+    ...qualityHandlers(deps),
   };
 }
 

@@ -20,6 +20,7 @@ import { isUniqueViolation } from './errors.ts';
 import { executeIn, rowCodec, statement } from './rows.ts';
 import { taskWorkInsert, workRepository } from './work.ts';
 import { workerRepository } from './workers.ts';
+import { qualityRepository } from './quality.ts';
 import { workChannel, workPayload } from './notify.ts';
 import {
   accounts,
@@ -158,6 +159,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
     payloads,
     work: workRepository(db, execute),
     workers: workerRepository(db),
+    quality: qualityRepository(db, execute),
     tasks: {
       async create(task, extras) {
         try {

@@ -246,6 +246,24 @@ export const batches = pgTable(
   (t) => [uniqueIndex('batches_name').on(t.accountId, t.mode, t.name), index('batches_list').on(t.accountId, t.mode, t.createdAt.desc())],
 );
 
+/**
+ * A project's quality policy versions (domain/quality/policy.ts), versioned as its parameters are:
+ * 0, 1, 2, ... one more with every PUT. The policy is stored whole, every default filled in, so a
+ * version reads the same whatever later releases change the defaults to.
+ */
+export const qualityPolicies = pgTable(
+  'quality_policies',
+  {
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.projectId),
+    version: integer('version').notNull(),
+    policy: jsonb('policy').$type<Record<string, unknown>>().notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.version] })],
+);
+
 /** Training and evaluation tasks: their own id space, never in the task list, no callbacks. */
 export const trainingTasks = pgTable(
   'training_tasks',

@@ -1,0 +1,160 @@
+// A worker's own figures (GET /worker/v1/stats, issue 19), counted from the work event log, on PGlite
+// and PostgreSQL: a labeler takes, skips, gives back and submits live tasks whose every attempt is
+// reviewed; a reviewer accepts one and rejects one. Each sees exactly what they did, per project,
+// with active time; a period that names nothing they did shows zeros; a bad period is a 400.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../server/domain/accounts.ts';
+import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { bearer, createWorker } from '../support/workers.ts';
+
+const zero = { issued: 0, submitted: 0, skipped: 0, released: 0, expired: 0, accepted: 0, fixed: 0, rejected: 0, reviews: 0 };
+
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the worker figures on %s', (db) => {
+  let server: TestServer;
+
+  beforeAll(async () => {
+    server = await startTestServer(db, { WORK_SWEEP_POLL_MS: '0' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  const as = (token: string) => async (method: string, path: string, json?: unknown) => {
+    const res = await fetch(`${server.url}/worker${path}`, {
+      method,
+      headers: { ...bearer(token), ...(json !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
+  };
+
+  it('counts what each worker did, per project, with active time; nothing of anyone else', async () => {
+    const secrets = await createAccount(server.uow, `stats-${db}`, new Date());
+    const live = client(server, 'current', secrets.live_key);
+    expect((await live('POST', '/v1/projects', { json: { type: 'categorization', name: 'pets' } })).status).toBe(200);
+    const labeler = await createWorker(server, { accountId: secrets.account_id });
+    const reviewer = await createWorker(server, { accountId: secrets.account_id, roles: ['reviewer'] });
+    const bystander = await createWorker(server, { accountId: secrets.account_id });
+    const staffed = await live('PUT', '/v1/projects/pets/staffing', {
+      json: { attempt: [labeler.workerId], review: [reviewer.workerId], review_sampling: { new_worker_tasks: 0, rate: 1 } },
+    });
+    expect(staffed.status, staffed.text).toBe(200);
+    for (const animal of ['a cat', 'a dog', 'a cow', 'a hen']) {
+      const created = await live('POST', '/v1/task/categorization', {
+        json: {
+          callback_url: 'https://example.com/cb',
+          instruction: 'Which animal?',
+          project: 'pets',
+          attachment_type: 'text',
+          attachment: animal,
+          categories: ['cat', 'dog'],
+        },
+      });
+      expect(created.status, created.text).toBe(200);
+    }
+    const w = as(labeler.token);
+    const take = async () => {
+      const next = await w('POST', '/v1/assignments/next', {});
+      expect(next.status, next.text).toBe(200);
+      return next.body as { assignment_id: string; lease_token: string };
+    };
+
+    const first = await take();
+    expect(
+      (await w('POST', `/v1/assignments/${first.assignment_id}/heartbeat`, { lease_token: first.lease_token, active_ms: 1000 })).status,
+    ).toBe(200);
+    const submitted = await w('POST', `/v1/assignments/${first.assignment_id}/submit`, {
+      lease_token: first.lease_token,
+      active_ms: 2000,
+      response: { category: 'cat' },
+    });
+    expect(submitted.status, submitted.text).toBe(200);
+    const skipped = await take();
+    expect(
+      (
+        await w('POST', `/v1/assignments/${skipped.assignment_id}/skip`, {
+          lease_token: skipped.lease_token,
+          reason: 'Unclear.',
+          active_ms: 0,
+        })
+      ).status,
+    ).toBe(200);
+    const released = await take();
+    expect(
+      (await w('POST', `/v1/assignments/${released.assignment_id}/release`, { lease_token: released.lease_token, active_ms: 0 })).status,
+    ).toBe(200);
+    const second = await take();
+    expect(
+      (
+        await w('POST', `/v1/assignments/${second.assignment_id}/submit`, {
+          lease_token: second.lease_token,
+          active_ms: 4000,
+          response: { category: 'dog' },
+        })
+      ).status,
+    ).toBe(200);
+
+    const r = as(reviewer.token);
+    for (const result of ['accepted', 'rejected'] as const) {
+      const review = await r('POST', '/v1/assignments/next', {});
+      expect(review.status, review.text).toBe(200);
+      const decided = await r('POST', `/v1/assignments/${review.body.assignment_id}/review`, {
+        lease_token: review.body.lease_token,
+        result,
+        active_ms: 0,
+        ...(result === 'rejected' ? { feedback_items: [{ category: 'wrong_label', text: 'Look again.' }] } : {}),
+      });
+      expect(decided.status, decided.text).toBe(200);
+    }
+
+    const mine = await w('GET', '/v1/stats');
+    expect(mine.status, mine.text).toBe(200);
+    const labelerCounts = { ...zero, issued: 4, submitted: 2, skipped: 1, released: 1, accepted: 1, rejected: 1 };
+    expect(mine.body).toEqual({
+      since: expect.any(String),
+      as_of: expect.any(String),
+      counts: labelerCounts,
+      active_ms: expect.any(Number),
+      median_active_ms: expect.any(Number),
+      projects: [{ project: 'pets', counts: labelerCounts, active_ms: mine.body.active_ms }],
+    });
+    // The server bounds active time by the time since issue; the submits recorded at most 2 s and 4 s.
+    expect(mine.body.active_ms).toBeLessThanOrEqual(6000);
+    expect(mine.body.median_active_ms).toBeLessThanOrEqual(4000);
+    expect(Date.parse(mine.body.as_of) - Date.parse(mine.body.since)).toBe(30 * 86_400_000);
+
+    const theirs = await r('GET', '/v1/stats');
+    const reviewerCounts = { ...zero, issued: 2, reviews: 2 };
+    expect(theirs.body).toMatchObject({ counts: reviewerCounts, projects: [{ project: 'pets', counts: reviewerCounts }] });
+    expect(theirs.body).not.toHaveProperty('median_active_ms');
+
+    const nobody = await as(bystander.token)('GET', '/v1/stats');
+    expect(nobody.body).toEqual({ since: expect.any(String), as_of: expect.any(String), counts: zero, active_ms: 0, projects: [] });
+
+    // A period that begins after the work shows none of it; one in the future is refused.
+    const afterWork = new Date(Date.now() + 1);
+    await new Promise((r) => setTimeout(r, 5));
+    const recent = await w('GET', `/v1/stats?since=${afterWork.toISOString()}`);
+    expect(recent.status, recent.text).toBe(200);
+    expect(recent.body).toEqual({ since: afterWork.toISOString(), as_of: expect.any(String), counts: zero, active_ms: 0, projects: [] });
+    const later = await w('GET', `/v1/stats?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
+    expect([later.status, later.body.code]).toEqual([400, 'invalid_request']);
+    expect(later.body.error).toMatch(/^since is .*: in the future\.$/);
+  });
+
+  it('refuses a period longer than 366 days or a since that is not a date, naming since', async () => {
+    const worker = await createWorker(server);
+    const w = as(worker.token);
+    const old = await w('GET', '/v1/stats?since=2020-01-01');
+    expect([old.status, old.body.code, old.body.error]).toEqual([
+      400,
+      'invalid_request',
+      'since is 2020-01-01T00:00:00.000Z: at most 366 days back.',
+    ]);
+    const bad = await w('GET', '/v1/stats?since=yesterday');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toContain('since');
+    expect((await fetch(`${server.url}/worker/v1/stats`)).status).toBe(401);
+  });
+});
