@@ -320,6 +320,11 @@ export const deliveryAttempts = pgTable(
 
 // The workforce (live mode): who may work on what, the work open on each live task, the assignments
 // handed to workers (leases with a fencing token) and an append-only log of what happened.
+// Every column naming a worker references workers (no ON DELETE action: the database refuses to
+// delete a worker with history). Workers are never deleted: `humantask workers remove` and
+// DELETE /v1/workforce/workers/{workerId} set status `removed` and keep the record, so the
+// assignments, reviews and events of a removed worker keep pointing at it. Staffing's subject lists
+// are arrays (ids, `operator`, `account`): putStaffing checks them, no foreign key can.
 
 /**
  * Staffing of a project (batch '') or of one of its batches: who may attempt and who may review,
@@ -371,7 +376,7 @@ export const taskWork = pgTable(
     availableAt: ts('available_at').notNull(),
     calibration: boolean('calibration').notNull().default(false),
     /** A redo goes to this worker first, until reserved_until. */
-    reservedFor: text('reserved_for'),
+    reservedFor: text('reserved_for').references(() => workers.workerId),
     reservedUntil: ts('reserved_until'),
     /** The assignment the stage works on: the submit under review, or the rejected work to redo. */
     parentAssignmentId: text('parent_assignment_id'),
@@ -399,7 +404,9 @@ export const assignments = pgTable(
     accountId: text('account_id')
       .notNull()
       .references(() => accounts.accountId),
-    workerId: text('worker_id').notNull(),
+    workerId: text('worker_id')
+      .notNull()
+      .references(() => workers.workerId),
     role: text('role').$type<AssignmentRole>().notNull(),
     status: text('status').$type<AssignmentStatus>().notNull(),
     /** Fencing token: every heartbeat and submit carries it, so a stale tab cannot act on reassigned work. */
@@ -443,7 +450,7 @@ export const workEvents = pgTable(
     id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
     at: ts('at').notNull(),
     accountId: text('account_id').notNull(),
-    workerId: text('worker_id'),
+    workerId: text('worker_id').references(() => workers.workerId),
     assignmentId: text('assignment_id'),
     taskId: text('task_id'),
     kind: text('kind').notNull(),
