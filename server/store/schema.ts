@@ -17,7 +17,7 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import type { TaskAudit } from '../domain/model.ts';
-import type { AssignmentRole, AssignmentStatus, FeedbackItem, ReviewResult, WorkStage } from '../domain/workforce/model.ts';
+import type { Answer, AssignmentRole, AssignmentStatus, Draft, FeedbackItem, ReviewResult, WorkStage } from '../domain/workforce/model.ts';
 
 const ts = (name: string) => timestamp(name, { precision: 3, withTimezone: true, mode: 'date' });
 
@@ -420,8 +420,9 @@ export const assignments = pgTable(
     endedAt: ts('ended_at'),
     /** Active time the worker's client measured (never more than the time since issue). */
     activeMs: bigint('active_ms', { mode: 'number' }).notNull().default(0),
-    draft: jsonb('draft').$type<Record<string, unknown>>(),
-    response: jsonb('response').$type<Record<string, unknown>>(),
+    draft: jsonb('draft').$type<Draft>(),
+    /** Checked against the type's response schema and the task's params before it is stored. */
+    response: jsonb('response').$type<Answer>(),
     /** A review: the submit it reviews; a redo: the rejected work. */
     parentAssignmentId: text('parent_assignment_id'),
     /** A review's decision. */

@@ -7,7 +7,7 @@ import { createAccount, type AccountSecrets } from '../../server/domain/accounts
 import { DomainError } from '../../server/domain/errors.ts';
 import type { Caller } from '../../server/domain/model.ts';
 import { auditTask, cancelTask } from '../../server/domain/tasks.ts';
-import type { Assignment } from '../../server/domain/workforce/model.ts';
+import type { Assignment, FeedbackItem } from '../../server/domain/workforce/model.ts';
 import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
 import {
   claimNext,
@@ -487,7 +487,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
 
     const third = await submitted('dog');
     const r3 = (await claimNext(server.uow, reviewer, { role: 'review' }, settings, new Date()))!;
-    const feedback = [{ type: 'error', scope: { field: 'category' }, category: 'wrong_label', text: 'It is a cat.' }];
+    const feedback: FeedbackItem[] = [{ scope: { field: 'category' }, category: 'wrong_label', text: 'It is a cat.' }];
     await reviewAssignment(
       server.uow,
       reviewer,
