@@ -67,6 +67,24 @@ describe('the worker client against the reference server', () => {
     expect(who.data?.docs).toEqual([expect.objectContaining({ worker: w.workerId, role: 'attempt', status: 'submitted' })]);
   });
 
+  it("sends a task back for a redo after the customer's rejecting audit, the comments as a feedback item", async () => {
+    const { customer, live, worker } = await account();
+    const taskId = await live();
+    const w = await worker();
+    const first = await w.next();
+    if (!first.ok || first.status !== 200) throw new Error('no work');
+    await w.submit(first.data.assignment_id, { lease_token: first.data.lease_token!, active_ms: 100, response: { category: 'billing' } });
+    await customer.tasks.audit(taskId, { accepted: false, comments: 'It is a support request.' });
+    const redo = await w.next();
+    if (!redo.ok || redo.status !== 200) throw new Error(`no redo: ${redo.status}`);
+    expect(redo.data).toMatchObject({
+      role: 'redo',
+      task: { task_id: taskId },
+      previous_response: { category: 'billing' },
+      feedback: { result: 'rejected', feedback_items: [{ category: 'other', text: 'It is a support request.' }] },
+    });
+  });
+
   it('answers 204 with Retry-After when there is no work, and a long poll is answered as soon as work comes', async () => {
     const { live, worker } = await account();
     const w = await worker();
