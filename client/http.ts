@@ -1,5 +1,6 @@
-// The transport under the openapi-fetch client: Basic auth, User-Agent, Idempotency-Key on
-// creations, typed error bodies, and retries that never make a request happen twice.
+// The transport under the openapi-fetch clients: Basic auth (customers) or Bearer (workers),
+// User-Agent, Idempotency-Key on creations and worker submits, typed error bodies, and retries that
+// never make a request happen twice.
 import type { Middleware } from 'openapi-fetch';
 import { HumantaskError, errorBodyOf } from './errors.ts';
 import { VERSION } from './version.ts';
@@ -28,13 +29,34 @@ export type FetchFn = (request: Request) => Promise<Response>;
  */
 type Policy = 'safe' | 'unsafe' | 'legacy-cancel';
 
-const CREATION = /^\/v1\/(?:task|training_tasks|evaluation_tasks)\/[a-z]+$/;
+/** The API a client speaks: a customer generation, or the worker API (`/worker/v1`). */
+export type ApiKind = 'current' | 'legacy' | 'worker';
+
+const CUSTOMER_CREATION = /^\/v1\/(?:task|training_tasks|evaluation_tasks)\/[a-z]+$/;
 // POSTs the contract defines as idempotent: a repeat changes nothing more and answers 200.
-const IDEMPOTENT_POST =
+const CUSTOMER_IDEMPOTENT_POST =
   /^\/v1\/(?:task\/\{taskId\}\/(?:cancel|setMetadata|tags)|batches\/\{batchName\}\/(?:setMetadata|finalize|archive|unarchive))$/;
+/**
+ * POSTs that get an `Idempotency-Key` when they have none: creations; for workers, submit (the
+ * server replays a retried submit's first answer).
+ */
+const CREATION: Record<ApiKind, RegExp> = {
+  current: CUSTOMER_CREATION,
+  legacy: CUSTOMER_CREATION,
+  worker: /^\/v1\/assignments\/\{assignmentId\}\/submit$/,
+};
+/**
+ * POSTs safe to repeat. For workers, taking work: while the worker holds an assignment, asking
+ * again answers that one (same lease), so a claim whose answer was lost is not a second claim.
+ */
+const IDEMPOTENT_POST: Record<ApiKind, RegExp> = {
+  current: CUSTOMER_IDEMPOTENT_POST,
+  legacy: CUSTOMER_IDEMPOTENT_POST,
+  worker: /^\/v1\/assignments\/next$/,
+};
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 
-function basicAuth(apiKey: string): string {
+export function basicAuth(apiKey: string): string {
   return 'Basic ' + btoa(`${apiKey}:`);
 }
 
@@ -62,27 +84,30 @@ function userAgent(extra: string | undefined): string {
 }
 
 export interface TransportOptions {
-  apiKey: string;
+  /** The `Authorization` header, read for each request (a worker's token changes at log-in); none when undefined. */
+  authorization: () => string | undefined;
   userAgent?: string | undefined;
   throwOnError?: boolean | undefined;
-  generation: 'current' | 'legacy';
+  generation: ApiKind;
 }
 
 /** Policies of the requests this client built, looked up by the retrying fetch. */
 export type PolicyMap = WeakMap<Request, Policy>;
 
 export function transportMiddleware(options: TransportOptions, policies: PolicyMap): Middleware {
-  const auth = basicAuth(options.apiKey);
   const ua = userAgentAllowed() ? userAgent(options.userAgent) : undefined;
+  const creation = CREATION[options.generation];
+  const idempotentPost = IDEMPOTENT_POST[options.generation];
   return {
     onRequest({ request, schemaPath }) {
       const h = request.headers;
-      if (!h.has('authorization')) h.set('authorization', auth);
+      const auth = options.authorization();
+      if (auth !== undefined && !h.has('authorization')) h.set('authorization', auth);
       if (ua && !h.has('user-agent')) h.set('user-agent', ua);
       let policy: Policy = SAFE_METHODS.has(request.method) ? 'safe' : 'unsafe';
       if (request.method === 'POST') {
-        if (CREATION.test(schemaPath) && !h.has('idempotency-key')) h.set('idempotency-key', newIdempotencyKey());
-        if (h.has('idempotency-key') || IDEMPOTENT_POST.test(schemaPath)) policy = 'safe';
+        if (creation.test(schemaPath) && !h.has('idempotency-key')) h.set('idempotency-key', newIdempotencyKey());
+        if (h.has('idempotency-key') || idempotentPost.test(schemaPath)) policy = 'safe';
         if (options.generation === 'legacy' && schemaPath.endsWith('/cancel')) policy = 'legacy-cancel';
       }
       policies.set(request, policy);

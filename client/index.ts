@@ -1,17 +1,35 @@
-// @humantask/client: typed clients of both API generations (browser-safe: no Node-only imports).
+// @humantask/client: typed clients of both API generations and of the worker API (browser-safe: no
+// Node-only imports).
 //
 //   const client = createClient({ apiKey, baseUrl: 'https://humantask.example.com' });
 //   const res = await client.tasks.create('categorization', { ... });
 //
 // Each client is an openapi-fetch client of its generation's paths (`client.GET('/v1/tasks')`)
 // plus convenience methods (`client.tasks`, `projects`, `batches`, `trainingTasks`,
-// `evaluationTasks`) over the same paths.
+// `evaluationTasks`) over the same paths. `createWorkerClient` (worker.ts) speaks the worker API.
 import createFetchClient, { type Client } from 'openapi-fetch';
 import { buildApi } from './api.ts';
-import { retryingFetch, transportMiddleware, type FetchFn, type PolicyMap, type RetryOptions } from './http.ts';
+import { basicAuth, retryingFetch, transportMiddleware, type FetchFn, type PolicyMap, type RetryOptions } from './http.ts';
 import type { Api, CurrentPaths, LegacyPaths } from './types.ts';
 
 export { HumantaskError } from './errors.ts';
+export { createWorkerClient } from './worker.ts';
+export type {
+  HistoryFilters,
+  NextRequest,
+  SubmitOptions,
+  WorkerApi,
+  WorkerAssignment,
+  WorkerClient,
+  WorkerClientOptions,
+  WorkerErrorBody,
+  WorkerFailure,
+  WorkerResult,
+  WorkerSuccess,
+  WorkforceComponents,
+  WorkforceOperations,
+  WorkforcePaths,
+} from './worker.ts';
 export { VERSION } from './version.ts';
 export type { RetryOptions, FetchFn } from './http.ts';
 export type * from './types.ts';
@@ -59,8 +77,12 @@ function build(generation: 'current' | 'legacy', options: ClientOptions): Genera
     fetch: retryingFetch(base, options.retry, policies),
     ...(options.headers ? { headers: options.headers } : {}),
   });
+  const authorization = basicAuth(options.apiKey);
   raw.use(
-    transportMiddleware({ apiKey: options.apiKey, userAgent: options.userAgent, throwOnError: options.throwOnError, generation }, policies),
+    transportMiddleware(
+      { authorization: () => authorization, userAgent: options.userAgent, throwOnError: options.throwOnError, generation },
+      policies,
+    ),
   );
   return Object.assign(raw, buildApi(raw, generation), { generation });
 }

@@ -2,7 +2,8 @@
 // one `npm install <tarball>...` into a fresh folder outside the repository (the registry supplies
 // every dependency), and then what a user runs there: `npx humantask --version`, `--help`, `serve`
 // (answers over HTTP), `conformance` against that server (passes), `mock` (answers at both
-// generations' paths), and a strict TypeScript program using `@humantask/client` compiled with
+// generations' paths), and a strict TypeScript program using `@humantask/client` (the customer
+// clients and the worker client) compiled with
 // `"types": []` by TypeScript 5.9 and by the current major, then run on plain Node.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -174,11 +175,12 @@ it('npx humantask mock answers both generations on one port', async () => {
 }, 120_000);
 
 describe('a strict TypeScript program using @humantask/client', () => {
-  const program = `import { createClient, createLegacyClient, HumantaskError, VERSION } from '@humantask/client';
+  const program = `import { createClient, createLegacyClient, createWorkerClient, HumantaskError, VERSION } from '@humantask/client';
 import { signCallback, verifyCallback } from '@humantask/client/node';
 
 const client = createClient({ apiKey: 'test_x', baseUrl: 'http://127.0.0.1:9', retry: false });
 const legacy = createLegacyClient({ apiKey: 'test_x', baseUrl: 'http://127.0.0.1:9', throwOnError: true });
+const worker = createWorkerClient({ baseUrl: 'http://127.0.0.1:9', retry: false });
 export async function typed(): Promise<void> {
   const res = await client.tasks.create('categorization', { attachment: 'x', attachment_type: 'text', categories: ['a'] });
   if (res.ok) res.data.task_id.toUpperCase();
@@ -186,6 +188,19 @@ export async function typed(): Promise<void> {
   await client.tasks.create('categorisation', {});
   const task = await legacy.tasks.get('x');
   task.data.urgency.toUpperCase();
+  // A scripted worker: log in, take work (long poll), submit.
+  await worker.login('ana@example.com', 'password');
+  const next = await worker.next({ role: 'attempt', wait: 20 });
+  if (!next.ok) {
+    if (next.status === 403) next.error.code?.toUpperCase();
+    return;
+  }
+  if (next.status === 204) return;
+  const { assignment_id, lease_token = '' } = next.data;
+  const done = await worker.submit(assignment_id, { lease_token, active_ms: 1000, response: { category: 'a' } });
+  if (done.ok) done.data.status.toUpperCase();
+  // @ts-expect-error a submit needs its lease token
+  await worker.submit(assignment_id, { active_ms: 1000, response: { category: 'a' } });
 }
 const secret = 'whsec_' + btoa(String.fromCharCode(...new Uint8Array(32).fill(1)));
 const now = Math.floor(Date.now() / 1000);
@@ -196,7 +211,8 @@ const verified = await verifyCallback(
   { callbackAuthKey: 'k', signingSecret: secret },
 );
 const failed = await client.tasks.get('x').catch((e: unknown) => (e as Error).name);
-console.log(JSON.stringify({ verified: verified.type, failed, error: typeof HumantaskError, version: VERSION }));
+const workerFailed = await worker.next().catch((e: unknown) => (e as Error).name);
+console.log(JSON.stringify({ verified: verified.type, failed, workerFailed, error: typeof HumantaskError, version: VERSION }));
 `;
 
   it.each([
@@ -225,7 +241,13 @@ console.log(JSON.stringify({ verified: verified.type, failed, error: typeof Huma
       const check = await run(process.execPath, [tsc, '-p', project], { cwd: project }).catch((e: { stdout: string }) => e);
       expect(check.stdout).toBe('');
       const { stdout } = await run(process.execPath, [path.join(project, 'out', 'main.js')], { cwd: project });
-      expect(JSON.parse(stdout)).toEqual({ verified: 'attachmentError', failed: 'TypeError', error: 'function', version });
+      expect(JSON.parse(stdout)).toEqual({
+        verified: 'attachmentError',
+        failed: 'TypeError',
+        workerFailed: 'TypeError',
+        error: 'function',
+        version,
+      });
     },
     300_000,
   );

@@ -17,7 +17,7 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import type { TaskAudit } from '../domain/model.ts';
-import type { AssignmentRole, AssignmentStatus, FeedbackItem, ReviewResult, WorkStage } from '../domain/workforce/model.ts';
+import type { Answer, AssignmentRole, AssignmentStatus, Draft, FeedbackItem, ReviewResult, WorkStage } from '../domain/workforce/model.ts';
 
 const ts = (name: string) => timestamp(name, { precision: 3, withTimezone: true, mode: 'date' });
 
@@ -338,6 +338,11 @@ export const deliveryAttempts = pgTable(
 
 // The workforce (live mode): who may work on what, the work open on each live task, the assignments
 // handed to workers (leases with a fencing token) and an append-only log of what happened.
+// Every column naming a worker references workers (no ON DELETE action: the database refuses to
+// delete a worker with history). Workers are never deleted: `humantask workers remove` and
+// DELETE /v1/workforce/workers/{workerId} set status `removed` and keep the record, so the
+// assignments, reviews and events of a removed worker keep pointing at it. Staffing's subject lists
+// are arrays (ids, `operator`, `account`): putStaffing checks them, no foreign key can.
 
 /**
  * Staffing of a project (batch '') or of one of its batches: who may attempt and who may review,
@@ -389,7 +394,7 @@ export const taskWork = pgTable(
     availableAt: ts('available_at').notNull(),
     calibration: boolean('calibration').notNull().default(false),
     /** A redo goes to this worker first, until reserved_until. */
-    reservedFor: text('reserved_for'),
+    reservedFor: text('reserved_for').references(() => workers.workerId),
     reservedUntil: ts('reserved_until'),
     /** The assignment the stage works on: the submit under review, or the rejected work to redo. */
     parentAssignmentId: text('parent_assignment_id'),
@@ -417,7 +422,9 @@ export const assignments = pgTable(
     accountId: text('account_id')
       .notNull()
       .references(() => accounts.accountId),
-    workerId: text('worker_id').notNull(),
+    workerId: text('worker_id')
+      .notNull()
+      .references(() => workers.workerId),
     role: text('role').$type<AssignmentRole>().notNull(),
     status: text('status').$type<AssignmentStatus>().notNull(),
     /** Fencing token: every heartbeat and submit carries it, so a stale tab cannot act on reassigned work. */
@@ -431,8 +438,9 @@ export const assignments = pgTable(
     endedAt: ts('ended_at'),
     /** Active time the worker's client measured (never more than the time since issue). */
     activeMs: bigint('active_ms', { mode: 'number' }).notNull().default(0),
-    draft: jsonb('draft').$type<Record<string, unknown>>(),
-    response: jsonb('response').$type<Record<string, unknown>>(),
+    draft: jsonb('draft').$type<Draft>(),
+    /** Checked against the type's response schema and the task's params before it is stored. */
+    response: jsonb('response').$type<Answer>(),
     /** A review: the submit it reviews; a redo: the rejected work. */
     parentAssignmentId: text('parent_assignment_id'),
     /** A review's decision. */
@@ -461,7 +469,7 @@ export const workEvents = pgTable(
     id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
     at: ts('at').notNull(),
     accountId: text('account_id').notNull(),
-    workerId: text('worker_id'),
+    workerId: text('worker_id').references(() => workers.workerId),
     assignmentId: text('assignment_id'),
     taskId: text('task_id'),
     kind: text('kind').notNull(),

@@ -17,7 +17,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const manifest = JSON.parse(readFileSync(path.join(root, 'client', 'package.json'), 'utf8')) as { name: string; exports: object };
 
-const consumer = `import { createClient, createLegacyClient, HumantaskError } from '@humantask/client';
+const consumer = `import { createClient, createLegacyClient, createWorkerClient, HumantaskError } from '@humantask/client';
 import { signCallback, verifyCallback } from '@humantask/client/node';
 
 const client = createClient({ apiKey: 'test_x', baseUrl: 'http://127.0.0.1:9', retry: false });
@@ -29,7 +29,12 @@ export async function typed() {
   await client.tasks.create('categorisation', {});
   const task = await legacy.tasks.get('x');
   task.data.urgency.toUpperCase();
+  const next = await worker.next({ wait: 20 });
+  if (next.ok && next.status === 200) await worker.heartbeat(next.data.assignment_id, { lease_token: next.data.lease_token ?? '', active_ms: 0 });
+  // @ts-expect-error 204 has no body
+  if (next.ok && next.status === 204) next.data.assignment_id;
 }
+const worker = createWorkerClient({ baseUrl: 'http://127.0.0.1:9', token: 'wka_x', retry: false });
 const secret = 'whsec_' + Buffer.alloc(32, 1).toString('base64');
 const now = Math.floor(Date.now() / 1000);
 const body = JSON.stringify({ error: 'e', attachments: [] });
@@ -39,7 +44,8 @@ const verified = await verifyCallback(
   { callbackAuthKey: 'k', signingSecret: secret },
 );
 const failed = await client.tasks.get('x').catch((e: unknown) => (e as Error).name);
-console.log(JSON.stringify({ verified: verified.type, failed, error: typeof HumantaskError }));
+const workerFailed = await worker.me().catch((e: unknown) => (e as Error).name);
+console.log(JSON.stringify({ verified: verified.type, failed, workerFailed, error: typeof HumantaskError }));
 `;
 
 it('compiles to JavaScript and declarations that a strict consumer can use on plain Node', async () => {
@@ -76,5 +82,5 @@ it('compiles to JavaScript and declarations that a strict consumer can use on pl
   expect(check.stdout).toBe('');
 
   const { stdout } = await run(process.execPath, [path.join(app, 'out', 'main.js')], { cwd: app });
-  expect(JSON.parse(stdout)).toEqual({ verified: 'attachmentError', failed: 'TypeError', error: 'function' });
+  expect(JSON.parse(stdout)).toEqual({ verified: 'attachmentError', failed: 'TypeError', workerFailed: 'TypeError', error: 'function' });
 });

@@ -6,8 +6,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { client, startTestServer, type TestServer } from '../support/server.ts';
 import { root } from '../support/spec.ts';
+import { createWorker, type TestWorker } from '../support/workers.ts';
 
 const examplesDir = path.join(root, 'test', 'client', 'examples');
 const examples = readdirSync(examplesDir)
@@ -30,6 +31,7 @@ const expected: Record<string, RegExp[]> = {
   'errors.ts': [/no such task: Task 65f1c0a2b3c4d5e6f7a8b9c0 not found/, /404 POST \/v1\/task\/\{taskId\}\/cancel/],
   'pagination.ts': [/completed categorization tasks: [1-9]/, /total: [1-9]/],
   'callbacks.ts': [/attachment failed: \[ 'https:\/\/example.com\/a.jpg' \]/, /answer: 200/],
+  'worker.ts': [/task [0-9a-f]{24}: submitted \(billing\)/, /no more work for now/],
 };
 
 describe('docs/client.md', () => {
@@ -42,15 +44,28 @@ describe('docs/client.md', () => {
 
   describe('examples run against the reference server', () => {
     let server: TestServer;
+    let worker: TestWorker;
     beforeAll(async () => {
       server = await startTestServer('pglite');
+      // For worker.ts: one of the operator's workers, and a live task for it to do.
+      worker = await createWorker(server);
+      const live = await client(server, 'current', server.dev.live_key)('POST', '/v1/task/categorization', {
+        json: {
+          callback_url: 'https://example.com/cb',
+          instruction: 'Pick one',
+          attachment_type: 'text',
+          attachment: 'Charged twice',
+          categories: ['billing', 'other'],
+        },
+      });
+      expect(live.status, live.text).toBe(200);
     });
     afterAll(async () => {
       await server?.close();
     });
 
     // In this order: quickstart creates the tasks that pagination walks.
-    it.each(['quickstart.ts', 'errors.ts', 'pagination.ts', 'callbacks.ts'])('%s', async (file) => {
+    it.each(['quickstart.ts', 'errors.ts', 'pagination.ts', 'callbacks.ts', 'worker.ts'])('%s', async (file) => {
       const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(examplesDir, file)], {
         cwd: root,
         env: {
@@ -59,6 +74,8 @@ describe('docs/client.md', () => {
           HUMANTASK_API_KEY: server.dev.test_key,
           HUMANTASK_CALLBACK_AUTH_KEY: server.dev.callback_auth_key,
           HUMANTASK_SIGNING_SECRET: server.dev.signing_secret,
+          HUMANTASK_WORKER_EMAIL: worker.email,
+          HUMANTASK_WORKER_PASSWORD: worker.password,
         },
       });
       expect(stderr).toBe('');

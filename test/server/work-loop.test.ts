@@ -7,7 +7,7 @@ import { createAccount, type AccountSecrets } from '../../server/domain/accounts
 import { DomainError } from '../../server/domain/errors.ts';
 import type { Caller } from '../../server/domain/model.ts';
 import { auditTask, cancelTask } from '../../server/domain/tasks.ts';
-import type { Assignment } from '../../server/domain/workforce/model.ts';
+import type { Assignment, FeedbackItem } from '../../server/domain/workforce/model.ts';
 import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
 import {
   claimNext,
@@ -58,7 +58,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const secrets: AccountSecrets = await createAccount(server.uow, `work-${db}-${n++}`, new Date());
     const found = await server.uow.accounts.findById(secrets.account_id);
     const caller: Caller = { account: found!, mode: 'live' };
-    const worker = (id: string, more: Partial<WorkerPrincipal> = {}): WorkerPrincipal => ({
+    /** A worker as a request presents it (no record: for workers that must not exist). */
+    const principal = (id: string, more: Partial<WorkerPrincipal> = {}): WorkerPrincipal => ({
       workerId: `${secrets.account_id}-${id}`,
       accountId: secrets.account_id,
       roles: ['labeler'],
@@ -66,6 +67,26 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       status: 'active',
       ...more,
     });
+    /** A worker of the account with its record (assignments and events reference workers). */
+    const worker = async (id: string, more: Partial<WorkerPrincipal> = {}): Promise<WorkerPrincipal> => {
+      const p = principal(id, more);
+      if (!(await server.uow.workers.get(p.workerId)))
+        await server.uow.workers.insert(
+          {
+            workerId: p.workerId,
+            accountId: p.accountId,
+            email: `${p.workerId}@example.com`,
+            displayName: id,
+            status: p.status,
+            roles: [...p.roles],
+            calibrator: p.calibrator,
+            createdAt: new Date(),
+            lastSeenAt: null,
+          },
+          null,
+        );
+      return p;
+    };
     const current = client(server, 'current', secrets.live_key);
     const legacy = client(server, 'legacy', secrets.live_key);
     const categorization = async (extra: Record<string, unknown> = {}) => {
@@ -82,7 +103,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       expect(r.status, r.text).toBe(200);
       return r.body.task_id as string;
     };
-    return { secrets, caller, worker, current, legacy, categorization };
+    return { secrets, caller, worker, principal, current, legacy, categorization };
   }
 
   const task = (caller: Caller, taskId: string) => server.uow.tasks.get(caller.account.accountId, 'live', taskId);
@@ -92,14 +113,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   it('hands a live task to a worker, keeps it with heartbeats, and completes it on submit with its callback queued', async () => {
     const { caller, worker, categorization } = await account();
     const taskId = await categorization();
-    const w = worker('w1');
+    const w = await worker('w1');
     const a = (await claimNext(server.uow, w, {}, settings, new Date()))!;
     expect(a).toMatchObject({ taskId, workerId: w.workerId, role: 'attempt', status: 'active' });
     expect(a.assignmentId).toMatch(/^asg_[0-9a-f]{24}$/);
     expect(a.leaseToken).toMatch(/^lt_[0-9a-f]{32}$/);
     expect(a.leaseExpiresAt.getTime() - a.issuedAt.getTime()).toBe(settings.leaseMs);
     // Nothing more for anyone: overlap 1.
-    expect(await claimNext(server.uow, worker('w2'), {}, settings, new Date())).toBeNull();
+    expect(await claimNext(server.uow, await worker('w2'), {}, settings, new Date())).toBeNull();
 
     const beat = await heartbeat(
       server.uow,
@@ -166,7 +187,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const day = await legacyTask('day');
     const immediate = await legacyTask('immediate');
     const order: string[] = [];
-    for (let i = 0; i < 4; i++) order.push((await claimNext(server.uow, worker(`q${i}`), {}, settings, new Date()))!.taskId);
+    for (let i = 0; i < 4; i++) order.push((await claimNext(server.uow, await worker(`q${i}`), {}, settings, new Date()))!.taskId);
     expect(order).toEqual([immediate, current, day, week]);
   });
 
@@ -174,9 +195,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const { worker, categorization } = await account();
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) ids.push(await categorization());
-    const claims = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => claimNext(server.uow, worker(`c${i}`), {}, settings, new Date())),
-    );
+    const crowd = await Promise.all(Array.from({ length: 50 }, (_, i) => worker(`c${i}`)));
+    const claims = await Promise.all(crowd.map((w) => claimNext(server.uow, w, {}, settings, new Date())));
     const got = claims.filter((c): c is Assignment => c !== null);
     expect(got).toHaveLength(20);
     expect(new Set(got.map((c) => c.taskId))).toEqual(new Set(ids));
@@ -187,7 +207,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   it('sweeps a lapsed lease: the task goes to another worker, and the first worker’s late submit is a conflict that changes nothing', async () => {
     const { caller, worker, categorization } = await account();
     const taskId = await categorization();
-    const [w1, w2] = [worker('slow'), worker('next')];
+    const [w1, w2] = [await worker('slow'), await worker('next')];
     const a = (await claimNext(server.uow, w1, {}, settings, new Date()))!;
     // Not lapsed yet: the sweep (of every account) leaves it.
     await expireLapsedLeases(server.uow, later(settings.leaseMs - 1000));
@@ -227,7 +247,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   it('heartbeats renew a lease up to the hard cap, not beyond', async () => {
     const { worker, categorization } = await account();
     await categorization();
-    const w = worker('long');
+    const w = await worker('long');
     const a = (await claimNext(server.uow, w, {}, { ...settings, hardCapMs: 90_000 }, new Date()))!;
     expect(a.hardDeadline.getTime() - a.issuedAt.getTime()).toBe(90_000);
     const beat = await heartbeat(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken }, settings, later(50_000));
@@ -237,7 +257,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   it('skip (with a reason) and release give the task back; the skipper does not get it again, the releaser may (with the draft)', async () => {
     const { worker, categorization } = await account();
     const taskId = await categorization();
-    const [w1, w2] = [worker('skipper'), worker('other')];
+    const [w1, w2] = [await worker('skipper'), await worker('other')];
     const a = (await claimNext(server.uow, w1, {}, settings, new Date()))!;
     expect(
       (await failure(giveBack(server.uow, w1, a.assignmentId, { leaseToken: a.leaseToken, status: 'skipped' }, new Date()))).kind,
@@ -258,7 +278,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   it('canceling a task ends its assignment: the next heartbeat and submit are told task_canceled', async () => {
     const { caller, worker, categorization } = await account();
     const taskId = await categorization();
-    const w = worker('w');
+    const w = await worker('w');
     const a = (await claimNext(server.uow, w, {}, settings, new Date()))!;
     await cancelTask(server.uow, caller, taskId, false, new Date());
     expect((await failure(heartbeat(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken }, settings, new Date()))).code).toBe(
@@ -269,13 +289,13 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     );
     expect([e.kind, e.code]).toEqual(['conflict', 'task_canceled']);
     expect(await task(caller, taskId)).toMatchObject({ status: 'canceled', response: null });
-    expect(await claimNext(server.uow, worker('w2'), {}, settings, new Date())).toBeNull();
+    expect(await claimNext(server.uow, await worker('w2'), {}, settings, new Date())).toBeNull();
   });
 
   it('rejects an invalid answer with a 400-kind error naming the rule, storing nothing', async () => {
     const { caller, worker, categorization } = await account();
     const taskId = await categorization();
-    const w = worker('w');
+    const w = await worker('w');
     const a = (await claimNext(server.uow, w, {}, settings, new Date()))!;
     const submit = (response: Record<string, unknown>) =>
       failure(submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response }, checkSchema, new Date()));
@@ -293,8 +313,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const one = await account();
     const two = await account();
     const mine = await one.categorization();
-    expect(await claimNext(server.uow, two.worker('stranger'), {}, settings, new Date())).toBeNull();
-    const own = (await claimNext(server.uow, one.worker('own'), {}, settings, new Date()))!;
+    expect(await claimNext(server.uow, await two.worker('stranger'), {}, settings, new Date())).toBeNull();
+    const own = (await claimNext(server.uow, await one.worker('own'), {}, settings, new Date()))!;
     expect(own.taskId).toBe(mine);
 
     // A project staffed with the account's own workers only: the operator's workers are left out.
@@ -312,7 +332,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       updatedAt: new Date(),
     });
     const operator: WorkerPrincipal = {
-      workerId: `op-${db}-${n++}`,
+      workerId: (await createWorker(server)).workerId,
       accountId: null,
       roles: ['labeler'],
       calibrator: false,
@@ -328,7 +348,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       await giveBack(server.uow, operator, a.assignmentId, { leaseToken: a.leaseToken, status: 'skipped', reason: 'test' }, new Date());
     }
     expect(seen).not.toContain(staffed);
-    expect((await claimNext(server.uow, two.worker('inhouse'), { project: 'inhouse' }, settings, new Date()))!.taskId).toBe(staffed);
+    expect((await claimNext(server.uow, await two.worker('inhouse'), { project: 'inhouse' }, settings, new Date()))!.taskId).toBe(staffed);
   });
 
   it('serves a calibration batch only to calibrators, and holds production batches until it is completed', async () => {
@@ -341,8 +361,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     expect((await current('POST', `/v1/batches/cal-${db}/finalize`)).status).toBe(200);
     // A batch still staging is not served (the production batch cannot be finalized before calibration completes).
     expect((await current('POST', `/v1/batches/prod-${db}/finalize`)).status).toBe(400);
-    expect(await claimNext(server.uow, worker('plain'), {}, settings, new Date())).toBeNull();
-    const calibrator = worker('cal', { calibrator: true });
+    expect(await claimNext(server.uow, await worker('plain'), {}, settings, new Date())).toBeNull();
+    const calibrator = await worker('cal', { calibrator: true });
     const a = (await claimNext(server.uow, calibrator, {}, settings, new Date()))!;
     expect(a.taskId).toBe(cal);
     // Calibration work is always reviewed; the production batch still waits.
@@ -358,8 +378,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
         )
       ).next,
     ).toBe('review');
-    expect(await claimNext(server.uow, worker('plain2'), {}, settings, new Date())).toBeNull();
-    const reviewer = worker('rev', { roles: ['reviewer'], calibrator: true });
+    expect(await claimNext(server.uow, await worker('plain2'), {}, settings, new Date())).toBeNull();
+    const reviewer = await worker('rev', { roles: ['reviewer'], calibrator: true });
     const r = (await claimNext(server.uow, reviewer, { role: 'review' }, settings, new Date()))!;
     await reviewAssignment(
       server.uow,
@@ -372,7 +392,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     );
     expect((await current('GET', `/v1/batches/cal-${db}`)).body.status).toBe('completed');
     expect((await current('POST', `/v1/batches/prod-${db}/finalize`)).status).toBe(200);
-    expect((await claimNext(server.uow, worker('plain3'), {}, settings, new Date()))!.taskId).toBe(prod);
+    expect((await claimNext(server.uow, await worker('plain3'), {}, settings, new Date()))!.taskId).toBe(prod);
   });
 
   it('reviews: accept and fix complete the task with an operator audit; reject sends a redo with feedback to the author, then it completes with times_redone', async () => {
@@ -389,9 +409,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       reviewRate: 0,
       updatedAt: new Date(),
     });
-    const labeler = worker('author');
-    const reviewer = worker('checker', { roles: ['reviewer'] });
-    const lead = worker('lead', { roles: ['lead'] });
+    const labeler = await worker('author');
+    const reviewer = await worker('checker', { roles: ['reviewer'] });
+    const lead = await worker('lead', { roles: ['lead'] });
     const submitted = async (category: string) => {
       const taskId = await categorization({ project: 'reviewed' });
       const a = (await claimNext(server.uow, labeler, {}, settings, new Date()))!;
@@ -467,7 +487,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
 
     const third = await submitted('dog');
     const r3 = (await claimNext(server.uow, reviewer, { role: 'review' }, settings, new Date()))!;
-    const feedback = [{ type: 'error', scope: { field: 'category' }, category: 'wrong_label', text: 'It is a cat.' }];
+    const feedback: FeedbackItem[] = [{ scope: { field: 'category' }, category: 'wrong_label', text: 'It is a cat.' }];
     await reviewAssignment(
       server.uow,
       reviewer,
@@ -480,7 +500,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     expect((await server.uow.work.get(third.a.assignmentId, null))!).toMatchObject({ status: 'rejected', feedback });
     expect(await task(caller, third.taskId)).toMatchObject({ status: 'pending', audits: [] });
     // Reserved for its author: another labeler does not get it.
-    expect(await claimNext(server.uow, worker('someone'), {}, settings, new Date())).toBeNull();
+    expect(await claimNext(server.uow, await worker('someone'), {}, settings, new Date())).toBeNull();
     const redo = (await claimNext(server.uow, labeler, {}, settings, new Date()))!;
     expect(redo).toMatchObject({ role: 'redo', taskId: third.taskId, parentAssignmentId: third.a.assignmentId, feedback });
     // The redo of a rejected review is reviewed again.
@@ -521,7 +541,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   it("a customer's rejecting audit of a live task sends it to a worker to redo; the redo moves updated_at, counts in times_redone and is called back again", async () => {
     const { caller, worker, categorization } = await account();
     const taskId = await categorization();
-    const w = worker('w');
+    const w = await worker('w');
     const a = (await claimNext(server.uow, w, {}, settings, new Date()))!;
     await submitAssignment(
       server.uow,
@@ -558,7 +578,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
 
   it('a waiting claim is woken by a new live task (the NOTIFY after its commit), and one that finds nothing ends empty', async () => {
     const { worker, categorization } = await account();
-    const w = worker('waiter');
+    const w = await worker('waiter');
     expect(await claimNextWaiting(server.uow, w, {}, settings, { waitMs: 50, available: server.workAvailable })).toBeNull();
     // Rechecking only after 60 s: within the test's 15 s only the nudge can bring the task.
     const waiting = claimNextWaiting(server.uow, w, {}, settings, { waitMs: 60_000, available: server.workAvailable, recheckMs: 60_000 });
@@ -568,7 +588,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   }, 15_000);
 
   it('sets staffing per project and batch: validated, kept where a change leaves it out, and a batch row wins over its project', async () => {
-    const { caller, worker, current, categorization } = await account();
+    const { caller, principal, current, categorization } = await account();
     expect((await current('POST', '/v1/projects', { json: { type: 'categorization', name: 'sp' } })).status).toBe(200);
     expect((await current('POST', '/v1/batches', { json: { project: 'sp', name: `sb-${db}` } })).status).toBe(200);
     expect(await getStaffing(server.uow, caller, { project: 'sp' })).toMatchObject({
@@ -583,9 +603,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     );
     // Only workers of the account's own workforce can be named.
     expect(
-      (await failure(putStaffing(server.uow, caller, { project: 'sp' }, { attempt: [worker('ghost').workerId] }, new Date()))).kind,
+      (await failure(putStaffing(server.uow, caller, { project: 'sp' }, { attempt: [principal('ghost').workerId] }, new Date()))).kind,
     ).toBe('not_found');
-    const real = async () => worker('', { workerId: (await createWorker(server, { accountId: caller.account.accountId })).workerId });
+    const real = async () => principal('', { workerId: (await createWorker(server, { accountId: caller.account.accountId })).workerId });
     const w1 = await real();
     const w2 = await real();
     await putStaffing(server.uow, caller, { project: 'sp' }, { attempt: [w1.workerId], reviewFirst: 3 }, new Date());
@@ -607,8 +627,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   });
 
   it("lists a worker's own assignments newest first, page by page, and shows one only to its worker", async () => {
-    const { worker, categorization } = await account();
-    const w = worker('hist');
+    const { worker, principal, categorization } = await account();
+    const w = await worker('hist');
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       await categorization();
@@ -632,13 +652,13 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       ids[0],
     ]);
     expect((await getOwnAssignment(server.uow, w, ids[0]!)).task.params).toMatchObject({ categories: ['cat', 'dog'] });
-    expect((await failure(getOwnAssignment(server.uow, worker('other'), ids[0]!))).kind).toBe('not_found');
+    expect((await failure(getOwnAssignment(server.uow, principal('other'), ids[0]!))).kind).toBe('not_found');
   });
 
   it('writes an append-only log of the work', async () => {
     const { caller, worker, categorization } = await account();
     const taskId = await categorization();
-    const w = worker('w');
+    const w = await worker('w');
     const a = (await claimNext(server.uow, w, {}, settings, new Date()))!;
     await heartbeat(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken }, settings, new Date());
     await submitAssignment(

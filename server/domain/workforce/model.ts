@@ -8,9 +8,49 @@ export type AssignmentStatus = 'active' | 'submitted' | 'accepted' | 'fixed' | '
 export type ReviewResult = 'accepted' | 'fixed' | 'rejected';
 export type WorkStage = 'attempt' | 'review' | 'done' | 'canceled';
 
-/** What a rejecting review points at: a region, a field or frames, with a category and a text. */
-export interface FeedbackItem {
+/**
+ * A worker's answer: a JSON object, the response of the task's type (one of the contract's
+ * `<Type>Response` schemas). Submit and fix store one only after it passed the type's response
+ * schema and the task's params (work.ts, checkedResponse); it then becomes the task's `response`.
+ */
+export interface Answer {
   [key: string]: unknown;
+}
+
+/** Whether a value received as an answer is a JSON object (what every `<Type>Response` is). */
+export const isAnswer = (value: unknown): value is Answer => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Work in progress saved by heartbeats: any JSON object the labeling app chooses, stored as it is. */
+export interface Draft {
+  [key: string]: unknown;
+}
+
+/** The kind of mistake a feedback item names. */
+export type FeedbackCategory =
+  | 'missing'
+  | 'extra'
+  | 'wrong_label'
+  | 'wrong_geometry'
+  | 'wrong_attribute'
+  | 'wrong_text'
+  | 'instructions'
+  | 'other';
+
+/**
+ * What a feedback item is about: an annotation (`region_id`), a field, a frame range (inclusive), or
+ * nothing (the whole answer). Kept in the contract's spelling: items are stored as JSON as given.
+ */
+export interface FeedbackScope {
+  region_id?: string;
+  field?: string;
+  frames?: { start: number; end: number };
+}
+
+/** One remark of a rejecting review (or of a customer's rejecting audit), for the worker who redoes the task. */
+export interface FeedbackItem {
+  scope?: FeedbackScope;
+  category: FeedbackCategory;
+  text: string;
 }
 
 export interface Assignment {
@@ -28,8 +68,8 @@ export interface Assignment {
   submittedAt: Date | null;
   endedAt: Date | null;
   activeMs: number;
-  draft: Json | null;
-  response: Json | null;
+  draft: Draft | null;
+  response: Answer | null;
   parentAssignmentId: string | null;
   reviewResult: ReviewResult | null;
   feedback: FeedbackItem[] | null;
@@ -117,7 +157,7 @@ export interface WorkRepository {
     assignmentId: string;
     workerId: string;
     leaseToken: string;
-    draft?: Json | undefined;
+    draft?: Draft | undefined;
     activeMs?: number | undefined;
     now: Date;
     leaseMs: number;

@@ -11,7 +11,18 @@ import { newTaskId } from '../ids.ts';
 import type { Caller, Json, Task, TaskAudit } from '../model.ts';
 import { queueTaskCallback } from '../outbox.ts';
 import type { Repositories, UnitOfWork } from '../ports.ts';
-import type { Assignment, AssignmentStatus, FeedbackItem, ReviewResult, TaskWork, WorkEvent, WorkEventKind } from './model.ts';
+import {
+  isAnswer,
+  type Answer,
+  type Assignment,
+  type AssignmentStatus,
+  type Draft,
+  type FeedbackItem,
+  type ReviewResult,
+  type TaskWork,
+  type WorkEvent,
+  type WorkEventKind,
+} from './model.ts';
 import type { WorkerPrincipal } from './worker.ts';
 
 export interface WorkSettings {
@@ -162,7 +173,7 @@ function whyNotHeld(a: Assignment, now: Date) {
 
 export interface HeartbeatInput {
   leaseToken: string;
-  draft?: Json | undefined;
+  draft?: Draft | undefined;
   /** Active time the client measured since its last heartbeat (or since the assignment was issued). */
   activeMs?: number | undefined;
 }
@@ -232,9 +243,10 @@ const measured = (a: Assignment, activeMs: number | undefined, now: Date) =>
  * The answer as the task stores it, checked against the type's response schema and the task's
  * params: a 400-kind error naming the rule, nothing stored.
  */
-function checkedResponse(task: Task, response: Json, activeMs: number, checkSchema: ResponseSchemaCheck): Json {
+function checkedResponse(task: Task, response: unknown, activeMs: number, checkSchema: ResponseSchemaCheck): Answer {
+  if (!isAnswer(response)) throw invalid(`response must be a JSON object: the ${task.type} response.`);
   // datacollection: the time is measured (active time, review excluded), never taken from the client.
-  const stored = task.type === 'datacollection' ? { ...response, time_spent_in_seconds: Math.round(activeMs / 1000) } : response;
+  const stored: Answer = task.type === 'datacollection' ? { ...response, time_spent_in_seconds: Math.round(activeMs / 1000) } : response;
   const schemaProblem = checkSchema(task.type, stored);
   if (schemaProblem) throw invalid(`response does not match the ${task.type} response schema: ${schemaProblem}`);
   const [problem] = checkAnswer(task, stored);
@@ -244,7 +256,8 @@ function checkedResponse(task: Task, response: Json, activeMs: number, checkSche
 
 export interface SubmitInput {
   leaseToken: string;
-  response: Json;
+  /** The answer as received; checked (and typed) by checkedResponse. */
+  response: unknown;
   activeMs?: number | undefined;
 }
 
@@ -319,7 +332,7 @@ async function adopt(
   task: Task,
   work: TaskWork,
   adopted: Assignment,
-  response: Json,
+  response: Answer,
   audit: TaskAudit | null,
   now: Date,
 ) {
@@ -341,8 +354,8 @@ async function adopt(
 export interface ReviewInput {
   leaseToken: string;
   result: ReviewResult;
-  /** With `fixed`: the corrected answer, checked as a submit is. */
-  response?: Json | undefined;
+  /** With `fixed`: the corrected answer as received, checked as a submit is. */
+  response?: unknown;
   /** With `rejected`: what is wrong (regions, fields, frames). */
   feedback?: FeedbackItem[] | undefined;
   activeMs?: number | undefined;
@@ -392,7 +405,7 @@ export async function reviewAssignment(
       const response =
         input.result === 'fixed' ? checkedResponse(task, input.response!, reviewed.activeMs, checkSchema) : reviewed.response;
       if (input.result === 'fixed') decided.response = response;
-      await repos.work.update({ ...reviewed, status: input.result as AssignmentStatus, ...(feedback ? { feedback } : {}) });
+      await repos.work.update({ ...reviewed, status: input.result, ...(feedback ? { feedback } : {}) });
       const audit: TaskAudit = {
         auditedBy: worker.workerId,
         auditedAt: now,

@@ -5,11 +5,11 @@ import { createHash } from 'node:crypto';
 import type { components as Current } from '../../../generated/current.ts';
 import type { components as Workforce } from '../../../generated/workforce.ts';
 import type { Task } from '../../domain/model.ts';
-import type { Assignment, AssignmentStatus } from '../../domain/workforce/model.ts';
+import type { Answer, Assignment, AssignmentStatus } from '../../domain/workforce/model.ts';
 import type { AssignmentWork } from '../../domain/workforce/work.ts';
+import { stored } from './stored.ts';
 
 type Wire = Workforce['schemas'];
-type FeedbackItem = Wire['FeedbackItem'];
 
 /** The wire status of a domain status. */
 function wireStatus(a: Pick<Assignment, 'status' | 'role' | 'reviewResult'>): Wire['AssignmentStatus'] {
@@ -23,15 +23,17 @@ export function domainStatuses(status: Wire['AssignmentStatus']): AssignmentStat
   return status === 'reviewed' ? ['accepted', 'fixed', 'rejected'] : [status];
 }
 
-const feedbackItems = (a: Assignment): FeedbackItem[] => (a.feedback ?? []) as FeedbackItem[];
-
 function review(a: Assignment, reviewedAt: Date | null): Wire['AssignmentReview'] | undefined {
   const result =
     a.role === 'review' ? a.reviewResult : a.status === 'accepted' || a.status === 'fixed' || a.status === 'rejected' ? a.status : null;
   if (!result) return undefined;
-  return { result, feedback_items: feedbackItems(a), reviewed_at: (reviewedAt ?? a.endedAt ?? a.issuedAt).toISOString() };
+  return { result, feedback_items: a.feedback ?? [], reviewed_at: (reviewedAt ?? a.endedAt ?? a.issuedAt).toISOString() };
 }
 
+/**
+ * The task as the worker needs it. Its type and params were checked against the type's schema when
+ * the task was created, so they are asserted as stored, as the task views do.
+ */
 function assignmentTaskView(task: Task, calibration: boolean): Wire['AssignmentTask'] {
   return {
     task_id: task.taskId,
@@ -39,10 +41,16 @@ function assignmentTaskView(task: Task, calibration: boolean): Wire['AssignmentT
     ...(task.project ? { project: task.project } : {}),
     ...(task.batch ? { batch: task.batch } : {}),
     ...(calibration ? { calibration } : {}),
-    type: task.type,
-    params: task.params,
-  } as Wire['AssignmentTask'];
+    ...stored<Wire['TaskTypeDetails']>({ type: task.type, params: task.params }),
+  };
 }
+
+/**
+ * An answer on the wire: a JSON object that passed the task type's response schema and the task's
+ * params when it was submitted, so it is asserted as stored. (Today's generated WorkerResponse is
+ * `unknown`, through ComparisonResponse's anyOf; this keeps compiling when it becomes precise.)
+ */
+const answer = (a: Answer): Wire['WorkerResponse'] => stored<Wire['WorkerResponse']>(a);
 
 /**
  * The worker's view: the task, the lease while active, the draft, the answer; for a review the
@@ -62,13 +70,11 @@ export function assignmentView(work: AssignmentWork & { parent?: Assignment | nu
     ...(active
       ? { lease_token: a.leaseToken, lease_expires_at: a.leaseExpiresAt.toISOString(), hard_deadline: a.hardDeadline.toISOString() }
       : {}),
-    ...(a.draft ? { draft: a.draft as Wire['AssignmentDraft'] } : {}),
-    ...(a.response && a.role !== 'review' ? { response: a.response as Wire['WorkerResponse'] } : {}),
-    ...(reviewed?.response
-      ? { under_review: { response: reviewed.response as Wire['WorkerResponse'], active_ms: reviewed.activeMs } }
-      : {}),
+    ...(a.draft ? { draft: a.draft } : {}),
+    ...(a.response && a.role !== 'review' ? { response: answer(a.response) } : {}),
+    ...(reviewed?.response ? { under_review: { response: answer(reviewed.response), active_ms: reviewed.activeMs } } : {}),
     ...(rejection ? { feedback: rejection } : {}),
-    ...(parent?.response ? { previous_response: parent.response as Wire['WorkerResponse'] } : {}),
+    ...(parent?.response ? { previous_response: answer(parent.response) } : {}),
     ...(decided ? { review: decided } : {}),
     ...(a.skipReason ? { skip_reason: a.skipReason } : {}),
     active_ms: a.activeMs,

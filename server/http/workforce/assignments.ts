@@ -36,13 +36,13 @@ async function view(uow: UnitOfWork, work: AssignmentWork) {
  * A submit with an Idempotency-Key: the key is held (per worker) while the submit runs, then keeps
  * its answer; a retry gets that answer again, a different request with the key 409.
  */
-async function idempotent(
+async function idempotent<T>(
   uow: UnitOfWork,
   worker: WorkerPrincipal,
   accountId: string,
   idem: IdempotencyContext | undefined,
-  run: () => Promise<unknown>,
-) {
+  run: () => Promise<T>,
+): Promise<T | Replay> {
   if (!idem) return run();
   const now = new Date();
   const saved: SavedAnswer = {
@@ -135,17 +135,17 @@ export function assignmentHandlers({
       ),
     submitAssignment: async ({ worker, path, body, idempotency }) => {
       const mine = await getOwnAssignment(uow, worker, path.assignmentId);
-      return (await idempotent(uow, worker, mine.assignment.accountId, idempotency, async () => {
+      return idempotent(uow, worker, mine.assignment.accountId, idempotency, async () => {
         const out = await submitAssignment(
           uow,
           worker,
           path.assignmentId,
-          { leaseToken: body.lease_token, response: body.response as Record<string, unknown>, activeMs: body.active_ms },
+          { leaseToken: body.lease_token, response: body.response, activeMs: body.active_ms },
           contract.checkResponse,
           new Date(),
         );
         return after(out.assignment);
-      })) as Awaited<ReturnType<WorkerHandlerTable['submitAssignment']>>;
+      });
     },
     skipAssignment: async ({ worker, path, body }) =>
       after(
@@ -176,7 +176,7 @@ export function assignmentHandlers({
           {
             leaseToken: body.lease_token,
             result: body.result,
-            response: body.response as Record<string, unknown> | undefined,
+            response: body.response,
             feedback: body.feedback_items,
             activeMs: body.active_ms,
           },

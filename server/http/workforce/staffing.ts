@@ -20,8 +20,8 @@ const defaultSampling = { new_worker_tasks: 20, rate: 0.1 };
  */
 function staffingView({ staffing: s, source }: { staffing: Staffing; source: StaffingSource }): Wire['Staffing'] {
   return {
-    attempt: (s.attemptSubjects ?? ['operator']) as Wire['StaffingSubject'][],
-    review: (s.reviewSubjects ?? ['operator']) as Wire['StaffingSubject'][],
+    attempt: s.attemptSubjects ?? ['operator'],
+    review: s.reviewSubjects ?? ['operator'],
     review_sampling: { new_worker_tasks: s.reviewFirst, rate: s.reviewRate },
     source,
     ...(source !== 'default' ? { updated_at: s.updatedAt.toISOString() } : {}),
