@@ -542,15 +542,17 @@ difference between the columns is what PGlite itself adds.
 | PGlite's and drizzle's PGlite modules with \`DATABASE_URL\` (5 MB without the loader) | about 40 MB | 0 (\`import()\` in \`server/store/db.ts\` when PGlite is used) |
 | main V8 heap: committed for 50–57 MB alive (3 contracts parsed, cloned for express-openapi-validator, its copies and compiled routes; the modules) | 150–175 MB | about 80 MB, 32 MB of it the young generation |
 | PGlite (embedded only): WebAssembly memory (128 MB reserved, about 30 MB touched, 16 MB of it shared_buffers), pglite.data (8 MB kept), compiled code and Emscripten's JavaScript | 100–130 MB | 100–130 MB |
-| esbuild: tsx's service process (17 MB, another process); the labeling app's own is started on the first \`/label/app.js\` and now stopped once the bundle is made | 17 + 17 MB | 17 MB |
+| esbuild: tsx's service process (17 MB, another process); the labeling app's own is started on the first \`/label/app.js\` and now stopped once the bundle is made | 17 MB, 17 more once \`/label/app.js\` was asked for | 17 MB |
 
 Under creation load the V8 heap grows up to four times what survived the last full collection
 before the next one; on PGlite requests wait in its queue and outlive the young generation, so old
 garbage grows by about 7 MB a second (a heap of 200 MB for 60 MB alive, no leak: a full collection
 gives it back). \`server/memory.ts\` bounds that growth to half (\`--heap-growing-percent=50\`, set at
-start): in interleaved 25 s runs the PostgreSQL server's peak went from 304–320 to 192–200 MB and
-PGlite's from 445 to 328–400 MB; creation throughput in the same runs was 561–1,564 against
-254–725 requests a second, within what the machine's other load moved it by.
+start). Interleaved \`bench/run.ts --memory --memory-seconds 20\` runs, with the bound (a) and
+without it (b), a b a b: PostgreSQL peak 177, 269, 185, 261 MB at 116, 619, 783, 756 creations a
+second; PGlite peak 288, 429, 313, 428 MB at 117, 242, 264, 202 a second. The first run met a burst
+of the machine's other load; in the second pair the bound costs no speed (783 against 756, 264
+against 202).
 
 With \`bench/run.ts --memory\` (60 s of creation, the same harness run on the code before,
 [\`memory-2026-11-25-before.json\`](../../bench/results/memory-2026-11-25-before.json), and after,
