@@ -190,6 +190,7 @@ async function serve(args: string[]) {
   }
   const { startServer } = await import('./main.ts');
   const server = await startServer(config);
+  (await import('./memory.ts')).releaseStartupGarbage();
   if (cluster.isWorker()) cluster.reportReady(server.url, server.devAccount);
   else process.stdout.write(banner(server.url, store, server.devAccount, []));
   let stopping = false;

@@ -25,7 +25,8 @@ const csp = [
 
 /** Bundles the app (label/main.ts and what it imports) into one minified ES module. */
 async function buildLabelBundle(): Promise<string> {
-  const { build } = await import('esbuild');
+  const { build, stop } = await import('esbuild');
+  // esbuild's service process ends once the bundle is made: the server holds only the text.
   const result = await build({
     entryPoints: [path.join(labelDir, 'main.ts')],
     bundle: true,
@@ -35,7 +36,7 @@ async function buildLabelBundle(): Promise<string> {
     write: false,
     legalComments: 'none',
     logLevel: 'silent',
-  });
+  }).finally(() => stop());
   const [file] = result.outputFiles;
   if (!file) throw new Error('esbuild produced no bundle for the labeling app');
   return file.text;

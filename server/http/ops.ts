@@ -63,15 +63,23 @@ export function cors(origins: readonly string[]): RequestHandler {
   };
 }
 
-/** The bundled contracts of generated/ by name (current, legacy, and workforce once it exists). */
-function bundledContracts(): Map<string, { yaml: string; json: string }> {
+/**
+ * The bundled contracts of generated/ by name (current, legacy, workforce), each read when it is
+ * first asked for: parsing them all at start made garbage that the heap kept as room afterwards.
+ */
+function bundledContracts(): Map<string, () => { yaml: string; json: string }> {
   const dir = path.join(root, 'generated');
-  const contracts = new Map<string, { yaml: string; json: string }>();
+  const contracts = new Map<string, () => { yaml: string; json: string }>();
   for (const file of readdirSync(dir).sort()) {
     const m = /^([a-z]+)\.openapi\.yaml$/.exec(file);
     if (!m) continue;
-    const yaml = readFileSync(path.join(dir, file), 'utf8');
-    contracts.set(m[1]!, { yaml, json: JSON.stringify(parse(yaml)) });
+    let read: { yaml: string; json: string } | undefined;
+    contracts.set(m[1]!, () => {
+      if (read) return read;
+      const yaml = readFileSync(path.join(dir, file), 'utf8');
+      read = { yaml, json: JSON.stringify(parse(yaml)) };
+      return read;
+    });
   }
   return contracts;
 }
@@ -129,7 +137,7 @@ export function opsRouter(options: OpsOptions): Router {
   });
   router.get('/openapi/:file', named('openapi'), (req, res, next) => {
     const m = /^([a-z]+)\.(yaml|json)$/.exec(String(req.params.file));
-    const contract = m ? contracts.get(m[1]!) : undefined;
+    const contract = m ? contracts.get(m[1]!)?.() : undefined;
     if (!m || !contract) return next();
     if (m[2] === 'yaml') res.type('application/yaml; charset=utf-8').send(contract.yaml);
     else res.type('application/json').send(contract.json);

@@ -6,10 +6,9 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import type { PgliteDatabase } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
@@ -75,7 +74,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     const usage = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
     store = { db: db as unknown as Database, kind: 'postgres', execute, listen, pool: usage, close: () => pool.end() };
   } else if (options.dataDir === 'memory://') {
-    const client = new PGlite({ startParams: pgliteStartParams, loadDataDir: await newDatabaseImage() });
+    const { PGlite } = await import('@electric-sql/pglite');
+    const client = new PGlite({ startParams: pgliteStartParams(PGlite), loadDataDir: await newDatabaseImage() });
     store = pgliteStore(client, await migrated(client));
   } else {
     // The folder and its files are its owner's only (the WAL holds everything the service stores).
@@ -91,7 +91,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     try {
       const dir = path.resolve(options.dataDir);
       if (!existsSync(path.join(dir, 'PG_VERSION'))) await initdbApart({ dir });
-      const client = new PGlite(dir, { startParams: pgliteStartParams });
+      const { PGlite } = await import('@electric-sql/pglite');
+      const client = new PGlite(dir, { startParams: pgliteStartParams(PGlite) });
       const s = pgliteStore(client, await migrated(client));
       ownerOnly(options.dataDir);
       store = { ...s, close: () => s.close().finally(() => lock.release()) };
@@ -130,8 +131,9 @@ async function migrateExclusively(pool: pg.Pool) {
 /**
  * PGlite's start settings: its defaults, with shared_buffers at 16 MB instead of 128 MB (an
  * embedded database of one process; the operating system's page cache holds the files as well).
+ * PGlite is loaded only when it is used: with DATABASE_URL the process holds none of it.
  */
-const pgliteStartParams = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'];
+const pgliteStartParams = (pglite: typeof PGlite) => [...pglite.defaultStartParams, '-c', 'shared_buffers=16MB'];
 
 /**
  * Lays out a new database in a child process: in `dir`, or as a tar image (written to `image`).
@@ -190,12 +192,13 @@ function ownerOnly(dir: string) {
 }
 
 async function migrated(client: PGlite) {
-  const db = drizzlePglite(client, { schema });
-  await migratePglite(db, { migrationsFolder });
+  const [{ drizzle }, { migrate }] = await Promise.all([import('drizzle-orm/pglite'), import('drizzle-orm/pglite/migrator')]);
+  const db = drizzle(client, { schema });
+  await migrate(db, { migrationsFolder });
   return db;
 }
 
-function pgliteStore(client: PGlite, db: ReturnType<typeof drizzlePglite<Schema>>): Omit<Store, 'secrets'> {
+function pgliteStore(client: PGlite, db: PgliteDatabase<Schema>): Omit<Store, 'secrets'> {
   const execute: Execute = <R>(st: Statement) => withStatementName(st.name, async () => (await client.query<R>(st.text, st.values)).rows);
   // One process, one connection: a NOTIFY reaches the listener of the same client.
   const listen: Store['listen'] = (channel, handlers) => client.listen(channel, handlers.onPayload);
