@@ -87,6 +87,27 @@ ${body}
 </html>
 `;
 
+// Headings get GitHub's ids (lowercase, punctuation dropped, spaces as hyphens, a repeat numbered),
+// so that a guide's `#the-image-player` links work on the site as they do on GitHub.
+const headingIds = new Map<string, number>();
+marked.use({
+  renderer: {
+    heading({ tokens, depth }) {
+      const html = this.parser.parseInline(tokens);
+      const base = html
+        .replace(/<[^>]+>/g, '')
+        .replace(/&[a-z0-9#]+;/gi, '')
+        .toLowerCase()
+        .trim()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+        .replace(/\s/g, '-');
+      const seen = headingIds.get(base) ?? 0;
+      headingIds.set(base, seen + 1);
+      return `<h${depth} id="${seen ? `${base}-${seen}` : base}">${html}</h${depth}>\n`;
+    },
+  },
+});
+
 /** Plain text of inline Markdown (for <title>), and its HTML (for links). */
 const inlineHtml = (md: string) => marked.parseInline(md, { async: false }) as string;
 const plain = (md: string) => inlineHtml(md).replace(/<[^>]+>/g, '');
@@ -122,6 +143,7 @@ const documents = (sub: string) =>
       const rel = path.posix.join(sub, f);
       const md = readFileSync(path.join(docsDir, rel), 'utf8');
       const title = /^#\s+(.+)$/m.exec(md)?.[1] ?? f;
+      headingIds.clear();
       const body = siteLinks(marked.parse(md, { async: false }) as string, rel);
       const href = sitePage(rel);
       writeFileSync(path.join(outDir, href), page(plain(title), body, '../'));
