@@ -213,8 +213,10 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('callb
 
 describe('callbacks that keep failing', () => {
   it('stops after the 20th retry (21 POSTs in all) and sets the flag to false', async () => {
-    // No jitter, so that the whole ladder (21.8 h of 24) fits the window whatever the machine's load.
-    const server = await startTestServer('pglite', { ...env, CALLBACK_SCHEDULE_SCALE: '0.0002', CALLBACK_JITTER: '0' });
+    // No jitter, so that the whole ladder (21.8 h of 24) fits the window. Each delay runs from the
+    // end of the attempt before it, so the work of each attempt adds up: at this scale the ladder
+    // takes 31 s and leaves 3.2 s (160 ms an attempt) for it, enough on a loaded machine.
+    const server = await startTestServer('pglite', { ...env, CALLBACK_SCHEDULE_SCALE: '0.0004', CALLBACK_JITTER: '0' });
     const hook = await receiver(() => 500);
     try {
       const api = client(server, 'current', server.dev.test_key);

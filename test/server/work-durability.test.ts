@@ -74,7 +74,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const env: Record<string, string> = {
       ...(db === 'postgres' ? { DATABASE_URL: await clusterAt(inject('postgresUrl')).createDatabase() } : { DATA_DIR: dataDir }),
       WORKER_PASSWORD_COST: '10',
-      WORK_LEASE_SECONDS: '2',
+      // Long enough that no lease lapses between a claim and its submit on a loaded machine (the
+      // assignments list of each acknowledged task must hold that one attempt only).
+      WORK_LEASE_SECONDS: '6',
       WORK_SWEEP_POLL_MS: '50',
       ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32',
     };
