@@ -53,7 +53,7 @@ export function codeSamples(gen: Api, apiPath: string, method: string, op: Json,
     '',
     `const client = ${create}({ apiKey: process.env.HUMANTASK_KEY!, baseUrl: process.env.HUMANTASK_URL! });`,
     `const { data, error } = await client.${method.toUpperCase()}('${apiPath}'${init.length ? `, {\n  ${init.join(',\n  ')},\n}` : ''});`,
-    `if (error) throw new Error(error.error);`,
+    `if (error) throw new Error(\`\${error.status_code}: \${error.error}\`);`,
     `console.log(data);`,
   ].join('\n');
   return [sampleCurl, { lang: 'TypeScript', label: 'TypeScript', source: ts }];

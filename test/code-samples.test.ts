@@ -117,7 +117,10 @@ describe('code samples', () => {
       for (const [, name] of sample.source.matchAll(/(?:\$|process\.env\.)([A-Z_]+)/g))
         expect(env[name!], `${op.operationId}: ${name}`).toBeTruthy();
       const { status, body } = await runOne(sample, { ...env, HUMANTASK_KEY: key });
-      if (status >= 300) failures.push(`${op.operationId} (${method.toUpperCase()} ${apiPath}): ${status} ${JSON.stringify(body)}`);
+      // An operation the contract documents as not implemented yet by this server (501: issue 19's
+      // quality figures and promotion) is accepted when its request got as far as that answer.
+      const accepted = status < 300 || (status === 501 && op.responses['501'] !== undefined);
+      if (!accepted) failures.push(`${op.operationId} (${method.toUpperCase()} ${apiPath}): ${status} ${JSON.stringify(body)}`);
       if (status < 300 && method === 'post') {
         if (apiPath === '/v1/projects') env.PROJECT_NAME = body.name;
         if (apiPath === '/v1/batches') env.BATCH_NAME = body.name;
@@ -194,7 +197,9 @@ describe('code samples', () => {
             await import(byText.get(sample.source)!);
             return { status: 200, body: log.mock.calls[0]?.[0] };
           } catch (err) {
-            return { status: 500, body: String(err) };
+            // A sample throws the answer's `status_code: error`.
+            const status = /^Error: (\d{3}): /.exec(String(err))?.[1];
+            return { status: status ? Number(status) : 500, body: String(err) };
           }
         });
         expect(failures).toEqual([]);
