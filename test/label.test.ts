@@ -16,6 +16,7 @@ import { startServer, type RunningServer } from '../server/main.ts';
 import { readConfig } from '../server/config.ts';
 import { startWorkerMock, type RunningMock } from '../server/mock.ts';
 import { launchBrowser } from './support/browser.ts';
+import { street, whereIs } from './support/label.ts';
 import { asGeneration, makeValidator, root } from './support/spec.ts';
 import { pino } from 'pino';
 
@@ -42,12 +43,6 @@ let browser: Browser;
 let queue: Assignment[] = [];
 let calls: Call[] = [];
 let prefer: Record<string, string> = {};
-
-// A 640 × 400 street with a car, as SVG (an image the browser decodes without any network).
-const street = `<svg xmlns="http://www.w3.org/2000/svg" width="640" height="400" viewBox="0 0 640 400">
-<rect width="640" height="400" fill="#9fc5e8"/><rect y="260" width="640" height="140" fill="#666"/>
-<rect x="200" y="200" width="180" height="70" rx="12" fill="#c0392b"/><circle cx="240" cy="272" r="18" fill="#222"/>
-<circle cx="340" cy="272" r="18" fill="#222"/></svg>`;
 
 /** Prism and the browser answer slowly on a loaded machine: polls wait up to 20 s. */
 const poll = { timeout: 20_000 };
@@ -914,28 +909,6 @@ describe('the form and text players: comparison, categorization, rows, named ent
     expect(foreign).toEqual([]);
     await page.close();
   });
-
-  /** Where a piece of the shown text is on the page: its first and last character's middle. */
-  const whereIs = (page: Page, piece: string) =>
-    page.locator('.ner-text').evaluate((box, sub) => {
-      const nodes: Text[] = [];
-      const walker = document.createTreeWalker(box, NodeFilter.SHOW_TEXT);
-      while (walker.nextNode()) nodes.push(walker.currentNode as Text);
-      const at = (units: number): [Text, number] => {
-        for (const node of nodes) {
-          if (units <= node.data.length) return [node, units];
-          units -= node.data.length;
-        }
-        throw new Error('outside the text');
-      };
-      const from = (box.textContent ?? '').indexOf(sub);
-      const range = document.createRange();
-      range.setStart(...at(from));
-      range.setEnd(...at(from + sub.length));
-      const rects = [...range.getClientRects()];
-      const [first, last] = [rects[0] as DOMRect, rects[rects.length - 1] as DOMRect];
-      return { x1: first.left + 1, y1: first.top + first.height / 2, x2: last.right - 1, y2: last.top + last.height / 2 };
-    }, piece);
 
   it('namedentityrecognition: spans by mouse and keyboard with exact code-point offsets after an emoji, attributes, named and unnamed relationships', async () => {
     // An emoji (two UTF-16 units, one code point) before the spans, and "é" written as e + a combining accent (two code points).

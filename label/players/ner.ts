@@ -9,6 +9,7 @@
 import type { components } from '../../generated/workforce.ts';
 import type { Shortcut } from '../keys.ts';
 import { el, type PlayerFactory } from './types.ts';
+import { isRecord } from '../../server/domain/json.ts';
 
 type Params = components['schemas']['NamedEntityRecognitionParams'];
 type LabelDef = components['schemas']['NamedEntityRecognitionLabel'];
@@ -34,7 +35,6 @@ interface Relation {
 }
 
 const colors = ['#ffd0d0', '#c8f0c8', '#cfe0ff', '#ffe2b0', '#e8d0ff', '#bff0f5', '#ffd0f0', '#e6d6c0', '#c8e6df'];
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const ner: PlayerFactory = (container, assignment, draft, context) => {
   const params = assignment.task.params as Params;

@@ -11,6 +11,7 @@ import { instructionHtml } from '../instruction.ts';
 import type { Shortcut } from '../keys.ts';
 import { attachmentView, type AttachmentType } from './attachment.ts';
 import { el, type PlayerFactory } from './types.ts';
+import { asBoolean, isRecord } from '../../server/domain/json.ts';
 
 type Json = Record<string, unknown>;
 type Choice = string | number;
@@ -27,13 +28,12 @@ interface Attachment {
   forms?: string[];
 }
 
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const num = (v: unknown): number | undefined => {
   const x = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
   return typeof x === 'number' && Number.isFinite(x) ? x : undefined;
 };
 const isTrue = (v: unknown) => v === true || String(v).toLowerCase() === 'true';
-const required = (f: Field) => f.required === true || (typeof f.required === 'string' && f.required.toLowerCase() === 'true');
+const required = (f: Field) => asBoolean(f.required, false);
 /** An entry nobody filled in: nothing, an empty text, or a form filling or range whose parts are all blank. */
 const blank = (entry: unknown): boolean =>
   entry === undefined ||

@@ -3,6 +3,7 @@
 // the selected shape, and the values that go out (those of attributes that apply, nothing else).
 import { el } from '../types.ts';
 import { describe, type AttributeValue, type Shape } from './model.ts';
+import { isRecord } from '../../../server/domain/json.ts';
 
 export interface AttributeDef {
   name: string;
@@ -14,7 +15,6 @@ export interface AttributeDef {
   conditions: Record<string, unknown>[];
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const kinds = ['category', 'number', 'angle', 'text', 'offset', 'linked'] as const;
 
 export function attributeDefs(value: unknown): AttributeDef[] {

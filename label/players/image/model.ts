@@ -3,6 +3,7 @@
 // task's bounds (min_width/min_height, min_vertices/max_vertices) before submit, written back as
 // the contract's elements.
 import type { components } from '../../../generated/workforce.ts';
+import { isRecord } from '../../../server/domain/json.ts';
 
 export type Params = components['schemas']['ImageAnnotationParams'];
 type GeometrySpec = components['schemas']['GeometrySpec'];
@@ -76,7 +77,6 @@ export function fewestVertices(g: Geometry): number {
   return Math.min(g.maxVertices, Math.max(g.minVertices, g.kind === 'polygon' ? 3 : 2));
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const pt = (v: unknown): Pt => (isRecord(v) ? { x: num(v.x), y: num(v.y) } : { x: 0, y: 0 });
 
 /** The shapes of a draft or hypothesis (`{annotations: [...]}`); what is not a shape of the task is left out. */
