@@ -2,10 +2,8 @@
 // auth -> rate limit -> parsers -> idempotency -> body coercion -> contract validation -> handler
 // -> error mapper.
 import express, { type RequestHandler } from 'express';
-import * as OpenApiValidator from 'express-openapi-validator';
 import type { Logger } from 'pino';
 
-type ValidatorOptions = Parameters<typeof OpenApiValidator.middleware>[0];
 import type { Generation } from './domain/model.ts';
 import type { UnitOfWork } from './domain/ports.ts';
 import { defaultWorkSettings, type WorkAvailable, type WorkSettings } from './domain/workforce/work.ts';
@@ -21,9 +19,7 @@ import { idempotency, idempotentCreation, saveErrorAnswer } from './http/idempot
 import { refusePrivateTargets } from './http/targets.ts';
 import { trainingCreations } from './http/training.ts';
 import { dispatch, type HandlerTable, type Operations } from './http/typed.ts';
-import { cacheValidatorRoutes } from './validator-routes.ts';
-
-cacheValidatorRoutes();
+import { contractValidator } from './http/validator.ts';
 
 export interface AppDeps {
   uow: UnitOfWork;
@@ -96,23 +92,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
     if (req.body && typeof req.body === 'object') req.body = structuredClone(req.body);
     next();
   });
-  // The validator gets its own copy of the bundled contract, served at this generation's base path.
-  const apiSpec = {
-    ...structuredClone(contract.doc),
-    servers: [{ url: basePath[generation] || '/' }],
-  } as unknown as ValidatorOptions['apiSpec'];
-  app.use(
-    OpenApiValidator.middleware({
-      apiSpec,
-      validateRequests: { coerceTypes: false, allowUnknownQueryParameters: false, allErrors: true },
-      validateResponses: deps.validateResponses,
-      validateSecurity: false,
-      validateFormats: true,
-      // The bundle is checked by `npm run lint:spec` and the tests; checking it again at every start
-      // against the OpenAPI schema only made garbage that the heap kept as room.
-      validateApiSpec: false,
-    }),
-  );
+  app.use(contractValidator(generation, basePath[generation] || '/', deps.validateResponses));
   app.use(dispatch(handlers));
   app.use(errorMapper(generation, deps.logger, saveErrorAnswer(deps.uow)));
   return app;

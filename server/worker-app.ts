@@ -2,20 +2,18 @@
 // contract like a generation's app: worker auth -> rate limit -> parsers -> contract validation ->
 // handler -> error mapper (answers with a `code`).
 import express from 'express';
-import * as OpenApiValidator from 'express-openapi-validator';
 import type { AppDeps } from './app.ts';
 import { defaultIdentitySettings } from './domain/workforce/settings.ts';
 import { bodyParsers, storableInput } from './http/body-limits.ts';
 import { dropAbsentNulls } from './http/coerce.ts';
 import { loadContract } from './http/contract.ts';
 import { dispatch } from './http/typed.ts';
+import { contractValidator } from './http/validator.ts';
 import { idempotency } from './http/idempotency.ts';
 import { defaultWorkSettings } from './domain/workforce/work.ts';
 import { authenticateWorker } from './http/workforce/auth.ts';
 import { workerErrorMapper } from './http/workforce/errors.ts';
 import { workerApiHandlers } from './http/workforce/handlers.ts';
-
-type ValidatorOptions = Parameters<typeof OpenApiValidator.middleware>[0];
 
 /** Where the worker API is served. */
 export const workerBasePath = '/worker';
@@ -39,19 +37,7 @@ export function createWorkerApp(deps: AppDeps) {
     if (req.body && typeof req.body === 'object') req.body = structuredClone(req.body);
     next();
   });
-  const apiSpec = { ...structuredClone(contract.doc), servers: [{ url: workerBasePath }] } as unknown as ValidatorOptions['apiSpec'];
-  app.use(
-    OpenApiValidator.middleware({
-      apiSpec,
-      validateRequests: { coerceTypes: false, allowUnknownQueryParameters: false, allErrors: true },
-      validateResponses: deps.validateResponses,
-      validateSecurity: false,
-      validateFormats: true,
-      // The bundle is checked by `npm run lint:spec` and the tests; checking it again at every start
-      // against the OpenAPI schema only made garbage that the heap kept as room.
-      validateApiSpec: false,
-    }),
-  );
+  app.use(contractValidator('workforce', workerBasePath, deps.validateResponses));
   // Long polls recheck every second without a nudge source (main.ts wakes them on NOTIFY).
   const workAvailable = deps.workAvailable ?? { wait: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)) };
   app.use(

@@ -51,7 +51,19 @@ export interface Contract<Name extends ContractName = Generation> {
   bodySchemaOf(method: string, path: string): Json | undefined;
 }
 
+const contracts = new Map<ContractName, Contract<ContractName>>();
+
+/** The contract of a generation (or of the worker API), read and compiled once per process. */
 export function loadContract<Name extends ContractName>(generation: Name): Contract<Name> {
+  let contract = contracts.get(generation) as Contract<Name> | undefined;
+  if (!contract) {
+    contract = readContract(generation);
+    contracts.set(generation, contract);
+  }
+  return contract;
+}
+
+function readContract<Name extends ContractName>(generation: Name): Contract<Name> {
   const doc = parse(readFileSync(path.join(generatedDir, `${generation}.openapi.yaml`), 'utf8')) as Json;
   const resolve = (node: Json | undefined): Json | undefined => {
     let n = node;
