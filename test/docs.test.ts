@@ -6,8 +6,8 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './support/browser.ts';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { testBrowser } from './support/browser.ts';
 import { generations, loadBundle, operations, root } from './support/spec.ts';
 
 let site: string;
@@ -31,7 +31,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-  browser = await launchBrowser();
+  browser = await testBrowser(inject('browserEndpoint'));
 });
 
 afterAll(async () => {
@@ -201,13 +201,22 @@ describe('docs site', () => {
         continue;
       }
       await link.evaluate((a: HTMLAnchorElement) => a.click());
-      const content = page.locator('#api-content');
-      try {
-        await content.getByRole('heading', { name: summary }).first().waitFor({ timeout: 10_000 });
-        await content.getByText(where, { exact: false }).first().waitFor({ timeout: 10_000 });
-      } catch {
-        missing.push(`${id}: section did not render "${summary}" / ${where}`);
-      }
+      // The operation's section: a heading that names its summary, in a section that names its path
+      // or webhook (a plain DOM query, polled: the accessibility tree of the whole page is slow).
+      const shown = await page
+        .waitForFunction(
+          ([summary, where]) =>
+            [...document.querySelectorAll('#api-content h1, #api-content h2, #api-content h3')].some(
+              (h) => h.textContent?.includes(summary) && (h.closest('[data-section-id]')?.textContent ?? '').includes(where),
+            ),
+          [summary, where] as const,
+          { timeout: 10_000, polling: 50 },
+        )
+        .then(
+          () => true,
+          () => false,
+        );
+      if (!shown) missing.push(`${id}: section did not render "${summary}" / ${where}`);
     }
     expect(missing).toEqual([]);
     expect(foreign).toEqual([]);

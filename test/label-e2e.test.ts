@@ -10,8 +10,8 @@
 // page loads nothing else from any origin but the app's.
 import { createServer, type Server } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './support/browser.ts';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { testBrowser } from './support/browser.ts';
 import { dragOnImage, logInThroughForm, street, whereIs } from './support/label.ts';
 import { client, databases, hasPostgres, startTestServer, type DatabaseKind, type TestServer } from './support/server.ts';
 import { makeValidator } from './support/spec.ts';
@@ -71,7 +71,7 @@ afterAll(async () => {
 async function startOn(db: DatabaseKind) {
   [server, browser] = await Promise.all([
     startTestServer(db, { DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32', WORK_SWEEP_POLL_MS: '0' }),
-    browser ?? launchBrowser(),
+    browser ?? testBrowser(inject('browserEndpoint')),
   ]);
   customer = client(server, 'current', server.dev.live_key);
   // The app's bundle is built on its first request (esbuild, about a second): meanwhile the worker is made.

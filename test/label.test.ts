@@ -9,13 +9,13 @@ import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import express from 'express';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, inject } from 'vitest';
 import type { components } from '../generated/workforce.ts';
 import { labelApp } from '../server/label.ts';
 import { startServer, type RunningServer } from '../server/main.ts';
 import { readConfig } from '../server/config.ts';
 import { startWorkerMock, type RunningMock } from '../server/mock.ts';
-import { launchBrowser } from './support/browser.ts';
+import { testBrowser } from './support/browser.ts';
 import { street, whereIs } from './support/label.ts';
 import { asGeneration, makeValidator, root } from './support/spec.ts';
 import { pino } from 'pino';
@@ -132,7 +132,7 @@ beforeAll(async () => {
   front = createServer(app);
   await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
   origin = `http://127.0.0.1:${(front.address() as { port: number }).port}`;
-  browser = await launchBrowser();
+  browser = await testBrowser(inject('browserEndpoint'));
 });
 
 afterAll(async () => {

@@ -1,12 +1,23 @@
 // One PostgreSQL cluster for the whole test run; test files create their own databases in it,
 // each a copy of a template database that has the server's migrations (a copy is quicker than
-// migrating every new database).
+// migrating every new database). One Chromium too: the browser tests' files connect to it.
 import type { TestProject } from 'vitest/node';
 import { openStore } from '../../server/store/db.ts';
+import { launchBrowserServer } from './browser.ts';
 import { freePort } from './net.ts';
 import { postgresAvailable, startCluster } from './postgres.ts';
 
 export default async function setup(project: TestProject) {
+  const browser = await launchBrowserServer();
+  project.provide('browserEndpoint', browser?.wsEndpoint ?? '');
+  const stopPostgres = await setupPostgres(project);
+  return async () => {
+    await browser?.close();
+    await stopPostgres?.();
+  };
+}
+
+async function setupPostgres(project: TestProject) {
   if (!postgresAvailable()) {
     if (process.env.CI) throw new Error('CI needs PostgreSQL 15 binaries (PG_BIN) or TEST_DATABASE_URL');
     console.warn('PostgreSQL binaries not found: the PostgreSQL variants of the server tests are skipped');
@@ -28,6 +39,8 @@ export default async function setup(project: TestProject) {
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** The run's Chromium (playwright's browser server); '' where there is none. */
+    browserEndpoint: string;
     postgresUrl: string;
     /** A migrated database to copy (CREATE DATABASE … TEMPLATE). */
     postgresTemplate: string;
