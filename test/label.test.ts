@@ -1586,4 +1586,38 @@ describe('the lidar player', () => {
     expect(errors).toEqual([]);
     await page.close();
   });
+
+  it('without WebGL paints the points on a 2D canvas where the lasso works the same; a frame that cannot be read stops the submit with its reason', async () => {
+    const task = lidarTask();
+    (task.params as { attachments: string[] }).attachments = [`${cloudOrigin}/drive/0000.json`, `${cloudOrigin}/drive/missing.json`];
+    queue = [assignment(task)];
+    const { page } = await open('?lidar=2d');
+    await logIn(page);
+    await frameShown(page, 'Frame 1 of 2 · 2,200 points');
+    expect(await page.locator('.lidar-stage').getAttribute('data-renderer')).toBe('2d');
+    // The points are painted: the road's colour (unlabeled: grey) shows on the canvas.
+    const painted = () =>
+      page.locator('.lidar-overlay').evaluate((c) => {
+        const canvas = c as HTMLCanvasElement;
+        const data = (canvas.getContext('2d') as CanvasRenderingContext2D).getImageData(0, 0, canvas.width, canvas.height).data;
+        let green = 0;
+        let grey = 0;
+        for (let i = 0; i < data.length; i += 4) {
+          const [r, g, b] = [data[i] as number, data[i + 1] as number, data[i + 2] as number];
+          if (r === 0x3c && g === 0xb4 && b === 0x4b) green++;
+          else if (r === g && g === b && r >= 90) grey++;
+        }
+        return { green, grey };
+      });
+    await expect.poll(async () => (await painted()).grey, poll).toBeGreaterThan(1000);
+    await page.keyboard.press('2');
+    await expect.poll(() => matrix(page), poll).toBeTruthy();
+    await lassoAround(page, first.points, car);
+    await expect.poll(() => counts(page), poll).toContain('vehicle: 400');
+    await expect.poll(async () => (await painted()).green, poll).toBeGreaterThan(100);
+    await page.keyboard.press('Control+Enter');
+    await page.getByText(/frame 2 \(.*missing\.json\) could not be read: HTTP 404\. Skip the task with that reason\./).waitFor();
+    expect(calls.filter((c) => c.path.endsWith('/submit'))).toEqual([]);
+    await page.close();
+  });
 });

@@ -220,24 +220,33 @@ export class CloudView {
     }
   }
 
-  /** The fallback: every point projected and painted as a small square, farthest first is not kept (no depth). */
+  /** The fallback: every point projected and written as a small square into one bitmap (no depth order: later points win). */
   private paintPoints(ctx: CanvasRenderingContext2D, m: Float32Array): void {
-    ctx.fillStyle = '#1b1b1b';
-    ctx.fillRect(0, 0, this.width, this.height);
-    const size = this.material.size;
+    const { width: W, height: H } = this.overlay;
+    const ratio = W / this.width;
+    const image = ctx.createImageData(W, H);
+    const pixels = new Uint32Array(image.data.buffer);
+    pixels.fill(0xff1b1b1b);
+    const size = Math.max(1, Math.round(this.material.size * ratio));
+    const half = Math.floor(size / 2);
     const p = this.positions;
     const c = this.colors;
+    const [m0, m1, , m3, m4, m5, , m7, m8, m9, , m11, m12, m13, , m15] = Array.from(m) as number[];
     for (let i = 0; i < p.length / 3; i++) {
       const x = p[3 * i] as number;
       const y = p[3 * i + 1] as number;
       const z = p[3 * i + 2] as number;
-      const w = (m[3] as number) * x + (m[7] as number) * y + (m[11] as number) * z + (m[15] as number);
+      const w = (m3 as number) * x + (m7 as number) * y + (m11 as number) * z + (m15 as number);
       if (w <= 0) continue;
-      const sx = (((m[0] as number) * x + (m[4] as number) * y + (m[8] as number) * z + (m[12] as number)) / w + 1) * 0.5 * this.width;
-      const sy = (1 - ((m[1] as number) * x + (m[5] as number) * y + (m[9] as number) * z + (m[13] as number)) / w) * 0.5 * this.height;
-      ctx.fillStyle = `rgb(${c[3 * i]},${c[3 * i + 1]},${c[3 * i + 2]})`;
-      ctx.fillRect(sx - size / 2, sy - size / 2, size, size);
+      const sx = Math.round((((m0 as number) * x + (m4 as number) * y + (m8 as number) * z + (m12 as number)) / w + 1) * 0.5 * W) - half;
+      const sy = Math.round((1 - ((m1 as number) * x + (m5 as number) * y + (m9 as number) * z + (m13 as number)) / w) * 0.5 * H) - half;
+      if (sx + size <= 0 || sy + size <= 0 || sx >= W || sy >= H) continue;
+      // ImageData is RGBA bytes: read as a little-endian 32-bit word, that is 0xAABBGGRR.
+      const colour = (0xff000000 | ((c[3 * i + 2] as number) << 16) | ((c[3 * i + 1] as number) << 8) | (c[3 * i] as number)) >>> 0;
+      for (let dy = Math.max(0, sy); dy < Math.min(H, sy + size); dy++)
+        pixels.fill(colour, dy * W + Math.max(0, sx), dy * W + Math.min(W, sx + size));
     }
+    ctx.putImageData(image, 0, 0);
   }
 
   // ---- the lasso ------------------------------------------------------------------------------
