@@ -1489,7 +1489,7 @@ describe('the lidar player', () => {
         labels: ['road', 'vehicle', 'vegetation'],
       },
     }) as unknown as Assignment['task'];
-  const counts = (page: Page) => page.locator('.lidar-counts').innerText();
+  const counts = (page: Page) => page.locator('.lidar-counts').textContent();
   const matrix = (page: Page) => page.locator('.lidar-stage').getAttribute('data-matrix');
   const frameShown = (page: Page, text: string) => page.locator('.lidar-player .frame-text').filter({ hasText: text }).waitFor();
 
@@ -1497,7 +1497,8 @@ describe('the lidar player', () => {
     const a = assignment(lidarTask());
     // Asked again while the assignment is active, the server answers it again (a reload resumes it).
     queue = [a, a];
-    const { page } = await open();
+    // three.js's WebGL drawing, even where it runs in software (this browser: SwiftShader), which by itself would choose the 2D view.
+    const { page } = await open('?lidar=webgl');
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await logIn(page);
@@ -1558,7 +1559,13 @@ describe('the lidar player', () => {
     // The shortcuts are in the help overlay; the screenshot for docs/.
     await page.keyboard.press('?');
     const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
-    for (const line of ['Tool: lasso (drag around points)', 'Undo the last lasso', 'Reset the view', 'Next frame', 'Choose label 1-9 for the lasso'])
+    for (const line of [
+      'Tool: lasso (drag around points)',
+      'Undo the last lasso',
+      'Reset the view',
+      'Next frame',
+      'Choose label 1-9 for the lasso',
+    ])
       await help.getByText(line).waitFor();
     await page.keyboard.press('Escape');
     await page.keyboard.press('0');
@@ -1587,7 +1594,7 @@ describe('the lidar player', () => {
     await page.close();
   });
 
-  it('without WebGL paints the points on a 2D canvas where the lasso works the same; a frame that cannot be read stops the submit with its reason', async () => {
+  it('in 2D (no WebGL, or WebGL in software) paints the points on a canvas where the lasso works the same; a frame that cannot be read stops the submit with its reason', async () => {
     const task = lidarTask();
     (task.params as { attachments: string[] }).attachments = [`${cloudOrigin}/drive/0000.json`, `${cloudOrigin}/drive/missing.json`];
     queue = [assignment(task)];

@@ -148,9 +148,11 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
     message.textContent = text;
   };
 
-  const view = new CloudView(holder, { lasso: onLasso }, new URLSearchParams(location.search).get('lidar') === '2d');
-  if (view.fallback) holder.dataset.renderer = '2d';
-  else holder.dataset.renderer = 'webgl';
+  // `?lidar=webgl` or `?lidar=2d` chooses the drawing; by default WebGL unless it runs in software.
+  const asked = new URLSearchParams(location.search).get('lidar');
+  const view = new CloudView(holder, { lasso: onLasso }, asked === 'webgl' || asked === '2d' ? asked : 'auto');
+  holder.dataset.renderer = view.fallback ? '2d' : 'webgl';
+  if (view.fallback) hint.append(` Drawn in 2D: ${view.fallback}.`);
 
   // ---- frames --------------------------------------------------------------------------------
   function load(i: number): Promise<void> {
@@ -216,7 +218,10 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
     shownColors = paint(frame);
     view.setPoints(frame.positions, shownColors, !fitted);
     fitted = true;
-    holder.setAttribute('aria-label', `The point cloud of frame ${i + 1} of ${frames.length}: ${number(frame.positions.length / 3)} points`);
+    holder.setAttribute(
+      'aria-label',
+      `The point cloud of frame ${i + 1} of ${frames.length}: ${number(frame.positions.length / 3)} points`,
+    );
     renderStatus();
     context.changed();
   }
@@ -274,9 +279,19 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
     for (const l of frame.labels ?? []) tally[l + 1] = (tally[l + 1] as number) + 1;
     counts.replaceChildren(
       ...labelNames.map((name, i) =>
-        el('li', { 'data-label': String(i) }, el('span', { class: 'swatch', style: `background:${palette[i % palette.length]}` }), ` ${name}: ${number(tally[i + 1] as number)}`),
+        el(
+          'li',
+          { 'data-label': String(i) },
+          el('span', { class: 'swatch', style: `background:${palette[i % palette.length]}` }),
+          ` ${name}: ${number(tally[i + 1] as number)}`,
+        ),
       ),
-      el('li', { 'data-label': String(UNLABELED) }, el('span', { class: 'swatch', style: 'background:#9a9a9a' }), ` unlabeled: ${number(tally[0] as number)}`),
+      el(
+        'li',
+        { 'data-label': String(UNLABELED) },
+        el('span', { class: 'swatch', style: 'background:#9a9a9a' }),
+        ` unlabeled: ${number(tally[0] as number)}`,
+      ),
     );
   }
 
@@ -352,7 +367,10 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
       keys: ['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown'],
       label: 'Turn the view (also a drag with the view tool)',
       run: (e) =>
-        view.orbit(e.key === 'ArrowLeft' ? turn : e.key === 'ArrowRight' ? -turn : 0, e.key === 'ArrowUp' ? turn : e.key === 'ArrowDown' ? -turn : 0),
+        view.orbit(
+          e.key === 'ArrowLeft' ? turn : e.key === 'ArrowRight' ? -turn : 0,
+          e.key === 'ArrowUp' ? turn : e.key === 'ArrowDown' ? -turn : 0,
+        ),
     },
     {
       keys: ['Shift+ArrowLeft', 'Shift+ArrowRight', 'Shift+ArrowUp', 'Shift+ArrowDown'],

@@ -67,7 +67,11 @@ export function lidarFrame(boxes: { from: [number, number, number]; to: [number,
   for (const { from, to, count } of boxes) {
     const start = points.length;
     for (let i = 0; i < count; i++) {
-      const [x, y, z] = [0, 1, 2].map((k) => (from[k] as number) + random() * ((to[k] as number) - (from[k] as number))) as [number, number, number];
+      const [x, y, z] = [0, 1, 2].map((k) => (from[k] as number) + random() * ((to[k] as number) - (from[k] as number))) as [
+        number,
+        number,
+        number,
+      ];
       points.push({ x: Math.round(x * 1000) / 1000, y: Math.round(y * 1000) / 1000, z: Math.round(z * 1000) / 1000 });
     }
     ranges.push([start, points.length]);
@@ -83,7 +87,10 @@ export function lidarFrame(boxes: { from: [number, number, number]; to: [number,
  */
 export async function lassoAround(page: Page, points: { x: number; y: number; z: number }[], [from, to]: [number, number]) {
   const stage = page.locator('.lidar-stage');
-  const { matrix, size } = await stage.evaluate((h) => ({ matrix: (h as HTMLElement).dataset.matrix ?? '', size: (h as HTMLElement).dataset.size ?? '' }));
+  const { matrix, size } = await stage.evaluate((h) => ({
+    matrix: (h as HTMLElement).dataset.matrix ?? '',
+    size: (h as HTMLElement).dataset.size ?? '',
+  }));
   const m = matrix.split(',').map(Number);
   const [w, h] = size.split('x').map(Number) as [number, number];
   const screen = points.map(({ x, y, z }) => {

@@ -165,7 +165,22 @@ export function insideLasso(
   }
   const e = Array.from({ length: 16 }, (_, i) => matrix[i] as number);
   const [e0, e1, e2, e3, e4, e5, e6, e7, e8, e9, e10, e11, e12, e13, e14, e15] = e as [
-    number, number, number, number, number, number, number, number, number, number, number, number, number, number, number, number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
   ];
   const found: number[] = [];
   const count = positions.length / 3;

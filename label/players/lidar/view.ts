@@ -4,10 +4,29 @@
 // the points are projected with the camera's matrix and tested against the polygon (cloud.ts).
 // Without WebGL (a browser or machine that refuses it), the same projection paints the points on
 // that 2D canvas instead: slower, but the work can still be done.
-import { BufferAttribute, BufferGeometry, LinearSRGBColorSpace, Matrix4, PerspectiveCamera, Points, PointsMaterial, Scene, Sphere, Vector3, WebGLRenderer } from 'three';
+import {
+  BufferAttribute,
+  BufferGeometry,
+  LinearSRGBColorSpace,
+  Matrix4,
+  PerspectiveCamera,
+  Points,
+  PointsMaterial,
+  Scene,
+  Sphere,
+  Vector3,
+  WebGLRenderer,
+} from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
 
 export type Mode = 'view' | 'lasso';
+
+/** The renderer's name when WebGL runs on the CPU (SwiftShader, llvmpipe, ...), else null. */
+function softwareRenderer(gl: WebGLRenderingContext | WebGL2RenderingContext): string | null {
+  const info = gl.getExtension('WEBGL_debug_renderer_info');
+  const name = String(gl.getParameter(info ? info.UNMASKED_RENDERER_WEBGL : gl.RENDERER));
+  return /swiftshader|llvmpipe|softpipe|software|microsoft basic render/i.test(name) ? name : null;
+}
 
 export interface ViewEvents {
   /** A lasso was drawn: its polygon in CSS pixels of the view (x y pairs), with the camera matrix and size it was drawn under. */
@@ -41,19 +60,30 @@ export class CloudView {
   constructor(
     private readonly holder: HTMLElement,
     private readonly events: ViewEvents,
-    force2d = false,
+    /** `auto`: WebGL where the GPU draws it, else 2D; `webgl` or `2d` to choose. */
+    choice: 'auto' | 'webgl' | '2d' = 'auto',
   ) {
     let renderer: WebGLRenderer | null = null;
-    let why: string | null = force2d ? 'the 2D view was asked for' : null;
-    if (!force2d) {
+    let why: string | null = choice === '2d' ? 'the 2D view was asked for' : null;
+    if (choice !== '2d') {
       try {
         renderer = new WebGLRenderer({ antialias: false, powerPreference: 'high-performance' });
-        renderer.setPixelRatio(Math.min(2, window.devicePixelRatio || 1));
-        renderer.setClearColor(0x1b1b1b);
-        // The colours are given as they should show (sRGB bytes): no conversion on output.
-        renderer.outputColorSpace = LinearSRGBColorSpace;
-        holder.append(renderer.domElement);
+        const software = choice === 'auto' ? softwareRenderer(renderer.getContext()) : null;
+        if (software) {
+          // Measured (bench/label-lidar.ts): on SwiftShader, 100,000 points cost the main thread
+          // several times what the 2D bitmap does, with long stalls while the view turns.
+          renderer.dispose();
+          renderer = null;
+          why = `WebGL is drawn in software here (${software}); the 2D view is faster`;
+        } else {
+          renderer.setPixelRatio(Math.min(2, window.devicePixelRatio || 1));
+          renderer.setClearColor(0x1b1b1b);
+          // The colours are given as they should show (sRGB bytes): no conversion on output.
+          renderer.outputColorSpace = LinearSRGBColorSpace;
+          holder.append(renderer.domElement);
+        }
       } catch (err) {
+        renderer = null;
         why = `WebGL is not available (${err instanceof Error ? err.message : String(err)})`;
       }
     }
