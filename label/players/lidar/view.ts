@@ -7,6 +7,7 @@
 import {
   BufferAttribute,
   BufferGeometry,
+  Color,
   LinearSRGBColorSpace,
   Matrix4,
   PerspectiveCamera,
@@ -77,9 +78,9 @@ export class CloudView {
           why = `WebGL is drawn in software here (${software}); the 2D view is faster`;
         } else {
           renderer.setPixelRatio(Math.min(2, window.devicePixelRatio || 1));
-          renderer.setClearColor(0x1b1b1b);
           // The colours are given as they should show (sRGB bytes): no conversion on output.
           renderer.outputColorSpace = LinearSRGBColorSpace;
+          renderer.setClearColor(new Color().setRGB(0x1b / 255, 0x1b / 255, 0x1b / 255, LinearSRGBColorSpace));
           holder.append(renderer.domElement);
         }
       } catch (err) {
