@@ -136,10 +136,52 @@ export class LabelHistory {
 // ---- the lasso
 
 /**
+ * Projects points (x y z triples) onto a `width` × `height` screen with `matrix`, the camera's
+ * projection times view matrix (column-major, as three.js keeps it): calls `each` with a point's
+ * index and screen position for every point in front of the camera and within its depth range.
+ */
+export function projectPoints(
+  positions: Float32Array,
+  matrix: ArrayLike<number>,
+  width: number,
+  height: number,
+  each: (i: number, sx: number, sy: number) => void,
+): void {
+  const [
+    m0 = 0,
+    m1 = 0,
+    m2 = 0,
+    m3 = 0,
+    m4 = 0,
+    m5 = 0,
+    m6 = 0,
+    m7 = 0,
+    m8 = 0,
+    m9 = 0,
+    m10 = 0,
+    m11 = 0,
+    m12 = 0,
+    m13 = 0,
+    m14 = 0,
+    m15 = 0,
+  ] = Array.from(matrix);
+  const count = positions.length / 3;
+  for (let i = 0; i < count; i++) {
+    const x = positions[3 * i] as number;
+    const y = positions[3 * i + 1] as number;
+    const z = positions[3 * i + 2] as number;
+    const w = m3 * x + m7 * y + m11 * z + m15;
+    if (w <= 0) continue;
+    const depth = (m2 * x + m6 * y + m10 * z + m14) / w;
+    if (depth < -1 || depth > 1) continue;
+    each(i, ((m0 * x + m4 * y + m8 * z + m12) / w + 1) * 0.5 * width, (1 - (m1 * x + m5 * y + m9 * z + m13) / w) * 0.5 * height);
+  }
+}
+
+/**
  * The points whose projection lies inside the closed polygon `lasso` (screen pixels, x y pairs),
- * in front of the camera and within its depth range. `matrix` is the camera's projection times
- * view matrix (column-major, as three.js keeps it); the screen is `width` × `height` pixels.
- * Points of `keep` only, when given (e.g. the unlabelled ones).
+ * in front of the camera and within its depth range (see projectPoints). Points of `keep` only,
+ * when given (e.g. the unlabelled ones).
  */
 export function insideLasso(
   positions: Float32Array,
@@ -163,38 +205,9 @@ export function insideLasso(
     minY = Math.min(minY, y);
     maxY = Math.max(maxY, y);
   }
-  const e = Array.from({ length: 16 }, (_, i) => matrix[i] as number);
-  const [e0, e1, e2, e3, e4, e5, e6, e7, e8, e9, e10, e11, e12, e13, e14, e15] = e as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
   const found: number[] = [];
-  const count = positions.length / 3;
-  for (let i = 0; i < count; i++) {
-    const x = positions[3 * i] as number;
-    const y = positions[3 * i + 1] as number;
-    const z = positions[3 * i + 2] as number;
-    const w = e3 * x + e7 * y + e11 * z + e15;
-    if (w <= 0) continue;
-    const depth = (e2 * x + e6 * y + e10 * z + e14) / w;
-    if (depth < -1 || depth > 1) continue;
-    const sx = ((e0 * x + e4 * y + e8 * z + e12) / w + 1) * 0.5 * width;
-    const sy = (1 - (e1 * x + e5 * y + e9 * z + e13) / w) * 0.5 * height;
-    if (sx < minX || sx > maxX || sy < minY || sy > maxY) continue;
+  projectPoints(positions, matrix, width, height, (i, sx, sy) => {
+    if (sx < minX || sx > maxX || sy < minY || sy > maxY) return;
     // Even-odd rule: a ray to the right crosses the polygon's edges an odd number of times.
     let inside = false;
     for (let a = 0, b = n - 1; a < n; b = a++) {
@@ -205,6 +218,6 @@ export function insideLasso(
       if (ay > sy !== by > sy && sx < ((bx - ax) * (sy - ay)) / (by - ay) + ax) inside = !inside;
     }
     if (inside && (!keep || keep(i))) found.push(i);
-  }
+  });
   return Uint32Array.from(found);
 }

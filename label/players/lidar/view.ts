@@ -19,6 +19,7 @@ import {
   WebGLRenderer,
 } from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
+import { projectPoints } from './cloud.ts';
 
 export type Mode = 'view' | 'lasso';
 
@@ -202,6 +203,8 @@ export class CloudView {
     this.geometry.dispose();
     this.material.dispose();
     this.renderer?.dispose();
+    // A browser keeps only a few WebGL contexts: this one goes now, not when it is collected.
+    this.renderer?.forceContextLoss();
   }
 
   // ---- drawing -------------------------------------------------------------------------------
@@ -260,23 +263,16 @@ export class CloudView {
     pixels.fill(0xff1b1b1b);
     const size = Math.max(1, Math.round(this.material.size * ratio));
     const half = Math.floor(size / 2);
-    const p = this.positions;
     const c = this.colors;
-    const [m0, m1, , m3, m4, m5, , m7, m8, m9, , m11, m12, m13, , m15] = Array.from(m) as number[];
-    for (let i = 0; i < p.length / 3; i++) {
-      const x = p[3 * i] as number;
-      const y = p[3 * i + 1] as number;
-      const z = p[3 * i + 2] as number;
-      const w = (m3 as number) * x + (m7 as number) * y + (m11 as number) * z + (m15 as number);
-      if (w <= 0) continue;
-      const sx = Math.round((((m0 as number) * x + (m4 as number) * y + (m8 as number) * z + (m12 as number)) / w + 1) * 0.5 * W) - half;
-      const sy = Math.round((1 - ((m1 as number) * x + (m5 as number) * y + (m9 as number) * z + (m13 as number)) / w) * 0.5 * H) - half;
-      if (sx + size <= 0 || sy + size <= 0 || sx >= W || sy >= H) continue;
+    projectPoints(this.positions, m, W, H, (i, x, y) => {
+      const sx = Math.round(x) - half;
+      const sy = Math.round(y) - half;
+      if (sx + size <= 0 || sy + size <= 0 || sx >= W || sy >= H) return;
       // ImageData is RGBA bytes: read as a little-endian 32-bit word, that is 0xAABBGGRR.
       const colour = (0xff000000 | ((c[3 * i + 2] as number) << 16) | ((c[3 * i + 1] as number) << 8) | (c[3 * i] as number)) >>> 0;
-      for (let dy = Math.max(0, sy); dy < Math.min(H, sy + size); dy++)
-        pixels.fill(colour, dy * W + Math.max(0, sx), dy * W + Math.min(W, sx + size));
-    }
+      for (let row = Math.max(0, sy); row < Math.min(H, sy + size); row++)
+        pixels.fill(colour, row * W + Math.max(0, sx), row * W + Math.min(W, sx + size));
+    });
     ctx.putImageData(image, 0, 0);
   }
 
