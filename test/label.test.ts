@@ -1626,4 +1626,42 @@ describe('the lidar player', () => {
     expect(calls.filter((c) => c.path.endsWith('/submit'))).toEqual([]);
     await page.close();
   });
+
+  it('starts a redo from the earlier answer: its labels shown and sent again unless changed', async () => {
+    const earlier = {
+      labels: ['road', 'vehicle', 'vegetation'],
+      frames: [
+        { frame: 0, point_labels: first.points.map((_, i) => (i >= car[0] && i < car[1] ? 1 : -1)) },
+        { frame: 1, point_labels: second.points.map(() => 0) },
+      ],
+    };
+    const a = assignment(lidarTask(), {
+      role: 'redo',
+      previous_response: earlier,
+      feedback: {
+        result: 'rejected',
+        feedback_items: [{ category: 'missing', text: 'The tree is vegetation.' }],
+        reviewed_at: new Date().toISOString(),
+      },
+    });
+    queue = [a];
+    const { page } = await open('?lidar=2d');
+    await logIn(page);
+    await frameShown(page, 'Frame 1 of 2 · 2,200 points');
+    await expect.poll(() => counts(page), poll).toContain('vehicle: 400');
+    expect(await counts(page)).toContain('unlabeled: 1,800');
+    await page.getByText('The tree is vegetation.').waitFor();
+    await page.keyboard.press('3');
+    await lassoAround(page, first.points, tree);
+    await expect.poll(() => counts(page), poll).toContain('vegetation: 300');
+    await page.keyboard.press('Control+Enter');
+    const call = await waitForCall((c) => c.path.endsWith('/submit') && c.body?.lease_token === a.lease_token);
+    expect(validAgainst('LidarSegmentationResponse', call.body.response)).toBe('valid');
+    const labels = call.body.response.frames[0].point_labels as number[];
+    expect(labels.slice(...car).every((l) => l === 1)).toBe(true);
+    expect(labels.slice(...tree).every((l) => l === 2)).toBe(true);
+    expect(labels.slice(...road).every((l) => l === -1)).toBe(true);
+    expect(call.body.response.frames[1]).toEqual(earlier.frames[1]);
+    await page.close();
+  });
 });

@@ -206,7 +206,8 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
     }
   }
 
-  async function show(i: number) {
+  /** Shows frame `i` once it is read; `moved`: the person went there (the draft keeps the frame shown). */
+  async function show(i: number, moved = true) {
     if (i < 0 || i >= frames.length) return;
     current = i;
     shownColors = null;
@@ -223,12 +224,12 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
       `The point cloud of frame ${i + 1} of ${frames.length}: ${number(frame.positions.length / 3)} points`,
     );
     renderStatus();
-    context.changed();
+    if (moved) context.changed();
   }
 
   /** Reads every frame (one at a time, after the shown one), so that the answer knows each frame's points. */
   async function loadAll() {
-    await show(current);
+    await show(current, false);
     for (let i = 0; i < frames.length; i++) if (!aborter.signal.aborted) await load(i);
     // Frames read in the background keep their coordinates only within the budget.
     forget();
