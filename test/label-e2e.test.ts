@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { testBrowser } from './support/browser.ts';
-import { dragOnImage, logInThroughForm, street, whereIs } from './support/label.ts';
+import { dragOnImage, lassoAround, lidarFrame, logInThroughForm, street, whereIs } from './support/label.ts';
 import { client, databases, hasPostgres, startTestServer, type DatabaseKind, type TestServer } from './support/server.ts';
 import { makeValidator } from './support/spec.ts';
 import { until } from './support/wait.ts';
@@ -571,6 +571,58 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
       expect(foreign).toEqual([]);
       expect(problems).toEqual([]);
       await page.close();
+    },
+  );
+
+  onPglite(
+    'lidarsegmentation: a lasso around the car and one around the road after turning the view; the callback labels exactly those points',
+    async () => {
+      // The customer's frame file, from storage of its own on loopback (CORS open, as a bucket would be).
+      const scene = lidarFrame([
+        { from: [-14, -6, 0], to: [-4, 6, 0.05], count: 1200 },
+        { from: [6, -1, 0.3], to: [10, 1, 1.6], count: 300 },
+        { from: [-1, 14, 0], to: [1, 16, 5], count: 200 },
+      ]);
+      const [road, car] = scene.ranges as [[number, number], [number, number]];
+      const storage = createServer((_req, res) => {
+        res
+          .writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' })
+          .end(JSON.stringify({ points: scene.points }));
+      });
+      await new Promise<void>((r) => storage.listen(0, '127.0.0.1', r));
+      const frameUrl = `http://127.0.0.1:${(storage.address() as { port: number }).port}/drive-7/0000.json`;
+      try {
+        const taskId = await liveTask('lidarsegmentation', 'Label the **road** and the vehicles.', {
+          attachments: [frameUrl],
+          labels: ['road', 'vehicle', 'vegetation'],
+        });
+        const { page, foreign, problems } = await openApp();
+        await page.locator('.lidar-player .frame-text').filter({ hasText: '1,700 points' }).waitFor(poll);
+        await expect.poll(() => page.locator('.lidar-stage').getAttribute('data-matrix'), poll).toBeTruthy();
+        await page.keyboard.press('2');
+        await lassoAround(page, scene.points, car);
+        await expect.poll(() => page.locator('.lidar-counts').textContent(), poll).toContain('vehicle: 300');
+        // Turned a quarter of a turn with the keys, zoomed out once: the road from another side.
+        const before = await page.locator('.lidar-stage').getAttribute('data-matrix');
+        for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowRight');
+        await page.keyboard.press('-');
+        await expect.poll(() => page.locator('.lidar-stage').getAttribute('data-matrix'), poll).not.toBe(before);
+        await page.keyboard.press('1');
+        await lassoAround(page, scene.points, road);
+        await expect.poll(() => page.locator('.lidar-counts').textContent(), poll).toContain('road: 1,200');
+        await submit(page);
+        const labels = scene.points.map((_, i) => (i >= road[0] && i < road[1] ? 0 : i >= car[0] && i < car[1] ? 1 : -1));
+        expect(await delivered(taskId, 'LidarSegmentationResponse')).toEqual({
+          labels: ['road', 'vehicle', 'vegetation'],
+          frames: [{ frame: 0, point_labels: labels }],
+        });
+        // The frame file is the work: it is the one request to another origin.
+        expect(foreign).toEqual([frameUrl]);
+        expect(problems).toEqual([]);
+        await page.close();
+      } finally {
+        await new Promise((r) => storage.close(r));
+      }
     },
   );
 });

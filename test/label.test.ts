@@ -16,7 +16,7 @@ import { startServer, type RunningServer } from '../server/main.ts';
 import { readConfig } from '../server/config.ts';
 import { startWorkerMock, type RunningMock } from '../server/mock.ts';
 import { testBrowser } from './support/browser.ts';
-import { street, whereIs } from './support/label.ts';
+import { lassoAround, lidarFrame, street, whereIs } from './support/label.ts';
 import { asGeneration, makeValidator, root } from './support/spec.ts';
 import { pino } from 'pino';
 
@@ -1447,6 +1447,221 @@ describe('the image player', () => {
     expectNear(car, { left: 210, top: 195 });
     expect(truck).toMatchObject({ label: 'truck', attributes: { occluded: 'No' } });
     expect(Object.keys(truck.attributes)).toEqual(['occluded']);
+    await page.close();
+  });
+});
+
+describe('the lidar player', () => {
+  // Frame 0: a patch of road, a car above it and off to one side, a tree further away; frame 1: a
+  // kerb. Served, as a customer's storage would, from another loopback origin (CORS allowed).
+  const first = lidarFrame([
+    { from: [-14, -6, 0], to: [-4, 6, 0.05], count: 1500 },
+    { from: [6, -1, 0.3], to: [10, 1, 1.6], count: 400 },
+    { from: [-1, 14, 0], to: [1, 16, 5], count: 300 },
+  ]);
+  const second = lidarFrame([{ from: [-3, -3, 0], to: [3, 3, 0.3], count: 200 }]);
+  const [road, car, tree] = first.ranges as [[number, number], [number, number], [number, number]];
+  let storage: Server;
+  let cloudOrigin: string;
+  const fetched: string[] = [];
+
+  beforeAll(async () => {
+    storage = createServer((req, res) => {
+      fetched.push(req.url ?? '');
+      const body = req.url === '/drive/0000.json' ? first : req.url === '/drive/0001.json' ? second : null;
+      res.setHeader('access-control-allow-origin', '*');
+      if (!body) return res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ points: body.points }));
+    });
+    await new Promise<void>((r) => storage.listen(0, '127.0.0.1', r));
+    cloudOrigin = `http://127.0.0.1:${(storage.address() as { port: number }).port}`;
+  });
+  afterAll(() => new Promise((r) => storage?.close(r)));
+
+  const lidarTask = (): Assignment['task'] =>
+    ({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9e1',
+      type: 'lidarsegmentation',
+      instruction: 'Label the **road**, the vehicles and the vegetation.',
+      params: {
+        attachments: [`${cloudOrigin}/drive/0000.json`, `${cloudOrigin}/drive/0001.json`],
+        attachment_type: 'json',
+        labels: ['road', 'vehicle', 'vegetation'],
+      },
+    }) as unknown as Assignment['task'];
+  const counts = (page: Page) => page.locator('.lidar-counts').textContent();
+  const matrix = (page: Page) => page.locator('.lidar-stage').getAttribute('data-matrix');
+  const frameShown = (page: Page, text: string) => page.locator('.lidar-player .frame-text').filter({ hasText: text }).waitFor();
+
+  it('labels points with a lasso from two views and two frames, undoes and redoes, keeps the draft over a reload, and submits a label per point', async () => {
+    const a = assignment(lidarTask());
+    // Asked again while the assignment is active, the server answers it again (a reload resumes it).
+    queue = [a, a];
+    // three.js's WebGL drawing, even where it runs in software (this browser: SwiftShader), which by itself would choose the 2D view.
+    const { page } = await open('?lidar=webgl');
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await logIn(page);
+    await frameShown(page, 'Frame 1 of 2 · 2,200 points');
+    await expect.poll(() => page.locator('.lidar-stage').getAttribute('data-renderer'), poll).toBe('webgl');
+    await expect.poll(() => matrix(page), poll).toBeTruthy();
+
+    // Key 2 (vehicle), a lasso around the car: its 400 points, and nothing else.
+    await page.keyboard.press('2');
+    await lassoAround(page, first.points, car);
+    await expect.poll(() => counts(page), poll).toContain('vehicle: 400');
+    // Key 1 (road) around the road; undone, redone.
+    await page.keyboard.press('1');
+    await lassoAround(page, first.points, road);
+    await expect.poll(() => counts(page), poll).toContain('road: 1,500');
+    await page.keyboard.press('Control+z');
+    await expect.poll(() => counts(page), poll).toContain('road: 0');
+    expect(await counts(page)).toContain('vehicle: 400');
+    await page.keyboard.press('Control+Shift+z');
+    await expect.poll(() => counts(page), poll).toContain('road: 1,500');
+    // The screenshot for docs/: the road and the car labelled, the tree not yet (grey, lighter with height).
+    mkdirSync(path.join(root, 'test-results'), { recursive: true });
+    await page.screenshot({ path: path.join(root, 'test-results', 'label-lidarsegmentation.png') });
+
+    // The view turned with the mouse (tool V) and the arrow keys; then the tree with key 3 in the new view.
+    const before = await matrix(page);
+    await page.keyboard.press('v');
+    const stage = await page.locator('.lidar-overlay').boundingBox();
+    if (!stage) throw new Error('no view');
+    await page.mouse.move(stage.x + stage.width / 2, stage.y + stage.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(stage.x + stage.width / 2 + 120, stage.y + stage.height / 2 + 20, { steps: 8 });
+    await page.mouse.up();
+    await page.keyboard.press('ArrowLeft');
+    await expect.poll(() => matrix(page), poll).not.toBe(before);
+    expect(await counts(page)).toContain('unlabeled: 300');
+    await page.keyboard.press('l');
+    await page.keyboard.press('3');
+    await lassoAround(page, first.points, tree);
+    await expect.poll(() => counts(page), poll).toContain('vegetation: 300');
+    expect(await counts(page)).toContain('unlabeled: 0');
+
+    // Frame 2: the kerb as road, only unlabeled points (U) — all of them here.
+    await page.keyboard.press('.');
+    await frameShown(page, 'Frame 2 of 2 · 200 points');
+    await page.keyboard.press('u');
+    await page.keyboard.press('1');
+    await expect.poll(() => matrix(page), poll).toBeTruthy();
+    await lassoAround(page, second.points, [0, 200]);
+    await expect.poll(() => counts(page), poll).toContain('road: 200');
+
+    // A reload: the draft comes back (this browser's copy), on the frame the person was on.
+    await page.reload();
+    await frameShown(page, 'Frame 2 of 2 · 200 points');
+    await expect.poll(() => counts(page), poll).toContain('road: 200');
+    await page.keyboard.press(',');
+    await frameShown(page, 'Frame 1 of 2 · 2,200 points');
+    await expect.poll(() => counts(page), poll).toContain('vehicle: 400');
+    expect(await counts(page)).toContain('road: 1,500');
+
+    // The shortcuts are in the help overlay.
+    await page.keyboard.press('?');
+    const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    for (const line of [
+      'Tool: lasso (drag around points)',
+      'Undo the last lasso',
+      'Reset the view',
+      'Next frame',
+      'Choose label 1-9 for the lasso',
+    ])
+      await help.getByText(line).waitFor();
+    await page.keyboard.press('Escape');
+
+    await page.keyboard.press('Control+Enter');
+    const call = await waitForCall((c) => c.path.endsWith('/submit') && c.body?.lease_token === a.lease_token);
+    expect(validAgainst('SubmitRequest', call.body)).toBe('valid');
+    expect(validAgainst('LidarSegmentationResponse', call.body.response)).toBe('valid');
+    expect(call.status).toBe(200);
+    const want = (ranges: [number, number][], labels: number[], total: number) =>
+      Array.from({ length: total }, (_, i) => {
+        const k = ranges.findIndex(([from, to]) => i >= from && i < to);
+        return k >= 0 ? (labels[k] as number) : -1;
+      });
+    expect(call.body.response).toEqual({
+      labels: ['road', 'vehicle', 'vegetation'],
+      frames: [
+        { frame: 0, point_labels: want([road, car, tree], [0, 1, 2], 2200) },
+        { frame: 1, point_labels: want([[0, 200]], [0], 200) },
+      ],
+    });
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('in 2D (no WebGL, or WebGL in software) paints the points on a canvas where the lasso works the same; a frame that cannot be read stops the submit with its reason', async () => {
+    const task = lidarTask();
+    (task.params as { attachments: string[] }).attachments = [`${cloudOrigin}/drive/0000.json`, `${cloudOrigin}/drive/missing.json`];
+    queue = [assignment(task)];
+    const { page } = await open('?lidar=2d');
+    await logIn(page);
+    await frameShown(page, 'Frame 1 of 2 · 2,200 points');
+    expect(await page.locator('.lidar-stage').getAttribute('data-renderer')).toBe('2d');
+    // The points are painted: the road's colour (unlabeled: grey) shows on the canvas.
+    const painted = () =>
+      page.locator('.lidar-overlay').evaluate((c) => {
+        const canvas = c as HTMLCanvasElement;
+        const data = (canvas.getContext('2d') as CanvasRenderingContext2D).getImageData(0, 0, canvas.width, canvas.height).data;
+        let green = 0;
+        let grey = 0;
+        for (let i = 0; i < data.length; i += 4) {
+          const [r, g, b] = [data[i] as number, data[i + 1] as number, data[i + 2] as number];
+          if (r === 0x3c && g === 0xb4 && b === 0x4b) green++;
+          else if (r === g && g === b && r >= 90) grey++;
+        }
+        return { green, grey };
+      });
+    await expect.poll(async () => (await painted()).grey, poll).toBeGreaterThan(1000);
+    await page.keyboard.press('2');
+    await expect.poll(() => matrix(page), poll).toBeTruthy();
+    await lassoAround(page, first.points, car);
+    await expect.poll(() => counts(page), poll).toContain('vehicle: 400');
+    await expect.poll(async () => (await painted()).green, poll).toBeGreaterThan(100);
+    await page.keyboard.press('Control+Enter');
+    await page.getByText(/frame 2 \(.*missing\.json\) could not be read: HTTP 404\. Skip the task with that reason\./).waitFor();
+    expect(calls.filter((c) => c.path.endsWith('/submit'))).toEqual([]);
+    await page.close();
+  });
+
+  it('starts a redo from the earlier answer: its labels shown and sent again unless changed', async () => {
+    const earlier = {
+      labels: ['road', 'vehicle', 'vegetation'],
+      frames: [
+        { frame: 0, point_labels: first.points.map((_, i) => (i >= car[0] && i < car[1] ? 1 : -1)) },
+        { frame: 1, point_labels: second.points.map(() => 0) },
+      ],
+    };
+    const a = assignment(lidarTask(), {
+      role: 'redo',
+      previous_response: earlier,
+      feedback: {
+        result: 'rejected',
+        feedback_items: [{ category: 'missing', text: 'The tree is vegetation.' }],
+        reviewed_at: new Date().toISOString(),
+      },
+    });
+    queue = [a];
+    const { page } = await open('?lidar=2d');
+    await logIn(page);
+    await frameShown(page, 'Frame 1 of 2 · 2,200 points');
+    await expect.poll(() => counts(page), poll).toContain('vehicle: 400');
+    expect(await counts(page)).toContain('unlabeled: 1,800');
+    await page.getByText('The tree is vegetation.').waitFor();
+    await page.keyboard.press('3');
+    await lassoAround(page, first.points, tree);
+    await expect.poll(() => counts(page), poll).toContain('vegetation: 300');
+    await page.keyboard.press('Control+Enter');
+    const call = await waitForCall((c) => c.path.endsWith('/submit') && c.body?.lease_token === a.lease_token);
+    expect(validAgainst('LidarSegmentationResponse', call.body.response)).toBe('valid');
+    const labels = call.body.response.frames[0].point_labels as number[];
+    expect(labels.slice(...car).every((l) => l === 1)).toBe(true);
+    expect(labels.slice(...tree).every((l) => l === 2)).toBe(true);
+    expect(labels.slice(...road).every((l) => l === -1)).toBe(true);
+    expect(call.body.response.frames[1]).toEqual(earlier.frames[1]);
     await page.close();
   });
 });

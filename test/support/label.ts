@@ -54,3 +54,73 @@ export const whereIs = (page: Page, piece: string) =>
     const [first, last] = [rects[0] as DOMRect, rects[rects.length - 1] as DOMRect];
     return { x1: first.left + 1, y1: first.top + first.height / 2, x2: last.right - 1, y2: last.top + last.height / 2 };
   }, piece);
+
+/** A point cloud frame (the contract's frame file) of clusters of points in boxes, with the index range of each cluster. */
+export function lidarFrame(boxes: { from: [number, number, number]; to: [number, number, number]; count: number }[]) {
+  const points: { x: number; y: number; z: number }[] = [];
+  const ranges: [number, number][] = [];
+  let seed = 7;
+  const random = () => {
+    seed = (seed * 16807) % 2147483647;
+    return seed / 2147483647;
+  };
+  for (const { from, to, count } of boxes) {
+    const start = points.length;
+    for (let i = 0; i < count; i++) {
+      const [x, y, z] = [0, 1, 2].map((k) => (from[k] as number) + random() * ((to[k] as number) - (from[k] as number))) as [
+        number,
+        number,
+        number,
+      ];
+      points.push({ x: Math.round(x * 1000) / 1000, y: Math.round(y * 1000) / 1000, z: Math.round(z * 1000) / 1000 });
+    }
+    ranges.push([start, points.length]);
+  }
+  return { points, ranges };
+}
+
+/**
+ * Draws a lasso with the mouse around the points `[from, to)` of `points` as the lidar player shows
+ * them now (its camera matrix is on the view's `data-matrix`): a polygon 10 px outside their
+ * projections' bounding box. Throws when a point outside the range falls in that box, so that the
+ * test knows exactly which points the lasso takes.
+ */
+export async function lassoAround(page: Page, points: { x: number; y: number; z: number }[], [from, to]: [number, number]) {
+  const stage = page.locator('.lidar-stage');
+  const { matrix, size } = await stage.evaluate((h) => ({
+    matrix: (h as HTMLElement).dataset.matrix ?? '',
+    size: (h as HTMLElement).dataset.size ?? '',
+  }));
+  const m = matrix.split(',').map(Number);
+  const [w, h] = size.split('x').map(Number) as [number, number];
+  const screen = points.map(({ x, y, z }) => {
+    const at = (r: number) => (m[r] as number) * x + (m[r + 4] as number) * y + (m[r + 8] as number) * z + (m[r + 12] as number);
+    const cw = at(3);
+    return [((at(0) / cw + 1) / 2) * w, ((1 - at(1) / cw) / 2) * h] as const;
+  });
+  const mine = screen.slice(from, to);
+  const pad = 10;
+  const [x1, x2] = [Math.min(...mine.map((p) => p[0])) - pad, Math.max(...mine.map((p) => p[0])) + pad];
+  const [y1, y2] = [Math.min(...mine.map((p) => p[1])) - pad, Math.max(...mine.map((p) => p[1])) + pad];
+  // The polygon bulges up to 4 px beyond that box: no other point may be within 5 px of it.
+  const intruder = screen.findIndex(([x, y], i) => (i < from || i >= to) && x >= x1 - 5 && x <= x2 + 5 && y >= y1 - 5 && y <= y2 + 5);
+  if (intruder >= 0) throw new Error(`point ${intruder} lies in the lasso around points ${from}..${to}`);
+  if (x1 < 0 || y1 < 0 || x2 > w || y2 > h) throw new Error(`points ${from}..${to} are not all in sight`);
+  const frame = await page.locator('.lidar-overlay').boundingBox();
+  if (!frame) throw new Error('no view');
+  const corners: [number, number][] = [
+    [x1, y1],
+    [(x1 + x2) / 2, y1 - 4],
+    [x2, y1],
+    [x2 + 4, (y1 + y2) / 2],
+    [x2, y2],
+    [(x1 + x2) / 2, y2 + 4],
+    [x1, y2],
+    [x1 - 4, (y1 + y2) / 2],
+  ];
+  const page_ = ([x, y]: [number, number]) => [frame.x + x, frame.y + y] as const;
+  await page.mouse.move(...page_(corners[0] as [number, number]));
+  await page.mouse.down();
+  for (const c of [...corners.slice(1), corners[0] as [number, number]]) await page.mouse.move(...page_(c), { steps: 4 });
+  await page.mouse.up();
+}
