@@ -16,6 +16,7 @@ import { startServer, type RunningServer } from '../server/main.ts';
 import { readConfig } from '../server/config.ts';
 import { startWorkerMock, type RunningMock } from '../server/mock.ts';
 import { launchBrowser } from './support/browser.ts';
+import { webmFromFrames } from './support/webm.ts';
 import { driveFrame, street, toneWav, whereIs } from './support/label.ts';
 import { asGeneration, makeValidator, root } from './support/spec.ts';
 import { pino } from 'pino';
@@ -1597,6 +1598,68 @@ describe('the video and audio players', () => {
     await page.close();
   });
 
+  it('videoplaybackannotation from a video file: frame n is the video at n / frame_rate seconds; a box keyframed on frames 0 and 4 is interpolated', async () => {
+    const { page, foreign } = await open();
+    // A WebM (VP8) of the five frames, 0.5 s each, encoded by Chromium and muxed by the test. Served
+    // here without byte ranges (unseekable as it comes), so the player reads it whole.
+    const video = await webmFromFrames(page, [0, 1, 2, 3, 4].map(driveFrame), 320, 200, 500);
+    await page.route('**/fixtures/drive.webm', (r) => r.fulfill({ contentType: 'video/webm', body: video }));
+    const a = assignment({
+      ...videoTask(),
+      params: {
+        attachment: `${origin}/fixtures/drive.webm`,
+        attachment_type: 'video',
+        frame_rate: 2,
+        geometries: { box: { objects_to_annotate: ['car'] } },
+      },
+    } as Assignment['task']);
+    queue = [a];
+    await logIn(page);
+    await page.getByText('320 × 200 px, 5 frames at 2 per second').waitFor();
+    /** Whether the frame shown is red (the car) at this frame pixel. */
+    const red = async (x: number, y: number) => {
+      const [px, py] = await at(page, x, y);
+      return page
+        .locator('.stage canvas')
+        .first()
+        .evaluate(
+          (c: HTMLCanvasElement, [px, py]) => {
+            const r = c.getBoundingClientRect();
+            const [red, green] = (c.getContext('2d') as CanvasRenderingContext2D).getImageData(
+              Math.round(((px as number) - r.left) * (c.width / r.width)),
+              Math.round(((py as number) - r.top) * (c.height / r.height)),
+              1,
+              1,
+            ).data as unknown as number[];
+            return (red as number) > 150 && (green as number) < 100;
+          },
+          [px, py],
+        );
+    };
+    await expect.poll(() => red(80, 140), poll).toBe(true);
+    expect(await red(240, 140)).toBe(false);
+    await drag(page, [40, 120], [120, 160]);
+    await page.keyboard.press('End');
+    // Frame 4 is the video at 2 s: the car is at 200.
+    await expect.poll(() => red(240, 140), poll).toBe(true);
+    expect(await red(80, 140)).toBe(false);
+    await page.keyboard.press('V');
+    await drag(page, [80, 140], [240, 140]);
+    await expect.poll(() => frameShown(page), poll).toContain('keyframe');
+    await page.keyboard.press('Home');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => red(160, 140), poll).toBe(true);
+    await page.keyboard.press('Control+Enter');
+    const response = await submitted(a, 'VideoPlaybackAnnotationResponse');
+    expect(response.events).toEqual([]);
+    const [track] = response.annotations;
+    expect(track.frames.map((f: any) => f.frame)).toEqual([0, 1, 2, 3, 4]);
+    for (const f of track.frames) expect(Math.abs(f.left - (40 + 40 * f.frame)), `frame ${f.frame}: ${f.left}`).toBeLessThanOrEqual(1.5);
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+
   it('audiotranscription: the waveform, seeking by click and keys, play and pause while typing, timed segments; the transcript is what was typed', async () => {
     const a = assignment({
       task_id: '65f1c0a2b3c4d5e6f7a8b9f2',
@@ -1618,13 +1681,14 @@ describe('the video and audio players', () => {
     await page.keyboard.press('Escape');
 
     // The waveform is drawn from the decoded audio: its columns are not all blank.
-    const inked = await page.locator('canvas.waveform').evaluate((c: HTMLCanvasElement) => {
-      const d = (c.getContext('2d') as CanvasRenderingContext2D).getImageData(0, 0, c.width, c.height).data;
-      let n = 0;
-      for (let i = 0; i < d.length; i += 4) if (d[i + 2] === 216 && d[i] === 67) n++;
-      return n / (c.width * c.height);
-    });
-    expect(inked).toBeGreaterThan(0.1);
+    const inked = () =>
+      page.locator('canvas.waveform').evaluate((c: HTMLCanvasElement) => {
+        const d = (c.getContext('2d') as CanvasRenderingContext2D).getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i + 2] === 216 && d[i] === 67) n++;
+        return n / (c.width * c.height);
+      });
+    await expect.poll(inked, poll).toBeGreaterThan(0.1);
 
     const wave = page.getByRole('slider', { name: 'Waveform: click to seek' });
     const box = await wave.boundingBox();

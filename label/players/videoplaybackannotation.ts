@@ -244,8 +244,14 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
         ...t.keys.map((k) => el('span', { class: 'key', style: `left: ${pos(k.frame)}`, title: `keyframe ${k.frame}` })),
       );
     }
-    for (const e of state.events)
-      marks.push(el('span', { class: 'event', style: `left: ${pos(e.start)}; width: calc(${pos(e.end)} - ${pos(e.start)} + 3px)` }));
+    // Events along the bottom, a row each (overlapping events stay apart).
+    for (const [i, e] of sortedEvents().entries())
+      marks.push(
+        el('span', {
+          class: 'event',
+          style: `left: ${pos(e.start)}; width: calc(${pos(e.end)} - ${pos(e.start)} + 3px); bottom: ${(i % 3) * 4}px`,
+        }),
+      );
     timeline.replaceChildren(...marks);
   }
 

@@ -2,7 +2,8 @@
 // shows: frame images (`attachments`, frame n is the n-th image), or a video (`attachment`, frame n
 // is the video at n / frame_rate seconds, reached by seeking a <video> element that is never shown).
 // Only the latest frame asked for is drawn; earlier requests still loading are dropped. No CORS is
-// asked of the attachments' server: the canvas is only shown, never read back.
+// asked of the attachments' server (the canvas is only shown, never read back), except to read a
+// video whole when its server answers no byte ranges (without them a <video> cannot seek).
 
 export interface FrameSize {
   width: number;
@@ -30,6 +31,7 @@ export class Frames {
   readonly canvas = document.createElement('canvas');
   private readonly images = new Map<number, Promise<HTMLImageElement>>();
   private video: HTMLVideoElement | null = null;
+  private blobUrl: string | null = null;
   private wanted = -1;
   private drawing: Promise<void> | null = null;
   /** The frame the canvas holds now. */
@@ -68,6 +70,17 @@ export class Frames {
       const meta = once(v, 'loadeddata');
       v.src = this.videoUrl;
       await meta;
+      // A server that answers no byte ranges leaves the video unseekable: it is then read whole
+      // (when its server allows that, CORS) and played from memory.
+      if (!v.seekable.length || v.seekable.end(0) <= 0) {
+        const got = await fetch(this.videoUrl).catch(() => null);
+        if (got?.ok) {
+          this.blobUrl = URL.createObjectURL(await got.blob());
+          const again = once(v, 'loadeddata');
+          v.src = this.blobUrl;
+          await again;
+        }
+      }
       // A recording without its duration in the header says Infinity until the end was seen.
       if (!Number.isFinite(v.duration)) {
         const known = once(v, 'durationchange');
@@ -130,5 +143,6 @@ export class Frames {
       this.video.removeAttribute('src');
       this.video.load();
     }
+    if (this.blobUrl) URL.revokeObjectURL(this.blobUrl);
   }
 }

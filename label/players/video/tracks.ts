@@ -47,7 +47,7 @@ function lerpPoints<P extends Pt>(a: P[], b: P[], t: number): P[] {
 }
 
 /** The shape between two keyframes' shapes, `t` of the way from `a` to `b`. */
-export function interpolate(a: Shape, b: Shape, t: number): Shape {
+function interpolate(a: Shape, b: Shape, t: number): Shape {
   const out = clone(a);
   if (out.type === 'box' && b.type === 'box')
     Object.assign(out, {
