@@ -25,20 +25,9 @@ import {
 } from './image/model.ts';
 import { Drawing, type Pending, type Tool } from './image/tools.ts';
 import { Frames } from './video/frames.ts';
+import { keepFocus, palette, toolKeys } from './imageannotation.ts';
 import { eventsOf, isKeyframe, setKeyframe, shapeAt, trackDraft, trackOut, tracksOf, type Track, type VideoEvent } from './video/tracks.ts';
 import { el, type PlayerFactory } from './types.ts';
-
-const palette = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#9a6324', '#469990', '#808000'];
-const toolKeys: Record<Tool, [string, string]> = {
-  select: ['V', 'Select, move and pan'],
-  box: ['B', 'Box'],
-  polygon: ['P', 'Polygon'],
-  line: ['L', 'Line'],
-  point: ['K', 'Point'],
-  cuboid: ['C', 'Cuboid'],
-  ellipse: ['E', 'Ellipse'],
-};
-const keepFocus = (b: HTMLButtonElement) => b.addEventListener('mousedown', (e) => e.preventDefault());
 
 interface State {
   tracks: Track[];
