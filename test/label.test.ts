@@ -1650,12 +1650,16 @@ describe('the video and audio players', () => {
     await page.keyboard.press('ArrowRight');
     await page.keyboard.press('ArrowRight');
     await expect.poll(() => red(160, 140), poll).toBe(true);
+    // Alt+Shift+↓ moves the box 10 px down on frame 2, which becomes a third keyframe: frames 1 and 3 follow halfway.
+    await page.keyboard.press('Alt+Shift+ArrowDown');
+    await expect.poll(() => page.locator('.shapes li').first().textContent(), poll).toContain('3 keyframes; here box at 120, 130');
     await page.keyboard.press('Control+Enter');
     const response = await submitted(a, 'VideoPlaybackAnnotationResponse');
     expect(response.events).toEqual([]);
     const [track] = response.annotations;
     expect(track.frames.map((f: any) => f.frame)).toEqual([0, 1, 2, 3, 4]);
     for (const f of track.frames) expect(Math.abs(f.left - (40 + 40 * f.frame)), `frame ${f.frame}: ${f.left}`).toBeLessThanOrEqual(1.5);
+    expect(track.frames.map((f: any) => Math.round(f.top))).toEqual([120, 125, 130, 125, 120]);
     expect(foreign).toEqual([]);
     await page.close();
   });

@@ -19,6 +19,7 @@ import {
   num,
   shapeProblem,
   tidy,
+  translate,
   type Kind,
   type Params,
   type Shape,
@@ -443,6 +444,20 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
     changed();
   }
 
+  /** Alt+arrows: moves the selected track's shape in this frame, which becomes a keyframe. */
+  function nudge(e: KeyboardEvent) {
+    const step = e.shiftKey ? 10 : 1;
+    const [dx, dy] = { ArrowLeft: [-step, 0], ArrowRight: [step, 0], ArrowUp: [0, -step], ArrowDown: [0, step] }[e.key] ?? [0, 0];
+    const t = track(selected);
+    const shape = t && shapeAt(t, frame);
+    if (!t || !shape) return say('Select a shape in this frame first.');
+    record();
+    const moved = clone(shape);
+    translate(moved, dx as number, dy as number, canvas.imgW, canvas.imgH);
+    setKeyframe(t, frame, moved);
+    changed();
+  }
+
   const cycle = (step: number) => {
     const shown = visibleShapes();
     if (!shown.length) return;
@@ -536,6 +551,16 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
     { keys: ['ArrowLeft', ','], label: 'Previous frame', run: () => go(frame - 1) },
     { keys: ['Shift+ArrowRight', '>'], label: 'Seek 10 frames forward', run: () => go(frame + 10) },
     { keys: ['Shift+ArrowLeft', '<'], label: 'Seek 10 frames back', run: () => go(frame - 10) },
+    {
+      keys: ['Alt+ArrowLeft', 'Alt+ArrowRight', 'Alt+ArrowUp', 'Alt+ArrowDown'],
+      label: 'Move the selected shape by 1 px (Shift: 10 px); this frame becomes a keyframe',
+      run: nudge,
+    },
+    {
+      keys: ['Alt+Shift+ArrowLeft', 'Alt+Shift+ArrowRight', 'Alt+Shift+ArrowUp', 'Alt+Shift+ArrowDown'],
+      label: 'Move the selected shape by 10 px',
+      run: nudge,
+    },
     { keys: ['Home'], label: 'First frame', run: () => go(0) },
     { keys: ['End'], label: 'Last frame', run: () => go(lastFrame()) },
     { keys: ['Space'], label: 'Play or pause', run: () => togglePlay() },
