@@ -50,8 +50,15 @@ beforeAll(async () => {
     }
     const media = req.method === 'GET' ? customerMedia(req.url ?? '') : undefined;
     if (media) {
-      // CORS as a media host gives it: the app reads the audio's bytes to draw its waveform.
-      res.writeHead(200, { 'content-type': media.type, 'access-control-allow-origin': '*' }).end(media.body);
+      // As a media host answers: CORS (the app reads the audio's bytes to draw its waveform) and
+      // byte ranges (an <audio> seeks with them).
+      const body = Buffer.from(media.body);
+      const range = /^bytes=(\d+)-(\d*)$/.exec(String(req.headers.range ?? ''));
+      const head = { 'content-type': media.type, 'access-control-allow-origin': '*', 'accept-ranges': 'bytes' };
+      if (!range) return void res.writeHead(200, head).end(body);
+      const from = Number(range[1]);
+      const to = Math.min(range[2] ? Number(range[2]) : body.length - 1, body.length - 1);
+      res.writeHead(206, { ...head, 'content-range': `bytes ${from}-${to}/${body.length}` }).end(body.subarray(from, to + 1));
       return;
     }
     let body = '';
@@ -655,6 +662,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
       await expect.poll(seconds, poll).toBeCloseTo(2.7, 1);
       await page.keyboard.press('Alt+Enter');
       await page.keyboard.type('How are you?');
+      // Its server answers byte ranges: the audio plays from its own URL, not from a copy in memory.
+      expect(await page.locator('audio').evaluate((el: HTMLAudioElement) => el.src)).toBe(`${new URL(streetUrl).origin}/speech.wav`);
       await submit(page);
       const response = await delivered(taskId, 'AudioTranscriptionResponse');
       expect(response.transcript).toBe('Good morning. How are you?');

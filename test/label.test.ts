@@ -1694,6 +1694,8 @@ describe('the video and audio players', () => {
       });
     await expect.poll(inked, poll).toBeGreaterThan(0.1);
 
+    // Served here without byte ranges, the audio plays from the bytes read for the waveform (else it could not seek).
+    await expect.poll(() => page.locator('audio').evaluate((el: HTMLAudioElement) => el.src), poll).toMatch(/^blob:/);
     const wave = page.getByRole('slider', { name: 'Waveform: click to seek' });
     const box = await wave.boundingBox();
     if (!box) throw new Error('no waveform');

@@ -1,12 +1,11 @@
 // audiotranscription: the audio with its waveform, play, pause and seek, and the transcript written
 // as timed segments (the contract's AudioTranscriptionResponse: `segments` ordered and not
-// overlapping, `transcript` their texts joined by single spaces). The audio is fetched once: its
-// bytes are decoded with the Web Audio API for the waveform (a peak per pixel column, drawn on a
-// canvas) and played from a blob URL, so seeking works whatever the audio's server says about
-// ranges. If the audio cannot be read (its server allows no cross-origin reading), it still plays
-// from its own URL, without the waveform. A click on the waveform seeks; Alt+Enter closes a segment
-// at the playhead (from where the previous one ended) and puts the caret in its text, so a person
-// listens, pauses at the end of a phrase, and types it. Escape plays and pauses even while typing.
+// overlapping, `transcript` their texts joined by single spaces). The audio plays in an <audio>
+// element; its bytes are read once more and decoded with the Web Audio API for the waveform (a
+// peak per pixel column, drawn on a canvas). If the audio cannot be read (its server allows no
+// cross-origin reading), it plays all the same, without the waveform. A click on the waveform
+// seeks; Alt+Enter closes a segment at the playhead (from where the previous one ended) and puts the
+// caret in its text, so a person listens, pauses at the end of a phrase, and types it. Escape plays and pauses even while typing.
 import { checkAnswer } from '../../server/domain/answer-rules.ts';
 import { asRecord, records } from '../../server/domain/json.ts';
 import type { Shortcut } from '../keys.ts';
@@ -157,20 +156,37 @@ export const audiotranscription: PlayerFactory = (container, assignment, draft, 
     seek(audio.currentTime + step);
   });
 
+  // The audio plays from its own URL (streamed, seeking by byte ranges). Its bytes are also read
+  // once for the waveform, decoded at 8 kHz (enough for the peaks, and a sixth of the memory of
+  // 48 kHz: an hour of stereo is about 230 MB); above 100 MB there is no waveform. When the audio's
+  // server answers no byte ranges, the <audio> cannot seek: it then plays those bytes from memory.
+  audio.src = url;
+  let bytes: ArrayBuffer | null = null;
+  const seekable = () => audio.seekable.length > 0 && audio.seekable.end(0) > 0;
+  function fromMemory() {
+    if (!bytes || blobUrl || seekable() || audio.readyState < 1) return;
+    const at = audio.currentTime;
+    blobUrl = URL.createObjectURL(new Blob([bytes]));
+    audio.src = blobUrl;
+    audio.currentTime = at;
+  }
+  audio.addEventListener('loadedmetadata', fromMemory);
   (async () => {
     const got = await fetch(url);
     if (!got.ok) throw new Error(`HTTP ${got.status}`);
-    const bytes = await got.arrayBuffer();
-    blobUrl = URL.createObjectURL(new Blob([bytes], { type: got.headers.get('content-type') ?? 'audio/wav' }));
-    audio.src = blobUrl;
+    if (Number(got.headers.get('content-length')) > 100_000_000) {
+      await got.body?.cancel();
+      return say('No waveform: the audio is too long to draw here; it plays all the same.');
+    }
+    bytes = await got.arrayBuffer();
+    fromMemory();
     // decodeAudioData detaches the bytes it is given: it gets a copy.
-    buffer = await new OfflineAudioContext(1, 1, 44_100).decodeAudioData(bytes.slice(0));
+    buffer = await new OfflineAudioContext(1, 1, 8000).decodeAudioData(bytes.slice(0));
     duration = buffer.duration;
     drawn = null;
     wave.setAttribute('aria-valuemax', duration.toFixed(2));
     repaint();
   })().catch(() => {
-    if (!audio.src) audio.src = url;
     say('No waveform: the audio could not be read here; it plays all the same.');
     repaint();
   });
