@@ -275,6 +275,7 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
     zoomText.textContent = `zoom ${Math.round((canvas.scale / canvas.fit) * 100)} %`;
     slider.max = String(lastFrame());
     slider.value = String(frame);
+    slider.setAttribute('aria-valuetext', `Frame ${frame} of ${lastFrame()}`);
     const t = track(selected);
     frameText.textContent = `Frame ${frame} of ${lastFrame()} · ${(frame / rate).toFixed(2)} s${t && isKeyframe(t, frame) ? ' · keyframe' : ''}`;
     keyButton.setAttribute('aria-pressed', String(Boolean(t && isKeyframe(t, frame))));
