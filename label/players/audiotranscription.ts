@@ -266,6 +266,8 @@ export const audiotranscription: PlayerFactory = (container, assignment, draft, 
     const at = r2(audio.currentTime);
     const from = r2(Math.max(0, ...segments.filter((s) => s.end <= at + 1e-9).map((s) => s.end)));
     if (at <= from) return say('Play or seek past the end of the last segment first: a segment ends at the playhead.');
+    const inside = segments.findIndex((s) => s.start < at && at < s.end);
+    if (inside >= 0) return say(`The playhead is inside segment ${inside + 1}: seek past its end, or change its times.`);
     audio.pause();
     segments.push({ start: from, end: at, text: '' });
     segments.sort((a, b) => a.start - b.start);
