@@ -16,7 +16,7 @@ const csp = [
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
   'img-src * data: blob:',
-  'media-src *',
+  'media-src * blob:',
   'frame-src http: https:',
   "connect-src 'self' http: https:",
   "object-src 'none'",

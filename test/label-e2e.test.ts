@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { testBrowser } from './support/browser.ts';
-import { dragOnImage, lassoAround, lidarFrame, logInThroughForm, street, whereIs } from './support/label.ts';
+import { dragOnImage, driveFrame, lassoAround, lidarFrame, logInThroughForm, street, toneWav, whereIs } from './support/label.ts';
 import { client, databases, hasPostgres, startTestServer, type DatabaseKind, type TestServer } from './support/server.ts';
 import { makeValidator } from './support/spec.ts';
 import { until } from './support/wait.ts';
@@ -48,6 +48,19 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'image/svg+xml' }).end(req.url.includes('dusk') ? street.replace('#9fc5e8', '#f6d5a8') : street);
       return;
     }
+    const media = req.method === 'GET' ? customerMedia(req.url ?? '') : undefined;
+    if (media) {
+      // As a media host answers: CORS (the app reads the audio's bytes to draw its waveform) and
+      // byte ranges (an <audio> seeks with them).
+      const body = Buffer.from(media.body);
+      const range = /^bytes=(\d+)-(\d*)$/.exec(String(req.headers.range ?? ''));
+      const head = { 'content-type': media.type, 'access-control-allow-origin': '*', 'accept-ranges': 'bytes' };
+      if (!range) return void res.writeHead(200, head).end(body);
+      const from = Number(range[1]);
+      const to = Math.min(range[2] ? Number(range[2]) : body.length - 1, body.length - 1);
+      res.writeHead(206, { ...head, 'content-range': `bytes ${from}-${to}/${body.length}` }).end(body.subarray(from, to + 1));
+      return;
+    }
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
@@ -61,6 +74,14 @@ beforeAll(async () => {
   streetUrl = `${hookOrigin}/street.svg`;
   duskUrl = `${hookOrigin}/street-dusk.svg`;
 });
+
+/** The customer's frames of a drive (`/drive-<n>.svg`) and a 3 s recording (`/speech.wav`). */
+function customerMedia(url: string): { type: string; body: string | Buffer } | undefined {
+  const frame = /^\/drive-(\d+)\.svg$/.exec(url);
+  if (frame) return { type: 'image/svg+xml', body: driveFrame(Number(frame[1])) };
+  if (url === '/speech.wav') return { type: 'audio/wav', body: toneWav(3) };
+  return undefined;
+}
 
 afterAll(async () => {
   await browser?.close();
@@ -97,7 +118,7 @@ async function openApp(query = '') {
   page.on('request', (r) => {
     const u = new URL(r.url());
     // The attachments are the work: they come from where the customer keeps them.
-    if (!['data:', 'blob:'].includes(u.protocol) && u.origin !== server.url && ![streetUrl, duskUrl].includes(r.url()))
+    if (!['data:', 'blob:'].includes(u.protocol) && u.origin !== server.url && u.origin !== new URL(streetUrl).origin)
       foreign.push(r.url());
   });
   page.on('pageerror', (e) => problems.push(e.message));
@@ -623,6 +644,90 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
       } finally {
         await new Promise((r) => storage.close(r));
       }
+    },
+  );
+
+  onPglite(
+    'videoplaybackannotation: a box drawn on the first frame and moved on the last; the callback has it interpolated in between, and the event',
+    async () => {
+      const media = new URL(streetUrl).origin;
+      const taskId = await liveTask('videoplaybackannotation', 'Track the **car** and mark the lane change.', {
+        attachments: [0, 1, 2, 3, 4].map((f) => `${media}/drive-${f}.svg`),
+        attachment_type: 'image',
+        frame_rate: 2,
+        geometries: { box: { objects_to_annotate: ['car', 'truck'], min_width: 5, min_height: 5 } },
+        events_to_annotate: ['lane change'],
+      });
+      const { page, foreign, problems } = await openApp();
+      await page.getByText('320 × 200 px, 5 frames at 2 per second').waitFor();
+      // Frame 0: the car is at (40, 120), 80 × 40; on the last frame (End) at (200, 120).
+      await dragOnImage(page, 320, [40, 120], [120, 160]);
+      await expect.poll(() => page.locator('.shapes li').count(), poll).toBe(1);
+      await page.keyboard.press('End');
+      await expect.poll(() => page.locator('.frame-text').textContent(), poll).toMatch(/^Frame 4 of 4/);
+      await page.keyboard.press('V');
+      await dragOnImage(page, 320, [80, 140], [240, 140]);
+      await expect.poll(() => page.locator('.frame-text').textContent(), poll).toContain('keyframe');
+      // The lane change: M on frame 1, M on frame 3.
+      await page.keyboard.press('Home');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('M');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('M');
+      await page.locator('.events li').first().waitFor();
+      await submit(page);
+      const response = await delivered(taskId, 'VideoPlaybackAnnotationResponse');
+      expect(response.events).toEqual([{ label: 'lane change', start: 1, end: 3 }]);
+      const [track, ...more] = response.annotations;
+      expect(more).toEqual([]);
+      expect(track).toMatchObject({ type: 'box', label: 'car' });
+      expect(track.frames.map((f: any) => f.frame)).toEqual([0, 1, 2, 3, 4]);
+      // The middle frame was never touched: its box is halfway, on the car.
+      const middle = track.frames[2];
+      for (const [key, want] of Object.entries({ left: 120, top: 120, width: 80, height: 40 }))
+        expect(Math.abs(middle[key] - want), `${key}: ${middle[key]}`).toBeLessThanOrEqual(1.5);
+      expect(foreign).toEqual([]);
+      expect(problems).toEqual([]);
+      await page.close();
+    },
+  );
+
+  onPglite(
+    'audiotranscription: two segments set by clicks on the waveform and Alt+Enter, typed; the callback has the transcript and the times',
+    async () => {
+      const taskId = await liveTask('audiotranscription', 'Write down what is said.', {
+        attachment_type: 'audio',
+        attachment: `${new URL(streetUrl).origin}/speech.wav`,
+        language: 'en',
+      });
+      const { page, foreign, problems } = await openApp();
+      await expect.poll(() => page.locator('.audio-time').textContent(), poll).toBe('0:00.00 / 0:03.00');
+      const box = await page.getByRole('slider', { name: 'Waveform: click to seek' }).boundingBox();
+      if (!box) throw new Error('no waveform');
+      const seconds = () => page.locator('audio').evaluate((el: HTMLAudioElement) => el.currentTime);
+      await page.mouse.click(box.x + box.width * 0.5, box.y + box.height / 2);
+      await expect.poll(seconds, poll).toBeCloseTo(1.5, 1);
+      await page.keyboard.press('Alt+Enter');
+      await page.keyboard.type('Good morning.');
+      await page.mouse.click(box.x + box.width * 0.9, box.y + box.height / 2);
+      await expect.poll(seconds, poll).toBeCloseTo(2.7, 1);
+      await page.keyboard.press('Alt+Enter');
+      await page.keyboard.type('How are you?');
+      // Its server answers byte ranges: the audio plays from its own URL, not from a copy in memory.
+      expect(await page.locator('audio').evaluate((el: HTMLAudioElement) => el.src)).toBe(`${new URL(streetUrl).origin}/speech.wav`);
+      await submit(page);
+      const response = await delivered(taskId, 'AudioTranscriptionResponse');
+      expect(response.transcript).toBe('Good morning. How are you?');
+      const [first, second, ...more] = response.segments;
+      expect(more).toEqual([]);
+      expect(first).toMatchObject({ start_seconds: 0, text: 'Good morning.' });
+      expect(Math.abs(first.end_seconds - 1.5)).toBeLessThan(0.05);
+      expect(second).toMatchObject({ start_seconds: first.end_seconds, text: 'How are you?' });
+      expect(Math.abs(second.end_seconds - 2.7)).toBeLessThan(0.05);
+      expect(foreign).toEqual([]);
+      expect(problems).toEqual([]);
+      await page.close();
     },
   );
 });

@@ -16,7 +16,8 @@ import { startServer, type RunningServer } from '../server/main.ts';
 import { readConfig } from '../server/config.ts';
 import { startWorkerMock, type RunningMock } from '../server/mock.ts';
 import { testBrowser } from './support/browser.ts';
-import { lassoAround, lidarFrame, street, whereIs } from './support/label.ts';
+import { driveFrame, lassoAround, lidarFrame, street, toneWav, whereIs } from './support/label.ts';
+import { webmFromFrames } from './support/webm.ts';
 import { asGeneration, makeValidator, root } from './support/spec.ts';
 import { pino } from 'pino';
 
@@ -1662,6 +1663,297 @@ describe('the lidar player', () => {
     expect(labels.slice(...tree).every((l) => l === 2)).toBe(true);
     expect(labels.slice(...road).every((l) => l === -1)).toBe(true);
     expect(call.body.response.frames[1]).toEqual(earlier.frames[1]);
+    await page.close();
+  });
+});
+
+describe('the video and audio players', () => {
+  let checkAnswer: (task: { type: string; params: any }, response: any) => string[];
+  let videoTask: () => Assignment['task'];
+  beforeAll(async () => {
+    ({ checkAnswer } = (await import('../server/domain/answer-rules.ts')) as any);
+    videoTask = () =>
+      ({
+        task_id: '65f1c0a2b3c4d5e6f7a8b9f1',
+        type: 'videoplaybackannotation',
+        instruction: 'Track every **vehicle** and mark the events.',
+        params: {
+          attachments: [0, 1, 2, 3, 4].map((f) => `${origin}/fixtures/drive-${f}.svg`),
+          attachment_type: 'image',
+          frame_rate: 2,
+          geometries: {
+            box: { objects_to_annotate: ['car', 'truck'], min_width: 5, min_height: 5 },
+            point: { objects_to_annotate: ['light'] },
+          },
+          events_to_annotate: ['lane change', 'hard braking'],
+          annotation_attributes: { occluded: { description: 'Is it occluded?', choices: ['no', 'yes'] } },
+        },
+      }) as unknown as Assignment['task'];
+  });
+  async function submitted(a: Assignment, schemaName: string) {
+    const call = await waitForCall((c) => c.path.endsWith('/submit') && c.body?.lease_token === a.lease_token);
+    expect(validAgainst('SubmitRequest', call.body)).toBe('valid');
+    expect(validAgainst(schemaName, call.body.response)).toBe('valid');
+    expect(checkAnswer({ type: a.task.type, params: a.task.params }, call.body.response)).toEqual([]);
+    expect(call.status).toBe(200);
+    return call.body.response;
+  }
+  /** Page coordinates of a frame pixel (the stage's zoom and pan). */
+  async function at(page: Page, x: number, y: number): Promise<[number, number]> {
+    const view = await page.locator('.stage').evaluate((h) => ({
+      scale: Number((h as HTMLElement).dataset.scale),
+      x: Number((h as HTMLElement).dataset.x),
+      y: Number((h as HTMLElement).dataset.y),
+    }));
+    const box = await page.locator('.stage canvas').first().boundingBox();
+    if (!box) throw new Error('no canvas');
+    return [box.x + view.x + x * view.scale, box.y + view.y + y * view.scale];
+  }
+  async function drag(page: Page, from: [number, number], to: [number, number]) {
+    await page.mouse.move(...(await at(page, ...from)));
+    await page.mouse.down();
+    const end = await at(page, ...to);
+    await page.mouse.move(end[0], end[1], { steps: 6 });
+    await page.mouse.up();
+  }
+  const frameShown = (page: Page) => page.locator('.frame-text').textContent();
+
+  it('videoplaybackannotation: a box tracked over frames with keyframes and interpolation, a track ended, events, playback, a reload', async () => {
+    const a = assignment(videoTask());
+    queue = [a, a];
+    const { page, foreign } = await open();
+    // The frames, answered by the test in the browser (same origin; nothing leaves the loopback).
+    await page.route('**/fixtures/drive-*.svg', (r) =>
+      r.fulfill({ contentType: 'image/svg+xml', body: driveFrame(Number(/drive-(\d+)/.exec(r.request().url())?.[1])) }),
+    );
+    await logIn(page);
+    await page.getByText('320 × 200 px, 5 frames at 2 per second').waitFor();
+    await page.keyboard.press('?');
+    const help = await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).textContent();
+    for (const line of [
+      'Next frame',
+      'Previous frame',
+      'Seek 10 frames',
+      'Play or pause',
+      'keyframe of the selected track',
+      'End the selected track',
+      'Mark the chosen event',
+    ])
+      expect(help).toContain(line);
+    await page.keyboard.press('Escape');
+
+    // Frame 0: the car is at (40, 120), 80 × 40. A box around it starts a track.
+    await drag(page, [40, 120], [120, 160]);
+    await expect.poll(() => page.locator('.shapes li').count(), poll).toBe(1);
+    const panel = page.getByRole('group', { name: 'Attributes of the selected shape' });
+    await panel.getByRole('group', { name: 'Is it occluded?' }).getByLabel('no').check();
+    // To frame 4 (four times →): the box stays where it was drawn; moved onto the car (at 200), frame 4 is a keyframe.
+    for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowRight');
+    await expect.poll(() => frameShown(page), poll).toMatch(/^Frame 4 of 4 · 2\.00 s/);
+    await page.keyboard.press('V');
+    await drag(page, [80, 140], [240, 140]);
+    await expect.poll(() => frameShown(page), poll).toContain('keyframe');
+    // Frame 2 (Home, → →): interpolated halfway, at 120.
+    await page.keyboard.press('Home');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => page.locator('.shapes li').first().textContent(), poll).toContain('here box at 120, 120, 80 × 40 px');
+    // Events: "hard braking" (Alt+2) from frame 1 to 3, "lane change" (Alt+1) from 2 to 3 (marked backwards: 3, then 2).
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('Alt+2');
+    await page.keyboard.press('M');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('M');
+    await page.keyboard.press('Alt+1');
+    await page.keyboard.press('M');
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('M');
+    await expect
+      .poll(() => page.locator('.events li').allTextContents(), poll)
+      .toEqual([expect.stringContaining('hard braking: frames 1–3'), expect.stringContaining('lane change: frames 2–3')]);
+    // The track ends at frame 3 (X there): it is not in frame 4.
+    await page.keyboard.press('ArrowRight');
+    await page.locator('.shapes li button').first().click();
+    await page.keyboard.press('X');
+    await expect.poll(() => page.locator('.shapes li').first().textContent(), poll).toContain('frames 0–3, 2 keyframes');
+    mkdirSync(path.join(root, 'test-results'), { recursive: true });
+    await page.screenshot({ path: path.join(root, 'test-results', 'label-videoplaybackannotation.png') });
+
+    // Space plays from the start (the last frame was shown) and stops at the end; Space pauses.
+    await page.keyboard.press('Home');
+    await page.keyboard.press(' ');
+    await expect.poll(() => page.locator('button.play').getAttribute('aria-pressed'), poll).toBe('true');
+    await expect.poll(() => frameShown(page), poll).toMatch(/^Frame [1-4] /);
+    await page.keyboard.press(' ');
+    expect(await page.locator('button.play').getAttribute('aria-pressed')).toBe('false');
+
+    // A reload brings the tracks and events back from the draft.
+    await page.reload();
+    await page.getByText('320 × 200 px, 5 frames at 2 per second').waitFor();
+    await expect.poll(() => page.locator('.events li').count(), poll).toBe(2);
+    expect(await page.locator('.shapes li').first().textContent()).toContain('frames 0–3, 2 keyframes');
+
+    await page.keyboard.press('Control+Enter');
+    const response = await submitted(a, 'VideoPlaybackAnnotationResponse');
+    expect(response.events).toEqual([
+      { label: 'hard braking', start: 1, end: 3 },
+      { label: 'lane change', start: 2, end: 3 },
+    ]);
+    const [track, ...more] = response.annotations;
+    expect(more).toEqual([]);
+    expect(track).toMatchObject({ type: 'box', label: 'car', attributes: { occluded: 'no' } });
+    expect(track.frames.map((f: any) => f.frame)).toEqual([0, 1, 2, 3]);
+    for (const f of track.frames) {
+      expect(Math.abs(f.left - (40 + 40 * f.frame)), `frame ${f.frame}: ${f.left}`).toBeLessThanOrEqual(1.5);
+      expect(Math.abs(f.top - 120)).toBeLessThanOrEqual(1.5);
+      expect(Math.abs(f.width - 80)).toBeLessThanOrEqual(1.5);
+    }
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+
+  it('videoplaybackannotation from a video file: frame n is the video at n / frame_rate seconds; a box keyframed on frames 0 and 4 is interpolated', async () => {
+    const { page, foreign } = await open();
+    // A WebM (VP8) of the five frames, 0.5 s each, encoded by Chromium and muxed by the test. Served
+    // here without byte ranges (unseekable as it comes), so the player reads it whole.
+    const video = await webmFromFrames(page, [0, 1, 2, 3, 4].map(driveFrame), 320, 200, 500);
+    await page.route('**/fixtures/drive.webm', (r) => r.fulfill({ contentType: 'video/webm', body: video }));
+    const a = assignment({
+      ...videoTask(),
+      params: {
+        attachment: `${origin}/fixtures/drive.webm`,
+        attachment_type: 'video',
+        frame_rate: 2,
+        geometries: { box: { objects_to_annotate: ['car'] } },
+      },
+    } as Assignment['task']);
+    queue = [a];
+    await logIn(page);
+    await page.getByText('320 × 200 px, 5 frames at 2 per second').waitFor();
+    /** Whether the frame shown is red (the car) at this frame pixel. */
+    const red = async (x: number, y: number) => {
+      const [px, py] = await at(page, x, y);
+      return page
+        .locator('.stage canvas')
+        .first()
+        .evaluate(
+          (c: HTMLCanvasElement, [px, py]) => {
+            const r = c.getBoundingClientRect();
+            const [red, green] = (c.getContext('2d') as CanvasRenderingContext2D).getImageData(
+              Math.round(((px as number) - r.left) * (c.width / r.width)),
+              Math.round(((py as number) - r.top) * (c.height / r.height)),
+              1,
+              1,
+            ).data as unknown as number[];
+            return (red as number) > 150 && (green as number) < 100;
+          },
+          [px, py],
+        );
+    };
+    await expect.poll(() => red(80, 140), poll).toBe(true);
+    expect(await red(240, 140)).toBe(false);
+    await drag(page, [40, 120], [120, 160]);
+    await page.keyboard.press('End');
+    // Frame 4 is the video at 2 s: the car is at 200.
+    await expect.poll(() => red(240, 140), poll).toBe(true);
+    expect(await red(80, 140)).toBe(false);
+    await page.keyboard.press('V');
+    await drag(page, [80, 140], [240, 140]);
+    await expect.poll(() => frameShown(page), poll).toContain('keyframe');
+    await page.keyboard.press('Home');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    await expect.poll(() => red(160, 140), poll).toBe(true);
+    // Alt+Shift+↓ moves the box 10 px down on frame 2, which becomes a third keyframe: frames 1 and 3 follow halfway.
+    await page.keyboard.press('Alt+Shift+ArrowDown');
+    await expect.poll(() => page.locator('.shapes li').first().textContent(), poll).toContain('3 keyframes; here box at 120, 130');
+    await page.keyboard.press('Control+Enter');
+    const response = await submitted(a, 'VideoPlaybackAnnotationResponse');
+    expect(response.events).toEqual([]);
+    const [track] = response.annotations;
+    expect(track.frames.map((f: any) => f.frame)).toEqual([0, 1, 2, 3, 4]);
+    for (const f of track.frames) expect(Math.abs(f.left - (40 + 40 * f.frame)), `frame ${f.frame}: ${f.left}`).toBeLessThanOrEqual(1.5);
+    expect(track.frames.map((f: any) => Math.round(f.top))).toEqual([120, 125, 130, 125, 120]);
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+
+  it('audiotranscription: the waveform, seeking by click and keys, play and pause while typing, timed segments; the transcript is what was typed', async () => {
+    const a = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9f2',
+      type: 'audiotranscription',
+      instruction: 'Write down what is said.',
+      params: { attachment_type: 'audio', attachment: `${origin}/fixtures/speech.wav`, language: 'en-US' },
+    });
+    queue = [a];
+    const { page, foreign } = await open();
+    await page.route('**/fixtures/speech.wav', (r) => r.fulfill({ contentType: 'audio/wav', body: toneWav(3) }));
+    await logIn(page);
+    await page.getByText('Spoken language: en-US').waitFor();
+    const time = page.locator('.audio-time');
+    await expect.poll(() => time.textContent(), poll).toBe('0:00.00 / 0:03.00');
+    await page.keyboard.press('?');
+    const help = await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).textContent();
+    for (const line of ['Play or pause (also while typing)', 'Seek 2 s back or forward', 'A segment up to the playhead'])
+      expect(help).toContain(line);
+    await page.keyboard.press('Escape');
+
+    // The waveform is drawn from the decoded audio: its columns are not all blank.
+    const inked = () =>
+      page.locator('canvas.waveform').evaluate((c: HTMLCanvasElement) => {
+        const d = (c.getContext('2d') as CanvasRenderingContext2D).getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i + 2] === 216 && d[i] === 67) n++;
+        return n / (c.width * c.height);
+      });
+    await expect.poll(inked, poll).toBeGreaterThan(0.1);
+
+    // Served here without byte ranges, the audio plays from the bytes read for the waveform (else it could not seek).
+    await expect.poll(() => page.locator('audio').evaluate((el: HTMLAudioElement) => el.src), poll).toMatch(/^blob:/);
+    const wave = page.getByRole('slider', { name: 'Waveform: click to seek' });
+    const box = await wave.boundingBox();
+    if (!box) throw new Error('no waveform');
+    const seconds = async () => Number(await page.locator('audio').evaluate((el: HTMLAudioElement) => el.currentTime));
+    // A click at 40 % seeks to 1.2 s; Alt+Enter makes the segment 0–1.2 s and puts the caret in its text.
+    await page.mouse.click(box.x + box.width * 0.4, box.y + box.height / 2);
+    await expect.poll(seconds, poll).toBeCloseTo(1.2, 1);
+    await page.keyboard.press('Alt+Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label')), poll).toBe('Segment 1: text');
+    await page.keyboard.type('Hello there.');
+    // Escape plays while typing, and pauses again.
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.locator('audio').evaluate((el: HTMLAudioElement) => el.paused), poll).toBe(false);
+    await page.keyboard.press('Escape');
+    await expect.poll(() => page.locator('audio').evaluate((el: HTMLAudioElement) => el.paused), poll).toBe(true);
+    // At 90 %: the second segment, from where the first ended.
+    await page.mouse.click(box.x + box.width * 0.9, box.y + box.height / 2);
+    await expect.poll(seconds, poll).toBeCloseTo(2.7, 1);
+    await page.keyboard.press('Alt+Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label')), poll).toBe('Segment 2: text');
+    await page.keyboard.type('General Kenobi.');
+    // Alt+← (while typing) seeks 2 s back, to 0.7 s; Alt+[ makes that segment 2's start: it overlaps segment 1, and the app says so.
+    await page.keyboard.press('Alt+ArrowLeft');
+    await expect.poll(seconds, poll).toBeCloseTo(0.7, 1);
+    await page.keyboard.press('Alt+BracketLeft');
+    await expect.poll(() => page.getByLabel('Segment 2: start (seconds)').inputValue(), poll).toMatch(/^0\.[67]/);
+    await page.keyboard.press('Control+Enter');
+    await page.getByText('Segment 2 starts before segment 1 ends: segments do not overlap.').waitFor();
+    await page.getByLabel('Segment 2: start (seconds)').fill('1.3');
+    await page.getByLabel('Segment 2: start (seconds)').press('Tab');
+    mkdirSync(path.join(root, 'test-results'), { recursive: true });
+    await page.screenshot({ path: path.join(root, 'test-results', 'label-audiotranscription.png') });
+
+    await page.keyboard.press('Control+Enter');
+    const response = await submitted(a, 'AudioTranscriptionResponse');
+    expect(response.transcript).toBe('Hello there. General Kenobi.');
+    const [first, second, ...more] = response.segments;
+    expect(more).toEqual([]);
+    expect(first).toMatchObject({ start_seconds: 0, text: 'Hello there.' });
+    expect(Math.abs(first.end_seconds - 1.2)).toBeLessThan(0.05);
+    expect(second).toMatchObject({ start_seconds: 1.3, text: 'General Kenobi.' });
+    expect(Math.abs(second.end_seconds - 2.7)).toBeLessThan(0.05);
+    expect(foreign).toEqual([]);
     await page.close();
   });
 });

@@ -28,9 +28,9 @@ import { el, type PlayerFactory } from './types.ts';
 
 export { uuidV4 } from './image/uuid.ts';
 
-const palette = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#9a6324', '#469990', '#808000'];
+export const palette = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#9a6324', '#469990', '#808000'];
 /** Each tool's key and name. */
-const toolKeys: Record<Tool, [string, string]> = {
+export const toolKeys: Record<Tool, [string, string]> = {
   select: ['V', 'Select, move and pan'],
   box: ['B', 'Box'],
   polygon: ['P', 'Polygon'],
@@ -44,7 +44,7 @@ const toolKeys: Record<Tool, [string, string]> = {
  * A click on a tool or label button leaves the focus where it was, so that Space (pan), Enter
  * (finish) and the other keys keep working on the canvas; the keyboard still reaches the buttons.
  */
-const keepFocus = (b: HTMLButtonElement) => b.addEventListener('mousedown', (e) => e.preventDefault());
+export const keepFocus = (b: HTMLButtonElement) => b.addEventListener('mousedown', (e) => e.preventDefault());
 
 /** How the image player is set up beyond the task's params. */
 export interface ImageOptions {

@@ -6,6 +6,8 @@ import { ner } from './ner.ts';
 import { textcollection } from './textcollection.ts';
 import { legacyImage } from './legacy-image.ts';
 import { lidarsegmentation } from './lidarsegmentation.ts';
+import { videoplaybackannotation } from './videoplaybackannotation.ts';
+import { audiotranscription } from './audiotranscription.ts';
 import type { PlayerFactory } from './types.ts';
 
 /** The players by task type; a type without one is shown as not supported yet (skip or release it). */
@@ -22,4 +24,6 @@ export const players: Partial<Record<string, PlayerFactory>> = {
   textcollection,
   namedentityrecognition: ner,
   lidarsegmentation,
+  videoplaybackannotation,
+  audiotranscription,
 };

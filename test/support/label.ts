@@ -124,3 +124,41 @@ export async function lassoAround(page: Page, points: { x: number; y: number; z:
   for (const c of [...corners.slice(1), corners[0] as [number, number]]) await page.mouse.move(...page_(c), { steps: 4 });
   await page.mouse.up();
 }
+
+/**
+ * Frame `f` of a short drive, 320 × 200, as SVG: a red car 80 × 40 whose left side is at
+ * 40 + 40·f, top at 120 (the frame number is written in the corner). Frames of a video task that need no network.
+ */
+export const driveFrame = (f: number) => `<svg xmlns="http://www.w3.org/2000/svg" width="320" height="200" viewBox="0 0 320 200">
+<rect width="320" height="200" fill="#9fc5e8"/><rect y="150" width="320" height="50" fill="#666"/>
+<rect x="${40 + 40 * f}" y="120" width="80" height="40" rx="8" fill="#c0392b"/>
+<text x="8" y="20" font-family="sans-serif" font-size="16">frame ${f}</text></svg>`;
+
+/**
+ * A mono 16-bit WAV at 8 kHz, `seconds` long: a 440 Hz tone whose loudness rises and falls once a
+ * second, so that its waveform has a shape (an audio attachment the browser decodes without any network).
+ */
+export function toneWav(seconds: number): Buffer {
+  const rate = 8000;
+  const samples = Math.round(rate * seconds);
+  const data = Buffer.alloc(samples * 2);
+  for (let i = 0; i < samples; i++) {
+    const t = i / rate;
+    const loud = 0.15 + 0.6 * Math.abs(Math.sin(Math.PI * t));
+    data.writeInt16LE(Math.round(loud * 32767 * Math.sin(2 * Math.PI * 440 * t)), i * 2);
+  }
+  const head = Buffer.alloc(44);
+  head.write('RIFF', 0);
+  head.writeUInt32LE(36 + data.length, 4);
+  head.write('WAVEfmt ', 8);
+  head.writeUInt32LE(16, 16);
+  head.writeUInt16LE(1, 20);
+  head.writeUInt16LE(1, 22);
+  head.writeUInt32LE(rate, 24);
+  head.writeUInt32LE(rate * 2, 28);
+  head.writeUInt16LE(2, 32);
+  head.writeUInt16LE(16, 34);
+  head.write('data', 36);
+  head.writeUInt32LE(data.length, 40);
+  return Buffer.concat([head, data]);
+}

@@ -101,14 +101,22 @@ export class ImageCanvas {
     return this.stage.scaleX();
   }
 
-  /** Shows the image at the largest size that fits `maxW` × `maxH` screen pixels (at most 4 × its own). */
-  setImage(image: HTMLImageElement, maxW: number, maxH: number): void {
-    this.imgW = image.naturalWidth;
-    this.imgH = image.naturalHeight;
+  /**
+   * Shows the image at the largest size that fits `maxW` × `maxH` screen pixels (at most 4 × its own).
+   * A canvas may stand for the image (a video's frames are drawn into one; `redrawImage` shows the next).
+   */
+  setImage(image: HTMLImageElement | HTMLCanvasElement, maxW: number, maxH: number): void {
+    this.imgW = image instanceof HTMLImageElement ? image.naturalWidth : image.width;
+    this.imgH = image instanceof HTMLImageElement ? image.naturalHeight : image.height;
     this.fit = Math.min(maxW / this.imgW, maxH / this.imgH, 4);
     this.stage.size({ width: Math.round(this.imgW * this.fit), height: Math.round(this.imgH * this.fit) });
     this.imageLayer.add(new KImage({ image, width: this.imgW, height: this.imgH, perfectDrawEnabled: false }));
     this.view(this.fit, 0, 0);
+  }
+
+  /** Paints the image again (its canvas now holds another frame). */
+  redrawImage(): void {
+    this.imageLayer.batchDraw();
   }
 
   // ---- zoom and pan ------------------------------------------------------------------------
