@@ -211,6 +211,7 @@ describe('the labeling app', () => {
     // Key 2 chooses the second category; a heartbeat saves it as the draft.
     await page.keyboard.press('2');
     expect(await page.getByLabel('Technical problem').isChecked()).toBe(true);
+    await screenshot(page, 'categorization');
     const beat = await waitForCall((c) => c.path.endsWith('/heartbeat') && c.body?.draft?.category === 'Technical problem');
     expect(validAgainst('HeartbeatRequest', beat.body)).toBe('valid');
     expect(beat.status).toBe(200);
