@@ -520,6 +520,47 @@ describe('review mode and the feedback views', () => {
     await page.close();
   });
 
+  it('fixes a categorization: read-only until Shift+F, then key 1 and Ctrl+Enter send the fixed answer with a remark on the field', async () => {
+    const review = assignment(categorizationTask(), {
+      role: 'review',
+      under_review: { response: { category: 'Technical problem', category_id: 'c2' }, active_ms: 12_000 },
+    });
+    queue = [review];
+    const { page, foreign } = await open();
+    await logIn(page);
+    await page.locator('#review-title').waitFor();
+    const [billing, technical] = [page.getByLabel('Billing'), page.getByLabel('Technical problem')];
+    expect(await technical.isChecked()).toBe(true);
+    expect(await billing.isDisabled()).toBe(true);
+    await page.keyboard.press('1');
+    expect(await billing.isChecked()).toBe(false);
+    await page.locator('legend', { hasText: 'Choose the category that fits' }).click();
+    await expect
+      .poll(() => page.getByLabel('About').locator('option:checked').textContent(), poll)
+      .toBe('Field: Choose the category that fits');
+    await page.getByLabel('Kind of mistake').selectOption('wrong_label');
+    await page.getByLabel(/^Remark/).fill('A double charge is a billing matter.');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Shift+F');
+    await expect.poll(() => billing.isDisabled(), poll).toBe(false);
+    await page.keyboard.press('1');
+    expect(await billing.isChecked()).toBe(true);
+    await page.keyboard.press('Control+Enter');
+    const decided = await waitForCall((c) => c.path.endsWith('/review'));
+    expect(validAgainst('ReviewRequest', decided.body)).toBe('valid');
+    expect(decided.body).toMatchObject({
+      lease_token: review.lease_token,
+      result: 'fixed',
+      response: { category: 'Billing', category_id: 'c1' },
+      feedback_items: [{ scope: { field: 'category' }, category: 'wrong_label', text: 'A double charge is a billing matter.' }],
+    });
+    expect(decided.status).toBe(200);
+    await page.getByText(/Nothing to do right now/).waitFor(poll);
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+
   it('after a training task: the score, what differed pinned on the shape, the standing, the expected answer on Shift+E, then the next task', async () => {
     const a = assignment(boxTask(), { training: { project: 'street-scenes' } });
     queue = [a];

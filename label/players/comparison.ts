@@ -33,7 +33,7 @@ export const comparison: PlayerFactory = (container, assignment, draft, context)
 
   const inputs: HTMLInputElement[] = [];
   if (choices.length) {
-    const group = el('fieldset', { role: 'radiogroup' }, el('legend', {}, 'Your answer'));
+    const group = el('fieldset', { role: 'radiogroup', 'data-field-id': 'choice' }, el('legend', {}, 'Your answer'));
     choices.forEach((c, i) => {
       const input = el('input', { type: 'radio', name: 'choice', id: `choice-${i}`, value: c });
       input.checked = c === choice;
