@@ -529,6 +529,14 @@ describe('review mode and the feedback views', () => {
     const { page, foreign } = await open();
     await logIn(page);
     await page.locator('#review-title').waitFor();
+    // The help overlay lists review mode's keys.
+    await page.keyboard.press('?');
+    const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await help.waitFor();
+    for (const action of ['Review: accept the answer', 'Review: fix the answer', 'Review: reject the answer', 'Review: write a remark'])
+      expect(await help.textContent()).toContain(action);
+    await page.keyboard.press('Escape');
+    await help.waitFor({ state: 'hidden' });
     const [billing, technical] = [page.getByLabel('Billing'), page.getByLabel('Technical problem')];
     expect(await technical.isChecked()).toBe(true);
     expect(await billing.isDisabled()).toBe(true);
