@@ -9,6 +9,10 @@ export type WorkerResponse = components['schemas']['WorkerResponse'];
 /** Any JSON object the app chooses (the contract's AssignmentDraft). */
 export type Draft = components['schemas']['AssignmentDraft'];
 export type ErrorBody = components['schemas']['ErrorBody'];
+export type FeedbackItem = components['schemas']['FeedbackItem'];
+export type ReviewRequest = components['schemas']['ReviewRequest'];
+export type WorkerStats = components['schemas']['WorkerStats'];
+export type AssignmentList = components['schemas']['AssignmentList'];
 
 const tokenKey = 'humantask.label.token';
 const workerKey = 'humantask.label.worker';
@@ -93,5 +97,23 @@ export function createApi(origin = apiOrigin()) {
       const { data, error, response } = await client.POST('/v1/assignments/{assignmentId}/release', { ...path(assignmentId), body });
       return data ?? fail(response, error);
     },
+    /** Decides a review assignment: accepted, fixed (with the corrected answer) or rejected (with feedback). */
+    async review(assignmentId: string, body: ReviewRequest) {
+      const { data, error, response } = await client.POST('/v1/assignments/{assignmentId}/review', { ...path(assignmentId), body });
+      return data ?? fail(response, error);
+    },
+    /** One page of my own assignments, newest first. */
+    async history(nextToken?: string): Promise<AssignmentList> {
+      const query = { limit: 25, ...(nextToken ? { next_token: nextToken } : {}) };
+      const { data, error, response } = await client.GET('/v1/assignments', { params: { query } });
+      return data ?? fail(response, error);
+    },
+    /** My figures over the last 30 days (the server's default period). */
+    async stats(): Promise<WorkerStats> {
+      const { data, error, response } = await client.GET('/v1/stats', {});
+      return data ?? fail(response, error);
+    },
   };
 }
+
+export type Api = ReturnType<typeof createApi>;

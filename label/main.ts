@@ -3,11 +3,15 @@
 // release. Every action has a key (`?` lists them).
 import { ActiveTime, trackActivity } from './activity.ts';
 import { ApiError, createApi, type Assignment, type Draft } from './api.ts';
+import { differencePins, itemPins, redoNotice, trainingSummary } from './feedback.ts';
+import { showHistory } from './history.ts';
 import { instructionHtml } from './instruction.ts';
 import { Keymap, type Shortcut } from './keys.ts';
 import { players } from './players/index.ts';
-import { el, type Player } from './players/types.ts';
+import { el, type Player, type PlayerContext } from './players/types.ts';
 import { uuidV4 } from './players/imageannotation.ts';
+import { asReviewDraft, ReviewPanel } from './review.ts';
+import { TabLock } from './tablock.ts';
 
 const config = new URLSearchParams(location.search);
 /** Seconds between heartbeats (the contract asks for 20 to 30; tests shorten it). */
@@ -22,7 +26,11 @@ document.addEventListener('keydown', (e) => keymap.handle(e));
 
 interface Work {
   assignment: Assignment;
-  player: Player;
+  readonly player: Player;
+  /** Review mode's remarks and decision (review assignments only). */
+  readonly review: ReviewPanel | undefined;
+  /** What heartbeats save: the player's draft, or in review mode the remarks and the fix. */
+  draft(): Draft;
   timer: ActiveTime;
   leaseToken: string;
   leaseExpiresAt: number;
@@ -123,7 +131,22 @@ function showWho() {
     await api.logout().catch(() => undefined);
     showLogin();
   });
-  who.replaceChildren(`${worker.display_name ?? worker.email} `, out);
+  const mine = el('button', { type: 'button', 'aria-keyshortcuts': 'Shift+H' }, 'My history ', el('kbd', {}, 'Shift+H'));
+  mine.addEventListener('click', () => void openHistory());
+  who.replaceChildren(`${worker.display_name ?? worker.email} `, mine, ' ', out);
+}
+
+/** My history and figures. An open task is left as it is (its draft is kept; N resumes it). */
+async function openHistory() {
+  stopWork();
+  const back = button('Back to work', 'N', () => void takeNext(), true);
+  say('My history');
+  try {
+    await showHistory(main, api, back);
+    back.focus();
+  } catch (err) {
+    handleError(err, 'The history could not be fetched');
+  }
 }
 
 // ---- no work / between tasks ----------------------------------------------------------------
@@ -135,6 +158,7 @@ function showIdle(...notices: HTMLElement[]) {
 }
 const idleKeys: Shortcut[] = [
   { keys: ['N'], label: 'Take the next task', when: () => !work && !!api.worker(), run: () => void takeNext() },
+  { keys: ['Shift+H'], label: 'My history and figures', when: () => !work && !!api.worker(), run: () => void openHistory() },
 ];
 keymap.push(idleKeys);
 
@@ -180,76 +204,98 @@ function handleError(err: unknown, what: string) {
 
 // ---- working on an assignment -----------------------------------------------------------------
 const workNotices = el('div', { 'aria-live': 'polite' });
+/** A player shown outside work (the training feedback view), with its keys. */
+let shown: { player: Player; drop(): void } | null = null;
+/** The "take over here" action while the task is open in another tab of this browser. */
+let offer: (() => void) | null = null;
+/** The keys of a view outside work (the training feedback's). */
+let viewKeys: (() => void) | null = null;
+
+/** The player of the assignment's type (or a notice that this app cannot do the type yet). */
+function makePlayer(area: HTMLElement, assignment: Assignment, draft: Draft | undefined, context: PlayerContext): Player {
+  const factory = players[assignment.task.type];
+  if (factory) return factory(area, assignment, draft, context);
+  area.append(
+    notice('warn', `Tasks of type ${assignment.task.type} cannot be done in this app yet. Skip it with a reason, or release it.`),
+  );
+  return {
+    shortcuts: [],
+    getDraft: () => draft ?? {},
+    getResponse: () => ({ ok: false, problem: `This app cannot answer ${assignment.task.type} tasks yet.` }),
+  };
+}
 
 function startWork(assignment: Assignment) {
-  const factory = players[assignment.task.type];
-  const local = localStorage.getItem(localDraftKey(assignment.assignment_id));
+  const id = assignment.assignment_id;
+  if (tabs.heldElsewhere(id)) return showHeldElsewhere(assignment);
+  tabs.hold(id);
+  const reviewing = assignment.role === 'review';
+  const local = localStorage.getItem(localDraftKey(id));
   // The local copy is at least as new as the server's (each heartbeat sends what was saved locally).
   const draft: Draft | undefined = local
     ? (JSON.parse(local) as Draft)
-    : (assignment.draft ?? (assignment.previous_response as Draft | undefined));
+    : (assignment.draft ?? (reviewing ? undefined : (assignment.previous_response as Draft | undefined)));
   const timer = new ActiveTime(undefined, undefined, document.visibilityState === 'visible');
   // Taking the task was input: the time spent reading it counts.
   timer.input();
   const untrack = trackActivity(timer);
-  const area = el('section', { class: 'player', 'aria-label': `Task: ${assignment.task.type}` });
+  const area = el('section', { class: 'player', 'aria-label': `Task: ${assignment.task.type}${reviewing ? ' (review)' : ''}` });
   const meters = el('dl', { class: 'meters' });
   const actions = el('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Task actions' });
   const instruction = el('div', { class: 'instruction' });
   instruction.innerHTML = instructionHtml(assignment.task.instruction);
+  const instructionPanel = el(
+    'section',
+    { class: 'panel', 'aria-labelledby': 'instruction-title' },
+    el('h2', { id: 'instruction-title' }, 'Instruction'),
+    instruction,
+  );
   const side = el(
     'aside',
     { class: 'side' },
     workNotices,
-    el(
-      'section',
-      { class: 'panel', 'aria-labelledby': 'instruction-title' },
-      el('h2', { id: 'instruction-title' }, 'Instruction'),
-      instruction,
-    ),
+    instructionPanel,
     el('section', { class: 'panel', 'aria-label': 'Time and lease' }, meters),
     el('section', { class: 'panel', 'aria-label': 'Actions' }, actions),
   );
   workNotices.replaceChildren();
-  if (assignment.role === 'redo' && assignment.feedback) {
-    const items = assignment.feedback.feedback_items ?? [];
-    workNotices.append(
-      el(
-        'div',
-        { class: 'notice warn', role: 'status' },
-        el('strong', {}, 'Your earlier answer was rejected. '),
-        ...items.map((f) => el('div', {}, `${f.category}: ${f.text}`)),
-      ),
-    );
-  }
   main.replaceChildren(el('div', { class: 'work' }, side, area));
 
-  let player: Player;
-  if (factory) {
-    player = factory(area, assignment, draft, {
+  let player: Player = { shortcuts: [], getDraft: () => ({}), getResponse: () => ({ ok: false, problem: '' }) };
+  let dropPlayerKeys = () => {};
+  let review: ReviewPanel | undefined;
+  const saveLocal = () => localStorage.setItem(localDraftKey(id), JSON.stringify(current.draft()));
+  /** Shows the player on `answer`; read-only: a player that cannot show without editing is made inert. */
+  const mount = (answer: Draft | undefined, readOnly: boolean) => {
+    dropPlayerKeys();
+    player.destroy?.();
+    area.replaceChildren();
+    area.removeAttribute('inert');
+    player = makePlayer(area, assignment, answer, {
       changed: () => {
-        localStorage.setItem(localDraftKey(assignment.assignment_id), JSON.stringify(player.getDraft()));
+        saveLocal();
         // What was missing or refused may be mended now: its notice goes.
         for (const n of workNotices.querySelectorAll('.notice.bad')) n.remove();
         say('Unsaved changes');
       },
       activeMs: () => assignment.active_ms + timer.total,
+      readOnly,
     });
-  } else {
-    area.append(
-      notice('warn', `Tasks of type ${assignment.task.type} cannot be done in this app yet. Skip it with a reason, or release it.`),
-    );
-    player = {
-      shortcuts: [],
-      getDraft: () => draft ?? {},
-      getResponse: () => ({ ok: false, problem: `This app cannot answer ${assignment.task.type} tasks yet.` }),
-    };
-  }
+    if (readOnly && !player.readOnly) area.setAttribute('inert', '');
+    player.pinning?.onPick((scope) => review?.picked(scope));
+    dropPlayerKeys = keymap.push(player.shortcuts);
+  };
 
-  const dropPlayerKeys = keymap.push(player.shortcuts);
+  let dropReviewKeys = () => {};
   const current: Work = {
     assignment,
-    player,
+    get player() {
+      return player;
+    },
+    get review() {
+      return review;
+    },
+    draft: () => (review ? ({ ...review.draft(review.fixing ? player.getDraft() : undefined) } as Draft) : player.getDraft()),
     timer,
     leaseToken: assignment.lease_token ?? '',
     leaseExpiresAt: Date.parse(assignment.lease_expires_at ?? '') || Date.now(),
@@ -261,13 +307,53 @@ function startWork(assignment: Assignment) {
       clearInterval(beat);
       untrack();
       dropPlayerKeys();
+      dropReviewKeys();
       player.destroy?.();
+      tabs.release();
     },
   };
   work = current;
 
+  if (reviewing) {
+    // Review mode: the answer under review in the player, read-only until the reviewer fixes it.
+    const saved = asReviewDraft(draft);
+    const attempt = assignment.under_review?.response as Draft | undefined;
+    mount(saved?.review.fixing ? (saved.answer ?? attempt) : attempt, !saved?.review.fixing);
+    review = new ReviewPanel(
+      {
+        player: () => player,
+        changed: () => {
+          saveLocal();
+          for (const n of workNotices.querySelectorAll('.notice.bad')) n.remove();
+        },
+        fix: () => {
+          if (!review || review.fixing || current.lost) return;
+          review.fixing = true;
+          mount(attempt, false);
+          review.render();
+          saveLocal();
+          say('Fixing: change the answer, then submit the fix (Ctrl+Enter).');
+        },
+        decide: (result) => void decide(result),
+        button,
+      },
+      saved,
+      assignment.under_review?.active_ms,
+    );
+    instructionPanel.after(review.element);
+    dropReviewKeys = keymap.push(review.shortcuts);
+  } else {
+    mount(draft, false);
+    if (assignment.role === 'redo' && assignment.feedback) {
+      // The reviewer's remarks: listed here, and on their shapes and fields in the player.
+      const items = assignment.feedback.feedback_items ?? [];
+      workNotices.append(redoNotice(items, player));
+      player.pinning?.show(itemPins(items));
+    }
+  }
+
   actions.append(
-    button('Submit', 'Ctrl+Enter', () => void submit(), true),
+    ...(reviewing ? [] : [button('Submit', 'Ctrl+Enter', () => void submit(), true)]),
     button('Skip…', 'Shift+S', () => askSkip()),
     button('Release', 'Shift+R', () => void release()),
     button('Help', '?', () => toggleHelp(true)),
@@ -295,11 +381,62 @@ function startWork(assignment: Assignment) {
   area.focus();
 }
 
+/** Another tab of this browser works on the assignment: say so, and offer to take it over here. */
+function showHeldElsewhere(assignment: Assignment) {
+  stopWork();
+  const take = async () => {
+    offer = null;
+    say('Taking the task over…');
+    await tabs.takeOver(assignment.assignment_id);
+    startWork(assignment);
+  };
+  const here = button('Take over here', 'T', () => void take(), true);
+  main.replaceChildren(
+    el(
+      'section',
+      { class: 'idle', 'aria-label': 'Task open in another tab', id: 'held-elsewhere' },
+      notice(
+        'warn',
+        `Task ${assignment.task.task_id} is open in another tab of this browser, which holds its lease. Work on it there, or take it over here: the work done there comes along.`,
+      ),
+      here,
+    ),
+  );
+  offer = () => void take();
+  say('Open in another tab');
+  here.focus();
+}
+
+/** This tab's task was taken over by another tab: its draft is saved for that tab, nothing more is sent. */
+function takenAway(assignmentId: string) {
+  const w = work;
+  if (!w || w.assignment.assignment_id !== assignmentId) return;
+  localStorage.setItem(localDraftKey(assignmentId), JSON.stringify(w.draft()));
+  const assignment = w.assignment;
+  w.stop();
+  work = null;
+  showHeldElsewhere(assignment);
+  main
+    .querySelector('#held-elsewhere .notice')
+    ?.replaceChildren(
+      `Task ${assignment.task.task_id} was taken over in another tab of this browser, with your work on it. Nothing more is sent from this tab; take it back here if you want to go on here.`,
+    );
+  say('Taken over in another tab');
+}
+const tabs = new TabLock(takenAway);
+
+keymap.push([{ keys: ['T'], label: 'Take the task over in this tab', when: () => !!offer, run: () => offer?.() }]);
+
 function stopWork() {
   if (retryTimer) clearInterval(retryTimer);
   retryTimer = null;
+  offer = null;
   work?.stop();
   work = null;
+  shown?.drop();
+  shown = null;
+  viewKeys?.();
+  viewKeys = null;
 }
 
 /** The 409s that end the assignment (the contract's LeaseConflict codes). */
@@ -348,7 +485,7 @@ async function heartbeat(w: Work) {
     const res = await api.heartbeat(w.assignment.assignment_id, {
       lease_token: w.leaseToken,
       active_ms: activeMs,
-      draft: w.player.getDraft(),
+      draft: w.draft(),
     });
     w.leaseExpiresAt = Date.parse(res.lease_expires_at) || w.leaseExpiresAt;
     say(`Draft saved at ${new Date().toLocaleTimeString()}`);
@@ -362,6 +499,11 @@ async function heartbeat(w: Work) {
 async function submit() {
   const w = work;
   if (!w || w.busy || w.lost) return;
+  if (w.review) {
+    if (w.review.fixing) return decide('fixed');
+    workNotices.replaceChildren(notice('warn', 'Decide the review: accept (Shift+A), fix (Shift+F) or reject (Shift+X).'));
+    return;
+  }
   const answer = w.player.getResponse();
   if (!answer.ok) {
     workNotices.replaceChildren(notice('bad', answer.problem));
@@ -370,7 +512,7 @@ async function submit() {
   w.busy = true;
   const activeMs = w.timer.take();
   try {
-    await api.submit(
+    const done = await api.submit(
       w.assignment.assignment_id,
       { lease_token: w.leaseToken, response: answer.response, active_ms: activeMs },
       w.idempotencyKey,
@@ -378,7 +520,9 @@ async function submit() {
     localStorage.removeItem(localDraftKey(w.assignment.assignment_id));
     stopWork();
     say('Submitted');
-    await takeNext();
+    // A training answer is scored at once: its feedback comes before the next task.
+    if (done.training?.feedback) showTrainingFeedback(done);
+    else await takeNext();
   } catch (err) {
     w.busy = false;
     w.timer.giveBack(activeMs);
@@ -389,6 +533,103 @@ async function submit() {
     if (isLeaseEnd(err)) leaseLost(w, err);
     else handleError(err, 'The answer was not accepted');
   }
+}
+
+/** Sends the review's decision: accepted, fixed (with the player's answer) or rejected (with remarks). */
+async function decide(result: 'accepted' | 'fixed' | 'rejected') {
+  const w = work;
+  const review = w?.review;
+  if (!w || !review || w.busy || w.lost) return;
+  const items = review.items;
+  if (result === 'rejected' && !items.length) {
+    workNotices.replaceChildren(
+      notice(
+        'bad',
+        'Say what is wrong first: add at least one remark (about the whole answer, or click a shape or field to pin it there).',
+      ),
+    );
+    main.querySelector<HTMLElement>('#remark-text')?.focus();
+    return;
+  }
+  let response: Draft | undefined;
+  if (result === 'fixed') {
+    const answer = w.player.getResponse();
+    if (!answer.ok) {
+      workNotices.replaceChildren(notice('bad', answer.problem));
+      return;
+    }
+    response = answer.response as Draft;
+  }
+  w.busy = true;
+  const activeMs = w.timer.take();
+  try {
+    await api.review(w.assignment.assignment_id, {
+      lease_token: w.leaseToken,
+      result,
+      ...(response ? { response } : {}),
+      feedback_items: items,
+      active_ms: activeMs,
+    });
+    localStorage.removeItem(localDraftKey(w.assignment.assignment_id));
+    stopWork();
+    say(`Review sent: ${result}`);
+    await takeNext();
+  } catch (err) {
+    w.busy = false;
+    w.timer.giveBack(activeMs);
+    if (isLeaseEnd(err)) leaseLost(w, err);
+    else handleError(err, 'The review was not accepted');
+  }
+}
+
+/** After a training answer: its score and what differed, pinned on the answer shown read-only. */
+function showTrainingFeedback(done: Assignment) {
+  const training = done.training;
+  const feedback = training?.feedback;
+  if (!training || !feedback) return;
+  const area = el('section', { class: 'player', 'aria-label': 'Your training answer' });
+  const caption = el('p', { class: 'muted', id: 'shown-answer' });
+  const show = (expected: boolean) => {
+    shown?.drop();
+    area.replaceChildren();
+    const answer = (expected ? feedback.expected_response : done.response) as Draft | undefined;
+    const player = makePlayer(area, done, answer, { changed: () => undefined, activeMs: () => done.active_ms, readOnly: true });
+    if (!player.readOnly) area.setAttribute('inert', '');
+    if (!expected) player.pinning?.show(differencePins(feedback));
+    caption.textContent = expected ? 'Shown: the expected answer.' : 'Shown: your answer, with what differed on its parts.';
+    const drop = keymap.push(player.shortcuts);
+    shown = {
+      player,
+      drop() {
+        drop();
+        player.destroy?.();
+      },
+    };
+  };
+  let expected = false;
+  const toggle = button('Show the expected answer', 'Shift+E', () => {
+    expected = !expected;
+    show(expected);
+    toggle.firstChild!.textContent = expected ? 'Show my answer ' : 'Show the expected answer ';
+  });
+  const next = button('Take the next task', 'N', () => void takeNext(), true);
+  main.replaceChildren(
+    el(
+      'div',
+      { class: 'work' },
+      el(
+        'aside',
+        { class: 'side' },
+        trainingSummary(training.project, feedback),
+        el('section', { class: 'panel actions', 'aria-label': 'Actions' }, next, ...(feedback.expected_response ? [toggle] : []), caption),
+      ),
+      area,
+    ),
+  );
+  show(false);
+  if (feedback.expected_response)
+    viewKeys = keymap.push([{ keys: ['Shift+E'], label: 'Show the expected answer or mine', run: () => toggle.click() }]);
+  next.focus();
 }
 
 function askSkip() {
@@ -449,7 +690,7 @@ async function release() {
   const activeMs = w.timer.take();
   try {
     // The draft goes with a last heartbeat, so that the task comes back with it.
-    await api.heartbeat(w.assignment.assignment_id, { lease_token: w.leaseToken, active_ms: activeMs, draft: w.player.getDraft() });
+    await api.heartbeat(w.assignment.assignment_id, { lease_token: w.leaseToken, active_ms: activeMs, draft: w.draft() });
     await api.release(w.assignment.assignment_id, { lease_token: w.leaseToken });
     showIdle(notice('good', 'Released: the task went back to the queue, with your draft.'));
     say('Released');

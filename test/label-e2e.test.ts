@@ -9,10 +9,22 @@
 // images (http(s) URLs, as the contract wants) come from the receiver's loopback server, and the
 // page loads nothing else from any origin but the app's.
 import { createServer, type Server } from 'node:http';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { testBrowser } from './support/browser.ts';
-import { dragOnImage, driveFrame, lassoAround, lidarFrame, logInThroughForm, street, toneWav, whereIs } from './support/label.ts';
+import { expireLapsedLeases } from '../server/domain/workforce/work.ts';
+import {
+  clickOnImage,
+  dragOnImage,
+  driveFrame,
+  lassoAround,
+  lidarFrame,
+  logInThroughForm,
+  screenshot,
+  street,
+  toneWav,
+  whereIs,
+} from './support/label.ts';
 import { client, databases, hasPostgres, startTestServer, type DatabaseKind, type TestServer } from './support/server.ts';
 import { makeValidator } from './support/spec.ts';
 import { until } from './support/wait.ts';
@@ -110,9 +122,12 @@ async function liveTask(type: string, instruction: string, params: Record<string
   return r.body.task_id as string;
 }
 
-/** A fresh page at 1280 × 800, logged in through the form; records requests leaving the origin and script errors. */
-async function openApp(query = '') {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+/**
+ * A fresh page at 1280 × 800 (a browser of its own, or a tab of `context`), logged in through the
+ * form as `who` (default: Ana Lima); records requests leaving the origin and script errors.
+ */
+async function openApp(query = '', who: { worker: TestWorker; name: string } = { worker, name: 'Ana Lima' }, context?: BrowserContext) {
+  const page = context ? await context.newPage() : await browser.newPage({ viewport: { width: 1280, height: 800 } });
   const foreign: string[] = [];
   const problems: string[] = [];
   page.on('request', (r) => {
@@ -123,7 +138,7 @@ async function openApp(query = '') {
   });
   page.on('pageerror', (e) => problems.push(e.message));
   await page.goto(`${server.url}/label/${query}`);
-  await logInThroughForm(page, worker.email, worker.password, 'Ana Lima');
+  await logInThroughForm(page, who.worker.email, who.worker.password, who.name);
   return { page, foreign, problems };
 }
 
@@ -543,6 +558,197 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
       expect(first.problems).toEqual([]);
     },
   );
+
+  it('review: a reject with a remark on the shape, seen on that shape in the redo; a fix reaches the callback; history and figures show it', async () => {
+    const project = `reviewed-${db}`;
+    const made = await customer('POST', '/v1/projects', { json: { type: 'imageannotation', name: project } });
+    expect(made.status, made.text).toBe(200);
+    const [rui, sofia] = await Promise.all([
+      createWorker(server, { accountId: server.dev.account_id, displayName: 'Rui Costa', roles: ['reviewer'] }),
+      createWorker(server, { accountId: server.dev.account_id, displayName: 'Sofia Reis', roles: ['reviewer'] }),
+    ]);
+    const staffed = await customer('PUT', `/v1/projects/${project}/staffing`, {
+      json: { attempt: [worker.workerId], review: [rui.workerId, sofia.workerId], review_sampling: { new_worker_tasks: 5, rate: 0 } },
+    });
+    expect(staffed.status, staffed.text).toBe(200);
+    const taskId = await liveTask('imageannotation', 'Draw a box around every **vehicle**.', {
+      project,
+      attachment: streetUrl,
+      attachment_type: 'image',
+      geometries: { box: { objects_to_annotate: ['car', 'truck'], min_width: 10, min_height: 10 } },
+    });
+
+    // Ana draws a box that cuts off the wheels, and submits: the answer waits for its review.
+    const ana = await openApp();
+    await ana.page.getByText('640 × 400 px').waitFor();
+    await dragOnImage(ana.page, 640, [200, 195], [385, 262]);
+    await expect.poll(() => ana.page.locator('.shapes li').count(), poll).toBe(1);
+    const uuid = await ana.page.locator('.shapes li').first().getAttribute('data-uuid');
+    await submit(ana.page);
+    await ana.page.getByText(/Nothing to do right now/).waitFor();
+    expect((await customer('GET', `/v1/task/${taskId}`)).body.status).toBe('pending');
+
+    // Rui reviews: the answer is shown read-only (no drawing tool), he clicks the box, writes a
+    // remark that is pinned to it, and rejects.
+    const rui1 = await openApp('', { worker: rui, name: 'Rui Costa' });
+    await rui1.page.locator('#review-title').waitFor();
+    await rui1.page.getByText('640 × 400 px').waitFor();
+    expect(await rui1.page.locator('button[data-tool="box"]').count()).toBe(0);
+    await clickOnImage(rui1.page, 640, [290, 230]);
+    await expect.poll(() => rui1.page.getByLabel('About').locator('option:checked').textContent(), poll).toBe('Shape 1: car box');
+    await rui1.page.getByLabel('Kind of mistake').selectOption('wrong_geometry');
+    await rui1.page.getByLabel(/^Remark/).fill('The box cuts off the wheels.');
+    await rui1.page.keyboard.press('Enter');
+    await rui1.page.keyboard.press('Escape');
+    await rui1.page.locator('.pin', { hasText: 'The box cuts off the wheels.' }).waitFor();
+    await screenshot(rui1.page, 'review');
+    const decided = rui1.page.waitForResponse((r) => r.url().endsWith('/review'));
+    await rui1.page.keyboard.press('Shift+X');
+    const rejected = await decided;
+    expect(rejected.status(), await rejected.text()).toBe(200);
+    expect(rejected.request().postDataJSON()).toMatchObject({
+      result: 'rejected',
+      feedback_items: [{ scope: { region_id: uuid }, category: 'wrong_geometry', text: 'The box cuts off the wheels.' }],
+    });
+    expect(rui1.problems).toEqual([]);
+    await rui1.page.close();
+
+    // Ana's redo: the remark is listed, and shown on the box itself; she submits it again as it is.
+    await ana.page.keyboard.press('N');
+    await ana.page.locator('#redo-feedback').waitFor(poll);
+    expect(await ana.page.locator('#redo-feedback').textContent()).toContain('Shape 1: car box: The box cuts off the wheels.');
+    await ana.page.getByText('640 × 400 px').waitFor();
+    expect(await ana.page.locator(`.pin[data-uuid="${uuid}"]`).textContent()).toContain(
+      'Wrong shape or position: The box cuts off the wheels.',
+    );
+    expect(await ana.page.locator(`.shapes li[data-uuid="${uuid}"] .pin-note`).textContent()).toContain('The box cuts off the wheels.');
+    await screenshot(ana.page, 'redo-feedback');
+    await submit(ana.page);
+
+    // Sofia fixes it: Shift+F makes the answer editable; she selects the box and makes it a truck.
+    const sofia1 = await openApp('', { worker: sofia, name: 'Sofia Reis' });
+    await sofia1.page.locator('#review-title').waitFor();
+    await sofia1.page.getByText('640 × 400 px').waitFor();
+    await sofia1.page.keyboard.press('Shift+F');
+    await sofia1.page.locator('button[data-tool="box"]').waitFor();
+    await sofia1.page.getByText('640 × 400 px').waitFor();
+    await sofia1.page.keyboard.press(']');
+    await sofia1.page.keyboard.press('2');
+    await expect.poll(() => sofia1.page.locator('.shapes li').first().textContent(), poll).toMatch(/^truck/);
+    const fixed = sofia1.page.waitForResponse((r) => r.url().endsWith('/review'));
+    await sofia1.page.keyboard.press('Control+Enter');
+    expect((await fixed).status()).toBe(200);
+    const response = await delivered(taskId, 'ImageAnnotationResponse');
+    expect(response.annotations).toEqual([expect.objectContaining({ uuid, type: 'box', label: 'truck' })]);
+    expect(sofia1.problems).toEqual([]);
+    await sofia1.page.close();
+
+    // Ana's history lists the rejected attempt with the remark and the redo the reviewer fixed; her
+    // figures are the server's.
+    await ana.page.keyboard.press('Shift+H');
+    const history = ana.page.locator('#history tbody tr');
+    await expect.poll(() => history.count(), poll).toBeGreaterThanOrEqual(2);
+    const [redo, attempt] = await Promise.all([history.nth(0).textContent(), history.nth(1).textContent()]);
+    expect(redo).toMatch(
+      /imageannotation.*redo.*reviewed.*After a rejection:Wrong shape or position — Region .+: The box cuts off the wheels\.fixed/,
+    );
+    expect(attempt).toMatch(
+      /imageannotation.*attempt.*reviewed.*rejected.*Wrong shape or position — Region .+: The box cuts off the wheels\./,
+    );
+    await ana.page.locator('#stats').waitFor();
+    const figures = await fetch(`${server.url}/worker/v1/stats`, { headers: { authorization: `Bearer ${worker.token}` } }).then((r) =>
+      r.json(),
+    );
+    expect(figures.counts.fixed).toBeGreaterThanOrEqual(1);
+    expect(figures.counts.rejected).toBeGreaterThanOrEqual(1);
+    for (const k of ['submitted', 'fixed', 'rejected'])
+      expect(await ana.page.locator(`#stats [data-count="${k}"]`).textContent(), k).toBe(String(figures.counts[k]));
+    expect(await ana.page.locator('#stats').textContent()).toContain(project);
+    await screenshot(ana.page, 'history');
+    expect(ana.problems).toEqual([]);
+    await ana.page.close();
+  });
+
+  onPglite(
+    'a polygon half drawn comes back after a reload; a second tab of the browser sees the task held and takes it over with the work; nothing is sent from the first after',
+    async () => {
+      const taskId = await liveTask('imageannotation', 'Outline the **car**.', {
+        attachment: streetUrl,
+        attachment_type: 'image',
+        geometries: { polygon: { objects_to_annotate: ['car'] } },
+      });
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const first = await openApp('?heartbeat=1', undefined, context);
+      await first.page.getByText('640 × 400 px').waitFor();
+      await clickOnImage(first.page, 640, [200, 200]);
+      await clickOnImage(first.page, 640, [380, 200]);
+      await first.page.reload();
+      await first.page.getByText('The polygon you were drawing is back: go on.').waitFor(poll);
+      await clickOnImage(first.page, 640, [380, 290]);
+
+      const second = await openApp('?heartbeat=1', undefined, context);
+      await second.page.locator('#held-elsewhere').waitFor(poll);
+      expect(await second.page.locator('#held-elsewhere').textContent()).toContain('is open in another tab of this browser');
+      const late: string[] = [];
+      await second.page.keyboard.press('T');
+      await first.page.getByText(/was taken over in another tab/).waitFor(poll);
+      first.page.on('request', (r) => late.push(r.url()));
+      await second.page.getByText('The polygon you were drawing is back: go on.').waitFor(poll);
+      await clickOnImage(second.page, 640, [200, 290]);
+      await clickOnImage(second.page, 640, [200, 200]);
+      await expect.poll(() => second.page.locator('.shapes li').count(), poll).toBe(1);
+      await submit(second.page);
+      const response = await delivered(taskId, 'ImageAnnotationResponse');
+      const [polygon] = response.annotations;
+      expect(polygon.vertices).toHaveLength(4);
+      const want = [
+        [200, 200],
+        [380, 200],
+        [380, 290],
+        [200, 290],
+      ];
+      polygon.vertices.forEach((v: { x: number; y: number }, i: number) => {
+        expect(Math.abs(v.x - (want[i]?.[0] ?? 0))).toBeLessThan(2);
+        expect(Math.abs(v.y - (want[i]?.[1] ?? 0))).toBeLessThan(2);
+      });
+      // The first tab sent nothing after it stepped back (it was told before the second submitted).
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(late).toEqual([]);
+      expect([...first.problems, ...second.problems]).toEqual([]);
+      await context.close();
+    },
+  );
+
+  onPglite('the lease lapses: the app says so, sends nothing after, and the work comes back with the task', async () => {
+    const taskId = await liveTask('categorization', 'Which **team** should answer this message?', {
+      attachment_type: 'text',
+      attachment: 'My invoice shows the wrong address.',
+      categories: ['Billing', 'Technical problem', 'Account access'],
+    });
+    const { page, problems } = await openApp('?heartbeat=1');
+    await page.locator('.instruction').waitFor();
+    await page.keyboard.press('1');
+    await page.waitForResponse((r) => r.url().endsWith('/heartbeat') && r.request().postDataJSON()?.draft?.category === 'Billing', poll);
+    // The sweeper runs as it would an hour later: the lease has lapsed, the task is back in the queue.
+    expect(await expireLapsedLeases(server.uow, new Date(Date.now() + 3_600_000))).toBeGreaterThanOrEqual(1);
+    await page.locator('#lease-lost').waitFor(poll);
+    expect(await page.locator('#lease-lost').textContent()).toContain('Your lease on this task was lost');
+    expect(await page.locator('#lease').textContent()).toBe('lost');
+    const sent: string[] = [];
+    page.on('request', (r) => sent.push(r.url()));
+    await page.keyboard.press('Control+Enter');
+    await page.keyboard.press('Shift+R');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(sent).toEqual([]);
+    // Nothing lost: the task comes back to Ana with her draft, and she submits it.
+    await page.keyboard.press('N');
+    await page.locator('.instruction').waitFor();
+    await expect.poll(() => page.getByLabel('Billing').isChecked(), poll).toBe(true);
+    await submit(page);
+    expect(await delivered(taskId, 'CategorizationResponse')).toEqual({ category: 'Billing' });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 
   onPglite(
     'namedentityrecognition: spans selected with the mouse after an emoji, a relationship; the callback counts code points',

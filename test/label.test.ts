@@ -4,9 +4,7 @@
 // answers every call with the same example, a categorization, and keeps no state); every other
 // /worker/v1 call goes to Prism, which checks the request against the contract, and is recorded
 // here. A test can make Prism answer one operation with another documented status (`Prefer`).
-import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import path from 'node:path';
 import express from 'express';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, inject } from 'vitest';
@@ -16,9 +14,9 @@ import { startServer, type RunningServer } from '../server/main.ts';
 import { readConfig } from '../server/config.ts';
 import { startWorkerMock, type RunningMock } from '../server/mock.ts';
 import { testBrowser } from './support/browser.ts';
-import { driveFrame, lassoAround, lidarFrame, street, toneWav, whereIs } from './support/label.ts';
+import { driveFrame, lassoAround, lidarFrame, screenshot, street, toneWav, whereIs } from './support/label.ts';
 import { webmFromFrames } from './support/webm.ts';
-import { asGeneration, makeValidator, root } from './support/spec.ts';
+import { asGeneration, makeValidator } from './support/spec.ts';
 import { pino } from 'pino';
 
 type Assignment = components['schemas']['Assignment'];
@@ -44,6 +42,8 @@ let browser: Browser;
 let queue: Assignment[] = [];
 let calls: Call[] = [];
 let prefer: Record<string, string> = {};
+/** Answers this front gives itself instead of Prism, by operation (the last path segment), from the request body. */
+let answers: Record<string, (body: any) => unknown> = {};
 
 /** Prism and the browser answer slowly on a loaded machine: polls wait up to 20 s. */
 const poll = { timeout: 20_000 };
@@ -112,6 +112,13 @@ beforeAll(async () => {
     const headers: Record<string, string> = {};
     for (const h of ['authorization', 'content-type', 'idempotency-key']) if (req.headers[h]) headers[h] = String(req.headers[h]);
     const op = req.path.split('/').pop() ?? '';
+    const own = answers[op];
+    if (own && raw) {
+      const body = JSON.parse(raw.toString());
+      calls.push({ method: req.method, path: `/worker${req.path}`, body, status: 200 });
+      res.json(own(body));
+      return;
+    }
     if (prefer[op]) headers.prefer = prefer[op];
     const answer = await fetch(`${mock.url}${req.originalUrl}`, {
       method: req.method,
@@ -146,6 +153,7 @@ beforeEach(() => {
   queue = [];
   calls = [];
   prefer = {};
+  answers = {};
 });
 
 /** A page at 1280 × 800 that records every request leaving the origin. */
@@ -204,6 +212,7 @@ describe('the labeling app', () => {
     // Key 2 chooses the second category; a heartbeat saves it as the draft.
     await page.keyboard.press('2');
     expect(await page.getByLabel('Technical problem').isChecked()).toBe(true);
+    await screenshot(page, 'categorization');
     const beat = await waitForCall((c) => c.path.endsWith('/heartbeat') && c.body?.draft?.category === 'Technical problem');
     expect(validAgainst('HeartbeatRequest', beat.body)).toBe('valid');
     expect(beat.status).toBe(200);
@@ -231,8 +240,7 @@ describe('the labeling app', () => {
     await page.mouse.up();
     await expect.poll(() => page.locator('.shapes li').count(), poll).toBe(1);
     await page.locator('.shapes li').first().textContent();
-    mkdirSync(path.join(root, 'test-results'), { recursive: true });
-    await page.screenshot({ path: path.join(root, 'test-results', 'label-imageannotation.png') });
+    await screenshot(page, 'imageannotation');
 
     await page.keyboard.press('Control+Enter');
     const boxes = await waitForCall((c) => c.path.endsWith('/submit') && c.body?.lease_token === second.lease_token);
@@ -285,7 +293,7 @@ describe('the labeling app', () => {
     await page.getByRole('button', { name: /Add a row/ }).click();
     await page.getByLabel('The line item (row 2)').fill('Travel');
     await page.getByLabel('The unit (row 2)').selectOption('piece');
-    await page.screenshot({ path: path.join(root, 'test-results', 'label-transcription.png') });
+    await screenshot(page, 'transcription');
     await page.keyboard.press('Control+Enter');
     const first = await waitForCall((c) => c.path.endsWith('/submit'));
     expect(validAgainst('SubmitRequest', first.body)).toBe('valid');
@@ -452,6 +460,195 @@ describe('the labeling app', () => {
   });
 });
 
+describe('review mode and the feedback views', () => {
+  const invoiceTask = (): Assignment['task'] => ({
+    task_id: '65f1c0a2b3c4d5e6f7a8b9c7',
+    type: 'transcription',
+    instruction: 'Copy the invoice.',
+    params: {
+      attachment_type: 'image',
+      attachment: `${origin}/fixtures/street.svg`,
+      fields: { invoice_number: 'The invoice number', total: 'The total due' },
+    },
+  });
+
+  it('reviews fields read-only, rejects with a remark pinned to a field (none without a remark), and the redo shows it on the field', async () => {
+    const remark = { scope: { field: 'invoice_number' }, category: 'wrong_text' as const, text: 'The number reads INV-1041.' };
+    const earlier = { fields: { invoice_number: 'INV-1014', total: '1,250.00 EUR' } };
+    const review = assignment(invoiceTask(), { role: 'review', under_review: { response: earlier, active_ms: 30_000 } });
+    queue = [
+      review,
+      assignment(invoiceTask(), {
+        role: 'redo',
+        feedback: { result: 'rejected', feedback_items: [remark], reviewed_at: new Date().toISOString() },
+        previous_response: earlier,
+      }),
+    ];
+    const { page, foreign } = await open();
+    await logIn(page);
+    await page.locator('#review-title').waitFor();
+    const number = page.getByLabel('The invoice number');
+    expect(await number.inputValue()).toBe('INV-1014');
+    expect(await number.isEditable()).toBe(false);
+    // Rejecting needs a remark first.
+    await page.keyboard.press('Shift+X');
+    await page.getByText('Say what is wrong first').waitFor();
+    expect(calls.filter((c) => c.path.endsWith('/review'))).toEqual([]);
+    await number.click();
+    await expect.poll(() => page.getByLabel('About').locator('option:checked').textContent(), poll).toBe('Field: The invoice number');
+    await page.getByLabel('Kind of mistake').selectOption('wrong_text');
+    await page.getByLabel(/^Remark/).fill(remark.text);
+    await page.keyboard.press('Enter');
+    await page.locator('[data-field-id="invoice_number"] .pin-note', { hasText: remark.text }).waitFor();
+    await screenshot(page, 'review-fields');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Shift+X');
+    const decided = await waitForCall((c) => c.path.endsWith('/review'));
+    expect(validAgainst('ReviewRequest', decided.body)).toBe('valid');
+    expect(decided.body).toMatchObject({ lease_token: review.lease_token, result: 'rejected', feedback_items: [remark] });
+    expect(decided.body.response).toBeUndefined();
+    expect(decided.status).toBe(200);
+
+    // The redo: the remark is listed and shown under the field; the field is editable again.
+    await page.locator('#redo-feedback').waitFor(poll);
+    expect(await page.locator('#redo-feedback').textContent()).toContain(`Field: The invoice number: ${remark.text}`);
+    expect(await page.locator('[data-field-id="invoice_number"] .pin-note').textContent()).toBe(`Wrong text: ${remark.text}`);
+    await number.fill('INV-1041');
+    await page.keyboard.press('Control+Enter');
+    const redone = await waitForCall((c) => c.path.endsWith('/submit'));
+    expect(redone.body.response).toEqual({ fields: { invoice_number: 'INV-1041', total: '1,250.00 EUR' } });
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+
+  it('fixes a categorization: read-only until Shift+F, then key 1 and Ctrl+Enter send the fixed answer with a remark on the field', async () => {
+    const review = assignment(categorizationTask(), {
+      role: 'review',
+      under_review: { response: { category: 'Technical problem', category_id: 'c2' }, active_ms: 12_000 },
+    });
+    queue = [review];
+    const { page, foreign } = await open();
+    await logIn(page);
+    await page.locator('#review-title').waitFor();
+    // The help overlay lists review mode's keys.
+    await page.keyboard.press('?');
+    const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await help.waitFor();
+    for (const action of ['Review: accept the answer', 'Review: fix the answer', 'Review: reject the answer', 'Review: write a remark'])
+      expect(await help.textContent()).toContain(action);
+    await page.keyboard.press('Escape');
+    await help.waitFor({ state: 'hidden' });
+    const [billing, technical] = [page.getByLabel('Billing'), page.getByLabel('Technical problem')];
+    expect(await technical.isChecked()).toBe(true);
+    expect(await billing.isDisabled()).toBe(true);
+    await page.keyboard.press('1');
+    expect(await billing.isChecked()).toBe(false);
+    await page.locator('legend', { hasText: 'Choose the category that fits' }).click();
+    await expect
+      .poll(() => page.getByLabel('About').locator('option:checked').textContent(), poll)
+      .toBe('Field: Choose the category that fits');
+    await page.getByLabel('Kind of mistake').selectOption('wrong_label');
+    await page.getByLabel(/^Remark/).fill('A double charge is a billing matter.');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Shift+F');
+    await expect.poll(() => billing.isDisabled(), poll).toBe(false);
+    await page.keyboard.press('1');
+    expect(await billing.isChecked()).toBe(true);
+    await page.keyboard.press('Control+Enter');
+    const decided = await waitForCall((c) => c.path.endsWith('/review'));
+    expect(validAgainst('ReviewRequest', decided.body)).toBe('valid');
+    expect(decided.body).toMatchObject({
+      lease_token: review.lease_token,
+      result: 'fixed',
+      response: { category: 'Billing', category_id: 'c1' },
+      feedback_items: [{ scope: { field: 'category' }, category: 'wrong_label', text: 'A double charge is a billing matter.' }],
+    });
+    expect(decided.status).toBe(200);
+    await page.getByText(/Nothing to do right now/).waitFor(poll);
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+
+  it('after a training task: the score, what differed pinned on the shape, the standing, the expected answer on Shift+E, then the next task', async () => {
+    const a = assignment(boxTask(), { training: { project: 'street-scenes' } });
+    queue = [a];
+    answers.submit = (body) => {
+      const { lease_token: _t, lease_expires_at: _e, hard_deadline: _h, ...rest } = a;
+      const uuid = body.response.annotations[0].uuid as string;
+      const done = {
+        ...rest,
+        status: 'submitted',
+        response: body.response,
+        active_ms: 4000,
+        submitted_at: new Date().toISOString(),
+        ended_at: new Date().toISOString(),
+        training: {
+          project: 'street-scenes',
+          feedback: {
+            score: 0.4,
+            passed: false,
+            differences: [
+              {
+                kind: 'mismatch',
+                region_id: uuid,
+                label: 'car',
+                score: 0.8,
+                message: 'The box of this car overlaps the expected one by 80 %.',
+              },
+              { kind: 'missing', label: 'car', message: 'A car the expected answer has (at left 400, top 210) is missing.' },
+            ],
+            expected_response: {
+              annotations: [
+                { uuid: '1f0e2d3c-4b5a-4978-8a9b-0c1d2e3f4a5b', type: 'box', label: 'car', left: 200, top: 200, width: 180, height: 90 },
+                { uuid: '2a1b3c4d-5e6f-4a8b-9c0d-1e2f3a4b5c6d', type: 'box', label: 'car', left: 400, top: 210, width: 120, height: 70 },
+              ],
+            },
+            progress: { state: 'training', scored: 1, required: 5, mean_score: 0.4, pass_score: 0.8, tries: 1, max_tries: 3 },
+          },
+        },
+      };
+      expect(validAgainst('SubmitRequest', body)).toBe('valid');
+      expect(validAgainst('Assignment', done)).toBe('valid');
+      return done;
+    };
+    const { page, foreign } = await open();
+    await logIn(page);
+    await page.getByText('640 × 400 px').waitFor();
+    const frame = await page.locator('.stage canvas').first().boundingBox();
+    if (!frame) throw new Error('no canvas');
+    const scale = frame.width / 640;
+    await page.mouse.move(frame.x + 200 * scale, frame.y + 200 * scale);
+    await page.mouse.down();
+    await page.mouse.move(frame.x + 350 * scale, frame.y + 260 * scale, { steps: 5 });
+    await page.mouse.up();
+    await expect.poll(() => page.locator('.shapes li').count(), poll).toBe(1);
+    await page.keyboard.press('Control+Enter');
+
+    await page.locator('#training-feedback').waitFor(poll);
+    expect(await page.locator('#training-score').textContent()).toBe('Score 40 %');
+    const text = await page.locator('#training-feedback').textContent();
+    expect(text).toContain('below the pass mark of 80 %');
+    expect(text).toContain('Training: 1 of 5 training tasks scored in this try.');
+    expect(await page.locator('.differences li').allTextContents()).toEqual([
+      'mismatch (car) 80 %: The box of this car overlaps the expected one by 80 %.',
+      'missing (car): A car the expected answer has (at left 400, top 210) is missing.',
+    ]);
+    await page.getByText('640 × 400 px').waitFor();
+    await page.locator('.pin', { hasText: 'mismatch: The box of this car overlaps the expected one by 80 %.' }).waitFor();
+    // Read-only: no drawing tool.
+    expect(await page.locator('button[data-tool="box"]').count()).toBe(0);
+    await screenshot(page, 'training-feedback');
+    await page.keyboard.press('Shift+E');
+    await expect.poll(() => page.locator('.shapes li').count(), poll).toBe(2);
+    expect(await page.locator('#shown-answer').textContent()).toBe('Shown: the expected answer.');
+    await page.keyboard.press('N');
+    await page.getByText(/Nothing to do right now/).waitFor(poll);
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+});
+
 describe('the server', () => {
   let server: RunningServer;
   beforeAll(async () => {
@@ -506,10 +703,6 @@ describe('the form and text players', () => {
     expect(call.status).toBe(200);
     return call.body.response;
   }
-  const shot = (page: Page, name: string) => {
-    mkdirSync(path.join(root, 'test-results'), { recursive: true });
-    return page.screenshot({ path: path.join(root, 'test-results', `label-${name}.png`) });
-  };
   const field = (page: Page, id: string) => page.locator(`[data-field-id="${id}"]`);
 
   const podcast = (): Assignment['task'] => ({
@@ -742,7 +935,7 @@ describe('the form and text players', () => {
     await page.getByRole('button', { name: 'Add an answer: Guest' }).click();
     await page.getByLabel('Guest 2', { exact: true }).fill('Ben');
     await page.locator('.player').evaluate((e) => e.scrollTo(0, 0));
-    await shot(page, 'textcollection');
+    await screenshot(page, 'textcollection');
     await page.keyboard.press('Control+Enter');
     expect(await submitted(a, 'TextCollectionResponse')).toEqual({
       annotations: {
@@ -779,7 +972,7 @@ describe('the form and text players', () => {
     await page.getByLabel('Amount (Product 2)').fill('120.5');
     await page.getByLabel('Currency (Product 2)').selectOption('USD');
     await page.getByLabel('What the guest says about it (Product 2)').fill('Fast.');
-    await shot(page, 'textcollection-forms');
+    await screenshot(page, 'textcollection-forms');
     await page.keyboard.press('Control+Enter');
     expect(await submitted(b, 'TextCollectionResponse')).toEqual({
       annotations: {
@@ -808,10 +1001,6 @@ describe('the form and text players: comparison, categorization, rows, named ent
     expect(call.status).toBe(200);
     return call.body.response;
   }
-  const shot = (page: Page, name: string) => {
-    mkdirSync(path.join(root, 'test-results'), { recursive: true });
-    return page.screenshot({ path: path.join(root, 'test-results', `label-${name}.png`) });
-  };
   /** A second of silence as an 8 kHz WAV: an audio attachment the browser plays without any network. */
   const wav = () => {
     const data = Buffer.alloc(8000, 128);
@@ -880,7 +1069,7 @@ describe('the form and text players: comparison, categorization, rows, named ent
     await page.keyboard.press('2');
     expect(await page.getByLabel('The second is better').isChecked()).toBe(true);
     await page.getByLabel('Describe what differs between the two photos.').fill('The second is cropped closer to the car.');
-    await shot(page, 'comparison');
+    await screenshot(page, 'comparison');
     await page.keyboard.press('Control+Enter');
     expect(await submitted(compare, 'ComparisonResponse')).toEqual({
       choice: 'The second is better',
@@ -1013,7 +1202,7 @@ describe('the form and text players: comparison, categorization, rows, named ent
     for (const line of ['Select the previous or next span', 'Remove the selected span', 'Label the selection with the current label'])
       expect(help).toContain(line);
     await page.keyboard.press('Escape');
-    await shot(page, 'ner');
+    await screenshot(page, 'ner');
 
     await page.keyboard.press('Control+Enter');
     const response = await submitted(entities, 'NamedEntityRecognitionResponse');
@@ -1222,7 +1411,7 @@ describe('the image player', () => {
       .locator('.shapes')
       .getByText(/wheel: ellipse at 340, 272, radii 18 × 18, (89|90|91)°/)
       .waitFor();
-    await page.screenshot({ path: path.join(root, 'test-results', 'label-imageannotation-geometries.png') });
+    await screenshot(page, 'imageannotation-geometries');
 
     const [box, polygon, line, point, cuboid, ellipse, ...more] = await submitted(page, a);
     expect(more).toEqual([]);
@@ -1430,7 +1619,7 @@ describe('the image player', () => {
     expect(await panel.getByLabel('How many passengers?').count()).toBe(0);
     await panel.getByRole('group', { name: 'Is the car parked?' }).getByLabel('No').check();
     await panel.getByLabel('How many passengers?').fill('2');
-    await page.screenshot({ path: path.join(root, 'test-results', 'label-imageannotation-attributes.png') });
+    await screenshot(page, 'imageannotation-attributes');
     // Moved afterwards, the box keeps its answers (the tool buttons: keys typed in a field stay there).
     await page.locator('button[data-tool="select"]').click();
     await drag(page, [250, 230], [260, 230]);
@@ -1521,8 +1710,7 @@ describe('the lidar player', () => {
     await page.keyboard.press('Control+Shift+z');
     await expect.poll(() => counts(page), poll).toContain('road: 1,500');
     // The screenshot for docs/: the road and the car labelled, the tree not yet (grey, lighter with height).
-    mkdirSync(path.join(root, 'test-results'), { recursive: true });
-    await page.screenshot({ path: path.join(root, 'test-results', 'label-lidarsegmentation.png') });
+    await screenshot(page, 'lidarsegmentation');
 
     // The view turned with the mouse (tool V) and the arrow keys; then the tree with key 3 in the new view.
     const before = await matrix(page);
@@ -1777,8 +1965,7 @@ describe('the video and audio players', () => {
     await page.locator('.shapes li button').first().click();
     await page.keyboard.press('X');
     await expect.poll(() => page.locator('.shapes li').first().textContent(), poll).toContain('frames 0–3, 2 keyframes');
-    mkdirSync(path.join(root, 'test-results'), { recursive: true });
-    await page.screenshot({ path: path.join(root, 'test-results', 'label-videoplaybackannotation.png') });
+    await screenshot(page, 'videoplaybackannotation');
 
     // Space plays from the start (the last frame was shown) and stops at the end; Space pauses.
     await page.keyboard.press('Home');
@@ -1941,8 +2128,7 @@ describe('the video and audio players', () => {
     await page.getByText('Segment 2 starts before segment 1 ends: segments do not overlap.').waitFor();
     await page.getByLabel('Segment 2: start (seconds)').fill('1.3');
     await page.getByLabel('Segment 2: start (seconds)').press('Tab');
-    mkdirSync(path.join(root, 'test-results'), { recursive: true });
-    await page.screenshot({ path: path.join(root, 'test-results', 'label-audiotranscription.png') });
+    await screenshot(page, 'audiotranscription');
 
     await page.keyboard.press('Control+Enter');
     const response = await submitted(a, 'AudioTranscriptionResponse');

@@ -3,6 +3,7 @@
 import type { components } from '../../generated/workforce.ts';
 import type { Shortcut } from '../keys.ts';
 import { attachmentView } from './attachment.ts';
+import { fieldPinning, showOnly } from './pins.ts';
 import { el, type PlayerFactory } from './types.ts';
 
 type Params = components['schemas']['CategorizationParams'];
@@ -20,7 +21,7 @@ export const categorization: PlayerFactory = (container, assignment, draft, cont
   if (params.attachment !== undefined) container.append(attachmentView(params.attachment_type ?? 'text', params.attachment));
   const group = el(
     'fieldset',
-    { role: multiple ? 'group' : 'radiogroup' },
+    { role: multiple ? 'group' : 'radiogroup', 'data-field-id': 'category' },
     el('legend', {}, multiple ? 'Choose every category that fits' : 'Choose the category that fits'),
   );
   const inputs = categories.map((category, i) => {
@@ -56,7 +57,9 @@ export const categorization: PlayerFactory = (container, assignment, draft, cont
 
   const ordered = () => categories.filter((c) => chosen.has(c));
   return {
-    shortcuts,
+    shortcuts: context.readOnly ? [] : shortcuts,
+    pinning: fieldPinning(container),
+    readOnly: context.readOnly ? showOnly(container) : false,
     getDraft: () => ({ category: multiple ? ordered() : (ordered()[0] ?? null) }),
     getResponse() {
       const picked = ordered();

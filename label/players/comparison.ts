@@ -4,6 +4,7 @@
 import type { components } from '../../generated/workforce.ts';
 import type { Shortcut } from '../keys.ts';
 import { attachmentView } from './attachment.ts';
+import { fieldPinning, showOnly } from './pins.ts';
 import { el, type PlayerFactory } from './types.ts';
 
 type Params = components['schemas']['ComparisonParams'];
@@ -32,7 +33,7 @@ export const comparison: PlayerFactory = (container, assignment, draft, context)
 
   const inputs: HTMLInputElement[] = [];
   if (choices.length) {
-    const group = el('fieldset', { role: 'radiogroup' }, el('legend', {}, 'Your answer'));
+    const group = el('fieldset', { role: 'radiogroup', 'data-field-id': 'choice' }, el('legend', {}, 'Your answer'));
     choices.forEach((c, i) => {
       const input = el('input', { type: 'radio', name: 'choice', id: `choice-${i}`, value: c });
       input.checked = c === choice;
@@ -57,7 +58,9 @@ export const comparison: PlayerFactory = (container, assignment, draft, context)
         values[key] = input.value;
         context.changed();
       });
-      set.append(el('div', { class: 'field' }, el('label', { for: id }, params.fields?.[key] ?? key), el('br'), input));
+      set.append(
+        el('div', { class: 'field', 'data-field-id': key }, el('label', { for: id }, params.fields?.[key] ?? key), el('br'), input),
+      );
     });
     container.append(set);
   }
@@ -79,7 +82,9 @@ export const comparison: PlayerFactory = (container, assignment, draft, context)
     : [];
   const answerFields = () => Object.fromEntries(keys.map((k) => [k, (values[k] ?? '').trim()]));
   return {
-    shortcuts,
+    shortcuts: context.readOnly ? [] : shortcuts,
+    pinning: fieldPinning(container),
+    readOnly: context.readOnly ? showOnly(container) : false,
     getDraft: () => ({ choice, fields: answerFields() }),
     getResponse() {
       if (choices.length && choice === null) return { ok: false, problem: 'Choose an answer.' };

@@ -4,6 +4,7 @@
 // datacollection answers carry `time_spent_in_seconds`, from the measured active time.
 import type { Shortcut } from '../keys.ts';
 import { attachmentView, type AttachmentType } from './attachment.ts';
+import { fieldPinning, showOnly } from './pins.ts';
 import { el, type PlayerFactory } from './types.ts';
 
 type Repeatable = Record<string, string | { description: string; choices: string[] }>;
@@ -46,7 +47,7 @@ export const fields: PlayerFactory = (container, assignment, draft, context) => 
       set.append(
         el(
           'div',
-          { class: 'field' },
+          { class: 'field', 'data-field-id': key },
           el('label', { for: id }, params.fields?.[key] ?? key),
           ' ',
           el('code', { id: `${id}-key` }, key),
@@ -118,7 +119,9 @@ export const fields: PlayerFactory = (container, assignment, draft, context) => 
 
   const answerFields = () => Object.fromEntries(keys.map((k) => [k, values[k] ?? '']));
   return {
-    shortcuts,
+    shortcuts: context.readOnly ? [] : shortcuts,
+    pinning: fieldPinning(container),
+    readOnly: context.readOnly ? showOnly(container) : false,
     getDraft: () => ({ fields: answerFields(), repeatable_fields: rows }),
     getResponse() {
       const missing = keys.filter((k) => !(values[k] ?? '').trim());

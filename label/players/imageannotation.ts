@@ -10,6 +10,7 @@ import { applicable, attributeDefs, attributeForm, attributesOut, missingAttribu
 import { ImageCanvas } from './image/canvas.ts';
 import { History } from './image/history.ts';
 import {
+  boundsOf,
   clone,
   describe,
   fewestVertices,
@@ -24,7 +25,7 @@ import {
   type Shape,
 } from './image/model.ts';
 import { Drawing, type Pending, type Tool } from './image/tools.ts';
-import { el, type PlayerFactory } from './types.ts';
+import { el, sameScope, type Pin, type PinScope, type PlayerFactory } from './types.ts';
 
 export { uuidV4 } from './image/uuid.ts';
 
@@ -50,6 +51,8 @@ export const keepFocus = (b: HTMLButtonElement) => b.addEventListener('mousedown
 export interface ImageOptions {
   /** Drawn lines are cardinal splines (a lineannotation task with `splines: true`). */
   splines?: boolean;
+  /** Remarks name a shape by its index in the answer (the older types), not by its `uuid`. */
+  regionsByIndex?: boolean;
 }
 
 export const imageannotation: PlayerFactory = (container, assignment, draft, context) =>
@@ -74,9 +77,15 @@ export function imagePlayer(
   const current = new Map<Kind, string>(geometries.flatMap((g) => (g.labels[0] ? [[g.kind, g.labels[0]] as const] : [])));
   const history = new History();
   let ready = false;
+  // Read-only (a review before "fix", a feedback view): only the select tool, and no edit is kept.
+  const readOnly = context.readOnly ?? false;
+  if (readOnly) tool = 'select';
+  const pickers: ((scope: PinScope) => void)[] = [];
+  let pins: Pin[] = [];
+  const regionId = (s: Shape) => (options.regionsByIndex ? String(shapes.indexOf(s)) : s.uuid);
 
   // ---- the page ------------------------------------------------------------------------------
-  const tools: Tool[] = ['select', ...geometries.map((g) => g.kind)];
+  const tools: Tool[] = readOnly ? ['select'] : ['select', ...geometries.map((g) => g.kind)];
   const toolBar = el('div', { class: 'labels tools', role: 'toolbar', 'aria-label': 'Tool' });
   const toolButtons = new Map(
     tools.map((t) => {
@@ -100,6 +109,9 @@ export function imagePlayer(
   const status = el('p', { class: 'muted image-status' }, size, ' · ', zoomText, ' · ', message);
   const attributesBox = el('section', { class: 'panel attributes-panel', 'aria-label': 'Attributes', hidden: '' });
   const list = el('ol', { class: 'shapes', 'aria-label': 'Shapes drawn' });
+  // Remarks pinned to shapes: a note beside each shape on the image (and in the list of shapes).
+  const pinLayer = el('div', { class: 'pin-layer', 'aria-hidden': 'true' });
+  if (readOnly) labelBar.hidden = true;
   container.append(
     toolBar,
     labelBar,
@@ -118,6 +130,7 @@ export function imagePlayer(
     begin: () => history.record(shapes),
     // The canvas's copy has the new geometry; the label and attributes may have changed since it was made.
     commit: (shape) => {
+      if (readOnly) return render();
       shapes = shapes.map((s) =>
         s.uuid === shape.uuid ? ({ ...shape, label: s.label, ...(s.attributes ? { attributes: s.attributes } : {}) } as Shape) : s,
       );
@@ -128,6 +141,8 @@ export function imagePlayer(
       return { fewest: g ? fewestVertices(g) : 1, most: g?.maxVertices ?? Number.POSITIVE_INFINITY };
     },
   });
+  // Konva empties its container when it sets up: the notes go in after.
+  holder.append(pinLayer);
   const drawing = new Drawing(canvas, {
     tool: () => tool,
     geometry,
@@ -174,7 +189,10 @@ export function imagePlayer(
         renderAttributes(false);
       },
     );
-    attributesBox.replaceChildren(el('h2', {}, `Attributes: ${shape.label}`), form);
+    attributesBox.replaceChildren(
+      el('h2', {}, `Attributes: ${shape.label}`),
+      readOnly ? el('fieldset', { disabled: '', class: 'plain' }, form) : form,
+    );
   }
 
   function render() {
@@ -206,6 +224,7 @@ export function imagePlayer(
     zoomText.textContent = `zoom ${Math.round((canvas.scale / canvas.fit) * 100)} %`;
     list.replaceChildren(
       ...shapes.map((s, i) => {
+        const notes = pins.filter((p) => sameScope(p.scope, { region_id: regionId(s) }));
         const pick = el(
           'button',
           { type: 'button', class: 'link', style: `border-left: 4px solid ${colour(s)}` },
@@ -216,11 +235,36 @@ export function imagePlayer(
           'li',
           { 'aria-selected': String(s.uuid === selected), 'data-uuid': s.uuid, 'data-type': s.type, title: `Shape ${i + 1}` },
           pick,
+          ...notes.map((p) => el('p', { class: 'pin-note', role: 'note' }, el('strong', {}, `${p.title}: `), p.text)),
         );
       }),
     );
     renderAttributes(true);
+    placePins();
   }
+
+  /** The notes of pinned remarks, each at the top-left of its shape as the view is now. */
+  function placePins() {
+    const scale = canvas.scale;
+    const [x0, y0] = [Number(holder.dataset.x ?? 0), Number(holder.dataset.y ?? 0)];
+    pinLayer.replaceChildren(
+      ...shapes.flatMap((s, i) => {
+        const notes = pins.filter((p) => sameScope(p.scope, { region_id: regionId(s) }));
+        if (!notes.length) return [];
+        const b = boundsOf(s);
+        const note = el(
+          'div',
+          { class: 'pin', 'data-uuid': s.uuid, style: `left: ${b.left * scale + x0}px; top: ${b.top * scale + y0}px` },
+          el('span', { class: 'pin-mark' }, String(i + 1)),
+          ...notes.map((p) => el('span', { class: 'pin-text' }, `${p.title}: ${p.text}`)),
+        );
+        return [note];
+      }),
+    );
+  }
+  // The view moves with zoom and pan (the canvas writes them on the holder): the notes follow.
+  const viewWatch = new MutationObserver(() => placePins());
+  viewWatch.observe(holder, { attributes: true, attributeFilter: ['data-x', 'data-y', 'data-scale'] });
 
   function changed() {
     if (selected && !shapes.some((s) => s.uuid === selected)) selected = null;
@@ -234,7 +278,9 @@ export function imagePlayer(
     const shape = shapes.find((s) => s.uuid === uuid);
     if (shape) current.set(shape.type, shape.label);
     render();
+    if (shape) for (const pick of pickers) pick({ region_id: regionId(shape) });
   }
+  const shown = () => say('The answer is shown read-only.');
 
   function pickTool(t: Tool) {
     if (!toolButtons.has(t)) return;
@@ -250,6 +296,7 @@ export function imagePlayer(
     if (!kind || !label) return;
     current.set(kind, label);
     const shape = shapes.find((s) => s.uuid === selected);
+    if (shape && shape.label !== label && readOnly) return shown();
     if (shape && shape.label !== label) {
       history.record(shapes);
       shapes = shapes.map((s) => (s.uuid === shape.uuid ? { ...clone(s), label } : s));
@@ -258,6 +305,7 @@ export function imagePlayer(
   }
 
   function restore(next: Shape[] | undefined, what: string) {
+    if (readOnly) return shown();
     if (!next) return say(`Nothing to ${what}.`);
     drawing.cancel();
     shapes = next;
@@ -267,6 +315,7 @@ export function imagePlayer(
 
   function remove() {
     if (!selected) return;
+    if (readOnly) return shown();
     history.record(shapes);
     shapes = shapes.filter((s) => s.uuid !== selected);
     // Links to the deleted shape go with it.
@@ -284,6 +333,7 @@ export function imagePlayer(
       render();
       return;
     }
+    if (readOnly) return shown();
     history.record(shapes);
     const moved = clone(shape);
     translate(moved, dx, dy, canvas.imgW, canvas.imgH);
@@ -422,7 +472,19 @@ export function imagePlayer(
       });
       return { ok: true, response: { annotations } as never };
     },
+    readOnly: true,
+    pinning: {
+      targets: () => shapes.map((s, i) => ({ scope: { region_id: regionId(s) }, label: `Shape ${i + 1}: ${s.label} ${s.type}` })),
+      onPick: (pick) => {
+        pickers.push(pick);
+      },
+      show(next) {
+        pins = next;
+        render();
+      },
+    },
     destroy() {
+      viewWatch.disconnect();
       document.removeEventListener('keydown', spaceDown);
       document.removeEventListener('keyup', spaceDown);
       drawing.destroy();

@@ -39,7 +39,7 @@ export const legacyImage: PlayerFactory = (container, assignment, draft, context
           annotations: given.annotations.filter(isRecord).map((a) => ({ ...a, uuid: uuidV4(), type: kind })),
         }
       : draft;
-  const player = imagePlayer(container, params, start, context, { splines });
+  const player = imagePlayer(container, params, start, context, { splines, regionsByIndex: true });
   return {
     ...player,
     getResponse() {

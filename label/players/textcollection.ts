@@ -10,6 +10,7 @@ import { conditionsHold, leafChoiceValues } from '../../server/domain/form-field
 import { instructionHtml } from '../instruction.ts';
 import type { Shortcut } from '../keys.ts';
 import { attachmentView, type AttachmentType } from './attachment.ts';
+import { fieldPinning, showOnly } from './pins.ts';
 import { el, type PlayerFactory } from './types.ts';
 import { asBoolean, isRecord } from '../../server/domain/json.ts';
 
@@ -703,7 +704,9 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
 
   const shortcuts: Shortcut[] = [];
   return {
-    shortcuts,
+    shortcuts: context.readOnly ? [] : shortcuts,
+    pinning: fieldPinning(container),
+    readOnly: context.readOnly ? showOnly(container) : false,
     getDraft: () => ({ values: top }),
     getResponse() {
       evaluate();

@@ -1,7 +1,23 @@
 // What a scripted person does in the labeling app (/label/), shared by the Chromium tests: log in
-// through the form, drag a box on the image canvas, find a piece of text on the page (to select it
-// with the mouse), and a small street image that needs no network.
+// through the form, drag a box on or click the image canvas, find a piece of text on the page (to
+// select it with the mouse), a small street image that needs no network, and the screenshots of
+// the app that docs/label-app.md shows.
+import { copyFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
 import type { Page } from 'playwright-core';
+import { root } from './spec.ts';
+
+/**
+ * Takes the screenshot `docs/label-<name>.png` shows: written to test-results/label-<name>.png on
+ * every run, and copied over the one in docs/ when the run has UPDATE_SCREENSHOTS=1 (then commit
+ * them). Every player's test calls it once with its name, at 1280 × 800.
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  const file = path.join(root, 'test-results', `label-${name}.png`);
+  mkdirSync(path.dirname(file), { recursive: true });
+  await page.screenshot({ path: file });
+  if (process.env.UPDATE_SCREENSHOTS === '1') copyFileSync(file, path.join(root, 'docs', `label-${name}.png`));
+}
 
 /** A 640 × 400 street with a car (200, 200)-(380, 290), as SVG: an image the browser decodes without any network. */
 export const street = `<svg xmlns="http://www.w3.org/2000/svg" width="640" height="400" viewBox="0 0 640 400">
@@ -31,6 +47,14 @@ export async function dragOnImage(page: Page, imageWidth: number, from: [number,
   await page.mouse.move(...at([(from[0] + to[0]) / 2, (from[1] + to[1]) / 2]), { steps: 5 });
   await page.mouse.move(...at(to), { steps: 5 });
   await page.mouse.up();
+}
+
+/** Clicks the image player's canvas at an image pixel. */
+export async function clickOnImage(page: Page, imageWidth: number, [x, y]: [number, number]) {
+  const frame = await page.locator('.stage canvas').first().boundingBox();
+  if (!frame) throw new Error('no canvas');
+  const scale = frame.width / imageWidth;
+  await page.mouse.click(frame.x + x * scale, frame.y + y * scale);
 }
 
 /** Where a piece of the named-entity text is on the page: its first and last character's middle. */
