@@ -4,6 +4,7 @@
 // the combined answer (one callback); below it, workers are added up to max_extra, then the task
 // goes to review with the attempts beside the reviewed one. A worker never attempts a task twice,
 // and the last two submits of a task, at once, complete it once.
+import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AccountSecrets, createAccount } from '../../server/domain/accounts.ts';
 import type { Caller } from '../../server/domain/model.ts';
@@ -12,19 +13,45 @@ import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
 import { assignmentWork, claimNext, reviewAssignment, submitAssignment, type WorkSettings } from '../../server/domain/workforce/work.ts';
 import { loadContract } from '../../server/http/contract.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/wait.ts';
+import { bearer, createWorker } from '../support/workers.ts';
 
 const checkSchema = loadContract('current').checkResponse;
 const settings: WorkSettings = { leaseMs: 60_000, hardCapMs: 600_000, redoReserveMs: 3_600_000 };
 
+/** A loopback callback receiver: the bodies it got. */
+async function receiver() {
+  const received: Array<{ task_id: string; response: unknown }> = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      received.push(JSON.parse(body));
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
+    received,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overlap and consensus on %s', (db) => {
   let server: TestServer;
+  let hook: Awaited<ReturnType<typeof receiver>>;
   let n = 0;
 
   beforeAll(async () => {
-    server = await startTestServer(db, { WORK_SWEEP_POLL_MS: '0' });
+    hook = await receiver();
+    server = await startTestServer(db, { DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32', WORK_SWEEP_POLL_MS: '0' });
   });
   afterAll(async () => {
     await server?.close();
+    await hook?.close();
   });
 
   /** A fresh account with a categorization project under this quality policy. */
@@ -53,7 +80,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
       const r = await live('POST', '/v1/task/categorization', {
         json: {
           project: 'pets',
-          callback_url: 'https://example.com/cb',
+          callback_url: hook.url,
           instruction: 'Pick',
           attachment_type: 'text',
           attachment: 'a cat',
@@ -63,7 +90,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
       expect(r.status, r.text).toBe(200);
       return r.body.task_id as string;
     };
-    return { caller, live, worker, newTask };
+    return { secrets, caller, live, worker, newTask };
   }
 
   const claim = (w: WorkerPrincipal) => claimNext(server.uow, w, {}, settings, new Date());
@@ -216,5 +243,68 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
     expect(await answer(taskId, [[await worker('solo'), 'fish']])).toEqual(['completed']);
     expect(await task(caller, taskId)).toMatchObject({ status: 'completed', response: { category: 'fish' } });
     expect(await events(taskId, 'combined')).toHaveLength(0);
+  });
+
+  it('over HTTP: three workers of the worker API agree, and the receiver gets the combined answer once; a reviewer of a disagreement sees every attempt', async () => {
+    const { secrets, newTask } = await project({ overlap: 3, consensus: { threshold: 0.8, max_extra: 0 } });
+    const as = (token: string) => async (method: string, path: string, json?: unknown) => {
+      const res = await fetch(`${server.url}/worker${path}`, {
+        method,
+        headers: { ...bearer(token), ...(json !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
+    };
+    const workers: Array<ReturnType<typeof as>> = [];
+    for (let i = 0; i < 3; i++) workers.push(as((await createWorker(server, { accountId: secrets.account_id })).token));
+    /** Each worker takes the task and answers it. */
+    const work = async (taskId: string, categories: string[]) => {
+      for (const [i, category] of categories.entries()) {
+        const w = workers[i]!;
+        const next = await w('POST', '/v1/assignments/next', {});
+        expect(next.status, next.text).toBe(200);
+        expect(next.body.task.task_id).toBe(taskId);
+        const done = await w('POST', `/v1/assignments/${next.body.assignment_id}/submit`, {
+          lease_token: next.body.lease_token,
+          response: { category },
+          active_ms: 1000,
+        });
+        expect(done.status, done.text).toBe(200);
+        expect(done.body.status).toBe('submitted');
+        // The worker is not handed the same task again.
+        expect((await w('POST', '/v1/assignments/next', {})).status).toBe(204);
+      }
+    };
+
+    const agreed = await newTask();
+    await work(agreed, ['dog', 'dog', 'dog']);
+    await until(() => hook.received.some((b) => b.task_id === agreed), 'the callback of the agreed task');
+    const sent = hook.received.filter((b) => b.task_id === agreed);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.response).toEqual({ category: 'dog' });
+
+    const disputed = await newTask();
+    await work(disputed, ['cat', 'dog', 'dog']);
+    const reviewer = as((await createWorker(server, { accountId: secrets.account_id, roles: ['reviewer'] })).token);
+    const review = await reviewer('POST', '/v1/assignments/next', { role: 'review' });
+    expect(review.status, review.text).toBe(200);
+    expect(review.body).toMatchObject({ role: 'review', task: { task_id: disputed } });
+    expect(review.body.under_review.response).toEqual({ category: 'dog' });
+    expect(review.body.under_review.attempts.map((x: { response: unknown }) => x.response)).toEqual([
+      { category: 'cat' },
+      { category: 'dog' },
+      { category: 'dog' },
+    ]);
+    const accepted = await reviewer('POST', `/v1/assignments/${review.body.assignment_id}/review`, {
+      lease_token: review.body.lease_token,
+      result: 'accepted',
+      active_ms: 1000,
+    });
+    expect(accepted.status, accepted.text).toBe(200);
+    await until(() => hook.received.some((b) => b.task_id === disputed), 'the callback of the reviewed task');
+    expect(hook.received.filter((b) => b.task_id === disputed).map((b) => b.response)).toEqual([{ category: 'dog' }]);
+    // Every callback of the agreed task came once.
+    expect(hook.received.filter((b) => b.task_id === agreed)).toHaveLength(1);
   });
 });
