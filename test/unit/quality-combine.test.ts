@@ -109,6 +109,20 @@ describe('hand-made cases', () => {
     expect(combined.agreement).toBeLessThan(0.9);
   });
 
+  it("docs/quality.md's worked example: a fourth and a fifth worker raise the agreement to 0.694 and 0.744", () => {
+    const answers = [
+      { annotations: [box(100, 100, 50, 40)] },
+      { annotations: [box(104, 98, 50, 44)] },
+      { annotations: [box(102, 102, 56, 40), box(300, 300, 20, 60, 'person')] },
+    ];
+    expect(combineAnswers('annotation', boxParams, answers).agreement).toBeCloseTo(0.61, 3);
+    const four = [...answers, { annotations: [box(101, 100, 52, 42)] }];
+    expect(combineAnswers('annotation', boxParams, four).agreement).toBeCloseTo(0.694, 3);
+    const five = combineAnswers('annotation', boxParams, [...four, { annotations: [box(102, 101, 51, 41)] }]);
+    expect(five.agreement).toBeCloseTo(0.744, 3);
+    expect(five.answer).toEqual({ annotations: [{ left: 101.8, top: 100.2, width: 51.8, height: 41.4, label: 'car' }] });
+  });
+
   it('boxes: weights decide which objects a majority found', () => {
     const answers = [{ annotations: [box(100, 100, 50, 40)] }, { annotations: [] }, { annotations: [] }];
     expect(combineAnswers('annotation', boxParams, answers).answer).toEqual({ annotations: [] });
