@@ -2878,7 +2878,9 @@ export interface components {
             /**
              * @description The result, present once the task is completed; its format depends on the type. A task that
              *     ran into an error has `{error: <message>}` instead. When a completed task is redone, the
-             *     new result replaces this one once it is delivered.
+             *     new result replaces this one once it is delivered. A live task of a project whose quality
+             *     policy has an `overlap` above 1 is answered by several workers: its result is their answers
+             *     combined by type (see `QualityConsensusPolicy`), or the reviewed answer when they disagreed.
              */
             response?: Record<string, never>;
             /**
@@ -8400,11 +8402,23 @@ export interface components {
          * QualityConsensusPolicy
          * @description Agreement between the workers of one task (when `overlap` is more than 1). Once the task's
          *     answers are in, they are compared pairwise by the type's scorer; the mean is the task's
-         *     agreement. At or above `threshold`, the answers are combined (weighted majority for choices,
-         *     matched-region averaging for geometry, span clustering for named entities, the medoid for free
-         *     text) and the combined answer completes the task (or goes to review when the staffing samples
-         *     it). Below, one more worker is added, up to `max_extra` more than `overlap`; after that the
-         *     task goes to review.
+         *     agreement. At or above `threshold`, the answers are combined and the combined answer completes
+         *     the task: it is the task's `response` and its callback's. Combining is by type: majority for
+         *     choices (categories, comparison choices, constrained form fields), matched-region averaging for
+         *     shapes (shapes matched across answers as the scorer matches them; boxes and points at the mean
+         *     of their coordinates, ellipses at the mean centre and radii, lines, polygons and cuboids as the
+         *     cluster's most central shape; an object kept only when more than half the workers drew it),
+         *     span clustering for named entities (spans kept by majority, boundaries by the most common
+         *     one), a per-point majority for lidar, the most central text per field for free text, and the
+         *     most central answer (the medoid: the largest sum of scores against the others) for
+         *     transcriptions, documents, audio, segmentation masks and video tracks. Each answer counts once.
+         *
+         *     Below the threshold, one more worker is added, up to `max_extra` more than `overlap`, and the
+         *     answers are combined again with theirs; still below, the task goes to review: a reviewer gets
+         *     the medoid answer to accept, fix or reject, with every worker's answer beside it
+         *     (`under_review.attempts`). A calibration batch's tasks are always reviewed, so they go to review
+         *     once combined. The staffing's review sampling applies to tasks of overlap 1: with overlap, the
+         *     agreement is the check. A worker never attempts the same task twice.
          */
         QualityConsensusPolicy: {
             /**
@@ -8499,7 +8513,9 @@ export interface components {
              */
             created_at?: string;
             /**
-             * @description How many distinct workers answer each live task before their answers are combined.
+             * @description How many distinct workers answer each live task before their answers are combined (see
+             *     `consensus`). It applies to live tasks created while this version is in force; with 1 (the
+             *     default) the one answer completes the task as it is.
              * @example 1
              */
             overlap: number;

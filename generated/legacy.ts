@@ -2315,7 +2315,9 @@ export interface components {
             /**
              * @description The result, present once the task is completed; its format depends on the type. A task that
              *     ran into an error has `{error: <message>}` instead. When a completed task is redone, the
-             *     new result replaces this one once it is delivered.
+             *     new result replaces this one once it is delivered. A live task of a project whose quality
+             *     policy has an `overlap` above 1 is answered by several workers: its result is their answers
+             *     combined by type (see `QualityConsensusPolicy`), or the reviewed answer when they disagreed.
              */
             response?: Record<string, never>;
             /**

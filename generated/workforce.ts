@@ -155,6 +155,10 @@ export interface paths {
          *     looks exactly like a live one (same fields, statuses, id shapes and timing), and nothing in it
          *     or in its submit answer tells them apart.
          *
+         *     Overlap: with the policy's `overlap` N, a live task goes to N distinct workers (more when
+         *     their answers disagree; see `QualityConsensusPolicy`); a worker never attempts it twice. A
+         *     review of such a task shows every attempt beside the one under review.
+         *
          *     A paused worker → 403 `worker_paused`; asking for a role the worker lacks → 403
          *     `role_missing`.
          */
@@ -5208,6 +5212,19 @@ export interface components {
                  * @example 95000
                  */
                 active_ms?: number;
+                /**
+                 * @description When several workers attempted the task (the project's quality policy has an `overlap`
+                 *     above 1): every attempt's answer, in the order the attempts were issued, the one under
+                 *     review among them. Their authors are not named.
+                 */
+                attempts?: {
+                    response: components["schemas"]["WorkerResponse"];
+                    /**
+                     * @description How long its author worked on it, in milliseconds.
+                     * @example 64000
+                     */
+                    active_ms?: number;
+                }[];
             };
             /** @description For a redo: the review that rejected the earlier answer, with its feedback items. */
             feedback?: components["schemas"]["AssignmentReview"];

@@ -26,8 +26,12 @@ function taskPriority(task: Pick<Task, 'generation' | 'urgency'>): number {
 export function taskWorkInsert(task: Task, gate: string, add: (value: unknown) => string): string {
   const account = add(task.accountId);
   const batch = add(task.batch);
+  const project = add(task.project);
+  // The overlap of the project's quality policy in force (1 without one): that many distinct workers.
+  const overlap = `coalesce((SELECT (qp.policy->>'overlap')::int FROM quality_policies qp JOIN projects p ON p.project_id = qp.project_id
+      WHERE p.account_id = ${account}::text AND p.mode = 'live' AND p.name = ${project}::text ORDER BY qp.version DESC LIMIT 1), 1)`;
   return `INSERT INTO task_work (task_id, account_id, project, batch, stage, needed, open_slots, priority, available_at, calibration, created_at)
-    SELECT ${add(task.taskId)}::text, ${account}::text, ${add(task.project)}::text, ${batch}::text, 'attempt', 1, 1, ${add(taskPriority(task))}::int,
+    SELECT ${add(task.taskId)}::text, ${account}::text, ${project}::text, ${batch}::text, 'attempt', ${overlap}, ${overlap}, ${add(taskPriority(task))}::int,
       ${add(task.createdAt.toISOString())}::timestamptz,
       coalesce((SELECT b.calibration_batch FROM batches b WHERE b.account_id = ${account}::text AND b.mode = 'live' AND b.name = ${batch}::text), false),
       ${add(task.createdAt.toISOString())}::timestamptz

@@ -137,7 +137,9 @@ export type WorkEventKind =
   | 'reviewed'
   | 'redo_created'
   | 'canceled'
-  | 'completed';
+  | 'completed'
+  /** A task's overlapping answers were combined (domain/quality/consensus.ts). */
+  | 'combined';
 
 export interface WorkEvent {
   at: Date;

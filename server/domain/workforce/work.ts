@@ -10,6 +10,7 @@ import { DomainError, invalid, notFound } from '../errors.ts';
 import { newTaskId } from '../ids.ts';
 import type { Caller, Json, Task, TaskAudit } from '../model.ts';
 import { queueTaskCallback } from '../outbox.ts';
+import { overlapping, settleOverlap } from '../quality/consensus.ts';
 import type { Repositories, UnitOfWork } from '../ports.ts';
 import {
   isAnswer,
@@ -263,14 +264,15 @@ export interface SubmitInput {
 
 export interface SubmitOutcome {
   assignment: Assignment;
-  /** What happens next: the task completed, or the answer waits for a review. */
-  next: 'completed' | 'review';
+  /** What happens next: the task completed, the answer waits for a review, or (overlap) for other workers' answers. */
+  next: 'completed' | 'review' | 'waiting';
 }
 
 /**
  * Submits an attempt (or redo): checked, stored, then either reviewed (sampled per staffing; always
  * for calibration batches and for a redo of a reviewer's rejection) or adopted at once: the task
- * completes in this transaction with its callback queued.
+ * completes in this transaction with its callback queued. An attempt of a task that needs several
+ * workers (overlap) waits for the others; the last one combines them (quality/consensus.ts).
  */
 export async function submitAssignment(
   uow: UnitOfWork,
@@ -288,13 +290,24 @@ export async function submitAssignment(
     const response = checkedResponse(task, input.response, activeMs, checkSchema);
     const submitted: Assignment = { ...a, status: 'submitted', response, activeMs, submittedAt: now, endedAt: now, draft: null };
     const events = [event(a, 'submitted', now, { active_ms: activeMs })];
-    const next = (await needsReview(repos, work, submitted, random)) ? 'review' : 'completed';
+    // Overlap (domain/quality/consensus.ts): the answers are combined once all are in.
+    const overlap = overlapping(work, submitted)
+      ? await settleOverlap(repos, task, work, submitted, (r) => checkSchema(task.type, r), events, now)
+      : null;
+    const next = overlap
+      ? overlap.next === 'extra'
+        ? 'waiting'
+        : overlap.next
+      : (await needsReview(repos, work, submitted, random))
+        ? 'review'
+        : 'completed';
     await repos.work.update(submitted);
     if (next === 'review') {
-      Object.assign(work, { stage: 'review', openSlots: 1, parentAssignmentId: a.assignmentId, reservedFor: null, reservedUntil: null });
+      const reviewed = overlap?.next === 'review' ? overlap.reviewed.assignmentId : a.assignmentId;
+      Object.assign(work, { stage: 'review', openSlots: 1, parentAssignmentId: reviewed, reservedFor: null, reservedUntil: null });
       await repos.work.updateTaskWork(work);
-    } else {
-      await adopt(repos, task, work, submitted, response, null, now);
+    } else if (next === 'completed') {
+      await adopt(repos, task, work, submitted, overlap?.next === 'completed' ? overlap.response : response, null, now);
       events.push(event(a, 'completed', now));
     }
     await repos.work.addEvents(events);
@@ -468,18 +481,24 @@ export async function redoAfterCustomerReject(
   ]);
 }
 
-/** What a worker sees of an assignment: the task to work on and, for a review, the answer under review. */
+/**
+ * What a worker sees of an assignment: the task to work on and, for a review, the answer under
+ * review and, when several workers attempted the task (overlap), all their answers.
+ */
 export interface AssignmentWork {
   assignment: Assignment;
   task: Task;
   reviewed: Assignment | null;
+  attempts?: Assignment[];
 }
 
 async function withWork(uow: UnitOfWork, a: Assignment): Promise<AssignmentWork> {
   const task = await uow.tasks.get(a.accountId, 'live', a.taskId);
   if (!task) throw notFound(`Assignment ${a.assignmentId} not found.`);
   const reviewed = a.role === 'review' && a.parentAssignmentId ? await uow.work.get(a.parentAssignmentId, null) : null;
-  return { assignment: a, task, reviewed };
+  if (!reviewed) return { assignment: a, task, reviewed };
+  const attempts = (await uow.work.forTask(a.taskId)).filter((x) => x.role === 'attempt' && x.response !== null);
+  return { assignment: a, task, reviewed, ...(attempts.length > 1 ? { attempts } : {}) };
 }
 
 /** A worker's own assignment with its task (404 for anyone else's). */

@@ -72,7 +72,17 @@ export function assignmentView(work: AssignmentWork & { parent?: Assignment | nu
       : {}),
     ...(a.draft ? { draft: a.draft } : {}),
     ...(a.response && a.role !== 'review' ? { response: answer(a.response) } : {}),
-    ...(reviewed?.response ? { under_review: { response: answer(reviewed.response), active_ms: reviewed.activeMs } } : {}),
+    ...(reviewed?.response
+      ? {
+          under_review: {
+            response: answer(reviewed.response),
+            active_ms: reviewed.activeMs,
+            ...(work.attempts
+              ? { attempts: work.attempts.flatMap((x) => (x.response ? [{ response: answer(x.response), active_ms: x.activeMs }] : [])) }
+              : {}),
+          },
+        }
+      : {}),
     ...(rejection ? { feedback: rejection } : {}),
     ...(parent?.response ? { previous_response: answer(parent.response) } : {}),
     ...(decided ? { review: decided } : {}),
