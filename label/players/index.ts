@@ -5,6 +5,8 @@ import { imageannotation } from './imageannotation.ts';
 import { ner } from './ner.ts';
 import { textcollection } from './textcollection.ts';
 import { legacyImage } from './legacy-image.ts';
+import { segmentation } from './segmentation.ts';
+import { documentTranscription } from './document.ts';
 import type { PlayerFactory } from './types.ts';
 
 /** The players by task type; a type without one is shown as not supported yet (skip or release it). */
@@ -20,4 +22,6 @@ export const players: Partial<Record<string, PlayerFactory>> = {
   comparison,
   textcollection,
   namedentityrecognition: ner,
+  segmentannotation: segmentation,
+  documenttranscription: documentTranscription,
 };

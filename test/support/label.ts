@@ -54,3 +54,13 @@ export const whereIs = (page: Page, piece: string) =>
     const [first, last] = [rects[0] as DOMRect, rects[rects.length - 1] as DOMRect];
     return { x1: first.left + 1, y1: first.top + first.height / 2, x2: last.right - 1, y2: last.top + last.height / 2 };
   }, piece);
+
+/** A 600 × 400 invoice page, as SVG: a document image for the transcription player, no network needed. */
+export const invoice = `<svg xmlns="http://www.w3.org/2000/svg" width="600" height="400" viewBox="0 0 600 400">
+<rect width="600" height="400" fill="#fff"/><text x="40" y="60" font-family="sans-serif" font-size="28" font-weight="bold">INVOICE</text>
+<text x="380" y="60" font-family="monospace" font-size="18">INV-2026-0412</text>
+<text x="40" y="150" font-family="sans-serif" font-size="16">Muster GmbH</text>
+<text x="40" y="172" font-family="sans-serif" font-size="16">Hauptstr. 5</text>
+<text x="40" y="194" font-family="sans-serif" font-size="16">10115 Berlin</text>
+<line x1="40" y1="250" x2="560" y2="250" stroke="#999"/><text x="40" y="290" font-family="sans-serif" font-size="16">Total due: 1,240.00 EUR</text>
+</svg>`;
