@@ -131,7 +131,7 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
   const overlayCtx = overlay.getContext('2d') as CanvasRenderingContext2D;
   let pixels: ImageData | null = null;
 
-  const valueOf = (c: SegClass) => classes.indexOf(c) + 1;
+  const pixelValue = (c: SegClass) => classes.indexOf(c) + 1;
   /** The class the brush and the fill paint with: the label's, or the current instance's (made when first needed). */
   function paintClass(): number {
     if (!isInstance(label)) return classes.findIndex((c) => c.label === label && c.instance === undefined) + 1;
@@ -142,7 +142,7 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
       classes.push(c);
       pixels && paintAll();
     }
-    return valueOf(c);
+    return pixelValue(c);
   }
 
   function redraw(dirty: Dirty) {
@@ -370,11 +370,11 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
     let next = 0;
     const entry = (c: SegClass) => {
       next += 1;
-      indexes.set(valueOf(c), next);
-      colours.set(valueOf(c), rgb(c.colour));
+      indexes.set(pixelValue(c), next);
+      colours.set(pixelValue(c), rgb(c.colour));
       return { color: c.colour, index: next };
     };
-    const mask = (c: SegClass) => binaryPng(m, new Set([valueOf(c)]));
+    const mask = (c: SegClass) => binaryPng(m, new Set([pixelValue(c)]));
     const labeled: Record<string, string | string[]> = {};
     const labelMapping: Record<string, unknown> = {};
     const instances: Record<string, number> = {};
@@ -384,7 +384,7 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
       labelMapping[l] = entry(c);
     }
     for (const l of instanceLabels) {
-      const found = classes.filter((c) => c.label === l && c.instance !== undefined && (counts[valueOf(c)] ?? 0) > 0);
+      const found = classes.filter((c) => c.label === l && c.instance !== undefined && (counts[pixelValue(c)] ?? 0) > 0);
       labeled[l] = found.map(mask);
       labelMapping[l] = found.map(entry);
       instances[l] = found.length;
