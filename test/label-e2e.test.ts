@@ -13,6 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './support/browser.ts';
 import { dragOnImage, logInThroughForm, street, whereIs } from './support/label.ts';
+import { readSegmentation } from './support/png.ts';
 import { client, databases, hasPostgres, startTestServer, type DatabaseKind, type TestServer } from './support/server.ts';
 import { makeValidator } from './support/spec.ts';
 import { until } from './support/wait.ts';
@@ -573,4 +574,73 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
       await page.close();
     },
   );
+});
+
+// The painting and document players on PGlite (a server of their own, so that this block stands
+// apart from the one above).
+describe('the segmentation and document players against the real server', () => {
+  beforeAll(() => startOn('pglite'));
+  afterAll(() => server?.close());
+
+  it('segmentannotation: a road and a car painted with the brush; the callback carries PNG masks of exactly those pixels', async () => {
+    const taskId = await liveTask('segmentannotation', 'Paint the road and each car; leave the rest.', {
+      attachment: streetUrl,
+      attachment_type: 'image',
+      labels: ['sky', 'road'],
+      instance_labels: ['car'],
+      allow_unlabeled: true,
+    });
+    const { page, foreign, problems } = await openApp();
+    await page.getByText('640 × 400 px').waitFor();
+    await page.keyboard.press('2');
+    await dragOnImage(page, 640, [40, 330], [600, 330]);
+    await page.keyboard.press('3');
+    await dragOnImage(page, 640, [230, 230], [350, 230]);
+    await expect.poll(() => page.locator('.seg-classes').textContent(), poll).toContain('car #1');
+    await submit(page);
+    const response = await delivered(taskId, 'SegmentAnnotationResponse');
+    expect(response.instances).toEqual({ car: 1 });
+    expect(response.labelMapping).toMatchObject({ sky: { index: 1 }, road: { index: 2 }, car: [{ index: 3 }] });
+    const seg = readSegmentation(response);
+    expect(seg.problems).toEqual([]);
+    expect([seg.width, seg.height]).toEqual([640, 400]);
+    // Nothing is sky; the rest is unlabeled, in its own mask.
+    expect(seg.counts.sky).toBeUndefined();
+    for (const [x, y, name] of [
+      [10, 10, ''],
+      [320, 330, 'road'],
+      [320, 345, ''],
+      [290, 230, 'car#0'],
+      [290, 250, ''],
+    ] as const)
+      expect(seg.classAt(x, y), `${x}, ${y}`).toBe(name);
+    const road = seg.bounds('road');
+    expect(Math.abs((road?.left ?? 0) - 32)).toBeLessThanOrEqual(3);
+    expect(Math.abs((road?.right ?? 0) - 608)).toBeLessThanOrEqual(3);
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('documenttranscription: a region drawn for a feature and its text typed; the callback has the region with its page, box and text', async () => {
+    const taskId = await liveTask('documenttranscription', 'Transcribe the number plate.', {
+      attachment: streetUrl,
+      attachment_type: 'image',
+      features: [{ label: 'plate', type: 'line', description: 'The number plate of the car.' }],
+    });
+    const { page, foreign, problems } = await openApp();
+    await page.getByText('640 × 400 px').waitFor();
+    await dragOnImage(page, 640, [200, 200], [380, 270]);
+    await page.getByRole('region', { name: 'Attributes' }).getByLabel(/^Text/).fill('B-HT 2026');
+    await submit(page);
+    const response = await delivered(taskId, 'DocumentTranscriptionResponse');
+    const [plate, ...more] = response.annotations;
+    expect(more).toEqual([]);
+    expect(plate).toMatchObject({ type: 'line', label: 'plate', text: 'B-HT 2026', page: 1 });
+    for (const [key, want] of Object.entries({ left: 200, top: 200, width: 180, height: 70 }))
+      expect(Math.abs(plate[key] - want), key).toBeLessThan(2);
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 });
