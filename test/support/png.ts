@@ -10,7 +10,7 @@ export interface Png {
   rgb: Uint8Array;
 }
 
-export function decodePngDataUrl(url: string): Png {
+function decodePngDataUrl(url: string): Png {
   const prefix = 'data:image/png;base64,';
   if (!url.startsWith(prefix)) throw new Error(`not a PNG data URL: ${url.slice(0, 40)}`);
   const buf = Buffer.from(url.slice(prefix.length), 'base64');
@@ -64,7 +64,7 @@ export function decodePngDataUrl(url: string): Png {
 }
 
 /** The pixels where a binary mask is white (non-zero red), as a bit per pixel. */
-export function maskBits(url: string): { width: number; height: number; on: Uint8Array } {
+function maskBits(url: string): { width: number; height: number; on: Uint8Array } {
   const { width, height, rgb } = decodePngDataUrl(url);
   const on = new Uint8Array(width * height);
   for (let i = 0; i < on.length; i++) on[i] = rgb[i * 3] ? 1 : 0;
