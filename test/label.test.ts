@@ -16,7 +16,7 @@ import { startServer, type RunningServer } from '../server/main.ts';
 import { readConfig } from '../server/config.ts';
 import { startWorkerMock, type RunningMock } from '../server/mock.ts';
 import { launchBrowser } from './support/browser.ts';
-import { invoice, street, whereIs } from './support/label.ts';
+import { invoice, pdfDocument, street, whereIs } from './support/label.ts';
 import { readSegmentation } from './support/png.ts';
 import { asGeneration, makeValidator, root } from './support/spec.ts';
 import { pino } from 'pino';
@@ -32,6 +32,14 @@ interface Call {
 }
 
 const schema = makeValidator(asGeneration('workforce'));
+/** A two-page letter: a reference on the first page, a signature on the second. */
+const letterPdf = pdfDocument([
+  [
+    [40, 40, 'Reference: HT-7731'],
+    [40, 120, 'Dear customer,'],
+  ],
+  [[40, 200, 'Yours, Ana Lima']],
+]);
 const validAgainst = (name: string, value: unknown) => {
   const v = schema(`#/components/schemas/${name}`);
   return v(value) ? 'valid' : JSON.stringify(v.errors);
@@ -102,6 +110,9 @@ beforeAll(async () => {
   });
   app.get('/fixtures/invoice.svg', (_req, res) => {
     res.type('image/svg+xml').send(invoice);
+  });
+  app.get('/fixtures/letter.pdf', (_req, res) => {
+    res.type('application/pdf').send(letterPdf);
   });
   app.use(express.raw({ type: () => true, limit: '2mb' }));
   app.post('/worker/v1/assignments/next', (req, res) => {
@@ -1655,6 +1666,66 @@ describe('the segmentation and document players', () => {
       expect(Math.abs(address[k] - v), k).toBeLessThanOrEqual(1);
     expect(total).toMatchObject({ type: 'line', text: 'Total due: 1,240.00 EUR', page: 1 });
     expect(total.label).toBeUndefined();
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+
+  it('documenttranscription of a PDF: its pages drawn by pdf.js at 72 dpi, a region on each page, page keys, a reload keeps both', async () => {
+    const a = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9e3',
+      type: 'documenttranscription',
+      instruction: 'Transcribe the reference and the signature.',
+      params: {
+        attachment: `${origin}/fixtures/letter.pdf`,
+        attachment_type: 'pdf',
+        features: [
+          { label: 'reference', type: 'line' },
+          { label: 'signature', type: 'line' },
+        ],
+      },
+    } as unknown as Assignment['task']);
+    queue = [a, a];
+    const { page, foreign } = await open();
+    await logIn(page);
+    await page.getByText('Page 1 of 2').waitFor();
+    await page.getByText('400 × 300 px').waitFor();
+    const panel = page.getByRole('region', { name: 'Attributes' });
+    await page.keyboard.press('B');
+    await stroke(page, [
+      [36, 24],
+      [200, 46],
+    ]);
+    await panel.getByLabel(/^Text/).fill('Reference: HT-7731');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('PageDown');
+    await page.getByText('Page 2 of 2').waitFor();
+    await page.getByText('400 × 300 px').waitFor();
+    await page.keyboard.press('B');
+    await page.keyboard.press('2');
+    await stroke(page, [
+      [36, 184],
+      [180, 206],
+    ]);
+    await panel.getByLabel(/^Text/).fill('Yours, Ana Lima');
+    await page.keyboard.press('Escape');
+    // A reload: the same page, both regions back.
+    await page.reload();
+    await page.getByText('Page 2 of 2').waitFor();
+    await expect.poll(() => page.locator('.shapes li').count(), poll).toBe(1);
+    await page.screenshot({ path: path.join(root, 'test-results', 'label-documenttranscription-pdf.png') });
+    await page.keyboard.press('PageUp');
+    await page.getByText('Page 1 of 2').waitFor();
+    await expect.poll(() => page.locator('.shapes li').count(), poll).toBe(1);
+
+    const response = await submitted(page, a, 'DocumentTranscriptionResponse');
+    const [reference, signature, ...more] = response.annotations;
+    expect(more).toEqual([]);
+    expect(reference).toMatchObject({ type: 'line', label: 'reference', text: 'Reference: HT-7731', page: 1 });
+    expect(signature).toMatchObject({ type: 'line', label: 'signature', text: 'Yours, Ana Lima', page: 2 });
+    for (const [k, v] of Object.entries({ left: 36.5, top: 24.5, width: 164, height: 22 }))
+      expect(Math.abs(reference[k] - v), k).toBeLessThanOrEqual(1);
+    for (const [k, v] of Object.entries({ left: 36.5, top: 184.5, width: 144, height: 22 }))
+      expect(Math.abs(signature[k] - v), k).toBeLessThanOrEqual(1);
     expect(foreign).toEqual([]);
     await page.close();
   });
