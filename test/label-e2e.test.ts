@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:http';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './support/browser.ts';
-import { dragOnImage, logInThroughForm, street, whereIs } from './support/label.ts';
+import { dragOnImage, logInThroughForm, pdfDocument, street, whereIs } from './support/label.ts';
 import { readSegmentation } from './support/png.ts';
 import { client, databases, hasPostgres, startTestServer, type DatabaseKind, type TestServer } from './support/server.ts';
 import { makeValidator } from './support/spec.ts';
@@ -38,6 +38,9 @@ let hookUrl: string;
 /** The customer's images: the street, and the street at dusk (another picture to compare it with). */
 let streetUrl: string;
 let duskUrl: string;
+/** The customer's two-page PDF letter. */
+let letterUrl: string;
+const letter = pdfDocument([[[40, 40, 'Reference: HT-7731']], [[40, 200, 'Yours, Ana Lima']]]);
 const received: Received[] = [];
 let worker: TestWorker;
 let browser: Browser;
@@ -47,6 +50,11 @@ beforeAll(async () => {
   hook = createServer((req, res) => {
     if (req.method === 'GET' && req.url?.startsWith('/street')) {
       res.writeHead(200, { 'content-type': 'image/svg+xml' }).end(req.url.includes('dusk') ? street.replace('#9fc5e8', '#f6d5a8') : street);
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/letter.pdf') {
+      // The app reads a PDF with fetch: the customer's server lets it (CORS), as an image needs not.
+      res.writeHead(200, { 'content-type': 'application/pdf', 'access-control-allow-origin': '*' }).end(letter);
       return;
     }
     let body = '';
@@ -61,6 +69,7 @@ beforeAll(async () => {
   hookUrl = `${hookOrigin}/hook`;
   streetUrl = `${hookOrigin}/street.svg`;
   duskUrl = `${hookOrigin}/street-dusk.svg`;
+  letterUrl = `${hookOrigin}/letter.pdf`;
 });
 
 afterAll(async () => {
@@ -98,7 +107,7 @@ async function openApp(query = '') {
   page.on('request', (r) => {
     const u = new URL(r.url());
     // The attachments are the work: they come from where the customer keeps them.
-    if (!['data:', 'blob:'].includes(u.protocol) && u.origin !== server.url && ![streetUrl, duskUrl].includes(r.url()))
+    if (!['data:', 'blob:'].includes(u.protocol) && u.origin !== server.url && ![streetUrl, duskUrl, letterUrl].includes(r.url()))
       foreign.push(r.url());
   });
   page.on('pageerror', (e) => problems.push(e.message));
@@ -622,23 +631,38 @@ describe('the segmentation and document players against the real server', () => 
     await page.close();
   });
 
-  it('documenttranscription: a region drawn for a feature and its text typed; the callback has the region with its page, box and text', async () => {
-    const taskId = await liveTask('documenttranscription', 'Transcribe the number plate.', {
-      attachment: streetUrl,
-      attachment_type: 'image',
-      features: [{ label: 'plate', type: 'line', description: 'The number plate of the car.' }],
+  it('documenttranscription: the two pages of a PDF drawn by pdf.js, a region on each, their text typed; the callback has them with their pages', async () => {
+    // No attachment_type: a PDF, the contract's default.
+    const taskId = await liveTask('documenttranscription', 'Transcribe the reference and the signature.', {
+      attachment: letterUrl,
+      features: [
+        { label: 'reference', type: 'line' },
+        { label: 'signature', type: 'line', description: 'Who signed the letter.' },
+      ],
     });
     const { page, foreign, problems } = await openApp();
-    await page.getByText('640 × 400 px').waitFor();
-    await dragOnImage(page, 640, [200, 200], [380, 270]);
-    await page.getByRole('region', { name: 'Attributes' }).getByLabel(/^Text/).fill('B-HT 2026');
+    await page.getByText('Page 1 of 2').waitFor();
+    await page.getByText('400 × 300 px').waitFor();
+    const text = page.getByRole('region', { name: 'Attributes' }).getByLabel(/^Text/);
+    await dragOnImage(page, 400, [36, 24], [200, 46]);
+    await text.fill('Reference: HT-7731');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('PageDown');
+    await page.getByText('Page 2 of 2').waitFor();
+    await page.getByText('400 × 300 px').waitFor();
+    await page.keyboard.press('2');
+    await dragOnImage(page, 400, [36, 184], [180, 206]);
+    await text.fill('Yours, Ana Lima');
     await submit(page);
     const response = await delivered(taskId, 'DocumentTranscriptionResponse');
-    const [plate, ...more] = response.annotations;
+    const [reference, signature, ...more] = response.annotations;
     expect(more).toEqual([]);
-    expect(plate).toMatchObject({ type: 'line', label: 'plate', text: 'B-HT 2026', page: 1 });
-    for (const [key, want] of Object.entries({ left: 200, top: 200, width: 180, height: 70 }))
-      expect(Math.abs(plate[key] - want), key).toBeLessThan(2);
+    expect(reference).toMatchObject({ type: 'line', label: 'reference', text: 'Reference: HT-7731', page: 1 });
+    expect(signature).toMatchObject({ type: 'line', label: 'signature', text: 'Yours, Ana Lima', page: 2 });
+    for (const [key, want] of Object.entries({ left: 36, top: 24, width: 164, height: 22 }))
+      expect(Math.abs(reference[key] - want), key).toBeLessThan(2);
+    for (const [key, want] of Object.entries({ left: 36, top: 184, width: 144, height: 22 }))
+      expect(Math.abs(signature[key] - want), key).toBeLessThan(2);
     expect(foreign).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();
