@@ -236,6 +236,9 @@ export const documentTranscription: PlayerFactory = (container, assignment, draf
   };
 };
 
+/** Bitmap pixels per PDF point of a rendered page (216 dpi). */
+const PAGE_DETAIL = 3;
+
 interface Region {
   type: RegionKind;
   label?: string;
@@ -272,13 +275,18 @@ async function pdfSource(url: string): Promise<PageSource> {
       const known = urls.get(n);
       if (known) return known;
       const p = await doc.getPage(n);
-      const viewport = p.getViewport({ scale: 1 });
+      // The page is PDF points wide (the contract's coordinates), and holds a bitmap drawn at
+      // PAGE_DETAIL times that, so that its print stays sharp when shown enlarged or zoomed in.
+      const points = p.getViewport({ scale: 1 });
+      const width = Math.round(points.width);
+      const height = Math.round(points.height);
+      const viewport = p.getViewport({ scale: PAGE_DETAIL });
       const canvas = document.createElement('canvas');
-      canvas.width = Math.round(viewport.width);
-      canvas.height = Math.round(viewport.height);
+      canvas.width = Math.round(width * PAGE_DETAIL);
+      canvas.height = Math.round(height * PAGE_DETAIL);
       await p.render({ canvas, viewport }).promise;
-      const blob = await new Promise<Blob | null>((resolve) => canvas.toBlob(resolve, 'image/png'));
-      if (!blob) throw new Error('the page could not be drawn');
+      const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}"><image width="${width}" height="${height}" href="${canvas.toDataURL('image/png')}"/></svg>`;
+      const blob = new Blob([svg], { type: 'image/svg+xml' });
       const made = URL.createObjectURL(blob);
       urls.set(n, made);
       return made;
