@@ -25,6 +25,8 @@ const toolKeys: Record<Tool, [string, string]> = {
 const palette = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#bfef45', '#469990', '#9a6324'];
 const brushSizes = [1, 2, 3, 5, 8, 12, 20, 32, 50];
 const HISTORY = 30;
+/** The most characters of painting a draft carries (the contract allows 1 MB a draft). */
+const DRAFT_BUDGET = 900_000;
 
 /** A colour no class has yet: the palette first, then hues a golden angle apart (never black, which is unlabeled). */
 function freshColour(taken: readonly SegClass[], seed: number): string {
@@ -74,6 +76,7 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
   let redo: Uint16Array[] = [];
   let spaceHeld = false;
   let maskShown = true;
+  let draftTooLarge = false;
 
   // ---- the page ------------------------------------------------------------------------------
   const toolBar = el('div', { class: 'labels tools', role: 'toolbar', 'aria-label': 'Tool' });
@@ -441,19 +444,25 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
 
   return {
     shortcuts,
-    getDraft: () =>
-      map
-        ? {
-            segmentation: {
-              width: map.width,
-              height: map.height,
-              classes: classes.map((c) => ({ label: c.label, colour: c.colour, ...(c.instance ? { instance: c.instance } : {}) })),
-              runs: map.toRuns(),
-            },
-          }
-        : isRecord(draft)
-          ? draft
-          : {},
+    getDraft: () => {
+      if (!map) return isRecord(draft) ? draft : {};
+      const runs = map.toRuns();
+      // A draft is at most 1 MB (the contract): a painting too detailed for that is not kept in it.
+      if (runs.length > DRAFT_BUDGET) {
+        if (!draftTooLarge) say('The painting is too detailed to be saved as a draft: submit it before you leave.');
+        draftTooLarge = true;
+        return { segmentation: { width: map.width, height: map.height, tooLarge: true } };
+      }
+      draftTooLarge = false;
+      return {
+        segmentation: {
+          width: map.width,
+          height: map.height,
+          classes: classes.map((c) => ({ label: c.label, colour: c.colour, ...(c.instance ? { instance: c.instance } : {}) })),
+          runs,
+        },
+      };
+    },
     getResponse: answer,
     destroy() {
       stageEl.removeEventListener('pointerdown', down);

@@ -101,31 +101,62 @@ export class LabelMap {
     return out;
   }
 
-  /** Run-length text of the map for the draft: `value*count` runs joined by commas. */
+  /**
+   * The map for the draft, run-length coded: each run its value and its length as unsigned
+   * LEB128 varints (a byte per 7 bits), the bytes in base64.
+   */
   toRuns(): string {
-    const runs: string[] = [];
+    const bytes: number[] = [];
+    const varint = (n: number) => {
+      while (n >= 0x80) {
+        bytes.push((n & 0x7f) | 0x80);
+        n = Math.floor(n / 128);
+      }
+      bytes.push(n);
+    };
     let i = 0;
     while (i < this.data.length) {
       const v = this.data[i] as number;
       let j = i + 1;
       while (j < this.data.length && this.data[j] === v) j++;
-      runs.push(`${v}*${j - i}`);
+      varint(v);
+      varint(j - i);
       i = j;
     }
-    return runs.join(',');
+    let text = '';
+    for (let k = 0; k < bytes.length; k += 0x8000) text += String.fromCharCode(...bytes.slice(k, k + 0x8000));
+    return btoa(text);
   }
 
-  /** The map of a draft's runs, or null when they do not cover exactly this size. */
+  /** The map of a draft's runs, or null when they are not runs that cover exactly this size. */
   static fromRuns(width: number, height: number, runs: unknown): LabelMap | null {
     if (typeof runs !== 'string') return null;
+    let bytes: string;
+    try {
+      bytes = atob(runs);
+    } catch {
+      return null;
+    }
     const map = new LabelMap(width, height);
+    let k = 0;
+    const varint = (): number | null => {
+      let n = 0;
+      let scale = 1;
+      for (;;) {
+        if (k >= bytes.length) return null;
+        const b = bytes.charCodeAt(k++);
+        n += (b & 0x7f) * scale;
+        if (b < 0x80) return n;
+        scale *= 128;
+      }
+    };
     let at = 0;
-    for (const run of runs.split(',')) {
-      const [v, n] = run.split('*').map(Number);
-      if (!Number.isInteger(v) || !Number.isInteger(n) || (v as number) < 0 || (n as number) < 1 || at + (n as number) > map.data.length)
-        return null;
-      map.data.fill(v as number, at, at + (n as number));
-      at += n as number;
+    while (k < bytes.length) {
+      const v = varint();
+      const n = varint();
+      if (v === null || n === null || v > 0xffff || n < 1 || at + n > map.data.length) return null;
+      map.data.fill(v, at, at + n);
+      at += n;
     }
     return at === map.data.length ? map : null;
   }
