@@ -1,9 +1,10 @@
-// documenttranscription: the document's pages (an image, or a PDF's pages drawn by pdf.js), each with a box per region the person finds, each labelled
-// with the task feature it transcribes (or "other text" for text of no feature, whose kind the
-// person picks), and its text typed in a text area. It is the image player (boxes, zoom, pan,
-// select, move, resize, undo, attributes of the selected shape) with the feature labels as box
-// labels and the text and kind as attributes; the answer turns its boxes into the contract's
-// regions, in reading order, with the page and the feature's region type.
+// documenttranscription: the document's pages (an image, or a PDF's pages drawn by pdf.js), one
+// at a time, each with a box per region the person finds, labelled with the task feature it
+// transcribes (or "other text" for text of no feature, whose kind the person picks), and its text
+// typed in a text area. Each page is the image player (boxes, zoom, pan, select, move, resize,
+// undo, attributes of the selected shape) with the feature labels as box labels and the text and
+// kind as attributes; the answer turns every page's boxes into the contract's regions, in reading
+// order, with their page and the feature's region type.
 import { checkAnswer } from '../../server/domain/answer-rules.ts';
 import { isRecord, records } from '../../server/domain/json.ts';
 import { imagePlayer } from './imageannotation.ts';
