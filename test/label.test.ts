@@ -1689,6 +1689,10 @@ describe('the segmentation and document players', () => {
     await logIn(page);
     await page.getByText('Page 1 of 2').waitFor();
     await page.getByText('400 × 300 px').waitFor();
+    await page.keyboard.press('?');
+    const help = await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).textContent();
+    for (const line of ['Next page of the document', 'Previous page of the document', 'Tool: Box', 'Undo']) expect(help).toContain(line);
+    await page.keyboard.press('Escape');
     const panel = page.getByRole('region', { name: 'Attributes' });
     await page.keyboard.press('B');
     await stroke(page, [
