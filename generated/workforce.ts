@@ -1761,7 +1761,12 @@ export interface components {
         /**
          * SegmentAnnotationResponse
          * @description The `response` of a completed `segmentannotation` task (API description 6.1): every pixel of the
-         *     image classified by the worker, delivered as PNG mask images (URLs the service hosts).
+         *     image classified by the worker, delivered as PNG mask images (URLs). Our decision: this service
+         *     hosts no mask files; a worker's answer made in the labeling app carries each mask as a
+         *     `data:image/png;base64,...` URL (the PNG itself, the image's size, opaque 8-bit RGB(A)): a label
+         *     or instance mask is white where the label is and black elsewhere, `combined.image` each pixel in
+         *     its `labelMapping` color (unlabeled black), `combined.indexedImage` each pixel's `labelMapping`
+         *     index as its grey value (0 unlabeled; above 255, red + 256 times green).
          *     `annotations` holds the masks, `labelMapping` how labels are colored and indexed in the
          *     combined masks, `instances` a summary of the instance labels. A task that failed carries
          *     `{error}` instead (see `TaskErrorResponse`).

@@ -2,12 +2,17 @@
 // /label/app.js. The bundle is built in memory on the first request for it (about a second, once
 // per process): never stale, nothing written to the install folder, nothing fetched from the
 // network. esbuild's binary comes with its platform package (an optional dependency, no install
-// script needed).
+// script needed). pdf.js (pdfjs-dist) is served as it ships, at /label/vendor/, for the document
+// player to load only when a task's document is a PDF.
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type Router } from 'express';
 
 const labelDir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'label');
+const pdfjsBuild = path.join(path.dirname(createRequire(import.meta.url).resolve('pdfjs-dist/package.json')), 'build');
+/** The files of pdf.js the app loads: the library and its worker. */
+const vendorFiles = new Set(['pdf.min.mjs', 'pdf.worker.min.mjs']);
 
 // The app loads only its own files; customer attachments and instruction images may come from
 // anywhere (they are the work), and the API may be on another origin (`?api=`).
@@ -58,6 +63,11 @@ export function labelApp(): Router {
       bundle = null;
       next(err);
     }
+  });
+  router.get('/vendor/:file', (req, res, next) => {
+    if (!vendorFiles.has(req.params.file)) return next();
+    res.type('text/javascript').setHeader('cache-control', 'public, max-age=3600');
+    res.sendFile(path.join(pdfjsBuild, req.params.file));
   });
   router.use(express.static(path.join(labelDir, 'public')));
   return router;

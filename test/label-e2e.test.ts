@@ -20,6 +20,7 @@ import {
   lassoAround,
   lidarFrame,
   logInThroughForm,
+  pdfDocument,
   screenshot,
   street,
   toneWav,
@@ -27,6 +28,7 @@ import {
 } from './support/label.ts';
 import { client, databases, hasPostgres, startTestServer, type DatabaseKind, type TestServer } from './support/server.ts';
 import { makeValidator } from './support/spec.ts';
+import { readSegmentation } from './support/png.ts';
 import { until } from './support/wait.ts';
 import { createWorker, type TestWorker } from './support/workers.ts';
 
@@ -49,6 +51,9 @@ let hookUrl: string;
 /** The customer's images: the street, and the street at dusk (another picture to compare it with). */
 let streetUrl: string;
 let duskUrl: string;
+/** The customer's two-page PDF letter. */
+let letterUrl: string;
+const letter = pdfDocument([[[40, 40, 'Reference: HT-7731']], [[40, 200, 'Yours, Ana Lima']]]);
 const received: Received[] = [];
 let worker: TestWorker;
 let browser: Browser;
@@ -85,13 +90,16 @@ beforeAll(async () => {
   hookUrl = `${hookOrigin}/hook`;
   streetUrl = `${hookOrigin}/street.svg`;
   duskUrl = `${hookOrigin}/street-dusk.svg`;
+  letterUrl = `${hookOrigin}/letter.pdf`;
 });
 
-/** The customer's frames of a drive (`/drive-<n>.svg`) and a 3 s recording (`/speech.wav`). */
+/** The customer's frames of a drive (`/drive-<n>.svg`), a 3 s recording (`/speech.wav`) and a letter (`/letter.pdf`). */
 function customerMedia(url: string): { type: string; body: string | Buffer } | undefined {
   const frame = /^\/drive-(\d+)\.svg$/.exec(url);
   if (frame) return { type: 'image/svg+xml', body: driveFrame(Number(frame[1])) };
   if (url === '/speech.wav') return { type: 'audio/wav', body: toneWav(3) };
+  // The app reads a PDF with fetch: the customer's server lets it (CORS), as an image needs not.
+  if (url === '/letter.pdf') return { type: 'application/pdf', body: letter };
   return undefined;
 }
 
@@ -936,4 +944,172 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
       await page.close();
     },
   );
+});
+
+// The painting and document players on PGlite (a server of their own, so that this block stands
+// apart from the one above).
+describe('the segmentation and document players against the real server', () => {
+  beforeAll(() => startOn('pglite'));
+  afterAll(() => server?.close());
+
+  it('segmentannotation: a road and a car painted with the brush; the callback carries PNG masks of exactly those pixels', async () => {
+    const taskId = await liveTask('segmentannotation', 'Paint the road and each car; leave the rest.', {
+      attachment: streetUrl,
+      attachment_type: 'image',
+      labels: ['sky', 'road'],
+      instance_labels: ['car'],
+      allow_unlabeled: true,
+    });
+    const { page, foreign, problems } = await openApp();
+    await page.getByText('640 × 400 px').waitFor();
+    await page.keyboard.press('2');
+    await dragOnImage(page, 640, [40, 330], [600, 330]);
+    await page.keyboard.press('3');
+    await dragOnImage(page, 640, [230, 230], [350, 230]);
+    await expect.poll(() => page.locator('.seg-classes').textContent(), poll).toContain('car #1');
+    await submit(page);
+    const response = await delivered(taskId, 'SegmentAnnotationResponse');
+    expect(response.instances).toEqual({ car: 1 });
+    expect(response.labelMapping).toMatchObject({ sky: { index: 1 }, road: { index: 2 }, car: [{ index: 3 }] });
+    const seg = readSegmentation(response);
+    expect(seg.problems).toEqual([]);
+    expect([seg.width, seg.height]).toEqual([640, 400]);
+    // Nothing is sky; the rest is unlabeled, in its own mask.
+    expect(seg.counts.sky).toBeUndefined();
+    for (const [x, y, name] of [
+      [10, 10, ''],
+      [320, 330, 'road'],
+      [320, 345, ''],
+      [290, 230, 'car#0'],
+      [290, 250, ''],
+    ] as const)
+      expect(seg.classAt(x, y), `${x}, ${y}`).toBe(name);
+    const road = seg.bounds('road');
+    expect(Math.abs((road?.left ?? 0) - 32)).toBeLessThanOrEqual(3);
+    expect(Math.abs((road?.right ?? 0) - 608)).toBeLessThanOrEqual(3);
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('documenttranscription: the two pages of a PDF drawn by pdf.js, a region on each, their text typed; the callback has them with their pages', async () => {
+    // No attachment_type: a PDF, the contract's default.
+    const taskId = await liveTask('documenttranscription', 'Transcribe the reference and the signature.', {
+      attachment: letterUrl,
+      features: [
+        { label: 'reference', type: 'line' },
+        { label: 'signature', type: 'line', description: 'Who signed the letter.' },
+      ],
+    });
+    const { page, foreign, problems } = await openApp();
+    await page.getByText('Page 1 of 2').waitFor();
+    await page.getByText('400 × 300 px').waitFor();
+    const text = page.getByRole('region', { name: 'Attributes' }).getByLabel(/^Text/);
+    await dragOnImage(page, 400, [36, 24], [200, 46]);
+    await text.fill('Reference: HT-7731');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('PageDown');
+    await page.getByText('Page 2 of 2').waitFor();
+    await page.getByText('400 × 300 px').waitFor();
+    await page.keyboard.press('2');
+    await dragOnImage(page, 400, [36, 184], [180, 206]);
+    await text.fill('Yours, Ana Lima');
+    await submit(page);
+    const response = await delivered(taskId, 'DocumentTranscriptionResponse');
+    const [reference, signature, ...more] = response.annotations;
+    expect(more).toEqual([]);
+    expect(reference).toMatchObject({ type: 'line', label: 'reference', text: 'Reference: HT-7731', page: 1 });
+    expect(signature).toMatchObject({ type: 'line', label: 'signature', text: 'Yours, Ana Lima', page: 2 });
+    for (const [key, want] of Object.entries({ left: 36, top: 24, width: 164, height: 22 }))
+      expect(Math.abs(reference[key] - want), key).toBeLessThan(2);
+    for (const [key, want] of Object.entries({ left: 36, top: 184, width: 144, height: 22 }))
+      expect(Math.abs(signature[key] - want), key).toBeLessThan(2);
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});
+
+// The painting and document players on PGlite (a server of their own, so that this block stands
+// apart from the one above).
+describe('the segmentation and document players against the real server', () => {
+  beforeAll(() => startOn('pglite'));
+  afterAll(() => server?.close());
+
+  it('segmentannotation: a road and a car painted with the brush; the callback carries PNG masks of exactly those pixels', async () => {
+    const taskId = await liveTask('segmentannotation', 'Paint the road and each car; leave the rest.', {
+      attachment: streetUrl,
+      attachment_type: 'image',
+      labels: ['sky', 'road'],
+      instance_labels: ['car'],
+      allow_unlabeled: true,
+    });
+    const { page, foreign, problems } = await openApp();
+    await page.getByText('640 × 400 px').waitFor();
+    await page.keyboard.press('2');
+    await dragOnImage(page, 640, [40, 330], [600, 330]);
+    await page.keyboard.press('3');
+    await dragOnImage(page, 640, [230, 230], [350, 230]);
+    await expect.poll(() => page.locator('.seg-classes').textContent(), poll).toContain('car #1');
+    await submit(page);
+    const response = await delivered(taskId, 'SegmentAnnotationResponse');
+    expect(response.instances).toEqual({ car: 1 });
+    expect(response.labelMapping).toMatchObject({ sky: { index: 1 }, road: { index: 2 }, car: [{ index: 3 }] });
+    const seg = readSegmentation(response);
+    expect(seg.problems).toEqual([]);
+    expect([seg.width, seg.height]).toEqual([640, 400]);
+    // Nothing is sky; the rest is unlabeled, in its own mask.
+    expect(seg.counts.sky).toBeUndefined();
+    for (const [x, y, name] of [
+      [10, 10, ''],
+      [320, 330, 'road'],
+      [320, 345, ''],
+      [290, 230, 'car#0'],
+      [290, 250, ''],
+    ] as const)
+      expect(seg.classAt(x, y), `${x}, ${y}`).toBe(name);
+    const road = seg.bounds('road');
+    expect(Math.abs((road?.left ?? 0) - 32)).toBeLessThanOrEqual(3);
+    expect(Math.abs((road?.right ?? 0) - 608)).toBeLessThanOrEqual(3);
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('documenttranscription: the two pages of a PDF drawn by pdf.js, a region on each, their text typed; the callback has them with their pages', async () => {
+    // No attachment_type: a PDF, the contract's default.
+    const taskId = await liveTask('documenttranscription', 'Transcribe the reference and the signature.', {
+      attachment: letterUrl,
+      features: [
+        { label: 'reference', type: 'line' },
+        { label: 'signature', type: 'line', description: 'Who signed the letter.' },
+      ],
+    });
+    const { page, foreign, problems } = await openApp();
+    await page.getByText('Page 1 of 2').waitFor();
+    await page.getByText('400 × 300 px').waitFor();
+    const text = page.getByRole('region', { name: 'Attributes' }).getByLabel(/^Text/);
+    await dragOnImage(page, 400, [36, 24], [200, 46]);
+    await text.fill('Reference: HT-7731');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('PageDown');
+    await page.getByText('Page 2 of 2').waitFor();
+    await page.getByText('400 × 300 px').waitFor();
+    await page.keyboard.press('2');
+    await dragOnImage(page, 400, [36, 184], [180, 206]);
+    await text.fill('Yours, Ana Lima');
+    await submit(page);
+    const response = await delivered(taskId, 'DocumentTranscriptionResponse');
+    const [reference, signature, ...more] = response.annotations;
+    expect(more).toEqual([]);
+    expect(reference).toMatchObject({ type: 'line', label: 'reference', text: 'Reference: HT-7731', page: 1 });
+    expect(signature).toMatchObject({ type: 'line', label: 'signature', text: 'Yours, Ana Lima', page: 2 });
+    for (const [key, want] of Object.entries({ left: 36, top: 24, width: 164, height: 22 }))
+      expect(Math.abs(reference[key] - want), key).toBeLessThan(2);
+    for (const [key, want] of Object.entries({ left: 36, top: 184, width: 144, height: 22 }))
+      expect(Math.abs(signature[key] - want), key).toBeLessThan(2);
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 });

@@ -14,7 +14,8 @@ import { startServer, type RunningServer } from '../server/main.ts';
 import { readConfig } from '../server/config.ts';
 import { startWorkerMock, type RunningMock } from '../server/mock.ts';
 import { testBrowser } from './support/browser.ts';
-import { driveFrame, lassoAround, lidarFrame, screenshot, street, toneWav, whereIs } from './support/label.ts';
+import { driveFrame, invoice, lassoAround, lidarFrame, pdfDocument, screenshot, street, toneWav, whereIs } from './support/label.ts';
+import { readSegmentation } from './support/png.ts';
 import { webmFromFrames } from './support/webm.ts';
 import { asGeneration, makeValidator } from './support/spec.ts';
 import { pino } from 'pino';
@@ -30,6 +31,14 @@ interface Call {
 }
 
 const schema = makeValidator(asGeneration('workforce'));
+/** A two-page letter: a reference on the first page, a signature on the second. */
+const letterPdf = pdfDocument([
+  [
+    [40, 40, 'Reference: HT-7731'],
+    [40, 120, 'Dear customer,'],
+  ],
+  [[40, 200, 'Yours, Ana Lima']],
+]);
 const validAgainst = (name: string, value: unknown) => {
   const v = schema(`#/components/schemas/${name}`);
   return v(value) ? 'valid' : JSON.stringify(v.errors);
@@ -99,6 +108,12 @@ beforeAll(async () => {
   app.use('/label', labelApp());
   app.get('/fixtures/street.svg', (_req, res) => {
     res.type('image/svg+xml').send(street);
+  });
+  app.get('/fixtures/invoice.svg', (_req, res) => {
+    res.type('image/svg+xml').send(invoice);
+  });
+  app.get('/fixtures/letter.pdf', (_req, res) => {
+    res.type('application/pdf').send(letterPdf);
   });
   app.use(express.raw({ type: () => true, limit: '2mb' }));
   app.post('/worker/v1/assignments/next', (req, res) => {
@@ -2139,6 +2154,275 @@ describe('the video and audio players', () => {
     expect(Math.abs(first.end_seconds - 1.2)).toBeLessThan(0.05);
     expect(second).toMatchObject({ start_seconds: 1.3, text: 'General Kenobi.' });
     expect(Math.abs(second.end_seconds - 2.7)).toBeLessThan(0.05);
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('the segmentation and document players', () => {
+  /** Page coordinates of an image pixel, under the canvas's current zoom and pan. */
+  async function at(page: Page, x: number, y: number): Promise<[number, number]> {
+    const view = await page.locator('.stage').evaluate((h) => ({
+      scale: Number((h as HTMLElement).dataset.scale),
+      x: Number((h as HTMLElement).dataset.x),
+      y: Number((h as HTMLElement).dataset.y),
+    }));
+    const frame = await page.locator('.stage canvas').first().boundingBox();
+    if (!frame) throw new Error('no canvas');
+    return [frame.x + view.x + (x + 0.5) * view.scale, frame.y + view.y + (y + 0.5) * view.scale];
+  }
+  async function stroke(page: Page, points: [number, number][]) {
+    const [first, ...rest] = points as [[number, number], ...[number, number][]];
+    await page.mouse.move(...(await at(page, ...first)));
+    await page.mouse.down();
+    for (const p of rest) {
+      const [x, y] = await at(page, ...p);
+      await page.mouse.move(x, y, { steps: 8 });
+    }
+    await page.mouse.up();
+  }
+  async function submitted(page: Page, a: Assignment, own: string) {
+    await page.keyboard.press('Control+Enter');
+    const call = await waitForCall((c) => c.path.endsWith('/submit') && c.body?.lease_token === a.lease_token);
+    expect(validAgainst('SubmitRequest', call.body)).toBe('valid');
+    expect(validAgainst(own, call.body.response)).toBe('valid');
+    expect(call.status).toBe(200);
+    return call.body.response;
+  }
+  const segTask = (): Assignment['task'] =>
+    ({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9e1',
+      type: 'segmentannotation',
+      instruction: 'Paint every pixel: the sky, the road, and each car on its own.',
+      params: {
+        attachment: `${origin}/fixtures/street.svg`,
+        attachment_type: 'image',
+        labels: ['sky', 'road'],
+        instance_labels: ['car'],
+        allow_unlabeled: false,
+      },
+    }) as unknown as Assignment['task'];
+
+  it('segmentation: fill, brush strokes per label and per instance, undo and redo, a reload; the masks are exactly what was painted', async () => {
+    const a = assignment(segTask());
+    queue = [a, a];
+    const { page, foreign } = await open();
+    await logIn(page);
+    await page.getByText('640 × 400 px').waitFor();
+    await page.keyboard.press('?');
+    const help = await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).textContent();
+    for (const line of ['Tool: Brush', 'Tool: Fill the region', 'Tool: Eraser', 'New instance', 'Larger brush', 'Undo', 'Redo', 'Zoom in'])
+      expect(help).toContain(line);
+    await page.keyboard.press('Escape');
+
+    // Nothing painted: every pixel must be, so the app says so before sending anything.
+    await page.keyboard.press('Control+Enter');
+    await page.getByText('256000 pixels are not labeled yet').waitFor();
+    // The sky everywhere (fill), a road stroke 16 px wide, two cars.
+    await page.keyboard.press('1');
+    await page.keyboard.press('F');
+    await page.mouse.click(...(await at(page, 10, 10)));
+    await page.keyboard.press('2');
+    await page.keyboard.press('B');
+    await stroke(page, [
+      [40, 330],
+      [600, 330],
+    ]);
+    await page.keyboard.press('3');
+    await stroke(page, [
+      [230, 230],
+      [350, 230],
+    ]);
+    await page.keyboard.press('I');
+    await page.getByText('Painting car #2').waitFor();
+    await page.keyboard.press(']'); // a larger brush: 24 px
+    await stroke(page, [
+      [500, 100],
+      [560, 100],
+    ]);
+    // A stray stroke, undone; redo and undo again.
+    await stroke(page, [
+      [100, 50],
+      [100, 150],
+    ]);
+    const stray = await page.locator('.seg-classes').textContent();
+    await page.keyboard.press('Control+Z');
+    await page.keyboard.press('Control+Shift+Z');
+    expect(await page.locator('.seg-classes').textContent()).toBe(stray);
+    await page.keyboard.press('Control+Z');
+    // A reload brings the painting back from the draft.
+    await page.reload();
+    await page.getByText('Your painting is back').waitFor();
+    await screenshot(page, 'segmentation');
+
+    const response = await submitted(page, a, 'SegmentAnnotationResponse');
+    expect(Object.keys(response.annotations.labeled)).toEqual(['sky', 'road', 'car']);
+    expect(response.annotations.unlabeled).toBeNull();
+    expect(response.instances).toEqual({ car: 2 });
+    expect(response.labelMapping.sky.index).toBe(1);
+    expect(response.labelMapping.road.index).toBe(2);
+    expect(response.labelMapping.car.map((e: { index: number }) => e.index)).toEqual([3, 4]);
+    const seg = readSegmentation(response);
+    expect(seg.problems).toEqual([]);
+    expect([seg.width, seg.height]).toEqual([640, 400]);
+    const n = (name: string) => seg.counts[name] ?? 0;
+    expect(n('sky') + n('road') + n('car#0') + n('car#1')).toBe(640 * 400);
+    for (const [x, y, name] of [
+      [10, 10, 'sky'],
+      [300, 330, 'road'],
+      [300, 345, 'sky'],
+      [290, 230, 'car#0'],
+      [530, 100, 'car#1'],
+      [100, 100, 'sky'], // the undone stroke
+    ] as const)
+      expect(seg.classAt(x, y), `${x}, ${y}`).toBe(name);
+    // The road: a 16 px brush from x 40 to 600 at y 330 (to within a pixel or two of the pointer).
+    const road = seg.bounds('road');
+    expect(Math.abs((road?.left ?? 0) - 32)).toBeLessThanOrEqual(2);
+    expect(Math.abs((road?.right ?? 0) - 608)).toBeLessThanOrEqual(2);
+    expect(Math.abs((road?.top ?? 0) - 322)).toBeLessThanOrEqual(2);
+    expect(Math.abs((road?.bottom ?? 0) - 338)).toBeLessThanOrEqual(2);
+    // The pixels whose middle lies within 8 px of the stroke's line: a band of about 16 rows with round ends.
+    expect(Math.abs(n('road') - (560 * 16 + Math.PI * 64)) / n('road')).toBeLessThan(0.08);
+    const car2 = seg.bounds('car#1');
+    expect(Math.abs((car2?.top ?? 0) - 88)).toBeLessThanOrEqual(2);
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+
+  it('documenttranscription: boxes per feature and for other text, their text typed, the hypothesis corrected; regions in reading order', async () => {
+    const a = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9e2',
+      type: 'documenttranscription',
+      instruction: 'Transcribe the invoice number and the shipping address, and the total.',
+      params: {
+        attachment: `${origin}/fixtures/invoice.svg`,
+        attachment_type: 'image',
+        features: [
+          { label: 'invoice_number', type: 'line', description: 'The number after INVOICE.' },
+          { label: 'shipping_address', type: 'block', description: 'Whom the goods go to.', attributes: { lines: 3 } },
+        ],
+        hypothesis: {
+          annotations: [
+            { type: 'line', label: 'invoice_number', text: 'INV-2026-04I2', page: 1, left: 376, top: 40, width: 140, height: 26 },
+          ],
+        },
+      },
+    } as unknown as Assignment['task']);
+    queue = [a];
+    const { page, foreign } = await open();
+    await logIn(page);
+    await page.getByText('600 × 400 px').waitFor();
+    await page.getByText('Features to transcribe (2)').waitFor();
+    const panel = page.getByRole('region', { name: 'Attributes' });
+    // The pre-labelled number, corrected: select it from the list, fix the text.
+    await page.locator('.shapes li').first().getByRole('button').click();
+    await panel.getByLabel(/^Text/).fill('INV-2026-0412');
+    // The address: a block drawn with the mouse, three lines typed.
+    await page.keyboard.press('Escape');
+    await page.locator('button[data-tool="box"]').click();
+    await page.keyboard.press('2');
+    await stroke(page, [
+      [36, 130],
+      [160, 200],
+    ]);
+    await panel.getByLabel(/^Text/).fill('Muster GmbH\nHauptstr. 5\n10115 Berlin');
+    // The total: text of no feature, a line (Escape first: a label key relabels the selected box).
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('3');
+    await stroke(page, [
+      [36, 272],
+      [240, 296],
+    ]);
+    await panel.getByLabel(/^Text/).fill('Total due: 1,240.00 EUR');
+    // Its kind is asked (a feature's regions have the feature's kind); submitting without it is refused here.
+    await page.keyboard.press('Control+Enter');
+    await page.getByText('answer "Kind of region"').waitFor();
+    await panel.getByRole('group', { name: 'Kind of region' }).getByLabel('line').check();
+    await screenshot(page, 'documenttranscription');
+
+    const response = await submitted(page, a, 'DocumentTranscriptionResponse');
+    const [number, address, total, ...more] = response.annotations;
+    expect(more).toEqual([]);
+    expect(number).toEqual({
+      type: 'line',
+      label: 'invoice_number',
+      text: 'INV-2026-0412',
+      page: 1,
+      left: 376,
+      top: 40,
+      width: 140,
+      height: 26,
+    });
+    expect(address).toMatchObject({ type: 'block', label: 'shipping_address', text: 'Muster GmbH\nHauptstr. 5\n10115 Berlin', page: 1 });
+    for (const [k, v] of Object.entries({ left: 36.5, top: 130.5, width: 124, height: 70 }))
+      expect(Math.abs(address[k] - v), k).toBeLessThanOrEqual(1);
+    expect(total).toMatchObject({ type: 'line', text: 'Total due: 1,240.00 EUR', page: 1 });
+    expect(total.label).toBeUndefined();
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+
+  it('documenttranscription of a PDF: its pages drawn by pdf.js at 72 dpi, a region on each page, page keys, a reload keeps both', async () => {
+    const a = assignment({
+      task_id: '65f1c0a2b3c4d5e6f7a8b9e3',
+      type: 'documenttranscription',
+      instruction: 'Transcribe the reference and the signature.',
+      params: {
+        attachment: `${origin}/fixtures/letter.pdf`,
+        attachment_type: 'pdf',
+        features: [
+          { label: 'reference', type: 'line' },
+          { label: 'signature', type: 'line' },
+        ],
+      },
+    } as unknown as Assignment['task']);
+    queue = [a, a];
+    const { page, foreign } = await open();
+    await logIn(page);
+    await page.getByText('Page 1 of 2').waitFor();
+    await page.getByText('400 × 300 px').waitFor();
+    await page.keyboard.press('?');
+    const help = await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).textContent();
+    for (const line of ['Next page of the document', 'Previous page of the document', 'Tool: Box', 'Undo']) expect(help).toContain(line);
+    await page.keyboard.press('Escape');
+    const panel = page.getByRole('region', { name: 'Attributes' });
+    await page.keyboard.press('B');
+    await stroke(page, [
+      [36, 24],
+      [200, 46],
+    ]);
+    await panel.getByLabel(/^Text/).fill('Reference: HT-7731');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('PageDown');
+    await page.getByText('Page 2 of 2').waitFor();
+    await page.getByText('400 × 300 px').waitFor();
+    await page.keyboard.press('B');
+    await page.keyboard.press('2');
+    await stroke(page, [
+      [36, 184],
+      [180, 206],
+    ]);
+    await panel.getByLabel(/^Text/).fill('Yours, Ana Lima');
+    await page.keyboard.press('Escape');
+    // A reload: the same page, both regions back.
+    await page.reload();
+    await page.getByText('Page 2 of 2').waitFor();
+    await expect.poll(() => page.locator('.shapes li').count(), poll).toBe(1);
+    await screenshot(page, 'documenttranscription-pdf');
+    await page.keyboard.press('PageUp');
+    await page.getByText('Page 1 of 2').waitFor();
+    await expect.poll(() => page.locator('.shapes li').count(), poll).toBe(1);
+
+    const response = await submitted(page, a, 'DocumentTranscriptionResponse');
+    const [reference, signature, ...more] = response.annotations;
+    expect(more).toEqual([]);
+    expect(reference).toMatchObject({ type: 'line', label: 'reference', text: 'Reference: HT-7731', page: 1 });
+    expect(signature).toMatchObject({ type: 'line', label: 'signature', text: 'Yours, Ana Lima', page: 2 });
+    for (const [k, v] of Object.entries({ left: 36.5, top: 24.5, width: 164, height: 22 }))
+      expect(Math.abs(reference[k] - v), k).toBeLessThanOrEqual(1);
+    for (const [k, v] of Object.entries({ left: 36.5, top: 184.5, width: 144, height: 22 }))
+      expect(Math.abs(signature[k] - v), k).toBeLessThanOrEqual(1);
     expect(foreign).toEqual([]);
     await page.close();
   });

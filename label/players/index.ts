@@ -8,6 +8,8 @@ import { legacyImage } from './legacy-image.ts';
 import { lidarsegmentation } from './lidarsegmentation.ts';
 import { videoplaybackannotation } from './videoplaybackannotation.ts';
 import { audiotranscription } from './audiotranscription.ts';
+import { segmentation } from './segmentation.ts';
+import { documentTranscription } from './document.ts';
 import type { PlayerFactory } from './types.ts';
 
 /** The players by task type; a type without one is shown as not supported yet (skip or release it). */
@@ -26,4 +28,6 @@ export const players: Partial<Record<string, PlayerFactory>> = {
   lidarsegmentation,
   videoplaybackannotation,
   audiotranscription,
+  segmentannotation: segmentation,
+  documenttranscription: documentTranscription,
 };

@@ -186,3 +186,44 @@ export function toneWav(seconds: number): Buffer {
   head.writeUInt32LE(data.length, 40);
   return Buffer.concat([head, data]);
 }
+
+/** A 600 × 400 invoice page, as SVG: a document image for the transcription player, no network needed. */
+export const invoice = `<svg xmlns="http://www.w3.org/2000/svg" width="600" height="400" viewBox="0 0 600 400">
+<rect width="600" height="400" fill="#fff"/><text x="40" y="60" font-family="sans-serif" font-size="28" font-weight="bold">INVOICE</text>
+<text x="380" y="60" font-family="monospace" font-size="18">INV-2026-0412</text>
+<text x="40" y="150" font-family="sans-serif" font-size="16">Muster GmbH</text>
+<text x="40" y="172" font-family="sans-serif" font-size="16">Hauptstr. 5</text>
+<text x="40" y="194" font-family="sans-serif" font-size="16">10115 Berlin</text>
+<line x1="40" y1="250" x2="560" y2="250" stroke="#999"/><text x="40" y="290" font-family="sans-serif" font-size="16">Total due: 1,240.00 EUR</text>
+</svg>`;
+
+/**
+ * A PDF of `pages` (each a list of [x, y, text] in PDF points from the top-left, Helvetica 16 pt),
+ * each page `width` × `height` points: a document for the transcription player, made here.
+ */
+export function pdfDocument(pages: [number, number, string][][], width = 400, height = 300): Buffer {
+  const objects: string[] = [];
+  const add = (body: string) => objects.push(body);
+  add('<< /Type /Catalog /Pages 2 0 R >>');
+  add(`<< /Type /Pages /Kids [${pages.map((_, i) => `${4 + i * 2} 0 R`).join(' ')}] /Count ${pages.length} >>`);
+  add('<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>');
+  for (const [i, lines] of pages.entries()) {
+    const content = lines
+      .map(([x, y, text]) => `BT /F1 16 Tf ${x} ${height - y} Td (${text.replace(/[()\\]/g, (c) => `\\${c}`)}) Tj ET`)
+      .join('\n');
+    add(
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${width} ${height}] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + i * 2} 0 R >>`,
+    );
+    add(`<< /Length ${Buffer.byteLength(content)} >>\nstream\n${content}\nendstream`);
+  }
+  let out = '%PDF-1.4\n';
+  const offsets = objects.map((body, i) => {
+    const at = Buffer.byteLength(out);
+    out += `${i + 1} 0 obj\n${body}\nendobj\n`;
+    return at;
+  });
+  const xref = Buffer.byteLength(out);
+  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
+  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return Buffer.from(out, 'latin1');
+}

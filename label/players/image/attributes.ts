@@ -13,6 +13,8 @@ export interface AttributeDef {
   multiple: boolean;
   label: string | undefined;
   conditions: Record<string, unknown>[];
+  /** A text asked in a text area (the document player's transcriptions; not a contract attribute option). */
+  multiline?: boolean;
 }
 
 const kinds = ['category', 'number', 'angle', 'text', 'offset', 'linked'] as const;
@@ -32,6 +34,7 @@ export function attributeDefs(value: unknown): AttributeDef[] {
         multiple: raw.allow_multiple === true || String(raw.allow_multiple).toLowerCase() === 'true',
         label: typeof label === 'string' ? label : undefined,
         conditions: Array.isArray(conditions.attribute_conditions) ? conditions.attribute_conditions.filter(isRecord) : [],
+        ...(raw.multiline === true ? { multiline: true } : {}),
       },
     ];
   });
@@ -117,7 +120,7 @@ export function attributeForm(
       form.append(box);
       continue;
     }
-    let input: HTMLInputElement | HTMLSelectElement;
+    let input: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
     if (d.kind === 'category' || d.kind === 'linked') {
       const options =
         d.kind === 'category'
@@ -150,7 +153,7 @@ export function attributeForm(
             : d.kind === 'number'
               ? { step: '1' }
               : {};
-      const field = el('input', { id, type: numeric ? 'number' : 'text', ...bounds });
+      const field = d.multiline ? el('textarea', { id, rows: '3' }) : el('input', { id, type: numeric ? 'number' : 'text', ...bounds });
       const have = values[d.name];
       field.value = have === undefined ? '' : String(have);
       field.addEventListener('input', () => {
