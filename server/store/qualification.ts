@@ -53,7 +53,12 @@ const qualityTask = (row: typeof trainingTasks.$inferSelect): QualityTask => ({
 
 export function qualificationRepository(db: Database, execute: Execute): QualificationRepository {
   const training = (accountId: string, type: string) =>
-    and(eq(trainingTasks.accountId, accountId), eq(trainingTasks.mode, 'live'), eq(trainingTasks.kind, 'training'), eq(trainingTasks.type, type));
+    and(
+      eq(trainingTasks.accountId, accountId),
+      eq(trainingTasks.mode, 'live'),
+      eq(trainingTasks.kind, 'training'),
+      eq(trainingTasks.type, type),
+    );
   const byId = async (accountId: string, id: string) => {
     const rows = await db
       .select()
@@ -67,7 +72,11 @@ export function qualificationRepository(db: Database, execute: Execute): Qualifi
         .select()
         .from(workerQualifications)
         .where(
-          and(eq(workerQualifications.workerId, workerId), eq(workerQualifications.accountId, accountId), eq(workerQualifications.project, project)),
+          and(
+            eq(workerQualifications.workerId, workerId),
+            eq(workerQualifications.accountId, accountId),
+            eq(workerQualifications.project, project),
+          ),
         );
       const rows = options?.forUpdate ? await q.for('update') : await q;
       return (rows[0] as Qualification | undefined) ?? null;
@@ -77,7 +86,10 @@ export function qualificationRepository(db: Database, execute: Execute): Qualifi
       await db
         .insert(workerQualifications)
         .values(q)
-        .onConflictDoUpdate({ target: [workerQualifications.workerId, workerQualifications.accountId, workerQualifications.project], set: rest });
+        .onConflictDoUpdate({
+          target: [workerQualifications.workerId, workerQualifications.accountId, workerQualifications.project],
+          set: rest,
+        });
     },
     async inTraining(workerId) {
       return (await db

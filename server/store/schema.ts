@@ -22,7 +22,12 @@ import type {
   Answer,
   AssignmentPurpose,
   AssignmentRole,
-  AssignmentStatus, Draft, FeedbackItem, ReviewResult, WorkStage } from '../domain/workforce/model.ts';
+  AssignmentStatus,
+  Draft,
+  FeedbackItem,
+  ReviewResult,
+  WorkStage,
+} from '../domain/workforce/model.ts';
 
 const ts = (name: string) => timestamp(name, { precision: 3, withTimezone: true, mode: 'date' });
 

@@ -82,7 +82,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     };
     const worker = async (): Promise<WorkerPrincipal & { token: string }> => {
       const w = await createWorker(server, { accountId: secrets.account_id });
-      return { workerId: w.workerId, accountId: secrets.account_id, roles: ['labeler'], calibrator: false, status: 'active', token: w.token };
+      return {
+        workerId: w.workerId,
+        accountId: secrets.account_id,
+        roles: ['labeler'],
+        calibrator: false,
+        status: 'active',
+        token: w.token,
+      };
     };
     return { secrets, caller, current, policy, live, qualityTask, worker };
   }
@@ -90,7 +97,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
   const claim = (w: WorkerPrincipal, at: Date, random: () => number = never, project?: string) =>
     claimNext(server.uow, w, project ? { project } : {}, settings, at, random);
   const submit = async (w: WorkerPrincipal, a: Assignment, category: string, at: Date) =>
-    (await submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response: { category } }, checkSchema, at)).assignment;
+    (await submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response: { category } }, checkSchema, at))
+      .assignment;
 
   it('gives a new worker the training tasks first, with feedback; a failed try waits, the last try ends the project for them', async () => {
     const { policy, live, qualityTask, worker } = await account();
@@ -117,7 +125,12 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     const a2 = (await claim(w, at(2)))!;
     expect(a2).toMatchObject({ purpose: 'training', taskId: t2 });
     const s2 = await submit(w, a2, 'dog', at(3));
-    expect(s2.trainingFeedback).toMatchObject({ score: 1, passed: true, differences: [], progress: { state: 'waiting', mean_score: 0.5, tries: 1 } });
+    expect(s2.trainingFeedback).toMatchObject({
+      score: 1,
+      passed: true,
+      differences: [],
+      progress: { state: 'waiting', mean_score: 0.5, tries: 1 },
+    });
     expect((s2.trainingFeedback!.progress as { retry_after: string }).retry_after).toBe(at(63).toISOString());
 
     // Waiting: no live task, no training.

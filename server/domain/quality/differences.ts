@@ -40,7 +40,13 @@ function collect(details: ScoreDetails, out: TrainingDifference[]): void {
       for (const g of details.groups) {
         const label = labelOf(g.key);
         for (const i of g.onlyInA)
-          out.push({ kind: 'missing', region_id: String(i), label, score: 0, message: `Expected ${label} #${i} is missing from the answer.` });
+          out.push({
+            kind: 'missing',
+            region_id: String(i),
+            label,
+            score: 0,
+            message: `Expected ${label} #${i} is missing from the answer.`,
+          });
         for (const j of g.onlyInB)
           out.push({ kind: 'extra', region_id: String(j), label, score: 0, message: `The answer's ${label} #${j} was not expected.` });
         for (const m of g.matches) {
@@ -69,7 +75,12 @@ function collect(details: ScoreDetails, out: TrainingDifference[]): void {
     case 'classes':
       for (const c of details.classes) {
         if (c.iou >= 0.999) continue;
-        out.push({ kind: 'mismatch', label: short(c.label), score: c.iou, message: short(`${c.label}: overlaps the expected area at ${percent(c.iou)}.`) });
+        out.push({
+          kind: 'mismatch',
+          label: short(c.label),
+          score: c.iou,
+          message: short(`${c.label}: overlaps the expected area at ${percent(c.iou)}.`),
+        });
       }
       return;
     case 'parts':

@@ -203,13 +203,7 @@ class Undo extends Error {
  * instead. A worker's first claim in a project records their standing: qualified at once when the
  * project requires no training (or the account has no training task of its type).
  */
-async function decide(
-  repos: Repositories,
-  worker: WorkerPrincipal,
-  work: TaskWork,
-  random: () => number,
-  now: Date,
-): Promise<Swap | null> {
+async function decide(repos: Repositories, worker: WorkerPrincipal, work: TaskWork, random: () => number, now: Date): Promise<Swap | null> {
   if (work.project === null || work.calibration) return null;
   const project = await repos.projects.get(work.accountId, 'live', work.project);
   if (!project) return null;
@@ -429,7 +423,7 @@ async function afterEvaluation(
 ): Promise<Json | null> {
   const e = policy.evaluation;
   const q = await repos.qualification.get(a.workerId, a.accountId, project.name, { forUpdate: true });
-  if (!q || q.state !== 'qualified') return null;
+  if (q?.state !== 'qualified') return null;
   const scores = await repos.qualification.scores(a.workerId, a.accountId, project.name, 'evaluation', e.window);
   if (scores.length < e.min_scored) return null;
   const accuracy = mean(scores);
@@ -440,9 +434,4 @@ async function afterEvaluation(
   const requeued = await repos.qualification.requeueSince(a.workerId, a.accountId, project.name, q.lastGoodAt ?? new Date(0), now);
   await repos.qualification.put({ ...q, state: 'paused', pausedAccuracy: accuracy, updatedAt: now });
   return { project: project.name, accuracy, window: scores.length, requeued: requeued.length };
-}
-
-/** The worker's standing in a project (for views and tests); null before their first claim there. */
-export function qualificationOf(uow: UnitOfWork, workerId: string, accountId: string, project: string) {
-  return uow.qualification.get(workerId, accountId, project);
 }

@@ -107,7 +107,15 @@ export async function claimNext(
   if (training) return training;
   for (const step of steps) {
     const claim = (repos: Repositories) =>
-      repos.work.claim({ worker, ...step, project: request.project, assignmentId: newAssignmentId(now), leaseToken: newLeaseToken(), now, lease });
+      repos.work.claim({
+        worker,
+        ...step,
+        project: request.project,
+        assignmentId: newAssignmentId(now),
+        leaseToken: newLeaseToken(),
+        now,
+        lease,
+      });
     // A live attempt may be swapped for training (new to its project) or a hidden evaluation task.
     const a =
       step.role === 'attempt' && !step.reservedOnly ? await claimLiveOrQuality(uow, worker, claim, issue, now, random) : await claim(uow);
