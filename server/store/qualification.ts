@@ -147,6 +147,19 @@ export function qualificationRepository(db: Database, execute: Execute): Qualifi
       );
       return rows.map((r) => Number(r.score));
     },
+    async liveSubmitted(workerId, accountId, project, atMost) {
+      const [row] = await execute<{ n: number }>(
+        statement(
+          `SELECT count(*)::int AS n FROM (
+             SELECT 1 FROM assignments a JOIN task_work tw ON tw.task_id = a.task_id
+             WHERE a.worker_id = $1::text AND a.account_id = $2::text AND tw.project = $3::text
+               AND a.purpose = 'live' AND a.role IN ('attempt', 'redo') AND a.submitted_at IS NOT NULL
+             LIMIT $4::int) x`,
+          [workerId, accountId, project, atMost],
+        ),
+      );
+      return Number(row?.n ?? 0);
+    },
     async submittedTraining(workerId, accountId, project, since) {
       const rows = await execute<{ id: string }>(
         statement(

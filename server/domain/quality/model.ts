@@ -123,6 +123,8 @@ export interface QualificationRepository {
     limit: number,
     since?: Date | null,
   ): Promise<number[]>;
+  /** How many live attempts the worker submitted in the project, counted up to `atMost` (whether they are trusted). */
+  liveSubmitted(workerId: string, accountId: string, project: string, atMost: number): Promise<number>;
   /** The training tasks the worker submitted in the project since `since` (the current try). */
   submittedTraining(workerId: string, accountId: string, project: string, since: Date): Promise<string[]>;
   /**

@@ -229,7 +229,10 @@ async function decide(repos: Repositories, worker: WorkerPrincipal, work: TaskWo
   }
   if (q.state !== 'qualified') return null;
   const e = policy.evaluation;
-  const trusted = (await repos.work.submittedCount(worker.workerId, work.accountId, project.name)) >= e.trusted_after;
+  // Counted up to trusted_after only: a claim's work does not grow with the worker's history.
+  const trusted =
+    e.rate_new === e.rate_trusted ||
+    (await repos.qualification.liveSubmitted(worker.workerId, work.accountId, project.name, e.trusted_after)) >= e.trusted_after;
   const rate = trusted ? e.rate_trusted : e.rate_new;
   if (rate <= 0 || random() >= rate) return null;
   const task = await repos.qualification.unseenEvaluation(worker.workerId, work.accountId, project.type);
