@@ -270,6 +270,11 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     expect(shape(evalAnswer)).toEqual(shape(liveAnswer));
     expect(evalAnswer.status).toBe('submitted');
     expect(evalAnswer.training).toBeUndefined();
+    // The worker's own figures count the evaluation as work of the project, as a live task.
+    const stats = (await (await fetch(`${server.url}/worker/v1/stats`, { headers: auth })).json()) as Record<string, any>;
+    expect(stats.projects).toEqual([
+      expect.objectContaining({ project: 'p', counts: expect.objectContaining({ issued: 2, submitted: 2 }) }),
+    ]);
     // The wrong answer was scored, out of sight; no customer task changed.
     expect((await server.uow.work.get(e.assignmentId, null))!.score).toBe(0);
     expect(await server.uow.tasks.get(w.accountId!, 'live', evalView.body.task.task_id)).toBeNull();
