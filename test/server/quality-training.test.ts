@@ -11,7 +11,7 @@ import type { Caller } from '../../server/domain/model.ts';
 import { setQualityPolicy, type QualityPolicyInput } from '../../server/domain/quality/policy.ts';
 import type { Assignment } from '../../server/domain/workforce/model.ts';
 import { putStaffing } from '../../server/domain/workforce/staffing.ts';
-import { claimNext, submitAssignment, type WorkSettings } from '../../server/domain/workforce/work.ts';
+import { claimNext, giveBack, submitAssignment, type WorkSettings } from '../../server/domain/workforce/work.ts';
 import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
 import { loadContract } from '../../server/http/contract.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
@@ -154,6 +154,19 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     const passed = await submit(v, c2, 'dog', at(3));
     expect(passed.trainingFeedback).toMatchObject({ passed: true, progress: { state: 'qualified', mean_score: 1, scored: 2 } });
     expect(await claim(v, at(4))).toMatchObject({ purpose: 'live', taskId: liveId });
+  });
+
+  it('lets a worker in training go to live work once the policy asks for no training', async () => {
+    const { policy, live, qualityTask, worker } = await account();
+    await policy('p', { training: { required: 1 } });
+    await qualityTask('training', 'cat');
+    const liveId = await live('p');
+    const w = await worker();
+    const t = (await claim(w, new Date()))!;
+    expect(t.purpose).toBe('training');
+    await giveBack(server.uow, w, t.assignmentId, { leaseToken: t.leaseToken, status: 'released' }, new Date());
+    await policy('p', { training: { required: 0 } });
+    expect(await claim(w, new Date())).toMatchObject({ purpose: 'live', taskId: liveId });
   });
 
   it('hides the expected answer when the policy says so, and shows the feedback in the worker API', async () => {

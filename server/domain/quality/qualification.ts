@@ -115,6 +115,11 @@ export async function claimTraining(
       }
       const policy = await projectPolicy(repos, p);
       const tasks = await tryTasks(repos, p, policy);
+      if (tasks.length === 0) {
+        // The policy no longer asks for training (required 0): nothing stands between the worker and live work.
+        await repos.qualification.put({ ...q, state: 'qualified', lastGoodAt: now, updatedAt: now });
+        return null;
+      }
       const done = new Set(await repos.qualification.submittedTraining(q.workerId, q.accountId, q.project, q.tryStartedAt ?? now));
       const next = tasks.find((t) => !done.has(t.id));
       if (!next) return null;
@@ -172,7 +177,7 @@ async function afterTraining(repos: Repositories, a: Assignment, project: Projec
   if (q.state === 'training' && q.tryStartedAt) {
     const scores = await repos.qualification.scores(a.workerId, a.accountId, project.name, 'training', required, q.tryStartedAt);
     if (scores.length >= required) {
-      const m = mean(scores);
+      const m = required === 0 ? 1 : mean(scores);
       q.trainingScore = m;
       if (m >= policy.training.pass_score) Object.assign(q, { state: 'qualified', lastGoodAt: now });
       else if (q.tries >= policy.training.max_tries) q.state = 'failed';
