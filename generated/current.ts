@@ -8313,6 +8313,12 @@ export interface components {
          *     seconds, at most `max_tries` times in all; after that they stay unqualified for the project
          *     until the customer resets them. When the account has fewer training tasks of the type than
          *     `required`, all of them are required; with none, a worker qualifies without training.
+         *
+         *     Decided here: a worker's standing is settled at their first claim of the project's work; a
+         *     worker already qualified there (for want of training tasks, or with `required` 0) stays so when
+         *     training tasks or a new policy come later. Each try works the same first `required` tasks; a
+         *     skipped or released training task comes back within the try. While training, waiting or failed
+         *     the worker gets none of the project's live work.
          */
         QualityTrainingPolicy: {
             /**
@@ -8360,6 +8366,16 @@ export interface components {
          *     accuracy. Once at least `min_scored` scores are in the window and the accuracy is below
          *     `pause_below`, the worker is paused for the project, and their answers not yet reviewed since
          *     the last time their accuracy was at or above `pause_below` go back to the queue.
+         *
+         *     Decided here: an evaluation task takes the place of a live task the worker was about to get
+         *     (same project and batch, an id of the live shape near that task's creation time), so it comes
+         *     only when live work is there; each evaluation task reaches a worker once. The pause is for the
+         *     project only: the worker's other projects go on, and none of the paused project's work (attempts
+         *     or reviews) reaches them. Their answers still waiting for a review go back to the queue for
+         *     another worker (the answer shows as rejected with a feedback item saying why; a review held on it
+         *     is canceled). Answers already delivered (the task completed and its callback sent) are left as
+         *     they are: a redo would change a result the customer may already use; the customer can reject
+         *     them with an audit, which sends them back with a redo.
          */
         QualityEvaluationPolicy: {
             /**

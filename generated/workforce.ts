@@ -153,7 +153,9 @@ export interface paths {
          *     assignment carries `training` and its `task_id` is the training task's id. Once qualified, the
          *     worker's queue mixes in hidden evaluation tasks at the policy's rate: an evaluation assignment
          *     looks exactly like a live one (same fields, statuses, id shapes and timing), and nothing in it
-         *     or in its submit answer tells them apart.
+         *     or in its submit answer tells them apart. A worker waiting to retry training, out of tries, or
+         *     paused for a project (rolling evaluation accuracy under the policy's mark) gets none of that
+         *     project's work, attempts or reviews, and still gets other projects' work (decided here).
          *
          *     Overlap: with the policy's `overlap` N, a live task goes to N distinct workers (more when
          *     their answers disagree; see `QualityConsensusPolicy`); a worker never attempts it twice. A

@@ -554,6 +554,30 @@ const cases: Record<string, Case> = {
     checks: byId('workforce/staffing'),
     expectFailed: ['workforce/staffing'],
   },
+  "a project's training requirement is not stored (the proxy sets training.required to 0)": {
+    fault: {
+      request(req) {
+        if (req.method !== 'PUT' || !/^\/v1\/projects\/[^/]+\/quality_policy$/.test(req.url.pathname)) return;
+        const body = JSON.parse(req.body.toString('utf8'));
+        if (body.training) body.training.required = 0;
+        req.body = Buffer.from(JSON.stringify(body));
+      },
+    },
+    checks: byId('workforce/training-gate'),
+    expectFailed: ['workforce/training-gate'],
+  },
+  "a worker's low evaluation accuracy pauses nothing (the proxy sets evaluation.pause_below to 0)": {
+    fault: {
+      request(req) {
+        if (req.method !== 'PUT' || !/^\/v1\/projects\/[^/]+\/quality_policy$/.test(req.url.pathname)) return;
+        const body = JSON.parse(req.body.toString('utf8'));
+        if (body.evaluation) body.evaluation.pause_below = 0;
+        req.body = Buffer.from(JSON.stringify(body));
+      },
+    },
+    checks: byId('workforce/evaluation-pause'),
+    expectFailed: ['workforce/evaluation-pause'],
+  },
   'U+0000 in text is stored, not refused (rule 8; the proxy drops the character)': {
     fault: {
       request(req) {

@@ -21,6 +21,7 @@ import { uniqueIdChecks } from './unique-id.ts';
 import { wildChecks } from './wild.ts';
 import { workforceChecks } from './workforce.ts';
 import { workforceManageChecks } from './workforce-manage.ts';
+import { workforceQualityChecks } from './workforce-quality.ts';
 import { workforceReviewChecks } from './workforce-review.ts';
 
 export const behaviourChecks: Check[] = [
@@ -43,5 +44,6 @@ export const behaviourChecks: Check[] = [
   ...authChecks,
   ...workforceChecks,
   ...workforceReviewChecks,
+  ...workforceQualityChecks,
   ...workforceManageChecks,
 ];

@@ -2,7 +2,7 @@
 import type { Account, Json, Mode, Task, TaskStatus } from './model.ts';
 import type { WorkRepository } from './workforce/model.ts';
 import type { WorkerRepository } from './workforce/identity.ts';
-import type { QualityPolicyRepository, WorkerStatsRepository } from './quality/model.ts';
+import type { QualificationRepository, QualityPolicyRepository, WorkerStatsRepository } from './quality/model.ts';
 
 export interface TaskFilters {
   startTime?: Date;
@@ -279,6 +279,8 @@ export interface Repositories {
   work: WorkRepository;
   /** Quality policies, and the figures counted from the work event log. */
   quality: QualityPolicyRepository & WorkerStatsRepository;
+  /** Training, hidden evaluation and pausing: a worker's standing per project. */
+  qualification: QualificationRepository;
 }
 
 /** The repositories, and a way to run several operations as one transaction. */

@@ -17,9 +17,19 @@ import { qualityPolicies } from './schema.ts';
 /** The worker's events in the period, with the project of their task ($1 worker, $2 since, $3 until). */
 const inPeriod = (alias: string) => `${alias}.worker_id = $1::text AND ${alias}.at >= $2::timestamptz AND ${alias}.at <= $3::timestamptz`;
 
+/**
+ * The project of an event's task: the live task's, or for a training or hidden evaluation
+ * assignment the project it serves (their task ids are no live task's), so that an evaluation
+ * counts as the live work it looks like.
+ */
+const withProject = (alias: string) =>
+  `LEFT JOIN tasks t ON t.task_id = ${alias}.task_id
+  LEFT JOIN assignments qa ON qa.assignment_id = ${alias}.assignment_id AND qa.purpose <> 'live'`;
+const projectOf = `coalesce(t.project, qa.quality_project, '')`;
+
 /** Events counted as they are: issued, submitted, ...; a `reviewed` of the worker's is a review they decided, a `redo_created` on them a rejection. */
-const countsText = `SELECT coalesce(t.project, '') AS project, e.kind AS kind, count(*)::int AS n
-  FROM work_events e LEFT JOIN tasks t ON t.task_id = e.task_id
+const countsText = `SELECT ${projectOf} AS project, e.kind AS kind, count(*)::int AS n
+  FROM work_events e ${withProject('e')}
   WHERE ${inPeriod('e')} AND e.kind IN ('issued', 'submitted', 'skipped', 'released', 'expired', 'reviewed', 'redo_created')
   GROUP BY 1, 2`;
 
@@ -33,8 +43,8 @@ const outcomesText = `SELECT coalesce(t.project, '') AS project, r.data->>'resul
 
 /** Per assignment, the latest active time an event recorded (heartbeats sample it, a submit records the total). */
 const activeText = `SELECT project, sum(ms)::float8 AS ms FROM (
-    SELECT DISTINCT ON (e.assignment_id) coalesce(t.project, '') AS project, (e.data->>'active_ms')::float8 AS ms
-    FROM work_events e LEFT JOIN tasks t ON t.task_id = e.task_id
+    SELECT DISTINCT ON (e.assignment_id) ${projectOf} AS project, (e.data->>'active_ms')::float8 AS ms
+    FROM work_events e ${withProject('e')}
     WHERE ${inPeriod('e')} AND e.assignment_id IS NOT NULL AND e.data->>'active_ms' IS NOT NULL
     ORDER BY e.assignment_id, e.at DESC, e.id DESC) x
   GROUP BY project`;

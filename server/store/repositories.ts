@@ -21,6 +21,7 @@ import { executeIn, rowCodec, statement } from './rows.ts';
 import { taskWorkInsert, workRepository } from './work.ts';
 import { workerRepository } from './workers.ts';
 import { qualityRepository } from './quality.ts';
+import { qualificationRepository } from './qualification.ts';
 import { workChannel, workPayload } from './notify.ts';
 import {
   accounts,
@@ -160,6 +161,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
     work: workRepository(db, execute),
     workers: workerRepository(db),
     quality: qualityRepository(db, execute),
+    qualification: qualificationRepository(db, execute),
     tasks: {
       async create(task, extras) {
         try {

@@ -17,7 +17,17 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import type { TaskAudit } from '../domain/model.ts';
-import type { Answer, AssignmentRole, AssignmentStatus, Draft, FeedbackItem, ReviewResult, WorkStage } from '../domain/workforce/model.ts';
+import type { QualificationState } from '../domain/quality/model.ts';
+import type {
+  Answer,
+  AssignmentPurpose,
+  AssignmentRole,
+  AssignmentStatus,
+  Draft,
+  FeedbackItem,
+  ReviewResult,
+  WorkStage,
+} from '../domain/workforce/model.ts';
 
 const ts = (name: string) => timestamp(name, { precision: 3, withTimezone: true, mode: 'date' });
 
@@ -416,9 +426,11 @@ export const assignments = pgTable(
   'assignments',
   {
     assignmentId: text('assignment_id').primaryKey(),
-    taskId: text('task_id')
-      .notNull()
-      .references(() => tasks.taskId, { onDelete: 'cascade' }),
+    /**
+     * The live task; for a training assignment the training task's id; for a hidden evaluation
+     * the id it is shown under (drawn as a live task's id is). Hence no foreign key to tasks.
+     */
+    taskId: text('task_id').notNull(),
     accountId: text('account_id')
       .notNull()
       .references(() => accounts.accountId),
@@ -448,12 +460,27 @@ export const assignments = pgTable(
     /** Feedback items of a rejecting review (on the review, the rejected work and its redo). */
     feedback: jsonb('feedback').$type<FeedbackItem[]>(),
     skipReason: text('skip_reason'),
+    /** live, or a training or hidden evaluation task of the quality loop (domain/quality/qualification.ts). */
+    purpose: text('purpose').$type<AssignmentPurpose>().notNull().default('live'),
+    /** Training and evaluation: the training_tasks row worked on. */
+    qualityTaskId: text('quality_task_id'),
+    /** Training and evaluation: the project (of account_id, live mode) it serves, and the batch an evaluation is shown in. */
+    qualityProject: text('quality_project'),
+    qualityBatch: text('quality_batch'),
+    /** Training and evaluation, once submitted: the score against the expected answer. */
+    score: doublePrecision('score'),
+    /** Training, once submitted: the feedback shown (the contract's TrainingFeedback, as JSON). */
+    trainingFeedback: jsonb('training_feedback').$type<Record<string, unknown>>(),
   },
   (t) => [
     // A worker never holds two attempts of one task (a lapsed or released one may be taken up again) ...
     uniqueIndex('assignments_one_attempt')
       .on(t.taskId, t.workerId)
-      .where(sql`${t.role} = 'attempt' and ${t.status} not in ('expired', 'released')`),
+      .where(sql`${t.role} = 'attempt' and ${t.status} not in ('expired', 'released') and ${t.purpose} = 'live'`),
+    // A worker's scores in a project, newest first (rolling accuracy, training tries).
+    index('assignments_scores')
+      .on(t.workerId, t.accountId, t.qualityProject, t.purpose, t.submittedAt.desc())
+      .where(sql`${t.purpose} <> 'live'`),
     // ... and holds one active assignment at a time (asking again resumes it).
     uniqueIndex('assignments_one_active').on(t.workerId).where(sql`${t.status} = 'active'`),
     index('assignments_task').on(t.taskId),
@@ -530,4 +557,36 @@ export const workerTokens = pgTable(
     revokedAt: ts('revoked_at'),
   },
   (t) => [index('worker_tokens_worker').on(t.workerId, t.kind, t.createdAt)],
+);
+
+/**
+ * A worker's standing in one project of the quality loop (domain/quality/qualification.ts):
+ * training tries, qualification, pause. One row from the worker's first claim on the project.
+ */
+export const workerQualifications = pgTable(
+  'worker_qualifications',
+  {
+    workerId: text('worker_id')
+      .notNull()
+      .references(() => workers.workerId),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
+    /** The project's name (live mode). */
+    project: text('project').notNull(),
+    state: text('state').$type<QualificationState>().notNull(),
+    /** Training tries begun. */
+    tries: integer('tries').notNull().default(0),
+    tryStartedAt: ts('try_started_at'),
+    /** While waiting: when the next try may begin. */
+    retryAfter: ts('retry_after'),
+    /** The mean score of the last finished try. */
+    trainingScore: doublePrecision('training_score'),
+    /** The last time the rolling evaluation accuracy was at or above the pause mark (or qualification). */
+    lastGoodAt: ts('last_good_at'),
+    /** The accuracy that paused the worker. */
+    pausedAccuracy: doublePrecision('paused_accuracy'),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.workerId, t.accountId, t.project] })],
 );

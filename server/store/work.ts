@@ -68,6 +68,9 @@ const claimSql = (ownAccount: boolean, reservedOnly: boolean) => `WITH cand AS (
           WHERE s.account_id = tw.account_id AND s.mode = 'live' AND s.project = tw.project AND s.batch IN ('', coalesce(tw.batch, '')) AND ${subjectsFor('s')} IS NOT NULL
           ORDER BY s.batch DESC LIMIT 1), true)
       AND (tw.batch IS NULL OR NOT EXISTS (SELECT 1 FROM batches b WHERE b.account_id = tw.account_id AND b.mode = 'live' AND b.name = tw.batch AND b.status = 'staging'))
+      -- Not a project the caller is training for, failed or paused in (domain/quality/qualification.ts).
+      AND NOT EXISTS (SELECT 1 FROM worker_qualifications q WHERE q.worker_id = $1::text AND q.account_id = tw.account_id
+          AND q.project = tw.project AND q.state <> 'qualified')
       AND (tw.calibration OR tw.batch IS NULL OR NOT EXISTS (SELECT 1 FROM batches b
           WHERE b.account_id = tw.account_id AND b.mode = 'live' AND b.project = tw.project AND b.calibration_batch AND b.status <> 'completed'))
       AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.task_id = tw.task_id AND a.worker_id = $1::text AND a.status NOT IN ('expired', 'released')

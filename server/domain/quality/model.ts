@@ -1,5 +1,6 @@
 // The quality loop's model: the policy document and what the rules need from storage
 // (server/store/quality.ts implements it). Imports nothing of the rules, so ports.ts can name it.
+import type { Assignment } from '../workforce/model.ts';
 
 export interface QualityPolicy {
   /** Distinct workers per live task before their answers are combined. */
@@ -67,4 +68,70 @@ export interface ProjectWorkFigures {
 /** What the figures need from storage (server/store/quality.ts): aggregates over the worker's events in [since, until]. */
 export interface WorkerStatsRepository {
   workerFigures(workerId: string, since: Date, until: Date): Promise<{ projects: ProjectWorkFigures[]; medianActiveMs: number | null }>;
+}
+
+/** A worker's standing in a project (the contract's TrainingProgress `state`). */
+export type QualificationState = 'training' | 'qualified' | 'waiting' | 'failed' | 'paused';
+
+export interface Qualification {
+  workerId: string;
+  accountId: string;
+  project: string;
+  state: QualificationState;
+  /** Training tries begun. */
+  tries: number;
+  tryStartedAt: Date | null;
+  retryAfter: Date | null;
+  trainingScore: number | null;
+  lastGoodAt: Date | null;
+  pausedAccuracy: number | null;
+  updatedAt: Date;
+}
+
+/** A training or evaluation task as the quality loop reads it (training_tasks). */
+export interface QualityTask {
+  id: string;
+  type: string;
+  params: Record<string, unknown>;
+  expectedResponse: Record<string, unknown>;
+  initialResponse: Record<string, unknown> | null;
+}
+
+/** What training, evaluation and pausing need from storage (server/store/qualification.ts). */
+export interface QualificationRepository {
+  get(workerId: string, accountId: string, project: string, options?: { forUpdate?: boolean }): Promise<Qualification | null>;
+  /** Inserts or replaces the row. */
+  put(q: Qualification): Promise<void>;
+  /** The worker's rows in training or waiting (training may be served), oldest first. */
+  inTraining(workerId: string): Promise<Qualification[]>;
+  /** The account's live training tasks of the type, in creation order, at most `limit`. */
+  trainingTasks(accountId: string, type: string, limit: number): Promise<QualityTask[]>;
+  /** Whether the account has a live training task of the type. */
+  hasTrainingTasks(accountId: string, type: string): Promise<boolean>;
+  /** One of the account's live evaluation tasks of the type the worker was never given, oldest first; null when none is left. */
+  unseenEvaluation(workerId: string, accountId: string, type: string): Promise<QualityTask | null>;
+  /** A training or evaluation task by id (live mode). */
+  qualityTask(accountId: string, id: string): Promise<QualityTask | null>;
+  /** Inserts an assignment of a training or evaluation task (with its `issued` event); false when the worker already holds one. */
+  issue(a: Assignment): Promise<boolean>;
+  /** The worker's latest scores of this purpose in the project, newest first, at most `limit`; training: since `since`. */
+  scores(
+    workerId: string,
+    accountId: string,
+    project: string,
+    purpose: 'training' | 'evaluation',
+    limit: number,
+    since?: Date | null,
+  ): Promise<number[]>;
+  /** How many live attempts the worker submitted in the project, counted up to `atMost` (whether they are trusted). */
+  liveSubmitted(workerId: string, accountId: string, project: string, atMost: number): Promise<number>;
+  /** The training tasks the worker submitted in the project since `since` (the current try). */
+  submittedTraining(workerId: string, accountId: string, project: string, since: Date): Promise<string[]>;
+  /**
+   * After a pause: the worker's live answers in the project submitted after `since` that are
+   * still under review go back to the queue (the slot reopens for another worker; a review
+   * assignment held on them is canceled); the worker's reserved redos there are freed. Answers
+   * the ids of the tasks reopened.
+   */
+  requeueSince(workerId: string, accountId: string, project: string, since: Date, now: Date): Promise<string[]>;
 }

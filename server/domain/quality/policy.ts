@@ -8,7 +8,7 @@
 // and in error messages alike, so a message names the field as the client wrote it.
 import { invalid, notFound } from '../errors.ts';
 import type { Caller } from '../model.ts';
-import type { Project, UnitOfWork } from '../ports.ts';
+import type { Project, Repositories, UnitOfWork } from '../ports.ts';
 import type { QualityPolicy } from './model.ts';
 import { projectByName } from '../projects.ts';
 
@@ -143,4 +143,10 @@ export async function setQualityPolicy(
     await repos.quality.addPolicyVersion({ projectId: project.projectId, version, policy, createdAt: now });
     return { project, version, policy, createdAt: now };
   });
+}
+
+/** The latest policy of a project the caller already holds (the work loop's training and evaluation steps). */
+export async function projectPolicy(repos: Repositories, project: Project): Promise<QualityPolicy> {
+  const stored = await repos.quality.policyVersion(project.projectId);
+  return stored ? withDefaults(stored.policy) : structuredClone(defaultQualityPolicy);
 }

@@ -4,6 +4,8 @@ import type { Json, Mode } from '../model.ts';
 import type { WorkerPrincipal } from './worker.ts';
 
 export type AssignmentRole = 'attempt' | 'review' | 'redo';
+/** What an assignment works on: a live task, or a training or hidden evaluation task (domain/quality/qualification.ts). */
+export type AssignmentPurpose = 'live' | 'training' | 'evaluation';
 export type AssignmentStatus = 'active' | 'submitted' | 'accepted' | 'fixed' | 'rejected' | 'expired' | 'released' | 'skipped' | 'canceled';
 export type ReviewResult = 'accepted' | 'fixed' | 'rejected';
 export type WorkStage = 'attempt' | 'review' | 'done' | 'canceled';
@@ -74,6 +76,15 @@ export interface Assignment {
   reviewResult: ReviewResult | null;
   feedback: FeedbackItem[] | null;
   skipReason: string | null;
+  purpose: AssignmentPurpose;
+  /** Training and evaluation: the training task worked on, its project and (evaluation) the batch it is shown in. */
+  qualityTaskId: string | null;
+  qualityProject: string | null;
+  qualityBatch: string | null;
+  /** Training and evaluation, once submitted: the score against the expected answer. */
+  score: number | null;
+  /** Training, once submitted: the feedback shown (the contract's TrainingFeedback). */
+  trainingFeedback: Record<string, unknown> | null;
 }
 
 export interface TaskWork {
@@ -139,7 +150,11 @@ export type WorkEventKind =
   | 'canceled'
   | 'completed'
   /** A task's overlapping answers were combined (domain/quality/consensus.ts). */
-  | 'combined';
+  | 'combined'
+  /** A training or evaluation answer scored: {purpose, score, project, type}. */
+  | 'scored'
+  /** A worker paused for a project: {project, accuracy, window}. */
+  | 'paused';
 
 export interface WorkEvent {
   at: Date;

@@ -25,6 +25,7 @@ import {
   type WorkEventKind,
 } from './model.ts';
 import type { WorkerPrincipal } from './worker.ts';
+import { claimLiveOrQuality, claimTraining, qualityTaskOf, submitQualityAnswer } from '../quality/qualification.ts';
 
 export interface WorkSettings {
   /** A lease without heartbeat lapses after this. */
@@ -85,6 +86,7 @@ export async function claimNext(
   request: { role?: 'attempt' | 'review' | undefined; project?: string | undefined },
   settings: WorkSettings,
   now: Date,
+  random: () => number = Math.random,
 ): Promise<Assignment | null> {
   assertActive(worker);
   if (request.role === 'attempt' && !canAttempt(worker))
@@ -99,16 +101,25 @@ export async function claimNext(
   if (attempts) steps.push({ role: 'attempt', reservedOnly: true });
   if (request.role !== 'attempt' && canReview(worker)) steps.push({ role: 'review', reservedOnly: false });
   if (attempts) steps.push({ role: 'attempt', reservedOnly: false });
+  const lease = { leaseMs: settings.leaseMs, hardCapMs: settings.hardCapMs };
+  const issue = { lease, newAssignmentId: () => newAssignmentId(now), newLeaseToken };
+  // Training first for a worker in training (domain/quality/qualification.ts).
+  const training = attempts ? await claimTraining(uow, worker, request.project, issue, now) : null;
+  if (training) return training;
   for (const step of steps) {
-    const a = await uow.work.claim({
-      worker,
-      ...step,
-      project: request.project,
-      assignmentId: newAssignmentId(now),
-      leaseToken: newLeaseToken(),
-      now,
-      lease: { leaseMs: settings.leaseMs, hardCapMs: settings.hardCapMs },
-    });
+    const claim = (repos: Repositories) =>
+      repos.work.claim({
+        worker,
+        ...step,
+        project: request.project,
+        assignmentId: newAssignmentId(now),
+        leaseToken: newLeaseToken(),
+        now,
+        lease,
+      });
+    // A live attempt may be swapped for training (new to its project) or a hidden evaluation task.
+    const a =
+      step.role === 'attempt' && !step.reservedOnly ? await claimLiveOrQuality(uow, worker, claim, issue, now, random) : await claim(uow);
     if (a) return a;
   }
   // A concurrent request of the same worker may have taken work meanwhile: that is the one to resume.
@@ -225,11 +236,21 @@ export function expireLapsedLeases(uow: UnitOfWork, now: Date, limit = 100): Pro
   return uow.work.expireLapsed(now, limit);
 }
 
-/** The held assignment (locked), its task (locked) and its work row, inside a transaction. */
-async function held(repos: Repositories, worker: WorkerPrincipal, assignmentId: string, leaseToken: string, now: Date) {
+/** The held assignment (locked), inside a transaction. */
+async function heldAssignment(repos: Repositories, worker: WorkerPrincipal, assignmentId: string, leaseToken: string, now: Date) {
   const a = await repos.work.get(assignmentId, worker.workerId, { forUpdate: true });
   if (!a) throw notFound(`Assignment ${assignmentId} not found.`);
   if (a.status !== 'active' || a.leaseToken !== leaseToken || a.leaseExpiresAt <= now) throw whyNotHeld(a, now);
+  return a;
+}
+
+/** The held assignment (locked), its task (locked) and its work row, inside a transaction. */
+async function held(repos: Repositories, worker: WorkerPrincipal, assignmentId: string, leaseToken: string, now: Date) {
+  return heldTask(repos, await heldAssignment(repos, worker, assignmentId, leaseToken, now));
+}
+
+async function heldTask(repos: Repositories, a: Assignment) {
+  const assignmentId = a.assignmentId;
   const task = await repos.tasks.get(a.accountId, 'live', a.taskId, { forUpdate: true });
   const work = await repos.work.lockTaskWork(a.taskId);
   if (!task || !work) throw notFound(`Assignment ${assignmentId} not found.`);
@@ -284,7 +305,14 @@ export async function submitAssignment(
   random: () => number = Math.random,
 ): Promise<SubmitOutcome> {
   return uow.transaction(async (repos) => {
-    const { a, task, work } = await held(repos, worker, assignmentId, input.leaseToken, now);
+    const mine = await heldAssignment(repos, worker, assignmentId, input.leaseToken, now);
+    if (mine.purpose !== 'live') {
+      // Training or hidden evaluation: scored, no customer task touched (domain/quality/qualification.ts).
+      const activeMs = measured(mine, input.activeMs, now);
+      const check = (task: Task) => checkedResponse(task, input.response, activeMs, checkSchema);
+      return { assignment: await submitQualityAnswer(repos, mine, activeMs, check, now), next: 'completed' as const };
+    }
+    const { a, task, work } = await heldTask(repos, mine);
     if (a.role === 'review') throw invalid(`Assignment ${assignmentId} is a review: send the decision to the review operation.`);
     const activeMs = measured(a, input.activeMs, now);
     const response = checkedResponse(task, input.response, activeMs, checkSchema);
@@ -493,6 +521,7 @@ export interface AssignmentWork {
 }
 
 async function withWork(uow: UnitOfWork, a: Assignment): Promise<AssignmentWork> {
+  if (a.purpose !== 'live') return { assignment: a, task: (await qualityTaskOf(uow, a)).task, reviewed: null };
   const task = await uow.tasks.get(a.accountId, 'live', a.taskId);
   if (!task) throw notFound(`Assignment ${a.assignmentId} not found.`);
   const reviewed = a.role === 'review' && a.parentAssignmentId ? await uow.work.get(a.parentAssignmentId, null) : null;

@@ -86,6 +86,15 @@ export function assignmentView(work: AssignmentWork & { parent?: Assignment | nu
     ...(rejection ? { feedback: rejection } : {}),
     ...(parent?.response ? { previous_response: answer(parent.response) } : {}),
     ...(decided ? { review: decided } : {}),
+    // Training is never hidden; evaluation assignments carry nothing of the kind (decision 0011).
+    ...(a.purpose === 'training' && a.qualityProject
+      ? {
+          training: {
+            project: a.qualityProject,
+            ...(a.trainingFeedback ? { feedback: stored<Wire['TrainingFeedback']>(a.trainingFeedback) } : {}),
+          },
+        }
+      : {}),
     ...(a.skipReason ? { skip_reason: a.skipReason } : {}),
     active_ms: a.activeMs,
     created_at: a.issuedAt.toISOString(),

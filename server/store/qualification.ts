@@ -1,0 +1,187 @@
+// The storage side of training, hidden evaluation and pausing (domain/quality/qualification.ts):
+// a worker's standing per project (worker_qualifications), the account's training and evaluation
+// tasks of a type (training_tasks), and the scores kept on the assignments (assignments_scores).
+import { and, asc, eq, inArray } from 'drizzle-orm';
+import type { Qualification, QualificationRepository, QualityTask } from '../domain/quality/model.ts';
+import type { Assignment } from '../domain/workforce/model.ts';
+import type { Database, Execute } from './db.ts';
+import { isUniqueViolation } from './errors.ts';
+import { workChannel, workPayload } from './notify.ts';
+import { rowCodec, statement } from './rows.ts';
+import { assignments, trainingTasks, workerQualifications } from './schema.ts';
+
+const assignmentRow = rowCodec<Assignment>(assignments);
+
+const issueText = `WITH ins AS (
+    INSERT INTO assignments (${assignmentRow.columnList}) VALUES (${assignmentRow.placeholders(1)}) RETURNING *)
+  INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind)
+  SELECT ins.issued_at, ins.account_id, ins.worker_id, ins.assignment_id, ins.task_id, 'issued' FROM ins`;
+
+/** $1 worker, $2 account, $3 project, $4 since, $5 now, $6 the returned answer's feedback (JSON). */
+const requeueText = `WITH mine AS (
+    SELECT a.assignment_id, a.task_id, a.account_id, a.worker_id FROM assignments a
+    JOIN task_work tw ON tw.task_id = a.task_id AND tw.stage = 'review' AND tw.parent_assignment_id = a.assignment_id
+    WHERE a.worker_id = $1::text AND a.account_id = $2::text AND tw.project = $3::text AND a.purpose = 'live'
+      AND a.status = 'submitted' AND a.submitted_at > $4::timestamptz
+    FOR UPDATE OF tw),
+  rev AS (
+    UPDATE assignments r SET status = 'canceled', ended_at = $5::timestamptz FROM mine
+    WHERE r.task_id = mine.task_id AND r.role = 'review' AND r.status = 'active' AND r.parent_assignment_id = mine.assignment_id
+    RETURNING r.assignment_id, r.task_id, r.account_id, r.worker_id),
+  own AS (UPDATE assignments o SET status = 'rejected', feedback = $6::jsonb FROM mine WHERE o.assignment_id = mine.assignment_id),
+  back AS (
+    UPDATE task_work w SET stage = 'attempt', open_slots = 1, parent_assignment_id = NULL, reserved_for = NULL, reserved_until = NULL
+    FROM mine WHERE w.task_id = mine.task_id),
+  free AS (
+    UPDATE task_work w SET reserved_for = NULL, reserved_until = NULL
+    WHERE w.account_id = $2::text AND w.project = $3::text AND w.reserved_for = $1::text AND w.stage = 'attempt'
+    RETURNING w.task_id),
+  ev AS (
+    INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind, data)
+    SELECT $5::timestamptz, rev.account_id, rev.worker_id, rev.assignment_id, rev.task_id, 'canceled', '{"reason":"author_paused"}'::jsonb FROM rev),
+  wake AS (SELECT pg_notify('${workChannel}', '${workPayload('assignments')}')
+    WHERE EXISTS (SELECT 1 FROM mine) OR EXISTS (SELECT 1 FROM free))
+  SELECT mine.task_id, (SELECT count(*) FROM wake) AS woken FROM mine`;
+
+const qualityTask = (row: typeof trainingTasks.$inferSelect): QualityTask => ({
+  id: row.id,
+  type: row.type,
+  params: row.params,
+  expectedResponse: row.expectedResponse,
+  initialResponse: row.initialResponse ?? null,
+});
+
+export function qualificationRepository(db: Database, execute: Execute): QualificationRepository {
+  const training = (accountId: string, type: string) =>
+    and(
+      eq(trainingTasks.accountId, accountId),
+      eq(trainingTasks.mode, 'live'),
+      eq(trainingTasks.kind, 'training'),
+      eq(trainingTasks.type, type),
+    );
+  const byId = async (accountId: string, id: string) => {
+    const rows = await db
+      .select()
+      .from(trainingTasks)
+      .where(and(eq(trainingTasks.accountId, accountId), eq(trainingTasks.mode, 'live'), eq(trainingTasks.id, id)));
+    return rows[0] ? qualityTask(rows[0]) : null;
+  };
+  return {
+    async get(workerId, accountId, project, options) {
+      const q = db
+        .select()
+        .from(workerQualifications)
+        .where(
+          and(
+            eq(workerQualifications.workerId, workerId),
+            eq(workerQualifications.accountId, accountId),
+            eq(workerQualifications.project, project),
+          ),
+        );
+      const rows = options?.forUpdate ? await q.for('update') : await q;
+      return (rows[0] as Qualification | undefined) ?? null;
+    },
+    async put(q) {
+      const { workerId: _w, accountId: _a, project: _p, ...rest } = q;
+      await db
+        .insert(workerQualifications)
+        .values(q)
+        .onConflictDoUpdate({
+          target: [workerQualifications.workerId, workerQualifications.accountId, workerQualifications.project],
+          set: rest,
+        });
+    },
+    async inTraining(workerId) {
+      return (await db
+        .select()
+        .from(workerQualifications)
+        .where(and(eq(workerQualifications.workerId, workerId), inArray(workerQualifications.state, ['training', 'waiting'])))
+        .orderBy(asc(workerQualifications.updatedAt))
+        .limit(100)) as Qualification[];
+    },
+    async trainingTasks(accountId, type, limit) {
+      const rows = await db
+        .select()
+        .from(trainingTasks)
+        .where(training(accountId, type))
+        .orderBy(asc(trainingTasks.createdAt), asc(trainingTasks.id))
+        .limit(limit);
+      return rows.map(qualityTask);
+    },
+    async hasTrainingTasks(accountId, type) {
+      const rows = await db.select({ id: trainingTasks.id }).from(trainingTasks).where(training(accountId, type)).limit(1);
+      return rows.length > 0;
+    },
+    async unseenEvaluation(workerId, accountId, type) {
+      const [row] = await execute<{ id: string }>(
+        statement(
+          `SELECT t.id FROM training_tasks t
+           WHERE t.account_id = $2::text AND t.mode = 'live' AND t.kind = 'evaluation' AND t.type = $3::text
+             AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.worker_id = $1::text AND a.quality_task_id = t.id)
+           ORDER BY t.created_at, t.id LIMIT 1`,
+          [workerId, accountId, type],
+        ),
+      );
+      return row ? byId(accountId, row.id) : null;
+    },
+    qualityTask: byId,
+    async issue(a) {
+      try {
+        await execute(statement(issueText, assignmentRow.values(a)));
+        return true;
+      } catch (err) {
+        // The same worker claiming twice at once: the other claim won.
+        if (isUniqueViolation(err, 'assignments_one_active')) return false;
+        throw err;
+      }
+    },
+    async scores(workerId, accountId, project, purpose, limit, since) {
+      const rows = await execute<{ score: number }>(
+        statement(
+          `SELECT score FROM assignments
+           WHERE worker_id = $1::text AND account_id = $2::text AND quality_project = $3::text AND purpose = $4::text
+             AND purpose <> 'live' AND score IS NOT NULL AND ($6::timestamptz IS NULL OR issued_at >= $6::timestamptz)
+           ORDER BY submitted_at DESC LIMIT $5::int`,
+          [workerId, accountId, project, purpose, limit, since?.toISOString() ?? null],
+        ),
+      );
+      return rows.map((r) => Number(r.score));
+    },
+    async liveSubmitted(workerId, accountId, project, atMost) {
+      const [row] = await execute<{ n: number }>(
+        statement(
+          `SELECT count(*)::int AS n FROM (
+             SELECT 1 FROM assignments a JOIN task_work tw ON tw.task_id = a.task_id
+             WHERE a.worker_id = $1::text AND a.account_id = $2::text AND tw.project = $3::text
+               AND a.purpose = 'live' AND a.role IN ('attempt', 'redo') AND a.submitted_at IS NOT NULL
+             LIMIT $4::int) x`,
+          [workerId, accountId, project, atMost],
+        ),
+      );
+      return Number(row?.n ?? 0);
+    },
+    async submittedTraining(workerId, accountId, project, since) {
+      const rows = await execute<{ id: string }>(
+        statement(
+          `SELECT quality_task_id AS id FROM assignments
+           WHERE worker_id = $1::text AND account_id = $2::text AND quality_project = $3::text AND purpose = 'training'
+             AND score IS NOT NULL AND issued_at >= $4::timestamptz`,
+          [workerId, accountId, project, since.toISOString()],
+        ),
+      );
+      return rows.map((r) => r.id);
+    },
+    async requeueSince(workerId, accountId, project, since, now) {
+      const feedback = [
+        {
+          category: 'other',
+          text: 'Returned to the queue: your accuracy on this project fell below its pause mark, so this answer was not used.',
+        },
+      ];
+      const rows = await execute<{ task_id: string }>(
+        statement(requeueText, [workerId, accountId, project, since.toISOString(), now.toISOString(), JSON.stringify(feedback)]),
+      );
+      return rows.map((r) => r.task_id);
+    },
+  };
+}
