@@ -389,6 +389,12 @@ ${[...rows].map((name) => `| ${name} | ${results.map((r) => cell(r, name)).join(
 
 Flame graphs (open the SVG in a browser and hover a frame for its time a request):
 ${results.map((r) => `- [${r.target}](creation-profile-${r.target}.svg)`).join('\n')}
+
+Removed since the first profile of 2026-11-25: express-openapi-validator's route lookup tried every
+route of the generation on every request (\`lookupRoute\`: 110 µs of 3,261 µs a creation on
+PostgreSQL, 3.4 %); \`server/validator-routes.ts\` hands it only the routes that can match (22.5 µs
+in a later profile that day). Those profiles ran beside other work (load average 20–30 on 2 CPUs),
+which makes every µs larger than on a quiet machine and the measured stretch hard to cut out.
 `;
 }
 
