@@ -301,7 +301,9 @@ async function profileOne(target: 'postgres' | 'pglite', databaseUrl: string | n
       NODE_ENV: 'production',
       ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: path.join(dir, 'data') }),
     },
-    ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200'],
+    // Through tsx rather than the bundle bin/humantask.js runs otherwise: the frames then name our
+    // TypeScript files, which is how the components below are told apart.
+    ['--import', 'tsx', '--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200'],
   );
   const key = keysOf(server.output()).live;
   const headers = { authorization: basicAuth(key), 'content-type': 'application/json' };
@@ -387,6 +389,12 @@ ${[...rows].map((name) => `| ${name} | ${results.map((r) => cell(r, name)).join(
 
 Flame graphs (open the SVG in a browser and hover a frame for its time a request):
 ${results.map((r) => `- [${r.target}](creation-profile-${r.target}.svg)`).join('\n')}
+
+Removed since the first profile of 2026-11-25: express-openapi-validator's route lookup tried every
+route of the generation on every request (\`lookupRoute\`: 110 µs of 3,261 µs a creation on
+PostgreSQL, 3.4 %); \`server/validator-routes.ts\` hands it only the routes that can match (22.5 µs
+in a later profile that day). Those profiles ran beside other work (load average 20–30 on 2 CPUs),
+which makes every µs larger than on a quiet machine and the measured stretch hard to cut out.
 `;
 }
 

@@ -533,16 +533,17 @@ difference between the columns is what PGlite itself adds.
 | tsx's loader thread with a 1 MB young generation | 247–251 MB | 374–450 MB |
 | + PGlite loaded only when used, \`/openapi/\` bundles read when asked for, no OpenAPI-schema check of the bundles at start | 232–244 MB | 328–395 MB |
 | + two full collections after start (\`server/memory.ts\`) | 155–167 MB | 286–318 MB |
+| + the server run from an esbuild bundle instead of tsx's loader, the young generation left at 2 × 1 MB while starting (\`bench/run.ts --memory\`, VmRSS 5 s after the banner, later the same day, three runs) | 103–106 MB | 230–252 MB |
 
 | part (after start, idle) | before | after |
 | --- | --- | --- |
 | Node itself (binary and a bare isolate: \`node -e\` holds 41 MB) | 41 MB | 41 MB |
-| tsx's loader: on Node 20 module hooks run in a thread with a V8 heap of its own (the same server transpiled ahead held 94 MB less); \`bin/humantask.js\` makes that thread with a 1 MB young generation (32 MB before) | about 90 MB | about 30 MB |
-| source maps (tsx turns them on; Node reads and keeps the map of every module it loads, 2 MB of them PGlite's) | 15–20 MB | 15–20 MB (kept: stack traces name TypeScript lines) |
+| tsx's loader: on Node 20 module hooks run in a thread with a V8 heap of its own (the same server transpiled ahead held 94 MB less) | about 90 MB | 0: \`bin/humantask.js\` runs \`dist/server/\`, our TypeScript bundled by esbuild (the packages stay outside), made by \`npm pack\` or on the first start and again when a source changed (\`bin/server-bundle.js\`); tsx's loader only with \`node --import tsx bin/humantask.js\` or when the bundle cannot be written |
+| source maps (tsx turns them on; Node reads and keeps the map of every module it loads, 2 MB of them PGlite's) | 15–20 MB | 0: the bundle's map is read only under \`node --enable-source-maps\` (stack traces then name TypeScript lines; without it they name the bundle's, whose comments name each source file) |
 | PGlite's and drizzle's PGlite modules with \`DATABASE_URL\` (5 MB without the loader) | about 40 MB | 0 (\`import()\` in \`server/store/db.ts\` when PGlite is used) |
-| main V8 heap: committed for 50–57 MB alive (3 contracts parsed, cloned for express-openapi-validator, its copies and compiled routes; the modules) | 150–175 MB | about 80 MB, 32 MB of it the young generation |
+| main V8 heap: committed for 50–57 MB alive (3 contracts parsed, cloned for express-openapi-validator, its copies and compiled routes; the modules) | 150–175 MB | about 50 MB: the young generation 2 MB (32 MB before: it doubles while most of what starting makes survives; \`bin/humantask.js\` sets \`--semi-space-growth-factor=1\` before the server loads and \`server/memory.ts\` sets V8's 2 back once it started, so it grows again under load) |
 | PGlite (embedded only): WebAssembly memory (128 MB reserved, about 30 MB touched, 16 MB of it shared_buffers), pglite.data (8 MB kept), compiled code and Emscripten's JavaScript | 100–130 MB | 100–130 MB |
-| esbuild: tsx's service process (17 MB, another process); the labeling app's own is started on the first \`/label/app.js\` and now stopped once the bundle is made | 17 MB, 17 more once \`/label/app.js\` was asked for | 17 MB |
+| esbuild: tsx's service process (17 MB, another process); the labeling app's own is started on the first \`/label/app.js\` and now stopped once the bundle is made | 17 MB, 17 more once \`/label/app.js\` was asked for | 0 (no tsx in the process; the server bundle's and the labeling app's esbuild stop once their bundle is made) |
 
 Under creation load the V8 heap grows up to four times what survived the last full collection
 before the next one; on PGlite requests wait in its queue and outlive the young generation, so old
@@ -564,9 +565,26 @@ quiet machine does about 2,000 and 600).
 Tried, no gain: shared_buffers 8 MB (about 10 MB less, fewer buffer hits), \`max_connections=5\`
 and \`wal_buffers=256kB\` (no difference), a smaller PGlite \`initialMemory\` (refused below
 128 MB: the module declares 2,048 pages), \`MALLOC_ARENA_MAX=2\` (none); WebAssembly is compiled
-lazily already. Not done: running without the loader (JavaScript compiled ahead, or Node ≥ 22.15,
-where tsx's hooks run in the main thread), about 30 MB; source maps off, 15–20 MB, for stack
-traces in the compiled code's lines.
+lazily already.
+
+Later on 2026-11-25, the bundle and the small young generation against the code before them
+(d241ab1), \`bench/run.ts --memory\` three times each, 60 s of creation, the machine at a load
+average of 20–30 from other work (so creations a second were 6–150 and are no measure here;
+memory is): PGlite idle 282.6, 283.6, 287.6 → 229.5, 243.8, 251.8 MB (median 283.6 → 243.8 MB:
+the 250 MB target is met by the median, one run of three missed it by 2 MB), peak under load
+301.3, 305.1, 321.5 → 262.9, 308.1, 286.4 MB (median 305.1 → 286.4); PostgreSQL's server process
+idle 162.2, 162.1, 163.2 → 102.7, 105.6, 106.1 MB, peak 175.3, 184.8, 186 → 143.9, 158.1, 154 MB.
+The median runs: [\`memory-2026-11-25-loader.json\`](../../bench/results/memory-2026-11-25-loader.json)
+(before) and [\`memory-2026-11-25.json\`](../../bench/results/memory-2026-11-25.json) (after).
+
+What is left, measured but not done: glibc keeps about 50 MB of memory freed by the threads that
+compile (V8's background compilers, the WebAssembly tier-up) in their malloc arenas, because large
+blocks freed at start raise its trim threshold (one run with
+\`GLIBC_TUNABLES=glibc.malloc.trim_threshold=65536\`: 214 MB idle); and a young generation capped
+at 2 × 4 MB (\`node --max-semi-space-size=4\`) would stay small under load too (232–247 MB idle
+without the growth factor above). Both must be given before Node starts (the environment or
+Node's command line), which \`node bin/humantask.js\`, \`npx humantask\` and \`npm start\` do not
+all share, so neither is set.
 `;
 
 function markdown(

@@ -1,11 +1,25 @@
 #!/usr/bin/env node
-// The `humantask` command. The code is TypeScript, run through tsx's loader.
+// The `humantask` command. The code is TypeScript: run as JavaScript bundled from it
+// (bin/server-bundle.js, made on the first start and whenever a source changed), or through tsx's
+// loader when Node already has it (`node --import tsx bin/humantask.js ...`) or the bundle cannot be made.
 import { setFlagsFromString } from 'node:v8';
-import { register } from 'tsx/esm/api';
 
-// On Node 20 the loader runs in a thread of its own, with a V8 heap of its own: made before the
-// flag below is taken back, its young generation is 1 MB instead of 32 MB (it only compiles the
-// modules as they load; about 50 MB less resident memory). The main thread is made already and keeps its own.
-setFlagsFromString('--max-semi-space-size=1');
-register();
-await import('../server/cli.ts');
+// The young generation stays at its first size while the server starts (server/memory.ts lets it grow again).
+if (process.argv[2] === 'serve') setFlagsFromString('--semi-space-growth-factor=1');
+
+const hasTsx = process.execArgv.some(
+  (arg, i, all) => /^--(import|loader)=tsx/.test(arg) || (/^--(import|loader)$/.test(arg) && /^tsx/.test(all[i + 1] ?? '')),
+);
+const bundle = hasTsx ? null : await (await import('./server-bundle.js')).serverBundle();
+if (bundle) {
+  await import(bundle);
+} else {
+  // On Node 20 the loader runs in a thread of its own, with a V8 heap of its own: made before the
+  // flag below is taken back, its young generation is 1 MB instead of 32 MB (it only compiles the
+  // modules as they load; about 50 MB less resident memory). The main thread is made already and keeps its own.
+  if (!hasTsx) {
+    setFlagsFromString('--max-semi-space-size=1');
+    (await import('tsx/esm/api')).register();
+  }
+  await import('../server/cli.ts');
+}
