@@ -65,6 +65,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
       return r.body.task_id as string;
     };
     /** A training or evaluation task made in the store (as a promotion makes one): categorization, expected `category`. */
+    // Each a millisecond after the last: "creation order" is by time (ties fall to the random id).
+    let made = Date.now() - 60_000;
     const qualityTask = async (kind: 'training' | 'evaluation', category: string) => {
       const id = newTaskId(new Date());
       await server.uow.training.insert({
@@ -76,7 +78,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
         params,
         expectedResponse: { category },
         initialResponse: null,
-        createdAt: new Date(),
+        createdAt: new Date((made += 1)),
       });
       return id;
     };
