@@ -137,7 +137,15 @@ export type WorkEventKind =
   | 'reviewed'
   | 'redo_created'
   | 'canceled'
-  | 'completed';
+  | 'completed'
+  /** A customer's audit of a live task (domain/quality/calibration.ts): data {result, by: 'customer', score}. */
+  | 'audited'
+  /** Quality loop (issue 19), per the shared agreement: a training or evaluation submission scored (q-train). */
+  | 'scored'
+  /** A worker paused for a project by the evaluation rules (q-train). */
+  | 'paused'
+  /** A task's overlapping answers combined (q-consensus). */
+  | 'combined';
 
 export interface WorkEvent {
   at: Date;
