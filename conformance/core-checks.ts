@@ -25,9 +25,6 @@ export function operationsOfBothGenerations({ workforce = true }: { workforce?: 
   const out = new Map<string, Generation[]>();
   for (const gen of ['current', 'legacy'] as const) {
     for (const op of loadContract(gen).operations) {
-      // Tag Quality (issue 19) is left out: its figures and promotion need scored live work and audited
-      // tasks, and the reference server answers them 501 until its quality loop is built.
-      if ((op.op.tags as string[] | undefined)?.includes('Quality')) continue;
       if (!workforce && (op.op.tags as string[] | undefined)?.includes('Workforce')) continue;
       out.set(op.operationId, [...(out.get(op.operationId) ?? []), gen]);
     }
