@@ -45,15 +45,22 @@ function expectOneOf(ex: Exchange, statuses: number[], why: string): void {
 }
 
 /**
- * Operations whose requests can fit the contract's schemas and still break a documented rule (400
- * naming it): a quality policy's fields that bound each other, a period more than 366 days back or in
- * the future, an `initial_response` with a training promotion or not of the task type's shape.
+ * Operations whose generated requests can fit the contract's schemas and still get a documented
+ * answer other than 200: 400 for a quality policy's fields that bound each other, a period more than
+ * 366 days back or in the future, an `initial_response` with a training promotion or not of the task
+ * type's shape; 404 for a quality policy version the project does not have.
  */
-const ruleBeyondSchema = new Set(['setProjectQualityPolicy', 'getProjectQuality', 'promoteTask']);
+const ruleBeyondSchema: Record<string, number[]> = {
+  setProjectQualityPolicy: [400],
+  getProjectQuality: [400],
+  promoteTask: [400],
+  getProjectQualityPolicy: [404],
+};
 
 /** The answers an operation may give to a valid request of the suite (besides 200); `generated`: input generated from the schemas. */
 export function businessOutcomes(ctx: CheckContext, op: ContractOperation, generated = false): number[] {
-  if (generated && ruleBeyondSchema.has(op.operationId)) return [200, 400];
+  const beyond = generated ? ruleBeyondSchema[op.operationId] : undefined;
+  if (beyond) return [200, ...beyond];
   // Test-mode tasks are completed at once, so a cancel meets a completed task (seed 3.1).
   return op.operationId === 'cancelTask' ? [200, cancelCompletedStatus[ctx.generation]] : [200];
 }
