@@ -158,6 +158,20 @@ export class Fixtures {
     return this.once('task', () => this.freshTask(ctx));
   }
 
+  /** A test-mode task, completed and accepted by the customer's audit: what promotion takes (made once). */
+  auditedTask(ctx: CheckContext): Promise<string> {
+    return this.once('audited-task', async () => {
+      const taskId = await this.freshTask(ctx);
+      const audit = this.op('auditTask');
+      const ex = await ctx.until(`task ${taskId} to be completed and audited`, async () => {
+        const answer = await ctx.call('POST', audit.path.replace('{taskId}', taskId), { json: { accepted: true } });
+        return answer.status === 200 ? answer : undefined;
+      });
+      expectAnswer(ex, [200], 'auditing a task for the check (accepted)');
+      return taskId;
+    });
+  }
+
   /** A project made from the createProject example named `exampleName` (default: the first one). */
   projectFrom(ctx: CheckContext, exampleName?: string): Promise<string> {
     return this.once(`project:${exampleName ?? ''}`, async () => {
@@ -248,7 +262,8 @@ export class Fixtures {
       switch (param.name) {
         case 'taskId':
         case 'task_id':
-          value = fresh ? await this.freshTask(ctx) : await this.sharedTask(ctx);
+          if (op.operationId === 'promoteTask') value = await this.auditedTask(ctx);
+          else value = fresh ? await this.freshTask(ctx) : await this.sharedTask(ctx);
           break;
         case 'projectName':
           value = await this.project(ctx);

@@ -1653,7 +1653,8 @@ export interface paths {
         /**
          * Retrieve the task counts of a batch
          * @description Returns the batch status and how many of its tasks are pending, completed, in error and
-         *     canceled. The counts are the same in both generations (tasks in `error`, which the older
+         *     canceled, and (`held`) why its tasks are not dispatched to workers when the calibration gate
+         *     holds them. The counts are the same in both generations (tasks in `error`, which the older
          *     generation shows as `completed` with `response.error`, are counted under `error`).
          */
         get: operations["getBatchStatus"];
@@ -8490,7 +8491,12 @@ export interface components {
          *     mean score of its attempts against their reviewed answers (an accepted answer scores 1, a fixed
          *     one its score against the fix, a rejected one 0). The project's other batches are not
          *     dispatched to workers until a calibration batch of the project has completed with a score of
-         *     at least `gate_score`.
+         *     at least `gate_score` (a project without a calibration batch is not gated). The gate is read at
+         *     each dispatch against the latest policy version: once a calibration batch passed, production
+         *     stays open. A calibration batch that completes below the gate leaves production held (the
+         *     production batch's status says why in `held`) until the customer acts: a new calibration batch
+         *     that passes, or a lower `gate_score` (which opens the gate at once for a batch already at or
+         *     above it).
          */
         QualityCalibrationPolicy: {
             /**
@@ -8632,8 +8638,14 @@ export interface components {
          *     the account's own workers and an opaque handle (`opw_...`) for the operator's workforce, the
          *     same handle `GET /v1/task/{taskId}/assignments` shows, never an e-mail address or a name.
          *     `accuracy` is the rolling evaluation accuracy (current, not held back to the day as the
-         *     worker's own view is); `agreement` the mean agreement of their answers with the other answers
-         *     of the same tasks (tasks with overlap).
+         *     worker's own view is): the mean of their latest evaluation scores (at most the policy's
+         *     `evaluation.window`, up to the time of the request); `agreement` the mean agreement of their
+         *     answers with the other answers of the same tasks (tasks with overlap). `review` counts the
+         *     decisions on their answers in the period: each review and each customer audit once.
+         *     The workers listed are those with work on the project's live tasks in the period. `state`, as
+         *     the event log shows it: `paused` when a pause for the project is newer than their latest task,
+         *     `training` while they have training scores and no live submission in the period, `qualified`
+         *     otherwise.
          */
         WorkerQuality: {
             /**
@@ -8696,9 +8708,13 @@ export interface components {
         /**
          * CalibrationScore
          * @description A calibration batch of the project and its calibration score: the mean score of its attempts
-         *     against their reviewed answers (accepted 1, fixed: the score against the fix, rejected 0),
-         *     over `reviewed` attempts; `passed` once the batch has completed with a score at or above the
-         *     policy's `calibration.gate_score` (the project's production batches are dispatched from then on).
+         *     against their reviewed answers (accepted 1, fixed: the attempt's score against the fix by the
+         *     task type's scorer, rejected 0), over `reviewed` attempts. Each attempt counts once, with the
+         *     latest decision on it: a reviewer's, or the customer's audit of the task (accepted 1, or the
+         *     fix's score when a reviewer had fixed it; rejected 0). Recounted from the work event log after
+         *     each decision. `passed` once the batch has completed with a score at or above the policy's
+         *     `calibration.gate_score` (the project's production batches are dispatched from then on). Not
+         *     bound by the period of the figures.
          */
         CalibrationScore: {
             /**
@@ -8950,6 +8966,15 @@ export interface components {
              * @example 2
              */
             canceled: number;
+            /**
+             * @description Why the batch's tasks are not dispatched to workers, when they are held: a production batch
+             *     of a live project whose calibration batches have not passed the calibration gate (none has
+             *     completed with a calibration score at or above the quality policy's
+             *     `calibration.gate_score`). Names the latest calibration batch, its state and score, and what
+             *     to do. Absent when nothing holds the batch (always in test mode, and for calibration batches).
+             * @example Held by the calibration gate: calibration batch "support-tickets-calibration-1" of project "support-tickets" completed with calibration score 0.62 over 50 reviewed attempts, below the gate 0.8: add a new calibration batch or lower calibration.gate_score in the project's quality policy.
+             */
+            held?: string;
         };
         /**
          * WorkerStatus
@@ -9541,15 +9566,6 @@ export interface components {
         };
         /** @description The request body is larger than 10 MB. */
         PayloadTooLarge: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ErrorBody"];
-            };
-        };
-        /** @description Not implemented by this server yet: the operation is part of the contract, and a server that does not offer it answers 501 naming what is missing. The reference server answers so until its quality loop (training, evaluation, consensus, scoring) is built. */
-        NotImplemented: {
             headers: {
                 [name: string]: unknown;
             };
@@ -11449,7 +11465,6 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     listProjects: {
@@ -11905,7 +11920,6 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     listBatches: {

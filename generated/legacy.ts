@@ -1283,7 +1283,8 @@ export interface paths {
         /**
          * Retrieve the task counts of a batch
          * @description Returns the batch status and how many of its tasks are pending, completed, in error and
-         *     canceled. The counts are the same in both generations (tasks in `error`, which the older
+         *     canceled, and (`held`) why its tasks are not dispatched to workers when the calibration gate
+         *     holds them. The counts are the same in both generations (tasks in `error`, which the older
          *     generation shows as `completed` with `response.error`, are counted under `error`).
          */
         get: operations["getBatchStatus"];
@@ -7518,6 +7519,15 @@ export interface components {
              * @example 2
              */
             canceled: number;
+            /**
+             * @description Why the batch's tasks are not dispatched to workers, when they are held: a production batch
+             *     of a live project whose calibration batches have not passed the calibration gate (none has
+             *     completed with a calibration score at or above the quality policy's
+             *     `calibration.gate_score`). Names the latest calibration batch, its state and score, and what
+             *     to do. Absent when nothing holds the batch (always in test mode, and for calibration batches).
+             * @example Held by the calibration gate: calibration batch "support-tickets-calibration-1" of project "support-tickets" completed with calibration score 0.62 over 50 reviewed attempts, below the gate 0.8: add a new calibration batch or lower calibration.gate_score in the project's quality policy.
+             */
+            held?: string;
         };
         /**
          * TrainingTask

@@ -2,6 +2,7 @@
 // (loopback) in front of the reference server, runs the checks of the broken rule, and expects
 // them to fail, naming that rule; the same checks pass through the proxy without the fault, so
 // no case can pass vacuously.
+import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -586,6 +587,28 @@ const cases: Record<string, Case> = {
     },
     checks: byId('errors/unstorable-input-400'),
     expectFailed: ['errors/unstorable-input-400'],
+  },
+  'a calibration batch below the gate does not hold production (the proxy sets every gate to 0)': {
+    fault: {
+      request(req) {
+        if (req.method !== 'PUT' || !/^\/v1\/projects\/[^/]+\/quality_policy$/.test(req.url.pathname)) return;
+        const body = JSON.parse(req.body.toString('utf8'));
+        body.calibration = { ...body.calibration, gate_score: 0 };
+        req.body = Buffer.from(JSON.stringify(body));
+      },
+    },
+    checks: byId('quality/calibration-gate'),
+    expectFailed: ['quality/calibration-gate'],
+  },
+  'promoting a task again makes another evaluation task (the proxy answers a new id)': {
+    fault: {
+      response(req, res) {
+        if (req.method !== 'POST' || !/^\/v1\/task\/[0-9a-f]{24}\/promote$/.test(apiPath(req.url)) || res.status !== 200) return;
+        setJson(res, { ...json(res), id: randomBytes(12).toString('hex') });
+      },
+    },
+    checks: byId('quality/promote'),
+    expectFailed: ['quality/promote'],
   },
 };
 

@@ -168,7 +168,6 @@ describe.each(generations)('the conformance suite with --profile mock, %s genera
     const answered = new Set(run.coverage.entries.filter((e) => e.count > 0).map((e) => e.operationId));
     expect(
       operations(gen, loadBundle(gen))
-        .filter((o) => !o.op.tags?.includes('Quality'))
         .map((o) => o.op.operationId)
         .filter((id) => !answered.has(id)),
     ).toEqual([]);

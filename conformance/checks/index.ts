@@ -13,6 +13,7 @@ import { listChecks } from './lists.ts';
 import { markdownChecks } from './markdown.ts';
 import { paramRuleChecks } from './param-rules.ts';
 import { projectChecks } from './projects.ts';
+import { qualityChecks } from './quality.ts';
 import { taskChangeChecks } from './task-changes.ts';
 import { taskStateChecks } from './task-states.ts';
 import { testModeChecks } from './test-mode.ts';
@@ -46,4 +47,5 @@ export const behaviourChecks: Check[] = [
   ...workforceReviewChecks,
   ...workforceQualityChecks,
   ...workforceManageChecks,
+  ...qualityChecks,
 ];

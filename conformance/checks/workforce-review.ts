@@ -20,19 +20,20 @@ export interface CrewWorker {
 
 /** The workers a check made; `remove` takes them all away again (errors ignored: tidying only). */
 export interface Crew {
-  add(label: string, roles: string[]): Promise<CrewWorker>;
+  /** `more`: further fields of the worker (e.g. `calibrator: true`). */
+  add(label: string, roles: string[], more?: Record<string, unknown>): Promise<CrewWorker>;
   remove(): Promise<void>;
 }
 
 export function crewOf(ctx: CheckContext): Crew {
   const made: CrewWorker[] = [];
   return {
-    async add(label, roles) {
+    async add(label, roles, more = {}) {
       const email = `${ctx.unique(label)}@example.com`;
       const password = `pw-${ctx.unique('secret')}`;
       const created = await ctx.call('POST', '/v1/workforce/workers', {
         key: 'live',
-        json: { email, display_name: `Conformance ${label}`, roles, password },
+        json: { email, display_name: `Conformance ${label}`, roles, password, ...more },
       });
       expectStatus(created, 200, `creating the account's own worker ${email} (roles ${roles.join(', ')})`);
       const worker = { workerId: created.body?.worker_id as string, email, password, token: '' };
@@ -61,7 +62,7 @@ export async function logIn(ctx: CheckContext, email: string, password: string):
 }
 
 /** Runs `body` with a crew, removing its workers afterwards whatever happened. */
-async function withCrew(ctx: CheckContext, body: (crew: Crew) => Promise<void>): Promise<void> {
+export async function withCrew(ctx: CheckContext, body: (crew: Crew) => Promise<void>): Promise<void> {
   const crew = crewOf(ctx);
   try {
     await body(crew);
@@ -94,7 +95,14 @@ async function staffedProject(
 }
 
 /** The worker takes work of the project (attempt or review) and must get this task. */
-async function take(ctx: CheckContext, worker: CrewWorker, project: string, role: 'attempt' | 'review', taskId: string, what: string) {
+export async function take(
+  ctx: CheckContext,
+  worker: CrewWorker,
+  project: string,
+  role: 'attempt' | 'review',
+  taskId: string,
+  what: string,
+) {
   const claim = await workerCall(ctx, 'POST', '/v1/assignments/next', { project, role }, { token: worker.token });
   expectStatus(claim, 200, `${what}: ${worker.email} asking for ${role} work of project ${project}`);
   expectThat(
@@ -105,7 +113,7 @@ async function take(ctx: CheckContext, worker: CrewWorker, project: string, role
   return claim.body;
 }
 
-async function submit(ctx: CheckContext, worker: CrewWorker, assignment: any, category: string, what: string) {
+export async function submit(ctx: CheckContext, worker: CrewWorker, assignment: any, category: string, what: string) {
   const ex = await workerCall(
     ctx,
     'POST',
@@ -117,7 +125,7 @@ async function submit(ctx: CheckContext, worker: CrewWorker, assignment: any, ca
   return ex.body;
 }
 
-async function review(ctx: CheckContext, worker: CrewWorker, assignment: any, decision: Record<string, unknown>, what: string) {
+export async function review(ctx: CheckContext, worker: CrewWorker, assignment: any, decision: Record<string, unknown>, what: string) {
   const ex = await workerCall(
     ctx,
     'POST',

@@ -6,6 +6,7 @@ import { conflict, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
 import { newOutboxMessage } from './outbox.ts';
 import { projectByName } from './projects.ts';
+import { calibrationHold } from './quality/calibration.ts';
 import type { Caller, Json, Task } from './model.ts';
 import type { Batch, BatchFilters, Repositories, UnitOfWork } from './ports.ts';
 
@@ -63,11 +64,17 @@ export async function getBatch(uow: UnitOfWork, caller: Caller, name: string): P
 export interface BatchCounts {
   status: Batch['status'];
   tasks: Record<'pending' | 'completed' | 'canceled' | 'error', number>;
+  /** Why its tasks are not dispatched to workers (the calibration gate), or null. */
+  held: string | null;
 }
 
 export async function batchStatus(uow: UnitOfWork, caller: Caller, name: string): Promise<BatchCounts> {
   const batch = await batchByName(uow, caller, name);
-  return { status: batch.status, tasks: await uow.batches.taskCounts(caller.account.accountId, caller.mode, name) };
+  const [tasks, held] = await Promise.all([
+    uow.batches.taskCounts(caller.account.accountId, caller.mode, name),
+    calibrationHold(uow, caller, batch),
+  ]);
+  return { status: batch.status, tasks, held };
 }
 
 export async function listBatches(uow: UnitOfWork, caller: Caller, filters: BatchFilters, limit: number, offset: number) {

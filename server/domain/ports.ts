@@ -2,7 +2,7 @@
 import type { Account, Json, Mode, Task, TaskStatus } from './model.ts';
 import type { WorkRepository } from './workforce/model.ts';
 import type { WorkerRepository } from './workforce/identity.ts';
-import type { QualificationRepository, QualityPolicyRepository, WorkerStatsRepository } from './quality/model.ts';
+import type { ProjectQualityRepository, QualificationRepository, QualityPolicyRepository, WorkerStatsRepository } from './quality/model.ts';
 
 export interface TaskFilters {
   startTime?: Date;
@@ -182,10 +182,17 @@ export interface TrainingTask {
   expectedResponse: Record<string, unknown>;
   initialResponse: Record<string, unknown> | null;
   createdAt: Date;
+  /** The audited task it was promoted from (POST /v1/task/{taskId}/promote); absent or null when created directly. */
+  sourceTaskId?: string | null;
 }
 
 export interface TrainingTaskRepository {
   insert(task: TrainingTask): Promise<void>;
+  /**
+   * Stores a task promoted from an audited one, unless one of its kind was promoted from the same
+   * task before: answers the one stored (the new one, or the earlier one).
+   */
+  insertPromoted(task: TrainingTask & { sourceTaskId: string }): Promise<TrainingTask>;
   get(accountId: string, mode: Mode, kind: TrainingTask['kind'], id: string): Promise<TrainingTask | null>;
   /** Newest first (created_at, then id, descending). */
   list(
@@ -278,7 +285,7 @@ export interface Repositories {
   /** The work loop of live mode (workforce). */
   work: WorkRepository;
   /** Quality policies, and the figures counted from the work event log. */
-  quality: QualityPolicyRepository & WorkerStatsRepository;
+  quality: QualityPolicyRepository & WorkerStatsRepository & ProjectQualityRepository;
   /** Training, hidden evaluation and pausing: a worker's standing per project. */
   qualification: QualificationRepository;
 }

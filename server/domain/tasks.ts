@@ -14,6 +14,7 @@ import { attachmentUrls, failedTestAttachments, withDirectLinks } from './attach
 import { queueTaskCallback, resendLatestCallback, taskCallback } from './outbox.ts';
 import { IdempotencyKeyBusy, savedAnswer, type IdempotencyInput } from './idempotency.ts';
 import { syntheticResponse, type TaskType } from './synthetic.ts';
+import { recordCustomerAudit } from './quality/calibration.ts';
 import { defaultWorkSettings, redoAfterCustomerReject, type WorkSettings } from './workforce/work.ts';
 
 const MAX_TAGS = 5;
@@ -427,6 +428,7 @@ export async function auditTask(
       },
     ];
     task.customerReviewStatus = review.accepted ? 'accepted' : 'rejected';
+    if (caller.mode === 'live') await recordCustomerAudit(repos, caller, task, review.accepted, now);
     if (!review.accepted && caller.mode === 'test') {
       asAudited = { ...task, updatedAt: now };
       // Test mode redoes a rejected task at once, with a new synthetic response.

@@ -1,21 +1,18 @@
-// Handlers of the quality loop (issue 19): the current generation's tag Quality and the worker API's
-// own figures. The quality policy is served in full; the project's quality figures and promoting a
-// task answer 501 until the quality loop (training, evaluation, consensus, scoring) runs, because
-// their figures and expected answers come from scores this server does not compute yet.
-import { notFound } from '../domain/errors.ts';
+// Handlers of the quality loop (issue 19): the current generation's tag Quality (the policy, the
+// project's figures, promotion of an audited task) and the worker API's own figures.
+import { projectQuality } from '../domain/quality/metrics.ts';
 import { getQualityPolicy, setQualityPolicy } from '../domain/quality/policy.ts';
+import { promoteTask } from '../domain/quality/promote.ts';
 import { workerStats } from '../domain/quality/stats.ts';
-import { HttpError } from './errors.ts';
 import { parseTimeFilter, type HandlerDeps } from './tasks.ts';
 import type { HandlerTable, Operations, WorkerHandlerTable } from './typed.ts';
-import { qualityPolicyView, workerStatsView } from './views/quality.ts';
+import { qualityPolicyView, projectQualityView, workerStatsView } from './views/quality.ts';
+import { trainingTaskView } from './views/training.ts';
 import type { WorkerApiDeps } from './workforce/deps.ts';
-
-/** A contract operation this server does not offer yet: 501, naming what is missing. */
-const notImplemented = (what: string) => new HttpError(501, `Not implemented yet: ${what}`);
 
 export function qualityHandlers({
   uow,
+  contract,
 }: HandlerDeps): Pick<
   HandlerTable<Operations['current']>,
   'getProjectQualityPolicy' | 'setProjectQualityPolicy' | 'getProjectQuality' | 'promoteTask'
@@ -25,19 +22,22 @@ export function qualityHandlers({
       qualityPolicyView(await getQualityPolicy(uow, caller, path.projectName, query.version)),
     setProjectQualityPolicy: async ({ caller, path, body }) =>
       qualityPolicyView(await setQualityPolicy(uow, caller, path.projectName, body, new Date())),
-    async getProjectQuality({ caller, path, query }) {
-      parseTimeFilter('since', query.since);
-      await getQualityPolicy(uow, caller, path.projectName); // 404 for a project the caller does not have
-      throw notImplemented(
-        'project quality figures (agreement, per-worker accuracy, calibration score) need the quality loop, which this server does not run yet.',
-      );
-    },
-    async promoteTask({ caller, path }) {
-      if (!(await uow.tasks.get(caller.account.accountId, caller.mode, path.taskId))) throw notFound(`Task ${path.taskId} not found.`);
-      throw notImplemented(
-        'promoting an audited task to a training or evaluation task comes with the quality loop, which this server does not run yet.',
-      );
-    },
+    getProjectQuality: async ({ caller, path, query }) =>
+      projectQualityView(
+        caller.account.accountId,
+        await projectQuality(uow, caller, path.projectName, parseTimeFilter('since', query.since), new Date()),
+      ),
+    promoteTask: async ({ caller, path, body }) =>
+      trainingTaskView(
+        await promoteTask(
+          uow,
+          caller,
+          path.taskId,
+          { kind: body.kind, initialResponse: body.initial_response },
+          contract.checkResponse,
+          new Date(),
+        ),
+      ),
   };
 }
 

@@ -3,8 +3,13 @@
 // serve every statement here).
 import { and, desc, eq } from 'drizzle-orm';
 import {
+  noReviews,
   noWork,
+  type CalibrationFigures,
+  type ProjectQualityRepository,
   type ProjectWorkFigures,
+  type ReviewCounts,
+  type WorkerProjectFigures,
   type QualityPolicy,
   type QualityPolicyRepository,
   type WorkCounts,
@@ -12,7 +17,7 @@ import {
 } from '../domain/quality/model.ts';
 import type { Database, Execute } from './db.ts';
 import { statement } from './rows.ts';
-import { qualityPolicies } from './schema.ts';
+import { batches, qualityPolicies } from './schema.ts';
 
 /** The worker's events in the period, with the project of their task ($1 worker, $2 since, $3 until). */
 const inPeriod = (alias: string) => `${alias}.worker_id = $1::text AND ${alias}.at >= $2::timestamptz AND ${alias}.at <= $3::timestamptz`;
@@ -52,6 +57,94 @@ const activeText = `SELECT project, sum(ms)::float8 AS ms FROM (
 const medianText = `SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY (e.data->>'active_ms')::float8) AS median
   FROM work_events e WHERE ${inPeriod('e')} AND e.kind = 'submitted' AND e.data->>'active_ms' IS NOT NULL`;
 
+// ---- The calibration gate and a project's quality figures (domain/quality/calibration.ts, metrics.ts) ----
+
+/**
+ * The calibration gate of the project of task_work row `tw`: open when the project has no
+ * calibration batch, or one of them has completed with a score at or above its policy's
+ * `calibration.gate_score` (the latest version; \`defaultGate\` without one). Read by the claim.
+ */
+export const calibrationGateOpen = (tw: string, defaultGate: number) => `(NOT EXISTS (SELECT 1 FROM batches b
+      WHERE b.account_id = ${tw}.account_id AND b.mode = 'live' AND b.project = ${tw}.project AND b.calibration_batch)
+    OR EXISTS (SELECT 1 FROM batches b
+      WHERE b.account_id = ${tw}.account_id AND b.mode = 'live' AND b.project = ${tw}.project AND b.calibration_batch AND b.status = 'completed'
+        AND coalesce(b.calibration_score, 0) >= coalesce((SELECT (q.policy->'calibration'->>'gate_score')::float8
+          FROM projects p JOIN quality_policies q ON q.project_id = p.project_id
+          WHERE p.account_id = ${tw}.account_id AND p.mode = 'live' AND p.name = ${tw}.project ORDER BY q.version DESC LIMIT 1), ${Number(defaultGate)})))`;
+
+/** The attempt a decision is about: a review names it, a customer's audit is written on it. */
+const decidedAttempt = `coalesce(e.data->>'reviewed_assignment_id', e.assignment_id, e.task_id)`;
+
+/** A decision's score: as written (accepted 1, fixed: against the fix, rejected 0), or by its result for events written without one. */
+const decisionScore = `coalesce((e.data->>'score')::float8, CASE e.data->>'result' WHEN 'accepted' THEN 1 WHEN 'rejected' THEN 0 END)`;
+
+/** $1 account, $2 batch: the latest decision on each attempt of the batch's tasks, averaged, stored on the batch. */
+const recountText = `WITH decided AS (
+    SELECT DISTINCT ON (${decidedAttempt}) ${decisionScore} AS score
+    FROM tasks t JOIN work_events e ON e.task_id = t.task_id
+    WHERE t.account_id = $1::text AND t.mode = 'live' AND t.batch = $2::text AND e.kind IN ('reviewed', 'audited')
+    ORDER BY ${decidedAttempt}, e.at DESC, e.id DESC),
+  agg AS (SELECT count(score)::int AS reviewed, round(avg(score)::numeric, 6)::float8 AS score FROM decided)
+  UPDATE batches b SET calibration_reviewed = agg.reviewed, calibration_score = agg.score FROM agg
+  WHERE b.account_id = $1::text AND b.mode = 'live' AND b.name = $2::text AND b.calibration_batch
+  RETURNING b.name AS batch, b.status AS status, b.calibration_reviewed AS reviewed, b.calibration_score AS score`;
+
+/** The project's tasks' events in the period ($1 account, $2 project, $3 since, $4 until). */
+const projectEvents = `tasks t JOIN work_events e ON e.task_id = t.task_id
+    WHERE t.account_id = $1::text AND t.mode = 'live' AND t.project = $2::text AND e.at >= $3::timestamptz AND e.at <= $4::timestamptz`;
+
+/** The latest 'combined' event of each task: overall agreement, and per field (q-consensus writes them). */
+const agreementText = `WITH latest AS (
+    SELECT DISTINCT ON (e.task_id) e.data AS data FROM ${projectEvents} AND e.kind = 'combined'
+    ORDER BY e.task_id, e.at DESC, e.id DESC)
+  SELECT NULL AS field, count(*)::int AS tasks, avg((data->>'agreement')::float8) AS mean FROM latest
+  UNION ALL
+  SELECT f.key, count(*)::int, avg((f.value #>> '{}')::float8) FROM latest, jsonb_each(CASE WHEN jsonb_typeof(latest.data->'fields') = 'object' THEN latest.data->'fields' ELSE '{}'::jsonb END) f
+    WHERE jsonb_typeof(f.value) = 'number' GROUP BY f.key`;
+
+/** Per worker who submitted an answer to the project's tasks: submits, the latest issue, active time (latest per assignment). */
+const workersText = `WITH ev AS (SELECT e.* FROM ${projectEvents} AND e.worker_id IS NOT NULL),
+  active AS (SELECT worker_id, sum(ms)::float8 AS ms FROM (
+      SELECT DISTINCT ON (ev.assignment_id) ev.worker_id, (ev.data->>'active_ms')::float8 AS ms FROM ev
+      WHERE ev.assignment_id IS NOT NULL AND ev.data->>'active_ms' IS NOT NULL
+      ORDER BY ev.assignment_id, ev.at DESC, ev.id DESC) x GROUP BY worker_id)
+  SELECT ev.worker_id, (w.account_id IS NOT DISTINCT FROM $1::text) AS own,
+    count(*) FILTER (WHERE ev.kind = 'submitted')::int AS submitted, max(ev.at) FILTER (WHERE ev.kind = 'issued') AS last_issued,
+    coalesce(max(active.ms), 0)::float8 AS active_ms
+  FROM ev LEFT JOIN workers w ON w.worker_id = ev.worker_id LEFT JOIN active ON active.worker_id = ev.worker_id
+  GROUP BY ev.worker_id, w.account_id
+  HAVING count(*) FILTER (WHERE ev.kind = 'submitted') > 0`;
+
+/**
+ * Decisions on the project's answers in the period, by the worker whose answer was decided: a
+ * review names the attempt, a customer's audit is written on the author ($1..$4 as above).
+ */
+const decisionsText = `SELECT CASE WHEN d.kind = 'reviewed' THEN a.worker_id ELSE d.worker_id END AS worker_id, d.data->>'result' AS result, count(*)::int AS n
+  FROM (SELECT e.* FROM ${projectEvents} AND e.kind IN ('reviewed', 'audited')) d
+  LEFT JOIN assignments a ON a.assignment_id = d.data->>'reviewed_assignment_id'
+  GROUP BY 1, 2`;
+
+/**
+ * The quality loop's own events of the workers ($5), for the project ($2, in data.project): the
+ * latest $6 evaluation scores up to $4, evaluation and training scores in the period, the latest pause.
+ */
+const scoredText = `SELECT w.id AS worker_id,
+    (SELECT coalesce(json_agg(s.score), '[]') FROM (SELECT (e.data->>'score')::float8 AS score FROM work_events e
+      WHERE e.worker_id = w.id AND e.at <= $4::timestamptz AND e.kind = 'scored' AND e.account_id = $1::text
+        AND e.data->>'project' = $2::text AND e.data->>'purpose' = 'evaluation'
+      ORDER BY e.at DESC, e.id DESC LIMIT $6::int) s) AS evaluation,
+    (SELECT count(*) FILTER (WHERE e.data->>'purpose' = 'evaluation')::int FROM work_events e
+      WHERE e.worker_id = w.id AND e.at >= $3::timestamptz AND e.at <= $4::timestamptz AND e.kind = 'scored' AND e.account_id = $1::text AND e.data->>'project' = $2::text) AS evaluated,
+    (SELECT count(*) FILTER (WHERE e.data->>'purpose' = 'training')::int FROM work_events e
+      WHERE e.worker_id = w.id AND e.at <= $4::timestamptz AND e.kind = 'scored' AND e.account_id = $1::text AND e.data->>'project' = $2::text) AS trained,
+    (SELECT max(e.at) FROM work_events e
+      WHERE e.worker_id = w.id AND e.at <= $4::timestamptz AND e.kind = 'paused' AND e.account_id = $1::text AND e.data->>'project' = $2::text) AS paused_at
+  FROM unnest($5::text[]) AS w(id)`;
+
+const reviewKey: Record<string, keyof ReviewCounts> = { accepted: 'accepted', fixed: 'fixed', rejected: 'rejected' };
+
+const asDate = (v: Date | string | null): Date | null => (v === null ? null : new Date(v));
+
 const countOf: Record<string, keyof WorkCounts> = {
   issued: 'issued',
   submitted: 'submitted',
@@ -64,8 +157,84 @@ const countOf: Record<string, keyof WorkCounts> = {
   fixed: 'fixed',
 };
 
-export function qualityRepository(db: Database, execute: Execute): QualityPolicyRepository & WorkerStatsRepository {
+export function qualityRepository(
+  db: Database,
+  execute: Execute,
+): QualityPolicyRepository & WorkerStatsRepository & ProjectQualityRepository {
   return {
+    async recountCalibration(accountId, batch) {
+      const [row] = await execute<CalibrationFigures>(statement(recountText, [accountId, batch]));
+      return row ? { ...row, reviewed: Number(row.reviewed), score: row.score === null ? null : Number(row.score) } : null;
+    },
+    async calibrationBatches(accountId, mode, project, limit) {
+      const rows = await db
+        .select({ batch: batches.name, status: batches.status, reviewed: batches.calibrationReviewed, score: batches.calibrationScore })
+        .from(batches)
+        .where(
+          and(eq(batches.accountId, accountId), eq(batches.mode, mode), eq(batches.project, project), eq(batches.calibrationBatch, true)),
+        )
+        .orderBy(desc(batches.createdAt), desc(batches.name))
+        .limit(limit);
+      return rows;
+    },
+    async agreement(accountId, project, since, until, maxFields) {
+      const rows = await execute<{ field: string | null; tasks: number; mean: number | null }>(
+        statement(agreementText, [accountId, project, since.toISOString(), until.toISOString()]),
+      );
+      const overall = rows.find((r) => r.field === null);
+      const byField = rows
+        .filter((r): r is { field: string; tasks: number; mean: number } => r.field !== null && r.mean !== null)
+        .map((r) => ({ field: r.field, tasks: Number(r.tasks), mean: Number(r.mean) }))
+        .sort((a, b) => b.tasks - a.tasks || (a.field < b.field ? -1 : a.field > b.field ? 1 : 0))
+        .slice(0, maxFields);
+      const tasks = Number(overall?.tasks ?? 0);
+      return { tasks, mean: tasks > 0 && overall?.mean !== null && overall?.mean !== undefined ? Number(overall.mean) : null, byField };
+    },
+    async projectWorkers(accountId, project, since, until, window) {
+      const values = [accountId, project, since.toISOString(), until.toISOString()];
+      const [workers, decisions] = await Promise.all([
+        execute<{ worker_id: string; own: boolean; submitted: number; last_issued: Date | string | null; active_ms: number }>(
+          statement(workersText, values),
+        ),
+        execute<{ worker_id: string | null; result: string; n: number }>(statement(decisionsText, values)),
+      ]);
+      const ids = workers.map((w) => w.worker_id);
+      const scored =
+        ids.length === 0
+          ? []
+          : await execute<{ worker_id: string; evaluation: unknown; evaluated: number; trained: number; paused_at: Date | string | null }>(
+              statement(scoredText, [...values, ids, window]),
+            );
+      const scoredOf = new Map(scored.map((r) => [r.worker_id, r]));
+      const reviewsOf = new Map<string, ReviewCounts>();
+      const review = noReviews();
+      for (const d of decisions) {
+        const key = reviewKey[d.result];
+        if (!key) continue;
+        review[key] += Number(d.n);
+        if (d.worker_id === null) continue;
+        const counts = reviewsOf.get(d.worker_id) ?? noReviews();
+        counts[key] += Number(d.n);
+        reviewsOf.set(d.worker_id, counts);
+      }
+      const figures = workers.map((w): WorkerProjectFigures => {
+        const s = scoredOf.get(w.worker_id);
+        const evaluation = typeof s?.evaluation === 'string' ? (JSON.parse(s.evaluation) as unknown) : s?.evaluation;
+        const pausedAt = asDate(s?.paused_at ?? null);
+        const lastIssued = asDate(w.last_issued);
+        return {
+          workerId: w.worker_id,
+          own: w.own,
+          submitted: Number(w.submitted) + Number(s?.evaluated ?? 0),
+          activeMs: Math.round(Number(w.active_ms)),
+          paused: pausedAt !== null && (lastIssued === null || pausedAt >= lastIssued),
+          trainingScored: Number(s?.trained ?? 0),
+          evaluationScores: Array.isArray(evaluation) ? evaluation.map(Number) : [],
+          review: reviewsOf.get(w.worker_id) ?? noReviews(),
+        };
+      });
+      return { workers: figures, review };
+    },
     async policyVersion(projectId, version) {
       const where =
         version === undefined

@@ -333,7 +333,16 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
         return rows.length === 1;
       },
       async update(batch) {
-        await db.update(batches).set(batch).where(eq(batches.batchId, batch.batchId));
+        // The calibration score is the quality loop's (store/quality.ts recounts it): never written back from a batch read earlier.
+        const {
+          calibrationScore: _score,
+          calibrationReviewed: _reviewed,
+          ...columns
+        } = batch as typeof batch & {
+          calibrationScore?: unknown;
+          calibrationReviewed?: unknown;
+        };
+        await db.update(batches).set(columns).where(eq(batches.batchId, batch.batchId));
       },
       async get(accountId, mode, name, options) {
         const q = db
@@ -397,6 +406,17 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
     training: {
       async insert(task) {
         await db.insert(trainingTasks).values(task);
+      },
+      async insertPromoted(task) {
+        // The partial unique index (source_task_id, kind) makes a second promotion a no-op, even when two race.
+        const [inserted] = await db.insert(trainingTasks).values(task).onConflictDoNothing().returning();
+        if (inserted) return inserted;
+        const [earlier] = await db
+          .select()
+          .from(trainingTasks)
+          .where(and(eq(trainingTasks.sourceTaskId, task.sourceTaskId), eq(trainingTasks.kind, task.kind)));
+        if (!earlier) throw new Error(`training task promoted from ${task.sourceTaskId} neither inserted nor found`);
+        return earlier;
       },
       async get(accountId, mode, kind, id) {
         const rows = await db

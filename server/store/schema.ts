@@ -252,6 +252,13 @@ export const batches = pgTable(
     archived: boolean('archived').notNull().default(false),
     createdAt: ts('created_at').notNull(),
     completedAt: ts('completed_at'),
+    /**
+     * A calibration batch's calibration score so far (domain/quality/calibration.ts): the mean over
+     * its decided attempts, recounted from work_events after each review or audit of its tasks;
+     * null before the first. The claim reads it to open the project's production batches.
+     */
+    calibrationScore: doublePrecision('calibration_score'),
+    calibrationReviewed: integer('calibration_reviewed').notNull().default(0),
   },
   (t) => [uniqueIndex('batches_name').on(t.accountId, t.mode, t.name), index('batches_list').on(t.accountId, t.mode, t.createdAt.desc())],
 );
@@ -289,8 +296,14 @@ export const trainingTasks = pgTable(
     expectedResponse: jsonb('expected_response').$type<Record<string, unknown>>().notNull(),
     initialResponse: jsonb('initial_response').$type<Record<string, unknown>>(),
     createdAt: ts('created_at').notNull(),
+    /** The audited task it was promoted from (POST /v1/task/{taskId}/promote); null when created directly. */
+    sourceTaskId: text('source_task_id'),
   },
-  (t) => [index('training_tasks_list').on(t.accountId, t.mode, t.kind, t.createdAt.desc(), t.id.desc())],
+  (t) => [
+    index('training_tasks_list').on(t.accountId, t.mode, t.kind, t.createdAt.desc(), t.id.desc()),
+    // Promotion is idempotent: one training and one evaluation task per source task.
+    uniqueIndex('training_tasks_source').on(t.sourceTaskId, t.kind).where(sql`${t.sourceTaskId} is not null`),
+  ],
 );
 
 /**

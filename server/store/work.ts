@@ -4,9 +4,11 @@
 // there): correctness rests on the row lock and the re-checked `open_slots > 0`, not on skipping.
 import { and, asc, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { Task } from '../domain/model.ts';
+import { defaultQualityPolicy } from '../domain/quality/policy.ts';
 import type { Assignment, Staffing, TaskWork, WorkRepository } from '../domain/workforce/model.ts';
 import type { Database, Execute } from './db.ts';
 import { isUniqueViolation } from './errors.ts';
+import { calibrationGateOpen } from './quality.ts';
 import { workChannel, workPayload } from './notify.ts';
 import { rowCodec, statement } from './rows.ts';
 import { assignments, staffing, taskWork, workEvents } from './schema.ts';
@@ -71,8 +73,8 @@ const claimSql = (ownAccount: boolean, reservedOnly: boolean) => `WITH cand AS (
       -- Not a project the caller is training for, failed or paused in (domain/quality/qualification.ts).
       AND NOT EXISTS (SELECT 1 FROM worker_qualifications q WHERE q.worker_id = $1::text AND q.account_id = tw.account_id
           AND q.project = tw.project AND q.state <> 'qualified')
-      AND (tw.calibration OR tw.batch IS NULL OR NOT EXISTS (SELECT 1 FROM batches b
-          WHERE b.account_id = tw.account_id AND b.mode = 'live' AND b.project = tw.project AND b.calibration_batch AND b.status <> 'completed'))
+      -- The calibration gate: a production batch waits until a calibration batch of its project passed.
+      AND (tw.calibration OR tw.batch IS NULL OR ${calibrationGateOpen('tw', defaultQualityPolicy.calibration.gate_score)})
       AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.task_id = tw.task_id AND a.worker_id = $1::text AND a.status NOT IN ('expired', 'released')
           -- Not a task the caller attempted, skipped or reviewed; a redo goes back to the author of the rejected work.
           AND NOT ($5::text = 'attempt' AND tw.parent_assignment_id IS NOT NULL AND a.role IN ('attempt', 'redo') AND a.status <> 'active'))

@@ -135,3 +135,66 @@ export interface QualificationRepository {
    */
   requeueSince(workerId: string, accountId: string, project: string, since: Date, now: Date): Promise<string[]>;
 }
+
+/** A calibration batch's score as recounted from the event log (store: batches.calibration_score). */
+export interface CalibrationFigures {
+  batch: string;
+  status: 'staging' | 'in_progress' | 'completed';
+  /** Attempts decided (reviewed or audited) so far. */
+  reviewed: number;
+  /** The mean score of the decided attempts; null before the first. */
+  score: number | null;
+}
+
+/** Reviewed answers by outcome (reviews by workers and the customer's audits). */
+export interface ReviewCounts {
+  accepted: number;
+  fixed: number;
+  rejected: number;
+}
+
+export const noReviews = (): ReviewCounts => ({ accepted: 0, fixed: 0, rejected: 0 });
+
+/** One worker's figures in a project, as counted from the event log. */
+export interface WorkerProjectFigures {
+  workerId: string;
+  /** The worker belongs to the project's account (else: the operator's workforce). */
+  own: boolean;
+  submitted: number;
+  activeMs: number;
+  /** The worker's latest event for the project is a pause ('paused', written by the evaluation rules). */
+  paused: boolean;
+  /** Training scores recorded for the project, and live or evaluation submissions. */
+  trainingScored: number;
+  /** The latest evaluation scores, newest first (at most the policy's window). */
+  evaluationScores: number[];
+  review: ReviewCounts;
+}
+
+/** Agreement of combined tasks ('combined' events): overall and per field. */
+export interface AgreementFigures {
+  tasks: number;
+  mean: number | null;
+  byField: { field: string; tasks: number; mean: number }[];
+}
+
+/** What the calibration gate and the project's quality figures need from storage (server/store/quality.ts). */
+export interface ProjectQualityRepository {
+  /**
+   * Recounts a calibration batch's score from the event log (the latest decision on each of its
+   * attempts) and stores it on the batch, for the claim to read.
+   */
+  recountCalibration(accountId: string, batch: string): Promise<CalibrationFigures | null>;
+  /** The project's calibration batches, newest first (at most `limit`). */
+  calibrationBatches(accountId: string, mode: 'test' | 'live', project: string, limit: number): Promise<CalibrationFigures[]>;
+  /** Agreement from the 'combined' events of the project's tasks in [since, until] (the latest per task). */
+  agreement(accountId: string, project: string, since: Date, until: Date, maxFields: number): Promise<AgreementFigures>;
+  /** Per worker who submitted in the project in [since, until]; evaluation scores are the latest `window`, up to `until`. */
+  projectWorkers(
+    accountId: string,
+    project: string,
+    since: Date,
+    until: Date,
+    window: number,
+  ): Promise<{ workers: WorkerProjectFigures[]; review: ReviewCounts }>;
+}

@@ -22,7 +22,7 @@ const statsPeriod = { defaultDays: 30, maxDays: 366 };
 const maxProjects = 100;
 
 /** The start of the period: `since` (no later than now, at most 366 days back) or 30 days back. */
-function statsSince(since: Date | undefined, now: Date): Date {
+export function statsSince(since: Date | undefined, now: Date): Date {
   if (!since) return new Date(now.getTime() - statsPeriod.defaultDays * DAY_MS);
   if (since.getTime() > now.getTime()) throw invalid(`since is ${since.toISOString()}: in the future.`);
   if (now.getTime() - since.getTime() > statsPeriod.maxDays * DAY_MS)

@@ -149,12 +149,14 @@ export type WorkEventKind =
   | 'redo_created'
   | 'canceled'
   | 'completed'
-  /** A task's overlapping answers were combined (domain/quality/consensus.ts). */
-  | 'combined'
-  /** A training or evaluation answer scored: {purpose, score, project, type}. */
+  /** A customer's audit of a live task (domain/quality/calibration.ts): data {result, by: 'customer', score}. */
+  | 'audited'
+  /** Quality loop (issue 19), per the shared agreement: a training or evaluation submission scored (q-train). */
   | 'scored'
-  /** A worker paused for a project: {project, accuracy, window}. */
-  | 'paused';
+  /** A worker paused for a project by the evaluation rules (q-train). */
+  | 'paused'
+  /** A task's overlapping answers combined (q-consensus). */
+  | 'combined';
 
 export interface WorkEvent {
   at: Date;

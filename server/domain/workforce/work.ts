@@ -11,6 +11,7 @@ import { newTaskId } from '../ids.ts';
 import type { Caller, Json, Task, TaskAudit } from '../model.ts';
 import { queueTaskCallback } from '../outbox.ts';
 import { overlapping, settleOverlap } from '../quality/consensus.ts';
+import { decisionRecorded, decisionScore } from '../quality/calibration.ts';
 import type { Repositories, UnitOfWork } from '../ports.ts';
 import {
   isAnswer,
@@ -427,7 +428,9 @@ export async function reviewAssignment(
     if (input.result === 'fixed' && !input.response) throw invalid('response is required with result "fixed" (the corrected answer).');
     if (input.result !== 'fixed' && input.response) throw invalid(`response is only sent with result "fixed", not "${input.result}".`);
     const feedback = input.feedback?.length ? input.feedback : null;
-    const events = [event(a, 'reviewed', now, { result: input.result, reviewed_assignment_id: reviewed.assignmentId })];
+    const fix = input.result === 'fixed' ? checkedResponse(task, input.response!, reviewed.activeMs, checkSchema) : null;
+    const score = decisionScore(task, input.result, reviewed.response, fix);
+    const events = [event(a, 'reviewed', now, { result: input.result, reviewed_assignment_id: reviewed.assignmentId, score })];
     const decided: Assignment = {
       ...a,
       status: 'submitted',
@@ -443,9 +446,8 @@ export async function reviewAssignment(
       await openRedo(repos, work, reviewed, settings, now);
       events.push(event(reviewed, 'redo_created', now, { reserved_for: reviewed.workerId }));
     } else {
-      const response =
-        input.result === 'fixed' ? checkedResponse(task, input.response!, reviewed.activeMs, checkSchema) : reviewed.response;
-      if (input.result === 'fixed') decided.response = response;
+      const response = fix ?? reviewed.response;
+      if (fix) decided.response = fix;
       await repos.work.update({ ...reviewed, status: input.result, ...(feedback ? { feedback } : {}) });
       const audit: TaskAudit = {
         auditedBy: worker.workerId,
@@ -459,6 +461,7 @@ export async function reviewAssignment(
     }
     await repos.work.update(decided);
     await repos.work.addEvents(events);
+    await decisionRecorded(repos, work);
     return decided;
   });
 }

@@ -116,7 +116,7 @@ export function heartbeatView(a: Assignment): Wire['Heartbeat'] {
  * A worker as a task's customer sees it: the id of the account's own worker, or for the operator's
  * workforce an opaque handle, stable per account and worker, that tells nothing else.
  */
-const workerHandle = (accountId: string, workerId: string, own: boolean) =>
+export const workerHandle = (accountId: string, workerId: string, own: boolean) =>
   own ? workerId : `opw_${createHash('sha256').update(`${accountId}\n${workerId}`).digest('hex').slice(0, 24)}`;
 
 export function taskAssignmentView(a: Assignment, own: boolean): Current['schemas']['TaskAssignment'] {

@@ -56,4 +56,8 @@ export const batchListView = (
   has_more: page.hasMore,
 });
 
-export const batchCountsView = (counts: BatchCounts): Schemas['BatchTaskCounts'] => ({ status: counts.status, ...counts.tasks });
+export const batchCountsView = (counts: BatchCounts): Schemas['BatchTaskCounts'] => ({
+  status: counts.status,
+  ...counts.tasks,
+  ...(counts.held !== null ? { held: counts.held } : {}),
+});

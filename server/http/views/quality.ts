@@ -3,8 +3,12 @@
 import type { components as Current } from '../../../generated/current.ts';
 import type { components as Workforce } from '../../../generated/workforce.ts';
 import type { PolicyInForce } from '../../domain/quality/policy.ts';
-import type { ProjectWorkFigures } from '../../domain/quality/model.ts';
+import type { ProjectQuality } from '../../domain/quality/metrics.ts';
+import type { ProjectWorkFigures, ReviewCounts } from '../../domain/quality/model.ts';
 import type { WorkerStats } from '../../domain/quality/stats.ts';
+import { workerHandle } from './assignments.ts';
+
+type Schemas = Current['schemas'];
 
 export function qualityPolicyView(p: PolicyInForce): Current['schemas']['QualityPolicy'] {
   return {
@@ -29,5 +33,44 @@ export function workerStatsView(s: WorkerStats): Workforce['schemas']['WorkerSta
     active_ms: s.activeMs,
     ...(s.medianActiveMs !== null ? { median_active_ms: s.medianActiveMs } : {}),
     projects: s.projects.map(projectStatsView),
+  };
+}
+
+const round = (x: number) => Math.round(x * 1e6) / 1e6;
+
+function reviewView(r: ReviewCounts): Schemas['ReviewOutcomes'] {
+  const reviewed = r.accepted + r.fixed + r.rejected;
+  return { reviewed, ...r, ...(reviewed > 0 ? { reject_rate: round(r.rejected / reviewed) } : {}) };
+}
+
+export function projectQualityView(accountId: string, q: ProjectQuality): Schemas['ProjectQuality'] {
+  return {
+    project: q.project,
+    type: q.type as Schemas['TaskType'],
+    since: q.since.toISOString(),
+    as_of: q.asOf.toISOString(),
+    policy_version: q.policyVersion,
+    agreement: {
+      tasks: q.agreement.tasks,
+      ...(q.agreement.mean !== null ? { mean: q.agreement.mean } : {}),
+      by_field: q.agreement.byField.map((f) => ({ field: f.field, tasks: f.tasks, mean: round(f.mean) })),
+    },
+    workers: q.workers.map((w) => ({
+      worker: workerHandle(accountId, w.workerId, w.own),
+      state: w.state,
+      submitted: w.submitted,
+      active_ms: w.activeMs,
+      ...(w.accuracy !== null ? { accuracy: w.accuracy, evaluation_scored: w.evaluationScores.length } : {}),
+      review: reviewView(w.review),
+    })),
+    workers_total: q.workersTotal,
+    review: reviewView(q.review),
+    calibration: q.calibration.map((c) => ({
+      batch: c.batch,
+      status: c.status,
+      reviewed: c.reviewed,
+      ...(c.score !== null ? { score: c.score } : {}),
+      passed: c.passed,
+    })),
   };
 }
