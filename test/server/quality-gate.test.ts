@@ -216,6 +216,12 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('calib
     // A task without a project completes on submit, unreviewed: promoting it is refused (400) until audited.
     const labeler = await worker('lab');
     await work(labeler, 'dog');
+    // The other tasks are worked before anything is promoted: once the account has training and
+    // evaluation tasks of the type, a new worker trains first and meets hidden evaluations.
+    const fixedTask = await categorization({ project: 'staffed' });
+    await work(labeler, 'cat', reviewer, 'fixed', 'dog');
+    const other = await categorization();
+    await work(labeler, 'cat');
     const before = await live('POST', `/v1/task/${reviewed}/promote`, { json: { kind: 'evaluation' } });
     expect([before.status, before.body.error]).toEqual([
       400,
@@ -246,14 +252,10 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('calib
     expect((await live('GET', `/v1/training_tasks/${training.body.id}`)).body.expected_response).toEqual({ category: 'dog' });
 
     // A reviewer's fix is an audit that keeps an answer: the fix is the expected answer.
-    const fixedTask = await categorization({ project: 'staffed' });
-    await work(labeler, 'cat', reviewer, 'fixed', 'dog');
     const fromFix = await live('POST', `/v1/task/${fixedTask}/promote`, { json: { kind: 'training' } });
     expect([fromFix.status, fromFix.body.expected_response]).toEqual([200, { category: 'dog' }]);
 
     // Refusals: initial_response with training or not of the type's shape, a bad kind, unknown task, pending task, the other mode.
-    const other = await categorization();
-    await work(labeler, 'cat');
     expect((await live('POST', `/v1/task/${other}/audit`, { json: { accepted: true } })).status).toBe(200);
     expect((await live('POST', `/v1/task/${other}/promote`, { json: { kind: 'training', initial_response: {} } })).body.error).toMatch(
       /^initial_response is only sent with kind "evaluation"/,

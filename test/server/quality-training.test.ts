@@ -78,8 +78,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
         params,
         expectedResponse: { category },
         initialResponse: null,
-        createdAt: new Date((made += 1)),
+        createdAt: new Date(made),
       });
+      made += 1;
       return id;
     };
     const worker = async (): Promise<WorkerPrincipal & { token: string }> => {
