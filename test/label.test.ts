@@ -199,6 +199,28 @@ const waitForCall = async (predicate: (c: Call) => boolean) => {
   throw new Error(`no such call; calls were: ${JSON.stringify(calls.map((c) => `${c.method} ${c.path} ${c.status}`))}`);
 };
 
+/** Page coordinates of an image pixel, under the stage's current zoom and pan (image, video, segmentation players). */
+async function stagePoint(page: Page, x: number, y: number): Promise<[number, number]> {
+  const view = await page.locator('.stage').evaluate((h) => ({
+    scale: Number((h as HTMLElement).dataset.scale),
+    x: Number((h as HTMLElement).dataset.x),
+    y: Number((h as HTMLElement).dataset.y),
+  }));
+  const frame = await page.locator('.stage canvas').first().boundingBox();
+  if (!frame) throw new Error('no canvas');
+  return [frame.x + view.x + x * view.scale, frame.y + view.y + y * view.scale];
+}
+const at = stagePoint;
+
+/** A mouse drag on the stage between two image pixels. */
+async function drag(page: Page, from: [number, number], to: [number, number]) {
+  await page.mouse.move(...(await stagePoint(page, ...from)));
+  await page.mouse.down();
+  const end = await stagePoint(page, ...to);
+  await page.mouse.move(end[0], end[1], { steps: 6 });
+  await page.mouse.up();
+}
+
 describe('the labeling app', () => {
   it('logs in, categorizes a text, draws a box on an image, submits both, and then waits for work', async () => {
     const [first, second] = [assignment(categorizationTask()), assignment(boxTask())];
@@ -1316,24 +1338,6 @@ describe('the image player', () => {
       },
     }) as unknown as Assignment['task'];
 
-  /** Page coordinates of an image pixel, under the canvas's current zoom and pan. */
-  async function at(page: Page, x: number, y: number): Promise<[number, number]> {
-    const view = await page.locator('.stage').evaluate((h) => ({
-      scale: Number((h as HTMLElement).dataset.scale),
-      x: Number((h as HTMLElement).dataset.x),
-      y: Number((h as HTMLElement).dataset.y),
-    }));
-    const frame = await page.locator('.stage canvas').first().boundingBox();
-    if (!frame) throw new Error('no canvas');
-    return [frame.x + view.x + x * view.scale, frame.y + view.y + y * view.scale];
-  }
-  async function drag(page: Page, from: [number, number], to: [number, number]) {
-    await page.mouse.move(...(await at(page, ...from)));
-    await page.mouse.down();
-    const end = await at(page, ...to);
-    await page.mouse.move(end[0], end[1], { steps: 6 });
-    await page.mouse.up();
-  }
   async function click(page: Page, x: number, y: number) {
     await page.mouse.click(...(await at(page, x, y)));
   }
@@ -1901,24 +1905,6 @@ describe('the video and audio players', () => {
     expect(call.status).toBe(200);
     return call.body.response;
   }
-  /** Page coordinates of a frame pixel (the stage's zoom and pan). */
-  async function at(page: Page, x: number, y: number): Promise<[number, number]> {
-    const view = await page.locator('.stage').evaluate((h) => ({
-      scale: Number((h as HTMLElement).dataset.scale),
-      x: Number((h as HTMLElement).dataset.x),
-      y: Number((h as HTMLElement).dataset.y),
-    }));
-    const box = await page.locator('.stage canvas').first().boundingBox();
-    if (!box) throw new Error('no canvas');
-    return [box.x + view.x + x * view.scale, box.y + view.y + y * view.scale];
-  }
-  async function drag(page: Page, from: [number, number], to: [number, number]) {
-    await page.mouse.move(...(await at(page, ...from)));
-    await page.mouse.down();
-    const end = await at(page, ...to);
-    await page.mouse.move(end[0], end[1], { steps: 6 });
-    await page.mouse.up();
-  }
   const frameShown = (page: Page) => page.locator('.frame-text').textContent();
 
   it('videoplaybackannotation: a box tracked over frames with keyframes and interpolation, a track ended, events, playback, a reload', async () => {
@@ -2160,17 +2146,8 @@ describe('the video and audio players', () => {
 });
 
 describe('the segmentation and document players', () => {
-  /** Page coordinates of an image pixel, under the canvas's current zoom and pan. */
-  async function at(page: Page, x: number, y: number): Promise<[number, number]> {
-    const view = await page.locator('.stage').evaluate((h) => ({
-      scale: Number((h as HTMLElement).dataset.scale),
-      x: Number((h as HTMLElement).dataset.x),
-      y: Number((h as HTMLElement).dataset.y),
-    }));
-    const frame = await page.locator('.stage canvas').first().boundingBox();
-    if (!frame) throw new Error('no canvas');
-    return [frame.x + view.x + (x + 0.5) * view.scale, frame.y + view.y + (y + 0.5) * view.scale];
-  }
+  /** Page coordinates of the centre of an image pixel. */
+  const at = (page: Page, x: number, y: number) => stagePoint(page, x + 0.5, y + 0.5);
   async function stroke(page: Page, points: [number, number][]) {
     const [first, ...rest] = points as [[number, number], ...[number, number][]];
     await page.mouse.move(...(await at(page, ...first)));
