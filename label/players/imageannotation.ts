@@ -47,6 +47,30 @@ export const toolKeys: Record<Tool, [string, string]> = {
  */
 export const keepFocus = (b: HTMLButtonElement) => b.addEventListener('mousedown', (e) => e.preventDefault());
 
+/** The label bar's buttons: keys 1-9, the label's colour (by its place in `allLabels`), the chosen one pressed. */
+export function labelButtons(
+  labels: string[],
+  chosen: string | undefined,
+  allLabels: string[],
+  pick: (i: number) => void,
+): HTMLButtonElement[] {
+  return labels.map((label, i) => {
+    const b = el(
+      'button',
+      {
+        type: 'button',
+        'aria-pressed': String(label === chosen),
+        style: `border-left: 6px solid ${palette[allLabels.indexOf(label) % palette.length]}`,
+      },
+      i < 9 ? el('kbd', {}, String(i + 1)) : '',
+      ` ${label}`,
+    );
+    b.addEventListener('click', () => pick(i));
+    keepFocus(b);
+    return b;
+  });
+}
+
 /** How the image player is set up beyond the task's params. */
 export interface ImageOptions {
   /** Drawn lines are cardinal splines (a lineannotation task with `splines: true`). */
@@ -204,23 +228,7 @@ export function imagePlayer(
     const labels = (kind && geometry(kind)?.labels) || [];
     const chosen = shapes.find((s) => s.uuid === selected)?.label ?? (kind ? current.get(kind) : undefined);
     labelBar.setAttribute('aria-label', `${kind ?? ''} label`);
-    labelBar.replaceChildren(
-      ...labels.map((label, i) => {
-        const b = el(
-          'button',
-          {
-            type: 'button',
-            'aria-pressed': String(label === chosen),
-            style: `border-left: 6px solid ${palette[allLabels.indexOf(label) % palette.length]}`,
-          },
-          i < 9 ? el('kbd', {}, String(i + 1)) : '',
-          ` ${label}`,
-        );
-        b.addEventListener('click', () => pickLabel(i));
-        keepFocus(b);
-        return b;
-      }),
-    );
+    labelBar.replaceChildren(...labelButtons(labels, chosen, allLabels, pickLabel));
     zoomText.textContent = `zoom ${Math.round((canvas.scale / canvas.fit) * 100)} %`;
     list.replaceChildren(
       ...shapes.map((s, i) => {

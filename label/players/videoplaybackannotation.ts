@@ -26,7 +26,7 @@ import {
 } from './image/model.ts';
 import { Drawing, type Pending, type Tool } from './image/tools.ts';
 import { Frames } from './video/frames.ts';
-import { keepFocus, palette, toolKeys } from './imageannotation.ts';
+import { keepFocus, labelButtons, palette, toolKeys } from './imageannotation.ts';
 import { eventsOf, isKeyframe, setKeyframe, shapeAt, trackDraft, trackOut, tracksOf, type Track, type VideoEvent } from './video/tracks.ts';
 import { el, type PlayerFactory } from './types.ts';
 
@@ -255,23 +255,7 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
     const labels = (kind && geometry(kind)?.labels) || [];
     const chosen = track(selected)?.label ?? (kind ? current.get(kind) : undefined);
     labelBar.setAttribute('aria-label', `${kind ?? ''} label`);
-    labelBar.replaceChildren(
-      ...labels.map((label, i) => {
-        const b = el(
-          'button',
-          {
-            type: 'button',
-            'aria-pressed': String(label === chosen),
-            style: `border-left: 6px solid ${palette[allLabels.indexOf(label) % palette.length]}`,
-          },
-          i < 9 ? el('kbd', {}, String(i + 1)) : '',
-          ` ${label}`,
-        );
-        b.addEventListener('click', () => pickLabel(i));
-        keepFocus(b);
-        return b;
-      }),
-    );
+    labelBar.replaceChildren(...labelButtons(labels, chosen, allLabels, pickLabel));
     zoomText.textContent = `zoom ${Math.round((canvas.scale / canvas.fit) * 100)} %`;
     slider.max = String(lastFrame());
     slider.value = String(frame);
