@@ -412,7 +412,8 @@ async function createTestTasks(api: Api, n: number, callbackUrl: string): Promis
  */
 async function deliveryRun(databaseUrl: string, db: pg.Client, testKey: string, n: number, receiverDelayMs: number) {
   const receiver = await startReceiver(receiverDelayMs);
-  let server = await serveChild({ ...serverEnv, DATABASE_URL: databaseUrl });
+  // The receiver is on loopback: creation checks the callback URL too.
+  let server = await serveChild({ ...serverEnv, DATABASE_URL: databaseUrl, ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8' });
   console.log(`creating ${n} test-mode tasks with a callback to ${receiver.url} (delivery off) ...`);
   const createStarted = performance.now();
   const ids = await createTestTasks(apiOf(server.url, testKey), n, receiver.url);
