@@ -741,7 +741,7 @@ describe('the server', () => {
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(e.message));
     page.on('console', (m) => {
-      if (m.type() === 'error' && !/favicon/.test(m.location().url)) problems.push(m.text());
+      if (m.type() === 'error') problems.push(`${m.text()} (${m.location().url})`);
     });
     await page.goto(`${server.url}/label/`);
     await page.getByRole('button', { name: 'Log in' }).waitFor();
