@@ -2,11 +2,13 @@
 // /label/app.js. The bundle is built in memory on the first request for it (about a second, once
 // per process): never stale, nothing written to the install folder, nothing fetched from the
 // network. esbuild's binary comes with its platform package (an optional dependency, no install
-// script needed). Code only some tasks need is split off (esbuild's code splitting) into chunks the
-// app imports when such a task opens: three.js, for the lidar player, at /label/chunks/<name>-<hash>.js
-// (the hash of its contents in the name: cached for good; app.js itself is revalidated on every
-// load). pdf.js (pdfjs-dist) is served as it ships, at /label/vendor/, for the document player to
-// load only when a task's document is a PDF.
+// script needed). Code only some tasks need is split off (esbuild's code splitting) into chunks
+// the app imports when such a task opens: three.js, for the lidar player, at
+// /label/chunks/view-<hash>.js. A chunk's name changes with its contents, so it is cached for good;
+// app.js is revalidated on every load. The build is deterministic: the processes of one install
+// (WORKERS > 1) name the chunks alike, so whichever process answers has the chunk asked for.
+// pdf.js (pdfjs-dist) is served as it ships, at /label/vendor/, for the document player to load
+// only when a task's document is a PDF.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
