@@ -2,8 +2,13 @@
 // /label/app.js. The bundle is built in memory on the first request for it (about a second, once
 // per process): never stale, nothing written to the install folder, nothing fetched from the
 // network. esbuild's binary comes with its platform package (an optional dependency, no install
-// script needed). pdf.js (pdfjs-dist) is served as it ships, at /label/vendor/, for the document
-// player to load only when a task's document is a PDF.
+// script needed). Code only some tasks need is split off (esbuild's code splitting) into chunks
+// the app imports when such a task opens: three.js, for the lidar player, at
+// /label/chunks/view-<hash>.js. A chunk's name changes with its contents, so it is cached for good;
+// app.js is revalidated on every load. The build is deterministic: the processes of one install
+// (WORKERS > 1) name the chunks alike, so whichever process answers has the chunk asked for.
+// pdf.js (pdfjs-dist) is served as it ships, at /label/vendor/, for the document player to load
+// only when a task's document is a PDF.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,41 +33,53 @@ const csp = [
   "base-uri 'none'",
 ].join('; ');
 
-/** Bundles the app (label/main.ts and what it imports) into one minified ES module. */
-async function buildLabelBundle(): Promise<string> {
+/** The app's files by their path under /label/: `app.js` (label/main.ts and what it imports) and its chunks. */
+type Bundle = Map<string, string>;
+
+/** Bundles the app into minified ES modules: the entry, app.js, and the chunks it imports lazily. */
+async function buildLabelBundle(): Promise<Bundle> {
   const { build, stop } = await import('esbuild');
+  const outdir = path.join(labelDir, 'out');
   // esbuild's service process ends once the bundle is made: the server holds only the text.
   const result = await build({
-    entryPoints: [path.join(labelDir, 'main.ts')],
+    entryPoints: { app: path.join(labelDir, 'main.ts') },
     bundle: true,
+    splitting: true,
     format: 'esm',
     target: 'es2022',
     minify: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    outdir,
     write: false,
     legalComments: 'none',
     logLevel: 'silent',
   }).finally(() => stop());
-  const [file] = result.outputFiles;
-  if (!file) throw new Error('esbuild produced no bundle for the labeling app');
-  return file.text;
+  const files: Bundle = new Map(result.outputFiles.map((f) => [path.relative(outdir, f.path).split(path.sep).join('/'), f.text]));
+  if (!files.has('app.js')) throw new Error('esbuild produced no bundle for the labeling app');
+  return files;
 }
 
 export function labelApp(): Router {
   const router = express.Router();
-  let bundle: Promise<string> | null = null;
+  let bundle: Promise<Bundle> | null = null;
   router.use((_req, res, next) => {
     res.setHeader('content-security-policy', csp);
     next();
   });
-  router.get('/app.js', async (_req, res, next) => {
+  router.get(['/app.js', '/chunks/:file'], async (req, res, next) => {
     bundle ??= buildLabelBundle();
+    let files: Bundle;
     try {
-      res.type('text/javascript').setHeader('cache-control', 'no-cache');
-      res.send(await bundle);
+      files = await bundle;
     } catch (err) {
       bundle = null;
-      next(err);
+      return next(err);
     }
+    const file = req.params.file === undefined ? 'app.js' : `chunks/${req.params.file}`;
+    const text = files.get(file);
+    if (text === undefined) return next();
+    res.type('text/javascript').setHeader('cache-control', file === 'app.js' ? 'no-cache' : 'public, max-age=31536000, immutable');
+    res.send(text);
   });
   router.get('/vendor/:file', (req, res, next) => {
     if (!vendorFiles.has(req.params.file)) return next();

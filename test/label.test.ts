@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import express from 'express';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it, inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, inject } from 'vitest';
 import type { components } from '../generated/workforce.ts';
 import { labelApp } from '../server/label.ts';
 import { startServer, type RunningServer } from '../server/main.ts';
@@ -171,17 +171,33 @@ beforeEach(() => {
   answers = {};
 });
 
-/** A page at 1280 × 800 that records every request leaving the origin. */
-async function open(query = ''): Promise<{ page: Page; foreign: string[] }> {
+/** The pages `open` made in this test: what each requested from other origins, and the origins allowed (the work's files). */
+let opened: { foreign: string[]; allowed: string[] }[] = [];
+
+/**
+ * A page at 1280 × 800 that records every request leaving the origin (after the test: none, but
+ * to the `allowed` origins, where a task's files are kept) and the paths it asked of its own origin.
+ */
+async function open(query = '', allowed: string[] = []): Promise<{ page: Page; foreign: string[]; own: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   const foreign: string[] = [];
+  const own: string[] = [];
   page.on('request', (r) => {
     const u = new URL(r.url());
     if (!['data:', 'blob:'].includes(u.protocol) && u.origin !== origin) foreign.push(r.url());
+    else if (u.origin === origin) own.push(u.pathname);
   });
+  opened.push({ foreign, allowed });
   await page.goto(`${origin}/label/${query}`);
-  return { page, foreign };
+  return { page, foreign, own };
 }
+
+// No request leaves the origin, on every page of every player (the lazy chunks included).
+afterEach(() => {
+  const pages = opened;
+  opened = [];
+  for (const { foreign, allowed } of pages) expect(foreign.filter((url) => !allowed.includes(new URL(url).origin))).toEqual([]);
+});
 
 async function logIn(page: Page) {
   await page.getByLabel('E-mail address').fill('ana@example.com');
@@ -225,7 +241,7 @@ describe('the labeling app', () => {
   it('logs in, categorizes a text, draws a box on an image, submits both, and then waits for work', async () => {
     const [first, second] = [assignment(categorizationTask()), assignment(boxTask())];
     queue = [first, second];
-    const { page, foreign } = await open('?heartbeat=1');
+    const { page, foreign, own } = await open('?heartbeat=1');
     await logIn(page);
     expect(calls[0]).toMatchObject({ path: '/worker/v1/session', body: { email: 'ana@example.com' }, status: 200 });
     expect(await page.evaluate(() => sessionStorage.getItem('humantask.label.token'))).toMatch(/^wks_/);
@@ -294,6 +310,8 @@ describe('the labeling app', () => {
     await page.getByText(/Nothing to do right now\. Asking again in [12] s\./).waitFor();
     await waitForCall((c) => c.path.endsWith('/next') && c.status === 204);
     expect(foreign).toEqual([]);
+    // three.js (the lidar player's view, a chunk of its own) and pdf.js are loaded only for the tasks that need them.
+    expect(own.filter((p) => p.startsWith('/label/chunks/view-') || p.startsWith('/label/vendor/'))).toEqual([]);
     await page.close();
   });
 
@@ -701,9 +719,21 @@ describe('the server', () => {
     const bundle = await fetch(`${server.url}/label/app.js`);
     expect(bundle.status).toBe(200);
     expect(bundle.headers.get('content-type')).toMatch(/javascript/);
+    // Revalidated on every load (the process may have been restarted with another version).
+    expect(bundle.headers.get('cache-control')).toBe('no-cache');
     const code = await bundle.text();
     expect(code).toContain('humantask.label.token');
     expect(code).not.toMatch(/https?:\/\/(?!www\.w3\.org)[a-z0-9.-]+\.(?:com|net|org|io)\/[^"'\s]*\.(?:js|css)/);
+    // three.js is not in it: the lidar player imports its view, a chunk named by the hash of its contents, cached for good.
+    expect(code).not.toContain('WebGLRenderer');
+    const chunk = /import\("\.\/(chunks\/view-[\w-]+\.js)"\)/.exec(code)?.[1];
+    expect(chunk).toBeDefined();
+    const view = await fetch(`${server.url}/label/${chunk}`);
+    expect(view.status).toBe(200);
+    expect(view.headers.get('content-type')).toMatch(/javascript/);
+    expect(view.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(await view.text()).toContain('WebGLRenderer');
+    expect((await fetch(`${server.url}/label/chunks/view-NOSUCH.js`)).status).toBe(404);
   });
 
   it('boots in Chromium from the server under its policy: the log-in form, no script error, no policy violation', async () => {
@@ -711,7 +741,7 @@ describe('the server', () => {
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(e.message));
     page.on('console', (m) => {
-      if (m.type() === 'error' && !/favicon/.test(m.location().url)) problems.push(m.text());
+      if (m.type() === 'error') problems.push(`${m.text()} (${m.location().url})`);
     });
     await page.goto(`${server.url}/label/`);
     await page.getByRole('button', { name: 'Log in' }).waitFor();
@@ -1707,11 +1737,13 @@ describe('the lidar player', () => {
     // Asked again while the assignment is active, the server answers it again (a reload resumes it).
     queue = [a, a];
     // three.js's WebGL drawing, even where it runs in software (this browser: SwiftShader), which by itself would choose the 2D view.
-    const { page } = await open('?lidar=webgl');
+    const { page, own } = await open('?lidar=webgl', [cloudOrigin]);
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
     await logIn(page);
     await frameShown(page, 'Frame 1 of 2 · 2,200 points');
+    // The view (three.js) came as a chunk of the app's own, when the task opened.
+    expect(own.filter((p) => p.startsWith('/label/chunks/view-'))).toHaveLength(1);
     await expect.poll(() => page.locator('.lidar-stage').getAttribute('data-renderer'), poll).toBe('webgl');
     await expect.poll(() => matrix(page), poll).toBeTruthy();
 
@@ -1805,7 +1837,7 @@ describe('the lidar player', () => {
     const task = lidarTask();
     (task.params as { attachments: string[] }).attachments = [`${cloudOrigin}/drive/0000.json`, `${cloudOrigin}/drive/missing.json`];
     queue = [assignment(task)];
-    const { page } = await open('?lidar=2d');
+    const { page } = await open('?lidar=2d', [cloudOrigin]);
     await logIn(page);
     await frameShown(page, 'Frame 1 of 2 · 2,200 points');
     expect(await page.locator('.lidar-stage').getAttribute('data-renderer')).toBe('2d');
@@ -1853,7 +1885,7 @@ describe('the lidar player', () => {
       },
     });
     queue = [a];
-    const { page } = await open('?lidar=2d');
+    const { page } = await open('?lidar=2d', [cloudOrigin]);
     await logIn(page);
     await frameShown(page, 'Frame 1 of 2 · 2,200 points');
     await expect.poll(() => counts(page), poll).toContain('vehicle: 400');
@@ -2355,10 +2387,12 @@ describe('the segmentation and document players', () => {
       },
     } as unknown as Assignment['task']);
     queue = [a, a];
-    const { page, foreign } = await open();
+    const { page, foreign, own } = await open();
     await logIn(page);
     await page.getByText('Page 1 of 2').waitFor();
     await page.getByText('400 × 300 px').waitFor();
+    // pdf.js and its worker, from the app's own origin (a worker's requests are the page's too: none leaves the origin).
+    expect(own).toEqual(expect.arrayContaining(['/label/vendor/pdf.min.mjs', '/label/vendor/pdf.worker.min.mjs']));
     await page.keyboard.press('?');
     const help = await page.getByRole('dialog', { name: 'Keyboard shortcuts' }).textContent();
     for (const line of ['Next page of the document', 'Previous page of the document', 'Tool: Box', 'Undo']) expect(help).toContain(line);

@@ -1,7 +1,8 @@
 // The packages as users get them: `npm pack` of both workspaces (`humantask`, `@humantask/client`),
 // one `npm install <tarball>...` into a fresh folder outside the repository (the registry supplies
 // every dependency), and then what a user runs there: `npx humantask --version`, `--help`, `serve`
-// (answers over HTTP), `conformance` against that server (passes), `mock` (answers at both
+// (answers over HTTP, and serves the labeling app built from what the package ships, with its lazy
+// three.js chunk and pdf.js), `conformance` against that server (passes), `mock` (answers at both
 // generations' paths), and a strict TypeScript program using `@humantask/client` (the customer
 // clients and the worker client) compiled with
 // `"types": []` by TypeScript 5.9 and by the current major, then run on plain Node.
@@ -137,6 +138,30 @@ describe('npx humantask serve, and conformance against it', () => {
       expect(res.status, base).toBe(200);
     }
     expect((await fetch(`${url}/v1/tasks`)).status).toBe(401);
+  });
+
+  it("serves the labeling app: its bundle built from the package's label/, three.js in a chunk of its own, pdf.js", async () => {
+    const get = async (file: string) => {
+      const res = await fetch(`${url}/label/${file}`);
+      return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+    };
+    const page = await get('');
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<script type="module" src="app.js"></script>');
+    // Bundled on this first request by esbuild from the consumer's node_modules (a dependency, no install script).
+    const app = await get('app.js');
+    expect(app).toMatchObject({ status: 200, type: expect.stringMatching(/javascript/) });
+    expect(app.text).toContain('humantask.label.token');
+    const chunk = /import\("\.\/(chunks\/view-[\w-]+\.js)"\)/.exec(app.text)?.[1];
+    expect(chunk, 'the lidar view is imported lazily').toBeDefined();
+    const view = await get(chunk!);
+    expect(view).toMatchObject({ status: 200, type: expect.stringMatching(/javascript/) });
+    expect(view.text).toContain('WebGLRenderer');
+    for (const file of ['pdf.min.mjs', 'pdf.worker.min.mjs']) {
+      const pdfjs = await get(`vendor/${file}`);
+      expect(pdfjs, file).toMatchObject({ status: 200, type: expect.stringMatching(/javascript/) });
+      expect(pdfjs.text.length, file).toBeGreaterThan(100_000);
+    }
   });
 
   it("passes the conformance suite run from the installed package (every operation's examples, both generations)", async () => {

@@ -5,13 +5,14 @@
 // redo per lasso; the draft keeps the labels run-length coded (lidar/cloud.ts), so that a reload
 // brings them back. The frames are read from the task's attachments (JSON, `{"points": [...]}`):
 // the one shown first, then the others in the background, since the answer needs every frame's
-// point count.
+// point count. three.js comes with the view (lidar/view.ts), a chunk of its own that the app loads
+// only when a lidar task opens: the other players do without it.
 import { checkAnswer } from '../../server/domain/answer-rules.ts';
 import { isRecord } from '../../server/domain/json.ts';
 import type { components } from '../../generated/workforce.ts';
 import type { Shortcut } from '../keys.ts';
 import { decodeLabels, encodeLabels, insideLasso, LabelHistory, readFrame, UNLABELED } from './lidar/cloud.ts';
-import { CloudView, type Mode } from './lidar/view.ts';
+import type { CloudView, Mode } from './lidar/view.ts';
 import { el, type PlayerFactory } from './types.ts';
 
 type Params = components['schemas']['LidarSegmentationParams'];
@@ -48,6 +49,9 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
   let pointSize = 3;
   let shownColors: Uint8Array | null = null;
   let fitted = false;
+  let mode: Mode = 'lasso';
+  /** The view, once its chunk (three.js) is loaded. */
+  let view: CloudView | undefined;
 
   // The draft (ours), or an earlier answer of the task (a redo): labels by frame.
   if (isRecord(draft) && isRecord(draft.coded_labels)) {
@@ -95,7 +99,7 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
   const onlyBox = el('input', { type: 'checkbox', id: 'lidar-only-unlabeled' });
   onlyBox.addEventListener('change', () => setOnlyUnlabeled(onlyBox.checked));
   const reset = el('button', { type: 'button' }, el('kbd', {}, '0'), ' Reset the view');
-  reset.addEventListener('click', () => view.resetView());
+  reset.addEventListener('click', () => view?.resetView());
   keepFocus(reset);
   toolBar.append(
     el('span', { class: 'choice' }, onlyBox, el('label', { for: onlyBox.id }, el('kbd', {}, 'U'), ' Lasso only unlabeled points')),
@@ -150,9 +154,17 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
 
   // `?lidar=webgl` or `?lidar=2d` chooses the drawing; by default WebGL unless it runs in software.
   const asked = new URLSearchParams(location.search).get('lidar');
-  const view = new CloudView(holder, { lasso: onLasso }, asked === 'webgl' || asked === '2d' ? asked : 'auto');
-  holder.dataset.renderer = view.fallback ? '2d' : 'webgl';
-  if (view.fallback) hint.append(` Drawn in 2D: ${view.fallback}.`);
+  const viewReady = import('./lidar/view.ts').then(
+    ({ CloudView }) => {
+      if (aborter.signal.aborted) return;
+      view = new CloudView(holder, { lasso: onLasso }, asked === 'webgl' || asked === '2d' ? asked : 'auto');
+      view.setMode(mode);
+      view.setPointSize(pointSize);
+      holder.dataset.renderer = view.fallback ? '2d' : 'webgl';
+      if (view.fallback) hint.append(` Drawn in 2D: ${view.fallback}.`);
+    },
+    (err: unknown) => say(`The 3D view could not be loaded (${err instanceof Error ? err.message : String(err)}): reload the page.`),
+  );
 
   // ---- frames --------------------------------------------------------------------------------
   function load(i: number): Promise<void> {
@@ -212,8 +224,8 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
     current = i;
     shownColors = null;
     renderStatus();
-    await load(i);
-    if (current !== i) return;
+    await Promise.all([load(i), viewReady]);
+    if (current !== i || !view) return;
     const frame = frames[i] as Frame;
     if (!frame.positions) return renderStatus();
     shownColors = paint(frame);
@@ -274,7 +286,7 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
     previous.disabled = current === 0;
     next.disabled = current === frames.length - 1;
     for (const [value, b] of labelButtons) b.setAttribute('aria-pressed', String(value === chosen));
-    for (const [mode, b] of toolButtons) b.setAttribute('aria-pressed', String(mode === view.mode));
+    for (const [m, b] of toolButtons) b.setAttribute('aria-pressed', String(m === mode));
     onlyBox.checked = onlyUnlabeled;
     const tally = new Array<number>(labelNames.length + 1).fill(0);
     for (const l of frame.labels ?? []) tally[l + 1] = (tally[l + 1] as number) + 1;
@@ -312,7 +324,7 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
 
   function recolour(indices: Uint32Array) {
     const frame = frames[current] as Frame;
-    if (shownColors && frame.positions) {
+    if (shownColors && frame.positions && view) {
       paint(frame, indices, shownColors);
       view.colorsChanged();
     }
@@ -331,12 +343,13 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
   function pickLabel(value: number) {
     if (value !== ERASE && !labelNames[value]) return;
     chosen = value;
-    if (view.mode !== 'lasso') view.setMode('lasso');
+    if (mode !== 'lasso') pickMode('lasso');
     say(value === ERASE ? 'The lasso takes labels off.' : `The lasso labels ${labelNames[value]}.`);
     renderStatus();
   }
-  function pickMode(mode: Mode) {
-    view.setMode(mode);
+  function pickMode(chosenMode: Mode) {
+    mode = chosenMode;
+    view?.setMode(mode);
     renderStatus();
   }
   function setOnlyUnlabeled(on: boolean) {
@@ -347,7 +360,7 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
   function setPointSize(px: number) {
     pointSize = Math.min(8, Math.max(1, px));
     sizeInput.value = String(pointSize);
-    view.setPointSize(pointSize);
+    view?.setPointSize(pointSize);
   }
 
   const turn = Math.PI / 12;
@@ -363,12 +376,12 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
     { keys: ['U'], label: 'Lasso only unlabeled points (on or off)', run: () => setOnlyUnlabeled(!onlyUnlabeled) },
     { keys: ['Ctrl+Z'], label: 'Undo the last lasso', run: () => void undoRedo('undo') },
     { keys: ['Ctrl+Shift+Z', 'Ctrl+Y'], label: 'Redo', run: () => void undoRedo('redo') },
-    { keys: ['0'], label: 'Reset the view', run: () => view.resetView() },
+    { keys: ['0'], label: 'Reset the view', run: () => view?.resetView() },
     {
       keys: ['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown'],
       label: 'Turn the view (also a drag with the view tool)',
       run: (e) =>
-        view.orbit(
+        view?.orbit(
           e.key === 'ArrowLeft' ? turn : e.key === 'ArrowRight' ? -turn : 0,
           e.key === 'ArrowUp' ? turn : e.key === 'ArrowDown' ? -turn : 0,
         ),
@@ -377,10 +390,13 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
       keys: ['Shift+ArrowLeft', 'Shift+ArrowRight', 'Shift+ArrowUp', 'Shift+ArrowDown'],
       label: 'Pan the view (also the right button, or Shift+drag)',
       run: (e) =>
-        view.pan(e.key === 'ArrowLeft' ? 40 : e.key === 'ArrowRight' ? -40 : 0, e.key === 'ArrowUp' ? 40 : e.key === 'ArrowDown' ? -40 : 0),
+        view?.pan(
+          e.key === 'ArrowLeft' ? 40 : e.key === 'ArrowRight' ? -40 : 0,
+          e.key === 'ArrowUp' ? 40 : e.key === 'ArrowDown' ? -40 : 0,
+        ),
     },
-    { keys: ['+', '='], label: 'Zoom in (also the wheel)', run: () => view.zoom(1.25) },
-    { keys: ['-'], label: 'Zoom out', run: () => view.zoom(0.8) },
+    { keys: ['+', '='], label: 'Zoom in (also the wheel)', run: () => view?.zoom(1.25) },
+    { keys: ['-'], label: 'Zoom out', run: () => view?.zoom(0.8) },
     { keys: ['['], label: 'Smaller points', run: () => setPointSize(pointSize - 1) },
     { keys: [']'], label: 'Larger points', run: () => setPointSize(pointSize + 1) },
     { keys: [','], label: 'Previous frame', when: () => frames.length > 1, run: () => void show(current - 1) },
@@ -419,7 +435,7 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
     },
     destroy() {
       aborter.abort();
-      view.destroy();
+      view?.destroy();
     },
   };
 };
