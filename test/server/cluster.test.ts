@@ -192,26 +192,51 @@ describe.skipIf(!hasPostgres())('two servers on different ports, one PostgreSQL 
   });
 });
 
-/** One GET on a new connection (so that the cluster hands it to the next worker). */
-function getOnNewConnection(url: string, key: string): Promise<number> {
+/** One request on a new connection (the cluster hands each to the next free worker), tagged with `X-Request-Id`. */
+function sendOnNewConnection(
+  url: string,
+  key: string,
+  id: string,
+  options: { method?: string; path?: string; json?: unknown; headers?: Record<string, string> } = {},
+): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined> }> {
+  const body = options.json === undefined ? undefined : JSON.stringify(options.json);
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${url}/v1/tasks`, { agent: false, headers: { authorization: basicAuth(key) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode!));
-    });
+    const req = httpRequest(
+      `${url}${options.path ?? '/v1/tasks'}`,
+      {
+        method: options.method ?? 'GET',
+        agent: false,
+        headers: {
+          authorization: basicAuth(key),
+          'x-request-id': id,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...options.headers,
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, text, headers: res.headers }));
+      },
+    );
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
-/** The pids that the access log shows serving requests (pino writes each process's pid). */
-const servingPids = (output: string): Set<number> =>
-  new Set(
+/** Which process served each request, by its `X-Request-Id` (the access log names the pid). */
+const pidsByRequest = (output: string): Map<string, number> =>
+  new Map(
     output
       .split('\n')
       .filter((line) => line.startsWith('{') && line.includes('"msg":"request"'))
-      .map((line) => (JSON.parse(line) as { pid: number }).pid),
+      .map((line) => JSON.parse(line) as { pid: number; request_id: string })
+      .map((l) => [l.request_id, l.pid]),
   );
+
+/** The pids that the access log shows serving requests. */
+const servingPids = (output: string): Set<number> => new Set(pidsByRequest(output).values());
 
 const alive = (pid: number) => {
   try {
@@ -236,7 +261,8 @@ describe.skipIf(!hasPostgres())('WORKERS=2 behind one port', () => {
 
       // Each new connection goes to the next worker: both serve within a few requests.
       let sent = 0;
-      for (; sent < 50 && servingPids(server.output()).size < 2; sent++) expect(await getOnNewConnection(server.url, key)).toBe(200);
+      for (; sent < 50 && servingPids(server.output()).size < 2; sent++)
+        expect((await sendOnNewConnection(server.url, key, `get-${sent}`)).status).toBe(200);
       expect([...servingPids(server.output())].sort()).toEqual([...workers].sort());
       // /metrics counts the requests of both, whichever answers it.
       for (let i = 0; i < 2; i++) {
@@ -258,7 +284,7 @@ describe.skipIf(!hasPostgres())('WORKERS=2 behind one port', () => {
       const replacement = Number(/worker (\d+) listening/.exec(server.output())![1]);
       expect(workers).not.toContain(replacement);
       for (let i = 0; i < 50 && !servingPids(server.output()).has(replacement); i++)
-        expect(await getOnNewConnection(server.url, key)).toBe(200);
+        expect((await sendOnNewConnection(server.url, key, `after-kill-${i}`)).status).toBe(200);
       expect(servingPids(server.output())).toContain(replacement);
 
       // SIGTERM to the primary: every worker stops, then the primary, with status 0.
@@ -273,6 +299,97 @@ describe.skipIf(!hasPostgres())('WORKERS=2 behind one port', () => {
     }
   }, 120_000);
 });
+
+describe.skipIf(!hasPostgres())(
+  'WORKERS=2 behind one port: one rate limit, one task per Idempotency-Key, one delivery per callback',
+  () => {
+    it('holds every client to one limit whichever process answers, replays across processes, and delivers each callback once', async () => {
+      const databaseUrl = await clusterAt(inject('postgresUrl')).createDatabase({ template: inject('postgresTemplate') });
+      const hook = await receiver();
+      const server = await serve({
+        DATABASE_URL: databaseUrl,
+        WORKERS: '2',
+        LOG_LEVEL: 'info',
+        SECRETS_KEY: randomBytes(32).toString('hex'),
+        // 30 requests per key, no refill during the test.
+        RATE_LIMIT_BURST: '30',
+        RATE_LIMIT_PER_SECOND: '0.001',
+        DELIVERY_POLL_MS: '20',
+        ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32',
+      });
+      const exited = once(server.child, 'exit');
+      try {
+        const workers = /workers: 2 processes \((\d+), (\d+)\) behind this port/.exec(server.output())!.slice(1).map(Number);
+        const keys = {
+          test: /test key: +(test_[0-9a-f]{32})/.exec(server.output())![1]!,
+          live: /live key: +(live_[0-9a-f]{32})/.exec(server.output())![1]!,
+        };
+        let n = 0;
+        const tag = () => `req-${n++}`;
+
+        // The same Idempotency-Key on two connections at once (test key: each task completed at once,
+        // its callback queued): one task, the same answer twice, one of them replayed. Up to 8 pairs,
+        // until one pair was answered by both processes (the round robin gives a pair to both unless
+        // one of them is busy).
+        const created: string[] = [];
+        let crossed = 0;
+        for (let k = 0; k < 8 && crossed === 0; k++) {
+          const ids = [tag(), tag()];
+          const pair = await Promise.all(
+            ids.map((id) =>
+              sendOnNewConnection(server.url, keys.test, id, {
+                method: 'POST',
+                path: '/v1/task/categorization',
+                json: { ...task, callback_url: hook.url },
+                headers: { 'idempotency-key': `pair-${k}` },
+              }),
+            ),
+          );
+          expect(pair.map((r) => r.status)).toEqual([200, 200]);
+          expect(pair[1]!.text).toBe(pair[0]!.text);
+          expect(pair.map((r) => r.headers['idempotent-replayed']).sort()).toEqual(['true', undefined].sort());
+          created.push((JSON.parse(pair[0]!.text) as { task_id: string }).task_id);
+          await until(() => ids.every((id) => pidsByRequest(server.output()).has(id)), 'both requests in the access log');
+          const served = pidsByRequest(server.output());
+          if (served.get(ids[0]!) !== served.get(ids[1]!)) crossed++;
+        }
+        expect(crossed, 'a pair answered by both processes').toBe(1);
+        const listed = await sendOnNewConnection(server.url, keys.test, tag());
+        expect(JSON.parse(listed.text).total).toBe(created.length);
+
+        // Each callback arrives once, though both processes run a dispatcher.
+        await until(() => created.every((id) => hook.posts.has(id)), 'every callback');
+        // A second delivery would come within a few polls: wait for 10 more of them.
+        await new Promise((r) => setTimeout(r, 200));
+        expect(created.map((id) => hook.posts.get(id))).toEqual(created.map(() => 1));
+        expect(hook.posts.size).toBe(created.length);
+
+        // The rate limit of the live key: 30 in all, whichever process answers, 60 asked in rounds of 10.
+        const statuses = new Map<string, number>();
+        for (let round = 0; round < 6; round++) {
+          const ids = Array.from({ length: 10 }, tag);
+          const replies = await Promise.all(ids.map((id) => sendOnNewConnection(server.url, keys.live, id)));
+          for (const [i, r] of replies.entries()) {
+            statuses.set(ids[i]!, r.status);
+            if (r.status === 429) expect(r.headers['retry-after']).toMatch(/^[1-9]\d*$/);
+          }
+        }
+        expect([...statuses.values()].filter((s) => s === 200)).toHaveLength(30);
+        expect([...statuses.values()].filter((s) => s === 429)).toHaveLength(30);
+        // Both processes accepted some of the 30 (a limit per process would have accepted up to 60).
+        await until(() => [...statuses.keys()].every((id) => pidsByRequest(server.output()).has(id)), 'every request in the access log');
+        const served = pidsByRequest(server.output());
+        const accepting = new Set([...statuses].filter(([, s]) => s === 200).map(([id]) => served.get(id)));
+        expect([...accepting].sort()).toEqual([...workers].sort());
+      } finally {
+        server.child.kill('SIGTERM');
+        await exited;
+        await hook.close();
+        await dropDatabase(databaseUrl);
+      }
+    }, 120_000);
+  },
+);
 
 describe('WORKERS on the embedded database', () => {
   it('is refused at start with a message that says why and what to do', async () => {
