@@ -448,7 +448,7 @@ export async function reviewAssignment(
     } else {
       const response = fix ?? reviewed.response;
       if (fix) decided.response = fix;
-      await repos.work.update({ ...reviewed, status: input.result, ...(feedback ? { feedback } : {}) });
+      await repos.work.update({ ...reviewed, status: input.result, feedback });
       const audit: TaskAudit = {
         auditedBy: worker.workerId,
         auditedAt: now,

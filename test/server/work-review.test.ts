@@ -1,0 +1,161 @@
+// Reviews over the worker API (issue 20), on PGlite and PostgreSQL: what a redo says about the
+// rejection that caused it and what its own review says; a review of a task several workers
+// attempted (overlap) decides about the attempt the reviewer picks (accept, fix on it, reject it).
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccount } from '../../server/domain/accounts.ts';
+import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/wait.ts';
+import { bearer, createWorker } from '../support/workers.ts';
+
+/** A loopback callback receiver: the bodies it got. */
+async function receiver() {
+  const received: { task_id: string; response: unknown }[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      received.push(JSON.parse(body));
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
+    received,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+type Call = (method: string, path: string, json?: unknown) => Promise<{ status: number; body: any; text: string }>;
+
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('reviews on %s', (db) => {
+  let server: TestServer;
+  let hook: Awaited<ReturnType<typeof receiver>>;
+
+  beforeAll(async () => {
+    hook = await receiver();
+    server = await startTestServer(db, { DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32', WORK_SWEEP_POLL_MS: '0' });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await hook?.close();
+  });
+
+  /** A call of the worker API with a worker's token. */
+  const as =
+    (token: string): Call =>
+    async (method, path, json) => {
+      const res = await fetch(`${server.url}/worker${path}`, {
+        method,
+        headers: { ...bearer(token), ...(json !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
+    };
+
+  /** A fresh account with a categorization project `pets`; its workers. */
+  async function account() {
+    const secrets = await createAccount(server.uow, `review-${db}-${Math.random().toString(16).slice(2)}`, new Date());
+    const live = client(server, 'current', secrets.live_key);
+    expect((await live('POST', '/v1/projects', { json: { type: 'categorization', name: 'pets' } })).status).toBe(200);
+    const worker = async (roles: ('labeler' | 'reviewer')[] = ['labeler']) => {
+      const w = await createWorker(server, { accountId: secrets.account_id, roles });
+      return { id: w.workerId, call: as(w.token) };
+    };
+    const newTask = async () => {
+      const r = await live('POST', '/v1/task/categorization', {
+        json: {
+          project: 'pets',
+          callback_url: hook.url,
+          instruction: 'Pick',
+          attachment_type: 'text',
+          attachment: 'a cat',
+          categories: ['cat', 'dog', 'fish'],
+        },
+      });
+      expect(r.status, r.text).toBe(200);
+      return r.body.task_id as string;
+    };
+    return { live, worker, newTask };
+  }
+
+  /** The worker takes their next work (expected to be of this task) and answers it; the assignment taken. */
+  async function answer(call: Call, taskId: string, category: string) {
+    const next = await call('POST', '/v1/assignments/next', {});
+    expect(next.status, next.text).toBe(200);
+    expect(next.body.task.task_id).toBe(taskId);
+    const done = await call('POST', `/v1/assignments/${next.body.assignment_id}/submit`, {
+      lease_token: next.body.lease_token,
+      response: { category },
+      active_ms: 1000,
+    });
+    expect(done.status, done.text).toBe(200);
+    return next.body;
+  }
+
+  /** The reviewer takes the next review (of this task) and decides it; the review as taken. */
+  async function decide(call: Call, taskId: string, decision: Record<string, unknown>) {
+    const review = await call('POST', '/v1/assignments/next', { role: 'review' });
+    expect(review.status, review.text).toBe(200);
+    expect(review.body.task.task_id).toBe(taskId);
+    const decided = await call('POST', `/v1/assignments/${review.body.assignment_id}/review`, {
+      lease_token: review.body.lease_token,
+      active_ms: 1000,
+      ...decision,
+    });
+    expect(decided.status, decided.text).toBe(200);
+    return review.body;
+  }
+
+  it('a redo carries the remarks of the rejection that caused it; its own review only its own: none after an accept or a fix without remarks', async () => {
+    const { live, worker, newTask } = await account();
+    const author = await worker();
+    const reviewers = [await worker(['reviewer']), await worker(['reviewer']), await worker(['reviewer'])];
+    const staffed = await live('PUT', '/v1/projects/pets/staffing', {
+      json: { attempt: [author.id], review: reviewers.map((r) => r.id), review_sampling: { new_worker_tasks: 10, rate: 0 } },
+    });
+    expect(staffed.status, staffed.text).toBe(200);
+    const first = [{ category: 'wrong_label', text: 'It is a cat.', scope: { field: 'category' } }];
+    const second = [{ category: 'instructions', text: 'Read the text again: it says cat.' }];
+
+    const taskId = await newTask();
+    await answer(author.call, taskId, 'dog');
+    await decide(reviewers[0]!.call, taskId, { result: 'rejected', feedback_items: first });
+    const redo1 = await answer(author.call, taskId, 'fish');
+    expect(redo1).toMatchObject({ role: 'redo', feedback: { result: 'rejected', feedback_items: first } });
+    expect(redo1.review).toBeUndefined();
+    await decide(reviewers[1]!.call, taskId, { result: 'rejected', feedback_items: second });
+    // The second redo carries the second rejection's remarks, not the first's.
+    const redo2 = await answer(author.call, taskId, 'cat');
+    expect(redo2).toMatchObject({ role: 'redo', feedback: { result: 'rejected', feedback_items: second } });
+    await decide(reviewers[2]!.call, taskId, { result: 'accepted' });
+
+    const mine = async (id: string) => (await author.call('GET', `/v1/assignments/${id}`)).body;
+    expect(await mine(redo2.assignment_id)).toMatchObject({
+      status: 'reviewed',
+      feedback: { result: 'rejected', feedback_items: second },
+      review: { result: 'accepted', feedback_items: [] },
+    });
+    expect(await mine(redo1.assignment_id)).toMatchObject({
+      feedback: { result: 'rejected', feedback_items: first },
+      review: { result: 'rejected', feedback_items: second },
+    });
+
+    // A fix without remarks: the fixed redo's review has none either.
+    const fixed = await newTask();
+    await answer(author.call, fixed, 'dog');
+    await decide(reviewers[0]!.call, fixed, { result: 'rejected', feedback_items: first });
+    const redo3 = await answer(author.call, fixed, 'fish');
+    await decide(reviewers[1]!.call, fixed, { result: 'fixed', response: { category: 'cat' } });
+    expect(await mine(redo3.assignment_id)).toMatchObject({
+      feedback: { result: 'rejected', feedback_items: first },
+      review: { result: 'fixed', feedback_items: [] },
+    });
+    await until(() => hook.received.some((b) => b.task_id === fixed), 'the callback of the fixed task');
+    expect(hook.received.filter((b) => b.task_id === fixed).map((b) => b.response)).toEqual([{ category: 'cat' }]);
+  });
+});
