@@ -158,4 +158,81 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('revie
     await until(() => hook.received.some((b) => b.task_id === fixed), 'the callback of the fixed task');
     expect(hook.received.filter((b) => b.task_id === fixed).map((b) => b.response)).toEqual([{ category: 'cat' }]);
   });
+
+  it('overlap 3, the workers disagree: the reviewer sees every attempt, rejects one (its author redoes it), then accepts another; a fix is made on the attempt picked', async () => {
+    const { live, worker, newTask } = await account();
+    const policy = await live('PUT', '/v1/projects/pets/quality_policy', {
+      json: { overlap: 3, consensus: { threshold: 0.8, max_extra: 0 } },
+    });
+    expect(policy.status, policy.text).toBe(200);
+    const labelers = [await worker(), await worker(), await worker()];
+    const [first, second] = [await worker(['reviewer']), await worker(['reviewer'])];
+    const who = async (taskId: string) =>
+      (await live('GET', `/v1/task/${taskId}/assignments`)).body.docs.map((d: { worker: string; role: string; review_result?: string }) => [
+        d.worker,
+        d.role,
+        d.review_result,
+      ]);
+
+    const taskId = await newTask();
+    const attempts = [];
+    for (const [i, category] of ['cat', 'dog', 'fish'].entries()) attempts.push(await answer(labelers[i]!.call, taskId, category));
+    const remarks = [{ category: 'wrong_label', text: 'Not a dog.', scope: { field: 'category' } }];
+    const review = await decide(first.call, taskId, { result: 'rejected', attempt: 2, feedback_items: remarks });
+    expect(review.under_review.attempts.map((x: { response: unknown }) => x.response)).toEqual([
+      { category: 'cat' },
+      { category: 'dog' },
+      { category: 'fish' },
+    ]);
+    expect(review.under_review.response).toEqual(review.under_review.attempts[review.under_review.attempt - 1].response);
+    // The author of the second attempt redoes it, with the remarks; the others have nothing to do.
+    for (const i of [0, 2]) expect((await labelers[i]!.call('POST', '/v1/assignments/next', {})).status).toBe(204);
+    const redo = await answer(labelers[1]!.call, taskId, 'fish');
+    expect(redo).toMatchObject({
+      role: 'redo',
+      previous_response: { category: 'dog' },
+      feedback: { result: 'rejected', feedback_items: remarks },
+    });
+    // The redo is reviewed beside the attempts still standing (the redo in the place of the rejected one).
+    const again = await decide(second.call, taskId, { result: 'accepted', attempt: 1 });
+    expect(again.under_review).toMatchObject({ response: { category: 'fish' }, attempt: 3 });
+    expect(again.under_review.attempts.map((x: { response: unknown }) => x.response)).toEqual([
+      { category: 'cat' },
+      { category: 'fish' },
+      { category: 'fish' },
+    ]);
+    await until(() => hook.received.some((b) => b.task_id === taskId), 'the callback of the accepted attempt');
+    expect(hook.received.filter((b) => b.task_id === taskId).map((b) => b.response)).toEqual([{ category: 'cat' }]);
+    expect(await who(taskId)).toEqual([
+      [labelers[0]!.id, 'attempt', 'accepted'],
+      [labelers[1]!.id, 'attempt', 'rejected'],
+      [labelers[2]!.id, 'attempt', undefined],
+      [first.id, 'review', 'rejected'],
+      [labelers[1]!.id, 'redo', undefined],
+      [second.id, 'review', 'accepted'],
+    ]);
+
+    const fixed = await newTask();
+    for (const [i, category] of ['cat', 'dog', 'fish'].entries()) await answer(labelers[i]!.call, fixed, category);
+    const held = (await first.call('POST', '/v1/assignments/next', { role: 'review' })).body;
+    const beyond = await first.call('POST', `/v1/assignments/${held.assignment_id}/review`, {
+      lease_token: held.lease_token,
+      result: 'accepted',
+      attempt: 4,
+      active_ms: 10,
+    });
+    expect([beyond.status, beyond.body.error]).toEqual([400, 'attempt 4 is not one of the 3 attempts under review (1 to 3).']);
+    const fix = await first.call('POST', `/v1/assignments/${held.assignment_id}/review`, {
+      lease_token: held.lease_token,
+      result: 'fixed',
+      attempt: 3,
+      response: { category: 'dog' },
+      active_ms: 10,
+    });
+    expect(fix.status, fix.text).toBe(200);
+    expect(fix.body.under_review).toMatchObject({ response: { category: 'fish' }, attempt: 3 });
+    await until(() => hook.received.some((b) => b.task_id === fixed), 'the callback of the fixed attempt');
+    expect(hook.received.filter((b) => b.task_id === fixed).map((b) => b.response)).toEqual([{ category: 'dog' }]);
+    expect((await who(fixed)).map((r: unknown[]) => r[2])).toEqual([undefined, undefined, 'fixed', 'fixed']);
+  });
 });
