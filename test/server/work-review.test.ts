@@ -159,7 +159,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('revie
     expect(hook.received.filter((b) => b.task_id === fixed).map((b) => b.response)).toEqual([{ category: 'cat' }]);
   });
 
-  it('overlap 3, the workers disagree: the reviewer sees every attempt, rejects one (its author redoes it), then accepts another; a fix is made on the attempt picked', async () => {
+  it("overlap 3, the workers disagree: the reviewer sees every attempt, rejects one (its author redoes it), then accepts another, whose author redoes a customer's rejection; a fix is made on the attempt picked", async () => {
     const { live, worker, newTask } = await account();
     const policy = await live('PUT', '/v1/projects/pets/quality_policy', {
       json: { overlap: 3, consensus: { threshold: 0.8, max_extra: 0 } },
@@ -203,8 +203,25 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('revie
     ]);
     await until(() => hook.received.some((b) => b.task_id === taskId), 'the callback of the accepted attempt');
     expect(hook.received.filter((b) => b.task_id === taskId).map((b) => b.response)).toEqual([{ category: 'cat' }]);
-    expect(await who(taskId)).toEqual([
-      [labelers[0]!.id, 'attempt', 'accepted'],
+    // The customer rejects the result: the author of the accepted attempt redoes it, not the last to submit.
+    expect((await live('POST', `/v1/task/${taskId}/audit`, { json: { accepted: false, comments: 'It is a fish.' } })).status).toBe(200);
+    for (const i of [1, 2]) expect((await labelers[i]!.call('POST', '/v1/assignments/next', {})).status).toBe(204);
+    const audited = (await labelers[0]!.call('POST', '/v1/assignments/next', {})).body;
+    expect(audited).toMatchObject({
+      role: 'redo',
+      task: { task_id: taskId },
+      previous_response: { category: 'cat' },
+      feedback: { result: 'rejected', feedback_items: [{ text: 'It is a fish.' }] },
+    });
+    const redone = await labelers[0]!.call('POST', `/v1/assignments/${audited.assignment_id}/submit`, {
+      lease_token: audited.lease_token,
+      response: { category: 'fish' },
+      active_ms: 1000,
+    });
+    expect(redone.status, redone.text).toBe(200);
+    expect((await live('GET', `/v1/task/${taskId}`)).body).toMatchObject({ response: { category: 'fish' }, times_redone: 1 });
+    expect((await who(taskId)).slice(0, 6)).toEqual([
+      [labelers[0]!.id, 'attempt', 'rejected'],
       [labelers[1]!.id, 'attempt', 'rejected'],
       [labelers[2]!.id, 'attempt', undefined],
       [first.id, 'review', 'rejected'],
