@@ -739,6 +739,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
       await page.getByRole('button', { name: /^Attempt 2 picked/ }).waitFor();
       expect(await page.locator('.attempt.picked').getAttribute('data-attempt')).toBe('2');
       await screenshot(page, 'review-attempts');
+      // A reload keeps the pick.
+      await page.reload();
+      await page.getByRole('button', { name: /^Attempt 2 picked/ }).waitFor(poll);
 
       // She fixes it: the truck was a car. Shift+F makes attempt 2 editable; she selects its box and relabels it.
       await page.keyboard.press('Shift+F');
@@ -747,6 +750,11 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
       await page.getByText('640 × 400 px').waitFor();
       await page.keyboard.press(']');
       await page.keyboard.press('1');
+      await expect.poll(() => page.locator('.shapes li').first().textContent(), poll).toMatch(/^car/);
+      // A reload in the middle of the fix keeps it, and what it is a fix of.
+      await page.reload();
+      await page.locator('#fixing-attempt', { hasText: 'Fixing attempt 2' }).waitFor(poll);
+      await page.getByText('640 × 400 px').waitFor();
       await expect.poll(() => page.locator('.shapes li').first().textContent(), poll).toMatch(/^car/);
       const sent = page.waitForResponse((r) => r.url().endsWith('/review'));
       await page.keyboard.press('Control+Enter');
