@@ -358,7 +358,9 @@ export interface paths {
          *     record to the task (`audited_by` the reviewer's worker id, `audit_source` the operator's name,
          *     `audit_time_secs` the measured active time, `audit_result` accepted or fixed; a rejection
          *     appears as the redo and `times_redone`). Accepted or fixed: the task completes in the same
-         *     transaction and its callback is queued. Sent on an attempt or redo assignment → 400.
+         *     transaction and its callback is queued. Sent on an attempt or redo assignment → 400. When
+         *     several workers attempted the task (`under_review.attempts`), `attempt` says which attempt the
+         *     decision is about (accepted, fixed on, or rejected and redone by its author).
          */
         post: operations["reviewAssignment"];
         delete?: never;
@@ -5220,9 +5222,16 @@ export interface components {
                  */
                 active_ms?: number;
                 /**
+                 * @description With `attempts`: the number of the answer under review among them (1 = the first
+                 *     listed), the one closest to the others. The review request's `attempt` picks another.
+                 * @example 1
+                 */
+                attempt?: number;
+                /**
                  * @description When several workers attempted the task (the project's quality policy has an `overlap`
-                 *     above 1): every attempt's answer, in the order the attempts were issued, the one under
-                 *     review among them. Their authors are not named.
+                 *     above 1): every attempt's answer still standing (a redo in place of the rejected
+                 *     attempt it redoes), in the order the attempts were issued, the one under review among
+                 *     them. Their authors are not named.
                  */
                 attempts?: {
                     response: components["schemas"]["WorkerResponse"];
@@ -5397,6 +5406,11 @@ export interface components {
          * @description A reviewer's decision on a review assignment. `fixed` needs `response` (the corrected answer,
          *     checked like a submit); `accepted` and `rejected` must not send one. `rejected` should carry
          *     feedback items: they go to the worker with the redo.
+         *
+         *     When several workers attempted the task (`under_review.attempts`), the decision is about one
+         *     attempt, `attempt` (by default the one under review, `under_review.attempt`): the answer
+         *     accepted, the base of a fix, or the work rejected (its author redoes it, with the feedback
+         *     items, which are about that attempt's regions and fields). The other attempts stay as they are.
          */
         ReviewRequest: {
             lease_token: components["schemas"]["LeaseToken"];
@@ -5407,6 +5421,13 @@ export interface components {
              * @default []
              */
             feedback_items?: components["schemas"]["FeedbackItem"][];
+            /**
+             * @description The attempt the decision is about: its number in `under_review.attempts` (1 = the first
+             *     listed). Without it, the one under review. A number beyond the attempts listed (or other
+             *     than 1 when none are listed) → 400.
+             * @example 2
+             */
+            attempt?: number;
             active_ms: components["schemas"]["ActiveMs"];
         };
         /**

@@ -11,6 +11,7 @@ import { players } from './players/index.ts';
 import { el, type Player, type PlayerContext } from './players/types.ts';
 import { uuidV4 } from './players/imageannotation.ts';
 import { asReviewDraft, ReviewPanel } from './review.ts';
+import { AttemptsView } from './attempts.ts';
 import { TabLock } from './tablock.ts';
 
 const config = new URLSearchParams(location.search);
@@ -264,13 +265,20 @@ function startWork(assignment: Assignment) {
   let player: Player = { shortcuts: [], getDraft: () => ({}), getResponse: () => ({ ok: false, problem: '' }) };
   let dropPlayerKeys = () => {};
   let review: ReviewPanel | undefined;
+  /** Review mode with several attempts: each in its own read-only player, until one is fixed. */
+  let attemptsView: AttemptsView | null = null;
   const saveLocal = () => localStorage.setItem(localDraftKey(id), JSON.stringify(current.draft()));
-  /** Shows the player on `answer`; read-only: a player that cannot show without editing is made inert. */
-  const mount = (answer: Draft | undefined, readOnly: boolean) => {
+  const clear = () => {
     dropPlayerKeys();
-    player.destroy?.();
+    if (attemptsView) attemptsView.destroy();
+    else player.destroy?.();
+    attemptsView = null;
     area.replaceChildren();
     area.removeAttribute('inert');
+  };
+  /** Shows the player on `answer`; read-only: a player that cannot show without editing is made inert. */
+  const mount = (answer: Draft | undefined, readOnly: boolean) => {
+    clear();
     player = makePlayer(area, assignment, answer, {
       changed: () => {
         saveLocal();
@@ -306,19 +314,73 @@ function startWork(assignment: Assignment) {
       clearInterval(tick);
       clearInterval(beat);
       untrack();
-      dropPlayerKeys();
+      clear();
       dropReviewKeys();
-      player.destroy?.();
       tabs.release();
     },
   };
   work = current;
 
   if (reviewing) {
-    // Review mode: the answer under review in the player, read-only until the reviewer fixes it.
+    // Review mode: the answer under review in the player, read-only until the reviewer fixes it;
+    // with several attempts, all of them side by side until the reviewer fixes the one picked.
     const saved = asReviewDraft(draft);
-    const attempt = assignment.under_review?.response as Draft | undefined;
-    mount(saved?.review.fixing ? (saved.answer ?? attempt) : attempt, !saved?.review.fixing);
+    const under = assignment.under_review;
+    const attempts = under?.attempts && under.attempts.length > 1 ? under.attempts : null;
+    let picked = attempts ? Math.min(attempts.length, saved?.review.attempt ?? under?.attempt ?? 1) : undefined;
+    const answerOf = () => (attempts && picked ? attempts[picked - 1]?.response : under?.response) as Draft | undefined;
+    const fixingNote = () => {
+      if (picked)
+        area.prepend(
+          el('p', { class: 'notice good', id: 'fixing-attempt' }, `Fixing attempt ${picked}: your fix becomes the task's answer.`),
+        );
+    };
+    const showAttempts = (list: NonNullable<typeof attempts>, at: number) => {
+      clear();
+      const view = new AttemptsView(area, list, under?.attempt ?? 1, at, {
+        player: (box, answer) => {
+          const p = makePlayer(box, assignment, answer, {
+            changed: () => undefined,
+            activeMs: () => assignment.active_ms + timer.total,
+            readOnly: true,
+          });
+          if (!p.readOnly) box.setAttribute('inert', '');
+          return p;
+        },
+        mayPick: () => {
+          if (!review?.items.length) return true;
+          workNotices.replaceChildren(
+            notice('warn', `Your remarks are about attempt ${picked}: remove them, or send your decision on it, before you pick another.`),
+          );
+          return false;
+        },
+        picked: (n) => {
+          picked = n;
+          use(view);
+          if (review) {
+            review.attempt = n;
+            review.render();
+          }
+          saveLocal();
+          say(`Attempt ${n} picked`);
+        },
+        pointed: (_n, scope) => review?.picked(scope),
+        button,
+      });
+      attemptsView = view;
+      use(view);
+    };
+    /** The picked attempt's player is the one remarks point into; its keys and the switcher's apply. */
+    const use = (view: AttemptsView) => {
+      dropPlayerKeys();
+      player = view.player;
+      dropPlayerKeys = keymap.push([...view.shortcuts, ...player.shortcuts]);
+    };
+    if (attempts && picked && !saved?.review.fixing) showAttempts(attempts, picked);
+    else {
+      mount(saved?.review.fixing ? (saved.answer ?? answerOf()) : answerOf(), !saved?.review.fixing);
+      if (saved?.review.fixing) fixingNote();
+    }
     review = new ReviewPanel(
       {
         player: () => player,
@@ -329,7 +391,8 @@ function startWork(assignment: Assignment) {
         fix: () => {
           if (!review || review.fixing || current.lost) return;
           review.fixing = true;
-          mount(attempt, false);
+          mount(answerOf(), false);
+          fixingNote();
           review.render();
           saveLocal();
           say('Fixing: change the answer, then submit the fix (Ctrl+Enter).');
@@ -338,7 +401,8 @@ function startWork(assignment: Assignment) {
         button,
       },
       saved,
-      assignment.under_review?.active_ms,
+      under?.active_ms,
+      picked,
     );
     instructionPanel.after(review.element);
     dropReviewKeys = keymap.push(review.shortcuts);
@@ -567,6 +631,7 @@ async function decide(result: 'accepted' | 'fixed' | 'rejected') {
       lease_token: w.leaseToken,
       result,
       ...(response ? { response } : {}),
+      ...(review.attempt === undefined ? {} : { attempt: review.attempt }),
       feedback_items: items,
       active_ms: activeMs,
     });

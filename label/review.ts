@@ -2,15 +2,16 @@
 // player names: a shape, a field, frames) and the decision: accept, fix (edit the answer in the
 // player, then submit the fix) or reject with remarks. A click on a shape or a field in the player
 // points the next remark at it. The panel's state goes into the assignment's draft, so a reload
-// keeps the remarks and the fix in progress.
+// keeps the remarks and the fix in progress. With several attempts (attempts.ts) the decision and
+// the remarks are about the attempt picked (`attempt`).
 import type { FeedbackItem } from './api.ts';
 import { categoryNames, itemPins, scopeName } from './feedback.ts';
 import type { Shortcut } from './keys.ts';
 import { el, type PinScope, type Player } from './players/types.ts';
 
-/** What a review assignment's draft holds: the remarks so far, and the fixed answer once fixing. */
+/** What a review assignment's draft holds: the remarks so far, the attempt picked, and the fixed answer once fixing. */
 export interface ReviewDraft {
-  review: { fixing: boolean; items: FeedbackItem[] };
+  review: { fixing: boolean; items: FeedbackItem[]; attempt?: number };
   answer?: Record<string, unknown>;
 }
 
@@ -33,6 +34,8 @@ export class ReviewPanel {
   readonly shortcuts: Shortcut[];
   items: FeedbackItem[];
   fixing: boolean;
+  /** The attempt picked among several (its number), else undefined. */
+  attempt: number | undefined;
   private readonly about = el('select', { id: 'remark-about' });
   private readonly category = el('select', { id: 'remark-category' });
   private readonly text = el('textarea', { id: 'remark-text', maxlength: '5000', rows: '3' });
@@ -44,9 +47,11 @@ export class ReviewPanel {
     private readonly host: ReviewHost,
     saved: ReviewDraft | undefined,
     authorMs: number | undefined,
+    attempt?: number,
   ) {
     this.items = saved?.review.items ?? [];
     this.fixing = saved?.review.fixing ?? false;
+    this.attempt = attempt;
     for (const [value, name] of Object.entries(categoryNames)) this.category.append(el('option', { value }, name));
     const add = el('button', { type: 'submit' }, 'Add the remark');
     const form = el(
@@ -76,15 +81,15 @@ export class ReviewPanel {
     this.about.addEventListener('focus', () => this.fillAbout());
     this.about.addEventListener('mousedown', () => this.fillAbout());
     const worked = authorMs === undefined ? '' : ` (its author worked on it for ${Math.round(authorMs / 1000)} s)`;
+    const check =
+      attempt === undefined
+        ? `Check the answer${worked}. Accept it, fix it, or reject it with remarks: click a shape or a field to point a remark at it.`
+        : 'Decide about the attempt picked: accept it, fix it, or reject it with remarks (its author redoes it): click a shape or a field of it to point a remark at it.';
     this.element = el(
       'section',
       { class: 'panel review', 'aria-labelledby': 'review-title' },
       el('h2', { id: 'review-title' }, 'Review'),
-      el(
-        'p',
-        { class: 'muted' },
-        `Check the answer${worked}. Accept it, fix it, or reject it with remarks: click a shape or a field to point a remark at it.`,
-      ),
+      el('p', { class: 'muted' }, check),
       this.decisions,
       form,
       this.list,
@@ -132,11 +137,12 @@ export class ReviewPanel {
   /** Shows the decisions that apply and the remarks, and pins the remarks on their parts. */
   render(): void {
     const h = this.host;
+    const of = this.attempt === undefined ? '' : ` attempt ${this.attempt}`;
     this.decisions.replaceChildren(
       ...(this.fixing
-        ? [h.button('Submit the fix', 'Ctrl+Enter', () => h.decide('fixed'), true)]
-        : [h.button('Accept', 'Shift+A', () => h.decide('accepted'), true), h.button('Fix…', 'Shift+F', () => h.fix())]),
-      h.button('Reject', 'Shift+X', () => h.decide('rejected')),
+        ? [h.button(`Submit the fix${of && ` of${of}`}`, 'Ctrl+Enter', () => h.decide('fixed'), true)]
+        : [h.button(`Accept${of}`, 'Shift+A', () => h.decide('accepted'), true), h.button(`Fix${of}…`, 'Shift+F', () => h.fix())]),
+      h.button(`Reject${of}`, 'Shift+X', () => h.decide('rejected')),
     );
     this.fillAbout();
     const player = h.player();
@@ -155,6 +161,9 @@ export class ReviewPanel {
   }
 
   draft(answer: Record<string, unknown> | undefined): ReviewDraft {
-    return { review: { fixing: this.fixing, items: this.items }, ...(this.fixing && answer ? { answer } : {}) };
+    return {
+      review: { fixing: this.fixing, items: this.items, ...(this.attempt === undefined ? {} : { attempt: this.attempt }) },
+      ...(this.fixing && answer ? { answer } : {}),
+    };
   }
 }

@@ -130,6 +130,15 @@ async function liveTask(type: string, instruction: string, params: Record<string
   return r.body.task_id as string;
 }
 
+/** A live task of the project: boxes around every vehicle (a car or a truck) on the street image; its id. */
+const vehicleBoxes = (project: string) =>
+  liveTask('imageannotation', 'Draw a box around every **vehicle**.', {
+    project,
+    attachment: streetUrl,
+    attachment_type: 'image',
+    geometries: { box: { objects_to_annotate: ['car', 'truck'], min_width: 10, min_height: 10 } },
+  });
+
 /**
  * A fresh page at 1280 × 800 (a browser of its own, or a tab of `context`), logged in through the
  * form as `who` (default: Ana Lima); records requests leaving the origin and script errors.
@@ -579,12 +588,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
       json: { attempt: [worker.workerId], review: [rui.workerId, sofia.workerId], review_sampling: { new_worker_tasks: 5, rate: 0 } },
     });
     expect(staffed.status, staffed.text).toBe(200);
-    const taskId = await liveTask('imageannotation', 'Draw a box around every **vehicle**.', {
-      project,
-      attachment: streetUrl,
-      attachment_type: 'image',
-      geometries: { box: { objects_to_annotate: ['car', 'truck'], min_width: 10, min_height: 10 } },
-    });
+    const taskId = await vehicleBoxes(project);
 
     // Ana draws a box that cuts off the wheels, and submits: the answer waits for its review.
     const ana = await openApp();
@@ -676,6 +680,101 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
     expect(ana.problems).toEqual([]);
     await ana.page.close();
   });
+
+  onPglite(
+    'review of three attempts (overlap 3): side by side, the reviewer picks one, fixes it, and the callback has the fix',
+    async () => {
+      const project = `overlap-${db}`;
+      expect((await customer('POST', '/v1/projects', { json: { type: 'imageannotation', name: project } })).status).toBe(200);
+      const policy = await customer('PUT', `/v1/projects/${project}/quality_policy`, {
+        json: { overlap: 3, consensus: { threshold: 0.9, max_extra: 0 } },
+      });
+      expect(policy.status, policy.text).toBe(200);
+      const labelers = await Promise.all([0, 1, 2].map(() => createWorker(server, { accountId: server.dev.account_id })));
+      const marta = await createWorker(server, { accountId: server.dev.account_id, displayName: 'Marta Sousa', roles: ['reviewer'] });
+      const staffed = await customer('PUT', `/v1/projects/${project}/staffing`, {
+        json: { attempt: labelers.map((w) => w.workerId), review: [marta.workerId] },
+      });
+      expect(staffed.status, staffed.text).toBe(200);
+      const taskId = await vehicleBoxes(project);
+      // Three workers answer through the worker API, and disagree: a car, a truck a little larger, a car elsewhere.
+      const boxes = [
+        { uuid: '0b4f3c1e-0000-4000-8000-000000000001', label: 'car', left: 200, top: 200, width: 180, height: 70 },
+        { uuid: '0b4f3c1e-0000-4000-8000-000000000002', label: 'truck', left: 190, top: 185, width: 200, height: 100 },
+        { uuid: '0b4f3c1e-0000-4000-8000-000000000003', label: 'car', left: 20, top: 30, width: 120, height: 60 },
+      ];
+      for (const [i, w] of labelers.entries()) {
+        const call = (path: string, json: unknown) =>
+          fetch(`${server.url}/worker${path}`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${w.token}`, 'content-type': 'application/json' },
+            body: JSON.stringify(json),
+          }).then(async (r) => ({ status: r.status, body: await r.json() }));
+        const next = await call('/v1/assignments/next', { project });
+        expect(next.body.task?.task_id).toBe(taskId);
+        const done = await call(`/v1/assignments/${next.body.assignment_id}/submit`, {
+          lease_token: next.body.lease_token,
+          response: { annotations: [{ type: 'box', ...boxes[i] }] },
+          active_ms: 20_000 + i * 5000,
+        });
+        expect(done.status, JSON.stringify(done.body)).toBe(200);
+      }
+      expect((await customer('GET', `/v1/task/${taskId}`)).body.status).toBe('pending');
+
+      // Marta sees the three attempts side by side, each read-only with its box; she picks the second.
+      const review = await openApp('', { worker: marta, name: 'Marta Sousa' });
+      const { page } = review;
+      await page.locator('#attempts-intro').waitFor(poll);
+      const columns = page.locator('.attempt');
+      expect(await columns.count()).toBe(3);
+      await expect.poll(() => page.getByText('640 × 400 px').count(), poll).toBe(3);
+      for (const [i, b] of boxes.entries())
+        expect(await columns.nth(i).locator('.shapes li').first().textContent()).toMatch(new RegExp(`^${b.label}`));
+      expect(await page.locator('button[data-tool="box"]').count()).toBe(0);
+      for (const column of [0, 1, 2]) {
+        const pos = await columns.nth(column).boundingBox();
+        expect(pos!.x + pos!.width, 'every attempt fits at 1280 × 800').toBeLessThanOrEqual(1280);
+      }
+      await page.getByRole('button', { name: 'Pick attempt 2' }).click();
+      await page.getByRole('button', { name: /^Attempt 2 picked/ }).waitFor();
+      expect(await page.locator('.attempt.picked').getAttribute('data-attempt')).toBe('2');
+      await screenshot(page, 'review-attempts');
+      // A reload keeps the pick.
+      await page.reload();
+      await page.getByRole('button', { name: /^Attempt 2 picked/ }).waitFor(poll);
+
+      // She fixes it: the truck was a car. Shift+F makes attempt 2 editable; she selects its box and relabels it.
+      await page.keyboard.press('Shift+F');
+      await page.locator('#fixing-attempt').waitFor();
+      await page.locator('button[data-tool="box"]').waitFor();
+      await page.getByText('640 × 400 px').waitFor();
+      await page.keyboard.press(']');
+      await page.keyboard.press('1');
+      await expect.poll(() => page.locator('.shapes li').first().textContent(), poll).toMatch(/^car/);
+      // A reload in the middle of the fix keeps it, and what it is a fix of.
+      await page.reload();
+      await page.locator('#fixing-attempt', { hasText: 'Fixing attempt 2' }).waitFor(poll);
+      await page.getByText('640 × 400 px').waitFor();
+      await expect.poll(() => page.locator('.shapes li').first().textContent(), poll).toMatch(/^car/);
+      const sent = page.waitForResponse((r) => r.url().endsWith('/review'));
+      await page.keyboard.press('Control+Enter');
+      const decided = await sent;
+      expect(decided.status(), await decided.text()).toBe(200);
+      expect(decided.request().postDataJSON()).toMatchObject({ result: 'fixed', attempt: 2 });
+      const response = await delivered(taskId, 'ImageAnnotationResponse');
+      expect(response.annotations).toEqual([{ ...boxes[1], type: 'box', label: 'car' }]);
+      const who = await customer('GET', `/v1/task/${taskId}/assignments`);
+      expect(who.body.docs.map((d: { role: string; review_result?: string }) => [d.role, d.review_result])).toEqual([
+        ['attempt', undefined],
+        ['attempt', 'fixed'],
+        ['attempt', undefined],
+        ['review', 'fixed'],
+      ]);
+      expect(review.problems).toEqual([]);
+      expect(review.foreign).toEqual([]);
+      await page.close();
+    },
+  );
 
   onPglite(
     'a polygon half drawn comes back after a reload; a second tab of the browser sees the task held and takes it over with the work; nothing is sent from the first after',

@@ -515,6 +515,21 @@ describe('the labeling app', () => {
   });
 });
 
+/**
+ * In review mode: clicks the categorization's question (within `where`: the page, or one attempt),
+ * writes a wrong-label remark about it, adds it, and leaves the remark box.
+ */
+async function remarkOnTheCategory(page: Page, where: Pick<Page, 'locator'>) {
+  await where.locator('legend', { hasText: 'Choose the category that fits' }).click();
+  await expect
+    .poll(() => page.getByLabel('About').locator('option:checked').textContent(), poll)
+    .toBe('Field: Choose the category that fits');
+  await page.getByLabel('Kind of mistake').selectOption('wrong_label');
+  await page.getByLabel(/^Remark/).fill('A double charge is a billing matter.');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Escape');
+}
+
 describe('review mode and the feedback views', () => {
   const invoiceTask = (): Assignment['task'] => ({
     task_id: '65f1c0a2b3c4d5e6f7a8b9c7',
@@ -598,14 +613,7 @@ describe('review mode and the feedback views', () => {
     expect(await billing.isDisabled()).toBe(true);
     await page.keyboard.press('1');
     expect(await billing.isChecked()).toBe(false);
-    await page.locator('legend', { hasText: 'Choose the category that fits' }).click();
-    await expect
-      .poll(() => page.getByLabel('About').locator('option:checked').textContent(), poll)
-      .toBe('Field: Choose the category that fits');
-    await page.getByLabel('Kind of mistake').selectOption('wrong_label');
-    await page.getByLabel(/^Remark/).fill('A double charge is a billing matter.');
-    await page.keyboard.press('Enter');
-    await page.keyboard.press('Escape');
+    await remarkOnTheCategory(page, page);
     await page.keyboard.press('Shift+F');
     await expect.poll(() => billing.isDisabled(), poll).toBe(false);
     await page.keyboard.press('1');
@@ -621,6 +629,58 @@ describe('review mode and the feedback views', () => {
     });
     expect(decided.status).toBe(200);
     await page.getByText(/Nothing to do right now/).waitFor(poll);
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+
+  it('reviews four attempts of a categorization: three side by side and a switcher, each its own choice; Shift+P picks, remarks hold the pick, the reject names the attempt', async () => {
+    const answersGiven = ['Billing', 'Technical problem', 'Account access', 'Billing'];
+    const ids: Record<string, string> = { Billing: 'c1', 'Technical problem': 'c2', 'Account access': 'c3' };
+    const attempts = answersGiven.map((category, i) => ({
+      response: { category, category_id: ids[category] },
+      active_ms: 10_000 + i * 1000,
+    }));
+    const review = assignment(categorizationTask(), {
+      role: 'review',
+      under_review: { response: attempts[0]!.response, active_ms: 10_000, attempt: 1, attempts },
+    });
+    queue = [review];
+    const { page, foreign } = await open();
+    await logIn(page);
+    await page.locator('#attempts-intro').waitFor(poll);
+    const column = (n: number) => page.locator(`.attempt[data-attempt="${n}"]`);
+    // Each attempt shows its own choice: the radio groups of the four players are apart.
+    for (const [i, category] of answersGiven.entries())
+      expect(
+        await column(i + 1)
+          .getByLabel(category)
+          .isChecked(),
+        category,
+      ).toBe(true);
+    expect(await column(1).textContent()).toContain('closest to the others');
+    expect(await Promise.all([1, 2, 3, 4].map((n) => column(n).isVisible()))).toEqual([true, true, true, false]);
+    await page.getByRole('button', { name: 'Attempt 4', exact: true }).click();
+    expect(await Promise.all([1, 2, 3, 4].map((n) => column(n).isVisible()))).toEqual([false, false, false, true]);
+    await page.getByRole('button', { name: 'Attempts 1–3' }).click();
+
+    await page.keyboard.press('Shift+P');
+    await page.getByRole('button', { name: /^Attempt 2 picked/ }).waitFor();
+    await page.getByRole('button', { name: /^Reject attempt 2/ }).waitFor();
+    await remarkOnTheCategory(page, column(2));
+    await column(2).locator('.pin-note', { hasText: 'A double charge' }).waitFor();
+    // The remark is about attempt 2: the pick stays there until it is removed or sent.
+    await page.getByRole('button', { name: 'Pick attempt 3' }).click();
+    await page.getByText('Your remarks are about attempt 2').waitFor();
+    expect(await column(2).getAttribute('class')).toContain('picked');
+    await page.keyboard.press('Shift+X');
+    const decided = await waitForCall((c) => c.path.endsWith('/review'));
+    expect(validAgainst('ReviewRequest', decided.body)).toBe('valid');
+    expect(decided.body).toMatchObject({
+      lease_token: review.lease_token,
+      result: 'rejected',
+      attempt: 2,
+      feedback_items: [{ scope: { field: 'category' }, category: 'wrong_label', text: 'A double charge is a billing matter.' }],
+    });
     expect(foreign).toEqual([]);
     await page.close();
   });

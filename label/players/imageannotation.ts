@@ -359,7 +359,7 @@ export function imagePlayer(
   const image = new Image();
   image.alt = '';
   image.onload = () => {
-    const maxW = Math.max(320, holder.parentElement?.clientWidth ?? container.clientWidth - 24);
+    const maxW = Math.max(200, holder.parentElement?.clientWidth ?? container.clientWidth - 24);
     const maxH = Math.max(240, window.innerHeight - 230);
     canvas.setImage(image, maxW, maxH);
     const count = canvas.setContext(params.layers);

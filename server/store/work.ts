@@ -85,13 +85,13 @@ const claimSql = (ownAccount: boolean, reservedOnly: boolean) => `WITH cand AS (
     UPDATE task_work tw SET open_slots = tw.open_slots - 1 FROM cand WHERE tw.task_id = cand.task_id
     RETURNING tw.task_id, tw.account_id, tw.parent_assignment_id),
   ins AS (
-    INSERT INTO assignments (assignment_id, task_id, account_id, worker_id, role, status, lease_token, issued_at, lease_expires_at, hard_deadline, active_ms, draft, parent_assignment_id, feedback)
+    INSERT INTO assignments (assignment_id, task_id, account_id, worker_id, role, status, lease_token, issued_at, lease_expires_at, hard_deadline, active_ms, draft, parent_assignment_id)
     SELECT $9::text, take.task_id, take.account_id, $1::text,
       CASE WHEN $5::text = 'review' THEN 'review' WHEN take.parent_assignment_id IS NOT NULL THEN 'redo' ELSE 'attempt' END,
       'active', $10::text, $6::timestamptz, $6::timestamptz + ${ms('least($7::bigint, $8::bigint)')}, $6::timestamptz + ${ms('$8')}, 0,
       (SELECT e.draft FROM assignments e WHERE e.task_id = take.task_id AND e.worker_id = $1::text AND e.status IN ('expired', 'released') AND e.draft IS NOT NULL ORDER BY e.issued_at DESC LIMIT 1),
-      take.parent_assignment_id,
-      CASE WHEN $5::text = 'review' THEN NULL ELSE (SELECT p.feedback FROM assignments p WHERE p.assignment_id = take.parent_assignment_id) END
+      -- A redo starts without feedback of its own: the remarks that caused it stay on its parent.
+      take.parent_assignment_id
     FROM take
     RETURNING *),
   ev AS (INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind)

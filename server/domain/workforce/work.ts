@@ -401,13 +401,47 @@ export interface ReviewInput {
   /** With `rejected`: what is wrong (regions, fields, frames). */
   feedback?: FeedbackItem[] | undefined;
   activeMs?: number | undefined;
+  /**
+   * The attempt decided about, by its number (1 = the first) among those under review when several
+   * workers attempted the task (attemptsUnderReview); without it, the one the review was given.
+   */
+  attempt?: number | undefined;
+}
+
+/**
+ * The answers a review of a task several workers attempted (overlap) weighs, in the order they were
+ * issued: every attempt or redo with an answer still standing (a rejected attempt gives way to its
+ * redo), and the one reviewed. None for a task of one worker.
+ */
+async function attemptsUnderReview(repos: Pick<Repositories, 'work'>, taskId: string, reviewedId: string): Promise<Assignment[]> {
+  if (((await repos.work.getTaskWork(taskId))?.needed ?? 1) <= 1) return [];
+  return (await repos.work.forTask(taskId)).filter(
+    (x) => x.role !== 'review' && x.response !== null && (x.status !== 'rejected' || x.assignmentId === reviewedId),
+  );
+}
+
+/** The attempt a decision is about: the one given to review, or the reviewer's pick among several (400 past the last). */
+async function decidedAttempt(repos: Repositories, given: Assignment, attempt: number | undefined): Promise<Assignment> {
+  if (attempt === undefined) return given;
+  const standing = await attemptsUnderReview(repos, given.taskId, given.assignmentId);
+  const listed = standing.length > 1 ? standing : [given];
+  const picked = listed[attempt - 1];
+  if (!picked)
+    throw invalid(
+      `attempt ${attempt} is not one of the ${listed.length === 1 ? 'answer' : `${listed.length} attempts`} under review (1 to ${listed.length}).`,
+    );
+  if (picked.assignmentId === given.assignmentId) return given;
+  const locked = await repos.work.get(picked.assignmentId, null, { forUpdate: true });
+  if (!locked?.response) throw notFound(`Attempt ${attempt} of the review is gone.`);
+  return locked;
 }
 
 /**
  * A reviewer's decision on a review assignment. accepted / fixed: the answer (or its correction)
  * becomes the task's result with an audit (audited_by the reviewer, audit_source the operator,
  * audit_time_secs the review's active time). rejected: the work goes back as a redo, reserved for its
- * author for a while, carrying the feedback.
+ * author for a while, carrying the feedback. With several attempts (overlap) the decision is about the
+ * one the reviewer picked (`attempt`), the one given to review by default.
  */
 export async function reviewAssignment(
   uow: UnitOfWork,
@@ -422,8 +456,10 @@ export async function reviewAssignment(
     const { a, task, work } = await held(repos, worker, assignmentId, input.leaseToken, now);
     if (a.role !== 'review' || !a.parentAssignmentId)
       throw invalid(`Assignment ${assignmentId} is not a review: submit its answer instead.`);
-    const reviewed = await repos.work.get(a.parentAssignmentId, null, { forUpdate: true });
-    if (!reviewed?.response) throw notFound(`Assignment ${assignmentId} not found.`);
+    const given = await repos.work.get(a.parentAssignmentId, null, { forUpdate: true });
+    if (!given?.response) throw notFound(`Assignment ${assignmentId} not found.`);
+    const reviewed = await decidedAttempt(repos, given, input.attempt);
+    if (!reviewed.response) throw notFound(`Assignment ${assignmentId} not found.`);
     const activeMs = measured(a, input.activeMs, now);
     if (input.result === 'fixed' && !input.response) throw invalid('response is required with result "fixed" (the corrected answer).');
     if (input.result !== 'fixed' && input.response) throw invalid(`response is only sent with result "fixed", not "${input.result}".`);
@@ -433,6 +469,8 @@ export async function reviewAssignment(
     const events = [event(a, 'reviewed', now, { result: input.result, reviewed_assignment_id: reviewed.assignmentId, score })];
     const decided: Assignment = {
       ...a,
+      // The review points at the attempt it decided (a redo of it is then known as a review's rejection).
+      parentAssignmentId: reviewed.assignmentId,
       status: 'submitted',
       reviewResult: input.result,
       feedback,
@@ -448,7 +486,7 @@ export async function reviewAssignment(
     } else {
       const response = fix ?? reviewed.response;
       if (fix) decided.response = fix;
-      await repos.work.update({ ...reviewed, status: input.result, ...(feedback ? { feedback } : {}) });
+      await repos.work.update({ ...reviewed, status: input.result, feedback });
       const audit: TaskAudit = {
         auditedBy: worker.workerId,
         auditedAt: now,
@@ -492,9 +530,11 @@ export async function redoAfterCustomerReject(
 ) {
   const work = await repos.work.lockTaskWork(task.taskId);
   if (!work) return;
-  const adopted =
-    (await repos.work.forTask(task.taskId)).filter((x) => x.role !== 'review' && x.response !== null && x.status !== 'rejected').at(-1) ??
-    null;
+  const answers = (await repos.work.forTask(task.taskId)).filter(
+    (x) => x.role !== 'review' && x.response !== null && x.status !== 'rejected',
+  );
+  // The answer a review adopted (with several attempts, the one the reviewer picked), else the latest.
+  const adopted = answers.filter((x) => x.status === 'accepted' || x.status === 'fixed').at(-1) ?? answers.at(-1) ?? null;
   // A FeedbackItem of the contract (category and text, at most 5000 characters; about the whole answer).
   const feedback: FeedbackItem[] = [{ category: 'other', text: (comments?.trim() || 'Rejected by the customer.').slice(0, 5000) }];
   if (adopted) await repos.work.update({ ...adopted, status: 'rejected', feedback });
@@ -529,7 +569,7 @@ async function withWork(uow: UnitOfWork, a: Assignment): Promise<AssignmentWork>
   if (!task) throw notFound(`Assignment ${a.assignmentId} not found.`);
   const reviewed = a.role === 'review' && a.parentAssignmentId ? await uow.work.get(a.parentAssignmentId, null) : null;
   if (!reviewed) return { assignment: a, task, reviewed };
-  const attempts = (await uow.work.forTask(a.taskId)).filter((x) => x.role === 'attempt' && x.response !== null);
+  const attempts = await attemptsUnderReview(uow, a.taskId, reviewed.assignmentId);
   return { assignment: a, task, reviewed, ...(attempts.length > 1 ? { attempts } : {}) };
 }
 

@@ -78,7 +78,10 @@ export function assignmentView(work: AssignmentWork & { parent?: Assignment | nu
             response: answer(reviewed.response),
             active_ms: reviewed.activeMs,
             ...(work.attempts
-              ? { attempts: work.attempts.flatMap((x) => (x.response ? [{ response: answer(x.response), active_ms: x.activeMs }] : [])) }
+              ? {
+                  attempt: work.attempts.findIndex((x) => x.assignmentId === reviewed.assignmentId) + 1,
+                  attempts: work.attempts.flatMap((x) => (x.response ? [{ response: answer(x.response), active_ms: x.activeMs }] : [])),
+                }
               : {}),
           },
         }

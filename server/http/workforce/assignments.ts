@@ -179,6 +179,7 @@ export function assignmentHandlers({
             response: body.response,
             feedback: body.feedback_items,
             activeMs: body.active_ms,
+            attempt: body.attempt,
           },
           contract.checkResponse,
           work,
