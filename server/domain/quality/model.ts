@@ -85,6 +85,8 @@ export interface Qualification {
   trainingScore: number | null;
   lastGoodAt: Date | null;
   pausedAccuracy: number | null;
+  /** The rolling accuracy counts evaluation scores from this time on (a lead's reset of a pause); null: all. */
+  evaluationSince: Date | null;
   updatedAt: Date;
 }
 
@@ -162,13 +164,23 @@ export interface WorkerProjectFigures {
   own: boolean;
   submitted: number;
   activeMs: number;
-  /** The worker's latest event for the project is a pause ('paused', written by the evaluation rules). */
-  paused: boolean;
-  /** Training scores recorded for the project, and live or evaluation submissions. */
-  trainingScored: number;
-  /** The latest evaluation scores, newest first (at most the policy's window). */
+  /** The worker's standing in the project now (worker_qualifications); null: none recorded. */
+  state: QualificationState | null;
+  /** The latest evaluation scores since the lead's last reset, newest first (at most the policy's window). */
   evaluationScores: number[];
   review: ReviewCounts;
+  consensus: ConsensusFigures;
+}
+
+/** A worker's answers combined with others' in the period (the latest 'combined' event of each task). */
+export interface ConsensusFigures {
+  tasks: number;
+  /** Answers whose score against the combined answer reached the consensus threshold. */
+  agreed: number;
+  /** The mean score against the combined answer; null without tasks. */
+  score: number | null;
+  /** The mean of each answer's mean score against the other answers; null without tasks. */
+  agreement: number | null;
 }
 
 /** Agreement of combined tasks ('combined' events): overall and per field. */

@@ -171,6 +171,7 @@ async function afterTraining(repos: Repositories, a: Assignment, project: Projec
       trainingScore: null,
       lastGoodAt: null,
       pausedAccuracy: null,
+      evaluationSince: null,
       updatedAt: now,
     } satisfies Qualification);
   const required = (await tryTasks(repos, project, policy)).length;
@@ -228,6 +229,7 @@ async function decide(repos: Repositories, worker: WorkerPrincipal, work: TaskWo
       trainingScore: null,
       lastGoodAt: now,
       pausedAccuracy: null,
+      evaluationSince: null,
       updatedAt: now,
     });
     return null;
@@ -296,6 +298,7 @@ export async function claimLiveOrQuality(
             trainingScore: null,
             lastGoodAt: null,
             pausedAccuracy: null,
+            evaluationSince: null,
             updatedAt: now,
           });
         });
@@ -432,7 +435,7 @@ async function afterEvaluation(
   const e = policy.evaluation;
   const q = await repos.qualification.get(a.workerId, a.accountId, project.name, { forUpdate: true });
   if (q?.state !== 'qualified') return null;
-  const scores = await repos.qualification.scores(a.workerId, a.accountId, project.name, 'evaluation', e.window);
+  const scores = await repos.qualification.scores(a.workerId, a.accountId, project.name, 'evaluation', e.window, q.evaluationSince);
   if (scores.length < e.min_scored) return null;
   const accuracy = mean(scores);
   if (accuracy >= e.pause_below) {
