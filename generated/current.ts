@@ -1929,6 +1929,15 @@ export interface paths {
         /**
          * Unpause a worker
          * @description Lets a paused worker take work again. Unpausing an active worker answers the same. A removed worker → 400.
+         *
+         *     With `project`, it also returns the worker to work on that live project of the account: a
+         *     worker the evaluation rules paused there (rolling accuracy under `evaluation.pause_below`)
+         *     is qualified again, their rolling accuracy counted afresh from now (the scores that paused
+         *     them no longer count, in the pause rule and in the project's quality figures); a worker who
+         *     failed the project's training (no try left) gets the policy's `training.max_tries` again, the
+         *     first try at once. Any other standing (training, waiting, qualified, never started) stays as
+         *     it is. A change is written to the work event log as an `unpaused` event. An unknown project →
+         *     404, and nothing changes.
          */
         post: operations["unpauseWorker"];
         delete?: never;
@@ -9192,6 +9201,18 @@ export interface components {
             calibrator?: boolean;
         };
         /**
+         * WorkerUnpauseRequest
+         * @description Nothing (the worker's own pause is lifted), or a live project of the account whose quality
+         *     pause or failed training is lifted as well (see the operation).
+         */
+        WorkerUnpauseRequest: {
+            /**
+             * @description The project's name.
+             * @example street-scenes
+             */
+            project?: string;
+        };
+        /**
          * WorkerPasswordResetRequest
          * @description The new password, or nothing: without `password` the server chooses one and shows it once in the
          *     answer. Either way every session and API token of the worker is revoked (a reset is what one
@@ -12693,7 +12714,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Nothing, or the project whose quality pause or failed training to lift too. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WorkerUnpauseRequest"];
+            };
+        };
         responses: {
             /** @description The worker. */
             200: {
@@ -12707,6 +12733,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

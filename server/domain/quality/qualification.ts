@@ -446,3 +446,39 @@ async function afterEvaluation(
   await repos.qualification.put({ ...q, state: 'paused', pausedAccuracy: accuracy, updatedAt: now });
   return { project: project.name, accuracy, window: scores.length, requeued: requeued.length };
 }
+
+// ---------------------------------------------------------------------------------------------
+// A lead's reset
+
+/**
+ * A lead returns one of the account's workers to work on a project (POST
+ * /v1/workforce/workers/{workerId}/unpause with `project`): paused by the evaluation rules →
+ * qualified, their rolling accuracy counted afresh from now (the scores that paused them no longer
+ * count); failed training (no try left) → a new set of tries, the first one at once. Any other
+ * standing (training, waiting, qualified, none yet) stays as it is. A change writes an
+ * `unpaused` event {project, from, by: 'customer'}. 404 when the account has no such live project.
+ */
+export async function resetStanding(uow: UnitOfWork, accountId: string, workerId: string, projectName: string, now: Date): Promise<void> {
+  await uow.transaction(async (repos) => {
+    const project = await repos.projects.get(accountId, 'live', projectName);
+    if (!project) throw notFound(`Project "${projectName}" not found.`);
+    const q = await repos.qualification.get(workerId, accountId, projectName, { forUpdate: true });
+    if (q?.state !== 'paused' && q?.state !== 'failed') return;
+    const reset: Qualification =
+      q.state === 'paused'
+        ? { ...q, state: 'qualified', pausedAccuracy: null, lastGoodAt: now, evaluationSince: now, updatedAt: now }
+        : { ...q, state: 'waiting', tries: 0, tryStartedAt: null, retryAfter: null, updatedAt: now };
+    await repos.qualification.put(reset);
+    await repos.work.addEvents([
+      {
+        at: now,
+        accountId,
+        workerId,
+        assignmentId: null,
+        taskId: null,
+        kind: 'unpaused',
+        data: { project: projectName, from: q.state, by: 'customer' },
+      },
+    ]);
+  });
+}
