@@ -274,6 +274,12 @@ export function qualityRepository(
     async addPolicyVersion(v) {
       await db.insert(qualityPolicies).values({ ...v, policy: v.policy as unknown as Record<string, unknown> });
     },
+    async evaluationScores(workerId, accountId, project, until, window) {
+      const at = until.toISOString();
+      const [row] = await execute<{ evaluation: unknown }>(statement(scoredText, [accountId, project, at, at, [workerId], window]));
+      const evaluation = typeof row?.evaluation === 'string' ? (JSON.parse(row.evaluation) as unknown) : row?.evaluation;
+      return Array.isArray(evaluation) ? evaluation.map(Number) : [];
+    },
     async workerFigures(workerId, since, until) {
       const values = [workerId, since.toISOString(), until.toISOString()];
       const [counts, outcomes, active, median] = await Promise.all([

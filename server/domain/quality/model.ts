@@ -63,11 +63,20 @@ export interface ProjectWorkFigures {
   project: string;
   counts: WorkCounts;
   activeMs: number;
+  /** The worker's training standing (the contract's TrainingProgress); absent before any training. */
+  training?: Record<string, unknown>;
+  /** The rolling accuracy as of `asOf`; absent while nothing is scored. */
+  accuracy?: { value: number; scored: number; asOf: Date };
 }
 
 /** What the figures need from storage (server/store/quality.ts): aggregates over the worker's events in [since, until]. */
 export interface WorkerStatsRepository {
   workerFigures(workerId: string, since: Date, until: Date): Promise<{ projects: ProjectWorkFigures[]; medianActiveMs: number | null }>;
+  /**
+   * The worker's latest `window` evaluation scores in the project ('scored' events before `until`,
+   * none before their latest 'unpaused' event for it), newest first.
+   */
+  evaluationScores(workerId: string, accountId: string, project: string, until: Date, window: number): Promise<number[]>;
 }
 
 /** A worker's standing in a project (the contract's TrainingProgress `state`). */
@@ -106,6 +115,8 @@ export interface QualificationRepository {
   put(q: Qualification): Promise<void>;
   /** The worker's rows in training or waiting (training may be served), oldest first. */
   inTraining(workerId: string): Promise<Qualification[]>;
+  /** The worker's rows for these project names (any account), the latest changed first. */
+  forWorker(workerId: string, projects: readonly string[]): Promise<Qualification[]>;
   /** The account's live training tasks of the type, in creation order, at most `limit`. */
   trainingTasks(accountId: string, type: string, limit: number): Promise<QualityTask[]>;
   /** Whether the account has a live training task of the type. */

@@ -156,6 +156,20 @@ async function progressOf(repos: Repositories, q: Qualification, policy: Quality
   };
 }
 
+/**
+ * Where a worker stands in a project's training, as their own figures show it (GET
+ * /worker/v1/stats); null before any training (qualified with no try: nothing to show).
+ */
+export async function trainingProgress(
+  repos: Repositories,
+  q: Qualification,
+  project: Project,
+  policy: QualityPolicy,
+): Promise<Json | null> {
+  if (q.state === 'qualified' && q.tries === 0) return null;
+  return progressOf(repos, q, policy, (await tryTasks(repos, project, policy)).length);
+}
+
 /** A scored training answer moves the try on: once `required` are scored, qualified, waiting or failed. */
 async function afterTraining(repos: Repositories, a: Assignment, project: Project, policy: QualityPolicy, score: number, now: Date) {
   const q =

@@ -23,6 +23,8 @@ const projectStatsView = (p: ProjectWorkFigures): Workforce['schemas']['WorkerPr
   project: p.project,
   counts: p.counts,
   active_ms: p.activeMs,
+  ...(p.training ? { training: p.training as Workforce['schemas']['TrainingProgress'] } : {}),
+  ...(p.accuracy ? { accuracy: { value: p.accuracy.value, scored: p.accuracy.scored, as_of: p.accuracy.asOf.toISOString() } } : {}),
 });
 
 export function workerStatsView(s: WorkerStats): Workforce['schemas']['WorkerStats'] {
