@@ -1510,11 +1510,27 @@ export interface paths {
          * Retrieve the quality figures of a project
          * @description How good the live work on the project is, over the period from `since` (default: the last
          *     30 days) to now: agreement between workers by the type's scorer, overall and per field or
-         *     label; each worker's rolling evaluation accuracy, agreement with the others and review
-         *     outcomes (the operator's workers by opaque handle); the project's review outcomes and reject
-         *     rate; and the calibration score of each calibration batch against the policy's gate.
-         *     Counted from the work event log and stored scores at each request, so that every figure can
-         *     be reproduced. Test-mode projects have no workers: their figures are all empty.
+         *     label; each worker's standing, rolling evaluation accuracy, agreement with the others and
+         *     with the combined answers, and review outcomes (the operator's workers by opaque handle);
+         *     the project's review outcomes and reject rate; and the calibration score of each calibration
+         *     batch against the policy's gate. Test-mode projects have no workers: their figures are all
+         *     empty.
+         *
+         *     Every figure but a worker's `state` (their standing now) is counted from the work event log
+         *     at each request, so that it can be reproduced from the events:
+         *     - `agreement`: the latest `combined` event of each of the project's tasks in the period: its
+         *       `agreement` (the mean pairwise score of the answers, unweighted) and per field `fields`.
+         *     - a worker's `accuracy`: the mean of the `score` of their latest `scored` events of purpose
+         *       `evaluation` for the project (at most `evaluation.window`, up to now, none before their
+         *       latest `unpaused` event for the project); `evaluation_scored` how many.
+         *     - a worker's `agreement` and `consensus`: the entries for the worker in the `answers` of the
+         *       latest `combined` event of each task in the period (`score` against the combined answer,
+         *       `agreement` the mean against the other answers; agreed: `score` ≥ the event's `threshold`).
+         *     - `review`: the `reviewed` events (a reviewer's decision, on the attempt it names) and
+         *       `audited` events (the customer's) on the project's tasks in the period.
+         *     - `submitted`, `active_ms`: the worker's `submitted` events and the latest `active_ms` of
+         *       each of their assignments on the project's tasks in the period, plus evaluation scores.
+         *     - `calibration`: the latest decision on each attempt of the batch, averaged.
          */
         get: operations["getProjectQuality"];
         put?: never;
@@ -1913,6 +1929,15 @@ export interface paths {
         /**
          * Unpause a worker
          * @description Lets a paused worker take work again. Unpausing an active worker answers the same. A removed worker → 400.
+         *
+         *     With `project`, it also returns the worker to work on that live project of the account: a
+         *     worker the evaluation rules paused there (rolling accuracy under `evaluation.pause_below`)
+         *     is qualified again, their rolling accuracy counted afresh from now (the scores that paused
+         *     them no longer count, in the pause rule and in the project's quality figures); a worker who
+         *     failed the project's training (no try left) gets the policy's `training.max_tries` again, the
+         *     first try at once. Any other standing (training, waiting, qualified, never started) stays as
+         *     it is. A change is written to the work event log as an `unpaused` event. An unknown project →
+         *     404, and nothing changes.
          */
         post: operations["unpauseWorker"];
         delete?: never;
@@ -8601,6 +8626,38 @@ export interface components {
             mean: number;
         };
         /**
+         * WorkerConsensus
+         * @description How a worker's answers compare with the combined answers of the tasks they shared with other
+         *     workers (overlap) in the period, each task once, by its latest combination: `tasks` answers
+         *     combined, `agreed` of them scoring at least the consensus threshold in force at the time
+         *     against the combined answer (the type's scorer, as agreement counts a pair), `agreed_rate`
+         *     agreed over tasks, and `mean_score` their mean score against the combined answer. The
+         *     combined answer weighs each answer by its worker's rolling evaluation accuracy. Absent when
+         *     none of the worker's answers was combined in the period.
+         */
+        WorkerConsensus: {
+            /**
+             * @description The worker's answers combined with others in the period.
+             * @example 40
+             */
+            tasks: number;
+            /**
+             * @description Of those, the answers that scored at least the consensus threshold against the combined answer.
+             * @example 36
+             */
+            agreed: number;
+            /**
+             * @description agreed over tasks.
+             * @example 0.9
+             */
+            agreed_rate: number;
+            /**
+             * @description The mean score of the answers against the combined answer.
+             * @example 0.93
+             */
+            mean_score: number;
+        };
+        /**
          * ReviewOutcomes
          * @description Reviewed answers by outcome (reviews by workers and the customer's audits): accepted, fixed,
          *     rejected, and `reject_rate`, rejected over reviewed (absent when nothing was reviewed).
@@ -8638,14 +8695,18 @@ export interface components {
          *     the account's own workers and an opaque handle (`opw_...`) for the operator's workforce, the
          *     same handle `GET /v1/task/{taskId}/assignments` shows, never an e-mail address or a name.
          *     `accuracy` is the rolling evaluation accuracy (current, not held back to the day as the
-         *     worker's own view is): the mean of their latest evaluation scores (at most the policy's
-         *     `evaluation.window`, up to the time of the request); `agreement` the mean agreement of their
-         *     answers with the other answers of the same tasks (tasks with overlap). `review` counts the
-         *     decisions on their answers in the period: each review and each customer audit once.
-         *     The workers listed are those with work on the project's live tasks in the period. `state`, as
-         *     the event log shows it: `paused` when a pause for the project is newer than their latest task,
-         *     `training` while they have training scores and no live submission in the period, `qualified`
-         *     otherwise.
+         *     worker's own view is): the mean of their latest evaluation scores (`scored` events of purpose
+         *     `evaluation`; at most the policy's `evaluation.window`, up to the time of the request, none
+         *     from before a lead's latest reset of the worker in the project, an `unpaused` event).
+         *     `agreement` and `consensus` count the tasks with overlap whose answers were combined in the
+         *     period, each by its latest `combined` event, which lists every answer with its worker, its
+         *     score against the combined answer and its mean score against the other answers: `agreement`
+         *     is the mean of the latter, `consensus` counts the former. `review` counts the decisions on
+         *     their answers in the period: each review and each customer audit once.
+         *     The workers listed are those with work on the project's live tasks in the period. `state` is
+         *     their standing in the project at the time of the request (as `TrainingProgress` says it; the
+         *     standing is kept per worker and project, not counted from events): `qualified` for a worker
+         *     with no standing recorded.
          */
         WorkerQuality: {
             /**
@@ -8684,6 +8745,7 @@ export interface components {
              * @example 0.84
              */
             agreement?: number;
+            consensus?: components["schemas"]["WorkerConsensus"];
             review: components["schemas"]["ReviewOutcomes"];
         };
         /**
@@ -9137,6 +9199,18 @@ export interface components {
              * @example true
              */
             calibrator?: boolean;
+        };
+        /**
+         * WorkerUnpauseRequest
+         * @description Nothing (the worker's own pause is lifted), or a live project of the account whose quality
+         *     pause or failed training is lifted as well (see the operation).
+         */
+        WorkerUnpauseRequest: {
+            /**
+             * @description The project's name.
+             * @example street-scenes
+             */
+            project?: string;
         };
         /**
          * WorkerPasswordResetRequest
@@ -12640,7 +12714,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Nothing, or the project whose quality pause or failed training to lift too. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WorkerUnpauseRequest"];
+            };
+        };
         responses: {
             /** @description The worker. */
             200: {
@@ -12654,6 +12733,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

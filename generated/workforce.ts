@@ -5508,7 +5508,9 @@ export interface components {
          *     (at most the policy's `evaluation.window` of them), from 0 to 1. To keep evaluation tasks
          *     hidden, the figure moves only once a day: it counts the scores given up to `as_of`, the start
          *     of the current UTC day, never the score of an answer submitted today (a figure that changed
-         *     right after a submit would tell which task was an evaluation). Absent while nothing is scored.
+         *     right after a submit would tell which task was an evaluation). Scores from before a lead's
+         *     latest reset of the worker in the project (`unpause` with the project) do not count. Counted
+         *     from the `scored` evaluation events of the work event log. Absent while nothing is scored.
          */
         WorkerAccuracy: {
             /**

@@ -55,7 +55,7 @@ export const workforceManageChecks: Check[] = [
     ...common,
     id: 'workforce/own-workers',
     seed: "Workforce: an account's own workers (decision: /v1/workforce/workers)",
-    rule: "An account creates its own workers (with a password, or one the server shows once), one per e-mail address (409), reads, lists by status, changes, pauses (no new work: 403 worker_paused), unpauses, resets the password (every token revoked) and removes them (tokens stop working; removing again answers the same); a malformed request gets 400, an unknown worker 404, and another account's key sees none of them.",
+    rule: "An account creates its own workers (with a password, or one the server shows once), one per e-mail address (409), reads, lists by status, changes, pauses (no new work: 403 worker_paused), unpauses (an unknown project named → 404, nothing changed), resets the password (every token revoked) and removes them (tokens stop working; removing again answers the same); a malformed request gets 400, an unknown worker 404, and another account's key sees none of them.",
     async run(ctx) {
       const crew = crewOf(ctx);
       try {
@@ -153,6 +153,15 @@ export const workforceManageChecks: Check[] = [
           refused.body,
         );
         expectThat((await listedIds(ctx, 'paused')).includes(ana.workerId), 'the list of paused workers shows the paused worker');
+        const noProject = await ctx.call('POST', workerPath(ana.workerId, '/unpause'), {
+          key: 'live',
+          json: { project: `no-such-project-${ana.workerId}` },
+        });
+        expectError(noProject, 404, 'unpausing a worker for a project the account does not have');
+        expectThat(
+          (await listedIds(ctx, 'paused')).includes(ana.workerId),
+          'an unpause refused for an unknown project leaves the worker paused',
+        );
         const unpaused = await ctx.call('POST', workerPath(ana.workerId, '/unpause'), { key: 'live' });
         expectStatus(unpaused, 200, 'unpausing a worker');
         expectThat(unpaused.body?.status === 'active', `an unpaused worker is active again, got ${unpaused.body?.status}`, unpaused.body);

@@ -1,7 +1,7 @@
 // The storage side of training, hidden evaluation and pausing (domain/quality/qualification.ts):
 // a worker's standing per project (worker_qualifications), the account's training and evaluation
 // tasks of a type (training_tasks), and the scores kept on the assignments (assignments_scores).
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray } from 'drizzle-orm';
 import type { Qualification, QualificationRepository, QualityTask } from '../domain/quality/model.ts';
 import type { Assignment } from '../domain/workforce/model.ts';
 import type { Database, Execute } from './db.ts';
@@ -98,6 +98,14 @@ export function qualificationRepository(db: Database, execute: Execute): Qualifi
         .where(and(eq(workerQualifications.workerId, workerId), inArray(workerQualifications.state, ['training', 'waiting'])))
         .orderBy(asc(workerQualifications.updatedAt))
         .limit(100)) as Qualification[];
+    },
+    async forWorker(workerId, projects) {
+      if (projects.length === 0) return [];
+      return (await db
+        .select()
+        .from(workerQualifications)
+        .where(and(eq(workerQualifications.workerId, workerId), inArray(workerQualifications.project, [...projects])))
+        .orderBy(desc(workerQualifications.updatedAt))) as Qualification[];
     },
     async trainingTasks(accountId, type, limit) {
       const rows = await db

@@ -8,6 +8,7 @@ import {
   type CalibrationFigures,
   type ProjectQualityRepository,
   type ProjectWorkFigures,
+  type QualificationState,
   type ReviewCounts,
   type WorkerProjectFigures,
   type QualityPolicy,
@@ -109,8 +110,8 @@ const workersText = `WITH ev AS (SELECT e.* FROM ${projectEvents} AND e.worker_i
       WHERE ev.assignment_id IS NOT NULL AND ev.data->>'active_ms' IS NOT NULL
       ORDER BY ev.assignment_id, ev.at DESC, ev.id DESC) x GROUP BY worker_id)
   SELECT ev.worker_id, (w.account_id IS NOT DISTINCT FROM $1::text) AS own,
-    count(*) FILTER (WHERE ev.kind = 'submitted')::int AS submitted, max(ev.at) FILTER (WHERE ev.kind = 'issued') AS last_issued,
-    coalesce(max(active.ms), 0)::float8 AS active_ms
+    count(*) FILTER (WHERE ev.kind = 'submitted')::int AS submitted, coalesce(max(active.ms), 0)::float8 AS active_ms,
+    (SELECT q.state FROM worker_qualifications q WHERE q.worker_id = ev.worker_id AND q.account_id = $1::text AND q.project = $2::text) AS state
   FROM ev LEFT JOIN workers w ON w.worker_id = ev.worker_id LEFT JOIN active ON active.worker_id = ev.worker_id
   GROUP BY ev.worker_id, w.account_id
   HAVING count(*) FILTER (WHERE ev.kind = 'submitted') > 0`;
@@ -125,25 +126,43 @@ const decisionsText = `SELECT CASE WHEN d.kind = 'reviewed' THEN a.worker_id ELS
   GROUP BY 1, 2`;
 
 /**
+ * The time of the worker's latest reset by a lead in the project ('unpaused' event) up to $4, or
+ * -infinity: the rolling accuracy counts the evaluation scores given from then on. (Worker `w.id`,
+ * $1 account, $2 project.)
+ */
+const resetAt = `coalesce((SELECT max(u.at) FROM work_events u
+      WHERE u.worker_id = w.id AND u.at <= $4::timestamptz AND u.kind = 'unpaused' AND u.account_id = $1::text AND u.data->>'project' = $2::text),
+    '-infinity'::timestamptz)`;
+
+/**
  * The quality loop's own events of the workers ($5), for the project ($2, in data.project): the
- * latest $6 evaluation scores up to $4, evaluation and training scores in the period, the latest pause.
+ * latest $6 evaluation scores up to $4 (since the latest reset), and evaluation scores in the period.
  */
 const scoredText = `SELECT w.id AS worker_id,
     (SELECT coalesce(json_agg(s.score), '[]') FROM (SELECT (e.data->>'score')::float8 AS score FROM work_events e
-      WHERE e.worker_id = w.id AND e.at <= $4::timestamptz AND e.kind = 'scored' AND e.account_id = $1::text
+      WHERE e.worker_id = w.id AND e.at <= $4::timestamptz AND e.at >= ${resetAt} AND e.kind = 'scored' AND e.account_id = $1::text
         AND e.data->>'project' = $2::text AND e.data->>'purpose' = 'evaluation'
       ORDER BY e.at DESC, e.id DESC LIMIT $6::int) s) AS evaluation,
     (SELECT count(*) FILTER (WHERE e.data->>'purpose' = 'evaluation')::int FROM work_events e
-      WHERE e.worker_id = w.id AND e.at >= $3::timestamptz AND e.at <= $4::timestamptz AND e.kind = 'scored' AND e.account_id = $1::text AND e.data->>'project' = $2::text) AS evaluated,
-    (SELECT count(*) FILTER (WHERE e.data->>'purpose' = 'training')::int FROM work_events e
-      WHERE e.worker_id = w.id AND e.at <= $4::timestamptz AND e.kind = 'scored' AND e.account_id = $1::text AND e.data->>'project' = $2::text) AS trained,
-    (SELECT max(e.at) FROM work_events e
-      WHERE e.worker_id = w.id AND e.at <= $4::timestamptz AND e.kind = 'paused' AND e.account_id = $1::text AND e.data->>'project' = $2::text) AS paused_at
+      WHERE e.worker_id = w.id AND e.at >= $3::timestamptz AND e.at <= $4::timestamptz AND e.kind = 'scored' AND e.account_id = $1::text AND e.data->>'project' = $2::text) AS evaluated
   FROM unnest($5::text[]) AS w(id)`;
 
-const reviewKey: Record<string, keyof ReviewCounts> = { accepted: 'accepted', fixed: 'fixed', rejected: 'rejected' };
+/**
+ * Per worker ($5), their answers in the latest 'combined' event of each of the project's tasks in
+ * the period: how many, how many reached the event's threshold against the combined answer, the
+ * mean score against it, and the mean of their mean scores against the other answers.
+ */
+const consensusText = `WITH latest AS (
+    SELECT DISTINCT ON (e.task_id) e.data AS data FROM ${projectEvents} AND e.kind = 'combined'
+    ORDER BY e.task_id, e.at DESC, e.id DESC)
+  SELECT m->>'worker_id' AS worker_id, count(*)::int AS tasks,
+    count(*) FILTER (WHERE (m->>'score')::float8 >= (latest.data->>'threshold')::float8)::int AS agreed,
+    avg((m->>'score')::float8) AS score, avg((m->>'agreement')::float8) AS agreement
+  FROM latest, jsonb_array_elements(CASE WHEN jsonb_typeof(latest.data->'answers') = 'array' THEN latest.data->'answers' ELSE '[]'::jsonb END) m
+  WHERE m->>'worker_id' = ANY($5::text[])
+  GROUP BY 1`;
 
-const asDate = (v: Date | string | null): Date | null => (v === null ? null : new Date(v));
+const reviewKey: Record<string, keyof ReviewCounts> = { accepted: 'accepted', fixed: 'fixed', rejected: 'rejected' };
 
 const countOf: Record<string, keyof WorkCounts> = {
   issued: 'issued',
@@ -193,19 +212,24 @@ export function qualityRepository(
     async projectWorkers(accountId, project, since, until, window) {
       const values = [accountId, project, since.toISOString(), until.toISOString()];
       const [workers, decisions] = await Promise.all([
-        execute<{ worker_id: string; own: boolean; submitted: number; last_issued: Date | string | null; active_ms: number }>(
+        execute<{ worker_id: string; own: boolean; submitted: number; active_ms: number; state: QualificationState | null }>(
           statement(workersText, values),
         ),
         execute<{ worker_id: string | null; result: string; n: number }>(statement(decisionsText, values)),
       ]);
       const ids = workers.map((w) => w.worker_id);
-      const scored =
+      const [scored, consensus] =
         ids.length === 0
-          ? []
-          : await execute<{ worker_id: string; evaluation: unknown; evaluated: number; trained: number; paused_at: Date | string | null }>(
-              statement(scoredText, [...values, ids, window]),
-            );
+          ? [[], []]
+          : await Promise.all([
+              execute<{ worker_id: string; evaluation: unknown; evaluated: number }>(statement(scoredText, [...values, ids, window])),
+              execute<{ worker_id: string; tasks: number; agreed: number; score: number | null; agreement: number | null }>(
+                statement(consensusText, [...values, ids]),
+              ),
+            ]);
       const scoredOf = new Map(scored.map((r) => [r.worker_id, r]));
+      const consensusOf = new Map(consensus.map((r) => [r.worker_id, r]));
+      const orNull = (x: number | string | null | undefined) => (x === null || x === undefined ? null : Number(x));
       const reviewsOf = new Map<string, ReviewCounts>();
       const review = noReviews();
       for (const d of decisions) {
@@ -220,17 +244,21 @@ export function qualityRepository(
       const figures = workers.map((w): WorkerProjectFigures => {
         const s = scoredOf.get(w.worker_id);
         const evaluation = typeof s?.evaluation === 'string' ? (JSON.parse(s.evaluation) as unknown) : s?.evaluation;
-        const pausedAt = asDate(s?.paused_at ?? null);
-        const lastIssued = asDate(w.last_issued);
+        const c = consensusOf.get(w.worker_id);
         return {
           workerId: w.worker_id,
           own: w.own,
           submitted: Number(w.submitted) + Number(s?.evaluated ?? 0),
           activeMs: Math.round(Number(w.active_ms)),
-          paused: pausedAt !== null && (lastIssued === null || pausedAt >= lastIssued),
-          trainingScored: Number(s?.trained ?? 0),
+          state: w.state ?? null,
           evaluationScores: Array.isArray(evaluation) ? evaluation.map(Number) : [],
           review: reviewsOf.get(w.worker_id) ?? noReviews(),
+          consensus: {
+            tasks: Number(c?.tasks ?? 0),
+            agreed: Number(c?.agreed ?? 0),
+            score: orNull(c?.score),
+            agreement: orNull(c?.agreement),
+          },
         };
       });
       return { workers: figures, review };
@@ -245,6 +273,12 @@ export function qualityRepository(
     },
     async addPolicyVersion(v) {
       await db.insert(qualityPolicies).values({ ...v, policy: v.policy as unknown as Record<string, unknown> });
+    },
+    async evaluationScores(workerId, accountId, project, until, window) {
+      const at = until.toISOString();
+      const [row] = await execute<{ evaluation: unknown }>(statement(scoredText, [accountId, project, at, at, [workerId], window]));
+      const evaluation = typeof row?.evaluation === 'string' ? (JSON.parse(row.evaluation) as unknown) : row?.evaluation;
+      return Array.isArray(evaluation) ? evaluation.map(Number) : [];
     },
     async workerFigures(workerId, since, until) {
       const values = [workerId, since.toISOString(), until.toISOString()];

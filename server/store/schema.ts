@@ -599,6 +599,8 @@ export const workerQualifications = pgTable(
     lastGoodAt: ts('last_good_at'),
     /** The accuracy that paused the worker. */
     pausedAccuracy: doublePrecision('paused_accuracy'),
+    /** Evaluation scores count from this time (a lead's reset of a pause); null: all of them. */
+    evaluationSince: ts('evaluation_since'),
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.workerId, t.accountId, t.project] })],

@@ -350,6 +350,10 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('calib
       ev(null, 'combined', { project: 'm', type: 'categorization', agreement: 1, workers: 3, fields: { category: 1 } }, t1),
       ev(null, 'combined', { project: 'm', type: 'categorization', agreement: 0.5, workers: 3, fields: { category: 0.5 } }, t2),
     ]);
+    // The pause itself, as the evaluation rules record it: the standing, not the event, is the state.
+    const standing = (await server.uow.qualification.get(bad.workerId, secrets.account_id, 'm'))!;
+    expect(standing.state).toBe('qualified');
+    await server.uow.qualification.put({ ...standing, state: 'paused', pausedAccuracy: 0.25, updatedAt: at });
     const figures = (await live('GET', '/v1/projects/m/quality')).body;
     expect(figures.agreement).toEqual({ tasks: 2, mean: 0.75, by_field: [{ field: 'category', tasks: 2, mean: 0.75 }] });
     expect(figures.workers_total).toBe(2);

@@ -358,4 +358,80 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     }
     expect(taken).toEqual(new Set([...underReview, more]));
   });
+  it('lets a lead return a worker paused for a project, or out of training tries, to work (unpause with the project)', async () => {
+    const { current, policy, live, qualityTask, worker } = await account();
+    await policy('p', { training: { required: 0 }, evaluation: { rate_new: 0.5, window: 4, min_scored: 2, pause_below: 0.7 } });
+    await policy('q', { training: { required: 1, pass_score: 0.8, max_tries: 1 } });
+    for (let i = 0; i < 3; i++) await qualityTask('evaluation', 'cat');
+    await qualityTask('training', 'cat');
+    // Evaluation tasks stand in for live ones claimed: a third live task keeps p's queue from running dry.
+    const [l1, l2] = [await live('p'), await live('p'), await live('p')];
+    const w = await worker();
+    const figuresOf = async (project: string, workerId: string) => {
+      const r = await current('GET', `/v1/projects/${project}/quality`);
+      expect(r.status, r.text).toBe(200);
+      return r.body.workers.find((x: { worker: string }) => x.worker === workerId);
+    };
+    const unpause = (workerId: string, json?: unknown) =>
+      current('POST', `/v1/workforce/workers/${workerId}/unpause`, json === undefined ? {} : { json });
+
+    // Paused for p by two wrong evaluation answers.
+    const a1 = (await claim(w, new Date(), never, 'p'))!;
+    expect(a1.taskId).toBe(l1);
+    await submit(w, a1, 'cat', new Date());
+    for (let i = 0; i < 2; i++) {
+      const e = (await claim(w, new Date(), always, 'p'))!;
+      expect(e.purpose).toBe('evaluation');
+      await submit(w, e, 'dog', new Date());
+    }
+    expect(await claim(w, new Date(), never, 'p')).toBeNull();
+    expect(await figuresOf('p', w.workerId)).toMatchObject({ state: 'paused', accuracy: 0, evaluation_scored: 2 });
+    // The lead also paused the worker wholly; an unknown project changes nothing.
+    expect((await current('POST', `/v1/workforce/workers/${w.workerId}/pause`)).body.status).toBe('paused');
+    const unknown = await unpause(w.workerId, { project: 'nope' });
+    expect([unknown.status, unknown.body.error]).toEqual([404, 'Project "nope" not found.']);
+    expect((await current('GET', `/v1/workforce/workers/${w.workerId}`)).body.status).toBe('paused');
+    expect((await unpause(w.workerId, { project: '' })).status).toBe(400);
+
+    // Unpaused for p: active, qualified again, the scores that paused them no longer count.
+    const back = await unpause(w.workerId, { project: 'p' });
+    expect([back.status, back.body.status]).toEqual([200, 'active']);
+    expect(await server.uow.qualification.get(w.workerId, w.accountId!, 'p')).toMatchObject({ state: 'qualified', pausedAccuracy: null });
+    const after = await figuresOf('p', w.workerId);
+    expect(after.state).toBe('qualified');
+    expect(after).not.toHaveProperty('accuracy');
+    const a2 = (await claim(w, new Date(), never, 'p'))!;
+    expect(a2).toMatchObject({ purpose: 'live', taskId: l2 });
+    await submit(w, a2, 'cat', new Date());
+    // One wrong answer since: fewer than min_scored, no pause.
+    const e3 = (await claim(w, new Date(), always, 'p'))!;
+    expect(e3.purpose).toBe('evaluation');
+    await submit(w, e3, 'dog', new Date());
+    expect(await figuresOf('p', w.workerId)).toMatchObject({ state: 'qualified', accuracy: 0, evaluation_scored: 1 });
+    // Unpausing again changes nothing more: one event for the one change.
+    expect((await unpause(w.workerId, { project: 'p' })).status).toBe(200);
+    const logged = await server.store.execute<{ data: Record<string, unknown> }>({
+      name: `unpaused_events_${db}`,
+      text: `SELECT data FROM work_events WHERE worker_id = $1 AND kind = 'unpaused' ORDER BY id`,
+      values: [w.workerId],
+    });
+    expect(logged.map((e) => e.data)).toEqual([{ project: 'p', from: 'paused', by: 'customer' }]);
+
+    // Failed q's training (one try): a reset gives the tries again, the first at once.
+    const liveQ = await live('q');
+    const u = await worker();
+    const t1 = (await claim(u, new Date(), never, 'q'))!;
+    expect(t1.purpose).toBe('training');
+    expect((await submit(u, t1, 'dog', new Date())).trainingFeedback).toMatchObject({ progress: { state: 'failed', tries: 1 } });
+    expect(await claim(u, new Date(), never, 'q')).toBeNull();
+    expect((await unpause(u.workerId, { project: 'q' })).status).toBe(200);
+    expect(await server.uow.qualification.get(u.workerId, u.accountId!, 'q')).toMatchObject({ state: 'waiting', tries: 0 });
+    const t2 = (await claim(u, new Date(), never, 'q'))!;
+    expect(t2.purpose).toBe('training');
+    expect((await submit(u, t2, 'cat', new Date())).trainingFeedback).toMatchObject({ progress: { state: 'qualified', tries: 1 } });
+    const l = (await claim(u, new Date(), never, 'q'))!;
+    expect(l).toMatchObject({ purpose: 'live', taskId: liveQ });
+    await submit(u, l, 'cat', new Date());
+    expect(await figuresOf('q', u.workerId)).toMatchObject({ state: 'qualified' });
+  });
 });

@@ -4,9 +4,11 @@
 // the combined answer (one callback); below it, workers are added up to max_extra, then the task
 // goes to review with the attempts beside the reviewed one. A worker never attempts a task twice,
 // and the last two submits of a task, at once, complete it once.
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AccountSecrets, createAccount } from '../../server/domain/accounts.ts';
+import { newTaskId } from '../../server/domain/ids.ts';
 import type { Caller } from '../../server/domain/model.ts';
 import type { Assignment } from '../../server/domain/workforce/model.ts';
 import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
@@ -18,6 +20,7 @@ import { bearer, createWorker } from '../support/workers.ts';
 
 const checkSchema = loadContract('current').checkResponse;
 const settings: WorkSettings = { leaseMs: 60_000, hardCapMs: 600_000, redoReserveMs: 3_600_000 };
+const round = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /** A loopback callback receiver: the bodies it got. */
 async function receiver() {
@@ -64,7 +67,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
     expect(put.status, put.text).toBe(200);
     const worker = async (id: string, roles: WorkerPrincipal['roles'] = ['labeler']): Promise<WorkerPrincipal> => {
       const p: WorkerPrincipal = {
-        workerId: `${secrets.account_id}-${id}`,
+        workerId: `wkr_${randomBytes(12).toString('hex')}`,
         accountId: secrets.account_id,
         roles,
         calibrator: false,
@@ -93,7 +96,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
     return { secrets, caller, live, worker, newTask };
   }
 
-  const claim = (w: WorkerPrincipal) => claimNext(server.uow, w, {}, settings, new Date());
+  const claim = (w: WorkerPrincipal, random?: () => number) => claimNext(server.uow, w, {}, settings, new Date(), random);
   const submit = (w: WorkerPrincipal, a: Assignment, category: string) =>
     submitAssignment(server.uow, w, a.assignmentId, { leaseToken: a.leaseToken, response: { category } }, checkSchema, new Date());
   const task = (caller: Caller, taskId: string) => server.uow.tasks.get(caller.account.accountId, 'live', taskId);
@@ -150,6 +153,15 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
         fields: { category: 1 },
         method: 'combined',
         outcome: 'completed',
+        threshold: 0.8,
+        // No evaluation scores yet: each at the default weight, ln 3.
+        answers: [w1, w2, w3].map((w) => ({
+          assignment_id: expect.any(String),
+          worker_id: w.workerId,
+          weight: round(Math.log(3)),
+          score: 1,
+          agreement: 1,
+        })),
       },
     ]);
     expect(await events(taskId, 'completed')).toHaveLength(1);
@@ -168,6 +180,123 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
     expect(await task(caller, taskId)).toMatchObject({ status: 'completed', response: { category: 'dog' } });
     const [combined] = await events(taskId, 'combined');
     expect(combined!.data).toMatchObject({ agreement: 1 / 3, workers: 3, outcome: 'completed' });
+  });
+
+  /**
+   * A project whose three qualified workers first answer the account's two evaluation tasks (the
+   * expected categories `cat`, `dog`; each claim swaps in one while any is unseen), giving `given`
+   * for them: their rolling accuracy is the share they got right.
+   */
+  async function evaluated(given: Array<[string, string]>) {
+    const p = await project({
+      overlap: 3,
+      training: { required: 0 },
+      evaluation: { rate_new: 0.5, rate_trusted: 0.5, min_scored: 2, pause_below: 0 },
+      consensus: { threshold: 0.3 },
+    });
+    for (const [i, category] of ['cat', 'dog'].entries())
+      await server.uow.training.insert({
+        id: newTaskId(new Date()),
+        accountId: p.secrets.account_id,
+        mode: 'live',
+        kind: 'evaluation',
+        type: 'categorization',
+        params: { attachment_type: 'text', attachment: 'an animal', categories: ['cat', 'dog', 'fish'] },
+        expectedResponse: { category },
+        initialResponse: null,
+        createdAt: new Date(Date.now() - 60_000 + i),
+      });
+    const taskId = await p.newTask();
+    const workers: WorkerPrincipal[] = [];
+    for (const [i, answers] of given.entries()) {
+      const w = await p.worker(`e${i}`);
+      workers.push(w);
+      // Qualified in the project already (a first claim would record it, and keep the live task it claimed).
+      await server.uow.qualification.put({
+        workerId: w.workerId,
+        accountId: p.secrets.account_id,
+        project: 'pets',
+        state: 'qualified',
+        tries: 0,
+        tryStartedAt: null,
+        retryAfter: null,
+        trainingScore: null,
+        lastGoodAt: new Date(),
+        pausedAccuracy: null,
+        evaluationSince: null,
+        updatedAt: new Date(),
+      });
+      for (const category of answers) {
+        const a = (await claim(w, () => 0))!;
+        expect(a).toMatchObject({ purpose: 'evaluation' });
+        await submit(w, a, category);
+      }
+    }
+    return { ...p, taskId, workers };
+  }
+
+  it("weighs each answer by its worker's evaluation accuracy: one accurate worker outweighs two who agree and often err", async () => {
+    // The strong worker got both evaluation tasks right (accuracy 1, capped at 0.99: weight 4.6), the weak ones one of two (0.5: the floor, 0.1).
+    const { caller, live, taskId, workers } = await evaluated([
+      ['cat', 'dog'],
+      ['cat', 'cat'],
+      ['dog', 'dog'],
+    ]);
+    const [strong, weak1, weak2] = workers as [WorkerPrincipal, WorkerPrincipal, WorkerPrincipal];
+    const outcomes = [];
+    for (const [w, category] of [
+      [weak1, 'dog'],
+      [strong, 'cat'],
+      [weak2, 'dog'],
+    ] as const) {
+      const a = (await claim(w, () => 0))!;
+      expect(a).toMatchObject({ taskId, purpose: 'live' });
+      outcomes.push((await submit(w, a, category)).next);
+    }
+    expect(outcomes).toEqual(['waiting', 'waiting', 'completed']);
+    expect(await task(caller, taskId)).toMatchObject({ status: 'completed', response: { category: 'cat' } });
+    const [combined] = await events(taskId, 'combined');
+    expect(combined!.data).toMatchObject({ agreement: 1 / 3, threshold: 0.3, outcome: 'completed' });
+    expect((combined!.data.answers as Array<Record<string, unknown>>).map((x) => [x.worker_id, x.weight, x.score])).toEqual([
+      [weak1.workerId, 0.1, 0],
+      [strong.workerId, round(Math.log(99)), 1],
+      [weak2.workerId, 0.1, 0],
+    ]);
+
+    // The figures: each worker's accuracy, agreement with the others, and with the combined answer.
+    const reply = await live('GET', '/v1/projects/pets/quality');
+    expect(reply.status, reply.text).toBe(200);
+    const figures = reply.body;
+    const byWorker = new Map(figures.workers.map((w: { worker: string }) => [w.worker, w]));
+    expect(byWorker.get(strong.workerId)).toMatchObject({
+      state: 'qualified',
+      accuracy: 1,
+      evaluation_scored: 2,
+      agreement: 0,
+      consensus: { tasks: 1, agreed: 1, agreed_rate: 1, mean_score: 1 },
+    });
+    for (const w of [weak1, weak2])
+      expect(byWorker.get(w.workerId)).toMatchObject({
+        state: 'qualified',
+        accuracy: 0.5,
+        agreement: 0.5,
+        consensus: { tasks: 1, agreed: 0, agreed_rate: 0, mean_score: 0 },
+      });
+  });
+
+  it('workers of equal accuracy weigh the same: the plain majority', async () => {
+    const { caller, taskId, workers } = await evaluated([
+      ['cat', 'dog'],
+      ['cat', 'dog'],
+      ['cat', 'dog'],
+    ]);
+    for (const [i, category] of ['cat', 'dog', 'dog'].entries()) {
+      const w = workers[i] as WorkerPrincipal;
+      const a = (await claim(w, () => 0))!;
+      expect(a).toMatchObject({ taskId, purpose: 'live' });
+      await submit(w, a, category);
+    }
+    expect(await task(caller, taskId)).toMatchObject({ status: 'completed', response: { category: 'dog' } });
   });
 
   it('overlap 3, the workers disagree: an extra worker is added, and still under the threshold the task goes to review with the attempts', async () => {

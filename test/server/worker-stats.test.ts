@@ -4,6 +4,8 @@
 // with active time; a period that names nothing they did shows zeros; a bad period is a 400.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../server/domain/accounts.ts';
+import { newTaskId } from '../../server/domain/ids.ts';
+import type { WorkEvent } from '../../server/domain/workforce/model.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { bearer, createWorker } from '../support/workers.ts';
 
@@ -141,6 +143,68 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const later = await w('GET', `/v1/stats?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
     expect([later.status, later.body.code]).toEqual([400, 'invalid_request']);
     expect(later.body.error).toMatch(/^since is .*: in the future\.$/);
+  });
+
+  it("shows per project the worker's training standing and rolling accuracy, which moves once a day", async () => {
+    const secrets = await createAccount(server.uow, `stats-quality-${db}`, new Date());
+    const live = client(server, 'current', secrets.live_key);
+    expect((await live('POST', '/v1/projects', { json: { type: 'categorization', name: 'pets' } })).status).toBe(200);
+    expect((await live('PUT', '/v1/projects/pets/quality_policy', { json: { training: { required: 1 } } })).status).toBe(200);
+    const params = { attachment_type: 'text', attachment: 'a cat', categories: ['cat', 'dog'] };
+    await server.uow.training.insert({
+      id: newTaskId(new Date()),
+      accountId: secrets.account_id,
+      mode: 'live',
+      kind: 'training',
+      type: 'categorization',
+      params,
+      expectedResponse: { category: 'cat' },
+      initialResponse: null,
+      createdAt: new Date(),
+    });
+    const created = await live('POST', '/v1/task/categorization', {
+      json: { callback_url: 'https://example.com/cb', instruction: 'Which animal?', project: 'pets', ...params },
+    });
+    expect(created.status, created.text).toBe(200);
+    const worker = await createWorker(server, { accountId: secrets.account_id });
+    const w = as(worker.token);
+    const training = await w('POST', '/v1/assignments/next', {});
+    expect(training.body.training, training.text).toBeDefined();
+    const passed = await w('POST', `/v1/assignments/${training.body.assignment_id}/submit`, {
+      lease_token: training.body.lease_token,
+      active_ms: 1000,
+      response: { category: 'cat' },
+    });
+    expect(passed.status, passed.text).toBe(200);
+
+    // Evaluation scores as the evaluation rules write them: two before today (counted), one today (not yet).
+    const now = new Date();
+    const dayStart = new Date(Math.floor(now.getTime() / 86_400_000) * 86_400_000);
+    const scored = (score: number, at: Date): WorkEvent => ({
+      at,
+      accountId: secrets.account_id,
+      workerId: worker.workerId,
+      assignmentId: null,
+      taskId: null,
+      kind: 'scored',
+      data: { purpose: 'evaluation', score, project: 'pets', type: 'categorization' },
+    });
+    await server.uow.work.addEvents([
+      scored(1, new Date(dayStart.getTime() - 3_600_000)),
+      scored(0.5, new Date(dayStart.getTime() - 1)),
+      scored(0, now),
+    ]);
+    const mine = await w('GET', '/v1/stats');
+    expect(mine.status, mine.text).toBe(200);
+    expect(mine.body.projects).toEqual([
+      {
+        project: 'pets',
+        counts: expect.objectContaining({ issued: 1, submitted: 1 }),
+        active_ms: expect.any(Number),
+        training: { state: 'qualified', scored: 1, required: 1, mean_score: 1, pass_score: 0.8, tries: 1, max_tries: 3 },
+        accuracy: { value: 0.75, scored: 2, as_of: dayStart.toISOString() },
+      },
+    ]);
   });
 
   it('refuses a period longer than 366 days or a since that is not a date, naming since', async () => {

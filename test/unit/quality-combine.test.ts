@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkAnswer } from '../../server/domain/answer-rules.ts';
 import { agreementOf, combineAnswers } from '../../server/domain/quality/combine.ts';
+import { accuracyWeight } from '../../server/domain/quality/consensus.ts';
 import { syntheticResponse, type TaskType } from '../../server/domain/synthetic.ts';
 import { makeValidator } from '../support/spec.ts';
 import { paramsArbitraries, taskIds } from '../support/task-params.ts';
@@ -236,5 +237,35 @@ describe('hand-made cases', () => {
     expect(() => combineAnswers('categorization', {}, [])).toThrow(/no answers/);
     expect(() => combineAnswers('categorization', {}, [{ category: 'a' }], { weights: [0] })).toThrow(/above 0/);
     expect(() => combineAnswers('nosuchtype', {}, [{}])).toThrow(/no scorer/);
+  });
+});
+
+describe("the weight of a worker's answer by their evaluation accuracy (consensus.ts)", () => {
+  it('is the log-odds of the accuracy, 0.75 without scores, capped at 0.99 and never under 0.1', () => {
+    expect(accuracyWeight(0.9)).toBeCloseTo(Math.log(9), 12);
+    expect(accuracyWeight(null)).toBeCloseTo(Math.log(3), 12);
+    expect(accuracyWeight(1)).toBeCloseTo(Math.log(99), 12);
+    for (const p of [0, 0.3, 0.5, 0.52]) expect(accuracyWeight(p)).toBe(0.1);
+    fc.assert(
+      fc.property(fc.double({ min: 0, max: 1, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true }), (a, b) => {
+        expect(accuracyWeight(a)).toBeGreaterThanOrEqual(0.1);
+        if (a <= b) expect(accuracyWeight(a)).toBeLessThanOrEqual(accuracyWeight(b));
+      }),
+      RUNS,
+    );
+  });
+
+  const boxes = (left: number) => ({ annotations: [{ label: 'car', left, top: 10, width: 40, height: 30 }] });
+  const params = { attachment: 'https://example.com/a.png', attachment_type: 'image', objects_to_annotate: ['car'] };
+  it('lets one accurate worker outweigh two who agree and often err, for votes and for matched regions', () => {
+    const weights = [accuracyWeight(0.95), accuracyWeight(0.6), accuracyWeight(0.6)];
+    const categories = [{ category: 'cat' }, { category: 'dog' }, { category: 'dog' }];
+    const cp = { attachment_type: 'text', attachment: 'a cat', categories: ['cat', 'dog'] };
+    expect(combineAnswers('categorization', cp, categories, { weights }).answer).toEqual({ category: 'cat' });
+    expect(combineAnswers('categorization', cp, categories).answer).toEqual({ category: 'dog' });
+    // A box only the accurate worker drew is kept; the two others' box (elsewhere) is dropped.
+    const shapes = [boxes(10), boxes(300), boxes(300)];
+    expect(combineAnswers('annotation', params, shapes, { weights }).answer.annotations).toEqual(boxes(10).annotations);
+    expect(combineAnswers('annotation', params, shapes).answer.annotations).toEqual(boxes(300).annotations);
   });
 });

@@ -63,6 +63,10 @@ export interface CombineOptions extends ScoreOptions {
 export interface Combination extends Agreement {
   /** The combined answer: valid for the type's response schema and the task's answer rules when the answers were. */
   answer: Json;
+  /** Each answer's score against the combined answer (the type's scorer, as agreement counts a pair). */
+  scores: number[];
+  /** Each answer's mean score against the other answers, unweighted (1 with one answer). */
+  peers: number[];
   /** `combined` (by the type's rule) or `medoid` (the most representative answer, as it is). */
   method: 'combined' | 'medoid';
   /** The index of the medoid answer (the largest weighted sum of scores against the others). */
@@ -145,7 +149,16 @@ export function combineAnswers(type: string, params: Json, answers: readonly Jso
   const rank = answers.map((_, i) => i).sort((i, j) => pull(j) - pull(i) || i - j);
   const best = rank[0] as number;
   const agreement: Agreement = { agreement: p.agreement, ...(p.fields ? { fields: p.fields } : {}), support: p.support };
-  const fallback: Combination = { ...agreement, answer: answers[best] as Json, method: 'medoid', medoid: best };
+  const n = answers.length;
+  const peers = p.scores.map((row, i) => (n < 2 ? 1 : row.reduce((s, x, j) => (j === i ? s : s + x), 0) / (n - 1)));
+  const fallback: Combination = {
+    ...agreement,
+    answer: answers[best] as Json,
+    scores: [...(p.scores[best] as number[])],
+    peers,
+    method: 'medoid',
+    medoid: best,
+  };
   if (answers.length === 1 || combiners[type as TaskType] === medoid) return fallback;
   const settings = settingsOf(options);
   const ballot: Ballot = {
@@ -164,5 +177,6 @@ export function combineAnswers(type: string, params: Json, answers: readonly Jso
     return fallback;
   }
   if (checkAnswer({ type, params }, answer).length > 0 || options.check?.(answer)) return fallback;
-  return { ...agreement, answer, method: 'combined', medoid: best };
+  const scores = answers.map((a) => pairScore(scoreAnswers(type, params, answer, a, options)));
+  return { ...agreement, answer, scores, peers, method: 'combined', medoid: best };
 }

@@ -10,13 +10,42 @@
 //                                        beside it, and accepts, fixes or rejects it as any review
 // Calibration batches are always reviewed, so their tasks go to review after combining. Every
 // combination writes a `combined` work event (project, type, agreement, workers, per-field
-// agreement, method, outcome). Weights are equal: each worker's answer counts once.
+// agreement, method, outcome, the threshold, and per answer its worker, weight, score against the
+// combined answer and mean score against the other answers: the per-worker figures count them).
+//
+// Each answer is weighted by its worker's rolling evaluation accuracy p in the project (the mean
+// of their latest `evaluation.window` scores since a lead's last reset, once they have at least
+// `evaluation.min_scored` of them; before that the default p = 0.75): weight ln(p / (1 − p)), the
+// log-odds of a worker right with probability p, which is the weighted majority vote that best
+// recovers the truth from independent voters. p is capped at 0.99 (weight 4.6), and the weight
+// has a floor of 0.1 (p ≈ 0.525 and below), so no worker weighs nothing or less. Workers of equal
+// accuracy weigh the same: a plain majority. The weights drive every combiner (votes, cluster
+// majorities, weighted means, the medoid's rank); the agreement compared with the threshold is
+// unweighted.
 import type { Json, Task } from '../model.ts';
 import type { Repositories } from '../ports.ts';
 import type { Answer, Assignment, TaskWork, WorkEvent } from '../workforce/model.ts';
 import { combineAnswers } from './combine.ts';
+import type { QualityPolicy } from './model.ts';
 import { isScoredType } from './score.ts';
-import { defaultQualityPolicy } from './policy.ts';
+import { defaultQualityPolicy, projectPolicy } from './policy.ts';
+
+/** The accuracy of a worker without enough evaluation scores, the cap of an accuracy, and the floor of a weight. */
+const weighting = { defaultAccuracy: 0.75, maxAccuracy: 0.99, floor: 0.1 };
+
+/** The weight of an answer by its worker's rolling evaluation accuracy (null: not enough scores yet). */
+export function accuracyWeight(accuracy: number | null): number {
+  const p = Math.min(accuracy ?? weighting.defaultAccuracy, weighting.maxAccuracy);
+  return p <= 0.5 ? weighting.floor : Math.max(weighting.floor, Math.log(p / (1 - p)));
+}
+
+/** A worker's rolling evaluation accuracy in the project (since a lead's reset), or null with fewer than min_scored scores. */
+async function rollingAccuracy(repos: Repositories, accountId: string, project: string, workerId: string, policy: QualityPolicy) {
+  const q = await repos.qualification.get(workerId, accountId, project);
+  const e = policy.evaluation;
+  const scores = await repos.qualification.scores(workerId, accountId, project, 'evaluation', e.window, q?.evaluationSince ?? null);
+  return scores.length < e.min_scored ? null : scores.reduce((s, x) => s + x, 0) / scores.length;
+}
 
 /** What happens after an overlapping attempt was submitted. */
 export type OverlapOutcome =
@@ -29,16 +58,13 @@ export type OverlapOutcome =
   /** They disagree and no worker may be added (or the batch is a calibration batch): review this attempt. */
   | { next: 'review'; reviewed: Assignment };
 
-/** The consensus settings of the project's policy in force (the defaults without one). */
-async function consensusPolicy(repos: Repositories, accountId: string, project: string | null) {
+/** The project's policy in force (the defaults without one). */
+async function policyOf(repos: Repositories, accountId: string, project: string | null): Promise<QualityPolicy> {
   const found = project === null ? null : await repos.projects.get(accountId, 'live', project);
-  const stored = found ? await repos.quality.policyVersion(found.projectId) : null;
-  return {
-    overlap: stored?.policy.overlap ?? defaultQualityPolicy.overlap,
-    ...defaultQualityPolicy.consensus,
-    ...(stored?.policy.consensus ?? {}),
-  };
+  return found ? projectPolicy(repos, found) : structuredClone(defaultQualityPolicy);
 }
+
+const round = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /** Whether a submitted attempt takes part in overlap: an attempt (not a redo) of a task that needs several. */
 export const overlapping = (work: TaskWork, a: Assignment): boolean => a.role === 'attempt' && work.needed > 1;
@@ -65,14 +91,20 @@ export async function settleOverlap(
     submitted,
   ];
   if (attempts.length < work.needed) return { next: 'waiting' };
-  const policy = await consensusPolicy(repos, work.accountId, work.project);
+  const policy = await policyOf(repos, work.accountId, work.project);
   const answers = attempts.map((x) => x.response as Json);
+  const weights: number[] = [];
+  for (const a of attempts)
+    weights.push(
+      accuracyWeight(work.project === null ? null : await rollingAccuracy(repos, work.accountId, work.project, a.workerId, policy)),
+    );
   // A type without a scorer (none today) cannot be combined: its answers go to review.
-  const combined = isScoredType(task.type) ? combineAnswers(task.type, task.params, answers, { check }) : null;
+  const combined = isScoredType(task.type) ? combineAnswers(task.type, task.params, answers, { check, weights }) : null;
   const agreement = combined?.agreement ?? 0;
+  const { threshold, max_extra } = policy.consensus;
   const extra = Math.max(0, work.needed - policy.overlap);
   const outcome: OverlapOutcome['next'] =
-    work.calibration || !combined ? 'review' : agreement >= policy.threshold ? 'completed' : extra < policy.max_extra ? 'extra' : 'review';
+    work.calibration || !combined ? 'review' : agreement >= threshold ? 'completed' : extra < max_extra ? 'extra' : 'review';
   events.push({
     at: now,
     accountId: work.accountId,
@@ -88,6 +120,18 @@ export async function settleOverlap(
       ...(combined?.fields ? { fields: combined.fields } : {}),
       ...(combined ? { method: combined.method } : {}),
       outcome,
+      threshold,
+      ...(combined
+        ? {
+            answers: attempts.map((a, i) => ({
+              assignment_id: a.assignmentId,
+              worker_id: a.workerId,
+              weight: round(weights[i] as number),
+              score: round(combined.scores[i] as number),
+              agreement: round(combined.peers[i] as number),
+            })),
+          }
+        : {}),
     },
   });
   if (outcome === 'completed' && combined) return { next: 'completed', response: combined.answer };

@@ -1,19 +1,27 @@
 // A project's quality figures (GET /v1/projects/{projectName}/quality), counted from the work event
 // log at each request over a bounded period, so that every figure can be reproduced from the
-// events: agreement from q-consensus's 'combined' events, accuracy from q-train's 'scored'
-// evaluation events, review outcomes from 'reviewed' (a reviewer) and 'audited' (the customer)
-// events, and the calibration score of each calibration batch (domain/quality/calibration.ts).
+// events: agreement from the 'combined' events (consensus.ts; per worker from the answers each
+// lists), accuracy from the 'scored' evaluation events (since the worker's latest 'unpaused' reset),
+// review outcomes from 'reviewed' (a reviewer) and 'audited' (the customer) events, and the
+// calibration score of each calibration batch (domain/quality/calibration.ts). A worker's state is
+// their standing in the project now (worker_qualifications), not a count.
 import type { Caller } from '../model.ts';
 import type { UnitOfWork } from '../ports.ts';
 import { maxCalibrationBatches, passesGate } from './calibration.ts';
-import { type AgreementFigures, type CalibrationFigures, noReviews, type ReviewCounts, type WorkerProjectFigures } from './model.ts';
+import {
+  type AgreementFigures,
+  type CalibrationFigures,
+  noReviews,
+  type QualificationState,
+  type ReviewCounts,
+  type WorkerProjectFigures,
+} from './model.ts';
 import { getQualityPolicy } from './policy.ts';
 import { statsSince } from './stats.ts';
 
-export type WorkerState = 'training' | 'qualified' | 'paused';
-
 export interface WorkerQuality extends WorkerProjectFigures {
-  state: WorkerState;
+  /** Their standing; `qualified` for a worker with none recorded (work from before the quality loop). */
+  state: QualificationState;
   /** The mean of the latest evaluation scores; null while none. */
   accuracy: number | null;
 }
@@ -35,12 +43,8 @@ export interface ProjectQuality {
 const maxWorkers = 100;
 const maxFields = 1000;
 const round = (x: number) => Math.round(x * 1e6) / 1e6;
+const roundOrNull = (x: number | null) => (x === null ? null : round(x));
 const mean = (xs: number[]) => (xs.length === 0 ? null : round(xs.reduce((a, b) => a + b, 0) / xs.length));
-
-function stateOf(w: WorkerProjectFigures): WorkerState {
-  if (w.paused) return 'paused';
-  return w.trainingScored > 0 && w.submitted === 0 ? 'training' : 'qualified';
-}
 
 export async function projectQuality(
   uow: UnitOfWork,
@@ -60,7 +64,12 @@ export async function projectQuality(
     uow.quality.calibrationBatches(accountId, caller.mode, project.name, maxCalibrationBatches),
   ]);
   const workers = people.workers
-    .map((w) => ({ ...w, state: stateOf(w), accuracy: mean(w.evaluationScores) }))
+    .map((w) => ({
+      ...w,
+      state: w.state ?? 'qualified',
+      accuracy: mean(w.evaluationScores),
+      consensus: { ...w.consensus, score: roundOrNull(w.consensus.score), agreement: roundOrNull(w.consensus.agreement) },
+    }))
     .sort((a, b) => b.submitted - a.submitted || (a.workerId < b.workerId ? -1 : 1));
   return {
     project: project.name,

@@ -63,11 +63,20 @@ export interface ProjectWorkFigures {
   project: string;
   counts: WorkCounts;
   activeMs: number;
+  /** The worker's training standing (the contract's TrainingProgress); absent before any training. */
+  training?: Record<string, unknown>;
+  /** The rolling accuracy as of `asOf`; absent while nothing is scored. */
+  accuracy?: { value: number; scored: number; asOf: Date };
 }
 
 /** What the figures need from storage (server/store/quality.ts): aggregates over the worker's events in [since, until]. */
 export interface WorkerStatsRepository {
   workerFigures(workerId: string, since: Date, until: Date): Promise<{ projects: ProjectWorkFigures[]; medianActiveMs: number | null }>;
+  /**
+   * The worker's latest `window` evaluation scores in the project ('scored' events before `until`,
+   * none before their latest 'unpaused' event for it), newest first.
+   */
+  evaluationScores(workerId: string, accountId: string, project: string, until: Date, window: number): Promise<number[]>;
 }
 
 /** A worker's standing in a project (the contract's TrainingProgress `state`). */
@@ -85,6 +94,8 @@ export interface Qualification {
   trainingScore: number | null;
   lastGoodAt: Date | null;
   pausedAccuracy: number | null;
+  /** The rolling accuracy counts evaluation scores from this time on (a lead's reset of a pause); null: all. */
+  evaluationSince: Date | null;
   updatedAt: Date;
 }
 
@@ -104,6 +115,8 @@ export interface QualificationRepository {
   put(q: Qualification): Promise<void>;
   /** The worker's rows in training or waiting (training may be served), oldest first. */
   inTraining(workerId: string): Promise<Qualification[]>;
+  /** The worker's rows for these project names (any account), the latest changed first. */
+  forWorker(workerId: string, projects: readonly string[]): Promise<Qualification[]>;
   /** The account's live training tasks of the type, in creation order, at most `limit`. */
   trainingTasks(accountId: string, type: string, limit: number): Promise<QualityTask[]>;
   /** Whether the account has a live training task of the type. */
@@ -162,13 +175,23 @@ export interface WorkerProjectFigures {
   own: boolean;
   submitted: number;
   activeMs: number;
-  /** The worker's latest event for the project is a pause ('paused', written by the evaluation rules). */
-  paused: boolean;
-  /** Training scores recorded for the project, and live or evaluation submissions. */
-  trainingScored: number;
-  /** The latest evaluation scores, newest first (at most the policy's window). */
+  /** The worker's standing in the project now (worker_qualifications); null: none recorded. */
+  state: QualificationState | null;
+  /** The latest evaluation scores since the lead's last reset, newest first (at most the policy's window). */
   evaluationScores: number[];
   review: ReviewCounts;
+  consensus: ConsensusFigures;
+}
+
+/** A worker's answers combined with others' in the period (the latest 'combined' event of each task). */
+export interface ConsensusFigures {
+  tasks: number;
+  /** Answers whose score against the combined answer reached the consensus threshold. */
+  agreed: number;
+  /** The mean score against the combined answer; null without tasks. */
+  score: number | null;
+  /** The mean of each answer's mean score against the other answers; null without tasks. */
+  agreement: number | null;
 }
 
 /** Agreement of combined tasks ('combined' events): overall and per field. */

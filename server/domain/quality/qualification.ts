@@ -156,6 +156,20 @@ async function progressOf(repos: Repositories, q: Qualification, policy: Quality
   };
 }
 
+/**
+ * Where a worker stands in a project's training, as their own figures show it (GET
+ * /worker/v1/stats); null before any training (qualified with no try: nothing to show).
+ */
+export async function trainingProgress(
+  repos: Repositories,
+  q: Qualification,
+  project: Project,
+  policy: QualityPolicy,
+): Promise<Json | null> {
+  if (q.state === 'qualified' && q.tries === 0) return null;
+  return progressOf(repos, q, policy, (await tryTasks(repos, project, policy)).length);
+}
+
 /** A scored training answer moves the try on: once `required` are scored, qualified, waiting or failed. */
 async function afterTraining(repos: Repositories, a: Assignment, project: Project, policy: QualityPolicy, score: number, now: Date) {
   const q =
@@ -171,6 +185,7 @@ async function afterTraining(repos: Repositories, a: Assignment, project: Projec
       trainingScore: null,
       lastGoodAt: null,
       pausedAccuracy: null,
+      evaluationSince: null,
       updatedAt: now,
     } satisfies Qualification);
   const required = (await tryTasks(repos, project, policy)).length;
@@ -228,6 +243,7 @@ async function decide(repos: Repositories, worker: WorkerPrincipal, work: TaskWo
       trainingScore: null,
       lastGoodAt: now,
       pausedAccuracy: null,
+      evaluationSince: null,
       updatedAt: now,
     });
     return null;
@@ -296,6 +312,7 @@ export async function claimLiveOrQuality(
             trainingScore: null,
             lastGoodAt: null,
             pausedAccuracy: null,
+            evaluationSince: null,
             updatedAt: now,
           });
         });
@@ -432,7 +449,7 @@ async function afterEvaluation(
   const e = policy.evaluation;
   const q = await repos.qualification.get(a.workerId, a.accountId, project.name, { forUpdate: true });
   if (q?.state !== 'qualified') return null;
-  const scores = await repos.qualification.scores(a.workerId, a.accountId, project.name, 'evaluation', e.window);
+  const scores = await repos.qualification.scores(a.workerId, a.accountId, project.name, 'evaluation', e.window, q.evaluationSince);
   if (scores.length < e.min_scored) return null;
   const accuracy = mean(scores);
   if (accuracy >= e.pause_below) {
@@ -442,4 +459,40 @@ async function afterEvaluation(
   const requeued = await repos.qualification.requeueSince(a.workerId, a.accountId, project.name, q.lastGoodAt ?? new Date(0), now);
   await repos.qualification.put({ ...q, state: 'paused', pausedAccuracy: accuracy, updatedAt: now });
   return { project: project.name, accuracy, window: scores.length, requeued: requeued.length };
+}
+
+// ---------------------------------------------------------------------------------------------
+// A lead's reset
+
+/**
+ * A lead returns one of the account's workers to work on a project (POST
+ * /v1/workforce/workers/{workerId}/unpause with `project`): paused by the evaluation rules →
+ * qualified, their rolling accuracy counted afresh from now (the scores that paused them no longer
+ * count); failed training (no try left) → a new set of tries, the first one at once. Any other
+ * standing (training, waiting, qualified, none yet) stays as it is. A change writes an
+ * `unpaused` event {project, from, by: 'customer'}. 404 when the account has no such live project.
+ */
+export async function resetStanding(uow: UnitOfWork, accountId: string, workerId: string, projectName: string, now: Date): Promise<void> {
+  await uow.transaction(async (repos) => {
+    const project = await repos.projects.get(accountId, 'live', projectName);
+    if (!project) throw notFound(`Project "${projectName}" not found.`);
+    const q = await repos.qualification.get(workerId, accountId, projectName, { forUpdate: true });
+    if (q?.state !== 'paused' && q?.state !== 'failed') return;
+    const reset: Qualification =
+      q.state === 'paused'
+        ? { ...q, state: 'qualified', pausedAccuracy: null, lastGoodAt: now, evaluationSince: now, updatedAt: now }
+        : { ...q, state: 'waiting', tries: 0, tryStartedAt: null, retryAfter: null, updatedAt: now };
+    await repos.qualification.put(reset);
+    await repos.work.addEvents([
+      {
+        at: now,
+        accountId,
+        workerId,
+        assignmentId: null,
+        taskId: null,
+        kind: 'unpaused',
+        data: { project: projectName, from: q.state, by: 'customer' },
+      },
+    ]);
+  });
 }

@@ -5,6 +5,8 @@ import { invalid } from '../errors.ts';
 import type { UnitOfWork } from '../ports.ts';
 import type { WorkerPrincipal } from '../workforce/worker.ts';
 import { noWork, type ProjectWorkFigures, type WorkCounts } from './model.ts';
+import { projectPolicy } from './policy.ts';
+import { trainingProgress } from './qualification.ts';
 
 export interface WorkerStats {
   since: Date;
@@ -40,5 +42,41 @@ export async function workerStats(uow: UnitOfWork, worker: WorkerPrincipal, sinc
     activeMs += p.activeMs;
   }
   const ranked = [...projects].sort((a, b) => b.counts.issued - a.counts.issued || a.project.localeCompare(b.project));
-  return { since: from, asOf: now, counts, activeMs, medianActiveMs, projects: ranked.slice(0, maxProjects) };
+  const shown = ranked.slice(0, maxProjects);
+  await addStandings(uow, worker.workerId, shown, now);
+  return { since: from, asOf: now, counts, activeMs, medianActiveMs, projects: shown };
+}
+
+const round = (x: number) => Math.round(x * 1e6) / 1e6;
+
+/**
+ * Each project's training standing and rolling accuracy (worker_qualifications; the 'scored'
+ * evaluation events). The accuracy counts the scores given before the start of the current UTC
+ * day: a figure that moved right after a submit would tell an evaluation task from a live one.
+ * A project name the worker has in several accounts (the operator's workforce) shows the standing
+ * changed last.
+ */
+async function addStandings(uow: UnitOfWork, workerId: string, projects: ProjectWorkFigures[], now: Date): Promise<void> {
+  const rows = await uow.qualification.forWorker(
+    workerId,
+    projects.map((p) => p.project).filter((name) => name !== ''),
+  );
+  const asOf = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
+  for (const figures of projects) {
+    const q = rows.find((r) => r.project === figures.project);
+    const project = q ? await uow.projects.get(q.accountId, 'live', q.project) : null;
+    if (!q || !project) continue;
+    const policy = await projectPolicy(uow, project);
+    const training = await trainingProgress(uow, q, project, policy);
+    if (training) figures.training = training;
+    const scores = await uow.quality.evaluationScores(
+      workerId,
+      q.accountId,
+      q.project,
+      new Date(asOf.getTime() - 1),
+      policy.evaluation.window,
+    );
+    if (scores.length > 0)
+      figures.accuracy = { value: round(scores.reduce((s, x) => s + x, 0) / scores.length), scored: scores.length, asOf };
+  }
 }

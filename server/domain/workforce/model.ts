@@ -156,7 +156,9 @@ export type WorkEventKind =
   /** A worker paused for a project by the evaluation rules (q-train). */
   | 'paused'
   /** A task's overlapping answers combined (q-consensus). */
-  | 'combined';
+  | 'combined'
+  /** A lead returned a worker paused for a project, or out of training tries, to work: data {project, from, by}. */
+  | 'unpaused';
 
 export interface WorkEvent {
   at: Date;

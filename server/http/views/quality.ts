@@ -23,6 +23,8 @@ const projectStatsView = (p: ProjectWorkFigures): Workforce['schemas']['WorkerPr
   project: p.project,
   counts: p.counts,
   active_ms: p.activeMs,
+  ...(p.training ? { training: p.training as Workforce['schemas']['TrainingProgress'] } : {}),
+  ...(p.accuracy ? { accuracy: { value: p.accuracy.value, scored: p.accuracy.scored, as_of: p.accuracy.asOf.toISOString() } } : {}),
 });
 
 export function workerStatsView(s: WorkerStats): Workforce['schemas']['WorkerStats'] {
@@ -61,6 +63,17 @@ export function projectQualityView(accountId: string, q: ProjectQuality): Schema
       submitted: w.submitted,
       active_ms: w.activeMs,
       ...(w.accuracy !== null ? { accuracy: w.accuracy, evaluation_scored: w.evaluationScores.length } : {}),
+      ...(w.consensus.agreement !== null ? { agreement: w.consensus.agreement } : {}),
+      ...(w.consensus.tasks > 0 && w.consensus.score !== null
+        ? {
+            consensus: {
+              tasks: w.consensus.tasks,
+              agreed: w.consensus.agreed,
+              agreed_rate: round(w.consensus.agreed / w.consensus.tasks),
+              mean_score: w.consensus.score,
+            },
+          }
+        : {}),
       review: reviewView(w.review),
     })),
     workers_total: q.workersTotal,

@@ -1,6 +1,7 @@
 // Worker identity (issue 18): log in and out, who am I, API tokens (worker API), and the account's
 // own workers (current generation, tag Workforce).
-import { invalid } from '../../domain/errors.ts';
+import { invalid, notFound } from '../../domain/errors.ts';
+import { resetStanding } from '../../domain/quality/qualification.ts';
 import {
   changeWorker,
   createApiToken,
@@ -125,8 +126,14 @@ export function workerManagementHandlers({
     async pauseWorker({ caller, path }) {
       return workerView(await changeWorker(uow, caller.account.accountId, path.workerId, { status: 'paused' }));
     },
-    async unpauseWorker({ caller, path }) {
-      return workerView(await changeWorker(uow, caller.account.accountId, path.workerId, { status: 'active' }));
+    async unpauseWorker({ caller, path, body }) {
+      const accountId = caller.account.accountId;
+      const project = body?.project;
+      // An unknown project changes nothing, the worker's own pause included.
+      if (project !== undefined && !(await uow.projects.get(accountId, 'live', project))) throw notFound(`Project "${project}" not found.`);
+      const worker = await changeWorker(uow, accountId, path.workerId, { status: 'active' });
+      if (project !== undefined) await resetStanding(uow, accountId, worker.workerId, project, new Date());
+      return workerView(worker);
     },
     async resetWorkerPassword({ caller, path, body }) {
       const reset = await resetPassword(uow, caller.account.accountId, path.workerId, body?.password, identity, new Date());

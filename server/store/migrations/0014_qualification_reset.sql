@@ -1,0 +1,1 @@
+ALTER TABLE "worker_qualifications" ADD COLUMN "evaluation_since" timestamp (3) with time zone;
