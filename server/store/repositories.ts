@@ -87,8 +87,13 @@ function taskFilterSql(accountId: string, mode: Mode, f: TaskFilters, values: un
  * only the tag's rows, however many tasks the account holds. `key` is the list's order,
  * (created_at, task_id), as columns of that source.
  */
-function matchesSql(accountId: string, mode: Mode, f: TaskFilters, where: string, values: unknown[]) {
-  if (!f.tags?.length) return { from: `tasks WHERE ${where}`, row: '*', key: ['created_at', 'task_id'] };
+function matchesSql(accountId: string, mode: Mode, f: TaskFilters, values: unknown[]) {
+  if (!f.tags?.length)
+    return { from: `tasks WHERE ${taskFilterSql(accountId, mode, f, values)}`, row: '*', key: ['created_at', 'task_id'] };
+  // The task of each tag row by its key, one at a time (OFFSET 0 keeps the planner from joining
+  // all the account's tasks instead, which it may guess cheaper when it misjudges how many match);
+  // a single tag is the one read, so the task is not checked for it again.
+  const where = taskFilterSql(accountId, mode, f.tags.length > 1 ? f : { ...f, tags: undefined }, values);
   const add = (value: unknown) => `$${values.push(value)}`;
   const [account, m] = [add(accountId), add(mode)];
   // Of several tags, the one fewest tasks carry (by task_counts), read once before the scan.
@@ -101,7 +106,7 @@ function matchesSql(accountId: string, mode: Mode, f: TaskFilters, where: string
   if (f.startTime) c.push(`g.created_at >= ${add(f.startTime.toISOString())}::timestamptz`);
   if (f.endTime) c.push(`g.created_at <= ${add(f.endTime.toISOString())}::timestamptz`);
   return {
-    from: `task_tags g CROSS JOIN LATERAL (SELECT * FROM tasks WHERE task_id = g.task_id AND ${where}) t WHERE ${c.join(' AND ')}`,
+    from: `task_tags g CROSS JOIN LATERAL (SELECT * FROM tasks WHERE task_id = g.task_id AND ${where} OFFSET 0) t WHERE ${c.join(' AND ')}`,
     row: 't.*',
     key: ['g.created_at', 'g.task_id'],
   };
@@ -226,8 +231,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
         // of nulls if empty). NULLS LAST as in the list indexes (the columns are never null, but
         // the planner only uses an index whose order is spelled the same).
         const values: unknown[] = [];
-        const where = taskFilterSql(accountId, mode, filters, values);
-        const matches = matchesSql(accountId, mode, filters, where, values);
+        const matches = matchesSql(accountId, mode, filters, values);
         const [createdAt, taskId] = matches.key;
         const total = countedTotalSql(accountId, mode, filters, values) ?? `SELECT count(*) FROM ${matches.from}`;
         let pageFrom = matches.from;
