@@ -10,6 +10,7 @@
 // Then delivery: 10,000 test-mode tasks with a callback URL to a loopback receiver are created
 // while delivery is off, and a server with delivery on sends them all at once.
 // Writes bench/results/scale-<date>.json and docs/internal/performance-scale.md.
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
@@ -66,6 +67,14 @@ const serverEnv = {
   DELIVERY_POLL_MS: '0',
   ATTACHMENT_CHECK_POLL_MS: '0',
 };
+
+/**
+ * The key sealing account secrets, one for every server of the run and for this process's store
+ * (which makes the small account): a server must open the secrets of every account whose callbacks
+ * it sends. Not written to the results.
+ */
+const secretsKey = randomBytes(32).toString('hex');
+const databaseEnv = (databaseUrl: string) => ({ DATABASE_URL: databaseUrl, SECRETS_KEY: secretsKey });
 
 const categorization = {
   callback_url: 'https://example.com/cb',
@@ -472,7 +481,7 @@ async function createTestTasks(api: Api, n: number, callbackUrl: string): Promis
 async function deliveryRun(databaseUrl: string, db: pg.Client, testKey: string, n: number, receiverDelayMs: number) {
   const receiver = await startReceiver(receiverDelayMs);
   // The receiver is on loopback: creation checks the callback URL too.
-  let server = await serveChild({ ...serverEnv, DATABASE_URL: databaseUrl, ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8' });
+  let server = await serveChild({ ...serverEnv, ...databaseEnv(databaseUrl), ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8' });
   console.log(`creating ${n} test-mode tasks with a callback to ${receiver.url} (delivery off) ...`);
   const createStarted = performance.now();
   const ids = await createTestTasks(apiOf(server.url, testKey), n, receiver.url);
@@ -494,7 +503,7 @@ async function deliveryRun(databaseUrl: string, db: pg.Client, testKey: string, 
   const spawnAt = performance.now();
   server = await serveChild({
     ...serverEnv,
-    DATABASE_URL: databaseUrl,
+    ...databaseEnv(databaseUrl),
     DELIVERY_POLL_MS: String(DELIVERY_POLL_MS),
     DELIVERY_CONCURRENCY: String(concurrencyCap),
     ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
@@ -560,9 +569,9 @@ async function main(): Promise<number> {
   // 1. Real tasks through the API (an empty database: the server makes the dev account), and the
   // same for a second account, whose lists are those of an account of SMALL_TASKS tasks.
   console.log('seeding through the API ...');
-  let server = await serveChild({ ...serverEnv, DATABASE_URL: databaseUrl });
+  let server = await serveChild({ ...serverEnv, ...databaseEnv(databaseUrl) });
   const keys = keysOf(server.output());
-  const store = await openStore({ databaseUrl, dataDir: 'memory://' });
+  const store = await openStore({ databaseUrl, dataDir: 'memory://', secretsKey });
   onCleanup(() => store.close().catch(() => {}));
   const uow = unitOfWork(store);
   const seeds = await seedThroughApi(apiOf(server.url, keys.live), apiOf(server.url, keys.test));
@@ -599,7 +608,7 @@ async function main(): Promise<number> {
 
   // 3. Tokens at depth, and the server's SQL of every case.
   const callerOf = async (id: string): Promise<Caller> => ({ account: (await uow.accounts.findById(id))!, mode: 'live' });
-  server = await serveChild({ ...serverEnv, LOG_LEVEL: 'info', DATABASE_URL: databaseUrl });
+  server = await serveChild({ ...serverEnv, ...databaseEnv(databaseUrl), LOG_LEVEL: 'info' });
   const bigCases = await casesOf(uow, await callerOf(accountId), TASKS, apiOf(server.url, keys.live));
   const smallCases = smallAccount
     ? await casesOf(uow, await callerOf(smallAccount.account_id), SMALL_TASKS, apiOf(server.url, smallAccount.live_key))
