@@ -561,7 +561,8 @@ async function main(): Promise<number> {
     () => cluster.stop(),
   );
   const databaseUrl = await cluster.createDatabase();
-  const db = new pg.Client({ connectionString: databaseUrl });
+  // Without JIT, as the server's connections (server/store/db.ts), so that EXPLAIN ANALYZE shows its plans.
+  const db = new pg.Client({ connectionString: databaseUrl, options: '-c jit=off' });
   await db.connect();
   onCleanup(() => db.end());
   const postgresVersion = ((await db.query('show server_version')).rows[0] as { server_version: string }).server_version;

@@ -171,7 +171,7 @@ export const taskTags = pgTable(
  * rows: scope 0 counts every task, scope 1 the tasks of `project`, scope 2 the tasks of `batch`
  * (with their project, '' for none), scope 3 the tasks carrying `tag` ('' where a scope does not
  * use the column). Kept by statement triggers on
- * `tasks` (see the hand-written block of migration 0006), so every change of a task counts in its
+ * `tasks` (see the hand-written block of migration 0008), so every change of a task counts in its
  * own transaction whoever makes it. Each count is spread over a few shards (by the connection that
  * writes) so that concurrent writers seldom wait for one row; a total is the sum of its rows.
  */
