@@ -47,6 +47,12 @@ Times run from the moment the server could deliver (its start banner, or the fir
 `;
 }
 
+/** The load average when the run started and ended, when the results carry it. */
+function loadSentence(r: any): string {
+  const l = r.environment.loadAverage;
+  return l ? ` (load average ${l.start.join(', ')} at the start, ${l.end.join(', ')} at the end)` : '';
+}
+
 /** Where the pages of the small account (the 10³ side of each comparison) come from. */
 function smallSentence(r: any): string {
   if (!r.small) return '';
@@ -71,7 +77,7 @@ function scaleSection(file: string, r: any): string {
   const d = r.delivery;
   return `## Scale: ${Number(r.settings.tasks).toLocaleString('en')} tasks in one account
 
-\`npm run bench:scale\`, ${r.date.slice(0, 10)}: ${r.environment.cpu}, ${r.environment.memoryGb} GB, Node ${r.environment.node},
+\`npm run bench:scale\`, ${r.date.slice(0, 10)}: ${r.environment.cpu}, ${r.environment.memoryGb} GB, Node ${r.environment.node}${loadSentence(r)},
 PostgreSQL ${r.environment.postgres} (${r.environment.postgresSettings}). Raw numbers and the query plans:
 [\`${file}\`](../../${file}). ${Number(r.load.liveTasks).toLocaleString('en')} live tasks (table ${r.load.tableMb} MB, indexes ${r.load.indexesMb} MB${r.load.taskTagsMb !== undefined ? `, task_tags with its index ${r.load.taskTagsMb} MB` : ''}),
 loaded in ${r.load.insertSeconds} s plus ${r.load.vacuumAnalyzeSeconds} s \`VACUUM ANALYZE\`. ${smallSentence(r)}Each list case is one client's
@@ -103,7 +109,14 @@ ${r.lists
 ${d ? deliverySection(r) : 'Delivery: not run (`--deliveries 0`).\n'}
 ${head(['target', 'measured', 'met'])}
 ${r.targets.map((t: any) => md([t.target, t.measured, t.met ? 'yes' : '**no**'])).join('\n')}
-${smallTable(r)}`;
+${smallTable(r)}
+How \`total\` and the pages are found: \`total\` is a sum of counter rows (\`task_counts\`, kept by triggers on
+\`tasks\` in the transaction of each change) for status, type, project, batch, one tag and their combinations;
+other filters count their matches through an index that reads only those. A page is read from an index in
+the list's order (\`tasks_list\`, or that of its project or batch); with a tag filter from \`task_tags\`
+(one row per tag of a task, kept by triggers on \`tasks\`; of several tags the rarest), each row's task
+fetched by its key. See [bench/README.md](../../bench/README.md) (issue 21).
+`;
 }
 
 function soakSection(file: string, r: any): string {

@@ -12,7 +12,7 @@
 // Writes bench/results/scale-<date>.json and docs/internal/performance-scale.md.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -551,6 +551,7 @@ async function deliveryRun(databaseUrl: string, db: pg.Client, testKey: string, 
 async function main(): Promise<number> {
   if (!postgresAvailable()) throw new Error('PostgreSQL 15 binaries not found (PG_BIN, default /usr/lib/postgresql/15/bin)');
   const started = Date.now();
+  const loadAtStart = loadavg().map((x) => round(x, 2));
   console.log(
     `humantask scale benchmark: ${TASKS.toLocaleString('en')} tasks, ${WARMUP} warm-up + ${SAMPLES} timed requests per list case, ${DELIVERIES} callbacks`,
   );
@@ -753,6 +754,8 @@ async function main(): Promise<number> {
       memoryGb: Math.round(totalmem() / 1024 ** 3),
       postgres: postgresVersion,
       postgresSettings: 'throwaway cluster (test/support/postgres.ts): fsync=off, defaults otherwise (shared_buffers 128 MB)',
+      /** The machine's load average (1, 5, 15 min) when the run started and ended: other work shares the CPUs. */
+      loadAverage: { start: loadAtStart, end: loadavg().map((x) => round(x, 2)) },
     },
     load: {
       apiTasks: seeds.apiTasks,
