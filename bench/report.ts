@@ -47,21 +47,46 @@ Times run from the moment the server could deliver (its start banner, or the fir
 `;
 }
 
+/** The load average when the run started and ended, when the results carry it. */
+function loadSentence(r: any): string {
+  const l = r.environment.loadAverage;
+  return l ? ` (load average ${l.start.join(', ')} at the start, ${l.end.join(', ')} at the end)` : '';
+}
+
+/** Where the pages of the small account (the 10³ side of each comparison) come from. */
+function smallSentence(r: any): string {
+  if (!r.small) return '';
+  const n = Number(r.small.tasks).toLocaleString('en');
+  return r.small.lists
+    ? `A second account of ${n} tasks (${Number(r.load.smallLiveTasks).toLocaleString('en')} live with the API's; the same mix), loaded and timed in the same run: its pages are listed below the targets. `
+    : `The same pages at ${n} tasks: from an earlier run (\`${r.small.from}\`). `;
+}
+
+function smallTable(r: any): string {
+  if (!r.small?.lists) return '';
+  return `
+Pages of the small account (${Number(r.load.smallLiveTasks).toLocaleString('en')} live tasks), timed in the same rounds:
+
+${head(['list (limit 100)', 'total', 'median ms', 'server ms (median)', 'SQL ms'])}
+${r.small.lists.map((l: any) => md([l.case, l.total, l.ms.median, l.serverMs?.median ?? '', l.explain.executionMs])).join('\n')}
+`;
+}
+
 function scaleSection(file: string, r: any): string {
   const first = r.lists[0];
   const d = r.delivery;
   return `## Scale: ${Number(r.settings.tasks).toLocaleString('en')} tasks in one account
 
-\`npm run bench:scale\`, ${r.date.slice(0, 10)}: ${r.environment.cpu}, ${r.environment.memoryGb} GB, Node ${r.environment.node},
+\`npm run bench:scale\`, ${r.date.slice(0, 10)}: ${r.environment.cpu}, ${r.environment.memoryGb} GB, Node ${r.environment.node}${loadSentence(r)},
 PostgreSQL ${r.environment.postgres} (${r.environment.postgresSettings}). Raw numbers and the query plans:
-[\`${file}\`](../../${file}). ${Number(r.load.liveTasks).toLocaleString('en')} live tasks (table ${r.load.tableMb} MB, indexes ${r.load.indexesMb} MB),
-loaded in ${r.load.insertSeconds} s plus ${r.load.vacuumAnalyzeSeconds} s \`VACUUM ANALYZE\`. Each list case is one client's
+[\`${file}\`](../../${file}). ${Number(r.load.liveTasks).toLocaleString('en')} live tasks (table ${r.load.tableMb} MB, indexes ${r.load.indexesMb} MB${r.load.taskTagsMb !== undefined ? `, task_tags with its index ${r.load.taskTagsMb} MB` : ''}),
+loaded in ${r.load.insertSeconds} s plus ${r.load.vacuumAnalyzeSeconds} s \`VACUUM ANALYZE\`. ${smallSentence(r)}Each list case is one client's
 \`GET\` over loopback, ${r.settings.warmup} warm-up + ${r.settings.samples} timed, all cases interleaved ("server ms": the server's
-own time from its access log); "SQL" is \`EXPLAIN ANALYZE\` of the
+own time from its access log); "× small": its server ms over the same page's in the small account; "SQL" is \`EXPLAIN ANALYZE\` of the
 server's own statements for that page (Execution Time; "count" is the count of all matches for \`total\`,
 "page" the rows of the page: the actual time of the plan's first Aggregate and Limit nodes).
 
-${head(['list (limit 100)', 'total', 'median ms', 'min', 'p90', 'max', 'server ms (median)', '× first page', 'SQL ms', 'of which count', 'page'])}
+${head(['list (limit 100)', 'total', 'median ms', 'min', 'p90', 'max', 'server ms (median)', '× first page', '× small', 'SQL ms', 'of which count', 'page'])}
 ${r.lists
   .map((l: any) =>
     md([
@@ -73,6 +98,7 @@ ${r.lists
       l.ms.max,
       l.serverMs?.median ?? '',
       l === first ? '' : (r.ratios[l.case] ?? ''),
+      r.versusSmall?.[l.case] ?? '',
       l.explain.executionMs,
       l.explain.countMs ?? '',
       l.explain.pageMs ?? '',
@@ -83,6 +109,13 @@ ${r.lists
 ${d ? deliverySection(r) : 'Delivery: not run (`--deliveries 0`).\n'}
 ${head(['target', 'measured', 'met'])}
 ${r.targets.map((t: any) => md([t.target, t.measured, t.met ? 'yes' : '**no**'])).join('\n')}
+${smallTable(r)}
+How \`total\` and the pages are found: \`total\` is a sum of counter rows (\`task_counts\`, kept by triggers on
+\`tasks\` in the transaction of each change) for status, type, project, batch, one tag and their combinations;
+other filters count their matches through an index that reads only those. A page is read from an index in
+the list's order (\`tasks_list\`, or that of its project or batch); with a tag filter from \`task_tags\`
+(one row per tag of a task, kept by triggers on \`tasks\`; of several tags the rarest), each row's task
+fetched by its key. See [bench/README.md](../../bench/README.md) (issue 21).
 `;
 }
 

@@ -80,6 +80,39 @@ function taskFilterSql(accountId: string, mode: Mode, f: TaskFilters, values: un
 }
 
 /**
+ * Where the matches of a task list are read, in the list's order: `tasks` (by tasks_list, or the
+ * index of a project or batch), or with a tag filter the rows of its tag (the rarest of several)
+ * in task_tags (by task_tags_list), each joined to its task, which the other filters check. Either way a page reads
+ * about as many rows as it shows (unless the other filters pass few of them), and a count reads
+ * only the tag's rows, however many tasks the account holds. `key` is the list's order,
+ * (created_at, task_id), as columns of that source.
+ */
+function matchesSql(accountId: string, mode: Mode, f: TaskFilters, values: unknown[]) {
+  if (!f.tags?.length)
+    return { from: `tasks WHERE ${taskFilterSql(accountId, mode, f, values)}`, row: '*', key: ['created_at', 'task_id'] };
+  // The task of each tag row by its key, one at a time (OFFSET 0 keeps the planner from joining
+  // all the account's tasks instead, which it may guess cheaper when it misjudges how many match);
+  // a single tag is the one read, so the task is not checked for it again.
+  const where = taskFilterSql(accountId, mode, f.tags.length > 1 ? f : { ...f, tags: undefined }, values);
+  const add = (value: unknown) => `$${values.push(value)}`;
+  const [account, m] = [add(accountId), add(mode)];
+  // Of several tags, the one fewest tasks carry (by task_counts), read once before the scan.
+  const tag =
+    f.tags.length === 1
+      ? add(f.tags[0])
+      : `(SELECT x FROM unnest(${add(f.tags)}::text[]) x ORDER BY (SELECT coalesce(sum(count), 0) FROM task_counts
+          WHERE account_id = ${account} AND mode = ${m} AND scope = 3 AND tag = x), x LIMIT 1)`;
+  const c = [`g.account_id = ${account}`, `g.mode = ${m}`, `g.tag = ${tag}`];
+  if (f.startTime) c.push(`g.created_at >= ${add(f.startTime.toISOString())}::timestamptz`);
+  if (f.endTime) c.push(`g.created_at <= ${add(f.endTime.toISOString())}::timestamptz`);
+  return {
+    from: `task_tags g CROSS JOIN LATERAL (SELECT * FROM tasks WHERE task_id = g.task_id AND ${where} OFFSET 0) t WHERE ${c.join(' AND ')}`,
+    row: 't.*',
+    key: ['g.created_at', 'g.task_id'],
+  };
+}
+
+/**
  * The total of a task list from task_counts (schema.ts) when the filters are ones it keeps (status
  * and type, with a project, a batch, both, or one tag): a sum over a few rows per status and type,
  * whatever the number of tasks. Null for other filters, whose total counts the matching tasks
@@ -195,25 +228,26 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       },
       async list(accountId, mode, filters, page: PageRequest) {
         // One round trip: the total (kept by task_counts, or counted), joined with the page (a row
-        // of nulls if empty). NULLS LAST as in the index tasks_list (the columns are never null, but
+        // of nulls if empty). NULLS LAST as in the list indexes (the columns are never null, but
         // the planner only uses an index whose order is spelled the same).
         const values: unknown[] = [];
-        const where = taskFilterSql(accountId, mode, filters, values);
-        const total = countedTotalSql(accountId, mode, filters, values) ?? `SELECT count(*) FROM tasks WHERE ${where}`;
-        let pageWhere = where;
+        const matches = matchesSql(accountId, mode, filters, values);
+        const [createdAt, taskId] = matches.key;
+        const total = countedTotalSql(accountId, mode, filters, values) ?? `SELECT count(*) FROM ${matches.from}`;
+        let pageFrom = matches.from;
         let before = '';
         if ('after' in page && page.after) {
-          // Keyset position: the index tasks_list serves it at any depth.
+          // Keyset position: the list's index serves it at any depth.
           const position = `($${values.push(page.after.createdAt.toISOString())}::timestamptz, $${values.push(page.after.taskId)})`;
-          pageWhere += ` AND (created_at, task_id) < ${position}`;
+          pageFrom += ` AND (${createdAt}, ${taskId}) < ${position}`;
           // The matches before the position, only for a token of an older server (it carries no count).
           if (page.countBefore)
-            before = `, (SELECT count(*) FROM tasks WHERE ${where} AND (created_at, task_id) >= ${position}) AS before_page`;
+            before = `, (SELECT count(*) FROM ${matches.from} AND (${createdAt}, ${taskId}) >= ${position}) AS before_page`;
         }
         let tail = ` LIMIT $${values.push(page.limit + 1)}`;
         if ('offset' in page) tail += ` OFFSET $${values.push(page.offset)}`;
         const text = `SELECT n.*, ${taskRow.qualified('p')} FROM (SELECT (${total}) AS total${before}) n
-          LEFT JOIN LATERAL (SELECT * FROM tasks WHERE ${pageWhere} ORDER BY created_at DESC NULLS LAST, task_id DESC NULLS LAST${tail}) p ON true`;
+          LEFT JOIN LATERAL (SELECT ${matches.row} FROM ${pageFrom} ORDER BY ${createdAt} DESC NULLS LAST, ${taskId} DESC NULLS LAST${tail}) p ON true`;
         const rows = await execute<Record<string, unknown> & { total: number | string; before_page?: number | string }>(
           statement(text, values),
         );

@@ -138,11 +138,32 @@ export const tasks = pgTable(
     index('tasks_list_batch').on(t.accountId, t.mode, t.batch, t.createdAt.desc(), t.taskId.desc()).where(sql`${t.batch} is not null`),
     index('tasks_completed_at').on(t.accountId, t.mode, t.completedAt).where(sql`${t.completedAt} is not null`),
     index('tasks_updated_at').on(t.accountId, t.mode, t.updatedAt),
-    index('tasks_customer_review_status').on(t.accountId, t.mode, t.customerReviewStatus).where(sql`${t.customerReviewStatus} is not null`),
-    index('tasks_tags').using('gin', sql`${t.tags} jsonb_path_ops`),
+    index('tasks_customer_review_status')
+      .on(t.accountId, t.mode, t.customerReviewStatus, t.createdAt.desc(), t.taskId.desc())
+      .where(sql`${t.customerReviewStatus} is not null`),
     index('tasks_test_due').on(t.testCompleteAt).where(sql`${t.testCompleteAt} is not null`),
     index('tasks_attachment_check_due').on(t.attachmentCheckAt).where(sql`${t.attachmentCheckAt} is not null`),
   ],
+);
+
+/**
+ * One row per tag of a task, in the order of a task list: a page filtered by a tag reads the first
+ * rows of that tag (task_tags_list) and the tasks they name, however many tasks carry it, and the
+ * total of a tag filter the counters do not keep counts that tag's rows. Kept by row triggers on
+ * `tasks` (the hand-written block of its migration), so every change of a task's tags, whoever
+ * makes it, changes these rows in the same transaction. No foreign key: the triggers keep it, and
+ * a key would make every tagged insert check `tasks` again.
+ */
+export const taskTags = pgTable(
+  'task_tags',
+  {
+    accountId: text('account_id').notNull(),
+    mode: text('mode').notNull(),
+    tag: text('tag').notNull(),
+    createdAt: ts('created_at').notNull(),
+    taskId: text('task_id').notNull(),
+  },
+  (t) => [uniqueIndex('task_tags_list').on(t.accountId, t.mode, t.tag, t.createdAt.desc(), t.taskId.desc())],
 );
 
 /**
@@ -150,7 +171,7 @@ export const tasks = pgTable(
  * rows: scope 0 counts every task, scope 1 the tasks of `project`, scope 2 the tasks of `batch`
  * (with their project, '' for none), scope 3 the tasks carrying `tag` ('' where a scope does not
  * use the column). Kept by statement triggers on
- * `tasks` (see the hand-written block of migration 0006), so every change of a task counts in its
+ * `tasks` (see the hand-written block of migration 0008), so every change of a task counts in its
  * own transaction whoever makes it. Each count is spread over a few shards (by the connection that
  * writes) so that concurrent writers seldom wait for one row; a total is the sum of its rows.
  */
