@@ -6,7 +6,7 @@
 // Pages load nothing from outside their own origin: Redoc's scripts are inlined, its attribution
 // logo (which it would fetch from a CDN) is replaced by an inline SVG, and a Content-Security-Policy
 // forbids any other origin.
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { marked } from 'marked';
@@ -135,6 +135,12 @@ function siteLinks(html: string, rel: string): string {
   );
 }
 
+/** The pictures documents embed (`![...](chart.svg)`: docs/quality.md's chart, docs/label-app.md's screenshots) go beside their pages. */
+const copyPictures = (sub: string) => {
+  for (const f of readdirSync(path.join(docsDir, sub)).filter((name) => /\.(svg|png)$/.test(name)))
+    copyFileSync(path.join(docsDir, sub, f), path.join(outDir, sub === 'internal' ? 'internal' : 'guides', f));
+};
+
 const documents = (sub: string) =>
   readdirSync(path.join(docsDir, sub))
     .filter((f) => f.endsWith('.md'))
@@ -154,6 +160,8 @@ const guides = documents('').sort(
   (a, b) => Number(b.href.endsWith('/getting-started.html')) - Number(a.href.endsWith('/getting-started.html')),
 );
 const internal = documents('internal');
+copyPictures('');
+copyPictures('internal');
 
 const list = (docs: { href: string; title: string }[]) =>
   docs.map((d) => `  <li><a href="${d.href}">${inlineHtml(d.title)}</a></li>`).join('\n');

@@ -38,6 +38,8 @@ export interface AppDeps {
   work?: WorkSettings;
   /** Wakes long polls for work (assignments/next); without it a long poll rechecks every second. */
   workAvailable?: WorkAvailable;
+  /** The work loop's draws (hidden evaluation, review sampling): Math.random when absent; a simulation seeds it. */
+  random?: () => number;
   /** The handlers (default: handlerTable); bench/server.ts swaps in ones that do nothing. */
   handlers?: typeof handlerTable;
 }

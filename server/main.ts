@@ -62,7 +62,7 @@ async function firstAccount(uow: UnitOfWork): Promise<AccountSecrets | null> {
 export async function startServer(
   config: Config,
   logger: Logger = pino({ level: config.logLevel }),
-  options: Pick<AppDeps, 'handlers'> = {},
+  options: Pick<AppDeps, 'handlers' | 'random'> = {},
 ): Promise<RunningServer> {
   // A wrong ALLOW_PRIVATE_NETWORKS entry stops the start instead of failing every delivery.
   for (const cidr of config.delivery.allowPrivateNetworks) parseCidr(cidr);

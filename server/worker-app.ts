@@ -49,6 +49,7 @@ export function createWorkerApp(deps: AppDeps) {
         authFailures: deps.authFailures,
         work: deps.work ?? defaultWorkSettings,
         workAvailable,
+        random: deps.random,
       }),
     ),
   );

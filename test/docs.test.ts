@@ -73,15 +73,20 @@ describe('docs site', () => {
     expect(foreign).toEqual([]);
   });
 
-  it('has no broken link: every page of the site, every same-origin link answers, every #anchor of a guide exists', async () => {
+  it('has no broken link: every page of the site, every same-origin link and picture answers, every #anchor of a guide exists', async () => {
     const pages = ['index.html'];
     const broken: string[] = [];
     for (let i = 0; i < pages.length; i++) {
       const from = pages[i]!;
       const { page } = await open(`${origin}/${from}`);
       if (/^(current|legacy|workforce)\.html$/.test(from)) await page.waitForSelector('#api-content');
-      const links = await page.$$eval('a[href]', (as) =>
-        as.map((a) => ({ raw: a.getAttribute('href')!, href: (a as HTMLAnchorElement).href })),
+      // Pictures too (docs/quality.md embeds its chart): they must be on the site beside their page.
+      const links = await page.$$eval('a[href], img[src]', (els) =>
+        els.map((e) =>
+          e instanceof HTMLImageElement
+            ? { raw: e.getAttribute('src')!, href: e.src }
+            : { raw: e.getAttribute('href')!, href: (e as HTMLAnchorElement).href },
+        ),
       );
       await page.close();
       // On a reference, links starting with / or # are routes of Redoc's app (its menu), not pages.

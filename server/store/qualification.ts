@@ -17,10 +17,17 @@ const issueText = `WITH ins AS (
   INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind)
   SELECT ins.issued_at, ins.account_id, ins.worker_id, ins.assignment_id, ins.task_id, 'issued' FROM ins`;
 
-/** $1 worker, $2 account, $3 project, $4 since, $5 now, $6 the returned answer's feedback (JSON). */
+/**
+ * $1 worker, $2 account, $3 project, $4 since, $5 now, $6 the returned answer's feedback (JSON).
+ * The answers taken back: the one under review (its review canceled, the task back to one open
+ * slot), and an attempt of an overlapping task still waiting for the other answers (one more open
+ * slot: another worker answers in its place).
+ */
 const requeueText = `WITH mine AS (
-    SELECT a.assignment_id, a.task_id, a.account_id, a.worker_id FROM assignments a
-    JOIN task_work tw ON tw.task_id = a.task_id AND tw.stage = 'review' AND tw.parent_assignment_id = a.assignment_id
+    SELECT a.assignment_id, a.task_id, a.account_id, a.worker_id, tw.stage FROM assignments a
+    JOIN task_work tw ON tw.task_id = a.task_id AND (
+      (tw.stage = 'review' AND tw.parent_assignment_id = a.assignment_id)
+      OR (tw.stage = 'attempt' AND tw.needed > 1 AND a.role = 'attempt'))
     WHERE a.worker_id = $1::text AND a.account_id = $2::text AND tw.project = $3::text AND a.purpose = 'live'
       AND a.status = 'submitted' AND a.submitted_at > $4::timestamptz
     FOR UPDATE OF tw),
@@ -30,7 +37,10 @@ const requeueText = `WITH mine AS (
     RETURNING r.assignment_id, r.task_id, r.account_id, r.worker_id),
   own AS (UPDATE assignments o SET status = 'rejected', feedback = $6::jsonb FROM mine WHERE o.assignment_id = mine.assignment_id),
   back AS (
-    UPDATE task_work w SET stage = 'attempt', open_slots = 1, parent_assignment_id = NULL, reserved_for = NULL, reserved_until = NULL
+    UPDATE task_work w SET stage = 'attempt', open_slots = CASE WHEN mine.stage = 'review' THEN 1 ELSE w.open_slots + 1 END,
+      parent_assignment_id = CASE WHEN mine.stage = 'review' THEN NULL ELSE w.parent_assignment_id END,
+      reserved_for = CASE WHEN mine.stage = 'review' THEN NULL ELSE w.reserved_for END,
+      reserved_until = CASE WHEN mine.stage = 'review' THEN NULL ELSE w.reserved_until END
     FROM mine WHERE w.task_id = mine.task_id),
   free AS (
     UPDATE task_work w SET reserved_for = NULL, reserved_until = NULL

@@ -434,4 +434,38 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     await submit(u, l, 'cat', new Date());
     expect(await figuresOf('q', u.workerId)).toMatchObject({ state: 'qualified' });
   });
+
+  it("takes a paused worker's answer out of an overlapping task that still waits for the other answers", async () => {
+    const { policy, live, qualityTask, worker } = await account();
+    await policy('p', {
+      overlap: 2,
+      training: { required: 0 },
+      evaluation: { rate_new: 0.5, window: 2, min_scored: 2, pause_below: 0.7 },
+      consensus: { threshold: 0.5 },
+    });
+    for (let i = 0; i < 2; i++) await qualityTask('evaluation', 'cat');
+    const waiting = await live('p');
+    const w = await worker();
+    const mine = (await claim(w, new Date(), never))!;
+    expect(mine.taskId).toBe(waiting);
+    await submit(w, mine, 'dog', new Date());
+    expect(await server.uow.work.getTaskWork(waiting)).toMatchObject({ stage: 'attempt', openSlots: 1, needed: 2 });
+    for (let i = 0; i < 2; i++) {
+      await live('p');
+      const e = (await claim(w, new Date(), always))!;
+      expect(e.purpose).toBe('evaluation');
+      await submit(w, e, 'dog', new Date());
+    }
+    expect(await server.uow.qualification.get(w.workerId, w.accountId!, 'p')).toMatchObject({ state: 'paused' });
+
+    // Its answer no longer counts: the slot is open again, and two other workers settle the task.
+    expect(await server.uow.work.getTaskWork(waiting)).toMatchObject({ stage: 'attempt', openSlots: 2, needed: 2 });
+    expect((await server.uow.work.get(mine.assignmentId, null))!.status).toBe('rejected');
+    for (const v of [await worker(), await worker()]) {
+      const a = (await claim(v, new Date(), never, 'p'))!;
+      expect(a.taskId).toBe(waiting);
+      await submit(v, a, 'cat', new Date());
+    }
+    expect(await server.uow.tasks.get(w.accountId!, 'live', waiting)).toMatchObject({ status: 'completed', response: { category: 'cat' } });
+  });
 });

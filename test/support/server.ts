@@ -40,6 +40,7 @@ export async function startTestServer(
   db: DatabaseKind,
   env: Record<string, string> = {},
   logger = pino({ level: 'silent' }),
+  options: { random?: () => number } = {},
 ): Promise<TestServer> {
   const databaseUrl =
     db === 'postgres' ? await clusterAt(inject('postgresUrl')).createDatabase({ template: inject('postgresTemplate') }) : undefined;
@@ -59,7 +60,7 @@ export async function startTestServer(
     dataDir: 'memory://',
     databaseUrl,
   };
-  const server = await startServer(config, logger);
+  const server = await startServer(config, logger, options);
   if (!server.devAccount) throw new Error('a fresh database should get a development account');
   return {
     ...server,

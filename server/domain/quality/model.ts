@@ -142,9 +142,9 @@ export interface QualificationRepository {
   submittedTraining(workerId: string, accountId: string, project: string, since: Date): Promise<string[]>;
   /**
    * After a pause: the worker's live answers in the project submitted after `since` that are
-   * still under review go back to the queue (the slot reopens for another worker; a review
-   * assignment held on them is canceled); the worker's reserved redos there are freed. Answers
-   * the ids of the tasks reopened.
+   * still under review, or still waiting for the other answers of an overlapping task, go back to
+   * the queue (the slot reopens for another worker; a review assignment held on them is
+   * canceled); the worker's reserved redos there are freed. Answers the ids of the tasks reopened.
    */
   requeueSince(workerId: string, accountId: string, project: string, since: Date, now: Date): Promise<string[]>;
 }

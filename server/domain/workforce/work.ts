@@ -143,10 +143,11 @@ export async function claimNextWaiting(
   request: { role?: 'attempt' | 'review'; project?: string | undefined },
   settings: WorkSettings,
   wait: { waitMs: number; available: WorkAvailable; recheckMs?: number },
+  random: () => number = Math.random,
 ): Promise<Assignment | null> {
   const deadline = Date.now() + wait.waitMs;
   for (;;) {
-    const a = await claimNext(uow, worker, request, settings, new Date());
+    const a = await claimNext(uow, worker, request, settings, new Date(), random);
     const left = deadline - Date.now();
     if (a || left <= 0) return a;
     await wait.available.wait(Math.min(left, wait.recheckMs ?? 1000));

@@ -89,6 +89,7 @@ export function assignmentHandlers({
   contract,
   work,
   workAvailable,
+  random = Math.random,
 }: WorkerApiDeps): Pick<
   WorkerHandlerTable,
   | 'claimAssignment'
@@ -104,10 +105,14 @@ export function assignmentHandlers({
   const after = async (a: Assignment) => view(uow, await assignmentWork(uow, a));
   return {
     claimAssignment: async ({ worker, query, body }) => {
-      const a = await claimNextWaiting(uow, worker, { role: body?.role, project: body?.project }, work, {
-        waitMs: (query.wait ?? 0) * 1000,
-        available: workAvailable,
-      });
+      const a = await claimNextWaiting(
+        uow,
+        worker,
+        { role: body?.role, project: body?.project },
+        work,
+        { waitMs: (query.wait ?? 0) * 1000, available: workAvailable },
+        random,
+      );
       if (!a) return new NoContent({ 'Retry-After': String(retryAfterSeconds) });
       return after(a);
     },
@@ -143,6 +148,7 @@ export function assignmentHandlers({
           { leaseToken: body.lease_token, response: body.response, activeMs: body.active_ms },
           contract.checkResponse,
           new Date(),
+          random,
         );
         return after(out.assignment);
       });

@@ -15,4 +15,6 @@ export interface WorkerApiDeps {
   work: WorkSettings;
   /** Wakes long polls for work when live work becomes claimable. */
   workAvailable: WorkAvailable;
+  /** The work loop's draws (hidden evaluation, review sampling); Math.random when absent. */
+  random?: (() => number) | undefined;
 }
