@@ -1,5 +1,6 @@
-// Where a creation's CPU time goes: `npm run bench:profile [-- --seconds N --target postgres|pglite|both]`.
-// Runs `humantask serve` (on a throwaway PostgreSQL 15 database, or embedded PGlite) under V8's
+// Where a creation's CPU time goes: `npm run bench:profile [-- --seconds N --target postgres|pglite|ceiling|all]`.
+// Runs `humantask serve` (on a throwaway PostgreSQL 15 database, or embedded PGlite), or the stack
+// ceiling (bench/server.ts with STACK_CEILING=true on PostgreSQL: handlers that do nothing after validation), under V8's
 // sampling profiler (`node --cpu-prof`), drives it with the bench's creation case
 // (POST /v1/task/categorization with a new Idempotency-Key per request, 32 connections), stops it
 // gracefully so the profile is written, and turns the profile into
@@ -8,7 +9,9 @@
 //   - docs/internal/performance-profile.md: the table of both, with the flame graphs linked.
 // The flame graph is drawn here (folded stacks → SVG, as Brendan Gregg's flamegraph.pl draws them):
 // the npm `flamegraph` package (last published 2015) and 0x (HTML, not SVG) were considered.
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -23,10 +26,11 @@ const here = path.dirname(new URL(import.meta.url).pathname);
 const root = path.join(here, '..');
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '20' }, target: { type: 'string', default: 'both' } },
+  options: { seconds: { type: 'string', default: '20' }, target: { type: 'string', default: 'all' } },
 });
 const SECONDS = Number(values.seconds);
-const targets = values.target === 'both' ? (['postgres', 'pglite'] as const) : [values.target as 'postgres' | 'pglite'];
+type Target = 'postgres' | 'pglite' | 'ceiling';
+const targets: readonly Target[] = values.target === 'all' ? ['postgres', 'ceiling', 'pglite'] : [values.target as Target];
 
 const body = JSON.stringify({
   callback_url: 'https://example.com/cb',
@@ -281,7 +285,7 @@ ${body}
 // ---- the run -----------------------------------------------------------------------------------
 
 interface ProfileResult {
-  target: 'postgres' | 'pglite';
+  target: Target;
   seconds: number;
   requests: number;
   rps: number;
@@ -292,20 +296,40 @@ interface ProfileResult {
   functions: { name: string; component: string; usPerRequest: number; calledFrom: string }[];
 }
 
-async function profileOne(target: 'postgres' | 'pglite', databaseUrl: string | null): Promise<ProfileResult> {
+/** The stack ceiling (bench/server.ts, as bench/run.ts starts it) under the profiler. */
+async function ceilingChild(env: Record<string, string>, nodeArgs: string[]): Promise<{ url: string; key: string; stop(): Promise<void> }> {
+  const child = fork(path.join(here, 'server.ts'), [], {
+    env: { ...process.env, RATE_LIMIT_BURST: '0', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', ...env, STACK_CEILING: 'true' },
+    execArgv: nodeArgs,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.send({ stop: true });
+    await exited;
+  };
+  onCleanup(stop, () => child.kill('SIGKILL'));
+  const [ready] = (await once(child, 'message')) as [{ url: string; account: { live_key: string } }];
+  return { url: ready.url, key: ready.account.live_key, stop };
+}
+
+async function profileOne(target: Target, databaseUrl: string | null): Promise<ProfileResult> {
   const dir = mkdtempSync(path.join(tmpdir(), 'humantask-prof-'));
   onCleanup(() => rmSync(dir, { recursive: true, force: true }));
-  const server = await serveChild(
-    {
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: path.join(dir, 'data') }),
-    },
-    // Through tsx rather than the bundle bin/humantask.js runs otherwise: the frames then name our
-    // TypeScript files, which is how the components below are told apart.
-    ['--import', 'tsx', '--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200'],
-  );
-  const key = keysOf(server.output()).live;
+  const env = {
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: path.join(dir, 'data') }),
+  };
+  // Through tsx rather than the bundle bin/humantask.js runs otherwise: the frames then name our
+  // TypeScript files, which is how the components below are told apart.
+  const nodeArgs = ['--import', 'tsx', '--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200'];
+  const server =
+    target === 'ceiling'
+      ? await ceilingChild(env, nodeArgs)
+      : await serveChild(env, nodeArgs).then((s) => ({ url: s.url, key: keysOf(s.output()).live, stop: s.stop }));
+  const { key } = server;
   const headers = { authorization: basicAuth(key), 'content-type': 'application/json' };
   const options = {
     url: server.url,
@@ -358,7 +382,7 @@ async function profileOne(target: 'postgres' | 'pglite', databaseUrl: string | n
   const tree = frameTree(profile);
   const svg = flameGraph(
     tree,
-    `humantask creation with Idempotency-Key on ${target === 'postgres' ? 'PostgreSQL 15' : 'PGlite'}: ${result.busyUsPerRequest} µs of the server's CPU a request (${today()})`,
+    `${target === 'ceiling' ? 'the stack ceiling (handlers that do nothing after validation), creation with Idempotency-Key on PostgreSQL 15' : `humantask creation with Idempotency-Key on ${target === 'postgres' ? 'PostgreSQL 15' : 'PGlite'}`}: ${result.busyUsPerRequest} µs of the server's CPU a request (${today()})`,
     requests,
   );
   writeFileSync(path.join(root, 'docs', 'internal', `creation-profile-${target}.svg`), svg);
@@ -401,14 +425,15 @@ which makes every µs larger than on a quiet machine and the measured stretch ha
 run(async () => {
   const results: ProfileResult[] = [];
   for (const target of targets) {
-    if (target === 'postgres') {
+    if (target !== 'pglite') {
       if (!postgresAvailable()) throw new Error('needs the PostgreSQL 15 binaries (PG_BIN)');
       const cluster = await startCluster(await freePort());
       onCleanup(
         () => cluster.stop(),
         () => cluster.stop(),
       );
-      results.push(await profileOne('postgres', await cluster.createDatabase()));
+      results.push(await profileOne(target, await cluster.createDatabase()));
+      cluster.stop();
     } else {
       results.push(await profileOne('pglite', null));
     }
