@@ -13,7 +13,7 @@ import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -294,6 +294,8 @@ interface ProfileResult {
   components: { component: string; usPerRequest: number; share: number }[];
   /** The functions with the most self time. */
   functions: { name: string; component: string; usPerRequest: number; calledFrom: string }[];
+  /** The machine's 1-minute load average when the load began and when it ended (other work inflates every µs). */
+  loadAverage: [number, number];
 }
 
 /** The stack ceiling (bench/server.ts, as bench/run.ts starts it) under the profiler. */
@@ -349,8 +351,10 @@ async function profileOne(target: Target, databaseUrl: string | null): Promise<P
   // Quiet seconds around the load mark it in the profile (loadWindow).
   await sleep(1000);
   const started = Date.now();
+  const loadBefore = loadavg()[0]!;
   const r = await autocannon({ ...options, duration: SECONDS });
   const elapsed = (Date.now() - started) / 1000;
+  const loadAverage: [number, number] = [Math.round(loadBefore * 10) / 10, Math.round(loadavg()[0]! * 10) / 10];
   await sleep(1000);
   await server.stop();
   const file = readdirSync(dir)
@@ -377,6 +381,7 @@ async function profileOne(target: Target, databaseUrl: string | null): Promise<P
         share: Math.round((us / busy) * 1000) / 10,
       })),
     functions: topFunctions(profile, 30).map(({ us, ...f }) => ({ ...f, usPerRequest: Math.round((us / requests) * 10) / 10 })),
+    loadAverage,
   };
   console.log(`${result.rps} rps, ${result.busyUsPerRequest} µs of busy CPU a request`);
   const tree = frameTree(profile);
@@ -404,7 +409,11 @@ The reference server under \`--cpu-prof\` (a sample every 200 µs) while autocan
 new \`Idempotency-Key\` each (live key, 32 connections, ${SECONDS} s after a 3 s warm-up). Time is the server
 process's main thread, idle left out, divided by the requests served. The database's own CPU (PostgreSQL
 is another process) is not in these figures; PGlite's is (it runs in the server's thread, as WASM).
-The profiler itself slows the server (the requests a second here are below the bench's).
+The profiler itself slows the server (the requests a second here are below the bench's). \`ceiling\` is
+the stack ceiling of \`npm run bench\`: the same server on PostgreSQL whose handlers answer at once after
+validation (authentication, parsers, Idempotency-Key check, contract validation and the JSON answer).
+The machine's load average (1 minute) while each ran: ${results.map((r) => `${r.target} ${r.loadAverage[0]}–${r.loadAverage[1]}`).join(', ')}
+(on 2 CPUs: above 2, other work shared them, which makes every µs larger; compare shares and ratios).
 
 | component | ${results.map((r) => `${r.target} (${r.rps} rps)`).join(' | ')} |
 |---|${results.map(() => '---:').join('|')}|
@@ -414,11 +423,21 @@ ${[...rows].map((name) => `| ${name} | ${results.map((r) => cell(r, name)).join(
 Flame graphs (open the SVG in a browser and hover a frame for its time a request):
 ${results.map((r) => `- [${r.target}](creation-profile-${r.target}.svg)`).join('\n')}
 
-Removed since the first profile of 2026-11-25: express-openapi-validator's route lookup tried every
-route of the generation on every request (\`lookupRoute\`: 110 µs of 3,261 µs a creation on
-PostgreSQL, 3.4 %); \`server/validator-routes.ts\` hands it only the routes that can match (22.5 µs
-in a later profile that day). Those profiles ran beside other work (load average 20–30 on 2 CPUs),
-which makes every µs larger than on a quiet machine and the measured stretch hard to cut out.
+A creation with \`Idempotency-Key\` (live key, no project or batch) is two statements on either database:
+the key lookup (a read), then one statement that claims the key with the answer, inserts the task and
+its work row, counts the live request and nudges the work queue (\`NOTIFY\`); a trigger keeps the list
+counters (\`task_counts\`) in it. One commit a creation. Both statements are prepared once per
+connection by name, on PGlite too (\`server/store/pglite-prepared.ts\`: one call into the WebAssembly
+backend per execution, where \`query()\` made six and parsed and planned the text each time).
+
+Removed since the first profile of 2026-11-25, each measured as the server's CPU time a creation
+(\`/proc\`, 3,000–4,000 creations, 16 connections, load average 14–25): PGlite re-parsing every
+statement (creation statement 1,472 → 750 µs, key lookup with the count 738 → 358 µs, in-process);
+the live-request count written by the key lookup, a second write and commit per creation (the lookup
+is now a read: 77 µs on PGlite); together PGlite 2,970 → 1,747 µs a creation. On PostgreSQL the server
+process stayed at 1,065 µs and PostgreSQL's own processes at 780 → 763 µs. Earlier that day:
+express-openapi-validator's route lookup tried every route of the generation on every request
+(\`lookupRoute\`: 110 µs of 3,261 µs, 3.4 %); \`server/validator-routes.ts\` hands it only the routes that can match.
 `;
 }
 
