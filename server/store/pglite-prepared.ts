@@ -6,11 +6,17 @@
 // are serialized and the rows parsed as `query()` does (PGlite's own serializers, parsers and
 // result parser), so a caller sees the same rows either way.
 import type { PGlite } from '@electric-sql/pglite';
-import type { Execute, Statement } from './db.ts';
 import { withStatementName } from './errors.ts';
 
 type PGliteModule = typeof import('@electric-sql/pglite');
 type BackendMessage = Parameters<PGliteModule['parse']['parseResults']>[0][number];
+
+/** A statement as db.ts's Statement: the same name always goes with the same text. */
+interface Statement {
+  name: string;
+  text: string;
+  values: unknown[];
+}
 
 interface Prepared {
   text: string;
@@ -30,7 +36,7 @@ function concat(parts: Uint8Array[]): Uint8Array {
 }
 
 /** `execute` on one PGlite client: each statement prepared once, by its name (see Statement). */
-export function preparedExecutor(client: PGlite, pglite: PGliteModule): Execute {
+export function preparedExecutor(client: PGlite, pglite: PGliteModule): <R>(st: Statement) => Promise<R[]> {
   const { serialize } = pglite.protocol;
   const { parseResults, parseDescribeStatementResults } = pglite.parse;
   const prepared = new Map<string, Prepared>();
