@@ -86,7 +86,7 @@ export interface AccountRepository {
   /**
    * The account and mode of an API key (by its hash); a live request is counted at the same time,
    * unless `countLater`: then the request is counted by the statement that creates its task (one
-   * write, not two), or else by countLiveRequest once it is answered.
+   * write, not two), or else by countLiveRequest before it is answered.
    */
   authenticate(keyHash: string, options?: { countLater?: boolean }): Promise<{ account: Account; mode: Mode } | null>;
   /** Counts one live request of the account (on one of its 16 counter rows). */

@@ -135,7 +135,7 @@ const tooManyFailures = (wait: number) =>
 export interface CountLater {
   /** Whether this request's work counts it (a task creation: in its creating statement). */
   applies(req: Request): boolean;
-  /** Counting after the answer failed (the database was unreachable). */
+  /** Counting failed (the database was unreachable): the request is answered all the same. */
   failed(err: unknown): void;
 }
 
@@ -143,7 +143,7 @@ export interface CountLater {
  * A live request is counted where the key is looked up (one statement), except a request that
  * `countLater` names: its lookup only reads, its work counts it (a creation: in the statement that
  * writes the task, so that a creation writes once), and whatever its work did not count is counted
- * once it is answered.
+ * before its answer is sent.
  */
 export function authenticate(
   uow: UnitOfWork,
@@ -170,11 +170,21 @@ export function authenticate(
       if (later && found.mode === 'live') {
         const live: LiveRequest = { counted: false };
         res.locals.liveRequest = live;
-        // 'close': after the answer is sent, or when the client went away before it.
-        res.once('close', () => {
-          if (live.counted) return;
+        const count = () => {
           live.counted = true;
-          uow.accounts.countLiveRequest(found.account.accountId).catch(countLater!.failed);
+          return uow.accounts.countLiveRequest(found.account.accountId).catch(countLater!.failed);
+        };
+        // An answer its work did not count waits for the count (as the lookup's count did): what a
+        // client was answered is counted, crash or not.
+        const end = res.end.bind(res) as (...args: unknown[]) => typeof res;
+        res.end = ((...args: unknown[]) => {
+          if (live.counted) return end(...args);
+          void count().then(() => end(...args));
+          return res;
+        }) as typeof res.end;
+        // A client that went away before its answer.
+        res.once('close', () => {
+          if (!live.counted) void count();
         });
       }
       next();
