@@ -1,5 +1,6 @@
-// Where a creation's CPU time goes: `npm run bench:profile [-- --seconds N --target postgres|pglite|both]`.
-// Runs `humantask serve` (on a throwaway PostgreSQL 15 database, or embedded PGlite) under V8's
+// Where a creation's CPU time goes: `npm run bench:profile [-- --seconds N --target postgres|pglite|ceiling|all]`.
+// Runs `humantask serve` (on a throwaway PostgreSQL 15 database, or embedded PGlite), or the stack
+// ceiling (bench/server.ts with STACK_CEILING=true on PostgreSQL: handlers that do nothing after validation), under V8's
 // sampling profiler (`node --cpu-prof`), drives it with the bench's creation case
 // (POST /v1/task/categorization with a new Idempotency-Key per request, 32 connections), stops it
 // gracefully so the profile is written, and turns the profile into
@@ -8,9 +9,11 @@
 //   - docs/internal/performance-profile.md: the table of both, with the flame graphs linked.
 // The flame graph is drawn here (folded stacks → SVG, as Brendan Gregg's flamegraph.pl draws them):
 // the npm `flamegraph` package (last published 2015) and 0x (HTML, not SVG) were considered.
+import { fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -23,10 +26,11 @@ const here = path.dirname(new URL(import.meta.url).pathname);
 const root = path.join(here, '..');
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '20' }, target: { type: 'string', default: 'both' } },
+  options: { seconds: { type: 'string', default: '20' }, target: { type: 'string', default: 'all' } },
 });
 const SECONDS = Number(values.seconds);
-const targets = values.target === 'both' ? (['postgres', 'pglite'] as const) : [values.target as 'postgres' | 'pglite'];
+type Target = 'postgres' | 'pglite' | 'ceiling';
+const targets: readonly Target[] = values.target === 'all' ? ['postgres', 'ceiling', 'pglite'] : [values.target as Target];
 
 const body = JSON.stringify({
   callback_url: 'https://example.com/cb',
@@ -281,7 +285,7 @@ ${body}
 // ---- the run -----------------------------------------------------------------------------------
 
 interface ProfileResult {
-  target: 'postgres' | 'pglite';
+  target: Target;
   seconds: number;
   requests: number;
   rps: number;
@@ -290,22 +294,44 @@ interface ProfileResult {
   components: { component: string; usPerRequest: number; share: number }[];
   /** The functions with the most self time. */
   functions: { name: string; component: string; usPerRequest: number; calledFrom: string }[];
+  /** The machine's 1-minute load average when the load began and when it ended (other work inflates every µs). */
+  loadAverage: [number, number];
 }
 
-async function profileOne(target: 'postgres' | 'pglite', databaseUrl: string | null): Promise<ProfileResult> {
+/** The stack ceiling (bench/server.ts, as bench/run.ts starts it) under the profiler. */
+async function ceilingChild(env: Record<string, string>, nodeArgs: string[]): Promise<{ url: string; key: string; stop(): Promise<void> }> {
+  const child = fork(path.join(here, 'server.ts'), [], {
+    env: { ...process.env, RATE_LIMIT_BURST: '0', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0', ...env, STACK_CEILING: 'true' },
+    execArgv: nodeArgs,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.send({ stop: true });
+    await exited;
+  };
+  onCleanup(stop, () => child.kill('SIGKILL'));
+  const [ready] = (await once(child, 'message')) as [{ url: string; account: { live_key: string } }];
+  return { url: ready.url, key: ready.account.live_key, stop };
+}
+
+async function profileOne(target: Target, databaseUrl: string | null): Promise<ProfileResult> {
   const dir = mkdtempSync(path.join(tmpdir(), 'humantask-prof-'));
   onCleanup(() => rmSync(dir, { recursive: true, force: true }));
-  const server = await serveChild(
-    {
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: path.join(dir, 'data') }),
-    },
-    // Through tsx rather than the bundle bin/humantask.js runs otherwise: the frames then name our
-    // TypeScript files, which is how the components below are told apart.
-    ['--import', 'tsx', '--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200'],
-  );
-  const key = keysOf(server.output()).live;
+  const env = {
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATA_DIR: path.join(dir, 'data') }),
+  };
+  // Through tsx rather than the bundle bin/humantask.js runs otherwise: the frames then name our
+  // TypeScript files, which is how the components below are told apart.
+  const nodeArgs = ['--import', 'tsx', '--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200'];
+  const server =
+    target === 'ceiling'
+      ? await ceilingChild(env, nodeArgs)
+      : await serveChild(env, nodeArgs).then((s) => ({ url: s.url, key: keysOf(s.output()).live, stop: s.stop }));
+  const { key } = server;
   const headers = { authorization: basicAuth(key), 'content-type': 'application/json' };
   const options = {
     url: server.url,
@@ -325,8 +351,10 @@ async function profileOne(target: 'postgres' | 'pglite', databaseUrl: string | n
   // Quiet seconds around the load mark it in the profile (loadWindow).
   await sleep(1000);
   const started = Date.now();
+  const loadBefore = loadavg()[0]!;
   const r = await autocannon({ ...options, duration: SECONDS });
   const elapsed = (Date.now() - started) / 1000;
+  const loadAverage: [number, number] = [Math.round(loadBefore * 10) / 10, Math.round(loadavg()[0]! * 10) / 10];
   await sleep(1000);
   await server.stop();
   const file = readdirSync(dir)
@@ -353,12 +381,13 @@ async function profileOne(target: 'postgres' | 'pglite', databaseUrl: string | n
         share: Math.round((us / busy) * 1000) / 10,
       })),
     functions: topFunctions(profile, 30).map(({ us, ...f }) => ({ ...f, usPerRequest: Math.round((us / requests) * 10) / 10 })),
+    loadAverage,
   };
   console.log(`${result.rps} rps, ${result.busyUsPerRequest} µs of busy CPU a request`);
   const tree = frameTree(profile);
   const svg = flameGraph(
     tree,
-    `humantask creation with Idempotency-Key on ${target === 'postgres' ? 'PostgreSQL 15' : 'PGlite'}: ${result.busyUsPerRequest} µs of the server's CPU a request (${today()})`,
+    `${target === 'ceiling' ? 'the stack ceiling (handlers that do nothing after validation), creation with Idempotency-Key on PostgreSQL 15' : `humantask creation with Idempotency-Key on ${target === 'postgres' ? 'PostgreSQL 15' : 'PGlite'}`}: ${result.busyUsPerRequest} µs of the server's CPU a request (${today()})`,
     requests,
   );
   writeFileSync(path.join(root, 'docs', 'internal', `creation-profile-${target}.svg`), svg);
@@ -380,7 +409,11 @@ The reference server under \`--cpu-prof\` (a sample every 200 µs) while autocan
 new \`Idempotency-Key\` each (live key, 32 connections, ${SECONDS} s after a 3 s warm-up). Time is the server
 process's main thread, idle left out, divided by the requests served. The database's own CPU (PostgreSQL
 is another process) is not in these figures; PGlite's is (it runs in the server's thread, as WASM).
-The profiler itself slows the server (the requests a second here are below the bench's).
+The profiler itself slows the server (the requests a second here are below the bench's). \`ceiling\` is
+the stack ceiling of \`npm run bench\`: the same server on PostgreSQL whose handlers answer at once after
+validation (authentication, parsers, Idempotency-Key check, contract validation and the JSON answer).
+The machine's load average (1 minute) while each ran: ${results.map((r) => `${r.target} ${r.loadAverage[0]}–${r.loadAverage[1]}`).join(', ')}
+(on 2 CPUs: above 2, other work shared them, which makes every µs larger; compare shares and ratios).
 
 | component | ${results.map((r) => `${r.target} (${r.rps} rps)`).join(' | ')} |
 |---|${results.map(() => '---:').join('|')}|
@@ -390,25 +423,36 @@ ${[...rows].map((name) => `| ${name} | ${results.map((r) => cell(r, name)).join(
 Flame graphs (open the SVG in a browser and hover a frame for its time a request):
 ${results.map((r) => `- [${r.target}](creation-profile-${r.target}.svg)`).join('\n')}
 
-Removed since the first profile of 2026-11-25: express-openapi-validator's route lookup tried every
-route of the generation on every request (\`lookupRoute\`: 110 µs of 3,261 µs a creation on
-PostgreSQL, 3.4 %); \`server/validator-routes.ts\` hands it only the routes that can match (22.5 µs
-in a later profile that day). Those profiles ran beside other work (load average 20–30 on 2 CPUs),
-which makes every µs larger than on a quiet machine and the measured stretch hard to cut out.
+A creation with \`Idempotency-Key\` (live key, no project or batch) is two statements on either database:
+the key lookup (a read), then one statement that claims the key with the answer, inserts the task and
+its work row, counts the live request and nudges the work queue (\`NOTIFY\`); a trigger keeps the list
+counters (\`task_counts\`) in it. One commit a creation. Both statements are prepared once per
+connection by name, on PGlite too (\`server/store/pglite-prepared.ts\`: one call into the WebAssembly
+backend per execution, where \`query()\` made six and parsed and planned the text each time).
+
+Removed since the first profile of 2026-11-25, each measured as the server's CPU time a creation
+(\`/proc\`, 3,000–4,000 creations, 16 connections, load average 14–25): PGlite re-parsing every
+statement (creation statement 1,472 → 750 µs, key lookup with the count 738 → 358 µs, in-process);
+the live-request count written by the key lookup, a second write and commit per creation (the lookup
+is now a read: 77 µs on PGlite); together PGlite 2,970 → 1,747 µs a creation. On PostgreSQL the server
+process stayed at 1,065 µs and PostgreSQL's own processes at 780 → 763 µs. Earlier that day:
+express-openapi-validator's route lookup tried every route of the generation on every request
+(\`lookupRoute\`: 110 µs of 3,261 µs, 3.4 %); \`server/validator-routes.ts\` hands it only the routes that can match.
 `;
 }
 
 run(async () => {
   const results: ProfileResult[] = [];
   for (const target of targets) {
-    if (target === 'postgres') {
+    if (target !== 'pglite') {
       if (!postgresAvailable()) throw new Error('needs the PostgreSQL 15 binaries (PG_BIN)');
       const cluster = await startCluster(await freePort());
       onCleanup(
         () => cluster.stop(),
         () => cluster.stop(),
       );
-      results.push(await profileOne('postgres', await cluster.createDatabase()));
+      results.push(await profileOne(target, await cluster.createDatabase()));
+      cluster.stop();
     } else {
       results.push(await profileOne('pglite', null));
     }

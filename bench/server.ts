@@ -4,19 +4,24 @@
 // answers {rss: true} with its resident set size and {createAccount: name} with the new keys.
 // STACK_CEILING=true: the "stack ceiling", the same server whose every handler answers at once with
 // the validated body (auth, rate limit, parsers, Idempotency-Key check, contract validation and the
-// JSON answer, and nothing of ours after them).
+// JSON answer, and nothing of ours after them). A live creation's request is counted by its creating
+// statement (http/auth.ts); the ceiling's does nothing, so it is marked counted and costs no statement.
 import { pino } from 'pino';
 import { handlerTable } from '../server/app.ts';
 import { readConfig } from '../server/config.ts';
 import { createAccount } from '../server/domain/accounts.ts';
 import { startServer } from '../server/main.ts';
+import type { LiveRequest } from '../server/http/typed.ts';
 import { releaseStartupGarbage } from '../server/memory.ts';
 
 const nothingAfterValidation: typeof handlerTable = (contract, uow) =>
   Object.fromEntries(
     Object.keys(handlerTable(contract, uow)).map((op) => [
       op,
-      async ({ body }: { body: unknown }) => ({ task_id: '0123456789abcdef01234567', status: 'pending', params: body }),
+      async ({ body, liveRequest }: { body: unknown; liveRequest?: LiveRequest }) => {
+        if (liveRequest) liveRequest.counted = true;
+        return { task_id: '0123456789abcdef01234567', status: 'pending', params: body };
+      },
     ]),
   ) as unknown as ReturnType<typeof handlerTable>;
 

@@ -66,7 +66,13 @@ export function createApp(generation: Generation, deps: AppDeps) {
   app.set('etag', false);
 
   // The key is checked before the body is read: a caller without one costs no parsing.
-  app.use(authenticate(deps.uow, deps.authFailures));
+  // A live task creation is counted by its creating statement (one write per creation, not two).
+  app.use(
+    authenticate(deps.uow, deps.authFailures, {
+      applies: (req) => req.method === 'POST' && contract.creations.has(req.path),
+      failed: (err) => deps.logger.error({ err }, 'counting a live request failed'),
+    }),
+  );
   app.use(deps.rateLimit);
   app.use(...bodyParsers(contract.acceptsForms), storableInput(contract));
   const trainingPaths = trainingCreations(contract);

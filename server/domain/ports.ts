@@ -33,9 +33,10 @@ export interface TaskRepository {
   /**
    * Creates a task, all or nothing: with `answer`, first claims its Idempotency-Key (saving the
    * answer; false and nothing written when the key is held, after waiting for a concurrent holder);
-   * with `callback`, queues that message too. Throws UniqueIdTaken when the unique_id is in use.
+   * with `callback`, queues that message too; with `countLiveRequestOf`, counts that account's live
+   * request (see AccountRepository.authenticate). Throws UniqueIdTaken when the unique_id is in use.
    */
-  create(task: Task, extras: { answer?: SavedAnswer; callback?: OutboxMessage }): Promise<boolean>;
+  create(task: Task, extras: { answer?: SavedAnswer; callback?: OutboxMessage; countLiveRequestOf?: string }): Promise<boolean>;
   update(task: Task): Promise<void>;
   /** The task if it belongs to this account and mode; with forUpdate, locked until the transaction ends. */
   get(accountId: string, mode: Mode, taskId: string, options?: { forUpdate?: boolean }): Promise<Task | null>;
@@ -76,14 +77,20 @@ export interface IdempotencyRepository {
 export interface AccountRecord extends Account {
   testKeyHash: string;
   liveKeyHash: string;
-  /** Live requests counted so far (read-only: counted by `authenticate`). */
+  /** Live requests counted so far (read-only: counted by `authenticate` or with the request's work). */
   liveRequestCount: number;
 }
 
 export interface AccountRepository {
   findById(accountId: string): Promise<AccountRecord | null>;
-  /** The account and mode of an API key (by its hash); a live request is counted at the same time. */
-  authenticate(keyHash: string): Promise<{ account: Account; mode: Mode } | null>;
+  /**
+   * The account and mode of an API key (by its hash); a live request is counted at the same time,
+   * unless `countLater`: then the request is counted by the statement that creates its task (one
+   * write, not two), or else by countLiveRequest before it is answered.
+   */
+  authenticate(keyHash: string, options?: { countLater?: boolean }): Promise<{ account: Account; mode: Mode } | null>;
+  /** Counts one live request of the account (on one of its 16 counter rows). */
+  countLiveRequest(accountId: string): Promise<void>;
   findByName(name: string): Promise<AccountRecord | null>;
   insert(account: AccountRecord): Promise<void>;
   update(account: AccountRecord): Promise<void>;

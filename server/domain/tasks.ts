@@ -52,6 +52,8 @@ export interface CreateTaskInput {
   /** The answer the client gets for the created task; saved with an Idempotency-Key. */
   render: (task: Task) => Answer;
   idempotency?: IdempotencyInput;
+  /** The live request was not counted at authentication: the creating statement counts it. */
+  countLiveRequest?: boolean;
 }
 
 export async function createTask(uow: UnitOfWork, input: CreateTaskInput): Promise<Answer> {
@@ -89,7 +91,11 @@ async function writeNewTask(repos: Repositories, input: CreateTaskInput, task: T
     }
   }
   const saved = input.idempotency && savedAnswer(caller, input.idempotency, answer, now);
-  const created = await repos.tasks.create(task, { ...(saved ? { answer: saved } : {}), ...(callback ? { callback } : {}) });
+  const created = await repos.tasks.create(task, {
+    ...(saved ? { answer: saved } : {}),
+    ...(callback ? { callback } : {}),
+    ...(input.countLiveRequest ? { countLiveRequestOf: caller.account.accountId } : {}),
+  });
   if (!created) throw new IdempotencyKeyBusy();
   await taskSettled(repos, task, now);
   return answer;

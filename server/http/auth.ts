@@ -1,10 +1,11 @@
 // HTTP Basic authentication (the API key is the user name, the password is empty) and the per-key
 // rate limit. The key decides the account and the mode.
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { hashKey } from '../domain/accounts.ts';
 import type { Caller } from '../domain/model.ts';
 import type { UnitOfWork } from '../domain/ports.ts';
 import { HttpError, authChallenge } from './errors.ts';
+import type { LiveRequest } from './typed.ts';
 
 /**
  * The API key of a request, or null. Refused: a second Authorization header (Node keeps only the
@@ -130,7 +131,25 @@ const tooManyFailures = (wait: number) =>
     'Retry-After': String(wait),
   });
 
-export function authenticate(uow: UnitOfWork, failures: AuthFailureLimit = authFailureLimit(0, 0)): RequestHandler {
+/** Requests whose live request is counted by their own work rather than at authentication. */
+export interface CountLater {
+  /** Whether this request's work counts it (a task creation: in its creating statement). */
+  applies(req: Request): boolean;
+  /** Counting failed (the database was unreachable): the request is answered all the same. */
+  failed(err: unknown): void;
+}
+
+/**
+ * A live request is counted where the key is looked up (one statement), except a request that
+ * `countLater` names: its lookup only reads, its work counts it (a creation: in the statement that
+ * writes the task, so that a creation writes once), and whatever its work did not count is counted
+ * before its answer is sent.
+ */
+export function authenticate(
+  uow: UnitOfWork,
+  failures: AuthFailureLimit = authFailureLimit(0, 0),
+  countLater?: CountLater,
+): RequestHandler {
   return async (req, res, next) => {
     try {
       const address = req.socket.remoteAddress ?? '';
@@ -138,7 +157,8 @@ export function authenticate(uow: UnitOfWork, failures: AuthFailureLimit = authF
       if (wait > 0) throw tooManyFailures(wait);
       const key = apiKeyOf(req.rawHeaders);
       const keyHash = key ? hashKey(key) : '';
-      const found = key ? await uow.accounts.authenticate(keyHash) : null;
+      const later = countLater?.applies(req) === true;
+      const found = key ? await uow.accounts.authenticate(keyHash, later ? { countLater: true } : undefined) : null;
       if (!found) {
         // Over the limit already (concurrent failures, or another process used it up): 429 too.
         const over = key ? await failures.failed(address) : 0;
@@ -147,6 +167,26 @@ export function authenticate(uow: UnitOfWork, failures: AuthFailureLimit = authF
       }
       res.locals.caller = found satisfies Caller;
       res.locals.keyHash = keyHash;
+      if (later && found.mode === 'live') {
+        const live: LiveRequest = { counted: false };
+        res.locals.liveRequest = live;
+        const count = () => {
+          live.counted = true;
+          return uow.accounts.countLiveRequest(found.account.accountId).catch(countLater!.failed);
+        };
+        // An answer its work did not count waits for the count (as the lookup's count did): what a
+        // client was answered is counted, crash or not.
+        const end = res.end.bind(res) as (...args: unknown[]) => typeof res;
+        res.end = ((...args: unknown[]) => {
+          if (live.counted) return end(...args);
+          void count().then(() => end(...args));
+          return res;
+        }) as typeof res.end;
+        // A client that went away before its answer.
+        res.once('close', () => {
+          if (!live.counted) void count();
+        });
+      }
       next();
     } catch (err) {
       next(err);

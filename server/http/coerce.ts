@@ -98,12 +98,14 @@ interface Mode {
 function coerceValue(value: unknown, schemas: Json[], resolve: Resolve, mode: Mode): unknown {
   if (schemas.length === 0) return value;
   const { form } = mode;
-  const wanted = new Set(schemas.flatMap(types));
   if (typeof value === 'string' && mode.types) {
     if (numeric.test(value) && mayBecome(schemas, 'number')) return Number(value);
     if (boolean.test(value) && mayBecome(schemas, 'boolean')) return value.toLowerCase() === 'true';
     // A form's single repeated key arrives as a string; JSON keeps its types.
-    if (form && wanted.has('array') && !wanted.has('string')) return [coerceValue(value, itemSchemas(schemas, resolve), resolve, mode)];
+    if (form) {
+      const wanted = new Set(schemas.flatMap(types));
+      if (wanted.has('array') && !wanted.has('string')) return [coerceValue(value, itemSchemas(schemas, resolve), resolve, mode)];
+    }
     return value;
   }
   if (Array.isArray(value)) {

@@ -40,7 +40,9 @@ export interface HandlerDeps {
 type Shared<Id extends keyof Operations['current'] & keyof Operations['legacy']> = OperationRequest<Operations['current'][Id]>;
 
 /** A creation request: the body as the client sent it, its path naming the type. */
-export type CreationRequest = Pick<OperationRequest<unknown>, 'caller' | 'route' | 'idempotency'> & { body: Json | undefined };
+export type CreationRequest = Pick<OperationRequest<unknown>, 'caller' | 'route' | 'idempotency' | 'liveRequest'> & {
+  body: Json | undefined;
+};
 
 /** The list filters of either generation (the older one has `offset` and fewer statuses). */
 type TaskListQuery = Omit<NonNullable<Operations['current']['listTasks']['parameters']['query']>, 'status'> &
@@ -103,7 +105,7 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: Handle
   const gen: Generation = contract.generation;
 
   /** Every task creation operation: the path names the type. */
-  const create = async ({ route, body, caller, idempotency }: CreationRequest): Promise<TaskWire | Replay> => {
+  const create = async ({ route, body, caller, idempotency, liveRequest }: CreationRequest): Promise<TaskWire | Replay> => {
     const op = contract.creations.get(route);
     if (!op) throw new HttpError(404, 'Not found: no such endpoint.');
     let view: TaskWire | undefined;
@@ -117,15 +119,19 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: Handle
         checkMerged: op.checkMerged,
         now: new Date(),
         idempotency,
+        countLiveRequest: liveRequest?.counted === false,
         render: (task) => {
           view = views.task(task);
           return { statusCode: 200, body: JSON.stringify(view) };
         },
       });
+      if (liveRequest) liveRequest.counted = true;
       if (view === undefined) throw new Error('createTask did not render the created task.');
       return view;
     } catch (err) {
       if (!(err instanceof IdempotencyKeyBusy) || !idempotency) throw err;
+      // The creating statement ran (and counted the request); the key was held by another request.
+      if (liveRequest) liveRequest.counted = true;
       return new Replay(await concurrentAnswer(uow, caller, idempotency));
     }
   };

@@ -29,6 +29,8 @@ declare global {
       idempotency?: IdempotencyContext;
       /** The body as the client sent it (the validator fills schema defaults into its own copy). */
       body?: unknown;
+      /** A live creation request not counted at authentication (http/auth.ts): counted once, by its creation or after it. */
+      liveRequest?: LiveRequest;
     }
   }
 }
@@ -76,6 +78,13 @@ export interface OperationRequest<Op> {
   /** The request path below the generation's base path (`/v1/task/categorization`). */
   route: string;
   idempotency: IdempotencyContext | undefined;
+  /** Set on a live creation request that its creation is to count (see http/auth.ts). */
+  liveRequest?: LiveRequest | undefined;
+}
+
+/** A live request whose counting was left to its work: `counted` once something counted it. */
+export interface LiveRequest {
+  counted: boolean;
 }
 
 /** A request of the worker API: the worker instead of an account. */
@@ -115,6 +124,7 @@ type WireHandler = (request: {
   credential: WorkerCredential;
   route: string;
   idempotency: IdempotencyContext | undefined;
+  liveRequest: LiveRequest | undefined;
 }) => Promise<unknown>;
 
 /**
@@ -130,7 +140,7 @@ export function dispatch(
     try {
       const handler = handlers.get(req.openapi?.schema.operationId ?? '');
       if (!req.openapi || !handler) throw new HttpError(404, 'Not found: no such endpoint.');
-      const { caller, worker, workerToken: credential, idempotency, body } = res.locals;
+      const { caller, worker, workerToken: credential, idempotency, body, liveRequest } = res.locals;
       req.body = body;
       const answer = await handler({
         path: req.openapi.pathParams,
@@ -141,6 +151,7 @@ export function dispatch(
         credential,
         route: req.path,
         idempotency,
+        liveRequest,
       });
       if (answer instanceof Replay) replay(res, answer.saved);
       else if (answer instanceof NoContent) res.status(204).set(answer.headers).end();

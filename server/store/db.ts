@@ -15,6 +15,7 @@ import pg from 'pg';
 import { listenPostgres, type ListenHandlers, type Unlisten } from './notify.ts';
 import { withStatementName } from './errors.ts';
 import { lockDataDir } from './lock.ts';
+import { preparedExecutor } from './pglite-prepared.ts';
 import * as schema from './schema.ts';
 import { loadSecretsKey, type KeySettings, type SecretBox } from './secrets.ts';
 
@@ -76,10 +77,11 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     const usage = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount });
     store = { db: db as unknown as Database, kind: 'postgres', execute, listen, pool: usage, close: () => pool.end() };
   } else if (options.dataDir === 'memory://') {
-    const { PGlite } = await import('@electric-sql/pglite');
+    const pglite = await import('@electric-sql/pglite');
+    const { PGlite } = pglite;
     const client = new PGlite({ startParams: pgliteStartParams(PGlite), loadDataDir: await migratedImage(PGlite) });
     // Nothing is left to apply (the image has every migration): drizzle only reads its journal.
-    store = pgliteStore(client, await migrated(client));
+    store = pgliteStore(client, await migrated(client), pglite);
   } else {
     // The folder and its files are its owner's only (the WAL holds everything the service stores).
     process.umask(0o077);
@@ -94,9 +96,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     try {
       const dir = path.resolve(options.dataDir);
       if (!existsSync(path.join(dir, 'PG_VERSION'))) await initdbApart({ dir });
-      const { PGlite } = await import('@electric-sql/pglite');
+      const pglite = await import('@electric-sql/pglite');
+      const { PGlite } = pglite;
       const client = new PGlite(dir, { startParams: pgliteStartParams(PGlite) });
-      const s = pgliteStore(client, await migrated(client));
+      const s = pgliteStore(client, await migrated(client), pglite);
       ownerOnly(options.dataDir);
       store = { ...s, close: () => s.close().finally(() => lock.release()) };
     } catch (err) {
@@ -207,8 +210,9 @@ async function migrated(client: PGlite) {
   return db;
 }
 
-function pgliteStore(client: PGlite, db: PgliteDatabase<Schema>): Omit<Store, 'secrets'> {
-  const execute: Execute = <R>(st: Statement) => withStatementName(st.name, async () => (await client.query<R>(st.text, st.values)).rows);
+function pgliteStore(client: PGlite, db: PgliteDatabase<Schema>, pglite: typeof import('@electric-sql/pglite')): Omit<Store, 'secrets'> {
+  // Each statement parsed and planned once (see pglite-prepared.ts), as pg's named statements are.
+  const execute = preparedExecutor(client, pglite);
   // One process, one connection: a NOTIFY reaches the listener of the same client.
   const listen: Store['listen'] = (channel, handlers) => client.listen(channel, handlers.onPayload);
   return { db: db as unknown as Database, kind: 'pglite', execute, listen, close: () => client.close() };

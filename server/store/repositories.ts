@@ -135,13 +135,27 @@ function countedTotalSql(accountId: string, mode: Mode, f: TaskFilters, values: 
 }
 
 /**
- * The creation statement: claims the Idempotency-Key with the answer (an expired claim is taken
- * over), inserts the task only if the claim succeeded, and queues its callback: all or nothing, in
- * one round trip. Answers whether the key was claimed (always true without a key).
+ * Counts a live request (`row`: a VALUES or SELECT of account_id, shard, 1) on one of the account's
+ * 16 counter rows, chosen at random: concurrent requests seldom wait for each other's row lock.
  */
-function createTaskStatement(task: Task, extras: { answer?: SavedAnswer; callback?: OutboxMessage }) {
+const countLiveRequestSql = (row: string) =>
+  `INSERT INTO live_request_counts (account_id, shard, count) ${row}
+    ON CONFLICT (account_id, shard) DO UPDATE SET count = live_request_counts.count + 1`;
+const liveShard = () => Math.floor(Math.random() * 16);
+
+/**
+ * The creation statement: claims the Idempotency-Key with the answer (an expired claim is taken
+ * over), inserts the task only if the claim succeeded, queues its callback, and counts the live
+ * request (whether or not the key was claimed: a replay is a request too): all or nothing, in one
+ * round trip. Answers whether the key was claimed (always true without a key).
+ */
+function createTaskStatement(task: Task, extras: { answer?: SavedAnswer; callback?: OutboxMessage; countLiveRequestOf?: string }) {
   const values: unknown[] = [];
   const parts: string[] = [];
+  if (extras.countLiveRequestOf !== undefined) {
+    const row = `VALUES ($${values.push(extras.countLiveRequestOf)}::text, $${values.push(liveShard())}::int, 1)`;
+    parts.push(`counted AS (${countLiveRequestSql(row)})`);
+  }
   const insert = (codec: { placeholders(first: number): string; values(row: never): unknown[] }, row: unknown) => {
     const placeholders = codec.placeholders(values.length + 1);
     values.push(...codec.values(row as never));
@@ -552,18 +566,26 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
         const rows = await db.select(accountWithCount).from(accounts).where(eq(accounts.accountId, accountId));
         return rows[0] ?? null;
       },
-      async authenticate(keyHash: string) {
-        // One round trip: find the account of the key and, for a live key, count the request on one
-        // of 16 rows of the account (concurrent requests seldom wait for each other's row lock).
-        const text = `WITH found AS (SELECT ${accountRow.columnList} FROM accounts WHERE test_key_hash = $1 OR live_key_hash = $1),
-          counted AS (
-            INSERT INTO live_request_counts (account_id, shard, count) SELECT account_id, $2, 1 FROM found WHERE live_key_hash = $1
-            ON CONFLICT (account_id, shard) DO UPDATE SET count = live_request_counts.count + 1)
-          SELECT * FROM found`;
-        const [row] = await execute(statement(text, [keyHash, Math.floor(Math.random() * 16)]));
+      async authenticate(keyHash: string, options) {
+        // One round trip: find the account of the key and, for a live key, count the request (unless
+        // it is counted later: then a read only).
+        const find = `SELECT ${accountRow.columnList} FROM accounts WHERE test_key_hash = $1 OR live_key_hash = $1`;
+        const [row] = await execute(
+          options?.countLater
+            ? statement(find, [keyHash])
+            : statement(
+                `WITH found AS (${find}),
+                  counted AS (${countLiveRequestSql('SELECT account_id, $2, 1 FROM found WHERE live_key_hash = $1')})
+                SELECT * FROM found`,
+                [keyHash, liveShard()],
+              ),
+        );
         if (!row) return null;
         const { testKeyHash, liveKeyHash: _live, ...account } = accountRow.fromRow(row);
         return { account, mode: testKeyHash === keyHash ? 'test' : 'live' };
+      },
+      async countLiveRequest(accountId: string) {
+        await execute(statement(countLiveRequestSql('VALUES ($1, $2, 1)'), [accountId, liveShard()]));
       },
       async findByName(name: string) {
         const rows = await db.select(accountWithCount).from(accounts).where(eq(accounts.name, name));

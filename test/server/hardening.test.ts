@@ -36,6 +36,44 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('harde
     expect((await server.uow.accounts.findById(quiet.account_id))!.liveRequestCount).toBe(1);
   });
 
+  it('counts a live task creation once, whatever its answer, before answering (by its creating statement, or else on its own)', async () => {
+    const counter = await createAccount(server.uow, 'creation-counter', new Date());
+    const live = client(server, 'current', counter.live_key);
+    const legacy = client(server, 'legacy', counter.live_key);
+    const task = {
+      callback_url: 'https://example.com/cb',
+      instruction: 'Pick',
+      attachment_type: 'text',
+      attachment: 'x',
+      categories: ['a', 'b'],
+    };
+    const key = { 'idempotency-key': 'count-me-once' };
+    const answers = [
+      await live('POST', '/v1/task/categorization', { json: task }), // created
+      await legacy('POST', '/v1/task/categorization', { json: task }), // created (older generation)
+      await live('POST', '/v1/task/categorization', { json: task, headers: key }), // created under a key
+      await live('POST', '/v1/task/categorization', { json: task, headers: key }), // replayed
+      await live('POST', '/v1/task/categorization', { json: { ...task, instruction: 'Other' }, headers: key }), // key used for another request
+      await live('POST', '/v1/task/categorization', { json: { ...task, unique_id: 'once' } }), // created
+      await live('POST', '/v1/task/categorization', { json: { ...task, unique_id: 'once' } }), // unique_id taken: rolled back
+      await live('POST', '/v1/task/categorization', { json: { ...task, categories: 'not a list' } }), // refused before any handler
+      await live('POST', '/v1/projects', { json: { type: 'categorization', name: 'counted' } }), // not a task creation
+      await live('POST', '/v1/task/categorization', { json: { ...task, project: 'counted' } }), // created in a transaction
+      await live('POST', '/v1/task/categorization', { json: { ...task, project: 'no-such-project' } }), // 404 in a transaction
+      await live('GET', '/v1/tasks'),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 409, 200, 409, 400, 200, 200, 404, 200]);
+    expect(answers[3]!.headers.get('idempotent-replayed')).toBe('true');
+    // Test-mode creations are not counted.
+    expect((await client(server, 'current', counter.test_key)('POST', '/v1/task/categorization', { json: task })).status).toBe(200);
+    // Counted before each answer was sent, each once.
+    const counted = async () => (await server.uow.accounts.findById(counter.account_id))!.liveRequestCount;
+    expect(await counted()).toBe(answers.length);
+    // And not again later.
+    expect((await live('GET', '/v1/tasks')).status).toBe(200);
+    expect(await counted()).toBe(answers.length + 1);
+  });
+
   it('refuses a default callback URL that is no callback address, on the admin path as on the API path', async () => {
     await expect(runAccountCommand(server.uow, { command: 'set', name: 'dev', defaultCallbackUrl: 'not a url' })).rejects.toThrow(
       /default callback URL must be an http\(s\) URL or an e-mail address/,
