@@ -35,15 +35,15 @@ export interface Dispatcher {
 
 /** `send` POSTs to http(s) addresses; `mail` mails to e-mail addresses (`ops@example.com`, `mailto:...`). */
 export function startDispatcher(uow: UnitOfWork, send: Send, mail: SendMail, options: DispatcherOptions, logger: Logger): Dispatcher {
-  async function deliver({ message, callbackAuthKey, signingSecret }: ClaimedMessage): Promise<void> {
+  /** POSTs or mails the message, signed with the account's secrets. */
+  async function sendSigned(message: OutboxMessage, callbackAuthKey: string, signingSecret: string, started: Date): Promise<SafeResponse> {
     const body = JSON.stringify(message.payload);
-    const started = new Date();
     const headers = {
       'content-type': 'application/json',
       'service-callback-auth': callbackAuthKey,
       ...signatureHeaders(signingSecret, `msg_${message.id}`, Math.floor(started.getTime() / 1000), body),
     };
-    const result = /^https?:\/\//i.test(message.url)
+    return /^https?:\/\//i.test(message.url)
       ? await send(message.url, {
           method: 'POST',
           headers,
@@ -55,6 +55,35 @@ export function startDispatcher(uow: UnitOfWork, send: Send, mail: SendMail, opt
       : isEmailTarget(message.url)
         ? await mail(message.url, { subject: mailSubject(message.event, message.subject), json: body, event: message.event, headers })
         : ({ ok: false, error: 'invalid_url', message: 'not an http(s) URL or an e-mail address', durationMs: 0 } as const);
+  }
+
+  /**
+   * Secrets that cannot be opened send nothing: the attempt fails (and is retried, then given up,
+   * as any other), the customer sees why in the task's callbacks, the operator the details here.
+   */
+  function unreadable(message: OutboxMessage, detail: string) {
+    logger.error(
+      { account: message.accountId, message: message.id, subject: message.subject },
+      `callback not sent: the callback secrets of account ${message.accountId} could not be opened. ${detail}`,
+    );
+    return {
+      ok: false,
+      error: 'secrets_unreadable',
+      message:
+        "this account's callback secrets (signing secret, callback auth key) could not be opened on the server " +
+        '(sealed with another SECRETS_KEY, or damaged); ' +
+        'nothing was sent, the server operator sees the details in its log',
+      durationMs: 0,
+    } as const;
+  }
+
+  async function deliver(claimed: ClaimedMessage): Promise<void> {
+    const { message } = claimed;
+    const started = new Date();
+    const result =
+      'unreadableSecrets' in claimed
+        ? unreadable(message, claimed.unreadableSecrets)
+        : await sendSigned(message, claimed.callbackAuthKey, claimed.signingSecret, started);
     const now = new Date();
     const success = result.ok && result.status >= 200 && result.status < 300;
     const firstAttemptAt = message.firstAttemptAt ?? started;

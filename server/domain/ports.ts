@@ -240,12 +240,15 @@ export interface DeliveryAttempt {
   durationMs: number;
 }
 
-/** A claimed message with what its sender needs of the account (the callback auth key and signing secret). */
-export interface ClaimedMessage {
-  message: OutboxMessage;
-  callbackAuthKey: string;
-  signingSecret: string;
-}
+/**
+ * A claimed message with what its sender needs of the account (the callback auth key and signing
+ * secret), or, when they cannot be opened (sealed with another key, damaged), why: that message
+ * fails alone, the rest of the claim goes out.
+ */
+export type ClaimedMessage = { message: OutboxMessage } & (
+  | { callbackAuthKey: string; signingSecret: string }
+  | { unreadableSecrets: string }
+);
 
 export interface OutboxRepository {
   add(message: OutboxMessage): Promise<void>;

@@ -202,12 +202,20 @@ async function settleDueTestTask(repos: Repositories, task: Task, now: Date): Pr
  */
 export async function completeDueTestTasks(uow: UnitOfWork, now: Date, batch = 100): Promise<number> {
   const due = await uow.tasks.dueTestTaskIds(now, batch);
+  // Each on its own: a task that cannot be completed holds up none of the others (the poller logs it).
+  const failures: Error[] = [];
   for (const { taskId, accountId, mode } of due) {
-    await uow.transaction(async (repos) => {
-      const task = await repos.tasks.get(accountId, mode, taskId, { forUpdate: true });
-      if (task) await settleDueTestTask(repos, task, now);
-    });
+    try {
+      await uow.transaction(async (repos) => {
+        const task = await repos.tasks.get(accountId, mode, taskId, { forUpdate: true });
+        if (task) await settleDueTestTask(repos, task, now);
+      });
+    } catch (err) {
+      failures.push(new Error(`test-mode task ${taskId} could not be completed`, { cause: err }));
+    }
   }
+  if (failures.length > 0)
+    throw new AggregateError(failures, `${failures.length} of ${due.length} due test-mode tasks could not be completed`);
   return due.length;
 }
 

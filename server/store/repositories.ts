@@ -3,6 +3,7 @@ import { and, asc, count, desc, eq, getTableColumns, gte, inArray, isNotNull, lt
 import type {
   AccountRecord,
   CallbackPayloads,
+  ClaimedMessage,
   DeliveryAttempt,
   OutboxMessage,
   PageRequest,
@@ -532,11 +533,15 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
         const rows = await execute<Record<string, unknown> & { callback_auth_key: string; signing_secret: string }>(
           statement(text, [now.toISOString(), leaseUntil.toISOString(), limit]),
         );
-        return rows.map((r) => ({
-          message: outboxRow.fromRow(r),
-          callbackAuthKey: secrets.open(r.callback_auth_key),
-          signingSecret: secrets.open(r.signing_secret),
-        }));
+        // Opened message by message: secrets that cannot be opened fail their own message, not the claim.
+        return rows.map((r): ClaimedMessage => {
+          const message = outboxRow.fromRow(r);
+          try {
+            return { message, callbackAuthKey: secrets.open(r.callback_auth_key), signingSecret: secrets.open(r.signing_secret) };
+          } catch (err) {
+            return { message, unreadableSecrets: err instanceof Error ? err.message : String(err) };
+          }
+        });
       },
       async recordAttempt(message, attempt, callbackCompleted) {
         // One statement, only the changed columns: no read, no lost update of the task's other fields.

@@ -43,7 +43,7 @@ export function secretBox(key: Buffer, source: string, ephemeral = false): Secre
         return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
       } catch {
         throw new SecretsKeyError(
-          `The account secrets in this database were sealed with another key than ${source}. ` +
+          `The account secrets in this database were sealed with another key than ${source}, or are damaged. ` +
             `Give the server the key they were sealed with (SECRETS_KEY or SECRETS_KEY_FILE).`,
         );
       }

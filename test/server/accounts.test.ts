@@ -45,6 +45,28 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('accou
     }
   });
 
+  it('completes the other due test tasks when one of them cannot be completed', async () => {
+    await updateAccount(server.uow, 'dev', { testCompletionDelayMs: 3_600_000 });
+    const api = client(server, 'current', server.dev.test_key);
+    const setColumns = (name: string, taskId: string, set: string) =>
+      server.store.execute({ name, text: `UPDATE tasks SET ${set} WHERE task_id = $1`, values: [taskId] });
+    const stored = async (taskId: string) => (await server.uow.tasks.get(server.dev.account_id, 'test', taskId))!.status;
+    const [broken, other] = [
+      (await api('POST', '/v1/task/categorization', { json: body })).body.task_id,
+      (await api('POST', '/v1/task/categorization', { json: body })).body.task_id,
+    ];
+    try {
+      // A task the synthetic completion cannot handle (a type it has no response for), due first.
+      await setColumns('break_task', broken, `type = 'no-such-type', test_complete_at = now() - interval '1 second'`);
+      await setColumns('task_due', other, 'test_complete_at = now()');
+      await until(async () => (await stored(other)) === 'completed', 'the other due task to complete');
+      expect(await stored(broken)).toBe('pending');
+    } finally {
+      await setColumns('mend_task', broken, `type = 'categorization'`);
+      await updateAccount(server.uow, 'dev', { testCompletionDelayMs: 0 });
+    }
+  });
+
   it('answers 402 for a disabled task type, and takes the default callback URL when a task gives none', async () => {
     const api = client(server, 'current', server.dev.live_key);
     await updateAccount(server.uow, 'dev', { disableTypes: ['lidarsegmentation'], defaultCallbackUrl: 'https://example.com/default' });

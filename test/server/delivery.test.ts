@@ -1,6 +1,6 @@
 // Callbacks as a receiver sees them: a real HTTP receiver on loopback, the retry schedule
 // compressed through configuration (CALLBACK_SCHEDULE_SCALE), on PGlite and on PostgreSQL.
-import { createHmac } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,12 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failedDeliveries } from '../../server/admin.ts';
 import { readConfig } from '../../server/config.ts';
+import { startDispatcher } from '../../server/delivery/dispatcher.ts';
+import { createMailer } from '../../server/delivery/mail.ts';
+import { safeRequest } from '../../server/delivery/net.ts';
+import { createAccount } from '../../server/domain/accounts.ts';
 import { startServer } from '../../server/main.ts';
+import { secretBox } from '../../server/store/secrets.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { freePort } from '../support/net.ts';
 import { until } from '../support/wait.ts';
@@ -207,6 +212,74 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('callb
       });
     } finally {
       await hook.close();
+    }
+  });
+});
+
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('an account whose secrets cannot be opened, on %s', (db) => {
+  it("fails alone: its callbacks are recorded as failed attempts and retried, the other accounts' go out", async () => {
+    const logs: { level: number; msg: string; account?: string; message?: string }[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => logs.push(JSON.parse(line)) });
+    // Delivery off while the callbacks are queued: the dispatcher started below claims them all at once.
+    const server = await startTestServer(db, { ALLOW_PRIVATE_NETWORKS: env.ALLOW_PRIVATE_NETWORKS });
+    const hook = await receiver(() => 200);
+    const dispatcher = { stop: async () => {} };
+    try {
+      const bad = await createAccount(server.uow, 'sealed-elsewhere', new Date());
+      // As a row sealed under another SECRETS_KEY (say, copied from another installation) holds it.
+      const reseal = (sealed: string) =>
+        server.store.execute({
+          name: 'reseal',
+          text: 'UPDATE accounts SET signing_secret = $1 WHERE account_id = $2',
+          values: [sealed, bad.account_id],
+        });
+      await reseal(secretBox(randomBytes(32), 'another key').seal(bad.signing_secret));
+      const badApi = client(server, 'current', bad.test_key);
+      const api = client(server, 'current', server.dev.test_key);
+      const create = async (call: typeof api) => {
+        const created = await call('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } });
+        expect(created.status, created.text).toBe(200);
+        return created.body.task_id as string;
+      };
+      // The unreadable account's callbacks are the oldest: the first of the claim.
+      const badIds = [await create(badApi), await create(badApi)];
+      const goodIds = [await create(api), await create(api), await create(api)];
+
+      const options = readConfig({ ...env, CALLBACK_SCHEDULE_SCALE: '0.005' }).delivery;
+      Object.assign(dispatcher, startDispatcher(server.uow, safeRequest, createMailer(undefined), options, logger));
+      for (const id of goodIds)
+        await until(async () => (await api('GET', `/v1/task/${id}`)).body.callback_completed === true, "the other account's callbacks");
+      const attemptsOf = async (id: string) => (await badApi('GET', `/v1/task/${id}/callbacks`)).body.docs;
+      for (const id of badIds) await until(async () => (await attemptsOf(id)).length >= 2, 'a retry of the unreadable one');
+
+      // Nothing unsigned went out; the customer sees why, and that it is still being retried.
+      expect(hook.received.map((r) => JSON.parse(r.body).task_id).sort()).toEqual([...goodIds].sort());
+      for (const id of badIds) {
+        const [first] = await attemptsOf(id);
+        expect(first).toMatchObject({ event: 'task_completed', url: hook.url });
+        expect(first).not.toHaveProperty('status_code');
+        expect(first.error).toMatch(/^secrets_unreadable: .*signing secret.*could not be opened/);
+        // Still being retried: neither delivered nor given up.
+        expect((await badApi('GET', `/v1/task/${id}`)).body).not.toHaveProperty('callback_completed');
+      }
+      // The operator sees which account and message, and what to do.
+      const logged = logs.find((l) => l.msg.includes('could not be opened'));
+      expect(logged).toMatchObject({ level: 50, account: bad.account_id, message: expect.any(String) });
+      expect(logged!.msg).toMatch(/SECRETS_KEY/);
+
+      // The right key's seal restored: the next retry delivers, signed with the account's secret.
+      await reseal(server.store.secrets.seal(bad.signing_secret));
+      for (const id of badIds)
+        await until(async () => (await badApi('GET', `/v1/task/${id}`)).body.callback_completed === true, 'the retry after the repair');
+      const delivered = hook.received.find((r) => JSON.parse(r.body).task_id === badIds[0])!;
+      const key = Buffer.from(bad.signing_secret.replace(/^whsec_/, ''), 'base64');
+      const { headers, body } = delivered;
+      const signed = createHmac('sha256', key).update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`).digest('base64');
+      expect(headers['webhook-signature']).toBe(`v1,${signed}`);
+    } finally {
+      await dispatcher.stop();
+      await hook.close();
+      await server.close();
     }
   });
 });
