@@ -205,11 +205,15 @@ async function runExamples(ctx: CheckContext, state: SuiteState, operationId: st
       } else if (Array.isArray(body.attempt) || Array.isArray(body.review)) {
         // A staffing: the example's workers exist only in the example; a worker of the run stands in.
         body = staffedBy(body, await fixtures.worker(ctx));
-      } else if (kind === 'batch-creation' && typeof body.project === 'string') {
-        // createBatch examples name projects that createProject examples create.
+      } else if (typeof body.project === 'string') {
+        // Examples (a batch, a worker returned to a project) name projects that createProject examples
+        // create. The workforce does live work: a project its operations name is a live one (made
+        // with --live-key; without it the project is unknown to them: 404).
         const projectExample = fixtures.projectExampleNamed(body.project);
-        if (projectExample) body = { ...body, project: await fixtures.projectFrom(ctx, projectExample) };
-        else {
+        const workforce = op.path.startsWith('/v1/workforce/');
+        if (projectExample && (!workforce || ctx.options.liveKey))
+          body = { ...body, project: await fixtures.projectFrom(ctx, projectExample, workforce ? 'live' : 'main') };
+        else if (kind === 'batch-creation' || workforce) {
           body = { ...body, project: ctx.unique('no-such-project') };
           expected = [404];
         }

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Contract, ContractOperation, Json } from './contract.ts';
 import { describeExchange } from './shape.ts';
-import { ConformanceFailure, type CheckContext, type Exchange, type Generation } from './types.ts';
+import { ConformanceFailure, type CheckContext, type Exchange, type Generation, type KeyName } from './types.ts';
 
 /** The named examples of an operation's request body for one media type: [name, value]. */
 export function requestExamples(contract: Contract, op: ContractOperation, media = 'application/json'): [string, unknown][] {
@@ -172,14 +172,14 @@ export class Fixtures {
     });
   }
 
-  /** A project made from the createProject example named `exampleName` (default: the first one). */
-  projectFrom(ctx: CheckContext, exampleName?: string): Promise<string> {
-    return this.once(`project:${exampleName ?? ''}`, async () => {
+  /** A project made from the createProject example named `exampleName` (default: the first one), with `key`'s mode. */
+  projectFrom(ctx: CheckContext, exampleName?: string, key: KeyName = 'main'): Promise<string> {
+    return this.once(`project:${exampleName ?? ''}:${key}`, async () => {
       const op = this.op('createProject');
       const examples = requestExamples(this.contract, op);
       const [, example] = (exampleName ? examples.find(([n]) => n === exampleName) : examples[0]) ?? [];
       const body = (await personalize(ctx, op, example)) as Json;
-      const ex = await ctx.call('POST', op.path, { json: body });
+      const ex = await ctx.call('POST', op.path, { json: body, key });
       expectAnswer(ex, [200], "creating a project for the check (the contract's createProject example)");
       return String(body.name);
     });
