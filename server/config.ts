@@ -16,6 +16,8 @@ export interface Config {
   processes: number;
   /** Folder of the embedded PGlite database (DATA_DIR, default ./data); `memory://` keeps it in memory. */
   dataDir: string;
+  /** Not an environment setting: an image for an in-memory DATA_DIR to start from (see store/db.ts; the tests use it). */
+  memoryImage?: string | undefined;
   /**
    * Key sealing the account secrets at rest (SECRETS_KEY: 64 hex digits or base64 of 32 bytes), or a
    * file holding it (SECRETS_KEY_FILE). Neither: the file beside DATA_DIR (`./data.key`), made on

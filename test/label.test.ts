@@ -1900,7 +1900,7 @@ describe('the lidar player', () => {
     const { page } = await open('?lidar=2d', [cloudOrigin]);
     await logIn(page);
     await frameShown(page, 'Frame 1 of 2 · 2,200 points');
-    expect(await page.locator('.lidar-stage').getAttribute('data-renderer')).toBe('2d');
+    await expect.poll(() => page.locator('.lidar-stage').getAttribute('data-renderer'), poll).toBe('2d');
     // The points are painted: the road's colour (unlabeled: grey) shows on the canvas.
     const painted = () =>
       page.locator('.lidar-overlay').evaluate((c) => {

@@ -2,7 +2,7 @@
 // go through drizzle-orm with the same schema, queries and migrations.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +52,11 @@ export interface Store {
 
 export interface StoreOptions extends KeySettings {
   databaseUrl?: string | undefined;
+  /**
+   * A migrated database image (see `writeMemoryImage`) that an in-memory DATA_DIR starts from, instead
+   * of laying out and migrating its own once per process: the tests make one for the whole run.
+   */
+  memoryImage?: string | undefined;
   /** Where a problem that does not stop the start is told (default: stderr). */
   warn?: (message: string) => void;
 }
@@ -79,7 +84,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   } else if (options.dataDir === 'memory://') {
     const pglite = await import('@electric-sql/pglite');
     const { PGlite } = pglite;
-    const client = new PGlite({ startParams: pgliteStartParams(PGlite), loadDataDir: await migratedImage(PGlite) });
+    const image = options.memoryImage ? new Blob([readFileSync(options.memoryImage)]) : await migratedImage(PGlite);
+    const client = new PGlite({ startParams: pgliteStartParams(PGlite), loadDataDir: image });
     // Nothing is left to apply (the image has every migration): drizzle only reads its journal.
     store = pgliteStore(client, await migrated(client), pglite);
   } else {
@@ -189,6 +195,12 @@ function migratedImage(pglite: typeof PGlite): Promise<Blob> {
   })();
   databaseImage.catch(() => (databaseImage = undefined));
   return databaseImage;
+}
+
+/** Writes the image of a new, migrated in-memory database to `file` (a tar, for `memoryImage`). */
+export async function writeMemoryImage(file: string): Promise<void> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  writeFileSync(file, Buffer.from(await (await migratedImage(PGlite)).arrayBuffer()));
 }
 
 /**

@@ -58,6 +58,7 @@ export async function startTestServer(
     port: 0,
     host: '127.0.0.1',
     dataDir: 'memory://',
+    memoryImage: inject('memoryImage'),
     databaseUrl,
   };
   const server = await startServer(config, logger, options);
