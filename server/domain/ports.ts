@@ -50,7 +50,9 @@ export interface TaskRepository {
    */
   claimAttachmentChecks(now: Date, leaseUntil: Date, limit: number): Promise<Task[]>;
   /** Ids of test-mode tasks whose completion delay is over (any account). */
-  dueTestTaskIds(now: Date, limit: number): Promise<{ taskId: string; accountId: string; mode: Mode }[]>;
+  dueTestTaskIds(now: Date, limit: number): Promise<{ taskId: string; accountId: string; mode: Mode; createdAt: Date }[]>;
+  /** Moves a due test-mode task's completion to `at` (one that could not be completed: see completeDueTestTasks). */
+  postponeTestCompletion(taskId: string, at: Date): Promise<void>;
 }
 
 export interface SavedAnswer {

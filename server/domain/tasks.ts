@@ -203,15 +203,22 @@ async function settleDueTestTask(repos: Repositories, task: Task, now: Date): Pr
 export async function completeDueTestTasks(uow: UnitOfWork, now: Date, batch = 100): Promise<number> {
   const due = await uow.tasks.dueTestTaskIds(now, batch);
   // Each on its own: a task that cannot be completed holds up none of the others (the poller logs it).
+  // It is tried again later, after as long as it has existed (1 s, then 2 s, 4 s, ... at most an hour):
+  // neither does it come first in every poll (a batch of them would starve the rest) nor fill the log.
   const failures: Error[] = [];
-  for (const { taskId, accountId, mode } of due) {
+  for (const { taskId, accountId, mode, createdAt } of due) {
     try {
       await uow.transaction(async (repos) => {
         const task = await repos.tasks.get(accountId, mode, taskId, { forUpdate: true });
         if (task) await settleDueTestTask(repos, task, now);
       });
     } catch (err) {
-      failures.push(new Error(`test-mode task ${taskId} could not be completed`, { cause: err }));
+      const retryInMs = Math.min(3_600_000, Math.max(1000, now.getTime() - createdAt.getTime()));
+      const retryAt = new Date(now.getTime() + retryInMs);
+      failures.push(new Error(`test-mode task ${taskId} could not be completed (tried again at ${retryAt.toISOString()})`, { cause: err }));
+      await uow.tasks
+        .postponeTestCompletion(taskId, retryAt)
+        .catch((e: unknown) => failures.push(new Error(`test-mode task ${taskId} could not be postponed`, { cause: e })));
     }
   }
   if (failures.length > 0)

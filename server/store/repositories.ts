@@ -284,11 +284,17 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       },
       async dueTestTaskIds(now: Date, limit: number) {
         return db
-          .select({ taskId: tasks.taskId, accountId: tasks.accountId, mode: tasks.mode })
+          .select({ taskId: tasks.taskId, accountId: tasks.accountId, mode: tasks.mode, createdAt: tasks.createdAt })
           .from(tasks)
           .where(and(isNotNull(tasks.testCompleteAt), lte(tasks.testCompleteAt, now)))
           .orderBy(asc(tasks.testCompleteAt))
           .limit(limit);
+      },
+      async postponeTestCompletion(taskId, at) {
+        await db
+          .update(tasks)
+          .set({ testCompleteAt: at })
+          .where(and(eq(tasks.taskId, taskId), isNotNull(tasks.testCompleteAt)));
       },
     },
     idempotency: {

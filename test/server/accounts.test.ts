@@ -2,6 +2,7 @@
 // default callback URL, the per-key rate limit; and Markdown sanitizing of text-collection content.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateAccount } from '../../server/domain/accounts.ts';
+import { completeDueTestTasks } from '../../server/domain/tasks.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { until } from '../support/wait.ts';
 
@@ -23,7 +24,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('accou
   });
 
   it('delays test-mode completion, so that a test task can be canceled; a due task completes by itself', async () => {
-    await updateAccount(server.uow, 'dev', { testCompletionDelayMs: 2000 });
+    // Long enough for the two creations, the read and the cancel on a loaded machine.
+    await updateAccount(server.uow, 'dev', { testCompletionDelayMs: 5000 });
     const api = client(server, 'current', server.dev.test_key);
     try {
       const a = await api('POST', '/v1/task/categorization', { json: body });
@@ -61,9 +63,42 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('accou
       await setColumns('task_due', other, 'test_complete_at = now()');
       await until(async () => (await stored(other)) === 'completed', 'the other due task to complete');
       expect(await stored(broken)).toBe('pending');
+      // Tried again later, not in every poll.
+      const [row] = await server.store.execute<{ later: boolean }>({
+        name: 'postponed',
+        text: 'SELECT test_complete_at > now() AS later FROM tasks WHERE task_id = $1',
+        values: [broken],
+      });
+      expect(row?.later).toBe(true);
     } finally {
       await setColumns('mend_task', broken, `type = 'categorization'`);
       await updateAccount(server.uow, 'dev', { testCompletionDelayMs: 0 });
+    }
+  });
+
+  it('starves no due test task behind one that cannot be completed: the failing one is tried again later', async () => {
+    // A server without the background completion: the rounds below are the only ones.
+    const quiet = await startTestServer(db, { TEST_COMPLETION_POLL_MS: '0' });
+    try {
+      await updateAccount(quiet.uow, 'dev', { testCompletionDelayMs: 3_600_000 });
+      const api = client(quiet, 'current', quiet.dev.test_key);
+      const [broken, other] = [
+        (await api('POST', '/v1/task/categorization', { json: body })).body.task_id,
+        (await api('POST', '/v1/task/categorization', { json: body })).body.task_id,
+      ];
+      const set = (name: string, taskId: string, columns: string) =>
+        quiet.store.execute({ name, text: `UPDATE tasks SET ${columns} WHERE task_id = $1`, values: [taskId] });
+      await set('break_task', broken, `type = 'no-such-type', test_complete_at = now() - interval '1 second'`);
+      await set('task_due', other, 'test_complete_at = now()');
+      // One task a round: the broken one (due first) fails and moves back; the next round takes the other.
+      await expect(completeDueTestTasks(quiet.uow, new Date(), 1)).rejects.toThrow(/1 of 1 due test-mode tasks could not be completed/);
+      expect(await completeDueTestTasks(quiet.uow, new Date(), 1)).toBe(1);
+      const status = async (taskId: string) => (await quiet.uow.tasks.get(quiet.dev.account_id, 'test', taskId))!.status;
+      expect(await status(other)).toBe('completed');
+      expect(await status(broken)).toBe('pending');
+      expect(await completeDueTestTasks(quiet.uow, new Date(), 1)).toBe(0);
+    } finally {
+      await quiet.close();
     }
   });
 

@@ -2,30 +2,43 @@
 // each a copy of a template database that has the server's migrations (a copy is quicker than
 // migrating every new database). One Chromium too: the browser tests' files connect to it.
 import type { TestProject } from 'vitest/node';
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { openStore } from '../../server/store/db.ts';
 import { launchBrowserServer } from './browser.ts';
 import { freePort } from './net.ts';
 import { postgresAvailable, startCluster } from './postgres.ts';
 
+const execFileAsync = promisify(execFile);
+
 export default async function setup(project: TestProject) {
-  const browser = await launchBrowserServer();
-  project.provide('browserEndpoint', browser?.wsEndpoint ?? '');
-  const stopPostgres = await setupPostgres(project);
-  // One migrated PGlite image for every in-memory test server (each test file is a process of its
-  // own, and laying out and migrating a database costs each about 3 s of CPU).
-  const imageDir = mkdtempSync(path.join(tmpdir(), 'humantask-test-image-'));
-  const memoryImage = path.join(imageDir, 'pgdata.tar');
-  execFileSync(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'memory-image.ts'), memoryImage], { stdio: 'inherit' });
-  project.provide('memoryImage', memoryImage);
-  return async () => {
-    await browser?.close();
-    await stopPostgres?.();
-    rmSync(imageDir, { recursive: true, force: true });
+  // What has started stops again, in reverse order, at the end of the run or when a later step fails.
+  const started: (() => unknown)[] = [];
+  const stop = async () => {
+    for (const undo of started.reverse()) await undo();
   };
+  try {
+    // One migrated PGlite image that every in-memory test server starts from (laying out and
+    // migrating a database costs about 3 s of CPU), made meanwhile in a child process.
+    const imageDir = mkdtempSync(path.join(tmpdir(), 'humantask-test-image-'));
+    started.push(() => rmSync(imageDir, { recursive: true, force: true }));
+    const memoryImage = path.join(imageDir, 'pgdata.tar');
+    const image = execFileAsync(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'memory-image.ts'), memoryImage]);
+    const browser = await launchBrowserServer();
+    if (browser) started.push(() => browser.close());
+    project.provide('browserEndpoint', browser?.wsEndpoint ?? '');
+    const stopPostgres = await setupPostgres(project);
+    if (stopPostgres) started.push(stopPostgres);
+    await image;
+    project.provide('memoryImage', memoryImage);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return stop;
 }
 
 async function setupPostgres(project: TestProject) {
@@ -41,8 +54,13 @@ async function setupPostgres(project: TestProject) {
   const url = process.env.TEST_DATABASE_URL ?? `postgres://postgres@127.0.0.1:${port}/postgres`;
   // Named after this process: runs sharing one server (TEST_DATABASE_URL) each make their own.
   const template = `humantask_template_${process.pid}`;
-  const store = await openStore({ databaseUrl: await cluster.createDatabase({ name: template }), dataDir: '' });
-  await store.close();
+  try {
+    const store = await openStore({ databaseUrl: await cluster.createDatabase({ name: template }), dataDir: '' });
+    await store.close();
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
   project.provide('postgresUrl', url);
   project.provide('postgresTemplate', template);
   return () => cluster.stop();
