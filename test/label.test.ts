@@ -180,6 +180,13 @@ let opened: { foreign: string[]; allowed: string[] }[] = [];
  */
 async function open(query = '', allowed: string[] = []): Promise<{ page: Page; foreign: string[]; own: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const watched = watch(page, allowed);
+  await page.goto(`${origin}/label/${query}`);
+  return { page, ...watched };
+}
+
+/** Records the requests of a page made otherwise (another context, a clock installed first) as `open` does. */
+function watch(page: Page, allowed: string[] = []): { foreign: string[]; own: string[] } {
   const foreign: string[] = [];
   const own: string[] = [];
   page.on('request', (r) => {
@@ -188,8 +195,7 @@ async function open(query = '', allowed: string[] = []): Promise<{ page: Page; f
     else if (u.origin === origin) own.push(u.pathname);
   });
   opened.push({ foreign, allowed });
-  await page.goto(`${origin}/label/${query}`);
-  return { page, foreign, own };
+  return { foreign, own };
 }
 
 // No request leaves the origin, on every page of every player (the lazy chunks included).
@@ -429,6 +435,7 @@ describe('the labeling app', () => {
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     const other = await context.newPage();
+    watch(other);
     await other.goto(`${origin}/label/`);
     await logIn(other);
     await other.locator('.instruction').waitFor();
@@ -440,6 +447,7 @@ describe('the labeling app', () => {
   it('counts active time only while there was input in the last 2 minutes, and sends no heartbeat when idle', async () => {
     queue = [assignment(categorizationTask())];
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    watch(page);
     await page.clock.install();
     await page.goto(`${origin}/label/`);
     await logIn(page);
