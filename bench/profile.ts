@@ -78,6 +78,10 @@ const components: [string, (f: CallFrame) => boolean][] = [
   ['ours: server/store', (f) => f.url.includes('/server/store/')],
   ['ours: server/domain', (f) => f.url.includes('/server/domain/')],
   ['ours: other', (f) => f.url.includes('/server/')],
+  // The write system call of a socket or file (native, no script URL). On a busy machine most of its
+  // samples are the wait to run again after the write woke the reader (PostgreSQL's backend, the load
+  // generator): the sampler counts wall time, /proc counts only the CPU.
+  ['node: write system calls', (f) => f.url === '' && /^write(v|Buffer|Utf8String|Latin1String|AsciiString)$/.test(f.functionName)],
   ['node: net, http, streams', (f) => /^node:(net|_http|http|stream|internal\/(streams|http|net|stream_base))/.test(f.url)],
   ['node: other', (f) => f.url.startsWith('node:') || f.functionName === '(program)' || f.url === ''],
 ];
@@ -227,6 +231,7 @@ const palette: Record<string, string> = {
   'ours: server/domain': '#a61c00',
   'ours: other': '#ea9999',
   'node: net, http, streams': '#93c47d',
+  'node: write system calls': '#d9ead3',
   'node: other': '#b6d7a8',
 };
 
@@ -438,6 +443,27 @@ is now a read: 77 µs on PGlite); together PGlite 2,970 → 1,747 µs a creation
 process stayed at 1,065 µs and PostgreSQL's own processes at 780 → 763 µs. Earlier that day:
 express-openapi-validator's route lookup tried every route of the generation on every request
 (\`lookupRoute\`: 110 µs of 3,261 µs, 3.4 %); \`server/validator-routes.ts\` hands it only the routes that can match.
+
+"node: write system calls" is what was most of "node: other": \`writev\` (the pg driver's Bind, Describe,
+Execute and Sync of a statement, corked into one write) and the answer's write (on PGlite, with no
+database socket, that alone: 217 µs a request). The sampler counts
+wall time, and a write to a loopback socket wakes the process that reads it (PostgreSQL's backend, the
+load generator), which on a busy machine often runs before the server does again: the wait is counted
+in the write. The server's CPU from \`/proc\` a creation is well below its busy time here (720–800 µs
+at load average 10–17, against 1,296–1,385 µs busy in the profiles). The rest of "node: other" is the microtask queue's
+own work (\`runMicrotasks\`), V8 outside any function (\`(program)\`), \`emit\` and \`nextTick\`.
+
+PostgreSQL's side, from \`/proc\` (every process of the cluster, 2026-11-25, load average 16–24):
+the backends running the statements 440–860 µs a creation with 16 connections, 320–570 µs with one
+(runs taken in turn): a third or more goes with concurrency (not split further; likely the waits
+for the counter rows and for the account row that the foreign keys lock, and their wake-ups: dropping
+the three foreign keys to \`accounts\` a creation checks showed no difference beyond the noise); the backend that LISTENs for work nudges 28–62 µs
+(one NOTIFY a live creation). The key lookup alone: 15 µs in the
+backend and 30 µs in the server's driver (serial, 5,000 lookups): a cache of accounts would save
+under 5 % of a creation on either side. Removed: the list counters' statement-level trigger for a
+created task (transition table, GROUP BY, sort for one row), now a row-level trigger that writes the
+one counter row of a task without project, batch or tags directly (backend CPU a task insert, serial,
+110–120 → 93–97 µs; migration 0016).
 `;
 }
 

@@ -170,8 +170,8 @@ export const taskTags = pgTable(
  * The tasks counted by account, mode, status and type, for exact list totals without counting
  * rows: scope 0 counts every task, scope 1 the tasks of `project`, scope 2 the tasks of `batch`
  * (with their project, '' for none), scope 3 the tasks carrying `tag` ('' where a scope does not
- * use the column). Kept by statement triggers on
- * `tasks` (see the hand-written block of migration 0008), so every change of a task counts in its
+ * use the column). Kept by triggers on `tasks` (statement triggers for updates and deletes, see the
+ * hand-written block of migration 0008; a row trigger for a created task, migration 0016), so every change of a task counts in its
  * own transaction whoever makes it. Each count is spread over a few shards (by the connection that
  * writes) so that concurrent writers seldom wait for one row; a total is the sum of its rows.
  */
