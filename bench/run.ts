@@ -613,7 +613,8 @@ PGlite's WebAssembly in its first tier (compiled lazily on the main thread, as b
 comes with the first requests. Thread arenas 71 → 37 MB; idle 247.0, 235.5, 244.4, 261.7, 228.5
 (mean 243.4) → 204.3, 202.1, 215.1, 201.0, 202.0 MB (mean 204.9); peak under 40 s of creation
 290 MB at 297 creations a second (the machine's load); the server's CPU a creation unchanged
-(1,700–1,770 µs once warm, 6,000 creations, before and after). Tried at start and not kept:
+(1,700–1,770 µs once warm, 6,000 creations, before and after); the start (to the banner) and the first
+creation's answer no slower beyond the noise (17–27 s and 0.9–1.6 s either way, three starts each, load 11–14). Tried at start and not kept:
 \`--single-threaded\` set from JavaScript (V8 aborts at the next collection), \`--no-wasm-tier-up\`
 with \`--no-concurrent-recompilation\` (no gain: 237 MB). \`node --v8-pool-size=1\` (one background
 thread, one arena) gave 201 MB and \`GLIBC_TUNABLES=glibc.malloc.trim_threshold=65536\` 208 MB,
