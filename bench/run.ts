@@ -609,8 +609,9 @@ background threads allocated and freed while PGlite's WebAssembly was tiered up 
 compiler during the start (the migrations' hot functions), kept because large blocks freed there
 raise glibc's trim threshold. \`bin/humantask.js\` now sets \`--wasm-num-compilation-tasks=0\` for
 \`serve\` and \`server/memory.ts\` sets V8's 128 back once the server started: the start runs
-PGlite's WebAssembly in its first tier (compiled lazily on the main thread, as before), the tier-up
-comes with the first requests. Thread arenas 71 → 37 MB; idle 247.0, 235.5, 244.4, 261.7, 228.5
+PGlite's WebAssembly compiled on the main thread only (lazily, as before), none of it in V8's
+background threads. Kept after start as well, the setting cost no CPU a creation either (1,560–1,655
+against 1,615–1,635 µs, load 8–10): the default comes back all the same, for whatever tiers up later. Thread arenas 71 → 37 MB; idle 247.0, 235.5, 244.4, 261.7, 228.5
 (mean 243.4) → 204.3, 202.1, 215.1, 201.0, 202.0 MB (mean 204.9); peak under 40 s of creation
 290 MB at 297 creations a second (the machine's load); the server's CPU a creation unchanged
 (1,700–1,770 µs once warm, 6,000 creations, before and after); the start (to the banner) and the first
