@@ -5,8 +5,8 @@
 import { setFlagsFromString } from 'node:v8';
 
 // While the server starts (server/memory.ts takes both back): the young generation stays at its first
-// size, and WebAssembly (PGlite) is compiled on the main thread only, with no optimizing tier-up in
-// V8's background threads, whose freed compiler memory glibc kept in their malloc arenas (about 28 MB).
+// size, and WebAssembly (PGlite) is compiled on the main thread only, none of it in V8's background
+// threads, whose freed compiler memory glibc kept in their malloc arenas (about 35 MB).
 if (process.argv[2] === 'serve') {
   setFlagsFromString('--semi-space-growth-factor=1');
   setFlagsFromString('--wasm-num-compilation-tasks=0');
