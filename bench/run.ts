@@ -599,14 +599,29 @@ idle 162.2, 162.1, 163.2 → 102.7, 105.6, 106.1 MB, peak 175.3, 184.8, 186 → 
 The median runs: [\`memory-2026-11-25-loader.json\`](../../bench/results/memory-2026-11-25-loader.json)
 (before) and [\`memory-2026-11-25.json\`](../../bench/results/memory-2026-11-25.json) (after).
 
-What is left, measured but not done: glibc keeps about 50 MB of memory freed by the threads that
-compile (V8's background compilers, the WebAssembly tier-up) in their malloc arenas, because large
-blocks freed at start raise its trim threshold (one run with
-\`GLIBC_TUNABLES=glibc.malloc.trim_threshold=65536\`: 214 MB idle); and a young generation capped
-at 2 × 4 MB (\`node --max-semi-space-size=4\`) would stay small under load too (232–247 MB idle
-without the growth factor above). Both must be given before Node starts (the environment or
-Node's command line), which \`node bin/humantask.js\`, \`npx humantask\` and \`npm start\` do not
-all share, so neither is set.
+Later on 2026-11-25 (load average 17–24 from other work; VmRSS 5 s after the banner of
+\`humantask serve\` on a new \`DATA_DIR\`, \`/proc/PID/smaps\` and \`process.memoryUsage()\`), where
+the 236–262 MB of a fresh PGlite server went: the node binary 42 MB; V8's heap 54 MB (45 MB
+alive: old space 37, large objects 5, code 3); PGlite's WebAssembly memory 31 MB touched of 128 MB
+reserved (16 MB of it shared_buffers); 8 MB of array buffers (pglite.data); glibc's main arena
+13 MB; and **71 MB in four thread arenas of glibc** (27, 24, 14 and 6 MB), memory that V8's
+background threads allocated and freed while PGlite's WebAssembly was tiered up to the optimizing
+compiler during the start (the migrations' hot functions), kept because large blocks freed there
+raise glibc's trim threshold. \`bin/humantask.js\` now sets \`--wasm-num-compilation-tasks=0\` for
+\`serve\` and \`server/memory.ts\` sets V8's 128 back once the server started: the start runs
+PGlite's WebAssembly compiled on the main thread only (lazily, as before), none of it in V8's
+background threads. Kept after start as well, the setting cost no CPU a creation either (1,560–1,655
+against 1,615–1,635 µs, load 8–10): the default comes back all the same, for whatever tiers up later. Thread arenas 71 → 37 MB; idle 247.0, 235.5, 244.4, 261.7, 228.5
+(mean 243.4) → 204.3, 202.1, 215.1, 201.0, 202.0 MB (mean 204.9); peak under 40 s of creation
+290 MB at 297 creations a second (the machine's load); the server's CPU a creation unchanged
+(1,700–1,770 µs once warm, 6,000 creations, before and after); the start (to the banner) and the first
+creation's answer no slower beyond the noise (17–27 s and 0.9–1.6 s either way, three starts each, load 11–14). Tried at start and not kept:
+\`--single-threaded\` set from JavaScript (V8 aborts at the next collection), \`--no-wasm-tier-up\`
+with \`--no-concurrent-recompilation\` (no gain: 237 MB). \`node --v8-pool-size=1\` (one background
+thread, one arena) gave 201 MB and \`GLIBC_TUNABLES=glibc.malloc.trim_threshold=65536\` 208 MB,
+but both must be given before Node starts (the environment or Node's command line), which
+\`node bin/humantask.js\`, \`npx humantask\` and \`npm start\` do not all share, so neither is set;
+nor is a young generation capped at 2 × 4 MB (\`node --max-semi-space-size=4\`), for the same reason.
 `;
 
 /** The WORKERS case: the two servers, where the CPU went while each was driven, and what the CPUs allow. */

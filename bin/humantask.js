@@ -4,8 +4,13 @@
 // loader when Node already has it (`node --import tsx bin/humantask.js ...`) or the bundle cannot be made.
 import { setFlagsFromString } from 'node:v8';
 
-// The young generation stays at its first size while the server starts (server/memory.ts lets it grow again).
-if (process.argv[2] === 'serve') setFlagsFromString('--semi-space-growth-factor=1');
+// While the server starts (server/memory.ts takes both back): the young generation stays at its first
+// size, and WebAssembly (PGlite) is compiled on the main thread only, none of it in V8's background
+// threads, whose freed compiler memory glibc kept in their malloc arenas (about 35 MB).
+if (process.argv[2] === 'serve') {
+  setFlagsFromString('--semi-space-growth-factor=1');
+  setFlagsFromString('--wasm-num-compilation-tasks=0');
+}
 
 const hasTsx = process.execArgv.some(
   (arg, i, all) => /^--(import|loader)=tsx/.test(arg) || (/^--(import|loader)$/.test(arg) && /^tsx/.test(all[i + 1] ?? '')),

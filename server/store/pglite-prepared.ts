@@ -4,7 +4,10 @@
 // Here a statement is parsed once per name (Parse + Describe, which also gives the parameter types
 // and the result columns), and each execution is one call with Bind + Execute + Sync; the values
 // are serialized and the rows parsed as `query()` does (PGlite's own serializers, parsers and
-// result parser), so a caller sees the same rows either way.
+// result parser), so a caller sees the same rows either way. PGlite's `syncToFs` after a call is left
+// out (as for `prepare`): on a folder (NodeFS) and in memory it does nothing, since the backend's
+// writes reach the files (the operating system) as it makes them, before the call returns; skipping it
+// saves a mutex and its promises a statement, and loses no write (test/server/durability.test.ts).
 import type { PGlite } from '@electric-sql/pglite';
 import { withStatementName } from './errors.ts';
 
@@ -66,7 +69,9 @@ export function preparedExecutor(client: PGlite, pglite: PGliteModule): <R>(st: 
       const serializer = client.serializers[p.paramTypes[i]!];
       return serializer ? serializer(v) : String(v);
     });
-    const { messages } = await client.execProtocol(concat([serialize.bind({ statement: st.name, values }), execute, sync]));
+    const { messages } = await client.execProtocol(concat([serialize.bind({ statement: st.name, values }), execute, sync]), {
+      syncToFs: false,
+    });
     return parseResults([...p.columns, ...messages], client.parsers)[0]!.rows as R[];
   };
 
