@@ -42,8 +42,11 @@ describe('code samples', () => {
   beforeAll(async () => {
     server = await startTestServer('pglite');
   });
+  /** Folders to remove when the file is done. */
+  const temporary: string[] = [];
   afterAll(async () => {
     await server?.close();
+    for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
   });
 
   /** A worker of the account's own workforce (labeler and reviewer), made over HTTP: its id. */
@@ -82,6 +85,7 @@ describe('code samples', () => {
       }));
     return { account, samples };
   }
+  type Prepared = Awaited<ReturnType<typeof prepare>>;
 
   /**
    * Runs every operation's sample of one language, creations first (their answers name the objects
@@ -90,7 +94,7 @@ describe('code samples', () => {
   async function runAll(
     gen: Generation,
     lang: CodeSample['lang'],
-    { account, samples }: Awaited<ReturnType<typeof prepare>>,
+    { account, samples }: Prepared,
     runOne: (sample: CodeSample, env: Record<string, string>) => Promise<{ status: number; body: any }>,
   ) {
     const doc = loadBundle(gen);
@@ -156,18 +160,27 @@ describe('code samples', () => {
     300_000,
   );
 
-  it.each(generations)('every %s TypeScript sample compiles (strict) and is accepted', async (gen) => {
-    const dir = mkdtempSync(path.join(tmpdir(), `humantask-samples-${gen}-`));
-    try {
-      // The samples as a reader copies them, the package import pointed at the client's sources.
-      const files: { sample: CodeSample; file: string }[] = [];
-      const doc = loadBundle(gen);
-      const prepared = await prepare(gen, 'TypeScript');
-      for (const [i, { path: apiPath, method, op }] of operations(gen, doc).entries()) {
-        const sample = prepared.samples(apiPath, method, op).find((s) => s.lang === 'TypeScript')!;
-        const file = path.join(dir, `sample-${i}.ts`);
-        writeFileSync(file, sample.source.replace(`from '${clientPackage}'`, `from ${JSON.stringify(clientSource)}`) + '\nexport {};\n');
-        files.push({ sample, file });
+  /**
+   * Both generations' TypeScript samples as a reader copies them, the package import pointed at the
+   * client's sources, compiled by one tsc program (strict): what it reports, and the files.
+   */
+  let typescript: Promise<{ compiled: string; files: Record<Generation, Map<string, string>>; prepared: Record<Generation, Prepared> }>;
+  const compileSamples = () => {
+    typescript ??= (async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'humantask-samples-'));
+      temporary.push(dir);
+      const files = {} as Record<Generation, Map<string, string>>;
+      const prepared = {} as Record<Generation, Prepared>;
+      for (const gen of generations) {
+        const doc = loadBundle(gen);
+        prepared[gen] = await prepare(gen, 'TypeScript');
+        files[gen] = new Map();
+        for (const [i, { path: apiPath, method, op }] of operations(gen, doc).entries()) {
+          const sample = prepared[gen].samples(apiPath, method, op).find((s) => s.lang === 'TypeScript')!;
+          const file = path.join(dir, `${gen}-${i}.ts`);
+          writeFileSync(file, sample.source.replace(`from '${clientPackage}'`, `from ${JSON.stringify(clientSource)}`) + '\nexport {};\n');
+          files[gen].set(sample.source, file);
+        }
       }
       const tsconfig = {
         compilerOptions: {
@@ -181,7 +194,7 @@ describe('code samples', () => {
           types: ['node'],
           typeRoots: [path.join(repoRoot, 'node_modules', '@types')],
         },
-        files: files.map((f) => f.file),
+        files: generations.flatMap((gen) => [...files[gen].values()]),
       };
       writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify(tsconfig));
       writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
@@ -190,31 +203,38 @@ describe('code samples', () => {
         () => '',
         (err: { stdout?: string }) => err.stdout ?? String(err),
       );
-      expect(compiled).toBe('');
-      // Run: each sample's variables set in process.env, what it logs is its answer, a throw its error.
-      const byText = new Map(files.map((f) => [f.sample.source, f.file]));
-      const saved = { ...process.env };
-      const log = vi.spyOn(console, 'log');
-      try {
-        const failures = await runAll(gen, 'TypeScript', prepared, async (sample, env) => {
-          Object.assign(process.env, env);
-          log.mockClear();
-          try {
-            await import(byText.get(sample.source)!);
-            return { status: 200, body: log.mock.calls[0]?.[0] };
-          } catch (err) {
-            // A sample throws the answer's `status_code: error`.
-            const status = /^Error: (\d{3}): /.exec(String(err))?.[1];
-            return { status: status ? Number(status) : 500, body: String(err) };
-          }
-        });
-        expect(failures).toEqual([]);
-      } finally {
-        log.mockRestore();
-        process.env = saved;
-      }
+      return { compiled, files, prepared };
+    })();
+    return typescript;
+  };
+
+  it.each(generations)('every %s TypeScript sample compiles (strict) and is accepted', async (gen) => {
+    const { compiled, files, prepared: all } = await compileSamples();
+    // One program for both generations: a sample of this one is named by its file (current-3.ts).
+    expect(compiled.split('\n').filter((line) => line.includes(`${gen}-`))).toEqual([]);
+    expect(compiled).toBe('');
+    const byText = files[gen];
+    const prepared = all[gen];
+    // Run: each sample's variables set in process.env, what it logs is its answer, a throw its error.
+    const saved = { ...process.env };
+    const log = vi.spyOn(console, 'log');
+    try {
+      const failures = await runAll(gen, 'TypeScript', prepared, async (sample, env) => {
+        Object.assign(process.env, env);
+        log.mockClear();
+        try {
+          await import(byText.get(sample.source)!);
+          return { status: 200, body: log.mock.calls[0]?.[0] };
+        } catch (err) {
+          // A sample throws the answer's `status_code: error`.
+          const status = /^Error: (\d{3}): /.exec(String(err))?.[1];
+          return { status: status ? Number(status) : 500, body: String(err) };
+        }
+      });
+      expect(failures).toEqual([]);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      log.mockRestore();
+      process.env = saved;
     }
   });
 });

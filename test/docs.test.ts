@@ -35,6 +35,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const ref of references.values()) await (await ref).page.close();
   await browser?.close();
   if (server) await new Promise((r) => server.close(r));
   if (site) rmSync(site, { recursive: true, force: true });
@@ -55,6 +56,27 @@ async function open(url: string): Promise<{ page: Page; foreign: string[]; error
   return { page, foreign, errors };
 }
 
+type Opened = Awaited<ReturnType<typeof open>>;
+const referencePage = /^(current|legacy|workforce)\.html$/;
+const references = new Map<string, Promise<Opened>>();
+
+/**
+ * A reference (current.html, legacy.html, workforce.html), opened once for the file and rendered
+ * (Redoc's #api-content): Redoc lays out the whole contract on each load, the costliest thing here.
+ * The tests below share its page, and its record of foreign requests and errors since it opened.
+ */
+function reference(file: string): Promise<Opened> {
+  if (!references.has(file))
+    references.set(
+      file,
+      open(`${origin}/${file}`).then(async (opened) => {
+        await opened.page.waitForSelector('#api-content');
+        return opened;
+      }),
+    );
+  return references.get(file)!;
+}
+
 describe('docs site', () => {
   it('has an index that links both references and every guide, all of which open offline', async () => {
     const { page, foreign } = await open(`${origin}/`);
@@ -63,12 +85,13 @@ describe('docs site', () => {
     expect(links.filter((l) => l.startsWith('guides/')).length).toBeGreaterThan(0);
     await page.close();
     for (const link of links) {
-      const sub = await open(`${origin}/${link}`);
+      const isReference = referencePage.test(link);
+      const sub = isReference ? await reference(link) : await open(`${origin}/${link}`);
       expect(await sub.page.title(), link).not.toBe('');
-      await sub.page.waitForTimeout(link.startsWith('guides/') ? 0 : 500);
+      if (isReference) await sub.page.waitForTimeout(500);
       expect(sub.foreign, link).toEqual([]);
       expect(sub.errors, link).toEqual([]);
-      await sub.page.close();
+      if (!isReference) await sub.page.close();
     }
     expect(foreign).toEqual([]);
   });
@@ -78,8 +101,9 @@ describe('docs site', () => {
     const broken: string[] = [];
     for (let i = 0; i < pages.length; i++) {
       const from = pages[i]!;
-      const { page } = await open(`${origin}/${from}`);
-      if (/^(current|legacy|workforce)\.html$/.test(from)) await page.waitForSelector('#api-content');
+      // On a reference, links starting with / or # are routes of Redoc's app (its menu), not pages.
+      const redoc = referencePage.test(from);
+      const { page } = redoc ? await reference(from) : await open(`${origin}/${from}`);
       // Pictures too (docs/quality.md embeds its chart): they must be on the site beside their page.
       const links = await page.$$eval('a[href], img[src]', (els) =>
         els.map((e) =>
@@ -88,9 +112,7 @@ describe('docs site', () => {
             : { raw: e.getAttribute('href')!, href: (e as HTMLAnchorElement).href },
         ),
       );
-      await page.close();
-      // On a reference, links starting with / or # are routes of Redoc's app (its menu), not pages.
-      const redoc = /^(current|legacy|workforce)\.html$/.test(from);
+      if (!redoc) await page.close();
       for (const { href } of links.filter((l) => !redoc || !/^[/#]/.test(l.raw))) {
         const url = new URL(href);
         // Links to other sites are not followed: the test runs offline.
@@ -134,8 +156,7 @@ describe('docs site', () => {
       ['current', 'legacy'],
       ['legacy', 'current'],
     ] as const) {
-      const ref = await open(`${origin}/${gen}.html`);
-      await ref.page.waitForSelector('#api-content');
+      const ref = await reference(`${gen}.html`);
       const links = await ref.page.$$eval('#api-content a[href]', (as) => as.map((a) => a.getAttribute('href')));
       expect(links).toEqual(expect.arrayContaining([`${other}.html`, 'index.html', 'guides/getting-started.html']));
       // Operations show their code samples (scripts/code-samples.ts), curl first.
@@ -158,7 +179,6 @@ describe('docs site', () => {
       );
       expect(servers.length).toBeGreaterThan(0);
       expect(servers.filter((t) => t?.includes('`'))).toEqual([]);
-      await ref.page.close();
     }
     for (const guide of ['guides/getting-started.html', 'internal/performance.html']) {
       const { page: p } = await open(`${origin}/${guide}`);
@@ -185,47 +205,44 @@ describe('docs site', () => {
       ...operations(gen, doc).map((o) => ({ op: o.op, where: o.path })),
       ...Object.entries<any>(doc.webhooks ?? {}).map(([name, item]) => ({ op: item.post, where: name })),
     ].map(({ op, where }) => ({ id: op.operationId as string, summary: op.summary as string, tag: slug(op.tags[0]), where }));
-    const { page, foreign, errors } = await open(`${origin}/${gen}.html`);
-    await page.waitForSelector('#api-content');
+    const { page, foreign, errors } = await reference(`${gen}.html`);
     const missing: string[] = [];
     let expanded = '';
     for (const { id, summary, tag, where } of expected) {
-      if (tag !== expanded) {
-        // Redoc lists an operation in the sidebar once its tag's group is open.
+      const link = page.locator(`a[href="#/${tag}/${id.toLowerCase()}"]`).first();
+      // Redoc lists an operation in the sidebar once its tag's group is open (a click on an open
+      // group's active entry would close it: the page is shared, a test above may have opened it).
+      if (tag !== expanded && (await link.count()) === 0)
         await page
           .locator(`a[href="/${tag}"]`)
           .first()
           .evaluate((a: HTMLAnchorElement) => a.click());
-        expanded = tag;
-      }
-      const link = page.locator(`a[href="#/${tag}/${id.toLowerCase()}"]`).first();
+      expanded = tag;
       try {
         await link.waitFor({ state: 'attached', timeout: 10_000 });
       } catch {
         missing.push(`${id}: no link in the sidebar under ${tag}`);
         continue;
       }
-      await link.evaluate((a: HTMLAnchorElement) => a.click());
       // The operation's section: a heading that names its summary, in a section that names its path
-      // or webhook (a plain DOM query, polled: the accessibility tree of the whole page is slow).
-      const shown = await page
-        .waitForFunction(
-          ([summary, where]) =>
-            [...document.querySelectorAll('#api-content h1, #api-content h2, #api-content h3')].some(
-              (h) => h.textContent?.includes(summary) && (h.closest('[data-section-id]')?.textContent ?? '').includes(where),
-            ),
-          [summary, where] as const,
-          { timeout: 10_000, polling: 50 },
-        )
-        .then(
+      // or webhook (a plain DOM query: the accessibility tree of the whole page is slow). Redoc lays
+      // out every section with the page; one it has not is awaited after a click on its link.
+      const section = ([summary, where]: readonly [string, string]) =>
+        [...document.querySelectorAll('#api-content h1, #api-content h2, #api-content h3')].some(
+          (h) => h.textContent?.includes(summary) && (h.closest('[data-section-id]')?.textContent ?? '').includes(where),
+        );
+      let shown = await page.evaluate(section, [summary, where] as const);
+      if (!shown) {
+        await link.evaluate((a: HTMLAnchorElement) => a.click());
+        shown = await page.waitForFunction(section, [summary, where] as const, { timeout: 10_000, polling: 50 }).then(
           () => true,
           () => false,
         );
+      }
       if (!shown) missing.push(`${id}: section did not render "${summary}" / ${where}`);
     }
     expect(missing).toEqual([]);
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
-    await page.close();
   });
 });
