@@ -2,7 +2,6 @@
 // readiness, the served contracts, request ids, CORS and the Prometheus metrics, all over HTTP on a
 // real server, without a key.
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
@@ -13,6 +12,7 @@ import { startServer } from '../../server/main.ts';
 import { basicAuth } from '../support/net.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { generations, makeValidator, root } from '../support/spec.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { until } from '../support/wait.ts';
 
 const get = (server: { url: string }, p: string, headers: Record<string, string> = {}) => fetch(server.url + p, { headers });
@@ -237,24 +237,6 @@ describe('CORS', () => {
   });
 });
 
-/** A receiver on loopback answering every POST with `status`. */
-async function receiver(status: number) {
-  let count = 0;
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      count++;
-      res.writeHead(status).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
-    count: () => count,
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
-
 /** A sample's value from Prometheus text: `name{labels} value`, the labels in any order. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
   for (const line of text.split('\n')) {
@@ -278,10 +260,10 @@ describe('metrics', () => {
 
   describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('with METRICS=true on %s', (db) => {
     let server: TestServer;
-    let failing: Awaited<ReturnType<typeof receiver>>;
-    let working: Awaited<ReturnType<typeof receiver>>;
+    let failing: Receiver;
+    let working: Receiver;
     beforeAll(async () => {
-      [failing, working] = await Promise.all([receiver(503), receiver(200)]);
+      [failing, working] = await Promise.all([startReceiver(503), startReceiver(200)]);
       server = await startTestServer(db, {
         METRICS: 'true',
         DELIVERY_POLL_MS: '5',
@@ -301,7 +283,7 @@ describe('metrics', () => {
       expect((await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: working.url } })).status).toBe(200);
       expect((await api('GET', '/v1/tasks')).status).toBe(200);
       expect((await client(server, 'current', null)('GET', '/v1/tasks')).status).toBe(401);
-      await until(() => failing.count() >= 2 && working.count() >= 1, 'a delivered callback and two failed attempts');
+      await until(() => failing.received.length >= 2 && working.received.length >= 1, 'a delivered callback and two failed attempts');
 
       const res = await get(server, '/metrics');
       expect(res.status).toBe(200);
