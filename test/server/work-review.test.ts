@@ -157,6 +157,15 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('revie
     expect(hook.bodiesOf(taskId).map((b) => b.response)).toEqual([{ category: 'cat' }]);
     // The customer rejects the result: the author of the accepted attempt redoes it, not the last to submit.
     expect((await live('POST', `/v1/task/${taskId}/audit`, { json: { accepted: false, comments: 'It is a fish.' } })).status).toBe(200);
+    // The audit is written on the attempt whose answer the customer received (the first), not on the redo submitted last.
+    const audits = await server.store.execute<{ worker_id: string; assignment_id: string; data: unknown }>({
+      name: `review_audited_${db}`,
+      text: "SELECT worker_id, assignment_id, data FROM work_events WHERE task_id = $1 AND kind = 'audited'",
+      values: [taskId],
+    });
+    expect(audits).toEqual([
+      { worker_id: labelers[0]!.id, assignment_id: attempts[0].assignment_id, data: { result: 'rejected', by: 'customer', score: 0 } },
+    ]);
     for (const i of [1, 2]) expect((await labelers[i]!.call('POST', '/v1/assignments/next', {})).status).toBe(204);
     const audited = (await labelers[0]!.call('POST', '/v1/assignments/next', {})).body;
     expect(audited).toMatchObject({
