@@ -1,6 +1,7 @@
 // The operability side as an operator and a browser see it: the index at `/`, health and
 // readiness, the served contracts, request ids, CORS and the Prometheus metrics, all over HTTP on a
 // real server, without a key.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -8,7 +9,9 @@ import { pino } from 'pino';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '../../server/config.ts';
+import { createAccount } from '../../server/domain/accounts.ts';
 import { startServer } from '../../server/main.ts';
+import { secretBox } from '../../server/store/secrets.ts';
 import { basicAuth } from '../support/net.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { generations, makeValidator, root } from '../support/spec.ts';
@@ -303,6 +306,27 @@ describe('metrics', () => {
       else expect(text).not.toContain('humantask_db_pool_connections');
       expect(text).toContain('humantask_process_resident_memory_bytes');
       expect((await (await get(server, '/')).json()).links.metrics).toBe('/metrics');
+    });
+
+    it("count an attempt that sent nothing, as the account's secrets could not be opened, by that outcome", async () => {
+      const sealedElsewhere = await createAccount(server.uow, `sealed-elsewhere-${db}`, new Date());
+      // As a row sealed under another SECRETS_KEY holds it (say, copied from another installation).
+      await server.store.execute({
+        name: 'reseal_for_metrics',
+        text: 'UPDATE accounts SET signing_secret = $1 WHERE account_id = $2',
+        values: [secretBox(randomBytes(32), 'another key').seal(sealedElsewhere.signing_secret), sealedElsewhere.account_id],
+      });
+      const api = client(server, 'current', sealedElsewhere.test_key);
+      const created = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: working.url } });
+      expect(created.status, created.text).toBe(200);
+      const attempts = async () => (await api('GET', `/v1/task/${created.body.task_id}/callbacks`)).body.docs;
+      await until(async () => (await attempts()).length >= 2, 'two attempts');
+      const recorded = (await attempts()).length;
+      expect((await attempts())[0].error).toMatch(/^secrets_unreadable: /);
+      const text = await (await get(server, '/metrics')).text();
+      // Counted before it is recorded: at least the attempts the task shows.
+      expect(sample(text, 'humantask_callback_attempts_total', { outcome: 'secrets_unreadable' })).toBeGreaterThanOrEqual(recorded);
+      expect(working.byTask.has(created.body.task_id)).toBe(false);
     });
   });
 });
