@@ -174,8 +174,8 @@ export async function startServer(
   leaseSweeper?.start();
 
   // DELIVERY_POLL_MS=0 turns delivery off (callbacks stay queued).
-  const [send, sendMail] = metrics ? [metrics.countDeliveries(safeRequest), metrics.countDeliveries(mail)] : [safeRequest, mail];
-  const dispatcher = config.delivery.pollMs > 0 ? startDispatcher(uow, send, sendMail, config.delivery, logger) : null;
+  const dispatcher =
+    config.delivery.pollMs > 0 ? startDispatcher(uow, safeRequest, mail, config.delivery, logger, metrics?.countAttempt) : null;
   if (dispatcher) pollers.outbox = dispatcher;
 
   const attachmentChecker =

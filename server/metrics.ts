@@ -3,7 +3,7 @@
 // server, so that several servers in one process (the tests) do not share counters.
 import type { RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { SafeResponse } from './delivery/net.ts';
+import type { AttemptResult } from './delivery/dispatcher.ts';
 
 export interface PoolUsage {
   total: number;
@@ -21,8 +21,8 @@ export interface Metrics {
   registry: Registry;
   /** Times every request; the label is the contract's operationId, never the raw path. */
   observeRequests: RequestHandler;
-  /** Wraps a callback sender (HTTP or mail) to count its attempts by outcome. */
-  countDeliveries<A extends unknown[]>(send: (...args: A) => Promise<SafeResponse>): (...args: A) => Promise<SafeResponse>;
+  /** Counts a callback delivery attempt (HTTP, mail, or one that sent nothing) by its outcome. */
+  countAttempt(result: AttemptResult): void;
 }
 
 /** The operation a request reached: its operationId, an ops route's name, or `unknown` (404s). */
@@ -75,12 +75,8 @@ export function createMetrics(sources: MetricsSources): Metrics {
       res.on('finish', () => end({ operation: operationOf(req, res.locals), method: req.method, status: String(res.statusCode) }));
       next();
     },
-    countDeliveries(send) {
-      return async (...args) => {
-        const result = await send(...args);
-        attempts.inc({ outcome: result.ok ? `${Math.floor(result.status / 100)}xx` : result.error });
-        return result;
-      };
+    countAttempt(result) {
+      attempts.inc({ outcome: result.ok ? `${Math.floor(result.status / 100)}xx` : result.error });
     },
   };
 }

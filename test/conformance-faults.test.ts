@@ -519,6 +519,18 @@ const cases: Record<string, Case> = {
     checks: byId('workforce/review-reject-redo'),
     expectFailed: ['workforce/review-reject-redo'],
   },
+  "a reviewer's pick among several attempts is ignored (the proxy drops the decision's attempt)": {
+    fault: {
+      request(req) {
+        if (req.method !== 'POST' || !assignmentPath(req)?.endsWith('/review')) return;
+        const body = JSON.parse(req.body.toString('utf8'));
+        delete body.attempt;
+        req.body = Buffer.from(JSON.stringify(body));
+      },
+    },
+    checks: byId('workforce/review-attempt'),
+    expectFailed: ['workforce/review-attempt'],
+  },
   "a customer's rejecting audit of a live task sends it to no redo (the proxy makes it an acceptance)": {
     fault: {
       request(req) {

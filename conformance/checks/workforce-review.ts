@@ -301,6 +301,78 @@ export const workforceReviewChecks: Check[] = [
   },
   {
     ...common,
+    id: 'workforce/review-attempt',
+    seed: 'Workforce: review of several attempts (decision: the worker API)',
+    rule: "When two workers' answers to a task disagree (quality policy: overlap 2, no agreement reached), a reviewer sees both attempts, numbered from 1; a decision naming an attempt number that does not exist is refused with 400 naming it and changes nothing; accepting another attempt than the one under review completes the task with that attempt's answer, and the task's assignments show that attempt accepted.",
+    async run(ctx) {
+      await withCrew(ctx, async (crew) => {
+        const labelers = [await crew.add('labeler', ['labeler']), await crew.add('labeler', ['labeler'])] as const;
+        const reviewer = await crew.add('reviewer', ['reviewer']);
+        const project = await staffedProject(ctx, { attempt: [...labelers], review: [reviewer], reviewAll: false });
+        const policy = { overlap: 2, consensus: { threshold: 0.8, max_extra: 0 } };
+        expectStatus(
+          await ctx.call('PUT', `/v1/projects/${encodeURIComponent(project)}/quality_policy`, { key: 'live', json: policy }),
+          200,
+          `setting the quality policy ${JSON.stringify(policy)} of ${project}`,
+        );
+        const created = await liveTask(ctx, project);
+        const attempts = [];
+        for (const [i, category] of (['billing', 'sales'] as const).entries()) {
+          const attempt = await take(ctx, labelers[i]!, project, 'attempt', created.task_id, `attempt ${i + 1}`);
+          await submit(ctx, labelers[i]!, attempt, category, `attempt ${i + 1}`);
+          attempts.push(attempt);
+        }
+        const rev = await take(ctx, reviewer, project, 'review', created.task_id, 'the review of two disagreeing attempts');
+        const listed: string[] = (rev.under_review?.attempts ?? []).map((a: any) => a?.response?.category);
+        const shown = rev.under_review?.attempt;
+        expectThat(
+          listed.length === 2 && listed.includes('billing') && listed.includes('sales') && (shown === 1 || shown === 2),
+          `the review shows both attempts (under_review.attempts: billing and sales) and the number of the one under review (under_review.attempt 1 or 2), got ${JSON.stringify(rev.under_review)}`,
+          rev,
+        );
+        const beyond = await workerCall(
+          ctx,
+          'POST',
+          `/v1/assignments/${rev.assignment_id}/review`,
+          { lease_token: rev.lease_token, active_ms: 2000, result: 'accepted', attempt: 3 },
+          { token: reviewer.token },
+        );
+        expectError(beyond, 400, 'a decision about attempt 3 of 2');
+        expectThat(
+          /attempt/i.test(beyond.body.error) && beyond.body.error.includes('3'),
+          `the 400 should name the attempt that does not exist (3), got ${JSON.stringify(beyond.body.error)}`,
+          beyond.body,
+        );
+        const pending = await readTask(ctx, created.task_id, 'live');
+        expectThat(
+          pending.status === 'pending',
+          `a refused decision changes nothing: the task stays pending, got ${pending.status}`,
+          pending,
+        );
+        // The attempt that is not the one under review: the decision must apply to it.
+        const picked = shown === 1 ? 2 : 1;
+        const expected = listed[picked - 1]!;
+        await review(ctx, reviewer, rev, { result: 'accepted', attempt: picked }, `accepting attempt ${picked}`);
+        const task = await readTask(ctx, created.task_id, 'live');
+        expectThat(
+          task.status === 'completed' && task.response?.category === expected,
+          `accepting attempt ${picked} completes the task with its answer {"category":"${expected}"}, got status ${task.status} and ${categoryOf(task)}`,
+          task,
+        );
+        expectAudit(task, reviewer, 'accepted', `accepting attempt ${picked}`);
+        const author = attempts[(['billing', 'sales'] as string[]).indexOf(expected)]!;
+        const docs = await assignmentsOf(ctx, created.task_id);
+        expectThat(
+          docs.some((a) => a.assignment_id === author.assignment_id && a.review_result === 'accepted') &&
+            !docs.some((a) => a.role !== 'review' && a.assignment_id !== author.assignment_id && a.review_result === 'accepted'),
+          `the task's assignments show the attempt answered {"category":"${expected}"} accepted, and no other attempt accepted`,
+          docs,
+        );
+      });
+    },
+  },
+  {
+    ...common,
     id: 'workforce/customer-audit-redo',
     seed: "Workforce: a customer's rejection of a live task (decision: POST /v1/task/{taskId}/audit)",
     rule: "A customer's rejecting audit of a completed live task sends it to a redo by its worker, with the customer's comments as feedback; the task stays completed meanwhile; after the redo its response is the new answer, times_redone is 1, customer_review_status fixed, updated_at moved, completed_at kept, and the callback is sent again with the new answer.",

@@ -33,8 +33,21 @@ export interface Dispatcher {
   stop(): Promise<void>;
 }
 
-/** `send` POSTs to http(s) addresses; `mail` mails to e-mail addresses (`ops@example.com`, `mailto:...`). */
-export function startDispatcher(uow: UnitOfWork, send: Send, mail: SendMail, options: DispatcherOptions, logger: Logger): Dispatcher {
+/** What an attempt came to: the receiver's answer, or why nothing was delivered (`secrets_unreadable`: nothing sent). */
+export type AttemptResult = { ok: true; status: number } | { ok: false; error: string };
+
+/**
+ * `send` POSTs to http(s) addresses; `mail` mails to e-mail addresses (`ops@example.com`,
+ * `mailto:...`); `attempted` hears of every attempt's result (the metrics count them).
+ */
+export function startDispatcher(
+  uow: UnitOfWork,
+  send: Send,
+  mail: SendMail,
+  options: DispatcherOptions,
+  logger: Logger,
+  attempted: (result: AttemptResult) => void = () => {},
+): Dispatcher {
   /** POSTs or mails the message, signed with the account's secrets. */
   async function sendSigned(message: OutboxMessage, callbackAuthKey: string, signingSecret: string, started: Date): Promise<SafeResponse> {
     const body = JSON.stringify(message.payload);
@@ -84,6 +97,7 @@ export function startDispatcher(uow: UnitOfWork, send: Send, mail: SendMail, opt
       'unreadableSecrets' in claimed
         ? unreadable(message, claimed.unreadableSecrets)
         : await sendSigned(message, claimed.callbackAuthKey, claimed.signingSecret, started);
+    attempted(result);
     const now = new Date();
     const success = result.ok && result.status >= 200 && result.status < 300;
     const firstAttemptAt = message.firstAttemptAt ?? started;

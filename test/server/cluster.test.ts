@@ -3,7 +3,7 @@
 // process answers: one rate limit, one task per Idempotency-Key, one delivery per callback.
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { request as httpRequest, createServer, type Server } from 'node:http';
+import { request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,6 +19,7 @@ import { basicAuth } from '../support/net.ts';
 import { clusterAt, dropDatabase } from '../support/postgres.ts';
 import { serve } from '../support/process.ts';
 import { client, databases, hasPostgres } from '../support/server.ts';
+import { startReceiver } from '../support/receiver.ts';
 import { until } from '../support/wait.ts';
 
 const task = { instruction: 'Pick one', attachment_type: 'text', attachment: 'hello', categories: ['a', 'b'] };
@@ -84,31 +85,11 @@ describe('shared token buckets, from one process', () => {
   });
 });
 
-/** A callback receiver counting POSTs per task. */
-async function receiver() {
-  const posts = new Map<string, number>();
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const id = (JSON.parse(body) as { task_id: string }).task_id;
-      posts.set(id, (posts.get(id) ?? 0) + 1);
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/cb`,
-    posts,
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
-
 describe.skipIf(!hasPostgres())('two servers on different ports, one PostgreSQL database', () => {
   it('start together on an empty database, share one rate limit, one failed-authentication limit, one task per Idempotency-Key and deliver each callback once', async () => {
     // An empty database: both migrate it at once (they take turns), and one of them makes the dev account.
     const databaseUrl = await clusterAt(inject('postgresUrl')).createDatabase();
-    const hook = await receiver();
+    const hook = await startReceiver();
     const config = {
       ...readConfig({
         RATE_LIMIT_BURST: '20',
@@ -172,7 +153,7 @@ describe.skipIf(!hasPostgres())('two servers on different ports, one PostgreSQL 
         for (const id of ids) if ((await b.uow.tasks.get(other.account_id, 'test', id))?.callbackCompleted !== true) return false;
         return true;
       }, 'every callback delivered');
-      expect(ids.map((id) => hook.posts.get(id))).toEqual([1, 1, 1, 1, 1]);
+      expect(ids.map((id) => hook.byTask.get(id)?.length)).toEqual([1, 1, 1, 1, 1]);
 
       // Failed authentications from this address: 5 in all, then 429 from both (last: a blocked
       // address is refused even with a good key).
@@ -305,7 +286,7 @@ describe.skipIf(!hasPostgres())(
   () => {
     it('holds every client to one limit whichever process answers, replays across processes, and delivers each callback once', async () => {
       const databaseUrl = await clusterAt(inject('postgresUrl')).createDatabase({ template: inject('postgresTemplate') });
-      const hook = await receiver();
+      const hook = await startReceiver();
       const server = await serve({
         DATABASE_URL: databaseUrl,
         WORKERS: '2',
@@ -358,11 +339,11 @@ describe.skipIf(!hasPostgres())(
         expect(JSON.parse(listed.text).total).toBe(created.length);
 
         // Each callback arrives once, though both processes run a dispatcher.
-        await until(() => created.every((id) => hook.posts.has(id)), 'every callback');
+        await until(() => created.every((id) => hook.byTask.has(id)), 'every callback');
         // A second delivery would come within a few polls: wait for 10 more of them.
         await new Promise((r) => setTimeout(r, 200));
-        expect(created.map((id) => hook.posts.get(id))).toEqual(created.map(() => 1));
-        expect(hook.posts.size).toBe(created.length);
+        expect(created.map((id) => hook.byTask.get(id)?.length)).toEqual(created.map(() => 1));
+        expect(hook.byTask.size).toBe(created.length);
 
         // The rate limit of the live key: 30 in all, whichever process answers, 60 asked in rounds of 10.
         const statuses = new Map<string, number>();

@@ -2,7 +2,7 @@
 // compressed through configuration (CALLBACK_SCHEDULE_SCALE), on PGlite and on PostgreSQL.
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -17,29 +17,8 @@ import { startServer } from '../../server/main.ts';
 import { secretBox } from '../../server/store/secrets.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { freePort } from '../support/net.ts';
+import { type Received, startReceiver } from '../support/receiver.ts';
 import { until } from '../support/wait.ts';
-
-interface Received {
-  at: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-/** A callback receiver on 127.0.0.1 answering each POST with the next status of `statuses`. */
-async function receiver(statusOf: (n: number) => number) {
-  const received: Received[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      received.push({ at: performance.now(), headers: req.headers, body });
-      res.writeHead(statusOf(received.length)).end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
-  return { url, received, close: () => new Promise((r) => server.close(r)) };
-}
 
 const task = {
   instruction: 'Pick one',
@@ -60,7 +39,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('callb
   });
 
   it('POSTs the completed task once, signed, with service-callback-auth; the flag becomes true', async () => {
-    const hook = await receiver(() => 200);
+    const hook = await startReceiver();
     try {
       const api = client(server, 'current', server.dev.test_key);
       const created = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } });
@@ -82,14 +61,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('callb
   });
 
   it('retries after 500 on the schedule: 500 three times then 200 → exactly 4 POSTs', async () => {
-    const hook = await receiver((n) => (n <= 3 ? 500 : 200));
+    const hook = await startReceiver((n) => (n <= 3 ? 500 : 200));
     try {
       const api = client(server, 'legacy', server.dev.test_key);
       const created = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } });
       await until(async () => (await api('GET', `/v1/task/${created.body.task_id}`)).body.callback_succeeded === true, 'the legacy flag');
       expect(hook.received).toHaveLength(4);
       // The older generation's task shows in its own view (urgency, callback_succeeded).
-      expect(JSON.parse(hook.received[0]!.body).task).toMatchObject({ urgency: 'day', status: 'completed' });
+      expect(hook.received[0]!.json.task).toMatchObject({ urgency: 'day', status: 'completed' });
       const ids = new Set(hook.received.map((r) => r.headers['webhook-id']));
       expect(ids.size).toBe(1);
       const scale = 0.005;
@@ -111,8 +90,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('callb
   });
 
   it('waits at least the 60 s floor after a 429 with Retry-After, and follows no redirect', async () => {
-    const canary = await receiver(() => 200);
-    const hook = await receiver((n) => (n === 1 ? 429 : 200));
+    const canary = await startReceiver();
+    const hook = await startReceiver((n) => (n === 1 ? 429 : 200));
     const redirecting = createServer((_req, res) => res.writeHead(302, { location: canary.url }).end());
     await new Promise<void>((r) => redirecting.listen(0, '127.0.0.1', r));
     try {
@@ -142,37 +121,28 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('callb
     await until(async () => (await api('GET', `/v1/task/${created.body.task_id}/callbacks`)).body.docs.length >= 2, 'two refused attempts');
     const refused = (await api('GET', `/v1/task/${created.body.task_id}/callbacks`)).body.docs;
     expect(refused[0]).toMatchObject({ url, error: expect.stringContaining('connection_refused') });
-    const received: string[] = [];
-    const up = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        received.push(body);
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((r) => up.listen(port, '127.0.0.1', r));
+    const up = await startReceiver(204, port);
     try {
       await until(async () => (await api('GET', `/v1/task/${created.body.task_id}`)).body.callback_completed === true, 'the delivery');
-      expect(received).toHaveLength(1);
-      expect(JSON.parse(received[0]!).task_id).toBe(created.body.task_id);
+      expect(up.received).toHaveLength(1);
+      expect(up.received[0]!.json.task_id).toBe(created.body.task_id);
     } finally {
-      await new Promise((r) => up.close(r));
+      await up.close();
     }
   });
 
   it('redelivers a callback on request, as a new message; only a task with a callback can be redelivered', async () => {
-    const hook = await receiver(() => 200);
+    const hook = await startReceiver();
     try {
       const api = client(server, 'current', server.dev.test_key);
       const created = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } });
-      await until(() => hook.received.length === 1, 'the first delivery');
+      await hook.waitFor(1, 'the first delivery');
       const again = await api('POST', `/v1/task/${created.body.task_id}/callbacks/redeliver`);
       expect(again.status, again.text).toBe(200);
       expect(again.body.task_id).toBe(created.body.task_id);
-      await until(() => hook.received.length === 2, 'the redelivery');
+      await hook.waitFor(2, 'the redelivery');
       expect(hook.received[1]!.headers['webhook-id']).not.toBe(hook.received[0]!.headers['webhook-id']);
-      expect(JSON.parse(hook.received[1]!.body).task_id).toBe(created.body.task_id);
+      expect(hook.received[1]!.json.task_id).toBe(created.body.task_id);
       const live = client(server, 'current', server.dev.live_key);
       const pending = await live('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } });
       const refused = await live('POST', `/v1/task/${pending.body.task_id}/callbacks/redeliver`);
@@ -186,14 +156,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('callb
   });
 
   it('sends the attachment error body for a task in error, and the batch completion callback', async () => {
-    const hook = await receiver(() => 200);
+    const hook = await startReceiver();
     try {
       const api = client(server, 'current', server.dev.test_key);
       const failing = await api('POST', '/v1/task/categorization', {
         json: { ...task, attachment_type: 'image', attachment: 'https://gone.invalid/x.png', callback_url: hook.url },
       });
-      await until(() => hook.received.length === 1, 'the error callback');
-      expect(JSON.parse(hook.received[0]!.body)).toEqual({
+      await hook.waitFor(1, 'the error callback');
+      expect(hook.received[0]!.json).toEqual({
         task_id: failing.body.task_id,
         error: expect.stringContaining('gone.invalid'),
         attachments: [{ statusCode: 404, url: 'https://gone.invalid/x.png' }],
@@ -204,8 +174,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('callb
       });
       await api('POST', '/v1/batches', { json: { project: `p-${db}`, name: `b-${db}`, callback: hook.url } });
       await api('POST', '/v1/task/categorization', { json: { callback_url: hook.url, batch: `b-${db}`, attachment: 't' } });
-      await until(() => hook.received.some((r) => 'batch' in JSON.parse(r.body)), 'the batch callback');
-      const batchCallback = JSON.parse(hook.received.find((r) => 'batch' in JSON.parse(r.body))!.body);
+      await hook.waitFor((received) => received.some((r) => 'batch' in r.json), 'the batch callback');
+      const batchCallback = hook.received.find((r) => 'batch' in r.json)!.json;
       expect(batchCallback).toEqual({
         batch: expect.objectContaining({ name: `b-${db}`, status: 'completed' }),
         counts: { completed: 1, canceled: 0, error: 0 },
@@ -222,7 +192,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('an ac
     const logger = pino({ level: 'warn' }, { write: (line: string) => logs.push(JSON.parse(line)) });
     // Delivery off while the callbacks are queued: the dispatcher started below claims them all at once.
     const server = await startTestServer(db, { ALLOW_PRIVATE_NETWORKS: env.ALLOW_PRIVATE_NETWORKS });
-    const hook = await receiver(() => 200);
+    const hook = await startReceiver();
     const dispatcher = { stop: async () => {} };
     try {
       const bad = await createAccount(server.uow, 'sealed-elsewhere', new Date());
@@ -253,7 +223,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('an ac
       for (const id of badIds) await until(async () => (await attemptsOf(id)).length >= 2, 'a retry of the unreadable one');
 
       // Nothing unsigned went out; the customer sees why, and that it is still being retried.
-      expect(hook.received.map((r) => JSON.parse(r.body).task_id).sort()).toEqual([...goodIds].sort());
+      expect(hook.received.map((r) => r.json.task_id).sort()).toEqual([...goodIds].sort());
       for (const id of badIds) {
         const [first] = await attemptsOf(id);
         expect(first).toMatchObject({ event: 'task_completed', url: hook.url });
@@ -271,7 +241,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('an ac
       await reseal(server.store.secrets.seal(bad.signing_secret));
       for (const id of badIds)
         await until(async () => (await badApi('GET', `/v1/task/${id}`)).body.callback_completed === true, 'the retry after the repair');
-      const delivered = hook.received.find((r) => JSON.parse(r.body).task_id === badIds[0])!;
+      const delivered = hook.byTask.get(badIds[0]!)![0]!;
       const key = Buffer.from(bad.signing_secret.replace(/^whsec_/, ''), 'base64');
       const { headers, body } = delivered;
       const signed = createHmac('sha256', key).update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`).digest('base64');
@@ -290,7 +260,7 @@ describe('callbacks that keep failing', () => {
     // end of the attempt before it, so the work of each attempt adds up: at this scale the ladder
     // takes 31 s and leaves 3.2 s (160 ms an attempt) for it, enough on a loaded machine.
     const server = await startTestServer('pglite', { ...env, CALLBACK_SCHEDULE_SCALE: '0.0004', CALLBACK_JITTER: '0' });
-    const hook = await receiver(() => 500);
+    const hook = await startReceiver(500);
     try {
       const api = client(server, 'current', server.dev.test_key);
       const created = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } });
@@ -328,15 +298,14 @@ describe('callbacks across a restart', () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-restart-'));
     dirs.push(dataDir);
     const config = { ...readConfig({ ...env, CALLBACK_SCHEDULE_SCALE: '0.01', RATE_LIMIT_BURST: '0' }), port: 0, dataDir };
-    let up = false;
-    const hook = await receiver(() => (up ? 200 : 503));
+    const hook = await startReceiver(503);
     const first = await startServer(config, pino({ level: 'silent' }));
     const key = first.devAccount!.test_key;
     const created = await client(first, 'current', key)('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } });
-    await until(() => hook.received.length >= 2, 'two failed attempts');
+    await hook.waitFor(2, 'two failed attempts');
     await first.close();
     const failedBefore = hook.received.length;
-    up = true;
+    hook.answer = 200;
     const second = await startServer(config, pino({ level: 'silent' }));
     try {
       const api = client(second, 'current', key);

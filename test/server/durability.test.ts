@@ -2,41 +2,20 @@
 // pending, and two server processes sharing one PostgreSQL database.
 import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { clusterAt } from '../support/postgres.ts';
 import { serve } from '../support/process.ts';
 import { client, databases, hasPostgres } from '../support/server.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { until } from '../support/wait.ts';
 
 const task = { instruction: 'Pick one', attachment_type: 'text', attachment: 'hello', categories: ['a', 'b'] };
 
-/** A callback receiver counting POSTs per task; answers 503 until `up`. */
-async function receiver() {
-  const posts = new Map<string, { ok: number; failed: number }>();
-  const state = { up: false };
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      const id = (JSON.parse(body) as { task_id: string }).task_id;
-      const seen = posts.get(id) ?? { ok: 0, failed: 0 };
-      if (state.up) seen.ok++;
-      else seen.failed++;
-      posts.set(id, seen);
-      res.writeHead(state.up ? 200 : 503).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/cb`,
-    posts,
-    state,
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
+/** How many of the task's callbacks the receiver answered with `status`. */
+const answered = (hook: Receiver, taskId: string, status: number) =>
+  hook.byTask.get(taskId)?.filter((r) => r.status === status).length ?? 0;
 
 const testKeyOf = (output: string) => /test key: +(test_[0-9a-f]{32})/.exec(output)![1]!;
 const dirs: string[] = [];
@@ -46,7 +25,7 @@ afterAll(() => {
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('kill -9 on %s', (db) => {
   it('delivers every pending callback after a restart, without resetting attempt counts', async () => {
-    const hook = await receiver();
+    const hook = await startReceiver(503);
     const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-kill-'));
     dirs.push(dataDir);
     const store: Record<string, string> =
@@ -66,11 +45,11 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('kill 
       const ids: string[] = [];
       for (let i = 0; i < 10; i++)
         ids.push((await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } })).body.task_id);
-      await until(() => ids.every((id) => (hook.posts.get(id)?.failed ?? 0) >= 2), 'two failed attempts per task');
+      await until(() => ids.every((id) => answered(hook, id, 503) >= 2), 'two failed attempts per task');
       first.child.kill('SIGKILL');
       await once(first.child, 'exit');
-      const failedBefore = new Map(ids.map((id) => [id, hook.posts.get(id)!.failed]));
-      hook.state.up = true;
+      const failedBefore = new Map(ids.map((id) => [id, answered(hook, id, 503)]));
+      hook.answer = 200;
       const second = await serve(env);
       try {
         const again = client(second, 'current', key);
@@ -79,7 +58,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('kill 
           return true;
         }, 'every callback delivered');
         for (const id of ids) {
-          expect(hook.posts.get(id)!.ok, id).toBeGreaterThanOrEqual(1);
+          expect(answered(hook, id, 200), id).toBeGreaterThanOrEqual(1);
           const attempts = (await again('GET', `/v1/task/${id}/callbacks`)).body.docs as { status_code?: number }[];
           // Recorded attempts carry on from before the kill (an attempt under way at the kill may be
           // sent without being recorded: delivery is at least once).
@@ -98,8 +77,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('kill 
 
 describe.skipIf(!hasPostgres())('two server processes on one PostgreSQL', () => {
   it('deliver 1,000 callbacks between them, each exactly once', async () => {
-    const hook = await receiver();
-    hook.state.up = true;
+    const hook = await startReceiver();
     const env = {
       DATABASE_URL: await clusterAt(inject('postgresUrl')).createDatabase(),
       DELIVERY_POLL_MS: '5',
@@ -123,11 +101,11 @@ describe.skipIf(!hasPostgres())('two server processes on one PostgreSQL', () => 
           ids.push(r.body.task_id);
         }
       }
-      await until(() => ids.every((id) => hook.posts.has(id)), 'every callback', 120_000);
+      await until(() => ids.every((id) => hook.byTask.has(id)), 'every callback', 120_000);
       // Let both dispatchers run a while longer: a second delivery would show now.
       await new Promise((r) => setTimeout(r, 500));
-      expect(hook.posts.size).toBe(1000);
-      expect([...hook.posts.values()].filter((p) => p.ok !== 1)).toEqual([]);
+      expect(hook.byTask.size).toBe(1000);
+      expect(ids.filter((id) => answered(hook, id, 200) !== 1)).toEqual([]);
       expect(a.output()).toContain('listening');
       expect(b.output()).not.toMatch(/test key/); // one development account, made by the first
     } finally {

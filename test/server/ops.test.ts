@@ -1,18 +1,21 @@
 // The operability side as an operator and a browser see it: the index at `/`, health and
 // readiness, the served contracts, request ids, CORS and the Prometheus metrics, all over HTTP on a
 // real server, without a key.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readConfig } from '../../server/config.ts';
+import { createAccount } from '../../server/domain/accounts.ts';
 import { startServer } from '../../server/main.ts';
+import { secretBox } from '../../server/store/secrets.ts';
 import { basicAuth } from '../support/net.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { generations, makeValidator, root } from '../support/spec.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { until } from '../support/wait.ts';
 
 const get = (server: { url: string }, p: string, headers: Record<string, string> = {}) => fetch(server.url + p, { headers });
@@ -237,24 +240,6 @@ describe('CORS', () => {
   });
 });
 
-/** A receiver on loopback answering every POST with `status`. */
-async function receiver(status: number) {
-  let count = 0;
-  const server: Server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      count++;
-      res.writeHead(status).end();
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
-    count: () => count,
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
-
 /** A sample's value from Prometheus text: `name{labels} value`, the labels in any order. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
   for (const line of text.split('\n')) {
@@ -278,10 +263,10 @@ describe('metrics', () => {
 
   describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('with METRICS=true on %s', (db) => {
     let server: TestServer;
-    let failing: Awaited<ReturnType<typeof receiver>>;
-    let working: Awaited<ReturnType<typeof receiver>>;
+    let failing: Receiver;
+    let working: Receiver;
     beforeAll(async () => {
-      [failing, working] = await Promise.all([receiver(503), receiver(200)]);
+      [failing, working] = await Promise.all([startReceiver(503), startReceiver(200)]);
       server = await startTestServer(db, {
         METRICS: 'true',
         DELIVERY_POLL_MS: '5',
@@ -301,7 +286,7 @@ describe('metrics', () => {
       expect((await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: working.url } })).status).toBe(200);
       expect((await api('GET', '/v1/tasks')).status).toBe(200);
       expect((await client(server, 'current', null)('GET', '/v1/tasks')).status).toBe(401);
-      await until(() => failing.count() >= 2 && working.count() >= 1, 'a delivered callback and two failed attempts');
+      await until(() => failing.received.length >= 2 && working.received.length >= 1, 'a delivered callback and two failed attempts');
 
       const res = await get(server, '/metrics');
       expect(res.status).toBe(200);
@@ -321,6 +306,27 @@ describe('metrics', () => {
       else expect(text).not.toContain('humantask_db_pool_connections');
       expect(text).toContain('humantask_process_resident_memory_bytes');
       expect((await (await get(server, '/')).json()).links.metrics).toBe('/metrics');
+    });
+
+    it("count an attempt that sent nothing, as the account's secrets could not be opened, by that outcome", async () => {
+      const sealedElsewhere = await createAccount(server.uow, `sealed-elsewhere-${db}`, new Date());
+      // As a row sealed under another SECRETS_KEY holds it (say, copied from another installation).
+      await server.store.execute({
+        name: 'reseal_for_metrics',
+        text: 'UPDATE accounts SET signing_secret = $1 WHERE account_id = $2',
+        values: [secretBox(randomBytes(32), 'another key').seal(sealedElsewhere.signing_secret), sealedElsewhere.account_id],
+      });
+      const api = client(server, 'current', sealedElsewhere.test_key);
+      const created = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: working.url } });
+      expect(created.status, created.text).toBe(200);
+      const attempts = async () => (await api('GET', `/v1/task/${created.body.task_id}/callbacks`)).body.docs;
+      await until(async () => (await attempts()).length >= 2, 'two attempts');
+      const recorded = (await attempts()).length;
+      expect((await attempts())[0].error).toMatch(/^secrets_unreadable: /);
+      const text = await (await get(server, '/metrics')).text();
+      // Counted before it is recorded: at least the attempts the task shows.
+      expect(sample(text, 'humantask_callback_attempts_total', { outcome: 'secrets_unreadable' })).toBeGreaterThanOrEqual(recorded);
+      expect(working.byTask.has(created.body.task_id)).toBe(false);
     });
   });
 });

@@ -14,6 +14,7 @@ import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
 import { claimNext, reviewAssignment, submitAssignment, type WorkSettings } from '../../server/domain/workforce/work.ts';
 import { loadContract } from '../../server/http/contract.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { storedWorker } from '../support/workers.ts';
 
 const checkSchema = loadContract('current').checkResponse;
 const settings: WorkSettings = { leaseMs: 60_000, hardCapMs: 600_000, redoReserveMs: 3_600_000 };
@@ -32,31 +33,19 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('calib
   async function account() {
     const secrets: AccountSecrets = await createAccount(server.uow, `gate-${db}-${n++}`, new Date());
     const caller: Caller = { account: (await server.uow.accounts.findById(secrets.account_id))!, mode: 'live' };
-    const worker = async (id: string, more: Partial<WorkerPrincipal> = {}): Promise<WorkerPrincipal> => {
-      const p: WorkerPrincipal = {
-        workerId: `wkr_${randomBytes(12).toString('hex')}`,
-        accountId: secrets.account_id,
-        roles: ['labeler'],
-        calibrator: false,
-        status: 'active',
-        ...more,
-      };
-      await server.uow.workers.insert(
+    const worker = (id: string, more: Partial<WorkerPrincipal> = {}) =>
+      storedWorker(
+        server.uow,
         {
-          workerId: p.workerId,
-          accountId: p.accountId,
-          email: `${p.workerId}@example.com`,
-          displayName: id,
-          status: p.status,
-          roles: [...p.roles],
-          calibrator: p.calibrator,
-          createdAt: new Date(),
-          lastSeenAt: null,
+          workerId: `wkr_${randomBytes(12).toString('hex')}`,
+          accountId: secrets.account_id,
+          roles: ['labeler'],
+          calibrator: false,
+          status: 'active',
+          ...more,
         },
-        null,
+        id,
       );
-      return p;
-    };
     const live = client(server, 'current', secrets.live_key);
     const test = client(server, 'current', secrets.test_key);
     const categorization = async (extra: Record<string, unknown> = {}, call = live) => {

@@ -4,7 +4,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -14,7 +13,7 @@ import { unitOfWork } from '../../server/store/repositories.ts';
 import { createAccount } from '../../server/domain/accounts.ts';
 import { clusterAt, dropDatabase } from '../support/postgres.ts';
 import { client, databases, hasPostgres, startTestServer } from '../support/server.ts';
-import { until } from '../support/wait.ts';
+import { type Received, startReceiver } from '../support/receiver.ts';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -33,34 +32,23 @@ const stored = async (store: Awaited<ReturnType<typeof openStore>>, name: string
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('secrets at rest on %s', (db) => {
   it('stores no plain secret, and the callback is still signed and authenticated with the plain ones', async () => {
     const server = await startTestServer(db, { DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32' });
-    const received: { headers: IncomingHttpHeaders; body: string }[] = [];
-    const hook = createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        received.push({ headers: req.headers, body });
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
+    const hook = await startReceiver();
     try {
       const row = await stored(server.store, 'dev');
       for (const value of Object.values(row)) expect(value).toMatch(/^sealed:v1:/);
       expect(JSON.stringify(row)).not.toContain(server.dev.signing_secret.replace(/^whsec_/, ''));
       expect(JSON.stringify(row)).not.toContain(server.dev.callback_auth_key);
-      const url = `http://127.0.0.1:${(hook.address() as { port: number }).port}/hook`;
       const created = await client(server, 'current', server.dev.test_key)('POST', '/v1/task/categorization', {
-        json: { callback_url: url, instruction: 'Pick', attachment_type: 'text', attachment: 'x', categories: ['a', 'b'] },
+        json: { callback_url: hook.url, instruction: 'Pick', attachment_type: 'text', attachment: 'x', categories: ['a', 'b'] },
       });
       expect(created.status).toBe(200);
-      await until(() => received.length === 1, 'the callback');
-      const { headers, body } = received[0]!;
+      const [{ headers, body }] = (await hook.waitFor(1, 'the callback')) as [Received];
       expect(headers['service-callback-auth']).toBe(server.dev.callback_auth_key);
       const key = Buffer.from(server.dev.signing_secret.replace(/^whsec_/, ''), 'base64');
       const signed = createHmac('sha256', key).update(`${headers['webhook-id']}.${headers['webhook-timestamp']}.${body}`).digest('base64');
       expect(headers['webhook-signature']).toBe(`v1,${signed}`);
     } finally {
-      await new Promise((r) => hook.close(r));
+      await hook.close();
       await server.close();
     }
   });

@@ -6,7 +6,7 @@ import { syntheticResponse, type TaskType } from '../../server/domain/synthetic.
 import { loadContract } from '../../server/http/contract.ts';
 import { creationExamples } from '../support/examples.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
-import { bearer, createWorker } from '../support/workers.ts';
+import { createWorker, workerClient } from '../support/workers.ts';
 
 const contract = loadContract('current');
 type Json = Record<string, any>;
@@ -87,14 +87,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('answe
       expect(created.status, created.text).toBe(200);
       const taskId = created.body.task_id as string;
       const w = await createWorker(server, { accountId: server.dev.account_id });
-      const call = async (path: string, json: unknown) => {
-        const res = await fetch(`${server.url}/worker${path}`, {
-          method: 'POST',
-          headers: { ...bearer(w.token), 'content-type': 'application/json' },
-          body: JSON.stringify(json),
-        });
-        return { status: res.status, body: (await res.json().catch(() => undefined)) as Json };
-      };
+      const call = (path: string, json: unknown) => workerClient(server, w.token)('POST', path, json);
       const a = (await call('/v1/assignments/next', {})).body;
       expect(a.task.task_id).toBe(taskId);
       const task = (await server.uow.tasks.get(server.dev.account_id, 'live', taskId))!;

@@ -5,51 +5,29 @@
 // goes to review with the attempts beside the reviewed one. A worker never attempts a task twice,
 // and the last two submits of a task, at once, complete it once.
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type AccountSecrets, createAccount } from '../../server/domain/accounts.ts';
 import { newTaskId } from '../../server/domain/ids.ts';
 import type { Caller } from '../../server/domain/model.ts';
 import type { Assignment } from '../../server/domain/workforce/model.ts';
 import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
 import { assignmentWork, claimNext, reviewAssignment, submitAssignment, type WorkSettings } from '../../server/domain/workforce/work.ts';
 import { loadContract } from '../../server/http/contract.ts';
-import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
-import { until } from '../support/wait.ts';
-import { bearer, createWorker } from '../support/workers.ts';
+import { petsAccount } from '../support/accounts.ts';
+import { databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { createWorker, storedWorker, workerClient } from '../support/workers.ts';
 
 const checkSchema = loadContract('current').checkResponse;
 const settings: WorkSettings = { leaseMs: 60_000, hardCapMs: 600_000, redoReserveMs: 3_600_000 };
 const round = (x: number) => Math.round(x * 1e6) / 1e6;
 
-/** A loopback callback receiver: the bodies it got. */
-async function receiver() {
-  const received: Array<{ task_id: string; response: unknown }> = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', () => {
-      received.push(JSON.parse(body));
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
-    received,
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
-
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overlap and consensus on %s', (db) => {
   let server: TestServer;
-  let hook: Awaited<ReturnType<typeof receiver>>;
+  let hook: Receiver;
   let n = 0;
 
   beforeAll(async () => {
-    hook = await receiver();
+    hook = await startReceiver();
     server = await startTestServer(db, { DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32', WORK_SWEEP_POLL_MS: '0' });
   });
   afterAll(async () => {
@@ -59,40 +37,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
 
   /** A fresh account with a categorization project under this quality policy. */
   async function project(policy: Record<string, unknown>) {
-    const secrets: AccountSecrets = await createAccount(server.uow, `consensus-${db}-${n++}`, new Date());
+    const { secrets, live, newTask } = await petsAccount(server, `consensus-${db}-${n++}`, hook.url, policy);
     const caller: Caller = { account: (await server.uow.accounts.findById(secrets.account_id))!, mode: 'live' };
-    const live = client(server, 'current', secrets.live_key);
-    expect((await live('POST', '/v1/projects', { json: { type: 'categorization', name: 'pets' } })).status).toBe(200);
-    const put = await live('PUT', '/v1/projects/pets/quality_policy', { json: policy });
-    expect(put.status, put.text).toBe(200);
-    const worker = async (id: string, roles: WorkerPrincipal['roles'] = ['labeler']): Promise<WorkerPrincipal> => {
-      const p: WorkerPrincipal = {
-        workerId: `wkr_${randomBytes(12).toString('hex')}`,
-        accountId: secrets.account_id,
-        roles,
-        calibrator: false,
-        status: 'active',
-      };
-      await server.uow.workers.insert(
-        { ...p, roles: [...roles], email: `${p.workerId}@example.com`, displayName: id, createdAt: new Date(), lastSeenAt: null },
-        null,
+    const worker = (id: string, roles: WorkerPrincipal['roles'] = ['labeler']) =>
+      storedWorker(
+        server.uow,
+        { workerId: `wkr_${randomBytes(12).toString('hex')}`, accountId: secrets.account_id, roles, calibrator: false, status: 'active' },
+        id,
       );
-      return p;
-    };
-    const newTask = async () => {
-      const r = await live('POST', '/v1/task/categorization', {
-        json: {
-          project: 'pets',
-          callback_url: hook.url,
-          instruction: 'Pick',
-          attachment_type: 'text',
-          attachment: 'a cat',
-          categories: ['cat', 'dog', 'fish'],
-        },
-      });
-      expect(r.status, r.text).toBe(200);
-      return r.body.task_id as string;
-    };
     return { secrets, caller, live, worker, newTask };
   }
 
@@ -376,15 +328,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
 
   it('over HTTP: three workers of the worker API agree, and the receiver gets the combined answer once; a reviewer of a disagreement sees every attempt', async () => {
     const { secrets, newTask } = await project({ overlap: 3, consensus: { threshold: 0.8, max_extra: 0 } });
-    const as = (token: string) => async (method: string, path: string, json?: unknown) => {
-      const res = await fetch(`${server.url}/worker${path}`, {
-        method,
-        headers: { ...bearer(token), ...(json !== undefined ? { 'content-type': 'application/json' } : {}) },
-        ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
-    };
+    const as = (token: string) => workerClient(server, token);
     const workers: Array<ReturnType<typeof as>> = [];
     for (let i = 0; i < 3; i++) workers.push(as((await createWorker(server, { accountId: secrets.account_id })).token));
     /** Each worker takes the task and answers it. */
@@ -408,8 +352,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
 
     const agreed = await newTask();
     await work(agreed, ['dog', 'dog', 'dog']);
-    await until(() => hook.received.some((b) => b.task_id === agreed), 'the callback of the agreed task');
-    const sent = hook.received.filter((b) => b.task_id === agreed);
+    await hook.waitFor(() => hook.byTask.has(agreed), 'the callback of the agreed task');
+    const sent = hook.bodiesOf(agreed);
     expect(sent).toHaveLength(1);
     expect(sent[0]!.response).toEqual({ category: 'dog' });
 
@@ -431,9 +375,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
       active_ms: 1000,
     });
     expect(accepted.status, accepted.text).toBe(200);
-    await until(() => hook.received.some((b) => b.task_id === disputed), 'the callback of the reviewed task');
-    expect(hook.received.filter((b) => b.task_id === disputed).map((b) => b.response)).toEqual([{ category: 'dog' }]);
+    await hook.waitFor(() => hook.byTask.has(disputed), 'the callback of the reviewed task');
+    expect(hook.bodiesOf(disputed).map((b) => b.response)).toEqual([{ category: 'dog' }]);
     // Every callback of the agreed task came once.
-    expect(hook.received.filter((b) => b.task_id === agreed)).toHaveLength(1);
+    expect(hook.bodiesOf(agreed)).toHaveLength(1);
   });
 });

@@ -5,7 +5,6 @@
 // workers take and finish every task left), and the customer's receiver gets each completed task's
 // callback exactly once.
 import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,40 +12,12 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { clusterAt } from '../support/postgres.ts';
 import { serve, type ServeProcess } from '../support/process.ts';
 import { client, databases, hasPostgres } from '../support/server.ts';
+import { startReceiver } from '../support/receiver.ts';
 import { until } from '../support/wait.ts';
-import { bearer, logIn } from '../support/workers.ts';
+import { logIn, workerClient } from '../support/workers.ts';
 
 const tasks = 30;
 const categories = ['cat', 'dog', 'bird'];
-
-async function receiver() {
-  const received: { task_id: string; response: unknown }[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      received.push(JSON.parse(body));
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
-    received,
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
-
-/** A call of the worker API with a worker's token. */
-const worker = (server: { url: string }, token: string) => async (path: string, json: unknown) => {
-  const res = await fetch(`${server.url}/worker/v1${path}`, {
-    method: 'POST',
-    headers: { ...bearer(token), 'content-type': 'application/json' },
-    body: JSON.stringify(json),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
-};
 
 /** An account's own worker, created with its API key and logged in. */
 async function hire(server: ServeProcess, key: string, name: string) {
@@ -68,7 +39,7 @@ afterAll(() =>
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the work loop after kill -9 on %s', (db) => {
   it('loses no acknowledged submit, completes no task twice, leaves none stuck, queues each callback once', async () => {
-    const hook = await receiver();
+    const hook = await startReceiver();
     const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-work-kill-'));
     dirs.push(dataDir);
     const env: Record<string, string> = {
@@ -101,14 +72,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       const acknowledged = new Map<string, { assignmentId: string; response: unknown }>();
       const exited = once(first.child, 'exit');
       const burst = tokens.map(async (token, w) => {
-        const call = worker(first, token);
+        const call = workerClient(first, token);
         for (let i = 0; ; i++) {
           try {
-            const next = await call('/assignments/next', {});
+            const next = await call('POST', '/v1/assignments/next', {});
             if (next.status !== 200) return; // nothing left for this worker
             const { assignment_id: id, lease_token, task } = next.body;
             const response = { category: categories[(w + i) % categories.length] };
-            const done = await call(`/assignments/${id}/submit`, { lease_token, active_ms: 1000, response });
+            const done = await call('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 1000, response });
             if (done.status === 200) {
               expect(done.body).toMatchObject({ assignment_id: id, status: 'submitted', response });
               expect(acknowledged.has(task.task_id), `${task.task_id} acknowledged twice`).toBe(false);
@@ -136,17 +107,17 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       }
 
       // Nothing is stuck: once the dead server's leases lapse, fresh workers take and finish the rest.
-      const drainers = await Promise.all([0, 1].map(async (w) => worker(second!, await hire(second!, key, `drain-${db}-${w}`))));
+      const drainers = await Promise.all([0, 1].map(async (w) => workerClient(second!, await hire(second!, key, `drain-${db}-${w}`))));
       const finished = new Map<string, unknown>();
       await until(
         async () => {
           for (const call of drainers) {
-            const next = await call('/assignments/next', {});
+            const next = await call('POST', '/v1/assignments/next', {});
             if (next.status !== 200) continue;
             const { assignment_id: id, lease_token, task } = next.body;
             expect(acknowledged.has(task.task_id), `${task.task_id} was handed out again after its acknowledged submit`).toBe(false);
             const response = { category: 'bird' };
-            const done = await call(`/assignments/${id}/submit`, { lease_token, active_ms: 1000, response });
+            const done = await call('POST', `/v1/assignments/${id}/submit`, { lease_token, active_ms: 1000, response });
             expect(done.status, done.text).toBe(200);
             finished.set(task.task_id, response);
           }
@@ -178,14 +149,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
         );
         expect(submitted, taskId).toHaveLength(1);
       }
-      await until(() => new Set(hook.received.map((c) => c.task_id)).size >= tasks, 'every callback', 30_000);
+      await hook.waitFor(() => hook.byTask.size >= tasks, 'every callback', 30_000);
       const legacy = client(second, 'legacy', key);
       await until(async () => {
         for (const taskId of ids) if ((await legacy('GET', `/v1/task/${taskId}`)).body.callback_succeeded !== true) return false;
         return true;
       }, 'every delivery recorded');
-      expect(hook.received.map((c) => c.task_id).sort()).toEqual([...ids].sort());
-      for (const c of hook.received) expect(c.response, c.task_id).toEqual(responses.get(c.task_id));
+      expect(hook.received.map((c) => c.json.task_id).sort()).toEqual([...ids].sort());
+      for (const { json: c } of hook.received) expect(c.response, c.task_id).toEqual(responses.get(c.task_id));
     } finally {
       if (first.child.exitCode === null && first.child.signalCode === null) first.child.kill('SIGKILL');
       if (second) {

@@ -1,30 +1,12 @@
 // The work loop over real HTTP (issue 18), on PGlite and PostgreSQL: a live task created through
 // either generation is taken by a logged-in worker at /worker/v1, submitted and completed; the
 // customer's receiver gets the callback once; the older generation shows it completed.
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../server/domain/accounts.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { until } from '../support/wait.ts';
-import { bearer, createWorker } from '../support/workers.ts';
-
-async function receiver() {
-  const received: { task_id: string; response: unknown }[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      received.push(JSON.parse(body));
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
-    received,
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
+import { createWorker, workerClient } from '../support/workers.ts';
 
 const categorization = (callback_url: string) => ({
   callback_url,
@@ -36,10 +18,10 @@ const categorization = (callback_url: string) => ({
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the worker API on %s', (db) => {
   let server: TestServer;
-  let hook: Awaited<ReturnType<typeof receiver>>;
+  let hook: Receiver;
 
   beforeAll(async () => {
-    hook = await receiver();
+    hook = await startReceiver();
     server = await startTestServer(db, { DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32', WORK_SWEEP_POLL_MS: '0' });
   });
   afterAll(async () => {
@@ -48,17 +30,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   });
 
   /** A call of the worker API with a worker's token. */
-  const as =
-    (token: string) =>
-    async (method: string, path: string, json?: unknown, headers: Record<string, string> = {}) => {
-      const res = await fetch(`${server.url}/worker${path}`, {
-        method,
-        headers: { ...bearer(token), ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-        ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-      });
-      const text = await res.text();
-      return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
-    };
+  const as = (token: string) => workerClient(server, token);
 
   async function account() {
     const secrets = await createAccount(server.uow, `http-${db}-${Math.random().toString(16).slice(2)}`, new Date());
@@ -111,9 +83,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       expect([late.status, late.body.code]).toEqual([409, 'assignment_closed']);
 
       await until(async () => (await legacy('GET', `/v1/task/${taskId}`)).body.callback_succeeded === true, 'the callback');
-      expect(hook.received.filter((c) => c.task_id === taskId)).toEqual([
-        expect.objectContaining({ task_id: taskId, response: { category: 'cat' } }),
-      ]);
+      expect(hook.bodiesOf(taskId)).toEqual([expect.objectContaining({ task_id: taskId, response: { category: 'cat' } })]);
       expect((await legacy('GET', `/v1/task/${taskId}`)).body).toMatchObject({
         status: 'completed',
         response: { category: 'cat' },
@@ -224,7 +194,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       [author.id, 'redo', 'reviewed', 'accepted'],
       [second.id, 'review', 'reviewed', 'accepted'],
     ]);
-    await until(() => hook.received.some((c) => c.task_id === taskId), 'the callback');
+    await hook.waitFor(() => hook.byTask.has(taskId), 'the callback');
 
     // A redo waits for its author, unless the author is no longer active: then another worker takes it.
     const other = await mk(['labeler']);
@@ -300,15 +270,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))(
     afterAll(async () => {
       await server?.close();
     });
-    const as = (token: string) => async (method: string, path: string, json?: unknown) => {
-      const res = await fetch(`${server.url}/worker${path}`, {
-        method,
-        headers: { ...bearer(token), 'content-type': 'application/json' },
-        ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined };
-    };
+    const as = (token: string) => workerClient(server, token);
 
     it("a lapsed lease is swept and the task goes to another worker; the first worker's late submit is 409 and changes nothing", async () => {
       const api = client(server, 'current', server.dev.live_key);

@@ -24,7 +24,7 @@ import {
 import { getStaffing, putStaffing } from '../../server/domain/workforce/staffing.ts';
 import { loadContract } from '../../server/http/contract.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
-import { createWorker } from '../support/workers.ts';
+import { createWorker, storedWorker } from '../support/workers.ts';
 
 const contract = loadContract('current');
 const checkSchema = contract.checkResponse;
@@ -68,25 +68,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       ...more,
     });
     /** A worker of the account with its record (assignments and events reference workers). */
-    const worker = async (id: string, more: Partial<WorkerPrincipal> = {}): Promise<WorkerPrincipal> => {
-      const p = principal(id, more);
-      if (!(await server.uow.workers.get(p.workerId)))
-        await server.uow.workers.insert(
-          {
-            workerId: p.workerId,
-            accountId: p.accountId,
-            email: `${p.workerId}@example.com`,
-            displayName: id,
-            status: p.status,
-            roles: [...p.roles],
-            calibrator: p.calibrator,
-            createdAt: new Date(),
-            lastSeenAt: null,
-          },
-          null,
-        );
-      return p;
-    };
+    const worker = (id: string, more: Partial<WorkerPrincipal> = {}) => storedWorker(server.uow, principal(id, more), id);
     const current = client(server, 'current', secrets.live_key);
     const legacy = client(server, 'legacy', secrets.live_key);
     const categorization = async (extra: Record<string, unknown> = {}) => {

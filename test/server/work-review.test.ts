@@ -1,42 +1,20 @@
 // Reviews over the worker API (issue 20), on PGlite and PostgreSQL: what a redo says about the
 // rejection that caused it and what its own review says; a review of a task several workers
 // attempted (overlap) decides about the attempt the reviewer picks (accept, fix on it, reject it).
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccount } from '../../server/domain/accounts.ts';
-import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
-import { until } from '../support/wait.ts';
-import { bearer, createWorker } from '../support/workers.ts';
+import { petsAccount } from '../support/accounts.ts';
+import { databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { createWorker, workerClient } from '../support/workers.ts';
 
-/** A loopback callback receiver: the bodies it got. */
-async function receiver() {
-  const received: { task_id: string; response: unknown }[] = [];
-  const server: Server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => {
-      body += c;
-    });
-    req.on('end', () => {
-      received.push(JSON.parse(body));
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
-    received,
-    close: () => new Promise((r) => server.close(r)),
-  };
-}
-
-type Call = (method: string, path: string, json?: unknown) => Promise<{ status: number; body: any; text: string }>;
+type Call = ReturnType<typeof workerClient>;
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('reviews on %s', (db) => {
   let server: TestServer;
-  let hook: Awaited<ReturnType<typeof receiver>>;
+  let hook: Receiver;
 
   beforeAll(async () => {
-    hook = await receiver();
+    hook = await startReceiver();
     server = await startTestServer(db, { DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32', WORK_SWEEP_POLL_MS: '0' });
   });
   afterAll(async () => {
@@ -45,40 +23,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('revie
   });
 
   /** A call of the worker API with a worker's token. */
-  const as =
-    (token: string): Call =>
-    async (method, path, json) => {
-      const res = await fetch(`${server.url}/worker${path}`, {
-        method,
-        headers: { ...bearer(token), ...(json !== undefined ? { 'content-type': 'application/json' } : {}) },
-        ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-      });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
-    };
+  const as = (token: string) => workerClient(server, token);
 
   /** A fresh account with a categorization project `pets`; its workers. */
   async function account() {
-    const secrets = await createAccount(server.uow, `review-${db}-${Math.random().toString(16).slice(2)}`, new Date());
-    const live = client(server, 'current', secrets.live_key);
-    expect((await live('POST', '/v1/projects', { json: { type: 'categorization', name: 'pets' } })).status).toBe(200);
+    const { secrets, live, newTask } = await petsAccount(server, `review-${db}-${Math.random().toString(16).slice(2)}`, hook.url);
     const worker = async (roles: ('labeler' | 'reviewer')[] = ['labeler']) => {
       const w = await createWorker(server, { accountId: secrets.account_id, roles });
       return { id: w.workerId, call: as(w.token) };
-    };
-    const newTask = async () => {
-      const r = await live('POST', '/v1/task/categorization', {
-        json: {
-          project: 'pets',
-          callback_url: hook.url,
-          instruction: 'Pick',
-          attachment_type: 'text',
-          attachment: 'a cat',
-          categories: ['cat', 'dog', 'fish'],
-        },
-      });
-      expect(r.status, r.text).toBe(200);
-      return r.body.task_id as string;
     };
     return { live, worker, newTask };
   }
@@ -155,8 +107,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('revie
       feedback: { result: 'rejected', feedback_items: first },
       review: { result: 'fixed', feedback_items: [] },
     });
-    await until(() => hook.received.some((b) => b.task_id === fixed), 'the callback of the fixed task');
-    expect(hook.received.filter((b) => b.task_id === fixed).map((b) => b.response)).toEqual([{ category: 'cat' }]);
+    await hook.waitFor(() => hook.byTask.has(fixed), 'the callback of the fixed task');
+    expect(hook.bodiesOf(fixed).map((b) => b.response)).toEqual([{ category: 'cat' }]);
   });
 
   it("overlap 3, the workers disagree: the reviewer sees every attempt, rejects one (its author redoes it), then accepts another, whose author redoes a customer's rejection; a fix is made on the attempt picked", async () => {
@@ -201,10 +153,19 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('revie
       { category: 'fish' },
       { category: 'fish' },
     ]);
-    await until(() => hook.received.some((b) => b.task_id === taskId), 'the callback of the accepted attempt');
-    expect(hook.received.filter((b) => b.task_id === taskId).map((b) => b.response)).toEqual([{ category: 'cat' }]);
+    await hook.waitFor(() => hook.byTask.has(taskId), 'the callback of the accepted attempt');
+    expect(hook.bodiesOf(taskId).map((b) => b.response)).toEqual([{ category: 'cat' }]);
     // The customer rejects the result: the author of the accepted attempt redoes it, not the last to submit.
     expect((await live('POST', `/v1/task/${taskId}/audit`, { json: { accepted: false, comments: 'It is a fish.' } })).status).toBe(200);
+    // The audit is written on the attempt whose answer the customer received (the first), not on the redo submitted last.
+    const audits = await server.store.execute<{ worker_id: string; assignment_id: string; data: unknown }>({
+      name: `review_audited_${db}`,
+      text: "SELECT worker_id, assignment_id, data FROM work_events WHERE task_id = $1 AND kind = 'audited'",
+      values: [taskId],
+    });
+    expect(audits).toEqual([
+      { worker_id: labelers[0]!.id, assignment_id: attempts[0].assignment_id, data: { result: 'rejected', by: 'customer', score: 0 } },
+    ]);
     for (const i of [1, 2]) expect((await labelers[i]!.call('POST', '/v1/assignments/next', {})).status).toBe(204);
     const audited = (await labelers[0]!.call('POST', '/v1/assignments/next', {})).body;
     expect(audited).toMatchObject({
@@ -248,8 +209,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('revie
     });
     expect(fix.status, fix.text).toBe(200);
     expect(fix.body.under_review).toMatchObject({ response: { category: 'fish' }, attempt: 3 });
-    await until(() => hook.received.some((b) => b.task_id === fixed), 'the callback of the fixed attempt');
-    expect(hook.received.filter((b) => b.task_id === fixed).map((b) => b.response)).toEqual([{ category: 'dog' }]);
+    await hook.waitFor(() => hook.byTask.has(fixed), 'the callback of the fixed attempt');
+    expect(hook.bodiesOf(fixed).map((b) => b.response)).toEqual([{ category: 'dog' }]);
     expect((await who(fixed)).map((r: unknown[]) => r[2])).toEqual([undefined, undefined, 'fixed', 'fixed']);
   });
 });

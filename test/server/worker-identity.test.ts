@@ -5,17 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type AccountSecrets } from '../../server/domain/accounts.ts';
 import { basicAuth } from '../support/net.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
-import { bearer, createWorker, logIn } from '../support/workers.ts';
+import { bearer, createWorker, logIn, workerClient } from '../support/workers.ts';
 
-async function worker(server: TestServer, method: string, path: string, token: string | null, json?: unknown) {
-  const res = await fetch(`${server.url}/worker${path}`, {
-    method,
-    headers: { ...(token ? bearer(token) : {}), ...(json !== undefined ? { 'content-type': 'application/json' } : {}) },
-    body: json !== undefined ? JSON.stringify(json) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
-}
+const worker = (server: TestServer, method: string, path: string, token: string | null, json?: unknown) =>
+  workerClient(server, token)(method, path, json);
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('worker identity on %s', (db) => {
   let server: TestServer;

@@ -7,7 +7,7 @@ import { createAccount } from '../../server/domain/accounts.ts';
 import { newTaskId } from '../../server/domain/ids.ts';
 import type { WorkEvent } from '../../server/domain/workforce/model.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
-import { bearer, createWorker } from '../support/workers.ts';
+import { createWorker, workerClient } from '../support/workers.ts';
 
 const zero = { issued: 0, submitted: 0, skipped: 0, released: 0, expired: 0, accepted: 0, fixed: 0, rejected: 0, reviews: 0 };
 
@@ -21,15 +21,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     await server?.close();
   });
 
-  const as = (token: string) => async (method: string, path: string, json?: unknown) => {
-    const res = await fetch(`${server.url}/worker${path}`, {
-      method,
-      headers: { ...bearer(token), ...(json !== undefined ? { 'content-type': 'application/json' } : {}) },
-      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
-  };
+  const as = (token: string) => workerClient(server, token);
 
   it('counts what each worker did, per project, with active time; nothing of anyone else', async () => {
     const secrets = await createAccount(server.uow, `stats-${db}`, new Date());

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { UnitOfWork } from '../../server/domain/ports.ts';
 import { createWorker as createWorkerRecord } from '../../server/domain/workforce/identity.ts';
-import type { WorkerRole } from '../../server/domain/workforce/worker.ts';
+import type { WorkerPrincipal, WorkerRole } from '../../server/domain/workforce/worker.ts';
 
 export interface TestWorker {
   workerId: string;
@@ -59,3 +59,44 @@ export async function logIn(server: { url: string }, email: string, password: st
 
 /** Headers of a worker's request. */
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+
+export interface WorkerAnswer {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+/** A caller of the worker API (`path` from /worker on, as `/v1/assignments/next`) with a worker's token (none: anonymous). */
+export const workerClient =
+  (server: { url: string }, token: string | null) =>
+  async (method: string, path: string, json?: unknown, headers: Record<string, string> = {}): Promise<WorkerAnswer> => {
+    const res = await fetch(`${server.url}/worker${path}`, {
+      method,
+      headers: { ...(token ? bearer(token) : {}), ...(json !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
+  };
+
+/**
+ * A worker as a request presents it, with its record in the store (assignments and events reference
+ * workers; it has no password: it works through the domain functions, not over HTTP). A worker
+ * already stored under that id is kept.
+ */
+export async function storedWorker(uow: UnitOfWork, principal: WorkerPrincipal, displayName: string): Promise<WorkerPrincipal> {
+  if (!(await uow.workers.get(principal.workerId)))
+    await uow.workers.insert(
+      {
+        ...principal,
+        roles: [...principal.roles],
+        email: `${principal.workerId}@example.com`,
+        displayName,
+        createdAt: new Date(),
+        lastSeenAt: null,
+      },
+      null,
+    );
+  return principal;
+}

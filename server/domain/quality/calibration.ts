@@ -9,7 +9,7 @@
 // acts: a new calibration batch that passes, or a lower gate (PUT quality_policy).
 import type { Batch, Repositories, UnitOfWork } from '../ports.ts';
 import type { Caller, Task } from '../model.ts';
-import type { Answer, ReviewResult } from '../workforce/model.ts';
+import { type Answer, adoptedAttempt, type ReviewResult } from '../workforce/model.ts';
 import type { CalibrationFigures } from './model.ts';
 import { getQualityPolicy } from './policy.ts';
 import { isScoredType, scoreAnswers } from './score.ts';
@@ -29,17 +29,15 @@ export async function decisionRecorded(repos: Repositories, work: { calibration:
 }
 
 /**
- * A customer's audit of a live task, written to the event log on the answer it judged (the latest
- * attempt whose answer was adopted): accepted scores 1, or the fix's score when a reviewer had fixed
- * it (the customer confirms the fix); rejected scores 0. Runs in the audit's transaction, before a
+ * A customer's audit of a live task, written to the event log on the answer it judged (the attempt
+ * whose answer the customer received, adoptedAttempt): accepted scores 1, or the fix's score when a
+ * reviewer had fixed it (the customer confirms the fix); rejected scores 0. Runs in the audit's transaction, before a
  * rejection reopens the task.
  */
 export async function recordCustomerAudit(repos: Repositories, caller: Caller, task: Task, accepted: boolean, now: Date) {
   const work = await repos.work.getTaskWork(task.taskId);
   if (!work) return;
-  const adopted =
-    (await repos.work.forTask(task.taskId)).filter((x) => x.role !== 'review' && x.response !== null && x.status !== 'rejected').at(-1) ??
-    null;
+  const adopted = adoptedAttempt(await repos.work.forTask(task.taskId));
   const score = !accepted ? 0 : adopted?.status === 'fixed' ? decisionScore(task, 'fixed', adopted.response, task.response) : 1;
   await repos.work.addEvents([
     {

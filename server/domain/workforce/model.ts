@@ -87,6 +87,16 @@ export interface Assignment {
   trainingFeedback: Record<string, unknown> | null;
 }
 
+/**
+ * The attempt whose answer is the task's result (the one the customer received), among a task's
+ * assignments in the order they were issued: the last one a review adopted (accepted or fixed; with
+ * several attempts, the one the reviewer picked), else the latest answer still standing. Null: none.
+ */
+export function adoptedAttempt(assignments: readonly Assignment[]): Assignment | null {
+  const answers = assignments.filter((x) => x.role !== 'review' && x.response !== null && x.status !== 'rejected');
+  return answers.filter((x) => x.status === 'accepted' || x.status === 'fixed').at(-1) ?? answers.at(-1) ?? null;
+}
+
 export interface TaskWork {
   taskId: string;
   accountId: string;

@@ -14,6 +14,7 @@ import { overlapping, settleOverlap } from '../quality/consensus.ts';
 import { decisionRecorded, decisionScore } from '../quality/calibration.ts';
 import type { Repositories, UnitOfWork } from '../ports.ts';
 import {
+  adoptedAttempt,
   isAnswer,
   type Answer,
   type Assignment,
@@ -531,11 +532,7 @@ export async function redoAfterCustomerReject(
 ) {
   const work = await repos.work.lockTaskWork(task.taskId);
   if (!work) return;
-  const answers = (await repos.work.forTask(task.taskId)).filter(
-    (x) => x.role !== 'review' && x.response !== null && x.status !== 'rejected',
-  );
-  // The answer a review adopted (with several attempts, the one the reviewer picked), else the latest.
-  const adopted = answers.filter((x) => x.status === 'accepted' || x.status === 'fixed').at(-1) ?? answers.at(-1) ?? null;
+  const adopted = adoptedAttempt(await repos.work.forTask(task.taskId));
   // A FeedbackItem of the contract (category and text, at most 5000 characters; about the whole answer).
   const feedback: FeedbackItem[] = [{ category: 'other', text: (comments?.trim() || 'Rejected by the customer.').slice(0, 5000) }];
   if (adopted) await repos.work.update({ ...adopted, status: 'rejected', feedback });
