@@ -13,6 +13,7 @@ import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
 import { assignmentWork, claimNext, reviewAssignment, submitAssignment, type WorkSettings } from '../../server/domain/workforce/work.ts';
 import { loadContract } from '../../server/http/contract.ts';
 import { petsAccount } from '../support/accounts.ts';
+import { takeAndSubmit } from '../support/assignments.ts';
 import { databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { createWorker, storedWorker, workerClient } from '../support/workers.ts';
@@ -335,16 +336,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
     const work = async (taskId: string, categories: string[]) => {
       for (const [i, category] of categories.entries()) {
         const w = workers[i]!;
-        const next = await w('POST', '/v1/assignments/next', {});
-        expect(next.status, next.text).toBe(200);
-        expect(next.body.task.task_id).toBe(taskId);
-        const done = await w('POST', `/v1/assignments/${next.body.assignment_id}/submit`, {
-          lease_token: next.body.lease_token,
-          response: { category },
-          active_ms: 1000,
-        });
-        expect(done.status, done.text).toBe(200);
-        expect(done.body.status).toBe('submitted');
+        await takeAndSubmit(w, taskId, { category });
         // The worker is not handed the same task again.
         expect((await w('POST', '/v1/assignments/next', {})).status).toBe(204);
       }

@@ -3,6 +3,7 @@
 // attempted (overlap) decides about the attempt the reviewer picks (accept, fix on it, reject it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { petsAccount } from '../support/accounts.ts';
+import { takeAndSubmit } from '../support/assignments.ts';
 import { databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { createWorker, workerClient } from '../support/workers.ts';
@@ -36,18 +37,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('revie
   }
 
   /** The worker takes their next work (expected to be of this task) and answers it; the assignment taken. */
-  async function answer(call: Call, taskId: string, category: string) {
-    const next = await call('POST', '/v1/assignments/next', {});
-    expect(next.status, next.text).toBe(200);
-    expect(next.body.task.task_id).toBe(taskId);
-    const done = await call('POST', `/v1/assignments/${next.body.assignment_id}/submit`, {
-      lease_token: next.body.lease_token,
-      response: { category },
-      active_ms: 1000,
-    });
-    expect(done.status, done.text).toBe(200);
-    return next.body;
-  }
+  const answer = (call: Call, taskId: string, category: string) => takeAndSubmit(call, taskId, { category });
 
   /** The reviewer takes the next review (of this task) and decides it; the review as taken. */
   async function decide(call: Call, taskId: string, decision: Record<string, unknown>) {
