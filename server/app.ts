@@ -4,6 +4,7 @@
 import express, { type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 
+import { cloneJson } from './domain/json.ts';
 import type { Generation } from './domain/model.ts';
 import type { UnitOfWork } from './domain/ports.ts';
 import { defaultWorkSettings, type WorkAvailable, type WorkSettings } from './domain/workforce/work.ts';
@@ -97,7 +98,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
   // body is validated as a copy.
   app.use((req, res, next) => {
     res.locals.body = req.body;
-    if (req.body && typeof req.body === 'object') req.body = structuredClone(req.body);
+    if (req.body && typeof req.body === 'object') req.body = cloneJson(req.body);
     next();
   });
   app.use(contractValidator(generation, basePath[generation] || '/', deps.validateResponses));

@@ -3,6 +3,7 @@
 // handler -> error mapper (answers with a `code`).
 import express from 'express';
 import type { AppDeps } from './app.ts';
+import { cloneJson } from './domain/json.ts';
 import { defaultIdentitySettings } from './domain/workforce/settings.ts';
 import { bodyParsers, storableInput } from './http/body-limits.ts';
 import { dropAbsentNulls } from './http/coerce.ts';
@@ -34,7 +35,7 @@ export function createWorkerApp(deps: AppDeps) {
     const schema = req.body && typeof req.body === 'object' ? contract.bodySchemaOf(req.method, req.path) : undefined;
     if (schema) req.body = dropAbsentNulls(req.body, schema, contract.resolve);
     res.locals.body = req.body;
-    if (req.body && typeof req.body === 'object') req.body = structuredClone(req.body);
+    if (req.body && typeof req.body === 'object') req.body = cloneJson(req.body);
     next();
   });
   app.use(contractValidator('workforce', workerBasePath, deps.validateResponses));

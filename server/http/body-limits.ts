@@ -38,6 +38,19 @@ export function bodyParsers(acceptsForms: boolean): RequestHandler[] {
   ];
 }
 
+/** Whether a parsed value can be taken as it is (refusedIn, without building where each value is). */
+function storable(value: unknown): boolean {
+  if (typeof value === 'string') return !text.test(value);
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (value && typeof value === 'object') {
+    for (const k in value) {
+      if (!Object.hasOwn(value, k)) continue;
+      if (text.test(k) || !storable((value as Record<string, unknown>)[k])) return false;
+    }
+  }
+  return true;
+}
+
 /** Why a parsed value cannot be taken, naming where (`body.a.b`), or null when it can. */
 function refusedIn(value: unknown, where: string): string | null {
   if (typeof value === 'string') return textProblem(value, where);
@@ -59,6 +72,8 @@ function refusedIn(value: unknown, where: string): string | null {
 
 // In `u` mode a surrogate pair is one code point, so only a lone surrogate matches.
 const LONE_SURROGATE = /\p{Cs}/u;
+/** Text that textProblem refuses: U+0000 or a lone surrogate. */
+const text = /\0|\p{Cs}/u;
 
 function textProblem(text: string, where: string): string | null {
   // PostgreSQL stores no U+0000 in text or JSON, and no lone surrogate in UTF-8.
@@ -103,8 +118,8 @@ export function storableInput(contract: Contract<ContractName>): RequestHandler 
   const numeric = numericQueryParams(contract);
   return (req, _res, next) => {
     const problem =
-      refusedIn(req.body, 'body') ??
-      refusedIn(req.query, 'query') ??
+      (storable(req.body) ? null : refusedIn(req.body, 'body')) ??
+      (storable(req.query) ? null : refusedIn(req.query, 'query')) ??
       hugeQueryNumber(req.query, numeric) ??
       (/%00/.test(req.path) ? 'the path contains the character U+0000, which is not accepted in text.' : null);
     next(problem ? new HttpError(400, problem) : undefined);

@@ -71,8 +71,16 @@ function nullMeansAbsent(schemas: Json[], key: string, resolve: Resolve): boolea
   return declared.length > 0 && !declared.some((d) => takesNull(d, resolve));
 }
 
+const itemLookups = new WeakMap<Json[], Json[]>();
+
+/** The item schemas of array schemas, remembered per list (schemasOfProperty's lists are kept). */
 function itemSchemas(schemas: Json[], resolve: Resolve): Json[] {
-  return schemas.flatMap((s) => (s.items ? [resolve(s.items)!] : []));
+  let items = itemLookups.get(schemas);
+  if (!items) {
+    items = schemas.flatMap((s) => (s.items ? [resolve(s.items)!] : []));
+    itemLookups.set(schemas, items);
+  }
+  return items;
 }
 
 /**

@@ -18,14 +18,20 @@ const validKey = /^[\x21-\x7E]{1,255}$/;
 
 /** JSON with object keys sorted, so that key order does not change the fingerprint. */
 function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    return `{${Object.keys(value as object)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
+  let out: string;
+  if (Array.isArray(value)) {
+    out = '[';
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + canonical(value[i]);
+    return `${out}]`;
   }
-  return JSON.stringify(value ?? null);
+  const keys = Object.keys(value).sort();
+  out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    out += `${i > 0 ? ',' : ''}${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`;
+  }
+  return `${out}}`;
 }
 
 function fingerprintOf(method: string, path: string, body: unknown): string {

@@ -10,8 +10,19 @@ import type { Json } from '../domain/model.ts';
 import { refusalReason } from '../delivery/net.ts';
 import { HttpError } from './errors.ts';
 
+/**
+ * An http(s) URL whose host is plainly a DNS name: letters, digits and hyphens in dotted labels, the
+ * last beginning with a letter (the URL parser reads a host as an IPv4 address only when its last
+ * label is a number), then a port, path, query or fragment. Nothing else (user info, a trailing dot,
+ * escapes, spaces) matches: those take the parser's way.
+ */
+const plainName = /^https?:\/\/((?:[a-z0-9-]+\.)*([a-z][a-z0-9-]*))(?::[0-9]{1,5})?(?:[/?#]|$)/i;
+
 /** Why a request to `target` is refused whatever DNS says, or null. */
 function literalTargetRefusal(target: string, allowPrivateNetworks: readonly string[]): string | null {
+  // Most targets are names: no URL parse for them (a name is checked when it is fetched).
+  const name = plainName.exec(target);
+  if (name && name[2]!.toLowerCase() !== 'localhost') return null;
   let hostname: string;
   try {
     const url = new URL(target);

@@ -104,6 +104,11 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('harde
       'http://[::1]/cb',
       'http://localhost/cb',
       'http://api.localhost/cb',
+      'http://API.LocalHost:8080/cb',
+      'http://localhost./cb',
+      'http://example.com@127.0.0.1/cb',
+      'http://127.1/cb',
+      'http://0177.0.0.1/cb',
       'http://10.1.2.3/cb',
       'http://169.254.169.254/latest',
     ]) {
