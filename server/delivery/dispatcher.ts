@@ -38,7 +38,8 @@ export type AttemptResult = { ok: true; status: number } | { ok: false; error: s
 
 /**
  * `send` POSTs to http(s) addresses; `mail` mails to e-mail addresses (`ops@example.com`,
- * `mailto:...`); `attempted` hears of every attempt's result (the metrics count them).
+ * `mailto:...`); `attempted` hears of every attempt's result (the metrics count them); `now` is
+ * the clock that attempts are timed and retries planned by (tests move it on to a retry's due time).
  */
 export function startDispatcher(
   uow: UnitOfWork,
@@ -47,6 +48,7 @@ export function startDispatcher(
   options: DispatcherOptions,
   logger: Logger,
   attempted: (result: AttemptResult) => void = () => {},
+  now: () => number = Date.now,
 ): Dispatcher {
   /** POSTs or mails the message, signed with the account's secrets. */
   async function sendSigned(message: OutboxMessage, callbackAuthKey: string, signingSecret: string, started: Date): Promise<SafeResponse> {
@@ -92,13 +94,13 @@ export function startDispatcher(
 
   async function deliver(claimed: ClaimedMessage): Promise<void> {
     const { message } = claimed;
-    const started = new Date();
+    const started = new Date(now());
     const result =
       'unreadableSecrets' in claimed
         ? unreadable(message, claimed.unreadableSecrets)
         : await sendSigned(message, claimed.callbackAuthKey, claimed.signingSecret, started);
     attempted(result);
-    const now = new Date();
+    const ended = new Date(now());
     const success = result.ok && result.status >= 200 && result.status < 300;
     const firstAttemptAt = message.firstAttemptAt ?? started;
     const attempts = message.attempts + 1;
@@ -108,9 +110,9 @@ export function startDispatcher(
           {
             attempts,
             firstAttemptAt,
-            now,
+            now: ended,
             slowDown: result.ok ? result.status === 429 : result.error === 'timeout',
-            ...(result.ok ? { retryAfterSeconds: parseRetryAfter(result.headers['retry-after'], now) } : {}),
+            ...(result.ok ? { retryAfterSeconds: parseRetryAfter(result.headers['retry-after'], ended) } : {}),
           },
           options.scheduleScale,
           options.jitter,
@@ -121,15 +123,15 @@ export function startDispatcher(
       firstAttemptAt,
       leaseUntil: null,
       nextAttemptAt: next ?? message.nextAttemptAt,
-      deliveredAt: success ? now : null,
-      failedAt: !success && next === null ? now : null,
+      deliveredAt: success ? ended : null,
+      failedAt: !success && next === null ? ended : null,
     };
     // The task's callback flag: true on success, false once every retry has failed.
     const callbackCompleted = message.event !== 'batch_completed' && (success || updated.failedAt) ? success : null;
     await uow.outbox.recordAttempt(
       updated,
       {
-        id: newTaskId(now),
+        id: newTaskId(ended),
         messageId: message.id,
         accountId: message.accountId,
         subject: message.subject,
@@ -153,8 +155,8 @@ export function startDispatcher(
   async function claimAndStart(): Promise<void> {
     const free = options.concurrency - inFlight.size;
     if (free <= 0) return;
-    const now = new Date();
-    const claimed = await uow.outbox.claimDue(now, new Date(now.getTime() + options.leaseMs), free);
+    const at = now();
+    const claimed = await uow.outbox.claimDue(new Date(at), new Date(at + options.leaseMs), free);
     // All free places filled: more may be due, so deliveries that end claim again at once
     // (once half the places are free: one claim for many messages) instead of at the next poll.
     backlog = claimed.length === free;
@@ -169,7 +171,7 @@ export function startDispatcher(
     }
   }
 
-  const poller = createPoller({ name: 'callback dispatch', pollMs: options.pollMs, round: claimAndStart, logger });
+  const poller = createPoller({ name: 'callback dispatch', pollMs: options.pollMs, round: claimAndStart, logger, now });
   poller.start();
   return {
     nudge: poller.nudge,

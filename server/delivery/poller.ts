@@ -15,6 +15,8 @@ export interface PollerOptions {
   logger: Logger;
   /** Due-time wake-ups held at once; more are dropped (the poll finds that work). Default 1000. */
   maxTimers?: number;
+  /** The clock that due times are read against (milliseconds since the epoch). Default Date.now. */
+  now?: () => number;
 }
 
 export interface Poller {
@@ -34,6 +36,7 @@ const maxDelayMs = 2 ** 31 - 1;
 
 export function createPoller(options: PollerOptions): Poller {
   const maxTimers = options.maxTimers ?? 1000;
+  const now = options.now ?? Date.now;
   let started = false;
   let stopped = false;
   let interval: NodeJS.Timeout | null = null;
@@ -66,7 +69,7 @@ export function createPoller(options: PollerOptions): Poller {
   function wakeAt(key: number, delay: number): void {
     const timer = setTimeout(() => {
       // Timers may fire a little before the wall clock reaches the due time: wait the rest.
-      const left = key - Date.now();
+      const left = key - now();
       if (left > 0) return wakeAt(key, left);
       timers.delete(key);
       run();
@@ -90,7 +93,7 @@ export function createPoller(options: PollerOptions): Poller {
     },
     nudge(at) {
       if (!started || stopped) return;
-      const delay = at ? at.getTime() - Date.now() : 0;
+      const delay = at ? at.getTime() - now() : 0;
       if (delay <= 0) return run();
       const key = at!.getTime();
       if (delay > maxDelayMs || timers.has(key) || timers.size >= maxTimers) return;

@@ -1,7 +1,8 @@
 // The retry schedule of callbacks (docs/decisions/0009-callbacks.md): after a failed attempt, wait 5 s, 30 s,
 // 1 min, ... 3 h (20 retries, ±10 % jitter), never later than 24 h after the first attempt. A 429
 // or a timeout waits at least 60 s; a Retry-After is honoured within [delay, 2 × delay].
-// `scale` compresses every duration (tests run the whole 24 h ladder in seconds).
+// `scale` compresses every duration (tests see retries in real time; the whole ladder runs on the
+// dispatcher's clock, moved on by test/support/delivery-clock.ts).
 const retryDelaysSeconds = [5, 30, 60, 120, 300, 600, 900, 1800, 2700, 3600, 3600, 3600, 5400, 5400, 7200, 7200, 7200, 9000, 9000, 10800];
 export const maxRetries = retryDelaysSeconds.length;
 const windowSeconds = 24 * 3600;

@@ -1,5 +1,6 @@
 // Callbacks as a receiver sees them: a real HTTP receiver on loopback, the retry schedule
-// compressed through configuration (CALLBACK_SCHEDULE_SCALE), on PGlite and on PostgreSQL.
+// compressed through configuration (CALLBACK_SCHEDULE_SCALE), or run in full on a clock the test
+// moves on (test/support/delivery-clock.ts), on PGlite and on PostgreSQL.
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -15,6 +16,7 @@ import { safeRequest } from '../../server/delivery/net.ts';
 import { createAccount } from '../../server/domain/accounts.ts';
 import { startServer } from '../../server/main.ts';
 import { secretBox } from '../../server/store/secrets.ts';
+import { expectWholeLadder, startClockedDispatcher } from '../support/delivery-clock.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { freePort } from '../support/net.ts';
 import { type Received, startReceiver } from '../support/receiver.ts';
@@ -256,21 +258,23 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('an ac
 
 describe('callbacks that keep failing', () => {
   it('stops after the 20th retry (21 POSTs in all) and sets the flag to false', async () => {
-    // No jitter, so that the whole ladder (21.8 h of 24) fits the window. Each delay runs from the
-    // end of the attempt before it, so the work of each attempt adds up: at this scale the ladder
-    // takes 31 s and leaves 3.2 s (160 ms an attempt) for it, enough on a loaded machine.
-    const server = await startTestServer('pglite', { ...env, CALLBACK_SCHEDULE_SCALE: '0.0004', CALLBACK_JITTER: '0' });
+    // The real schedule (21.8 h of the 24 h window, no jitter) on a clock moved on to each retry's
+    // due time (test/support/delivery-clock.ts): no wait, and no slack that load could use up.
+    const server = await startTestServer('pglite', { ALLOW_PRIVATE_NETWORKS: env.ALLOW_PRIVATE_NETWORKS });
     const hook = await startReceiver(500);
+    const dispatcher = startClockedDispatcher(server.uow, createMailer(undefined));
     try {
       const api = client(server, 'current', server.dev.test_key);
       const created = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: hook.url } });
+      const message = await dispatcher.runRetries(server.dev.account_id, created.body.task_id);
       await until(
         async () => (await api('GET', `/v1/task/${created.body.task_id}`)).body.callback_completed === false,
         'the final failure',
       );
       expect(hook.received).toHaveLength(21);
-      const [message] = await server.uow.outbox.forSubject(server.dev.account_id, created.body.task_id);
       expect(message).toMatchObject({ attempts: 21, deliveredAt: null, failedAt: expect.any(Date) });
+      // On the dispatcher's clock: no retry before its delay (5 s, 30 s, 1 min, ... 3 h), within 24 h.
+      expectWholeLadder(await server.uow.outbox.attemptsFor(server.dev.account_id, created.body.task_id));
       // The operator's list (`humantask deliveries --failed`).
       expect(await failedDeliveries(server.uow, 10)).toEqual([
         expect.objectContaining({
@@ -282,6 +286,7 @@ describe('callbacks that keep failing', () => {
         }),
       ]);
     } finally {
+      await dispatcher.stop();
       await hook.close();
       await server.close();
     }

@@ -1,10 +1,11 @@
 // Callbacks to an e-mail address as the SMTP server sees them: a real SMTP server (smtp-server) on
-// loopback, the retry schedule compressed through configuration (CALLBACK_SCHEDULE_SCALE).
+// loopback; the retry schedule run in full on a clock the test moves on (test/support/delivery-clock.ts).
 import { createHmac } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isEmailTarget, mailRecipient, mailSubject } from '../../server/delivery/mail.ts';
+import { createMailer, isEmailTarget, mailRecipient, mailSubject } from '../../server/delivery/mail.ts';
+import { expectWholeLadder, startClockedDispatcher } from '../support/delivery-clock.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { until } from '../support/wait.ts';
 
@@ -195,62 +196,48 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('e-mai
 });
 
 describe('e-mail callbacks that fail', () => {
-  /**
-   * The attempts follow the schedule: each retry comes no earlier than the shortest delay (jitter
-   * −10 %) after the previous attempt, there are at most 21, and none is due after the window of
-   * 24 h (both compressed). Each attempt takes real time (smtp-server alone waits 100 ms before its
-   * greeting), so with a compressed window the last retries can fall outside it: the count is
-   * bounded, not exact.
-   */
-  function expectSchedule(attempts: Array<{ attemptedAt: Date }>, scale: number) {
-    const delaysSeconds = [5, 30, 60, 120, 300, 600, 900, 1800, 2700, 3600, 3600, 3600, 5400, 5400, 7200, 7200, 7200, 9000, 9000, 10800];
-    expect(attempts.length).toBeGreaterThanOrEqual(2);
-    expect(attempts.length).toBeLessThanOrEqual(delaysSeconds.length + 1);
-    const at = attempts.map((a) => a.attemptedAt.getTime());
-    at.slice(1).forEach((t, i) => {
-      expect(t - at[i]!).toBeGreaterThanOrEqual(delaysSeconds[i]! * 1000 * scale * 0.9 - 1);
-      // Due within the window; started a little later when the dispatcher is busy.
-      expect(t - at[0]!).toBeLessThanOrEqual(24 * 3600 * 1000 * scale + 1000);
-    });
-  }
-
+  // The whole schedule, on a clock moved on to each retry's due time (test/support/delivery-clock.ts):
+  // 21 attempts, exactly, however long each takes (smtp-server alone waits 100 ms before its greeting).
   it('retries a refused mail on the schedule, then sets the flag to false', async () => {
-    const scale = 0.00005; // the 24 h window in 4.3 s
     const smtp = await smtpServer({ refuse: true });
-    const server = await startTestServer('pglite', { ...env, SMTP_URL: smtp.url, CALLBACK_SCHEDULE_SCALE: String(scale) });
+    const server = await startTestServer('pglite');
+    const dispatcher = startClockedDispatcher(server.uow, createMailer(smtp.url));
     try {
       const api = client(server, 'current', server.dev.test_key);
       const created = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: 'ops@example.com' } });
       const id: string = created.body.task_id;
+      const message = await dispatcher.runRetries(server.dev.account_id, id);
       await until(async () => (await api('GET', `/v1/task/${id}`)).body.callback_completed === false, 'the final failure');
       const attempts = await server.uow.outbox.attemptsFor(server.dev.account_id, id);
-      expectSchedule(attempts, scale);
+      expectWholeLadder(attempts);
       expect(smtp.refused()).toBe(attempts.length);
       expect(smtp.mails).toHaveLength(0);
       for (const a of attempts) {
         expect(a.statusCode).toBeNull();
         expect(a.error).toMatch(/^other: the SMTP server replied: .*550 mailbox unavailable/);
       }
-      const [message] = await server.uow.outbox.forSubject(server.dev.account_id, id);
       expect(message).toMatchObject({ attempts: attempts.length, deliveredAt: null, failedAt: expect.any(Date) });
     } finally {
+      await dispatcher.stop();
       await server.close();
       await smtp.close();
     }
   });
 
   it('without SMTP_URL, records failed attempts that say so, on the schedule', async () => {
-    const scale = 0.00002;
-    const server = await startTestServer('pglite', { ...env, CALLBACK_SCHEDULE_SCALE: String(scale) });
+    const server = await startTestServer('pglite');
+    const dispatcher = startClockedDispatcher(server.uow, createMailer(undefined));
     try {
       const api = client(server, 'current', server.dev.test_key);
       const created = await api('POST', '/v1/task/categorization', { json: { ...task, callback_url: 'ops@example.com' } });
       const id: string = created.body.task_id;
+      await dispatcher.runRetries(server.dev.account_id, id);
       await until(async () => (await api('GET', `/v1/task/${id}`)).body.callback_completed === false, 'the final failure');
       const attempts = await server.uow.outbox.attemptsFor(server.dev.account_id, id);
-      expectSchedule(attempts, scale);
+      expectWholeLadder(attempts);
       for (const a of attempts) expect(a).toMatchObject({ statusCode: null, error: 'other: no SMTP server configured (SMTP_URL)' });
     } finally {
+      await dispatcher.stop();
       await server.close();
     }
   });

@@ -124,6 +124,22 @@ describe('poller', () => {
     expect(work.stats.started).toBe(3);
   });
 
+  it('reads due times on the clock it is given: a time that clock has reached runs a round at once', async () => {
+    const work = fakeWork();
+    let ahead = 0;
+    poller = createPoller({ name: 'test', pollMs: 0, round: work.round, logger: logger(), now: () => Date.now() + ahead });
+    poller.start();
+    await work.finish();
+    const inAnHour = () => new Date(Date.now() + 3_600_000);
+    poller.nudge(inAnHour());
+    await settle();
+    expect(work.stats.started).toBe(1);
+    ahead = 2 * 3_600_000;
+    poller.nudge(inAnHour());
+    await work.finish();
+    expect(work.stats.started).toBe(2);
+  });
+
   it('stop waits for the round in flight and cancels due-time wake-ups', async () => {
     const work = fakeWork();
     poller = createPoller({ name: 'test', pollMs: 0, round: work.round, logger: logger() });
