@@ -3,11 +3,10 @@
 // (a new Idempotency-Key per request), driven in turn in interleaved slices. Besides the rates, where
 // the CPU went while each was driven, from /proc (no profiler): the primary, each worker, PostgreSQL
 // (every process of the cluster), this process (the load generator) and the rest of the machine.
-import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { machineTicks, postgresTicks, postmasterOf, statOf, ticks } from './cpu.ts';
 import { cpus, loadavg } from 'node:os';
-import pg from 'pg';
 import { creationLoad, type TargetCheck } from './memory.ts';
 import { serve } from '../test/support/process.ts';
 
@@ -67,40 +66,6 @@ export interface WorkersResult {
 
 /** The target of issue 21. */
 const RATIO_TARGET = 1.3;
-
-let ticksPerSecond = 0;
-const ticks = () => (ticksPerSecond ||= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100);
-
-/** utime + stime (+ the children it waited for: cutime + cstime) of a process in clock ticks, and its parent. */
-function statOf(pid: number): { own: number; children: number; ppid: number } | null {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) is in parentheses and may hold spaces: the fields after it.
-    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(f[1]), own: Number(f[11]) + Number(f[12]), children: Number(f[13]) + Number(f[14]) };
-  } catch {
-    return null;
-  }
-}
-
-/** The cluster's CPU in ticks: the postmaster (with the children that ended) and its live children. */
-function postgresTicks(postmaster: number): number {
-  let total = 0;
-  const main = statOf(postmaster);
-  if (main) total += main.own + main.children;
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    const s = statOf(Number(name));
-    if (s?.ppid === postmaster) total += s.own;
-  }
-  return total;
-}
-
-/** Busy ticks of all CPUs together (everything but idle and iowait). */
-function machineTicks(): number {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  return f.slice(0, 8).reduce((a, b) => a + b, 0) - (f[3] ?? 0) - (f[4] ?? 0);
-}
 
 /** How many established TCP connections to `port` each process holds (its sockets' inodes in /proc/net/tcp). */
 function connectionsOf(pids: number[], port: number): number[] {
@@ -194,18 +159,6 @@ function shares(spent: Spent): CpuShares {
     machine,
     others: Math.max(0, Math.round((machine - ours) * 100) / 100),
   };
-}
-
-/** The cluster's postmaster: the parent of a backend (null where /proc says nothing, e.g. a remote server). */
-async function postmasterOf(databaseUrl: string): Promise<number | null> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
-    return statOf(rows[0]!.pid)?.ppid ?? null;
-  } finally {
-    await client.end();
-  }
 }
 
 /** `humantask serve` with `workers` processes on `databaseUrl`, and the creation load against it. */
