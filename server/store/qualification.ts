@@ -1,7 +1,7 @@
 // The storage side of training, hidden evaluation and pausing (domain/quality/qualification.ts):
 // a worker's standing per project (worker_qualifications), the account's training and evaluation
 // tasks of a type (training_tasks), and the scores kept on the assignments (assignments_scores).
-import { and, asc, desc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, inArray, or } from 'drizzle-orm';
 import type { Qualification, QualificationRepository, QualityTask } from '../domain/quality/model.ts';
 import type { Assignment } from '../domain/workforce/model.ts';
 import type { Database, Execute } from './db.ts';
@@ -114,8 +114,12 @@ export function qualificationRepository(db: Database, execute: Execute): Qualifi
       return (await db
         .select()
         .from(workerQualifications)
-        .where(and(eq(workerQualifications.workerId, workerId), inArray(workerQualifications.project, [...projects])))
-        .orderBy(desc(workerQualifications.updatedAt))) as Qualification[];
+        .where(
+          and(
+            eq(workerQualifications.workerId, workerId),
+            or(...projects.map((p) => and(eq(workerQualifications.accountId, p.accountId), eq(workerQualifications.project, p.project)))),
+          ),
+        )) as Qualification[];
     },
     async trainingTasks(accountId, type, limit) {
       const rows = await db
