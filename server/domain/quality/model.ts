@@ -117,6 +117,8 @@ export interface QualificationRepository {
   put(q: Qualification): Promise<void>;
   /** The worker's rows in training or waiting (training may be served), oldest first. */
   inTraining(workerId: string): Promise<Qualification[]>;
+  /** The worker of the operator's workforce with a standing in the account's project whose handle (`opw_` and these 24 hex) this is; null when none. */
+  operatorWorkerOf(accountId: string, project: string, handle: string): Promise<string | null>;
   /** The worker's rows for these projects (each of an account). */
   forWorker(workerId: string, projects: readonly { accountId: string; project: string }[]): Promise<Qualification[]>;
   /** The account's live training tasks of the type, in creation order, at most `limit`. */
