@@ -1851,7 +1851,8 @@ export interface paths {
             path: {
                 /**
                  * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404.
+                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
+                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -1890,7 +1891,8 @@ export interface paths {
             path: {
                 /**
                  * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404.
+                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
+                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -1917,7 +1919,8 @@ export interface paths {
             path: {
                 /**
                  * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404.
+                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
+                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -1938,6 +1941,13 @@ export interface paths {
          *     first try at once. Any other standing (training, waiting, qualified, never started) stays as
          *     it is. A change is written to the work event log as an `unpaused` event. An unknown project →
          *     404, and nothing changes.
+         *
+         *     A worker of the operator's workforce is named by the opaque handle the account knows them by
+         *     (`opw_...`, as `GET /v1/projects/{projectName}/quality` and `GET /v1/task/{taskId}/assignments`
+         *     show it), and only with `project`: their standing in the account's project is the account's
+         *     to reset (its quality policy set it, on its work), while their own pause is the operator's and
+         *     stays as it is. Without `project` → 400; a handle with no standing in the project → 404. The
+         *     answer is then the handle, the project and the standing now (`OperatorWorkerStanding`).
          */
         post: operations["unpauseWorker"];
         delete?: never;
@@ -1953,7 +1963,8 @@ export interface paths {
             path: {
                 /**
                  * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404.
+                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
+                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -9213,6 +9224,30 @@ export interface components {
             project?: string;
         };
         /**
+         * OperatorWorkerStanding
+         * @description A worker of the operator's workforce as the account sees it after a lead's reset: the opaque
+         *     handle the account knows them by, the project, and their standing there now (as
+         *     `TrainingProgress` says it). Nothing else of the worker is the account's to see.
+         */
+        OperatorWorkerStanding: {
+            /**
+             * @description The operator workforce's opaque handle of the worker, as the project's quality figures show it.
+             * @example opw_0d4e5f6a7b8c9d0e1f2a3b4c
+             */
+            worker: string;
+            /**
+             * @description The project's name.
+             * @example street-scenes
+             */
+            project: string;
+            /**
+             * @description The worker's standing in the project now.
+             * @example qualified
+             * @enum {string}
+             */
+            state: "training" | "qualified" | "waiting" | "failed" | "paused";
+        };
+        /**
          * WorkerPasswordResetRequest
          * @description The new password, or nothing: without `password` the server chooses one and shows it once in the
          *     answer. Either way every session and API token of the worker is revoked (a reset is what one
@@ -9920,7 +9955,8 @@ export interface components {
         WorkerStatusFilter: components["schemas"]["WorkerStatus"];
         /**
          * @description The id of a worker of this account's own workforce. A worker of another account or of the
-         *     operator's workforce, or an id of the wrong form → 404.
+         *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
+         *     handle of a worker of the operator's workforce, `opw_...`: see there).
          * @example wkr_65f1c0a2b3c4d5e6f7a8b901
          */
         WorkerId: string;
@@ -12573,7 +12609,8 @@ export interface operations {
             path: {
                 /**
                  * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404.
+                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
+                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -12605,7 +12642,8 @@ export interface operations {
             path: {
                 /**
                  * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404.
+                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
+                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -12637,7 +12675,8 @@ export interface operations {
             path: {
                 /**
                  * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404.
+                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
+                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -12675,7 +12714,8 @@ export interface operations {
             path: {
                 /**
                  * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404.
+                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
+                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -12707,7 +12747,8 @@ export interface operations {
             path: {
                 /**
                  * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404.
+                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
+                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -12721,13 +12762,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The worker. */
+            /** @description The worker (of the account's own workforce), or a worker of the operator's workforce's standing in the project. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Worker"];
+                    "application/json": components["schemas"]["Worker"] | components["schemas"]["OperatorWorkerStanding"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -12745,7 +12786,8 @@ export interface operations {
             path: {
                 /**
                  * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404.
+                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
+                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];

@@ -384,6 +384,10 @@ export interface paths {
          *     per project their training standing and rolling accuracy. Counted from the work event log
          *     at each request, so that every figure can be reproduced. A paused worker may read them too.
          *
+         *     A project is one account's: a worker of the operator's workforce who works on two accounts'
+         *     projects of the same name sees two entries, each with its own counts and standing, told
+         *     apart by `account` (an opaque handle of the account for this worker; never its id or name).
+         *
          *     The rolling accuracy moves once a day (at 00:00 UTC): an evaluation task is never told apart
          *     from a live one, and a figure that changed right after a submit would tell.
          */
@@ -5532,9 +5536,12 @@ export interface components {
         };
         /**
          * WorkerProjectStats
-         * @description A worker's figures in one project. `training` and `accuracy` follow the project's quality
-         *     policy and are absent until the quality loop has something to show (no training begun, nothing
-         *     scored).
+         * @description A worker's figures in one project of one account. `training` and `accuracy` follow the
+         *     project's quality policy and are absent until the quality loop has something to show (no
+         *     training begun, nothing scored). A worker of the operator's workforce works for several
+         *     accounts, and two of them may each have a project of the same name: each (account, project) is
+         *     an entry of its own, told apart by `account`, an opaque handle that names the account to this
+         *     worker only (the account's id and name are never shown to a worker).
          */
         WorkerProjectStats: {
             /**
@@ -5542,6 +5549,12 @@ export interface components {
              * @example street-scenes
              */
             project: string;
+            /**
+             * @description The account the project belongs to, as an opaque handle: stable for this worker and
+             *     account, different for another worker, telling nothing else about the account.
+             * @example acw_5e6f7a8b9c0d1e2f3a4b5c6d
+             */
+            account: string;
             counts: components["schemas"]["WorkCounts"];
             /**
              * @description Active time on the project's assignments in the period, in milliseconds.
@@ -5587,8 +5600,8 @@ export interface components {
              */
             median_active_ms?: number;
             /**
-             * @description Per project, the projects the worker was most active on in the period first (at most 100;
-             *     the totals above count all).
+             * @description Per project of an account, the projects the worker was most active on in the period first
+             *     (at most 100; the totals above count all).
              */
             projects: components["schemas"]["WorkerProjectStats"][];
         };

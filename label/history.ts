@@ -1,7 +1,7 @@
 // My history and my figures: the worker's own assignments, newest first (`GET /v1/assignments`,
 // a page at a time), each with its task, role, status, active time, the review's result and
 // remarks, and a training answer's score; and the figures of `GET /v1/stats` (the last 30 days):
-// counts, active time, and per project the training standing and rolling accuracy.
+// counts, active time, and per project (of an account) the training standing and rolling accuracy.
 import type { Api, Assignment, FeedbackItem, WorkerStats } from './api.ts';
 import { categoryNames, scopeName } from './feedback.ts';
 import { el } from './players/types.ts';
@@ -28,6 +28,16 @@ const countNames: [keyof WorkerStats['counts'], string][] = [
   ['expired', 'Expired'],
   ['reviews', 'Reviews decided'],
 ];
+
+/**
+ * A project's name, and where two accounts' projects have that name (a worker of the operator's
+ * workforce), a short form of the account's handle to tell them apart.
+ */
+function projectName(p: WorkerStats['projects'][number], all: WorkerStats['projects']): (string | HTMLElement)[] {
+  const name = p.project || '(no project)';
+  if (all.filter((q) => q.project === p.project).length < 2) return [name];
+  return [name, el('span', { class: 'muted', title: p.account }, ` · account ${p.account.slice(4, 10)}`)];
+}
 
 function statsView(stats: WorkerStats): HTMLElement {
   const c = stats.counts;
@@ -65,8 +75,8 @@ function statsView(stats: WorkerStats): HTMLElement {
             ...stats.projects.map((p) =>
               el(
                 'tr',
-                {},
-                el('td', {}, p.project || '(no project)'),
+                { 'data-account': p.account },
+                el('td', {}, ...projectName(p, stats.projects)),
                 el('td', {}, String(p.counts.submitted)),
                 el('td', {}, String(p.counts.accepted)),
                 el('td', {}, String(p.counts.rejected)),

@@ -51,11 +51,13 @@ let browser: Browser;
 let queue: Assignment[] = [];
 let calls: Call[] = [];
 let prefer: Record<string, string> = {};
-/** Answers this front gives itself instead of Prism, by operation (the last path segment), from the request body. */
+/** Answers this front gives itself instead of Prism, by operation (the last path segment), from the request body (null for a GET). */
 let answers: Record<string, (body: any) => unknown> = {};
 
 /** Prism and the browser answer slowly on a loaded machine: polls wait up to 20 s. */
 const poll = { timeout: 20_000 };
+
+const zeroCounts = { issued: 0, submitted: 0, skipped: 0, released: 0, expired: 0, accepted: 0, fixed: 0, rejected: 0, reviews: 0 };
 
 let serial = 0;
 function assignment(task: Assignment['task'], extra: Partial<Assignment> = {}): Assignment {
@@ -128,8 +130,8 @@ beforeAll(async () => {
     for (const h of ['authorization', 'content-type', 'idempotency-key']) if (req.headers[h]) headers[h] = String(req.headers[h]);
     const op = req.path.split('/').pop() ?? '';
     const own = answers[op];
-    if (own && raw) {
-      const body = JSON.parse(raw.toString());
+    if (own && (raw || req.method === 'GET')) {
+      const body = raw ? JSON.parse(raw.toString()) : null;
       calls.push({ method: req.method, path: `/worker${req.path}`, body, status: 200 });
       res.json(own(body));
       return;
@@ -485,6 +487,35 @@ describe('the labeling app', () => {
     expect(validAgainst('ReleaseRequest', released?.body)).toBe('valid');
     expect(released).toMatchObject({ status: 200, body: { lease_token: task.lease_token } });
     expect(calls.indexOf(saved as Call)).toBeLessThan(calls.indexOf(released as Call));
+    await page.close();
+  });
+
+  it("shows my figures by project, two accounts' projects of the same name apart", async () => {
+    const counts = (submitted: number) => ({ ...zeroCounts, issued: submitted, submitted });
+    const stats: components['schemas']['WorkerStats'] = {
+      since: '2026-10-26T10:00:00.000Z',
+      as_of: '2026-11-25T10:00:00.000Z',
+      counts: counts(12),
+      active_ms: 60_000,
+      projects: [
+        { project: 'pets', account: 'acw_5e6f7a8b9c0d1e2f3a4b5c6d', counts: counts(5), active_ms: 30_000 },
+        { project: 'street-scenes', account: 'acw_5e6f7a8b9c0d1e2f3a4b5c6d', counts: counts(4), active_ms: 20_000 },
+        { project: 'pets', account: 'acw_0a1b2c3d4e5f6a7b8c9d0e1f', counts: counts(3), active_ms: 10_000 },
+      ],
+    };
+    expect(validAgainst('WorkerStats', stats)).toBe('valid');
+    answers = { stats: () => stats };
+    const { page } = await open();
+    await logIn(page);
+    await page.keyboard.press('Shift+H');
+    const rows = page.locator('#stats tbody tr');
+    await expect.poll(() => rows.count(), poll).toBe(3);
+    expect(await rows.allTextContents()).toEqual([
+      expect.stringMatching(/^pets · account 5e6f7a5/),
+      expect.stringMatching(/^street-scenes4/),
+      expect.stringMatching(/^pets · account 0a1b2c3/),
+    ]);
+    expect(await rows.nth(2).getAttribute('data-account')).toBe('acw_0a1b2c3d4e5f6a7b8c9d0e1f');
     await page.close();
   });
 

@@ -1,7 +1,7 @@
 // The storage side of training, hidden evaluation and pausing (domain/quality/qualification.ts):
 // a worker's standing per project (worker_qualifications), the account's training and evaluation
 // tasks of a type (training_tasks), and the scores kept on the assignments (assignments_scores).
-import { and, asc, desc, eq, inArray } from 'drizzle-orm';
+import { and, asc, eq, inArray, or } from 'drizzle-orm';
 import type { Qualification, QualificationRepository, QualityTask } from '../domain/quality/model.ts';
 import type { Assignment } from '../domain/workforce/model.ts';
 import type { Database, Execute } from './db.ts';
@@ -61,6 +61,15 @@ const qualityTask = (row: typeof trainingTasks.$inferSelect): QualityTask => ({
   initialResponse: row.initialResponse ?? null,
 });
 
+/**
+ * The worker of the operator's workforce with a standing in the project ($1 account, $2 project)
+ * whose handle is $3 (the 24 hex after `opw_`: server/http/views/assignments.ts workerHandle),
+ * read through the index worker_qualifications_handle (the same expression).
+ */
+const operatorWorkerText = `SELECT q.worker_id FROM worker_qualifications q JOIN workers w ON w.worker_id = q.worker_id AND w.account_id IS NULL
+  WHERE q.account_id = $1::text AND q.project = $2::text
+    AND substr(encode(sha256(decode(q.account_id || chr(10) || q.worker_id, 'escape')), 'hex'), 1, 24) = $3::text`;
+
 export function qualificationRepository(db: Database, execute: Execute): QualificationRepository {
   const training = (accountId: string, type: string) =>
     and(
@@ -109,13 +118,21 @@ export function qualificationRepository(db: Database, execute: Execute): Qualifi
         .orderBy(asc(workerQualifications.updatedAt))
         .limit(100)) as Qualification[];
     },
+    async operatorWorkerOf(accountId, project, handle) {
+      const [row] = await execute<{ worker_id: string }>(statement(operatorWorkerText, [accountId, project, handle]));
+      return row?.worker_id ?? null;
+    },
     async forWorker(workerId, projects) {
       if (projects.length === 0) return [];
       return (await db
         .select()
         .from(workerQualifications)
-        .where(and(eq(workerQualifications.workerId, workerId), inArray(workerQualifications.project, [...projects])))
-        .orderBy(desc(workerQualifications.updatedAt))) as Qualification[];
+        .where(
+          and(
+            eq(workerQualifications.workerId, workerId),
+            or(...projects.map((p) => and(eq(workerQualifications.accountId, p.accountId), eq(workerQualifications.project, p.project)))),
+          ),
+        )) as Qualification[];
     },
     async trainingTasks(accountId, type, limit) {
       const rows = await db

@@ -34,26 +34,26 @@ const withProject = (alias: string) =>
 const projectOf = `coalesce(t.project, qa.quality_project, '')`;
 
 /** Events counted as they are: issued, submitted, ...; a `reviewed` of the worker's is a review they decided, a `redo_created` on them a rejection. */
-const countsText = `SELECT ${projectOf} AS project, e.kind AS kind, count(*)::int AS n
+const countsText = `SELECT e.account_id AS account_id, ${projectOf} AS project, e.kind AS kind, count(*)::int AS n
   FROM work_events e ${withProject('e')}
   WHERE ${inPeriod('e')} AND e.kind IN ('issued', 'submitted', 'skipped', 'released', 'expired', 'reviewed', 'redo_created')
-  GROUP BY 1, 2`;
+  GROUP BY 1, 2, 3`;
 
 /** The worker's answers a review accepted or fixed: their `completed` events joined to the review that decided them. */
-const outcomesText = `SELECT coalesce(t.project, '') AS project, r.data->>'result' AS result, count(*)::int AS n
+const outcomesText = `SELECT c.account_id AS account_id, coalesce(t.project, '') AS project, r.data->>'result' AS result, count(*)::int AS n
   FROM work_events c
   JOIN work_events r ON r.task_id = c.task_id AND r.kind = 'reviewed' AND r.data->>'reviewed_assignment_id' = c.assignment_id
   LEFT JOIN tasks t ON t.task_id = c.task_id
   WHERE ${inPeriod('c')} AND c.kind = 'completed'
-  GROUP BY 1, 2`;
+  GROUP BY 1, 2, 3`;
 
 /** Per assignment, the latest active time an event recorded (heartbeats sample it, a submit records the total). */
-const activeText = `SELECT project, sum(ms)::float8 AS ms FROM (
-    SELECT DISTINCT ON (e.assignment_id) ${projectOf} AS project, (e.data->>'active_ms')::float8 AS ms
+const activeText = `SELECT account_id, project, sum(ms)::float8 AS ms FROM (
+    SELECT DISTINCT ON (e.assignment_id) e.account_id AS account_id, ${projectOf} AS project, (e.data->>'active_ms')::float8 AS ms
     FROM work_events e ${withProject('e')}
     WHERE ${inPeriod('e')} AND e.assignment_id IS NOT NULL AND e.data->>'active_ms' IS NOT NULL
     ORDER BY e.assignment_id, e.at DESC, e.id DESC) x
-  GROUP BY project`;
+  GROUP BY account_id, project`;
 
 const medianText = `SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY (e.data->>'active_ms')::float8) AS median
   FROM work_events e WHERE ${inPeriod('e')} AND e.kind = 'submitted' AND e.data->>'active_ms' IS NOT NULL`;
@@ -282,23 +282,26 @@ export function qualityRepository(
     },
     async workerFigures(workerId, since, until) {
       const values = [workerId, since.toISOString(), until.toISOString()];
+      type Row = { account_id: string; project: string };
       const [counts, outcomes, active, median] = await Promise.all([
-        execute<{ project: string; kind: string; n: number }>(statement(countsText, values)),
-        execute<{ project: string; result: string; n: number }>(statement(outcomesText, values)),
-        execute<{ project: string; ms: number }>(statement(activeText, values)),
+        execute<Row & { kind: string; n: number }>(statement(countsText, values)),
+        execute<Row & { result: string; n: number }>(statement(outcomesText, values)),
+        execute<Row & { ms: number }>(statement(activeText, values)),
         execute<{ median: number | string | null }>(statement(medianText, values)),
       ]);
+      // One entry per (account, project): the operator's workforce works for several accounts.
       const byProject = new Map<string, ProjectWorkFigures>();
-      const of = (project: string) => {
-        const p = byProject.get(project) ?? { project, counts: noWork(), activeMs: 0 };
-        byProject.set(project, p);
+      const of = ({ account_id: accountId, project }: Row) => {
+        const key = `${accountId}\n${project}`;
+        const p = byProject.get(key) ?? { accountId, project, counts: noWork(), activeMs: 0 };
+        byProject.set(key, p);
         return p;
       };
       for (const row of [...counts.map((r) => ({ ...r, key: r.kind })), ...outcomes.map((r) => ({ ...r, key: r.result }))]) {
         const key = countOf[row.key];
-        if (key) of(row.project).counts[key] += Number(row.n);
+        if (key) of(row).counts[key] += Number(row.n);
       }
-      for (const row of active) of(row.project).activeMs += Math.round(Number(row.ms));
+      for (const row of active) of(row).activeMs += Math.round(Number(row.ms));
       const m = median[0]?.median;
       return { projects: [...byProject.values()], medianActiveMs: m === null || m === undefined ? null : Math.round(Number(m)) };
     },

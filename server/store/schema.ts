@@ -624,5 +624,18 @@ export const workerQualifications = pgTable(
     evaluationSince: ts('evaluation_since'),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.workerId, t.accountId, t.project] })],
+  (t) => [
+    primaryKey({ columns: [t.workerId, t.accountId, t.project] }),
+    /**
+     * A worker of the operator's workforce as the account sees it: the opaque handle
+     * (`opw_` + these 24 hex; server/http/views/assignments.ts workerHandle), so that a lead can
+     * name them to reset their standing in a project (ids are `acct_`/`wkr_` and hex: no backslash
+     * for 'escape' to read).
+     */
+    index('worker_qualifications_handle').on(
+      t.accountId,
+      t.project,
+      sql`substr(encode(sha256(decode(${t.accountId} || chr(10) || ${t.workerId}, 'escape')), 'hex'), 1, 24)`,
+    ),
+  ],
 );

@@ -10,6 +10,7 @@ import { newTaskId } from '../../server/domain/ids.ts';
 import type { Caller } from '../../server/domain/model.ts';
 import { setQualityPolicy, type QualityPolicyInput } from '../../server/domain/quality/policy.ts';
 import type { Assignment } from '../../server/domain/workforce/model.ts';
+import { changeWorker } from '../../server/domain/workforce/identity.ts';
 import { putStaffing } from '../../server/domain/workforce/staffing.ts';
 import { claimNext, giveBack, submitAssignment, type WorkSettings } from '../../server/domain/workforce/work.ts';
 import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
@@ -433,6 +434,53 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     expect(l).toMatchObject({ purpose: 'live', taskId: liveQ });
     await submit(u, l, 'cat', new Date());
     expect(await figuresOf('q', u.workerId)).toMatchObject({ state: 'qualified' });
+  });
+
+  it("lets a lead return a worker of the operator's workforce, named by its handle, to the account's project; the worker's own pause stays the operator's", async () => {
+    const { current, caller, live, policy, qualityTask } = await account();
+    // A project name of this account alone: the operator's worker serves every account.
+    const project = `operator-${db}`;
+    expect((await current('POST', '/v1/projects', { json: { type: 'categorization', name: project } })).status).toBe(200);
+    await policy(project, { training: { required: 0 }, evaluation: { rate_new: 0.5, window: 4, min_scored: 2, pause_below: 0.7 } });
+    for (let i = 0; i < 2; i++) await qualityTask('evaluation', 'cat');
+    const [l1, l2] = [await live(project), await live(project), await live(project)];
+    const created = await createWorker(server);
+    const w: WorkerPrincipal = { workerId: created.workerId, accountId: null, roles: ['labeler'], calibrator: false, status: 'active' };
+    const a1 = (await claim(w, new Date(), never, project))!;
+    expect(a1.taskId).toBe(l1);
+    await submit(w, a1, 'cat', new Date());
+    for (let i = 0; i < 2; i++) await submit(w, (await claim(w, new Date(), always, project))!, 'dog', new Date());
+    expect(await claim(w, new Date(), never, project)).toBeNull();
+    const figures = await current('GET', `/v1/projects/${project}/quality`);
+    const [seen] = figures.body.workers;
+    expect(seen).toMatchObject({ worker: expect.stringMatching(/^opw_[0-9a-f]{24}$/), state: 'paused' });
+
+    // The operator paused the worker wholly too: that pause is the operator's.
+    await changeWorker(server.uow, null, w.workerId, { status: 'paused' });
+    const whole = await current('POST', `/v1/workforce/workers/${seen.worker}/unpause`, { json: {} });
+    expect([whole.status, whole.body.error]).toEqual([
+      400,
+      `${seen.worker} is a worker of the operator's workforce: only their standing in one of your projects can be reset (give project).`,
+    ]);
+    // A project where the handle has no standing, and another account using the handle: 404.
+    const nowhere = await current('POST', `/v1/workforce/workers/${seen.worker}/unpause`, { json: { project: 'p' } });
+    expect([nowhere.status, nowhere.body.error]).toEqual([404, `Worker ${seen.worker} has no standing in project "p".`]);
+    const other = await account();
+    expect((await other.current('POST', '/v1/projects', { json: { type: 'categorization', name: project } })).status).toBe(200);
+    const elsewhere = await other.current('POST', `/v1/workforce/workers/${seen.worker}/unpause`, { json: { project } });
+    expect(elsewhere.status).toBe(404);
+    expect(await server.uow.qualification.get(w.workerId, caller.account.accountId, project)).toMatchObject({ state: 'paused' });
+
+    const back = await current('POST', `/v1/workforce/workers/${seen.worker}/unpause`, { json: { project } });
+    expect([back.status, back.body]).toEqual([200, { worker: seen.worker, project, state: 'qualified' }]);
+    expect((await current('GET', `/v1/projects/${project}/quality`)).body.workers[0]).toMatchObject({
+      worker: seen.worker,
+      state: 'qualified',
+    });
+    expect((await server.uow.workers.get(w.workerId))!.status).toBe('paused');
+    // Once the operator lets them work again, the project's live work is theirs to take.
+    await changeWorker(server.uow, null, w.workerId, { status: 'active' });
+    expect(await claim(w, new Date(), never, project)).toMatchObject({ purpose: 'live', taskId: l2 });
   });
 
   it("takes a paused worker's answer out of an overlapping task that still waits for the other answers", async () => {

@@ -23,6 +23,97 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
 
   const as = (token: string) => workerClient(server, token);
 
+  /** An account with a project "pets" that asks for one training task (its pass mark), the training task, and one live task. */
+  const petsWithTraining = async (name: string, training: { required: number; pass_score?: number }) => {
+    const secrets = await createAccount(server.uow, name, new Date());
+    const live = client(server, 'current', secrets.live_key);
+    expect((await live('POST', '/v1/projects', { json: { type: 'categorization', name: 'pets' } })).status).toBe(200);
+    const policy = await live('PUT', '/v1/projects/pets/quality_policy', { json: { training } });
+    expect(policy.status, policy.text).toBe(200);
+    const params = { attachment_type: 'text', attachment: 'a cat', categories: ['cat', 'dog'] };
+    await server.uow.training.insert({
+      id: newTaskId(new Date()),
+      accountId: secrets.account_id,
+      mode: 'live',
+      kind: 'training',
+      type: 'categorization',
+      params,
+      expectedResponse: { category: 'cat' },
+      initialResponse: null,
+      createdAt: new Date(),
+    });
+    const created = await live('POST', '/v1/task/categorization', {
+      json: { callback_url: 'https://example.com/cb', instruction: 'Which animal?', project: 'pets', ...params },
+    });
+    expect(created.status, created.text).toBe(200);
+    return secrets;
+  };
+
+  // First in the file: the operator's worker takes every unstaffed live task on the server.
+  it("keeps apart two accounts' projects of the same name for a worker of the operator's workforce", async () => {
+    const worker = await createWorker(server);
+    const w = as(worker.token);
+    const now = new Date();
+    const beforeToday = new Date(Math.floor(now.getTime() / 86_400_000) * 86_400_000 - 1);
+    // Two accounts, each with a project "pets" (its own training pass mark), a training task and a live task.
+    const accounts = [];
+    for (const [name, pass_score] of [
+      [`stats-a-${db}`, 0.8],
+      [`stats-b-${db}`, 0.5],
+    ] as const)
+      accounts.push({ name, secrets: await petsWithTraining(name, { required: 1, pass_score }) });
+    // The worker trains in both and does both live tasks.
+    for (let i = 0; i < 4; i++) {
+      const next = await w('POST', '/v1/assignments/next', {});
+      expect(next.status, next.text).toBe(200);
+      const done = await w('POST', `/v1/assignments/${next.body.assignment_id}/submit`, {
+        lease_token: next.body.lease_token,
+        active_ms: 1000,
+        response: { category: 'cat' },
+      });
+      expect(done.status, done.text).toBe(200);
+    }
+    expect((await w('POST', '/v1/assignments/next', {})).status).toBe(204);
+    // Evaluation scores (before today, so counted): 1 in the first account, 0.5 in the second.
+    await server.uow.work.addEvents(
+      accounts.map(
+        ({ secrets }, i): WorkEvent => ({
+          at: beforeToday,
+          accountId: secrets.account_id,
+          workerId: worker.workerId,
+          assignmentId: null,
+          taskId: null,
+          kind: 'scored',
+          data: { purpose: 'evaluation', score: i === 0 ? 1 : 0.5, project: 'pets', type: 'categorization' },
+        }),
+      ),
+    );
+
+    const mine = await w('GET', '/v1/stats');
+    expect(mine.status, mine.text).toBe(200);
+    const counts = { ...zero, issued: 2, submitted: 2 };
+    expect(mine.body.counts).toEqual({ ...zero, issued: 4, submitted: 4 });
+    const entry = (pass_score: number, accuracy: number) => ({
+      project: 'pets',
+      account: expect.stringMatching(/^acw_[0-9a-f]{24}$/),
+      counts,
+      active_ms: expect.any(Number),
+      training: { state: 'qualified', scored: 1, required: 1, mean_score: 1, pass_score, tries: 1, max_tries: 3 },
+      accuracy: { value: accuracy, scored: 1, as_of: new Date(beforeToday.getTime() + 1).toISOString() },
+    });
+    expect(mine.body.projects).toHaveLength(2);
+    expect(mine.body.projects).toEqual(expect.arrayContaining([entry(0.8, 1), entry(0.5, 0.5)]));
+    // Each entry names its account by a handle of the worker's own, never by the account's id or name.
+    const [first, second] = mine.body.projects;
+    expect(first.account).not.toBe(second.account);
+    for (const { name, secrets } of accounts) {
+      expect(mine.text).not.toContain(secrets.account_id);
+      expect(mine.text).not.toContain(name);
+    }
+    const again = await w('GET', '/v1/stats');
+    expect(again.body.projects.map((p: { account: string }) => p.account).sort()).toEqual([first.account, second.account].sort());
+  });
+
   it('counts what each worker did, per project, with active time; nothing of anyone else', async () => {
     const secrets = await createAccount(server.uow, `stats-${db}`, new Date());
     const live = client(server, 'current', secrets.live_key);
@@ -111,7 +202,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
       counts: labelerCounts,
       active_ms: expect.any(Number),
       median_active_ms: expect.any(Number),
-      projects: [{ project: 'pets', counts: labelerCounts, active_ms: mine.body.active_ms }],
+      projects: [
+        { project: 'pets', account: expect.stringMatching(/^acw_[0-9a-f]{24}$/), counts: labelerCounts, active_ms: mine.body.active_ms },
+      ],
     });
     // The server bounds active time by the time since issue; the submits recorded at most 2 s and 4 s.
     expect(mine.body.active_ms).toBeLessThanOrEqual(6000);
@@ -138,26 +231,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
   });
 
   it("shows per project the worker's training standing and rolling accuracy, which moves once a day", async () => {
-    const secrets = await createAccount(server.uow, `stats-quality-${db}`, new Date());
-    const live = client(server, 'current', secrets.live_key);
-    expect((await live('POST', '/v1/projects', { json: { type: 'categorization', name: 'pets' } })).status).toBe(200);
-    expect((await live('PUT', '/v1/projects/pets/quality_policy', { json: { training: { required: 1 } } })).status).toBe(200);
-    const params = { attachment_type: 'text', attachment: 'a cat', categories: ['cat', 'dog'] };
-    await server.uow.training.insert({
-      id: newTaskId(new Date()),
-      accountId: secrets.account_id,
-      mode: 'live',
-      kind: 'training',
-      type: 'categorization',
-      params,
-      expectedResponse: { category: 'cat' },
-      initialResponse: null,
-      createdAt: new Date(),
-    });
-    const created = await live('POST', '/v1/task/categorization', {
-      json: { callback_url: 'https://example.com/cb', instruction: 'Which animal?', project: 'pets', ...params },
-    });
-    expect(created.status, created.text).toBe(200);
+    const secrets = await petsWithTraining(`stats-quality-${db}`, { required: 1 });
     const worker = await createWorker(server, { accountId: secrets.account_id });
     const w = as(worker.token);
     const training = await w('POST', '/v1/assignments/next', {});
@@ -191,6 +265,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     expect(mine.body.projects).toEqual([
       {
         project: 'pets',
+        account: expect.stringMatching(/^acw_[0-9a-f]{24}$/),
         counts: expect.objectContaining({ issued: 1, submitted: 1 }),
         active_ms: expect.any(Number),
         training: { state: 'qualified', scored: 1, required: 1, mean_score: 1, pass_score: 0.8, tries: 1, max_tries: 3 },

@@ -58,8 +58,10 @@ export const noWork = (): WorkCounts => ({
   reviews: 0,
 });
 
-/** One project's figures ('' for tasks without a project). */
+/** One project's figures, per account ('' for tasks without a project). */
 export interface ProjectWorkFigures {
+  /** The project's account: two accounts' projects of one name are two entries (the operator's workforce). */
+  accountId: string;
   project: string;
   counts: WorkCounts;
   activeMs: number;
@@ -115,8 +117,10 @@ export interface QualificationRepository {
   put(q: Qualification): Promise<void>;
   /** The worker's rows in training or waiting (training may be served), oldest first. */
   inTraining(workerId: string): Promise<Qualification[]>;
-  /** The worker's rows for these project names (any account), the latest changed first. */
-  forWorker(workerId: string, projects: readonly string[]): Promise<Qualification[]>;
+  /** The worker of the operator's workforce with a standing in the account's project whose handle (`opw_` and these 24 hex) this is; null when none. */
+  operatorWorkerOf(accountId: string, project: string, handle: string): Promise<string | null>;
+  /** The worker's rows for these projects (each of an account). */
+  forWorker(workerId: string, projects: readonly { accountId: string; project: string }[]): Promise<Qualification[]>;
   /** The account's live training tasks of the type, in creation order, at most `limit`. */
   trainingTasks(accountId: string, type: string, limit: number): Promise<QualityTask[]>;
   /** Whether the account has a live training task of the type. */

@@ -24,7 +24,7 @@ import type { Project, Repositories, UnitOfWork } from '../ports.ts';
 import type { Answer, Assignment, Lease, TaskWork, WorkEvent } from '../workforce/model.ts';
 import type { WorkerPrincipal } from '../workforce/worker.ts';
 import { trainingDifferences } from './differences.ts';
-import type { Qualification, QualityPolicy, QualityTask } from './model.ts';
+import type { Qualification, QualificationState, QualityPolicy, QualityTask } from './model.ts';
 import { projectPolicy } from './policy.ts';
 import { scoreAnswers } from './score.ts';
 
@@ -471,28 +471,71 @@ async function afterEvaluation(
  * count); failed training (no try left) → a new set of tries, the first one at once. Any other
  * standing (training, waiting, qualified, none yet) stays as it is. A change writes an
  * `unpaused` event {project, from, by: 'customer'}. 404 when the account has no such live project.
+ * The standing afterwards (null: none recorded).
  */
-export async function resetStanding(uow: UnitOfWork, accountId: string, workerId: string, projectName: string, now: Date): Promise<void> {
-  await uow.transaction(async (repos) => {
-    const project = await repos.projects.get(accountId, 'live', projectName);
-    if (!project) throw notFound(`Project "${projectName}" not found.`);
-    const q = await repos.qualification.get(workerId, accountId, projectName, { forUpdate: true });
-    if (q?.state !== 'paused' && q?.state !== 'failed') return;
-    const reset: Qualification =
-      q.state === 'paused'
-        ? { ...q, state: 'qualified', pausedAccuracy: null, lastGoodAt: now, evaluationSince: now, updatedAt: now }
-        : { ...q, state: 'waiting', tries: 0, tryStartedAt: null, retryAfter: null, updatedAt: now };
-    await repos.qualification.put(reset);
-    await repos.work.addEvents([
-      {
-        at: now,
-        accountId,
-        workerId,
-        assignmentId: null,
-        taskId: null,
-        kind: 'unpaused',
-        data: { project: projectName, from: q.state, by: 'customer' },
-      },
-    ]);
+export async function resetStanding(
+  uow: UnitOfWork,
+  accountId: string,
+  workerId: string,
+  projectName: string,
+  now: Date,
+): Promise<QualificationState | null> {
+  return uow.transaction(async (repos) => {
+    await liveProject(repos, accountId, projectName);
+    return reset(repos, accountId, workerId, projectName, now);
   });
+}
+
+/**
+ * The same for a worker of the operator's workforce, named by the handle the account sees
+ * (`opw_...`): the standing in the account's project is the account's to reset (its policy set
+ * it, on its work); the worker's own pause is the operator's and stays. 404 for an unknown
+ * project, or a handle with no standing in it.
+ */
+export async function resetOperatorStanding(
+  uow: UnitOfWork,
+  accountId: string,
+  handle: string,
+  projectName: string,
+  now: Date,
+): Promise<QualificationState> {
+  return uow.transaction(async (repos) => {
+    await liveProject(repos, accountId, projectName);
+    const hex = /^opw_([0-9a-f]{24})$/.exec(handle)?.[1];
+    const workerId = hex ? await repos.qualification.operatorWorkerOf(accountId, projectName, hex) : null;
+    if (!workerId) throw notFound(`Worker ${handle} has no standing in project "${projectName}".`);
+    return (await reset(repos, accountId, workerId, projectName, now))!;
+  });
+}
+
+async function liveProject(repos: Repositories, accountId: string, projectName: string): Promise<void> {
+  if (!(await repos.projects.get(accountId, 'live', projectName))) throw notFound(`Project "${projectName}" not found.`);
+}
+
+async function reset(
+  repos: Repositories,
+  accountId: string,
+  workerId: string,
+  projectName: string,
+  now: Date,
+): Promise<QualificationState | null> {
+  const q = await repos.qualification.get(workerId, accountId, projectName, { forUpdate: true });
+  if (q?.state !== 'paused' && q?.state !== 'failed') return q?.state ?? null;
+  const changed: Qualification =
+    q.state === 'paused'
+      ? { ...q, state: 'qualified', pausedAccuracy: null, lastGoodAt: now, evaluationSince: now, updatedAt: now }
+      : { ...q, state: 'waiting', tries: 0, tryStartedAt: null, retryAfter: null, updatedAt: now };
+  await repos.qualification.put(changed);
+  await repos.work.addEvents([
+    {
+      at: now,
+      accountId,
+      workerId,
+      assignmentId: null,
+      taskId: null,
+      kind: 'unpaused',
+      data: { project: projectName, from: q.state, by: 'customer' },
+    },
+  ]);
+  return changed.state;
 }

@@ -9,12 +9,13 @@ import { projectPolicy } from './policy.ts';
 import { trainingProgress } from './qualification.ts';
 
 export interface WorkerStats {
+  workerId: string;
   since: Date;
   asOf: Date;
   counts: WorkCounts;
   activeMs: number;
   medianActiveMs: number | null;
-  /** The most active projects first (by assignments issued), at most `maxProjects`. */
+  /** The most active projects first (by assignments issued), at most `maxProjects`; one entry per account and project. */
   projects: ProjectWorkFigures[];
 }
 
@@ -41,29 +42,30 @@ export async function workerStats(uow: UnitOfWork, worker: WorkerPrincipal, sinc
     for (const key of Object.keys(counts) as (keyof WorkCounts)[]) counts[key] += p.counts[key];
     activeMs += p.activeMs;
   }
-  const ranked = [...projects].sort((a, b) => b.counts.issued - a.counts.issued || a.project.localeCompare(b.project));
+  const ranked = [...projects].sort(
+    (a, b) => b.counts.issued - a.counts.issued || a.project.localeCompare(b.project) || a.accountId.localeCompare(b.accountId),
+  );
   const shown = ranked.slice(0, maxProjects);
   await addStandings(uow, worker.workerId, shown, now);
-  return { since: from, asOf: now, counts, activeMs, medianActiveMs, projects: shown };
+  return { workerId: worker.workerId, since: from, asOf: now, counts, activeMs, medianActiveMs, projects: shown };
 }
 
 const round = (x: number) => Math.round(x * 1e6) / 1e6;
 
 /**
  * Each project's training standing and rolling accuracy (worker_qualifications; the 'scored'
- * evaluation events). The accuracy counts the scores given before the start of the current UTC
- * day: a figure that moved right after a submit would tell an evaluation task from a live one.
- * A project name the worker has in several accounts (the operator's workforce) shows the standing
- * changed last.
+ * evaluation events), in the entry's account. The accuracy counts the scores given before the
+ * start of the current UTC day: a figure that moved right after a submit would tell an evaluation
+ * task from a live one.
  */
 async function addStandings(uow: UnitOfWork, workerId: string, projects: ProjectWorkFigures[], now: Date): Promise<void> {
   const rows = await uow.qualification.forWorker(
     workerId,
-    projects.map((p) => p.project).filter((name) => name !== ''),
+    projects.filter((p) => p.project !== ''),
   );
   const asOf = new Date(Math.floor(now.getTime() / DAY_MS) * DAY_MS);
   for (const figures of projects) {
-    const q = rows.find((r) => r.project === figures.project);
+    const q = rows.find((r) => r.accountId === figures.accountId && r.project === figures.project);
     const project = q ? await uow.projects.get(q.accountId, 'live', q.project) : null;
     if (!q || !project) continue;
     const policy = await projectPolicy(uow, project);

@@ -6,6 +6,7 @@ import type { PolicyInForce } from '../../domain/quality/policy.ts';
 import type { ProjectQuality } from '../../domain/quality/metrics.ts';
 import type { ProjectWorkFigures, ReviewCounts } from '../../domain/quality/model.ts';
 import type { WorkerStats } from '../../domain/quality/stats.ts';
+import { sha256 } from '../../domain/ids.ts';
 import { workerHandle } from './assignments.ts';
 
 type Schemas = Current['schemas'];
@@ -19,8 +20,15 @@ export function qualityPolicyView(p: PolicyInForce): Current['schemas']['Quality
   };
 }
 
-const projectStatsView = (p: ProjectWorkFigures): Workforce['schemas']['WorkerProjectStats'] => ({
+/**
+ * An account as one worker sees it: an opaque handle, stable per worker and account, that tells two
+ * accounts' projects of one name apart and nothing else (a worker never sees an account's id or name).
+ */
+const accountHandle = (workerId: string, accountId: string) => `acw_${sha256(`${workerId}\n${accountId}`).slice(0, 24)}`;
+
+const projectStatsView = (workerId: string, p: ProjectWorkFigures): Workforce['schemas']['WorkerProjectStats'] => ({
   project: p.project,
+  account: accountHandle(workerId, p.accountId),
   counts: p.counts,
   active_ms: p.activeMs,
   ...(p.training ? { training: p.training as Workforce['schemas']['TrainingProgress'] } : {}),
@@ -34,7 +42,7 @@ export function workerStatsView(s: WorkerStats): Workforce['schemas']['WorkerSta
     counts: s.counts,
     active_ms: s.activeMs,
     ...(s.medianActiveMs !== null ? { median_active_ms: s.medianActiveMs } : {}),
-    projects: s.projects.map(projectStatsView),
+    projects: s.projects.map((p) => projectStatsView(s.workerId, p)),
   };
 }
 

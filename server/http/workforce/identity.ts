@@ -1,7 +1,7 @@
 // Worker identity (issue 18): log in and out, who am I, API tokens (worker API), and the account's
 // own workers (current generation, tag Workforce).
 import { invalid, notFound } from '../../domain/errors.ts';
-import { resetStanding } from '../../domain/quality/qualification.ts';
+import { resetOperatorStanding, resetStanding } from '../../domain/quality/qualification.ts';
 import {
   changeWorker,
   createApiToken,
@@ -129,6 +129,15 @@ export function workerManagementHandlers({
     async unpauseWorker({ caller, path, body }) {
       const accountId = caller.account.accountId;
       const project = body?.project;
+      // A worker of the operator's workforce, by the handle the account knows: their standing in
+      // the account's project is the account's; their own pause is the operator's (decision 0011).
+      if (path.workerId.startsWith('opw_')) {
+        if (project === undefined)
+          throw invalid(
+            `${path.workerId} is a worker of the operator's workforce: only their standing in one of your projects can be reset (give project).`,
+          );
+        return { worker: path.workerId, project, state: await resetOperatorStanding(uow, accountId, path.workerId, project, new Date()) };
+      }
       // An unknown project changes nothing, the worker's own pause included.
       if (project !== undefined && !(await uow.projects.get(accountId, 'live', project))) throw notFound(`Project "${project}" not found.`);
       const worker = await changeWorker(uow, accountId, path.workerId, { status: 'active' });

@@ -1,0 +1,1 @@
+CREATE INDEX "worker_qualifications_handle" ON "worker_qualifications" USING btree ("account_id","project",substr(encode(sha256(decode("account_id" || chr(10) || "worker_id", 'escape')), 'hex'), 1, 24));
