@@ -65,14 +65,20 @@ export function loadContract<Name extends ContractName>(generation: Name): Contr
 
 function readContract<Name extends ContractName>(generation: Name): Contract<Name> {
   const doc = parse(readFileSync(path.join(generatedDir, `${generation}.openapi.yaml`), 'utf8')) as Json;
+  // The document does not change: each reference is followed once (requests resolve the same ones).
+  const targets = new Map<string, Json | undefined>();
+  const target = (ref: string): Json | undefined => {
+    if (targets.has(ref)) return targets.get(ref);
+    const found = ref
+      .slice(2)
+      .split('/')
+      .reduce((acc: Json | undefined, k: string) => acc?.[k.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
+    targets.set(ref, found);
+    return found;
+  };
   const resolve = (node: Json | undefined): Json | undefined => {
     let n = node;
-    while (n && typeof n.$ref === 'string') {
-      n = n.$ref
-        .slice(2)
-        .split('/')
-        .reduce((acc: Json | undefined, k: string) => acc?.[k.replaceAll('~1', '/').replaceAll('~0', '~')], doc);
-    }
+    while (n && typeof n.$ref === 'string') n = target(n.$ref);
     return n;
   };
   /** Property names a schema defines, through allOf/anyOf/oneOf and if/then. */
