@@ -560,7 +560,7 @@ function cpuSection(results: CaseResult[]): string {
   const lines = measured.map((r) => {
     const c = r.cpu!;
     const total = c.server + (c.postgres ?? 0) + c.loadGenerator;
-    return `| ${r.target} | ${r.case} | ${c.server} µs | ${c.postgres === null ? 'in the server' : `${c.postgres} µs`} | ${c.loadGenerator} µs | ${total} µs | ${Math.round((Math.min(2, cpus().length) * 1e6) / total)} |`;
+    return `| ${r.target} | ${r.case} | ${c.server} µs | ${c.postgres === null ? 'in the server' : `${c.postgres} µs`} | ${c.loadGenerator} µs | ${total} µs | ${c.postgres === null ? '– (one thread does both)' : Math.round((Math.min(2, cpus().length) * 1e6) / total)} |`;
   });
   return `## CPU a request
 
