@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { accountSummary, createAccount, rotateKey, updateAccount } from './domain/accounts.ts';
 import { DomainError, invalid, notFound } from './domain/errors.ts';
-import type { UnitOfWork } from './domain/ports.ts';
+import type { CountCheck, UnitOfWork } from './domain/ports.ts';
 import {
   changeWorker,
   createWorker,
@@ -188,6 +188,44 @@ export async function failedDeliveries(uow: UnitOfWork, limit: number) {
   );
 }
 
+const countCheckView = (c: CountCheck) => ({
+  compared: c.compared,
+  differing: c.differing,
+  tag_rows_missing: c.tagRowsMissing,
+  tag_rows_extra: c.tagRowsExtra,
+  differences: c.differences.map((d) => ({
+    account_id: d.accountId,
+    mode: d.mode,
+    scope: ['all', 'project', 'batch', 'tag'][d.scope] ?? String(d.scope),
+    project: d.project,
+    batch: d.batch,
+    tag: d.tag,
+    status: d.status,
+    type: d.type,
+    kept: d.kept,
+    actual: d.actual,
+  })),
+});
+
+const inOrder = (c: CountCheck) => c.differing === 0 && c.tagRowsMissing === 0 && c.tagRowsExtra === 0;
+
+/**
+ * The list counters and the tag index against the tasks (`humantask counts`); with `repair`, when
+ * they differ, both are rebuilt in one transaction (writers of tasks wait meanwhile) and checked again.
+ */
+type CountView = ReturnType<typeof countCheckView>;
+
+export async function checkCounts(
+  uow: UnitOfWork,
+  options: { repair: boolean; limit: number },
+): Promise<{ in_order: boolean; repaired: boolean; before?: CountView } & CountView> {
+  const before = await uow.counts.check(options.limit);
+  if (!options.repair || inOrder(before)) return { in_order: inOrder(before), repaired: false, ...countCheckView(before) };
+  await uow.transaction((repos) => repos.counts.rebuild());
+  const after = await uow.counts.check(options.limit);
+  return { in_order: inOrder(after), repaired: true, ...countCheckView(after), before: countCheckView(before) };
+}
+
 export const adminFile = (dataDir: string) => path.join(dataDir, 'admin.json');
 
 /** Starts the admin interface of a server that holds an embedded database. */
@@ -205,14 +243,19 @@ export async function startAdmin(
     const given = Buffer.from(req.headers.authorization ?? '');
     const expected = Buffer.from(`Bearer ${token}`);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return answer(401, { error: 'bad admin token' });
-    if (req.method !== 'POST' || !['/accounts', '/deliveries', '/workers'].includes(req.url ?? ''))
+    if (req.method !== 'POST' || !['/accounts', '/counts', '/deliveries', '/workers'].includes(req.url ?? ''))
       return answer(404, { error: 'not found' });
     const run = (input: unknown) =>
       req.url === '/deliveries'
         ? failedDeliveries(uow, Number((input as { limit?: number }).limit ?? 100))
-        : req.url === '/workers'
-          ? runWorkerCommand(uow, input as WorkerCommand, identity)
-          : runAccountCommand(uow, input as AccountCommand);
+        : req.url === '/counts'
+          ? checkCounts(uow, {
+              repair: (input as { repair?: boolean }).repair === true,
+              limit: Number((input as { limit?: number }).limit ?? 100),
+            })
+          : req.url === '/workers'
+            ? runWorkerCommand(uow, input as WorkerCommand, identity)
+            : runAccountCommand(uow, input as AccountCommand);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {

@@ -23,6 +23,7 @@ commands:
   workers <command>     the operator's workforce: create, list, set-roles, pause, unpause, remove,
                         reset-password (humantask workers --help)
   deliveries --failed   callbacks that failed for good, newest first, with their last error
+  counts [--repair]     check the list counters and tag index against the tasks; rebuild them
   mock                  the Prism mock of both generations on one port (/v1 and /legacy/v1)
   conformance           test any server of this API against the contract (docs/conformance.md)
 
@@ -98,6 +99,22 @@ Callbacks that failed for good (every retry used), newest first, with their last
 options:
   --failed          (required) list the failed deliveries
   --limit N         at most N of them (default 100)
+  --json            print JSON instead of a table
+  -h, --help        this text
+`;
+
+const countsUsage = `usage: humantask counts [--repair] [--limit N] [--json]
+
+Checks the counters that answer a task list's \`total\` (task_counts) and the index of tags that
+tag-filtered lists read (task_tags) against the tasks themselves. Triggers keep both in the same
+transaction as every change of a task; only a change made with the triggers off (a data-only
+restore with triggers disabled, an edit by hand) can make them differ. Reads every task: run it
+when the database is quiet. Exits 1 when they differ (and were not repaired).
+
+options:
+  --repair          when they differ, rebuild both from the tasks in one transaction (writers of
+                    tasks wait until it commits), then check again
+  --limit N         list at most N differing counters (default 100)
   --json            print JSON instead of a table
   -h, --help        this text
 `;
@@ -242,7 +259,7 @@ function banner(
  * single-process) when there is one, else on the store directly.
  */
 async function onStore<T>(
-  route: '/accounts' | '/deliveries' | '/workers',
+  route: '/accounts' | '/counts' | '/deliveries' | '/workers',
   command: unknown,
   direct: (uow: import('./domain/ports.ts').UnitOfWork) => Promise<T>,
 ): Promise<unknown> {
@@ -428,7 +445,29 @@ async function conformance(args: string[]) {
   process.exitCode = await main(args);
 }
 
-const commands: Record<string, (args: string[]) => Promise<void>> = { serve, accounts, workers, deliveries, mock, conformance };
+async function counts(args: string[]) {
+  const parsed = parse(
+    args,
+    { repair: { type: 'boolean', default: false }, limit: { type: 'string', default: '100' }, json: { type: 'boolean', default: false } },
+    countsUsage,
+  );
+  if (!parsed) return;
+  const { values } = parsed;
+  if (!/^[1-9]\d*$/.test(values.limit)) throw new UsageError('--limit is a positive whole number', countsUsage);
+  const command = { repair: values.repair, limit: Number(values.limit) };
+  const { checkCounts } = await import('./admin.ts');
+  const result = (await onStore('/counts', command, (uow) => checkCounts(uow, command))) as Awaited<ReturnType<typeof checkCounts>>;
+  if (values.json) print(result, true);
+  else {
+    // The summary (what was found before a repair is in the JSON), then the counters that differ.
+    const { differences, before: _before, ...summary } = result;
+    print(summary, false);
+    if (differences.length > 0) print(differences, false);
+  }
+  if (!result.in_order) process.exitCode = 1;
+}
+
+const commands: Record<string, (args: string[]) => Promise<void>> = { serve, accounts, workers, counts, deliveries, mock, conformance };
 
 async function main(argv: string[]) {
   const [command, ...rest] = argv;

@@ -43,6 +43,7 @@ describe('--help answers with the usage, exit 0, and nothing else happens', () =
     [['accounts', 'create', '--help'], /^usage: humantask accounts <command>/],
     [['accounts', 'set', '--name', 'x', '--help'], /^usage: humantask accounts <command>/],
     [['deliveries', '--help'], /^usage: humantask deliveries --failed/],
+    [['counts', '--help'], /^usage: humantask counts/],
     [['workers', '--help'], /^usage: humantask workers <command>/],
     [['workers', 'create', '--help'], /^usage: humantask workers <command>/],
     [['mock', '--worker', '--help'], /^usage: humantask mock/],
@@ -81,6 +82,8 @@ describe('a usage error says what was wrong, shows the usage and exits 2', () =>
     [['workers', 'pause'], 'workers pause needs --worker ID or --email ADDRESS', 'usage: humantask workers'],
     [['workers', 'create', '--email', 'a@example.com', '--password', 'x'], "Unknown option '--password'", 'usage: humantask workers'],
     [['deliveries', '--failed', '--limit', '0'], '--limit is a positive whole number', 'usage: humantask deliveries'],
+    [['counts', '--limit', 'all'], '--limit is a positive whole number', 'usage: humantask counts'],
+    [['counts', '--fix'], "Unknown option '--fix'", 'usage: humantask counts'],
     [['mock', '--port', 'x'], '--port is a port number', 'usage: humantask mock'],
     [['conformance', '--key', 'k'], '--base-url URL is required', 'usage: humantask conformance'],
   ])('humantask %j', async (args, message, usage) => {
@@ -125,6 +128,10 @@ describe('accounts and deliveries print a table, or JSON with --json', () => {
 
     expect(await humantask(['deliveries', '--failed'])).toEqual({ code: 0, stdout: '(none)\n', stderr: '' });
     expect(JSON.parse((await humantask(['deliveries', '--failed', '--json'])).stdout)).toEqual([]);
+    // The counters behind list totals, on the store directly (no server holds it): in order, exit 0.
+    const counts = await humantask(['counts']);
+    expect(counts.code, counts.stderr).toBe(0);
+    expect(counts.stdout).toMatch(/^in_order\s+true\nrepaired\s+false\ncompared\s+\d+\ndiffering\s+0\ntag_rows_missing\s+0\ntag_rows_extra\s+0\n$/);
   });
 
   it('a domain error names the problem and exits 2', async () => {

@@ -300,6 +300,41 @@ export interface Repositories {
   quality: QualityPolicyRepository & WorkerStatsRepository & ProjectQualityRepository;
   /** Training, hidden evaluation and pausing: a worker's standing per project. */
   qualification: QualificationRepository;
+  /** The list counters and the tag index that triggers keep, checked and rebuilt (`humantask counts`). */
+  counts: CountsRepository;
+}
+
+/** A counter of task_counts (summed over its shards) that differs from the tasks it stands for. */
+export interface CountDifference {
+  accountId: string;
+  mode: Mode;
+  /** 0 every task, 1 a project's, 2 a batch's, 3 a tag's (see task_counts in store/schema.ts). */
+  scope: number;
+  project: string;
+  batch: string;
+  tag: string;
+  status: string;
+  type: string;
+  kept: number;
+  actual: number;
+}
+
+export interface CountCheck {
+  /** Counters compared (every key that the counters or the tasks have). */
+  compared: number;
+  /** How many of them differ, and the first `limit` of those (by account, mode and key). */
+  differing: number;
+  differences: CountDifference[];
+  /** Rows of the tag index (task_tags) that a tagged task lacks, and rows that stand for no task's tag. */
+  tagRowsMissing: number;
+  tagRowsExtra: number;
+}
+
+export interface CountsRepository {
+  /** Reads every task (an operator's check, not a request's): each statement sees one snapshot. */
+  check(limit: number): Promise<CountCheck>;
+  /** Both rebuilt from the tasks. Run it in a transaction: writers of tasks wait until it commits. */
+  rebuild(): Promise<void>;
 }
 
 /** The repositories, and a way to run several operations as one transaction. */

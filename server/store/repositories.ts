@@ -23,6 +23,7 @@ import { taskWorkInsert, workRepository } from './work.ts';
 import { workerRepository } from './workers.ts';
 import { qualityRepository } from './quality.ts';
 import { qualificationRepository } from './qualification.ts';
+import { countsRepository } from './counts.ts';
 import { workChannel, workPayload } from './notify.ts';
 import {
   accounts,
@@ -210,6 +211,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
     workers: workerRepository(db),
     quality: qualityRepository(db, execute),
     qualification: qualificationRepository(db, execute),
+    counts: countsRepository(execute),
     tasks: {
       async create(task, extras) {
         try {

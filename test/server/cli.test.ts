@@ -59,6 +59,10 @@ describe('accounts CLI', () => {
         cwd: root,
       });
       expect(JSON.parse(stdout)).toEqual([]);
+      // The list counters against the tasks, through the same admin interface.
+      const counts = await run(process.execPath, [bin, 'counts', '--json'], { env: { ...process.env, ...env }, cwd: root });
+      expect(JSON.parse(counts.stdout)).toMatchObject({ in_order: true, repaired: false, differing: 0, differences: [] });
+      expect(JSON.parse(counts.stdout).compared).toBeGreaterThan(0);
       // Structured request logs, and no secret in them.
       expect(server.output()).toMatch(/"status":402.*"msg":"request"/);
       for (const secret of [alice.test_key, alice.live_key, rotated.key, alice.signing_secret])

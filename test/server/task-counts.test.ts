@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { checkCounts } from '../../server/admin.ts';
 import { createAccount, updateAccount, type AccountSecrets } from '../../server/domain/accounts.ts';
 import { clusterAt } from '../support/postgres.ts';
 import { serve } from '../support/process.ts';
@@ -179,6 +180,64 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('list 
         UNION ALL SELECT account_id, mode, 3, '', '', t.tag, status, type FROM tasks, jsonb_array_elements_text(tags) AS t(tag) WHERE tags IS NOT NULL) t
       GROUP BY ${keys} ORDER BY ${keys}`);
     expect(kept).toEqual(counted);
+    // The operator's check (`humantask counts`) finds them in order too.
+    expect(await checkCounts(server.uow, { repair: false, limit: 10 })).toMatchObject({
+      in_order: true,
+      differing: 0,
+      tag_rows_missing: 0,
+      tag_rows_extra: 0,
+      differences: [],
+    });
+  });
+
+  it('`humantask counts` names a counter and tag rows changed behind the triggers, and --repair rebuilds both', async () => {
+    const call = client(server, 'current', account.live_key);
+    const tagged = await call('POST', '/v1/task/categorization', { json: { ...bodies.categorization, tags: ['tamper'] } });
+    expect(tagged.status, tagged.text).toBe(200);
+    const sql = (text: string, values: unknown[] = []) => server.store.execute({ name: '', text, values });
+    const total = async (q: string) => (await call('GET', `/v1/tasks?limit=1&${q}`)).body.total as number;
+    const [all, withTag] = [await total(''), await total('tags=tamper')];
+    // As a data-only restore with the triggers off, or an edit by hand, would leave them.
+    await sql(
+      `UPDATE task_counts SET count = count + 3
+       WHERE (account_id, mode, scope, status, type, shard) IN (
+         SELECT account_id, mode, scope, status, type, shard FROM task_counts
+         WHERE account_id = $1 AND mode = 'live' AND scope = 0 AND status = 'pending' AND type = 'categorization' LIMIT 1)`,
+      [account.account_id],
+    );
+    await sql(`DELETE FROM task_tags WHERE account_id = $1 AND tag = 'tamper'`, [account.account_id]);
+    await sql(`INSERT INTO task_tags (account_id, mode, tag, created_at, task_id) VALUES ($1, 'live', 'ghost', now(), 'nosuchtask')`, [
+      account.account_id,
+    ]);
+    expect(await total('')).toBe(all + 3);
+
+    const found = await checkCounts(server.uow, { repair: false, limit: 10 });
+    expect(found).toMatchObject({ in_order: false, repaired: false, differing: 1, tag_rows_missing: 1, tag_rows_extra: 1 });
+    expect(found.differences).toEqual([
+      {
+        account_id: account.account_id,
+        mode: 'live',
+        scope: 'all',
+        project: '',
+        batch: '',
+        tag: '',
+        status: 'pending',
+        type: 'categorization',
+        kept: expect.any(Number),
+        actual: expect.any(Number),
+      },
+    ]);
+    expect(found.differences[0]!.kept - found.differences[0]!.actual).toBe(3);
+
+    const repaired = await checkCounts(server.uow, { repair: true, limit: 10 });
+    expect(repaired).toMatchObject({ in_order: true, repaired: true, differing: 0, tag_rows_missing: 0, tag_rows_extra: 0 });
+    expect(repaired.before).toMatchObject({ differing: 1, tag_rows_missing: 1, tag_rows_extra: 1 });
+    // What clients see is right again, and the counters still follow new tasks.
+    expect(await total('')).toBe(all);
+    expect(await total('tags=tamper')).toBe(withTag);
+    expect((await call('POST', '/v1/task/categorization', { json: { ...bodies.categorization, tags: ['tamper'] } })).status).toBe(200);
+    expect([await total(''), await total('tags=tamper')]).toEqual([all + 1, withTag + 1]);
+    expect((await checkCounts(server.uow, { repair: false, limit: 10 })).in_order).toBe(true);
   });
 });
 
