@@ -131,7 +131,9 @@ describe('accounts and deliveries print a table, or JSON with --json', () => {
     // The counters behind list totals, on the store directly (no server holds it): in order, exit 0.
     const counts = await humantask(['counts']);
     expect(counts.code, counts.stderr).toBe(0);
-    expect(counts.stdout).toMatch(/^in_order\s+true\nrepaired\s+false\ncompared\s+\d+\ndiffering\s+0\ntag_rows_missing\s+0\ntag_rows_extra\s+0\n$/);
+    expect(counts.stdout).toMatch(
+      /^in_order\s+true\nrepaired\s+false\ncompared\s+\d+\ndiffering\s+0\ntag_rows_missing\s+0\ntag_rows_extra\s+0\n$/,
+    );
   });
 
   it('a domain error names the problem and exits 2', async () => {
