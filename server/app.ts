@@ -4,6 +4,7 @@
 import express, { type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 
+import type { Clock } from './domain/clock.ts';
 import { cloneJson } from './domain/json.ts';
 import type { Generation } from './domain/model.ts';
 import type { UnitOfWork } from './domain/ports.ts';
@@ -41,6 +42,11 @@ export interface AppDeps {
   workAvailable?: WorkAvailable;
   /** The work loop's draws (hidden evaluation, review sampling): Math.random when absent; a simulation seeds it. */
   random?: () => number;
+  /**
+   * The clock that sessions, Idempotency-Keys and assignment leases lapse by (domain/clock.ts): the
+   * wall clock when absent; a test moves one on instead of waiting.
+   */
+  now?: Clock;
   /** The handlers (default: handlerTable); bench/server.ts swaps in ones that do nothing. */
   handlers?: typeof handlerTable;
 }
@@ -77,8 +83,8 @@ export function createApp(generation: Generation, deps: AppDeps) {
   app.use(deps.rateLimit);
   app.use(...bodyParsers(contract.acceptsForms), storableInput(contract));
   const trainingPaths = trainingCreations(contract);
-  app.use(idempotency(deps.idempotencyTtlMs, (p) => contract.creations.has(p) || trainingPaths.has(p)));
-  app.use(idempotentCreation(deps.uow, deps.idempotencyTtlMs, new Set(['/v1/projects', '/v1/batches'])));
+  app.use(idempotency(deps.idempotencyTtlMs, (p) => contract.creations.has(p) || trainingPaths.has(p), deps.now));
+  app.use(idempotentCreation(deps.uow, deps.idempotencyTtlMs, new Set(['/v1/projects', '/v1/batches']), deps.now));
   app.use(
     refusePrivateTargets(deps.allowPrivateNetworks ?? [], (p) =>
       contract.creations.has(p) ? 'task' : p === '/v1/batches' ? 'batch' : null,

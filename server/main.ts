@@ -12,6 +12,7 @@ import { createWorkerApp, workerBasePath } from './worker-app.ts';
 import { labelApp } from './label.ts';
 import type { Config } from './config.ts';
 import { createAccount, type AccountSecrets } from './domain/accounts.ts';
+import { wallClock } from './domain/clock.ts';
 import type { UnitOfWork } from './domain/ports.ts';
 import { completeDueTestTasks } from './domain/tasks.ts';
 import { expireLapsedLeases } from './domain/workforce/work.ts';
@@ -62,7 +63,7 @@ async function firstAccount(uow: UnitOfWork): Promise<AccountSecrets | null> {
 export async function startServer(
   config: Config,
   logger: Logger = pino({ level: config.logLevel }),
-  options: Pick<AppDeps, 'handlers' | 'random'> = {},
+  options: Pick<AppDeps, 'handlers' | 'random' | 'now'> = {},
 ): Promise<RunningServer> {
   // A wrong ALLOW_PRIVATE_NETWORKS entry stops the start instead of failing every delivery.
   for (const cidr of config.delivery.allowPrivateNetworks) parseCidr(cidr);
@@ -76,6 +77,8 @@ export async function startServer(
 
   // Workers waiting in a long poll for an assignment are woken when work becomes claimable.
   const workAvailable = createWakeup();
+  // What lapses (sessions, Idempotency-Keys, leases) lapses on this clock; tests move one on.
+  const now = options.now ?? wallClock;
   const deps = {
     uow,
     logger,
@@ -130,7 +133,7 @@ export async function startServer(
   root.use(createApp('current', deps));
 
   const sweeper = setInterval(() => {
-    uow.idempotency.deleteExpired(new Date()).catch((err) => logger.error({ err: safeError(err) }, 'idempotency sweep failed'));
+    uow.idempotency.deleteExpired(now()).catch((err) => logger.error({ err: safeError(err) }, 'idempotency sweep failed'));
     shared?.deleteFull().catch((err) => logger.error({ err: safeError(err) }, 'rate limit sweep failed'));
   }, 60_000);
   sweeper.unref();
@@ -167,15 +170,18 @@ export async function startServer(
       ? createPoller({
           name: 'lease sweep',
           pollMs: config.workforce.sweepPollMs,
-          round: async () => (await expireLapsedLeases(uow, new Date(), sweepBatch)) === sweepBatch,
+          round: async () => (await expireLapsedLeases(uow, now(), sweepBatch)) === sweepBatch,
           logger,
         })
       : null;
   leaseSweeper?.start();
 
-  // DELIVERY_POLL_MS=0 turns delivery off (callbacks stay queued).
+  // DELIVERY_POLL_MS=0 turns delivery off (callbacks stay queued). On the leases' clock: a submit
+  // queues its task's callback due at the submit's time.
   const dispatcher =
-    config.delivery.pollMs > 0 ? startDispatcher(uow, safeRequest, mail, config.delivery, logger, metrics?.countAttempt) : null;
+    config.delivery.pollMs > 0
+      ? startDispatcher(uow, safeRequest, mail, config.delivery, logger, metrics?.countAttempt, () => now().getTime())
+      : null;
   if (dispatcher) pollers.outbox = dispatcher;
 
   const attachmentChecker =

@@ -3,6 +3,7 @@
 // handler -> error mapper (answers with a `code`).
 import express from 'express';
 import type { AppDeps } from './app.ts';
+import { wallClock } from './domain/clock.ts';
 import { cloneJson } from './domain/json.ts';
 import { defaultIdentitySettings } from './domain/workforce/settings.ts';
 import { bodyParsers, storableInput } from './http/body-limits.ts';
@@ -22,14 +23,15 @@ export const workerBasePath = '/worker';
 export function createWorkerApp(deps: AppDeps) {
   const contract = loadContract('workforce');
   const identity = deps.identity ?? defaultIdentitySettings;
+  const now = deps.now ?? wallClock;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(authenticateWorker(deps.uow, identity, deps.authFailures));
+  app.use(authenticateWorker(deps.uow, identity, deps.authFailures, now));
   app.use(deps.rateLimit);
   app.use(...bodyParsers(false), storableInput(contract));
   // A submit may carry an Idempotency-Key: a retry gets the first answer (http/workforce/assignments.ts).
-  app.use(idempotency(deps.idempotencyTtlMs, (p) => /^\/v1\/assignments\/[^/]+\/submit$/.test(p)));
+  app.use(idempotency(deps.idempotencyTtlMs, (p) => /^\/v1\/assignments\/[^/]+\/submit$/.test(p), now));
   // A null in a body means "not given" (as at /v1); the validator fills defaults into a copy.
   app.use((req, res, next) => {
     const schema = req.body && typeof req.body === 'object' ? contract.bodySchemaOf(req.method, req.path) : undefined;
@@ -51,6 +53,7 @@ export function createWorkerApp(deps: AppDeps) {
         work: deps.work ?? defaultWorkSettings,
         workAvailable,
         random: deps.random,
+        now,
       }),
     ),
   );

@@ -90,7 +90,7 @@ async function writeNewTask(repos: Repositories, input: CreateTaskInput, task: T
       callback = taskCallback(repos.payloads, task, caller.account.defaultCallbackUrl, now);
     }
   }
-  const saved = input.idempotency && savedAnswer(caller, input.idempotency, answer, now);
+  const saved = input.idempotency && savedAnswer(caller, input.idempotency, answer);
   const created = await repos.tasks.create(task, {
     ...(saved ? { answer: saved } : {}),
     ...(callback ? { callback } : {}),

@@ -57,7 +57,7 @@ export async function createTrainingTask(uow: UnitOfWork, input: CreateTrainingT
   };
   const idem = input.idempotency;
   return uow.transaction(async (repos) => {
-    const claimed = idem && (await claimIdempotencyKey(repos, caller, idem, now));
+    const claimed = idem && (await claimIdempotencyKey(repos, caller, idem));
     await repos.training.insert(task);
     await claimed?.save({ statusCode: 200, body: input.render(task) });
     return task;

@@ -2,17 +2,14 @@
 // (status and body byte for byte, `Idempotent-Replayed: true`) and creates nothing. The key is
 // claimed where the answer is written, so a request costs no extra round trip for it.
 import type { RequestHandler, Response } from 'express';
+import { wallClock, type Clock } from '../domain/clock.ts';
 import { sha256 } from '../domain/ids.ts';
 import type { Caller } from '../domain/model.ts';
-import { savedAnswer } from '../domain/idempotency.ts';
+import { savedAnswer, type IdempotencyInput } from '../domain/idempotency.ts';
 import type { SavedAnswer, UnitOfWork } from '../domain/ports.ts';
 import { HttpError } from './errors.ts';
 
-export interface IdempotencyContext {
-  key: string;
-  fingerprint: string;
-  ttlMs: number;
-}
+export type IdempotencyContext = IdempotencyInput;
 
 const validKey = /^[\x21-\x7E]{1,255}$/;
 
@@ -53,15 +50,16 @@ function matchingAnswer(saved: SavedAnswer, caller: Caller, fingerprint: string)
 
 /**
  * Before a creation handler: checks the key and notes it for the handler, which claims it in the
- * creating statement (or finds it held, and replays what was answered under it).
+ * creating statement (or finds it held, and replays what was answered under it). `now` is the clock
+ * that the key's retention is reckoned by.
  */
-export function idempotency(ttlMs: number, isCreation: (path: string) => boolean): RequestHandler {
+export function idempotency(ttlMs: number, isCreation: (path: string) => boolean, now: Clock = wallClock): RequestHandler {
   return (req, res, next) => {
     const key = req.get('Idempotency-Key');
     if (key === undefined || req.method !== 'POST' || !isCreation(req.path)) return next();
     if (!validKey.test(key)) return next(new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters.'));
     const fingerprint = fingerprintOf(req.method, req.baseUrl + req.path, req.body);
-    res.locals.idempotency = { key, fingerprint, ttlMs } satisfies IdempotencyContext;
+    res.locals.idempotency = { key, fingerprint, ttlMs, at: now() } satisfies IdempotencyContext;
     next();
   };
 }
@@ -74,7 +72,7 @@ export function saveErrorAnswer(uow: UnitOfWork) {
   return async (res: Response, statusCode: number, body: string): Promise<boolean> => {
     const { idempotency: idem, caller } = res.locals;
     if (!idem || ![400, 402, 404, 409].includes(statusCode)) return false;
-    if (await uow.idempotency.claim(savedAnswer(caller, idem, { statusCode, body }, new Date()))) return false;
+    if (await uow.idempotency.claim(savedAnswer(caller, idem, { statusCode, body }))) return false;
     replay(res, await concurrentAnswer(uow, caller, idem));
     return true;
   };
@@ -101,16 +99,15 @@ const inProgressMs = 60_000;
  * A 5xx frees the key. A crash between the creation and the saving leaves the key held for a minute;
  * a retry after that meets the created object's name (409), never a second object.
  */
-export function idempotentCreation(uow: UnitOfWork, ttlMs: number, paths: ReadonlySet<string>): RequestHandler {
+export function idempotentCreation(uow: UnitOfWork, ttlMs: number, paths: ReadonlySet<string>, now: Clock = wallClock): RequestHandler {
   return async (req, res, next) => {
     const key = req.get('Idempotency-Key');
     if (key === undefined || req.method !== 'POST' || !paths.has(req.path)) return next();
     try {
       if (!validKey.test(key)) throw new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
       const { caller } = res.locals;
-      const idem: IdempotencyContext = { key, fingerprint: fingerprintOf(req.method, req.baseUrl + req.path, req.body), ttlMs };
-      const now = new Date();
-      const placeholder = savedAnswer(caller, { ...idem, ttlMs: Math.min(ttlMs, inProgressMs) }, { statusCode: 0, body: '' }, now);
+      const idem: IdempotencyContext = { key, fingerprint: fingerprintOf(req.method, req.baseUrl + req.path, req.body), ttlMs, at: now() };
+      const placeholder = savedAnswer(caller, { ...idem, ttlMs: Math.min(ttlMs, inProgressMs) }, { statusCode: 0, body: '' });
       if (!(await uow.idempotency.claim(placeholder))) return replay(res, await concurrentAnswer(uow, caller, idem));
       const send = res.send.bind(res);
       res.send = (body?: unknown) => {
@@ -118,7 +115,7 @@ export function idempotentCreation(uow: UnitOfWork, ttlMs: number, paths: Readon
         const saving =
           status >= 500 || typeof body !== 'string'
             ? uow.idempotency.release(caller.account.accountId, key)
-            : uow.idempotency.update({ ...placeholder, statusCode: status, body, expiresAt: new Date(now.getTime() + ttlMs) });
+            : uow.idempotency.update({ ...placeholder, statusCode: status, body, expiresAt: new Date(idem.at.getTime() + ttlMs) });
         saving.then(
           () => send(body),
           () => send(body),

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateAccount } from '../../server/domain/accounts.ts';
 import { completeDueTestTasks } from '../../server/domain/tasks.ts';
+import { testClock } from '../support/clock.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { until } from '../support/wait.ts';
 
@@ -152,7 +153,10 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('rate 
 
 describe('Idempotency-Key retention', () => {
   it('forgets a key after its retention: the same key then creates a new task', async () => {
-    const server = await startTestServer('pglite', { IDEMPOTENCY_TTL_SECONDS: '1' });
+    // A retention of an hour, and the server's clock moved on past it: no wait, and the replay has
+    // the hour to come in, however slow the machine.
+    const clock = testClock();
+    const server = await startTestServer('pglite', { IDEMPOTENCY_TTL_SECONDS: '3600' }, undefined, { now: clock.now });
     try {
       const api = client(server, 'current', server.dev.live_key);
       const headers = { 'Idempotency-Key': 'short-lived' };
@@ -160,7 +164,7 @@ describe('Idempotency-Key retention', () => {
       const replay = await api('POST', '/v1/task/categorization', { json: body, headers });
       expect(replay.headers.get('idempotent-replayed')).toBe('true');
       expect(replay.body.task_id).toBe(first.body.task_id);
-      await new Promise((r) => setTimeout(r, 1100));
+      clock.advance(3600_000 + 1000);
       const later = await api('POST', '/v1/task/categorization', { json: body, headers });
       expect(later.status).toBe(200);
       expect(later.headers.get('idempotent-replayed')).toBeNull();

@@ -300,7 +300,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
       body: { ...ner, expected_response: nerAnswer },
       paramNames: new Set(['text', 'labels']),
       now: new Date(),
-      idempotency: { key: `key-${db}`, fingerprint: 'f', ttlMs: 60_000 },
+      idempotency: { key: `key-${db}`, fingerprint: 'f', ttlMs: 60_000, at: new Date() },
       render: (t: Parameters<typeof trainingTaskView>[0]) => JSON.stringify(trainingTaskView(t)),
     };
     const task = await createTrainingTask(server.uow, input);

@@ -3,6 +3,7 @@
 // customer's receiver gets the callback once; the older generation shows it completed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../server/domain/accounts.ts';
+import { testClock } from '../support/clock.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { until } from '../support/wait.ts';
@@ -260,12 +261,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
 });
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))(
-  'leases over HTTP on %s (4 s leases, a sweep every 20 ms)',
+  'leases over HTTP on %s (10-minute leases on a clock the test moves on, a sweep every 20 ms)',
   (db) => {
     let server: TestServer;
+    // The lease lapses when the test moves the server's clock on past it, not while a loaded
+    // machine is slow to let the second worker ask.
+    const clock = testClock();
     beforeAll(async () => {
-      // Long enough that a loaded machine does not lapse the lease before the second worker asks.
-      server = await startTestServer(db, { WORK_LEASE_SECONDS: '4', WORK_SWEEP_POLL_MS: '20' });
+      server = await startTestServer(db, { WORK_LEASE_SECONDS: '600', WORK_SWEEP_POLL_MS: '20' }, undefined, { now: clock.now });
     });
     afterAll(async () => {
       await server?.close();
@@ -280,6 +283,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))(
       const next = as((await createWorker(server, { accountId: server.dev.account_id })).token);
       const a = (await slow('POST', '/v1/assignments/next', {})).body;
       expect((await next('POST', '/v1/assignments/next', {})).status).toBe(204);
+      clock.advance(600_000 + 1000);
       await until(async () => (await slow('GET', `/v1/assignments/${a.assignment_id}`)).body.status === 'expired', 'the sweep');
       const b = (await next('POST', '/v1/assignments/next', {})).body;
       expect(b.task.task_id).toBe(taskId);

@@ -3,6 +3,7 @@
 // two kinds of principal never mixing (a worker token at /v1, an API key at /worker/v1).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type AccountSecrets } from '../../server/domain/accounts.ts';
+import { testClock } from '../support/clock.ts';
 import { basicAuth } from '../support/net.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { bearer, createWorker, logIn, workerClient } from '../support/workers.ts';
@@ -198,11 +199,15 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('worke
 });
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))(
-  'sessions on %s, with a 2-second lifetime renewed by use and a 4-second cap',
+  'sessions on %s, with a 1-hour lifetime renewed by use and a 2-hour cap, on a clock the test moves on',
   (db) => {
     let server: TestServer;
+    // The server's clock moves only as the test moves it on: a slow request uses up none of a lifetime.
+    const clock = testClock();
     beforeAll(async () => {
-      server = await startTestServer(db, { WORKER_SESSION_TTL_SECONDS: '2', WORKER_SESSION_MAX_SECONDS: '4' });
+      server = await startTestServer(db, { WORKER_SESSION_TTL_SECONDS: '3600', WORKER_SESSION_MAX_SECONDS: '7200' }, undefined, {
+        now: clock.now,
+      });
     });
     afterAll(async () => {
       await server?.close();
@@ -211,18 +216,22 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))(
     it('lapses without use, is renewed by use, and ends at its cap however used', async () => {
       const idle = await createWorker(server);
       const busy = await createWorker(server);
-      const started = Date.now();
-      // The busy session is used every half second; the idle one not at all.
-      while (Date.now() - started < 2600) {
+      let minutes = 0;
+      const later = () => {
+        clock.advance(15 * 60_000);
+        minutes += 15;
+      };
+      // The busy session is used every quarter of an hour; the idle one not at all.
+      while (minutes < 78) {
         expect((await worker(server, 'GET', '/v1/me', busy.token)).status).toBe(200);
-        await new Promise((r) => setTimeout(r, 500));
+        later();
       }
       const lapsed = await worker(server, 'GET', '/v1/me', idle.token);
       expect(lapsed.status).toBe(401);
       expect(lapsed.body.code).toBe('session_expired');
-      while (Date.now() - started < 4300) {
+      while (minutes < 129) {
         await worker(server, 'GET', '/v1/me', busy.token);
-        await new Promise((r) => setTimeout(r, 500));
+        later();
       }
       expect((await worker(server, 'GET', '/v1/me', busy.token)).body.code).toBe('session_expired');
     });

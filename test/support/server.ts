@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { readConfig, type Config } from '../../server/config.ts';
 import { createAccount, updateAccount, type AccountSecrets } from '../../server/domain/accounts.ts';
 import { DISABLED_TYPES } from '../../conformance/checks/account-settings.ts';
+import type { AppDeps } from '../../server/app.ts';
 import { startServer, type RunningServer } from '../../server/main.ts';
 import { basicAuth } from './net.ts';
 import { clusterAt, dropDatabase } from './postgres.ts';
@@ -40,7 +41,8 @@ export async function startTestServer(
   db: DatabaseKind,
   env: Record<string, string> = {},
   logger = pino({ level: 'silent' }),
-  options: { random?: () => number } = {},
+  /** The work loop's draws; the clock of what lapses (test/support/clock.ts). */
+  options: Pick<AppDeps, 'random' | 'now'> = {},
 ): Promise<TestServer> {
   const databaseUrl =
     db === 'postgres' ? await clusterAt(inject('postgresUrl')).createDatabase({ template: inject('postgresTemplate') }) : undefined;

@@ -5,6 +5,7 @@
 // are single statements (server/store/work.ts).
 import { randomBytes } from 'node:crypto';
 import { checkAnswer } from '../answer-rules.ts';
+import { wallClock, type Clock } from '../clock.ts';
 import { taskSettled } from '../batches.ts';
 import { DomainError, invalid, notFound } from '../errors.ts';
 import { newTaskId } from '../ids.ts';
@@ -136,7 +137,8 @@ export interface WorkAvailable {
 
 /**
  * claimNext with a bounded long poll: tries again whenever work may have become claimable (and at
- * least every `recheckMs`) until `waitMs` are over; null when nothing came.
+ * least every `recheckMs`) until `waitMs` are over; null when nothing came. Each try leases on the
+ * clock `now` (the wait itself is real time).
  */
 export async function claimNextWaiting(
   uow: UnitOfWork,
@@ -145,10 +147,11 @@ export async function claimNextWaiting(
   settings: WorkSettings,
   wait: { waitMs: number; available: WorkAvailable; recheckMs?: number },
   random: () => number = Math.random,
+  now: Clock = wallClock,
 ): Promise<Assignment | null> {
   const deadline = Date.now() + wait.waitMs;
   for (;;) {
-    const a = await claimNext(uow, worker, request, settings, new Date(), random);
+    const a = await claimNext(uow, worker, request, settings, now(), random);
     const left = deadline - Date.now();
     if (a || left <= 0) return a;
     await wait.available.wait(Math.min(left, wait.recheckMs ?? 1000));

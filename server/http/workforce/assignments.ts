@@ -44,7 +44,7 @@ async function idempotent<T>(
   run: () => Promise<T>,
 ): Promise<T | Replay> {
   if (!idem) return run();
-  const now = new Date();
+  const now = idem.at;
   const saved: SavedAnswer = {
     accountId,
     key: `worker ${worker.workerId} ${idem.key}`,
@@ -90,6 +90,7 @@ export function assignmentHandlers({
   work,
   workAvailable,
   random = Math.random,
+  now,
 }: WorkerApiDeps): Pick<
   WorkerHandlerTable,
   | 'claimAssignment'
@@ -112,6 +113,7 @@ export function assignmentHandlers({
         work,
         { waitMs: (query.wait ?? 0) * 1000, available: workAvailable },
         random,
+        now,
       );
       if (!a) return new NoContent({ 'Retry-After': String(retryAfterSeconds) });
       return after(a);
@@ -135,7 +137,7 @@ export function assignmentHandlers({
           path.assignmentId,
           { leaseToken: body.lease_token, activeMs: body.active_ms, draft: body.draft },
           work,
-          new Date(),
+          now(),
         ),
       ),
     submitAssignment: async ({ worker, path, body, idempotency }) => {
@@ -147,7 +149,7 @@ export function assignmentHandlers({
           path.assignmentId,
           { leaseToken: body.lease_token, response: body.response, activeMs: body.active_ms },
           contract.checkResponse,
-          new Date(),
+          now(),
           random,
         );
         return after(out.assignment);
@@ -160,7 +162,7 @@ export function assignmentHandlers({
           worker,
           path.assignmentId,
           { leaseToken: body.lease_token, status: 'skipped', reason: body.reason, activeMs: body.active_ms },
-          new Date(),
+          now(),
         ),
       ),
     releaseAssignment: async ({ worker, path, body }) =>
@@ -170,7 +172,7 @@ export function assignmentHandlers({
           worker,
           path.assignmentId,
           { leaseToken: body.lease_token, status: 'released', activeMs: body.active_ms },
-          new Date(),
+          now(),
         ),
       ),
     reviewAssignment: async ({ worker, path, body }) =>
@@ -189,7 +191,7 @@ export function assignmentHandlers({
           },
           contract.checkResponse,
           work,
-          new Date(),
+          now(),
         ),
       ),
   };

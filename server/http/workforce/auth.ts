@@ -2,6 +2,7 @@
 // session or API token. An account's API key (HTTP Basic) is not a worker token: 401. Unknown
 // tokens count towards the per-address limit of failed authentications, as unknown API keys do.
 import type { RequestHandler } from 'express';
+import { wallClock, type Clock } from '../../domain/clock.ts';
 import { checkToken, principalOf, type IdentitySettings, type IdentityStore } from '../../domain/workforce/identity.ts';
 import type { AuthFailureLimit } from '../auth.ts';
 import { authFailureLimit } from '../auth.ts';
@@ -43,6 +44,7 @@ export function authenticateWorker(
   store: IdentityStore,
   settings: IdentitySettings,
   failures: AuthFailureLimit = authFailureLimit(0, 0),
+  now: Clock = wallClock,
 ): RequestHandler {
   return async (req, res, next) => {
     try {
@@ -55,7 +57,7 @@ export function authenticateWorker(
       }
       const token = bearerTokenOf(req.rawHeaders);
       if (!token) throw unauthenticated();
-      const checked = await checkToken(store, token, settings, new Date());
+      const checked = await checkToken(store, token, settings, now());
       if (!checked.ok) {
         failures.failed(address);
         if (checked.reason === 'session_expired') throw unauthenticated('The session has expired; log in again.', 'session_expired');

@@ -1,4 +1,5 @@
 // What the worker API's handlers get.
+import type { Clock } from '../../domain/clock.ts';
 import type { UnitOfWork } from '../../domain/ports.ts';
 import type { IdentitySettings } from '../../domain/workforce/identity.ts';
 import type { WorkAvailable, WorkSettings } from '../../domain/workforce/work.ts';
@@ -17,4 +18,6 @@ export interface WorkerApiDeps {
   workAvailable: WorkAvailable;
   /** The work loop's draws (hidden evaluation, review sampling); Math.random when absent. */
   random?: (() => number) | undefined;
+  /** The clock that sessions and leases lapse by (log-in, claims, heartbeats, submits, reviews). */
+  now: Clock;
 }

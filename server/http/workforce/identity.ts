@@ -27,10 +27,10 @@ type WorkerApiIdentity = Pick<
   'loginWorker' | 'logoutWorker' | 'getCurrentWorker' | 'createWorkerToken' | 'listWorkerTokens' | 'deleteWorkerToken'
 >;
 
-export function identityHandlers({ uow, identity }: WorkerApiDeps): WorkerApiIdentity {
+export function identityHandlers({ uow, identity, now }: WorkerApiDeps): WorkerApiIdentity {
   return {
     async loginWorker({ body }) {
-      const grant = await login(uow, body.email, body.password, identity, new Date());
+      const grant = await login(uow, body.email, body.password, identity, now());
       if (!grant) throw unauthenticated('Wrong e-mail address or password.');
       return {
         token: grant.token,
