@@ -203,6 +203,7 @@ async function seedThroughApi(
  */
 async function bulkLoad(
   db: pg.Client,
+  uow: UnitOfWork,
   accountId: string,
   seeds: Awaited<ReturnType<typeof seedThroughApi>>,
   endMs: number,
@@ -226,8 +227,9 @@ async function bulkLoad(
   // The row trigger that counts a created task (migration 0016) updates the task's counter row once
   // per task: in one statement of 100,000 rows that row's versions pile up, and each update walks
   // them (quadratic). The server inserts one task a statement; a bulk load counts afterwards instead,
-  // as migration 0008 counted the tasks stored before it, in one GROUP BY.
-  await db.query('alter table tasks disable trigger tasks_count_insert');
+  // as `humantask counts --repair` does (docs/deployment.md), which writes the tag index too: its
+  // trigger is off meanwhile as well, so that the tag rows are written once.
+  await db.query('alter table tasks disable trigger tasks_count_insert, disable trigger tasks_tags_insert');
   for (let from = 1; from <= n; from += CHUNK) {
     const to = Math.min(n, from + CHUNK - 1);
     await db.query(
@@ -266,16 +268,8 @@ async function bulkLoad(
     );
   }
   process.stdout.write('\n');
-  await db.query('alter table tasks enable trigger tasks_count_insert');
-  await db.query(`delete from task_counts where account_id = $1 and mode = 'live'`, [accountId]);
-  await db.query(
-    `insert into task_counts (account_id, mode, scope, batch, project, tag, status, type, shard, count)
-     select t.account_id, t.mode, k.scope, k.batch, k.project, k.tag, t.status, t.type, 0, count(*)
-     from tasks t cross join lateral task_count_keys(t.project, t.batch, t.tags) k
-     where t.account_id = $1 and t.mode = 'live'
-     group by 1, 2, 3, 4, 5, 6, 7, 8`,
-    [accountId],
-  );
+  await db.query('alter table tasks enable trigger tasks_count_insert, enable trigger tasks_tags_insert');
+  await uow.transaction((repos) => repos.counts.rebuild());
   return (performance.now() - started) / 1000;
 }
 
@@ -601,10 +595,10 @@ async function main(): Promise<number> {
 
   // 2. The clones, straight into the table.
   console.log(`loading ${TASKS.toLocaleString('en')} tasks with INSERT ... SELECT generate_series ...`);
-  const insertSeconds = await bulkLoad(db, accountId, seeds, Date.now() - 86_400_000, TASKS);
+  const insertSeconds = await bulkLoad(db, uow, accountId, seeds, Date.now() - 86_400_000, TASKS);
   if (smallAccount && smallSeeds) {
     console.log(`loading ${SMALL_TASKS.toLocaleString('en')} tasks into the account "small" ...`);
-    await bulkLoad(db, smallAccount.account_id, smallSeeds, Date.now() - 86_400_000, SMALL_TASKS);
+    await bulkLoad(db, uow, smallAccount.account_id, smallSeeds, Date.now() - 86_400_000, SMALL_TASKS);
   }
   const vacuumStarted = performance.now();
   await db.query('vacuum analyze tasks, task_tags, task_counts');

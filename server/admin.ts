@@ -209,12 +209,12 @@ const countCheckView = (c: CountCheck) => ({
 
 const inOrder = (c: CountCheck) => c.differing === 0 && c.tagRowsMissing === 0 && c.tagRowsExtra === 0;
 
+type CountView = ReturnType<typeof countCheckView>;
+
 /**
  * The list counters and the tag index against the tasks (`humantask counts`); with `repair`, when
  * they differ, both are rebuilt in one transaction (writers of tasks wait meanwhile) and checked again.
  */
-type CountView = ReturnType<typeof countCheckView>;
-
 export async function checkCounts(
   uow: UnitOfWork,
   options: { repair: boolean; limit: number },

@@ -62,14 +62,12 @@ interface DifferenceRow {
 export function countsRepository(execute: Execute): CountsRepository {
   return {
     async check(limit) {
-      const [counters] = await execute<{ compared: number | string; differing: number | string; differences: DifferenceRow[] | string }>(
+      // Both drivers hand json back parsed; a bigint comes as a number or a string (read with Number).
+      const [counters] = await execute<{ compared: number | string; differing: number | string; differences: DifferenceRow[] }>(
         statement(checkCountersText, [limit]),
       );
       const [tags] = await execute<{ missing: number | string; extra: number | string }>(statement(checkTagsText, []));
-      // json comes back parsed from pg and PGlite alike; a bigint as a number or a string.
-      const rows =
-        typeof counters?.differences === 'string' ? (JSON.parse(counters.differences) as DifferenceRow[]) : (counters?.differences ?? []);
-      const differences: CountDifference[] = rows.map((r) => ({
+      const differences: CountDifference[] = (counters?.differences ?? []).map((r) => ({
         accountId: r.account_id,
         mode: r.mode,
         scope: Number(r.scope),
