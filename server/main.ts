@@ -42,7 +42,8 @@ export interface RunningServer {
   workAvailable: Wakeup;
   /** The development account's keys when this start created it (an empty database). */
   devAccount: AccountSecrets | null;
-  close(): Promise<void>;
+  /** Stops gracefully: in-flight requests finish, then the store closes. `reason` (e.g. the signal) is logged. */
+  close(reason?: string): Promise<void>;
 }
 
 /**
@@ -111,7 +112,9 @@ export async function startServer(
         logger.info(
           {
             method: req.method,
-            path: req.path,
+            // The path the client asked for: req.path lost the prefix of the app that answered
+            // (/legacy, /worker) by the time the answer is sent.
+            path: req.originalUrl.split('?', 1)[0],
             status: res.statusCode,
             ms: Math.round(ms * 10) / 10,
             account: res.locals.caller?.account.accountId,
@@ -227,7 +230,9 @@ export async function startServer(
     uow,
     workAvailable,
     devAccount,
-    async close() {
+    async close(reason?: string) {
+      const started = process.hrtime.bigint();
+      logger.info({ reason }, 'shutting down: in-flight requests finish, then the store closes');
       clearInterval(sweeper);
       await unlisten();
       await Promise.all([testCompleter.stop(), leaseSweeper?.stop(), dispatcher?.stop(), attachmentChecker?.stop()]);
@@ -236,6 +241,7 @@ export async function startServer(
       server.closeAllConnections();
       await admin?.close();
       await store.close();
+      logger.info({ ms: Math.round(Number(process.hrtime.bigint() - started) / 1e6) }, 'stopped');
     },
   };
 }
