@@ -6733,7 +6733,8 @@ export interface components {
              *     change wording). The worker API (`/worker/v1`) sends it with every error: `invalid_request`,
              *     `unauthenticated`, `session_expired`, `worker_removed`, `worker_paused`, `role_missing`,
              *     `not_found`, `lease_lost`, `task_canceled`, `assignment_closed`, `email_taken`,
-             *     `token_limit`, `idempotency_mismatch`, `payload_too_large`, `rate_limited`, `internal`,
+             *     `token_limit`, `idempotency_mismatch`, `payload_too_large`, `range_not_satisfiable`,
+             *     `rate_limited`, `media_unavailable`, `internal`,
              *     `not_implemented` (an operation of the contract this server does not serve yet), and
              *     `forbidden` or `conflict` for a 403 or 409 without a more specific name. The other APIs may
              *     leave it out.

@@ -369,6 +369,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/assignments/{assignmentId}/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of one of the caller's own assignments. Another worker's assignment, or an id of the
+                 *     wrong form → 404.
+                 * @example asg_65f1c0a2b3c4d5e6f7a8b9d1
+                 */
+                assignmentId: components["parameters"]["AssignmentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A file of the assignment's task, through the server
+         * @description One file the assignment's task names (an image, video, audio, PDF or JSON attachment, or an
+         *     image of the instruction or of a Markdown attachment), fetched by the server and streamed
+         *     back. The labeling app loads every such file from here, never from the customer's host
+         *     directly, so that no host learns the workers' addresses; its Content-Security-Policy allows
+         *     images and media from its own origin only.
+         *
+         *     - **Who**: an `<img>` or `<video>` sends no `Authorization` header, so this operation is
+         *       authorized by the assignment's current `lease_token` in the query (`leaseToken`): a
+         *       capability for this one assignment's files while its lease holds. A token that is not the
+         *       assignment's (another worker's assignment, an unknown id) → 401, the same answer for both;
+         *       the assignment's token after the lease ended (submitted, skipped, released, lapsed,
+         *       canceled) → 409 with the code of the other operations. Failures count towards the
+         *       per-address limit of failed authentications.
+         *     - **What**: only a URL that appears in the assignment's task as the worker sees it: an
+         *       `http(s)` string anywhere in its `params`, or the `src` of an image in its `instruction`
+         *       or in a Markdown attachment (after Markdown is rendered). Compared as parsed URLs (the
+         *       WHATWG form, so `HTTP://Example.com` is `http://example.com/`). Any other URL → 404.
+         *     - **How**: through the same guard as callbacks and attachment checks: public addresses only
+         *       (unless `ALLOW_PRIVATE_NETWORKS`), the host resolved once and the socket opened to the
+         *       checked address, no redirects followed, no cookies or credentials of the worker sent. The
+         *       answer is streamed (bounded memory): `Range` is passed on and `206` with `Content-Range`
+         *       comes back when the host serves ranges (audio and video seek with them). The host must
+         *       answer its head within `MEDIA_TIMEOUT_MS` (default 15 s) and not stall longer than that
+         *       between bytes; a file above `MEDIA_MAX_BYTES` (default 2 GiB) is refused, or cut where its
+         *       size was not announced. Only `image/*`, `audio/*`, `video/*`, `application/pdf`,
+         *       `application/json` and `application/octet-stream` (also when the host names no type) are
+         *       passed on; anything else, an error status, an unreachable or non-public host → 502
+         *       `media_unavailable`, naming what happened.
+         *     - **Answer headers**: the host's `Content-Type`, `Content-Length`, `Content-Range` and
+         *       `Accept-Ranges`, then `Cache-Control: private, max-age=3600` (the worker's own browser may
+         *       keep what it was shown, e.g. for the training feedback after a submit),
+         *       `X-Content-Type-Options: nosniff`, `Content-Disposition: attachment` and
+         *       `Content-Security-Policy: sandbox; default-src 'none'`: a file opened by itself runs
+         *       nothing in the server's origin.
+         */
+        get: operations["getAssignmentMedia"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/stats": {
         parameters: {
             query?: never;
@@ -552,7 +612,8 @@ export interface components {
              *     change wording). The worker API (`/worker/v1`) sends it with every error: `invalid_request`,
              *     `unauthenticated`, `session_expired`, `worker_removed`, `worker_paused`, `role_missing`,
              *     `not_found`, `lease_lost`, `task_canceled`, `assignment_closed`, `email_taken`,
-             *     `token_limit`, `idempotency_mismatch`, `payload_too_large`, `rate_limited`, `internal`,
+             *     `token_limit`, `idempotency_mismatch`, `payload_too_large`, `range_not_satisfiable`,
+             *     `rate_limited`, `media_unavailable`, `internal`,
              *     `not_implemented` (an operation of the contract this server does not serve yet), and
              *     `forbidden` or `conflict` for a 403 or 409 without a more specific name. The other APIs may
              *     leave it out.
@@ -5699,6 +5760,77 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
+        /**
+         * @description The whole file, as its host sent it (also when a `Range` was asked for and the host serves no
+         *     ranges).
+         */
+        MediaFile: {
+            headers: {
+                /**
+                 * @description The file's media type as its host named it (`application/octet-stream` when it named none).
+                 * @example image/jpeg
+                 */
+                "Content-Type"?: string;
+                /**
+                 * @description `private, max-age=3600`: the worker's own browser may keep the file for an hour; no shared cache may.
+                 * @example private, max-age=3600
+                 */
+                "Cache-Control"?: "private, max-age=3600";
+                /**
+                 * @description The file's size in bytes, when its host said it.
+                 * @example 48213
+                 */
+                "Content-Length"?: number;
+                /**
+                 * @description `bytes` when the host serves byte ranges (then a `Range` request gets a 206).
+                 * @example bytes
+                 */
+                "Accept-Ranges"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "image/*": string;
+                "audio/*": string;
+                "video/*": string;
+                "application/pdf": string;
+                "application/octet-stream": string;
+                "application/json": unknown;
+            };
+        };
+        /** @description The byte range asked for (`Range`), as the file's host served it. */
+        MediaPart: {
+            headers: {
+                /**
+                 * @description The file's media type as its host named it (`application/octet-stream` when it named none).
+                 * @example image/jpeg
+                 */
+                "Content-Type"?: string;
+                /**
+                 * @description `private, max-age=3600`: the worker's own browser may keep the file for an hour; no shared cache may.
+                 * @example private, max-age=3600
+                 */
+                "Cache-Control"?: "private, max-age=3600";
+                /**
+                 * @description The range sent and the whole file's size, as the host said them.
+                 * @example bytes 0-1023/48213
+                 */
+                "Content-Range"?: string;
+                /**
+                 * @description The size of the range in bytes.
+                 * @example 1024
+                 */
+                "Content-Length"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "image/*": string;
+                "audio/*": string;
+                "video/*": string;
+                "application/pdf": string;
+                "application/octet-stream": string;
+                "application/json": unknown;
+            };
+        };
     };
     parameters: {
         /**
@@ -5749,6 +5881,20 @@ export interface components {
          * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
          */
         IdempotencyKey: string;
+        /**
+         * @description The file's URL exactly as the task names it (an `http(s)` URL, at most 2048 characters, as
+         *     attachment URLs are): one of the task's attachments, or an image of its instruction or of a
+         *     Markdown attachment. URL-encoded in the query.
+         * @example https://example.com/images/vehicle-1040.jpg
+         */
+        MediaUrl: string;
+        /**
+         * @description One byte range (`bytes=<first>-[<last>]`), as a browser's `<audio>`, `<video>` and pdf.js send
+         *     it, passed on to the file's host. Anything else (several ranges, a suffix range, other units)
+         *     is not passed on: the whole file comes back (200), as HTTP allows.
+         * @example bytes=0-
+         */
+        MediaRange: string;
         /**
          * @description The start of the period the figures cover (inclusive), as `TimeFilter` describes; default 30
          *     days before now, and at most 366 days before now (400 naming `since` otherwise: the figures are
@@ -6302,6 +6448,98 @@ export interface operations {
             413: components["responses"]["WorkerPayloadTooLarge"];
             429: components["responses"]["WorkerTooManyRequests"];
             500: components["responses"]["WorkerInternalServerError"];
+        };
+    };
+    getAssignmentMedia: {
+        parameters: {
+            query: {
+                /**
+                 * @description The file's URL exactly as the task names it (an `http(s)` URL, at most 2048 characters, as
+                 *     attachment URLs are): one of the task's attachments, or an image of its instruction or of a
+                 *     Markdown attachment. URL-encoded in the query.
+                 * @example https://example.com/images/vehicle-1040.jpg
+                 */
+                url: components["parameters"]["MediaUrl"];
+            };
+            header?: {
+                /**
+                 * @description One byte range (`bytes=<first>-[<last>]`), as a browser's `<audio>`, `<video>` and pdf.js send
+                 *     it, passed on to the file's host. Anything else (several ranges, a suffix range, other units)
+                 *     is not passed on: the whole file comes back (200), as HTTP allows.
+                 * @example bytes=0-
+                 */
+                Range?: components["parameters"]["MediaRange"];
+            };
+            path: {
+                /**
+                 * @description The id of one of the caller's own assignments. Another worker's assignment, or an id of the
+                 *     wrong form → 404.
+                 * @example asg_65f1c0a2b3c4d5e6f7a8b9d1
+                 */
+                assignmentId: components["parameters"]["AssignmentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["MediaFile"];
+            206: components["responses"]["MediaPart"];
+            400: components["responses"]["WorkerBadRequest"];
+            /**
+             * @description `lease_token` is missing, or it is not the lease of this assignment (another worker's
+             *     assignment, an unknown id: the answer does not say which).
+             */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WwwAuthenticateBearer"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The task of the assignment names no such file: only the URLs of its task are served. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            409: components["responses"]["LeaseConflict"];
+            /**
+             * @description The host could not serve the `Range` asked for (past the end of the file); its
+             *     `Content-Range` (`bytes *\/<size>`) is passed on.
+             */
+            416: {
+                headers: {
+                    /**
+                     * @description The size of the whole file, as `bytes *\/<size>`.
+                     * @example bytes *\/48213
+                     */
+                    "Content-Range"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["WorkerTooManyRequests"];
+            500: components["responses"]["WorkerInternalServerError"];
+            /**
+             * @description The file could not be passed on (`media_unavailable`): its host answered an error status,
+             *     a redirect or a type that is not media, did not answer in time, is not a public address,
+             *     or the file is larger than the server passes on. The message says which.
+             */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getWorkerStats: {

@@ -22,6 +22,7 @@ import { refusePrivateTargets } from './http/targets.ts';
 import { trainingCreations } from './http/training.ts';
 import { dispatch, type HandlerTable, type Operations } from './http/typed.ts';
 import { contractValidator } from './http/validator.ts';
+import type { MediaSettings } from './http/workforce/deps.ts';
 
 export interface AppDeps {
   uow: UnitOfWork;
@@ -38,6 +39,8 @@ export interface AppDeps {
   identity?: IdentitySettings;
   /** The work loop's leases and redos (config.workforce); the defaults when absent. */
   work?: WorkSettings;
+  /** The worker API's media route: limits and the networks it may reach (config.media); the defaults when absent. */
+  media?: MediaSettings;
   /** Wakes long polls for work (assignments/next); without it a long poll rechecks every second. */
   workAvailable?: WorkAvailable;
   /** The work loop's draws (hidden evaluation, review sampling): Math.random when absent; a simulation seeds it. */

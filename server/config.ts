@@ -59,6 +59,13 @@ export interface Config {
   smtpFrom: string;
   /** Live-mode attachment checks (ATTACHMENT_CHECK_POLL_MS, 0 = off; ATTACHMENT_TIMEOUT_MS). */
   attachments: { pollMs: number; timeoutMs: number };
+  /**
+   * The worker API's media route, which passes a task's files on to the worker holding it: the
+   * host's answer head within MEDIA_TIMEOUT_MS and no silence longer than that (default 15000);
+   * files up to MEDIA_MAX_BYTES (default 2147483648: 2 GiB). It reaches the networks of
+   * ALLOW_PRIVATE_NETWORKS, as delivery does.
+   */
+  media: { timeoutMs: number; maxBytes: number };
   /** Origins allowed to call from a browser (CORS_ORIGINS, comma-separated, `*` for any; none by default). */
   corsOrigins: string[];
   /** Prometheus metrics at /metrics (METRICS=true; off by default). */
@@ -132,6 +139,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     testCompletionPollMs: int('TEST_COMPLETION_POLL_MS', 1000, env),
     smtpUrl: env.SMTP_URL || undefined,
     smtpFrom: env.SMTP_FROM || 'humantask <callbacks@localhost>',
+    media: {
+      timeoutMs: Math.max(1, int('MEDIA_TIMEOUT_MS', 15_000, env)),
+      maxBytes: int('MEDIA_MAX_BYTES', 2 ** 31, env),
+    },
     corsOrigins: (env.CORS_ORIGINS ?? '')
       .split(',')
       .map((s) => s.trim())

@@ -90,6 +90,7 @@ export async function startServer(
     idempotencyTtlMs: config.idempotencyTtlMs,
     identity: config.workers,
     work: config.workforce,
+    media: { ...config.media, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
     workAvailable,
     ...options,
   };

@@ -16,9 +16,19 @@ import { defaultWorkSettings } from './domain/workforce/work.ts';
 import { authenticateWorker } from './http/workforce/auth.ts';
 import { workerErrorMapper } from './http/workforce/errors.ts';
 import { workerApiHandlers } from './http/workforce/handlers.ts';
+import { defaultMediaSettings } from './http/workforce/media.ts';
 
 /** Where the worker API is served. */
 export const workerBasePath = '/worker';
+
+/** The headers of every worker API answer (SECURITY.md, "The labeling app"). */
+const workerApiHeaders = {
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+};
 
 export function createWorkerApp(deps: AppDeps) {
   const contract = loadContract('workforce');
@@ -27,6 +37,12 @@ export function createWorkerApp(deps: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Answers carry tokens and customers' tasks: no cache keeps them, no page frames or renders them,
+  // no link from them tells where they came from. (The media route sets its own, for files.)
+  app.use((_req, res, next) => {
+    res.set(workerApiHeaders);
+    next();
+  });
   app.use(authenticateWorker(deps.uow, identity, deps.authFailures, now));
   app.use(deps.rateLimit);
   app.use(...bodyParsers(false), storableInput(contract));
@@ -54,14 +70,20 @@ export function createWorkerApp(deps: AppDeps) {
         workAvailable,
         random: deps.random,
         now,
+        media: deps.media ?? defaultMediaSettings,
       }),
     ),
   );
-  // A wrong password counts as a failed authentication of the address, as an unknown token does.
+  // A wrong password counts as a failed authentication of the address, as an unknown token does;
+  // so does a lease token that opens no assignment's files (the media route). Counted before the
+  // answer goes (on PostgreSQL a statement), so that the next try already meets the limit.
   app.use((err: unknown, req: express.Request, _res: express.Response, next: express.NextFunction) => {
-    if (req.method === 'POST' && req.path === '/v1/session' && (err as { status?: number })?.status === 401)
-      deps.authFailures?.failed(req.socket.remoteAddress ?? '');
-    next(err);
+    const anonymous = (req.method === 'POST' && req.path === '/v1/session') || (req.method === 'GET' && /\/media$/.test(req.path));
+    if (!anonymous || (err as { status?: number })?.status !== 401 || !deps.authFailures) return next(err);
+    Promise.resolve(deps.authFailures.failed(req.socket.remoteAddress ?? '')).then(
+      () => next(err),
+      () => next(err),
+    );
   });
   app.use(workerErrorMapper(deps.logger));
   return app;

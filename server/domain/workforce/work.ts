@@ -165,7 +165,8 @@ async function leaseLost(repos: Repositories, workerId: string, assignmentId: st
   throw whyNotHeld(a, now);
 }
 
-function whyNotHeld(a: Assignment, now: Date) {
+/** The 409 of an assignment whose lease is not held any more (lapsed, ended, canceled, another lease). */
+export function whyNotHeld(a: Assignment, now: Date) {
   const lost = (message: string) => new DomainError('conflict', message, 'lease_lost');
   switch (a.status) {
     case 'canceled':

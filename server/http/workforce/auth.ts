@@ -11,6 +11,12 @@ import { bearerChallenge } from './errors.ts';
 
 /** Operations that need no token: logging in (its failures count in the login handler). */
 const open = new Set(['POST /v1/session']);
+/**
+ * The media route (media.ts): opened by the assignment's lease token in the query, since `<img>`
+ * and `<video>` send no header; a token that opens nothing counts as a failed authentication
+ * (worker-app.ts). Its rate-limit bucket is the assignment's.
+ */
+const mediaRoute = /^\/v1\/assignments\/([^/]+)\/media$/;
 
 /**
  * The Bearer token of a request, or null. Refused like API keys are: a second Authorization header
@@ -53,6 +59,11 @@ export function authenticateWorker(
       if (open.has(`${req.method} ${req.path}`)) {
         // The rate limit's bucket of anonymous log-ins: per address.
         res.locals.keyHash = `worker-login:${address}`;
+        return next();
+      }
+      const media = req.method === 'GET' ? mediaRoute.exec(req.path) : null;
+      if (media) {
+        res.locals.keyHash = `worker-media:${media[1]}`;
         return next();
       }
       const token = bearerTokenOf(req.rawHeaders);
