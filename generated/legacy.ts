@@ -2235,7 +2235,10 @@ export interface components {
         AuditRecord: {
             /**
              * @description Identity of the auditor. For a customer review (our decision) it is the identifier of the
-             *     account whose API key sent the audit; for an operator review, the reviewer's name.
+             *     account whose API key sent the audit; for a review by a worker, the worker as the account
+             *     knows them: the `worker_id` of one of its own workers, or the opaque handle (`opw_...`) of
+             *     one of the operator's, the same as in `GET /v1/task/{taskId}/assignments` (a customer never
+             *     sees the operator's worker ids; decision 0012).
              * @example acct_7f3c2a
              */
             audited_by: string;
@@ -6733,8 +6736,8 @@ export interface components {
              *     change wording). The worker API (`/worker/v1`) sends it with every error: `invalid_request`,
              *     `unauthenticated`, `session_expired`, `worker_removed`, `worker_paused`, `role_missing`,
              *     `not_found`, `lease_lost`, `task_canceled`, `assignment_closed`, `email_taken`,
-             *     `token_limit`, `idempotency_mismatch`, `payload_too_large`, `range_not_satisfiable`,
-             *     `rate_limited`, `media_unavailable`, `internal`,
+             *     `workforce_required`, `token_limit`, `idempotency_mismatch`, `payload_too_large`,
+             *     `range_not_satisfiable`, `rate_limited`, `media_unavailable`, `internal`,
              *     `not_implemented` (an operation of the contract this server does not serve yet), and
              *     `forbidden` or `conflict` for a 403 or 409 without a more specific name. The other APIs may
              *     leave it out.
@@ -8067,7 +8070,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description Conflict: the `unique_id` is already used by another task of this account and mode, or the `Idempotency-Key` was used before with a different request or in the other mode. */
+        /** @description Conflict: the `unique_id` is already used by another task of this account and mode, or the `Idempotency-Key` was used before with a different request (keys are per account and mode). */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -8240,10 +8243,11 @@ export interface components {
         Offset: number;
         /**
          * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-         *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-         *     A later request with the same key, method, path and body (key order ignored) gets the saved
-         *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-         *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+         *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+         *     the test key is free for the live key, and the other way round, as everything of the two modes
+         *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+         *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+         *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
          *     A matching request while the first is still running waits for it, or gets 429 with
          *     `Retry-After`; never two tasks.
          * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8557,10 +8561,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8604,10 +8609,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8651,10 +8657,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8698,10 +8705,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8745,10 +8753,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8792,10 +8801,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8839,10 +8849,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8886,10 +8897,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8933,10 +8945,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8980,10 +8993,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9562,10 +9576,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9866,10 +9881,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10270,10 +10286,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10318,7 +10335,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10338,10 +10355,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10386,7 +10404,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10406,10 +10424,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10454,7 +10473,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10474,10 +10493,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10522,7 +10542,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10542,10 +10562,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10590,7 +10611,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10610,10 +10631,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10658,7 +10680,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10678,10 +10700,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10726,7 +10749,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10746,10 +10769,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10794,7 +10818,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10924,10 +10948,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10972,7 +10997,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10992,10 +11017,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11040,7 +11066,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11060,10 +11086,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11108,7 +11135,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11128,10 +11155,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11176,7 +11204,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11196,10 +11224,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11244,7 +11273,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11264,10 +11293,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11312,7 +11342,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11332,10 +11362,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11380,7 +11411,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11400,10 +11431,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11448,7 +11480,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;

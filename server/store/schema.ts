@@ -208,7 +208,8 @@ export const idempotencyKeys = pgTable(
     createdAt: ts('created_at').notNull(),
     expiresAt: ts('expires_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.key] }), index('idempotency_keys_expiry').on(t.expiresAt)],
+  // Per mode, as everything an API key makes: a key used in test mode is free in live mode.
+  (t) => [primaryKey({ columns: [t.accountId, t.mode, t.key] }), index('idempotency_keys_expiry').on(t.expiresAt)],
 );
 
 export const projects = pgTable(
@@ -547,6 +548,12 @@ export const workers = pgTable(
   {
     workerId: text('worker_id').primaryKey(),
     accountId: text('account_id').references(() => accounts.accountId),
+    /**
+     * The mode of the key that made the worker: an account's test key makes test-mode workers,
+     * who do test-mode work only (none waits for a person), its live key live ones; the operator's
+     * workforce is live. A key sees and manages only its own mode's workers (decision 0012).
+     */
+    mode: text('mode').$type<'test' | 'live'>().notNull().default('live'),
     email: text('email').notNull(),
     displayName: text('display_name').notNull(),
     status: text('status').$type<'active' | 'paused' | 'removed'>().notNull(),
@@ -556,9 +563,15 @@ export const workers = pgTable(
     lastSeenAt: ts('last_seen_at'),
   },
   (t) => [
-    // One login, one worker: unique among workers that are not removed, whatever the letter case.
-    uniqueIndex('workers_email_live').on(sql`lower(${t.email})`).where(sql`${t.status} <> 'removed'`),
-    index('workers_account').on(t.accountId, t.createdAt, t.workerId),
+    // An address is one worker per workforce (an account's, per mode; the operator's), among the
+    // workers that are not removed, whatever the letter case: never across workforces, so that no
+    // workforce learns of, or blocks, an address another one uses (decision 0012).
+    uniqueIndex('workers_email_workforce')
+      .on(sql`coalesce(${t.accountId}, '')`, t.mode, sql`lower(${t.email})`)
+      .where(sql`${t.status} <> 'removed'`),
+    // Log-in: the workers of every workforce with the address.
+    index('workers_email').on(sql`lower(${t.email})`).where(sql`${t.status} <> 'removed'`),
+    index('workers_account').on(t.accountId, t.mode, t.createdAt, t.workerId),
   ],
 );
 

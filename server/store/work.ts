@@ -150,6 +150,19 @@ const expireText = `WITH lapsed AS (
   ${wakeAfter('exp')}
   SELECT count(*)::int AS n, (SELECT count(*) FROM wake) AS woken FROM exp`;
 
+/** A paused or removed worker's held assignments end as released (their drafts kept): the slots go back. */
+const releaseAllText = `WITH upd AS (
+    UPDATE assignments SET status = 'released', ended_at = $2::timestamptz WHERE worker_id = $1::text AND status = 'active'
+    RETURNING *),
+  slot AS (
+    UPDATE task_work tw SET open_slots = tw.open_slots + c.n
+    FROM (SELECT task_id, ${stageOf('upd')} AS stage, count(*) AS n FROM upd GROUP BY 1, 2) c
+    WHERE tw.task_id = c.task_id AND tw.stage = c.stage),
+  ev AS (INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind, data)
+    SELECT $2::timestamptz, upd.account_id, upd.worker_id, upd.assignment_id, upd.task_id, 'released', jsonb_build_object('by', $3::text) FROM upd),
+  ${wakeAfter('upd')}
+  SELECT count(*)::int AS n, (SELECT count(*) FROM wake) AS woken FROM upd`;
+
 const closeText = `WITH tw AS (UPDATE task_work SET stage = 'canceled', open_slots = 0 WHERE task_id = $1::text AND stage IN ('attempt', 'review')),
   ended AS (
     UPDATE assignments SET status = 'canceled', ended_at = $2::timestamptz WHERE task_id = $1::text AND status = 'active'
@@ -211,6 +224,10 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
     },
     async expireLapsed(now, limit) {
       const [row] = await execute<{ n: number }>(statement(expireText, [now.toISOString(), limit]));
+      return Number(row?.n ?? 0);
+    },
+    async releaseAllHeld(workerId, by, now) {
+      const [row] = await execute<{ n: number }>(statement(releaseAllText, [workerId, now.toISOString(), by]));
       return Number(row?.n ?? 0);
     },
     async get(assignmentId, workerId, options) {

@@ -207,6 +207,11 @@ export interface WorkRepository {
   activeFor(workerId: string): Promise<Assignment | null>;
   /** Expires up to `limit` lapsed leases and returns their slots; answers how many. */
   expireLapsed(now: Date, limit: number): Promise<number>;
+  /**
+   * Ends every assignment the worker holds (released, `data.by` the reason), as the worker is paused
+   * or removed: the slots go back to the queue; answers how many.
+   */
+  releaseAllHeld(workerId: string, by: 'paused' | 'removed', now: Date): Promise<number>;
   /** The assignment, if it is this worker's (any worker's when workerId is null); with forUpdate, locked. */
   get(assignmentId: string, workerId: string | null, options?: { forUpdate?: boolean }): Promise<Assignment | null>;
   update(assignment: Assignment): Promise<void>;

@@ -28,6 +28,7 @@ import {
   type WorkEventKind,
 } from './model.ts';
 import type { WorkerPrincipal } from './worker.ts';
+import { workerSeenBy } from './handles.ts';
 import { claimLiveOrQuality, claimTraining, qualityTaskOf, submitQualityAnswer } from '../quality/qualification.ts';
 
 export interface WorkSettings {
@@ -57,6 +58,16 @@ const canReview = (w: WorkerPrincipal) => w.roles.includes('reviewer') || w.role
 function assertActive(worker: WorkerPrincipal) {
   if (worker.status !== 'active')
     throw new DomainError('forbidden', `Worker ${worker.workerId} is ${worker.status}: no work is handed out.`, 'worker_paused');
+}
+
+/** A paused worker's held work went back to the queue when they were paused: nothing they send on it counts. */
+function assertWorking(worker: WorkerPrincipal) {
+  if (worker.status !== 'active')
+    throw new DomainError(
+      'forbidden',
+      `Worker ${worker.workerId} is ${worker.status}: the assignments they held went back to the queue when they were paused.`,
+      'worker_paused',
+    );
 }
 
 const roleMissing = (message: string) => new DomainError('forbidden', message, 'role_missing');
@@ -96,6 +107,8 @@ export async function claimNext(
     throw roleMissing(`Worker ${worker.workerId} has neither the labeler nor the lead role: it cannot take attempts.`);
   if (request.role === 'review' && !canReview(worker))
     throw roleMissing(`Worker ${worker.workerId} has neither the reviewer nor the lead role: it cannot take reviews.`);
+  // A test-mode worker does test-mode work only, and none waits for a person (decision 0012).
+  if (worker.mode !== 'live') return null;
   const held = await uow.work.activeFor(worker.workerId);
   if (held && held.leaseExpiresAt > now) return held;
   if (held) await uow.work.expireLapsed(now, 100);
@@ -205,6 +218,7 @@ export async function heartbeat(
   settings: WorkSettings,
   now: Date,
 ): Promise<Assignment> {
+  assertWorking(worker);
   const a = await uow.work.heartbeat({
     assignmentId,
     workerId: worker.workerId,
@@ -225,6 +239,7 @@ export async function giveBack(
   input: { leaseToken: string; status: 'skipped' | 'released'; reason?: string | undefined; activeMs?: number | undefined },
   now: Date,
 ): Promise<Assignment> {
+  assertWorking(worker);
   if (input.status === 'skipped' && !input.reason?.trim()) throw invalid('reason is required to skip a task.');
   const a = await uow.work.giveBack({
     assignmentId,
@@ -311,6 +326,7 @@ export async function submitAssignment(
   now: Date,
   random: () => number = Math.random,
 ): Promise<SubmitOutcome> {
+  assertWorking(worker);
   return uow.transaction(async (repos) => {
     const mine = await heldAssignment(repos, worker, assignmentId, input.leaseToken, now);
     if (mine.purpose !== 'live') {
@@ -458,6 +474,7 @@ export async function reviewAssignment(
   settings: WorkSettings,
   now: Date,
 ): Promise<Assignment> {
+  assertWorking(worker);
   return uow.transaction(async (repos) => {
     const { a, task, work } = await held(repos, worker, assignmentId, input.leaseToken, now);
     if (a.role !== 'review' || !a.parentAssignmentId)
@@ -494,7 +511,8 @@ export async function reviewAssignment(
       if (fix) decided.response = fix;
       await repos.work.update({ ...reviewed, status: input.result, feedback });
       const audit: TaskAudit = {
-        auditedBy: worker.workerId,
+        // The customer's own reviewer by id, one of the operator's by the handle the customer knows them by.
+        auditedBy: workerSeenBy(a.accountId, worker),
         auditedAt: now,
         auditTimeSecs: Math.round(activeMs / 1000),
         result: input.result,
