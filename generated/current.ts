@@ -1838,7 +1838,7 @@ export interface paths {
          *     **test** key, they are a test-mode worker: they do test-mode work only, and as test tasks
          *     complete themselves none waits for a person (`POST /worker/v1/assignments/next` answers 204).
          *     Each key sees, changes and removes only the workers of its own mode; the other mode's worker
-         *     ids answer 404, as every other object does (our decision, decision 0012). Without `password`
+         *     ids answer 404, as every other object does (our decision, decision 0013). Without `password`
          *     the server chooses one and shows it once, in `initial_password`.
          *
          *     An e-mail address is one worker per workforce (the account's own workers of one mode), not
@@ -1919,7 +1919,7 @@ export interface paths {
          *     `worker_paused` when they ask) but may log in and read their history. The assignments they
          *     hold end at once (released): the tasks go back to the queue for other workers, and the draft
          *     is kept for them should they take the task again; a heartbeat, submit, skip, release or review
-         *     they send later → 403 `worker_paused` (our decision, decision 0012: a paused worker's answer
+         *     they send later → 403 `worker_paused` (our decision, decision 0013: a paused worker's answer
          *     does not become a customer's result). Pausing a paused worker answers the same. A removed
          *     worker → 400.
          */
@@ -1970,7 +1970,7 @@ export interface paths {
          *
          *     With the test key, `project` names a test-mode project and no standing changes (test-mode
          *     workers do no work, and hold none), and a handle of the operator's workforce, which is live,
-         *     → 404 (decision 0012).
+         *     → 404 (decision 0013).
          */
         post: operations["unpauseWorker"];
         delete?: never;
@@ -2861,7 +2861,7 @@ export interface components {
              *     account whose API key sent the audit; for a review by a worker, the worker as the account
              *     knows them: the `worker_id` of one of its own workers, or the opaque handle (`opw_...`) of
              *     one of the operator's, the same as in `GET /v1/task/{taskId}/assignments` (a customer never
-             *     sees the operator's worker ids; decision 0012).
+             *     sees the operator's worker ids; decision 0013).
              * @example acct_7f3c2a
              */
             audited_by: string;
@@ -7364,7 +7364,8 @@ export interface components {
              *     `unauthenticated`, `session_expired`, `worker_removed`, `worker_paused`, `role_missing`,
              *     `not_found`, `lease_lost`, `task_canceled`, `assignment_closed`, `email_taken`,
              *     `workforce_required`, `token_limit`, `idempotency_mismatch`, `payload_too_large`,
-             *     `range_not_satisfiable`, `rate_limited`, `media_unavailable`, `internal`,
+             *     `range_not_satisfiable`, `rate_limited`, `media_unavailable`, `busy` (503: too many password
+             *     checks waiting), `internal`,
              *     `not_implemented` (an operation of the contract this server does not serve yet), and
              *     `forbidden` or `conflict` for a 403 or 409 without a more specific name. The other APIs may
              *     leave it out.
@@ -9083,7 +9084,7 @@ export interface components {
          *     new work (`POST /worker/v1/assignments/next` → 403 `worker_paused`); pausing ends the
          *     assignments they hold (released: the tasks go back to the queue, the draft is kept for them),
          *     and a heartbeat, submit, skip, release or review they send later → 403 `worker_paused`
-         *     (our decision, decision 0012). `removed`: cannot log in, their tokens stop working (401
+         *     (our decision, decision 0013). `removed`: cannot log in, their tokens stop working (401
          *     `worker_removed`), the assignments they held end likewise; the record is kept for the tasks'
          *     audit trail, and the e-mail address is free for a new worker.
          * @example active
@@ -9096,7 +9097,7 @@ export interface components {
          *     workforce, or `wkf_` and 24 lowercase hex characters for an account's own workers of one mode
          *     (an opaque name: it tells neither the account nor anything else about it). An e-mail address is
          *     one worker per workforce, so a person may be a worker of several workforces under one address;
-         *     the workforce id says which one a log-in is for (our decision, decision 0012).
+         *     the workforce id says which one a log-in is for (our decision, decision 0013).
          * @example wkf_9b2e4c6d8f0a1b3c5d7e9f01
          */
         WorkforceId: string;
@@ -9106,7 +9107,7 @@ export interface components {
          * @description A worker's e-mail address, the login name. Compared without regard to letter case, and unique
          *     among the workers of one workforce that are not removed (an account's own workers of one mode,
          *     or the operator's; a removed worker's address can be used again). Other workforces may use the
-         *     same address: nothing tells one workforce that another uses it (decision 0012). At most 254
+         *     same address: nothing tells one workforce that another uses it (decision 0013). At most 254
          *     characters (the longest address SMTP allows).
          * @example ana@example.com
          */
@@ -9660,8 +9661,15 @@ export interface components {
             };
         };
         /**
-         * @description Too many requests for this API key (token bucket), or a matching request with the same
-         *     `Idempotency-Key` is still being processed. Wait `Retry-After` seconds; retrying is safe.
+         * @description Wait `Retry-After` seconds; retrying is safe. One of: too many requests for this API key (a
+         *     token bucket, `RATE_LIMIT_PER_SECOND` and `RATE_LIMIT_BURST`); too many unknown keys from this
+         *     client address (`AUTH_FAILURE_BURST`, `AUTH_FAILURE_PER_SECOND`: then the address's requests
+         *     are refused before any lookup, except those with a key that already worked on this server
+         *     process, so a valid client is not locked out by someone else's wrong keys); a matching request
+         *     with the same `Idempotency-Key` still being processed; or, where a password is hashed (creating
+         *     a worker, resetting a password), as many hashes in progress for this account as the server
+         *     allows at once. The client address is the connection's, or behind a reverse proxy named in
+         *     `TRUSTED_PROXIES` the one it reports.
          */
         TooManyRequests: {
             headers: {
@@ -9720,6 +9728,20 @@ export interface components {
         /** @description The request body is larger than 10 MB. */
         PayloadTooLarge: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description The server is checking as many passwords as it can, and its short queue of waiting ones is full
+         *     (hashing a password is deliberately costly; `WORKER_PASSWORD_CONCURRENCY`,
+         *     `WORKER_PASSWORD_QUEUE`). Nothing was done; wait `Retry-After` seconds and try again.
+         */
+        ServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -12668,6 +12690,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWorker: {
@@ -12890,6 +12913,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listTrainingTasks: {

@@ -2238,7 +2238,7 @@ export interface components {
              *     account whose API key sent the audit; for a review by a worker, the worker as the account
              *     knows them: the `worker_id` of one of its own workers, or the opaque handle (`opw_...`) of
              *     one of the operator's, the same as in `GET /v1/task/{taskId}/assignments` (a customer never
-             *     sees the operator's worker ids; decision 0012).
+             *     sees the operator's worker ids; decision 0013).
              * @example acct_7f3c2a
              */
             audited_by: string;
@@ -6737,7 +6737,8 @@ export interface components {
              *     `unauthenticated`, `session_expired`, `worker_removed`, `worker_paused`, `role_missing`,
              *     `not_found`, `lease_lost`, `task_canceled`, `assignment_closed`, `email_taken`,
              *     `workforce_required`, `token_limit`, `idempotency_mismatch`, `payload_too_large`,
-             *     `range_not_satisfiable`, `rate_limited`, `media_unavailable`, `internal`,
+             *     `range_not_satisfiable`, `rate_limited`, `media_unavailable`, `busy` (503: too many password
+             *     checks waiting), `internal`,
              *     `not_implemented` (an operation of the contract this server does not serve yet), and
              *     `forbidden` or `conflict` for a 403 or 409 without a more specific name. The other APIs may
              *     leave it out.
@@ -8022,8 +8023,15 @@ export interface components {
             };
         };
         /**
-         * @description Too many requests for this API key (token bucket), or a matching request with the same
-         *     `Idempotency-Key` is still being processed. Wait `Retry-After` seconds; retrying is safe.
+         * @description Wait `Retry-After` seconds; retrying is safe. One of: too many requests for this API key (a
+         *     token bucket, `RATE_LIMIT_PER_SECOND` and `RATE_LIMIT_BURST`); too many unknown keys from this
+         *     client address (`AUTH_FAILURE_BURST`, `AUTH_FAILURE_PER_SECOND`: then the address's requests
+         *     are refused before any lookup, except those with a key that already worked on this server
+         *     process, so a valid client is not locked out by someone else's wrong keys); a matching request
+         *     with the same `Idempotency-Key` still being processed; or, where a password is hashed (creating
+         *     a worker, resetting a password), as many hashes in progress for this account as the server
+         *     allows at once. The client address is the connection's, or behind a reverse proxy named in
+         *     `TRUSTED_PROXIES` the one it reports.
          */
         TooManyRequests: {
             headers: {

@@ -15,12 +15,18 @@ export interface paths {
          *     without use (configurable: `WORKER_SESSION_TTL_SECONDS`), each request renews it, and it ends
          *     24 hours after login whatever its use (`WORKER_SESSION_MAX_SECONDS`). A wrong address, a wrong
          *     password, a worker without a password and a removed worker all get the same 401, so the answer
-         *     does not reveal who has an account. Failed logins count towards the per-address limit of
-         *     failed authentications (429 with `Retry-After` past it). A paused worker may log in (and read
-         *     their history), but gets no new work.
+         *     does not reveal who has an account. A paused worker may log in (and read their history), but
+         *     gets no new work.
+         *
+         *     Each log-in counts as a failure of its client address and of its e-mail address **before**
+         *     the password is checked (a successful log-in gives both back): past the per-address limit of
+         *     failed authentications or the per-e-mail limit of failed log-ins → 429 with `Retry-After`,
+         *     and no password is hashed. The server checks a few passwords at a time: a client or e-mail
+         *     address with as many log-ins in progress as that → 429 at once; too many log-ins waiting on
+         *     the whole server → 503 `busy` with `Retry-After`. See "Authentication" for the numbers.
          *
          *     An e-mail address is one worker per workforce (the operator's, or an account's own in one
-         *     mode), so a person may be a worker of several under one address (our decision, decision 0012).
+         *     mode), so a person may be a worker of several under one address (our decision, decision 0013).
          *     Without `workforce_id`, the password is tried against the worker of each workforce that uses
          *     the address (at most 5: the operator's first, then the most recently active) and the one it
          *     opens is logged in; an address nobody uses costs the same hash as one used once. When the
@@ -125,7 +131,9 @@ export interface paths {
         /**
          * My history
          * @description The caller's own assignments, newest first, with their answers, review results and feedback
-         *     (the activity log). Other workers' assignments are never listed.
+         *     (the activity log). Other workers' assignments are never listed. A page carries no drafts
+         *     (an active assignment's draft is read with `GET /v1/assignments/{assignmentId}`): a page
+         *     stays small whatever was saved.
          */
         get: operations["listAssignments"];
         put?: never;
@@ -233,7 +241,15 @@ export interface paths {
          *     to the assignment's active time and, when given, replaces the saved draft. Send one every 20 to
          *     30 seconds while the worker is active; a tab that is hidden or idle sends none, so an
          *     abandoned task goes back to the queue within one lease length. A lost lease, a canceled task
-         *     or a closed assignment → 409 with its `code`, and nothing is saved.
+         *     or a closed assignment (a heartbeat after the submit, skip, release or review) → 409 with its
+         *     `code`, and nothing is saved.
+         *
+         *     The draft is at most 1 MB serialized (`AssignmentDraft`): a body over 1,064,960 bytes → 413
+         *     before the body is read (`payload_too_large`, naming the limit), a draft over 1 MB → 400;
+         *     the lease is not renewed then, so the app sends a smaller draft (or none) next time. Large
+         *     heartbeats (a body over 64 KB, or one sent without `Content-Length`) are limited per worker: 10
+         *     at once, then one every 5 seconds (429 `rate_limited` with `Retry-After`, before the body is
+         *     read); a heartbeat without a draft, or with a small one, always goes through.
          */
         post: operations["heartbeatAssignment"];
         delete?: never;
@@ -482,7 +498,7 @@ export interface components {
          *     workforce, or `wkf_` and 24 lowercase hex characters for an account's own workers of one mode
          *     (an opaque name: it tells neither the account nor anything else about it). An e-mail address is
          *     one worker per workforce, so a person may be a worker of several workforces under one address;
-         *     the workforce id says which one a log-in is for (our decision, decision 0012).
+         *     the workforce id says which one a log-in is for (our decision, decision 0013).
          * @example wkf_9b2e4c6d8f0a1b3c5d7e9f01
          */
         WorkforceId: string;
@@ -504,7 +520,7 @@ export interface components {
              */
             password: string;
             /**
-             * @description The workforce to log in to (our decision, decision 0012). Optional: without it the password
+             * @description The workforce to log in to (our decision, decision 0013). Optional: without it the password
              *     is tried against the worker of each workforce that uses the address (at most 5, the
              *     operator's first, then the most recently active), and it is needed only when the address and
              *     password open workers of several workforces (409 `workforce_required`), or when more than 5
@@ -525,7 +541,7 @@ export interface components {
          * @description A worker's e-mail address, the login name. Compared without regard to letter case, and unique
          *     among the workers of one workforce that are not removed (an account's own workers of one mode,
          *     or the operator's; a removed worker's address can be used again). Other workforces may use the
-         *     same address: nothing tells one workforce that another uses it (decision 0012). At most 254
+         *     same address: nothing tells one workforce that another uses it (decision 0013). At most 254
          *     characters (the longest address SMTP allows).
          * @example ana@example.com
          */
@@ -562,7 +578,7 @@ export interface components {
          *     new work (`POST /worker/v1/assignments/next` → 403 `worker_paused`); pausing ends the
          *     assignments they hold (released: the tasks go back to the queue, the draft is kept for them),
          *     and a heartbeat, submit, skip, release or review they send later → 403 `worker_paused`
-         *     (our decision, decision 0012). `removed`: cannot log in, their tokens stop working (401
+         *     (our decision, decision 0013). `removed`: cannot log in, their tokens stop working (401
          *     `worker_removed`), the assignments they held end likewise; the record is kept for the tasks'
          *     audit trail, and the e-mail address is free for a new worker.
          * @example active
@@ -597,7 +613,7 @@ export interface components {
             /**
              * @description `live`: the worker does live tasks. `test`: a worker made with an account's test key, who
              *     does test-mode work only; test tasks complete themselves, so none waits for a person and
-             *     `POST /v1/assignments/next` answers 204 (decision 0012). The operator's workforce is live.
+             *     `POST /v1/assignments/next` answers 204 (decision 0013). The operator's workforce is live.
              * @example live
              * @enum {string}
              */
@@ -659,7 +675,8 @@ export interface components {
              *     `unauthenticated`, `session_expired`, `worker_removed`, `worker_paused`, `role_missing`,
              *     `not_found`, `lease_lost`, `task_canceled`, `assignment_closed`, `email_taken`,
              *     `workforce_required`, `token_limit`, `idempotency_mismatch`, `payload_too_large`,
-             *     `range_not_satisfiable`, `rate_limited`, `media_unavailable`, `internal`,
+             *     `range_not_satisfiable`, `rate_limited`, `media_unavailable`, `busy` (503: too many password
+             *     checks waiting), `internal`,
              *     `not_implemented` (an operation of the contract this server does not serve yet), and
              *     `forbidden` or `conflict` for a 403 or 409 without a more specific name. The other APIs may
              *     leave it out.
@@ -5049,9 +5066,20 @@ export interface components {
         /**
          * AssignmentDraft
          * @description Work in progress, saved by heartbeats and given back with the assignment (also when the same
-         *     worker gets the task again after the lease lapsed). Any JSON object the labeling app chooses;
-         *     the server stores it as it is and never shows it to anyone else. At most 1 MB once serialized
-         *     (400 above): a draft is a saved answer, not a place for media.
+         *     worker gets the task again after the lease lapsed or they released it). Any JSON object the
+         *     labeling app chooses; the server stores it as it is and never shows it to anyone else.
+         *
+         *     **At most 1 MB** (1,048,576 bytes) serialized as JSON: a draft is a saved answer, not a place
+         *     for media (the labeling app's players keep theirs under it: a painted mask or a lidar frame's
+         *     labels run-length coded). A heartbeat whose body is larger than 1,064,960 bytes (the draft's
+         *     1 MB and 16 KB for the rest) is refused with 413 before it is read; a draft over 1 MB with 400;
+         *     either way nothing is saved.
+         *
+         *     Kept only while it can be used: the active assignment's, and of the assignments a worker
+         *     released or let lapse only the last one's (given back if they take that task again). It is
+         *     dropped when the assignment is submitted, skipped or reviewed, when its task completes or is
+         *     canceled, and when the worker releases, skips or lets lapse another assignment. Pages of the history
+         *     (`GET /v1/assignments`) never carry drafts: read one with `GET /v1/assignments/{assignmentId}`.
          * @example {
          *       "annotations": [
          *         {
@@ -5292,7 +5320,8 @@ export interface components {
          * @description A piece of work given to one worker: an attempt, a review or a redo of one task. While
          *     `active`, the worker holds a lease (`lease_token`, `lease_expires_at`): heartbeats renew it up
          *     to `hard_deadline`; when it lapses the task goes back to the queue (the draft is kept and
-         *     offered again if the same worker gets the task back). A worker sees only their own
+         *     offered again if the same worker gets the task back; see `AssignmentDraft` for how long). A
+         *     worker sees only their own
          *     assignments: any other assignment id → 404.
          */
         Assignment: {
@@ -5723,7 +5752,11 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The request body is larger than 10 MB. */
+        /**
+         * @description The request body is larger than the operation's limit, which the message names: 10 MB for a
+         *     submit or a review (an answer), 1,064,960 bytes for a heartbeat (a draft of at most 1 MB), and
+         *     64 KB for every other operation. It is refused before it is read.
+         */
         WorkerPayloadTooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -5733,8 +5766,13 @@ export interface components {
             };
         };
         /**
-         * @description Too many requests for this worker, or too many failed logins from this address. Wait
-         *     `Retry-After` seconds.
+         * @description Wait `Retry-After` seconds. One of the worker API's limits was reached (see "Authentication"):
+         *     too many requests for this worker (a token bucket; log-ins: per client address); too many large
+         *     heartbeats for this worker (over 64 KB: 10 at once, then one every 5 seconds); too many failed
+         *     authentications from this client address (unknown tokens, failed log-ins; a token that already
+         *     worked is still let through); too many failed log-ins for this e-mail address; or, at log-in,
+         *     as many password checks in progress for this client or e-mail address as the server allows at
+         *     once. Counted before any password is checked: a refused log-in cost no hash.
          */
         WorkerTooManyRequests: {
             headers: {
@@ -5748,6 +5786,20 @@ export interface components {
         /** @description An unexpected server failure. Nothing was half-written; retrying is safe. */
         WorkerInternalServerError: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description The server is checking as many passwords as it can, and its short queue of waiting log-ins is
+         *     full (hashing a password is deliberately costly). Nothing was done; wait `Retry-After` seconds
+         *     and try again.
+         */
+        WorkerServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -6025,6 +6077,7 @@ export interface operations {
             413: components["responses"]["WorkerPayloadTooLarge"];
             429: components["responses"]["WorkerTooManyRequests"];
             500: components["responses"]["WorkerInternalServerError"];
+            503: components["responses"]["WorkerServiceUnavailable"];
         };
     };
     logoutWorker: {

@@ -22,7 +22,9 @@ import { createMailer } from './delivery/mail.ts';
 import { parseCidr, safeRequest } from './delivery/net.ts';
 import { createPoller, type Poller } from './delivery/poller.ts';
 import { createWakeup, type Wakeup } from './delivery/wakeup.ts';
-import { authFailureLimit, rateLimit } from './http/auth.ts';
+import { authFailureLimit, failureLimit, limitLog, rateLimit } from './http/auth.ts';
+import { clientAddressOf } from './http/client-address.ts';
+import { hashGate } from './domain/workforce/passwords.ts';
 import { cors, opsRouter, requestId } from './http/ops.ts';
 import { callbackPayloads } from './http/views/callbacks.ts';
 import { databaseBuckets } from './store/buckets.ts';
@@ -76,15 +78,43 @@ export async function startServer(
   // PostgreSQL: the limits' buckets are shared by every server process on the database.
   const shared = store.kind === 'postgres' ? databaseBuckets(store.execute) : undefined;
 
+  // prom-client is loaded only when metrics are on.
+  const metrics = config.metrics
+    ? (await import('./metrics.ts')).createMetrics({ outboxDepth: () => outboxDepth(store), ...(store.pool ? { pool: store.pool } : {}) })
+    : null;
+
   // Workers waiting in a long poll for an assignment are woken when work becomes claimable.
   const workAvailable = createWakeup();
   // What lapses (sessions, Idempotency-Keys, leases) lapses on this clock; tests move one on.
   const now = options.now ?? wallClock;
+  // A limit that trips says so, once a minute per limit and subject.
+  const tripped = limitLog(logger);
+  // Password hashes take libuv's threads (4 unless UV_THREADPOOL_SIZE, which must be set in the
+  // environment the process starts in): leave some to DNS lookups and file access.
+  const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+  if (config.logins.hashConcurrency >= threads)
+    logger.warn(
+      `WORKER_PASSWORD_CONCURRENCY (${config.logins.hashConcurrency}) leaves none of libuv's ${threads} threads to DNS lookups; raise UV_THREADPOOL_SIZE where the process starts`,
+    );
   const deps = {
     uow,
     logger,
-    rateLimit: rateLimit(config.rateLimitPerSecond, config.rateLimitBurst, shared),
-    authFailures: authFailureLimit(config.authFailurePerSecond, config.authFailureBurst, shared),
+    rateLimit: rateLimit(config.rateLimitPerSecond, config.rateLimitBurst, shared, tripped),
+    authFailures: authFailureLimit(config.authFailurePerSecond, config.authFailureBurst, shared, tripped),
+    loginFailures: failureLimit('failed log-ins', 'email', config.logins.failurePerSecond, config.logins.failureBurst, shared, tripped),
+    hashGate: hashGate(
+      { concurrency: config.logins.hashConcurrency, queue: config.logins.hashQueue, perSubject: config.logins.hashPerClient },
+      {
+        hashed: metrics?.countPasswordHash,
+        refused: (why, subjects) => {
+          metrics?.countPasswordHashRefusal(why);
+          if (why === 'full') tripped('password hashing queue', {}, 1);
+          else tripped('password hashing per client', { subjects: subjects.join(' ') }, 1);
+        },
+      },
+    ),
+    clientAddress: clientAddressOf(config.proxies.trusted, config.proxies.header),
+    limitLog: tripped,
     allowPrivateNetworks: config.delivery.allowPrivateNetworks,
     validateResponses: config.validateResponses,
     idempotencyTtlMs: config.idempotencyTtlMs,
@@ -98,10 +128,6 @@ export async function startServer(
   root.disable('x-powered-by');
   root.use(requestId());
   root.use(cors(config.corsOrigins));
-  // prom-client is loaded only when metrics are on.
-  const metrics = config.metrics
-    ? (await import('./metrics.ts')).createMetrics({ outboxDepth: () => outboxDepth(store), ...(store.pool ? { pool: store.pool } : {}) })
-    : null;
   if (metrics) root.use(metrics.observeRequests);
   // The access log (none at all when the level leaves it out: it is on every request's path).
   if (logger.isLevelEnabled('info')) {

@@ -129,7 +129,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('worke
       json: { email: 'ANA.identity@example.com', display_name: 'Ana', roles: ['labeler'], password: 'a-long-enough-password' },
     });
     expect([again.status, again.body.code]).toEqual([409, 'email_taken']);
-    // The key of the other mode sees none of them (decision 0012); the other account sees nothing.
+    // The key of the other mode sees none of them (decision 0013); the other account sees nothing.
     expect((await client(server, 'current', a.test_key)('GET', `/v1/workforce/workers/${id}`)).status).toBe(404);
     for (const [method, path, json] of [
       ['GET', `/v1/workforce/workers/${id}`, undefined],

@@ -1,5 +1,5 @@
 // The names a workforce's people and workforces go by where the global worker id must not show
-// (decision 0012). A customer sees one of the operator's workers only by an opaque handle, stable
+// (decision 0013). A customer sees one of the operator's workers only by an opaque handle, stable
 // per account and worker, that tells nothing else; a worker names the workforce they log in to by
 // its id (`operator`, or `wkf_` and a hash of an account's id and mode, which it does not reveal).
 import { createHash } from 'node:crypto';

@@ -115,7 +115,7 @@ const maxSessions = 10;
 /**
  * A log-in without `workforce_id` tries the password against at most this many workforces that
  * use the address (the operator's first, then the most recently seen): each try is a costly hash,
- * and an address is one worker per workforce, so few share one (decision 0012).
+ * and an address is one worker per workforce, so few share one (decision 0013).
  */
 const maxLoginWorkforces = 5;
 

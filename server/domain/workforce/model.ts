@@ -220,11 +220,13 @@ export interface WorkRepository {
   /** The task's work row, locked. */
   lockTaskWork(taskId: string): Promise<TaskWork | null>;
   updateTaskWork(work: TaskWork): Promise<void>;
-  /** Ends the task's work (canceled or in error): open assignments are canceled. */
+  /** Ends the task's work (canceled or in error): open assignments are canceled, and every draft of the task dropped. */
   closeTask(taskId: string, now: Date): Promise<void>;
+  /** Drops the drafts of the task's ended assignments (the task completed: none will be used again). */
+  dropDrafts(taskId: string): Promise<void>;
   /** A task's assignments, oldest first. */
   forTask(taskId: string): Promise<Assignment[]>;
-  /** A worker's assignments, newest first (keyset by issued_at, assignment_id). */
+  /** A worker's assignments, newest first (keyset by issued_at, assignment_id), without their drafts (`draft` null). */
   forWorker(
     workerId: string,
     filters: { statuses?: AssignmentStatus[] },

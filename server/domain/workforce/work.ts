@@ -43,6 +43,13 @@ export interface WorkSettings {
 /** The defaults of server/config.ts (WORK_LEASE_SECONDS, WORK_HARD_CAP_SECONDS, REDO_RESERVE_SECONDS). */
 export const defaultWorkSettings: WorkSettings = { leaseMs: 600_000, hardCapMs: 14_400_000, redoReserveMs: 86_400_000 };
 
+/**
+ * A draft's limit, serialized as JSON (the contract's AssignmentDraft: 1 MB). The worker API
+ * refuses a heartbeat's body past it (and 16 KB for the rest) before reading it; this is the exact
+ * check, on what is stored.
+ */
+export const maxDraftBytes = 1_048_576;
+
 /** The operator's name on audits made by its reviewers (the contract's `audit_source`). */
 const OPERATOR_AUDIT_SOURCE = 'humantask';
 
@@ -107,7 +114,7 @@ export async function claimNext(
     throw roleMissing(`Worker ${worker.workerId} has neither the labeler nor the lead role: it cannot take attempts.`);
   if (request.role === 'review' && !canReview(worker))
     throw roleMissing(`Worker ${worker.workerId} has neither the reviewer nor the lead role: it cannot take reviews.`);
-  // A test-mode worker does test-mode work only, and none waits for a person (decision 0012).
+  // A test-mode worker does test-mode work only, and none waits for a person (decision 0013).
   if (worker.mode !== 'live') return null;
   const held = await uow.work.activeFor(worker.workerId);
   if (held && held.leaseExpiresAt > now) return held;
@@ -219,6 +226,9 @@ export async function heartbeat(
   now: Date,
 ): Promise<Assignment> {
   assertWorking(worker);
+  const bytes = input.draft === undefined ? 0 : Buffer.byteLength(JSON.stringify(input.draft));
+  if (bytes > maxDraftBytes)
+    throw invalid(`draft is ${bytes} bytes serialized as JSON; a draft may be at most ${maxDraftBytes} bytes (1 MB). Nothing was saved.`);
   const a = await uow.work.heartbeat({
     assignmentId,
     workerId: worker.workerId,
@@ -413,6 +423,8 @@ async function adopt(
   if (first) await taskSettled(repos, task, now);
   Object.assign(work, { stage: 'done', openSlots: 0, parentAssignmentId: null, reservedFor: null, reservedUntil: null });
   await repos.work.updateTaskWork(work);
+  // Done: no draft of the task will be used again (the contract's AssignmentDraft).
+  await repos.work.dropDrafts(task.taskId);
 }
 
 export interface ReviewInput {

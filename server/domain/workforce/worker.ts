@@ -12,7 +12,7 @@ export interface WorkerPrincipal {
   accountId: string | null;
   /**
    * The mode of the key that made the worker (the operator's workforce: live). A test-mode worker
-   * does test-mode work only: none waits for a person, so its queue is empty (decision 0012).
+   * does test-mode work only: none waits for a person, so its queue is empty (decision 0013).
    */
   mode: Mode;
   roles: readonly WorkerRole[];

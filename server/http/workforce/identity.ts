@@ -74,7 +74,7 @@ type Management = Pick<
   'createWorker' | 'listWorkers' | 'getWorker' | 'updateWorker' | 'removeWorker' | 'pauseWorker' | 'unpauseWorker' | 'resetWorkerPassword'
 >;
 
-/** The workforce a key manages: its account's own workers of its mode (decision 0012). */
+/** The workforce a key manages: its account's own workers of its mode (decision 0013). */
 const workforceOf = (caller: Caller): Workforce => ({ accountId: caller.account.accountId, mode: caller.mode });
 
 /** An account manages only its own workers, and a key only those of its mode: any other worker id is 404. */
@@ -143,7 +143,7 @@ export function workerManagementHandlers({
       // A worker of the operator's workforce, by the handle the account knows: their standing in
       // the account's project is the account's; their own pause is the operator's (decision 0011).
       if (path.workerId.startsWith('opw_')) {
-        // The operator's workforce is live: a test key reaches none of it (decision 0012).
+        // The operator's workforce is live: a test key reaches none of it (decision 0013).
         if (caller.mode !== 'live') throw notFound(`Worker ${path.workerId} not found.`);
         if (project === undefined)
           throw invalid(

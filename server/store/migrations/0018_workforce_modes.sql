@@ -6,7 +6,7 @@ ALTER TABLE "workers" ADD COLUMN "mode" text DEFAULT 'live' NOT NULL;--> stateme
 CREATE UNIQUE INDEX "workers_email_workforce" ON "workers" USING btree (coalesce("account_id", ''),"mode",lower("email")) WHERE "workers"."status" <> 'removed';--> statement-breakpoint
 CREATE INDEX "workers_email" ON "workers" USING btree (lower("email")) WHERE "workers"."status" <> 'removed';--> statement-breakpoint
 CREATE INDEX "workers_account" ON "workers" USING btree ("account_id","mode","created_at","worker_id");--> statement-breakpoint
--- Data repair (decision 0012): the audit of a review by one of the operator's workers named its
+-- Data repair (decision 0013): the audit of a review by one of the operator's workers named its
 -- global worker id; a customer sees such a worker only by its opaque handle for the account
 -- (`opw_` + 24 hex, as in task assignments and quality figures), so the stored audits say that.
 UPDATE "tasks" t SET "audits" = (
