@@ -68,6 +68,9 @@ export function authenticateWorker(
       }
       const media = req.method === 'GET' ? mediaRoute.exec(req.path) : null;
       if (media) {
+        // Its credential, a lease token, is checked by the route: a blocked address is refused first.
+        const wait = failures.retryAfter(address);
+        if (wait > 0) throw tooMany('failed authentications from this address', wait);
         res.locals.keyHash = `worker-media:${media[1]}`;
         return next();
       }
