@@ -2582,7 +2582,8 @@ export interface paths {
          * @description Creates many tasks from one file: JSON Lines (one creation body a line, as the body of
          *     `POST /v1/task/<type>`, with its `type` or the file's `type`) or CSV (a header row, then one
          *     task a row: the `attachment_column` gives the attachment, other columns named after
-         *     parameters give those, and `params` gives fixed parameters). The file is the request body,
+         *     parameters give those (a `type` column each row's type, unless the file has one), and
+         *     `params` gives fixed parameters). The file is the request body,
          *     streamed (`Content-Type: application/x-ndjson` or `text/csv`), or is fetched from
          *     `source_url`. The tasks join `project` and `batch` when given.
          *
@@ -10437,10 +10438,10 @@ export interface components {
         EvaluationTaskId: string;
         /**
          * @description The task type of every line of the file (`categorization`, `imageannotation`, ...; the type
-         *     names of `POST /v1/task/<type>`, `documentranscription` included). Required for CSV. For JSON
-         *     Lines, a line may name its own type in a `type` property instead (which is not a creation
-         *     parameter and is not kept); a line's own `type` wins over this one. A line with neither is
-         *     refused.
+         *     names of `POST /v1/task/<type>`, `documentranscription` included). A line may name its own
+         *     type instead: a JSON line in a `type` property, a CSV row in a `type` column (neither is a
+         *     creation parameter, nor kept); a line's own `type` wins over this one. A line with neither is
+         *     refused; a CSV file with neither fails.
          * @example categorization
          */
         ImportType: "annotation" | "pointannotation" | "lineannotation" | "polygonannotation" | "segmentannotation" | "categorization" | "comparison" | "datacollection" | "transcription" | "audiotranscription" | "imageannotation" | "textcollection" | "namedentityrecognition" | "documenttranscription" | "documentranscription" | "videoplaybackannotation" | "lidarsegmentation";
@@ -10479,7 +10480,7 @@ export interface components {
          * @description CSV only: the column holding each task's `attachment` (a URL, or the text itself for
          *     `attachment_type: text`). Default `attachment`. Every other column whose header is a creation
          *     parameter of the type (`instruction`, `unique_id`, `callback_url`, `attachment_type`, `project`,
-         *     `batch`, `tags` (comma-separated), ...) gives that parameter, as a form body would (numbers and
+         *     `batch`, `tags` (comma-separated), ...) gives that parameter, arrays and objects as JSON text,, as a form body would (numbers and
          *     booleans as text); a header `metadata.<key>` gives `metadata.<key>`, as text. A header that is
          *     none of these refuses the import (state `failed`, naming it), since its values would be lost.
          * @example image_url
@@ -14676,10 +14677,10 @@ export interface operations {
             query?: {
                 /**
                  * @description The task type of every line of the file (`categorization`, `imageannotation`, ...; the type
-                 *     names of `POST /v1/task/<type>`, `documentranscription` included). Required for CSV. For JSON
-                 *     Lines, a line may name its own type in a `type` property instead (which is not a creation
-                 *     parameter and is not kept); a line's own `type` wins over this one. A line with neither is
-                 *     refused.
+                 *     names of `POST /v1/task/<type>`, `documentranscription` included). A line may name its own
+                 *     type instead: a JSON line in a `type` property, a CSV row in a `type` column (neither is a
+                 *     creation parameter, nor kept); a line's own `type` wins over this one. A line with neither is
+                 *     refused; a CSV file with neither fails.
                  * @example categorization
                  */
                 type?: components["parameters"]["ImportType"];
@@ -14718,7 +14719,7 @@ export interface operations {
                  * @description CSV only: the column holding each task's `attachment` (a URL, or the text itself for
                  *     `attachment_type: text`). Default `attachment`. Every other column whose header is a creation
                  *     parameter of the type (`instruction`, `unique_id`, `callback_url`, `attachment_type`, `project`,
-                 *     `batch`, `tags` (comma-separated), ...) gives that parameter, as a form body would (numbers and
+                 *     `batch`, `tags` (comma-separated), ...) gives that parameter, arrays and objects as JSON text,, as a form body would (numbers and
                  *     booleans as text); a header `metadata.<key>` gives `metadata.<key>`, as text. A header that is
                  *     none of these refuses the import (state `failed`, naming it), since its values would be lost.
                  * @example image_url
@@ -14760,7 +14761,7 @@ export interface operations {
                     "application/json": components["schemas"]["Import"];
                 };
             };
-            /** @description Bad request: a query parameter is invalid (the message names it), CSV without `type`, both a body and `source_url`, neither of them, or a `source_url` that points to a private address. */
+            /** @description Bad request: a query parameter is invalid (the message names it), both a body and `source_url`, or neither of them. */
             400: {
                 headers: {
                     [name: string]: unknown;

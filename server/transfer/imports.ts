@@ -74,7 +74,6 @@ export async function receiveImport(
   const hasBody = upload !== undefined && upload.contentLength !== 0;
   if (settings.sourceUrl !== undefined && hasBody) throw invalid('Send the file as the request body or give source_url, not both.');
   if (settings.sourceUrl === undefined && !hasBody) throw invalid('Send the file as the request body, or give source_url.');
-  if (format === 'csv' && settings.type === undefined) throw invalid('A CSV import needs type (the task type of every row).');
   if (settings.type !== undefined)
     assertTypeEnabled(caller, loadContract('current').creations.get(`/v1/task/${settings.type}`)?.type ?? settings.type);
   if (settings.batch !== undefined) await getBatch(uow, caller, settings.batch);
@@ -219,14 +218,21 @@ function rowBody(header: string[], attachmentColumn: string, cells: string[]): J
 
 /** Why a CSV header cannot be read into creations (a column that names nothing), or null. */
 function headerProblem(header: string[], settings: ImportSettings): string | null {
-  const type = settings.type!;
-  const operation = loadContract('current').creations.get(`/v1/task/${type}`);
-  if (!operation) return `type ${type} is not a task type`;
+  if (settings.type === undefined && !header.includes('type'))
+    return 'A CSV import needs type: give it for the file, or name each row\'s in a column "type".';
+  // Without the file's type, any type's parameters may be columns (each row is checked against its own).
+  const creations = [...loadContract('current').creations.values()];
+  const operations = settings.type === undefined ? creations : creations.filter((o) => o.path === `/v1/task/${settings.type}`);
   const attachmentColumn = settings.attachmentColumn ?? 'attachment';
-  const known = (c: string) => c === attachmentColumn || c.startsWith('metadata.') || commonColumns.has(c) || operation.paramNames.has(c);
+  const known = (c: string) =>
+    c === 'type' ||
+    c === attachmentColumn ||
+    c.startsWith('metadata.') ||
+    commonColumns.has(c) ||
+    operations.some((o) => o.paramNames.has(c));
   const unknown = header.filter((c) => !known(c));
   if (unknown.length > 0)
-    return `The CSV header names ${unknown.map((c) => JSON.stringify(c)).join(', ')}, which ${unknown.length === 1 ? 'is' : 'are'} neither a creation parameter of ${type}, nor metadata.<key>, nor the attachment column ${JSON.stringify(attachmentColumn)}.`;
+    return `The CSV header names ${unknown.map((c) => JSON.stringify(c)).join(', ')}, which ${unknown.length === 1 ? 'is' : 'are'} neither a creation parameter of ${settings.type ?? 'a task type'}, nor metadata.<key>, nor the attachment column ${JSON.stringify(attachmentColumn)}.`;
   if (new Set(header).size !== header.length) return 'The CSV header names a column twice.';
   return null;
 }

@@ -152,12 +152,24 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('impor
     expect(await refused.text()).toBe('ticket_text,unique_id,metadata.source,tags\ntoo,many,values,here,extra\n');
   });
 
-  it('fails a CSV import whose header names no parameter, and refuses CSV without a type', async () => {
+  it('fails a CSV import whose header names no parameter, or that names no type', async () => {
     const done = await importAll(server, key, 'attachment,colour\nhello,red\n', { type: 'categorization' }, 'text/csv');
     expect(done).toMatchObject({ state: 'failed', created: 0 });
     expect(done.error).toContain('"colour"');
-    const untyped = await postImport(server, key, 'attachment\nhello\n', {}, 'text/csv');
-    expect(untyped).toMatchObject({ status: 400, body: { error: 'A CSV import needs type (the task type of every row).' } });
+    const untyped = await importAll(server, key, 'attachment\nhello\n', {}, 'text/csv');
+    expect(untyped).toMatchObject({
+      state: 'failed',
+      error: 'A CSV import needs type: give it for the file, or name each row\'s in a column "type".',
+    });
+    // Each row may name its own type instead.
+    const typed = await importAll(
+      server,
+      key,
+      `type,attachment,instruction,attachment_type,callback_url,categories\ncategorization,per row,Which?,text,${cb},"[""a"",""b""]"\n`,
+      {},
+      'text/csv',
+    );
+    expect(typed).toMatchObject({ state: 'completed', created: 1 });
   });
 
   it('stops when more than the allowed share of lines is refused, keeping what it created', async () => {

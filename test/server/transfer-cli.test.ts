@@ -64,11 +64,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('human
     expect(lines.map((l) => JSON.parse(l).unique_id)).toEqual(['cli-1']);
   });
 
-  it('says what is wrong: an answer of the API (exit 1), a usage error (exit 2)', async () => {
+  it('says what is wrong: an import that failed or was refused (exit 1), a usage error (exit 2)', async () => {
     const file = path.join(dir, 'bad.csv');
     writeFileSync(file, 'attachment\nhello\n');
     const untyped = await humantask(['import', file, '--quiet']);
-    expect(untyped).toMatchObject({ code: 1, stderr: 'humantask: 400: A CSV import needs type (the task type of every row).\n' });
+    expect(untyped.code).toBe(1);
+    expect(JSON.parse(untyped.stdout)).toMatchObject({ state: 'failed', error: expect.stringContaining('A CSV import needs type') });
+    const refused = await humantask(['import', file, '--quiet', '--project', 'no-such-project']);
+    expect(refused).toMatchObject({ code: 1, stderr: 'humantask: 404: Project "no-such-project" not found.\n' });
     expect((await humantask(['export', '-o', path.join(dir, 'x')])).code).toBe(2);
     expect((await humantask(['import'])).stderr).toMatch(/^humantask: which file\?/);
   });
