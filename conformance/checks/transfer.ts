@@ -3,15 +3,17 @@
 // the same filters, in the list's order.
 import { gunzipSync } from 'node:zlib';
 import { expectStatus, expectThat, type Check, type CheckContext } from '../types.ts';
-import { categorization, listTasks } from './helpers.ts';
+import { categorization, listTasks, withSink } from './helpers.ts';
 
 const area = 'Imports and exports';
 const seed = 'decision: imports and exports (docs/decisions/0012-imports-and-exports.md)';
 
 /** Posts a JSON Lines file and waits for the import to end: the ended import. */
 async function importFile(ctx: CheckContext, lines: unknown[]): Promise<any> {
+  // The SINK stand-in of the lines made the receiver's sink address, as a single creation's body is.
+  const bodies = await Promise.all(lines.map((l) => withSink(ctx, l)));
   const posted = await ctx.call('POST', '/v1/imports', {
-    raw: { contentType: 'application/x-ndjson', body: `${lines.map((l) => JSON.stringify(l)).join('\n')}\n` },
+    raw: { contentType: 'application/x-ndjson', body: `${bodies.map((l) => JSON.stringify(l)).join('\n')}\n` },
   });
   expectStatus(posted, 200, 'importing a file');
   return ctx.until(`import ${posted.body.import_id} to end`, async () => {
@@ -36,7 +38,11 @@ export const transferChecks: Check[] = [
         ...(i % 2 ? { unique_id: `${tag}-${i}` } : {}),
       }));
       const first = await importFile(ctx, lines);
-      expectThat(first.state === 'completed' && first.created === 4 && first.duplicates === 0, 'the first import should create 4 tasks', first);
+      expectThat(
+        first.state === 'completed' && first.created === 4 && first.duplicates === 0,
+        'the first import should create 4 tasks',
+        first,
+      );
       const second = await importFile(ctx, lines);
       expectThat(
         second.state === 'completed' && second.created === 0 && second.duplicates === 4,
