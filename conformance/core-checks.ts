@@ -177,8 +177,14 @@ async function runExamples(ctx: CheckContext, state: SuiteState, operationId: st
   const method = op.method.toUpperCase();
   const kind = operationKind(op);
   const idempotency = op.parameters.some((p) => p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
-  const bodies: { name: string; json?: unknown; form?: boolean }[] = [];
+  const bodies: { name: string; json?: unknown; form?: boolean; raw?: { contentType: string; body: string } }[] = [];
   for (const [name, value] of requestExamples(contract, op)) bodies.push({ name, json: value });
+  // A file of another media type (an import's JSON Lines or CSV), sent as it is.
+  for (const media of Object.keys(contract.requestBody(op)?.content ?? {}).filter(
+    (m) => m !== 'application/json' && m !== 'application/x-www-form-urlencoded',
+  ))
+    for (const [name, value] of requestExamples(contract, op, media))
+      bodies.push({ name: `${name} (${media})`, raw: { contentType: media, body: String(value) } });
   const forms = requestExamples(contract, op, 'application/x-www-form-urlencoded');
   // Prism (5.14) stops on form bodies of operations with callbacks: a mock gets JSON only.
   if (mock && forms.length) ctx.note('profile mock: the form examples are not sent (Prism cannot take them)');
@@ -221,8 +227,9 @@ async function runExamples(ctx: CheckContext, state: SuiteState, operationId: st
     if (!mock) expected = expected.includes(200) ? [...new Set([...expected, ...businessOutcomes(ctx, op)])] : expected;
     const path = op.templated ? await fixtures.pathFor(ctx, op) : op.path;
     const headers = idempotency ? { 'Idempotency-Key': ctx.unique('idem') } : undefined;
-    const request =
-      b.form && isRecord(body)
+    const request = b.raw
+      ? { raw: b.raw, ...(headers ? { headers } : {}) }
+      : b.form && isRecord(body)
         ? { form: formEncode(body), ...(headers ? { headers } : {}) }
         : { ...(body !== undefined ? { json: body } : {}), ...(headers ? { headers } : {}) };
     const ex = await ctx.call(method, path, request);

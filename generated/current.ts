@@ -2592,6 +2592,155 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a file of tasks
+         * @description Creates many tasks from one file: JSON Lines (one creation body a line, as the body of
+         *     `POST /v1/task/<type>`, with its `type` or the file's `type`) or CSV (a header row, then one
+         *     task a row: the `attachment_column` gives the attachment, other columns named after
+         *     parameters give those (a `type` column each row's type, unless the file has one), and
+         *     `params` gives fixed parameters). The file is the request body,
+         *     streamed (`Content-Type: application/x-ndjson` or `text/csv`), or is fetched from
+         *     `source_url`. The tasks join `project` and `batch` when given.
+         *
+         *     The answer comes once the file is received (not when its tasks are made): the import, in
+         *     state `queued` (`fetching` with `source_url`). A server process then reads it in groups of
+         *     lines, each group's tasks and the import's progress written in one transaction, and
+         *     `GET /v1/imports/{importId}` shows how far it got. Every created task is a task like any
+         *     other, made by the same rules as `POST /v1/task/<type>` (parameters, project merge, test-mode
+         *     completion and callback, live work, list counters and tags). In live mode each created task
+         *     counts as a live request, as its own creation would.
+         *
+         *     **Exactly once.** A line whose `unique_id` is taken, or (without `unique_id`) whose creation
+         *     body was imported before, is a duplicate and creates nothing: importing the same file again
+         *     creates no task twice. A server process that dies during an import (`kill -9` included)
+         *     loses no line whose task it counted and creates none twice: another process, or the same
+         *     after its restart, goes on from the last group written, once the lease has lapsed.
+         *
+         *     **Bad lines.** A line that is not valid JSON, names no known type, fails the type's rules, or
+         *     is longer than 10 MB (the body limit of a single creation) is refused with its number and the
+         *     error a single creation would answer; the other lines go on. Only when more than
+         *     `max_refused_share` of the lines read are refused does the import stop (state `stopped`).
+         *     A file larger than `IMPORT_MAX_BYTES` (1 GiB by default) is refused with 413: before it is read
+         *     when its `Content-Length` says so, else when that many bytes have come (nothing is kept).
+         *     The upload must arrive within the server's request time limit (`REQUEST_TIMEOUT_MS`, 30 s by
+         *     default); for larger files use `source_url`.
+         *
+         *     **Idempotency.** No `Idempotency-Key` is needed (none is read): a repeated request makes a
+         *     second import whose lines are all duplicates.
+         */
+        post: operations["createImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/imports/{importId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an import
+         * @description The import and how far it got: lines read, tasks created, duplicates, refused lines with
+         *     their errors (the first 100), and its state. Poll it until the state is `completed`,
+         *     `stopped` or `failed`.
+         */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/imports/{importId}/refused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an import's refused lines
+         * @description Every refused line of the import, as it was in the file and in the file's format (a CSV file's
+         *     header row first), ready to be fixed and imported again; with `errors=true`, each refused
+         *     line's number and error instead, as JSON Lines. A line longer than 10 MB is not kept: it
+         *     appears in the errors only. Empty (status 200) when no line was refused.
+         */
+        get: operations["getImportRefused"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export tasks to a file
+         * @description Writes the tasks that match the filters (the query parameters of `GET /v1/tasks`, read the
+         *     same way) to one gzip-compressed file in the chosen format (`ExportFormat` says what each
+         *     format holds and which task types it fits). The answer comes at once: the export, `queued`.
+         *     A server process writes it in pages of tasks, in bounded memory and without holding up other
+         *     requests; `GET /v1/exports/{exportId}` shows its progress and, once `completed`, a
+         *     `download_url` that works without a key. The file is kept for `EXPORT_RETENTION_SECONDS`
+         *     (7 days by default).
+         *
+         *     A format that cannot write some of the matching tasks' types is refused with 400, naming
+         *     those types (filter by `type` to leave them out). Shapes a format has no place for (a line in
+         *     COCO, a point in YOLO) are left out and counted in the export's `skipped`.
+         */
+        post: operations["createExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/{exportId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an export
+         * @description The export and its progress; once `completed`, `download_url`, a signed link to the file that
+         *     works without a key until `download_expires_at` (each read of the export gives a fresh one
+         *     while the file is kept).
+         */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     taskCompleted: {
@@ -9618,6 +9767,321 @@ export interface components {
             attachment_type?: "image";
         });
         /**
+         * ImportState
+         * @description Where an import stands. `fetching`: the file is being fetched from `source_url`. `queued`: the
+         *     file is stored, waiting for a server process to take it up. `running`: its lines are being
+         *     created. `completed`: every line was read (each created, a duplicate, or refused). `stopped`:
+         *     more than `max_refused_share` of the lines read were refused, so the rest was not read (`error`
+         *     says so). `failed`: the file could not be read at all (`error` says why: the fetch failed, a CSV
+         *     header names no parameter, ...). An import that a server process was working on when it
+         *     stopped (a crash, `kill -9`, a restart) goes on where it stopped, in another process or after
+         *     the restart, once its lease has lapsed (`IMPORT_LEASE_SECONDS`); no line is created twice.
+         * @example running
+         * @enum {string}
+         */
+        ImportState: "fetching" | "queued" | "running" | "completed" | "stopped" | "failed";
+        /**
+         * ImportRefusedLine
+         * @description A line of an import that created no task: its number in the file and the error a single
+         *     creation of the same body (`POST /v1/task/<type>` with the file's `project`, `batch` and
+         *     `params` applied) gets: the same status and the same message.
+         */
+        ImportRefusedLine: {
+            /**
+             * @description The line's number in the file, counted from 1 (a CSV file's header row is line 1; a CSV
+             *     record spanning several lines is numbered by its first line).
+             */
+            line: number;
+            /** @description The status a single creation would answer (400, 402, 404, or 413 for a line over 10 MB). */
+            status_code: number;
+            /** @description The message a single creation would answer, naming the field. */
+            error: string;
+        };
+        /**
+         * Import
+         * @description A file of task creations being made into tasks (`POST /v1/imports`), and how far it got. Each
+         *     line of the file is one of: **created** (a new task, made exactly as `POST /v1/task/<type>`
+         *     makes one: test-mode completion, callback, live work, counters, tags), a **duplicate** (a task
+         *     for it exists already: same `unique_id`, or, for a line without one, the same creation body
+         *     imported before), or **refused** (with the error a single creation would get). `lines_read` =
+         *     `created` + `duplicates` + `refused`. Blank lines are skipped and not counted.
+         * @example {
+         *       "import_id": "imp_65f1c0a2b3c4d5e6f7a8b9c0",
+         *       "state": "running",
+         *       "format": "jsonl",
+         *       "type": "categorization",
+         *       "bytes_total": 41200,
+         *       "bytes_read": 20600,
+         *       "lines_read": 100,
+         *       "created": 97,
+         *       "duplicates": 2,
+         *       "refused": 1,
+         *       "refused_lines": [
+         *         {
+         *           "line": 42,
+         *           "status_code": 400,
+         *           "error": "body.categories must have required property 'categories'"
+         *         }
+         *       ],
+         *       "max_refused_share": 0.1,
+         *       "created_at": "2026-11-21T10:00:00.000Z",
+         *       "updated_at": "2026-11-21T10:00:01.250Z"
+         *     }
+         */
+        Import: {
+            /** @description The import's id (`imp_` and 24 hexadecimal characters, time-ordered). */
+            import_id: string;
+            state: components["schemas"]["ImportState"];
+            /**
+             * @description How the file is read (see `POST /v1/imports`).
+             * @enum {string}
+             */
+            format: "jsonl" | "csv";
+            /** @description The task type given for the whole file, if one was. */
+            type?: components["schemas"]["TaskType"];
+            /** @description The project given for the whole file, if one was. */
+            project?: string;
+            /** @description The batch given for the whole file, if one was. */
+            batch?: string;
+            /** @description The URL the file was fetched from, if it was not sent as the request body. */
+            source_url?: string;
+            /** @description The file's size in bytes (so far, while `fetching`). */
+            bytes_total: number;
+            /** @description How many of its bytes have been read into tasks; with `bytes_total`, the progress. */
+            bytes_read: number;
+            /** @description Lines read so far (blank lines and a CSV header not counted). */
+            lines_read: number;
+            /** @description Tasks created from the file. */
+            created: number;
+            /**
+             * @description Lines for which a task existed already, created by nobody twice: a line whose `unique_id` an
+             *     existing task of this account and mode holds (however it was created), or a line without
+             *     `unique_id` whose creation body (type, project, batch and parameters as applied) was imported
+             *     before, in this file or another one. To have two tasks of the same body, give each its own
+             *     `unique_id`. (Our decision: importing a file again, or a file that repeats lines of an
+             *     earlier one, creates only what is new.)
+             */
+            duplicates: number;
+            /** @description Lines that created no task because of an error (see `refused_lines`). */
+            refused: number;
+            /**
+             * @description The first 100 refused lines, in file order, with their errors. All of them, as a file to fix
+             *     and import again, from `GET /v1/imports/{importId}/refused` (with `errors=true`: all the
+             *     errors).
+             */
+            refused_lines: components["schemas"]["ImportRefusedLine"][];
+            /** @description The share of refused lines past which this import stops (see `POST /v1/imports`). */
+            max_refused_share: number;
+            /** @description Why the import `stopped` or `failed`; absent otherwise. */
+            error?: string;
+            /**
+             * Format: date-time
+             * @description When the import was made (its file received, or its fetch asked for).
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When its progress last moved.
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @description When it reached `completed`, `stopped` or `failed`.
+             */
+            finished_at?: string;
+        };
+        /**
+         * ExportFormat
+         * @description The file format of an export, each written from the tasks of the types it fits (an export whose
+         *     matching tasks include a type the format cannot write is refused with 400, naming the types).
+         *     Every result is gzip-compressed: one file (`.jsonl.gz`, `.csv.gz`, `.json.gz`, `.conll.gz`),
+         *     or, for formats that are a folder of files, a `.tar.gz` of that folder.
+         *
+         *     - `jsonl`: every task, as `GET /v1/task/{taskId}` shows it in the chosen `view`, one a line.
+         *       Any type.
+         *     - `csv`: every task as one row: `task_id`, `type`, `status`, `created_at`, `completed_at`,
+         *       `project`, `batch`, `unique_id`, `tags` (joined by `,`), `attachment`, `metadata`, `params`
+         *       and `response` (the last three as JSON text). Any type.
+         *     - `coco`: one COCO detection file (`annotations.json`): `images` (one per task, `file_name` the
+         *       attachment URL), `annotations` and `categories`. Boxes as `bbox` `[x, y, width, height]`;
+         *       polygons as `segmentation` polygons (with their bounding box and area); ellipses as 32-point
+         *       polygons; segmentation masks (`data:` PNG masks of live answers) as uncompressed RLE, each
+         *       label (and each instance) an annotation; points as keypoints (`[x, y, 2]`, one per
+         *       annotation, its category listing one keypoint named after it). Categories: the project's
+         *       ontology choices (when the filter names one project), then the labels the tasks' parameters
+         *       list, numbered from 1 in that order. Types: `annotation`, `polygonannotation`,
+         *       `pointannotation`, `segmentannotation`, `imageannotation`. Lines and cuboids have no COCO
+         *       shape: they are left out and counted in `skipped`.
+         *     - `yolo`: the Ultralytics layout: `data.yaml` (`names` by class index from 0), `labels/<task_id>.txt`
+         *       (one row a shape: the class, then coordinates normalized to 0..1: `cx cy w h` for a box; a
+         *       file whose image has a polygon or ellipse is written all as segmentation rows `x1 y1 x2 y2
+         *       ...`, a box as its four corners, so that it reads one way), and `images.txt` (each task id
+         *       and its image URL, tab-separated: this server keeps no images). Types: `annotation`,
+         *       `polygonannotation`, `imageannotation`. Points, lines and cuboids are left out (counted in
+         *       `skipped`).
+         *     - `voc`: Pascal VOC, as its devkit lays it out: `VOCdevkit/VOC2012/Annotations/<task_id>.xml`
+         *       (each box an `object` with `name` and `bndbox` in whole pixels, 1-based as VOC counts them;
+         *       `path` the image URL) and `VOCdevkit/VOC2012/ImageSets/Main/trainval.txt`. Types:
+         *       `annotation`, `imageannotation` (boxes; other shapes counted in `skipped`).
+         *     - `conll2003`: CoNLL-2003 named entities, each task a document: `-DOCSTART- -X- O O` (as
+         *       spaCy's converter splits documents), a blank line, then the task's text as whitespace-separated
+         *       tokens, one a line (`token -X- _ tag`, tags in IOB2: `B-LABEL`, `I-LABEL`, `O`), and a blank
+         *       line. Type: `namedentityrecognition`. A span that
+         *       does not start or end at a token boundary is widened to the tokens it touches.
+         *     - `spacy`: spaCy's offsets form, JSON Lines: `{"text", "entities": [[start, end, label]],
+         *       "task_id"}` per task (offsets in code points, end exclusive, as `Doc.char_span` takes them).
+         *       Type: `namedentityrecognition`. Overlapping entities: the first (then the longest) is kept,
+         *       the others counted in `skipped`, in both NER formats.
+         *     - `webvtt`, `srt`: one subtitle file per task (`<task_id>.vtt` / `.srt`), a cue per segment of
+         *       the transcription (numbered from 1), its text the segment's. Type: `audiotranscription`.
+         *     - `mot`: the MOT Challenge layout: per task `<task_id>/gt/gt.txt` (`frame, id, left, top,
+         *       width, height, 1, -1, -1, -1`, frames from 1, one row per box of each track) and
+         *       `seqinfo.ini`. Type: `videoplaybackannotation` (box tracks; other geometries counted in
+         *       `skipped`).
+         *
+         *     **Image sizes.** COCO, YOLO and VOC need each image's size, which a task does not carry
+         *     (this server never downloads attachments). It is, in order: the task's `metadata.width` and
+         *     `metadata.height` (numbers); the export's `image_width` and `image_height`; for a test-mode
+         *     task, the 1024 × 768 that test-mode answers are made for; the size of a segmentation mask. A
+         *     task whose size none gives is left out (counted in `skipped`).
+         * @example coco
+         * @enum {string}
+         */
+        ExportFormat: "jsonl" | "csv" | "coco" | "yolo" | "voc" | "conll2003" | "spacy" | "webvtt" | "srt" | "mot";
+        /**
+         * ExportRequest
+         * @description What to write; which tasks is said by the query parameters, the filters of `GET /v1/tasks`.
+         *     Every field is optional.
+         */
+        ExportRequest: {
+            /** @default jsonl */
+            format?: components["schemas"]["ExportFormat"];
+            /**
+             * @description `jsonl` and `csv`: which generation's view of a task is written (`legacy`: as
+             *     `GET /legacy/v1/task/{taskId}` shows it). The other formats write the responses alone.
+             * @default current
+             * @enum {string}
+             */
+            view?: "current" | "legacy";
+            /** @description The width in pixels of images whose task does not give its own (see `ExportFormat`, image sizes). */
+            image_width?: number | string;
+            /** @description The height in pixels of images whose task does not give its own. */
+            image_height?: number | string;
+        };
+        /**
+         * ExportState
+         * @description Where an export stands. `queued`: waiting for a server process. `running`: being written.
+         *     `completed`: the file is ready at `download_url`. `failed`: it could not be written (`error`
+         *     says why). `expired`: the file was kept for `EXPORT_RETENTION_SECONDS` and is gone; ask for a
+         *     new export. An export that a server process was writing when it stopped starts again from the
+         *     beginning in another process or after the restart (its file was not visible yet).
+         * @example completed
+         * @enum {string}
+         */
+        ExportState: "queued" | "running" | "completed" | "failed" | "expired";
+        /**
+         * ExportSkipped
+         * @description What an export left out, and why (a format without that shape, an image of unknown size, a mask that is not inline).
+         */
+        ExportSkipped: {
+            /** @description What was left out and why, in plain words. */
+            reason: string;
+            /** @description How many times. */
+            count: number;
+        };
+        /**
+         * Export
+         * @description A file of tasks in a training pipeline's format (`POST /v1/exports`), and how far it got. The
+         *     tasks are those matching the filters when the export is written, in the list's order (newest
+         *     first); it is written in pages, so tasks changed meanwhile are written as they are when read.
+         * @example {
+         *       "export_id": "exp_65f1c0a2b3c4d5e6f7a8b9c0",
+         *       "state": "completed",
+         *       "format": "coco",
+         *       "view": "current",
+         *       "filters": {
+         *         "project": "street-scenes",
+         *         "status": "completed"
+         *       },
+         *       "tasks_total": 1200,
+         *       "tasks_written": 1200,
+         *       "skipped": [
+         *         {
+         *           "reason": "line annotations (COCO has no line shape)",
+         *           "count": 14
+         *         }
+         *       ],
+         *       "size_bytes": 183422,
+         *       "file_name": "exp_65f1c0a2b3c4d5e6f7a8b9c0.coco.json.gz",
+         *       "download_url": "https://humantask.example.com/v1/exports/exp_65f1c0a2b3c4d5e6f7a8b9c0/download?expires=1795262400&signature=3q2-7w",
+         *       "download_expires_at": "2026-11-21T11:00:00.000Z",
+         *       "expires_at": "2026-11-28T10:02:10.000Z",
+         *       "created_at": "2026-11-21T10:00:00.000Z",
+         *       "updated_at": "2026-11-21T10:02:10.000Z",
+         *       "finished_at": "2026-11-21T10:02:10.000Z"
+         *     }
+         */
+        Export: {
+            /** @description The export's id (`exp_` and 24 hexadecimal characters, time-ordered). */
+            export_id: string;
+            state: components["schemas"]["ExportState"];
+            format: components["schemas"]["ExportFormat"];
+            /**
+             * @description The generation whose view of a task `jsonl` and `csv` write.
+             * @enum {string}
+             */
+            view: "current" | "legacy";
+            /** @description The list filters the export was asked with, as the query gave them (a repeated parameter joined by `,`). */
+            filters: {
+                [key: string]: string;
+            };
+            /** @description The tasks that matched the filters when the export was asked for. */
+            tasks_total: number;
+            /** @description The tasks written so far; with `tasks_total`, the progress. */
+            tasks_written: number;
+            /** @description What the format could not hold, by reason (empty when nothing was left out). */
+            skipped: components["schemas"]["ExportSkipped"][];
+            /** @description The size of the gzip-compressed file, once `completed`. */
+            size_bytes?: number;
+            /** @description A name for the file (`exp_....coco.json.gz`, `exp_....yolo.tar.gz`), once `completed`. */
+            file_name?: string;
+            /**
+             * Format: uri
+             * @description Once `completed`: a link to the file that works without an API key (signed, for tools such
+             *     as a training job that hold no key) until `download_expires_at`. Each read of the export
+             *     gives a fresh link while the file is kept. The answer is the gzip file itself
+             *     (`Content-Type: application/gzip`); after the link's time, 403.
+             */
+            download_url?: string;
+            /**
+             * Format: date-time
+             * @description When `download_url` stops working (`EXPORT_LINK_SECONDS` after this answer, 1 hour by default).
+             */
+            download_expires_at?: string;
+            /**
+             * Format: date-time
+             * @description When the file is deleted (`EXPORT_RETENTION_SECONDS` after it was written, 7 days by default); then `expired`.
+             */
+            expires_at?: string;
+            /** @description Why the export `failed`; absent otherwise. */
+            error?: string;
+            /**
+             * Format: date-time
+             * @description When the export was asked for.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When its progress last moved.
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @description When it reached `completed` or `failed`.
+             */
+            finished_at?: string;
+        };
+        /**
          * BatchCompletedCallback
          * @description The body POSTed to a batch's `callback` when the batch completes (it has at least one task
          *     and none of them is pending any more). Sent once per batch, the same in both generations;
@@ -10040,6 +10504,88 @@ export interface components {
          * @example 65f1c0a2b3c4d5e6f7a8c101
          */
         EvaluationTaskId: string;
+        /**
+         * @description The task type of every line of the file (`categorization`, `imageannotation`, ...; the type
+         *     names of `POST /v1/task/<type>`, `documentranscription` included). A line may name its own
+         *     type instead: a JSON line in a `type` property, a CSV row in a `type` column (neither is a
+         *     creation parameter, nor kept); a line's own `type` wins over this one. A line with neither is
+         *     refused; a CSV file with neither fails.
+         * @example categorization
+         */
+        ImportType: "annotation" | "pointannotation" | "lineannotation" | "polygonannotation" | "segmentannotation" | "categorization" | "comparison" | "datacollection" | "transcription" | "audiotranscription" | "imageannotation" | "textcollection" | "namedentityrecognition" | "documenttranscription" | "documentranscription" | "videoplaybackannotation" | "lidarsegmentation";
+        /**
+         * @description The project every task of the file joins, as if each line gave `project` (a line's own `project`
+         *     wins). Its parameter version supplies what the lines leave out, as for a single creation.
+         * @example support-tickets
+         */
+        ImportProject: string;
+        /**
+         * @description The batch every task of the file joins, as if each line gave `batch` (a line's own `batch` wins).
+         *     The batch must take tasks (not archived; a rapid or studio batch only while staging), as for a
+         *     single creation. An import into a batch completes it at most once, when the import ends (not
+         *     after every group of lines): in test mode, where tasks complete at once, the batch's completion
+         *     callback is sent once for the whole file (our decision).
+         * @example week-47
+         */
+        ImportBatch: string;
+        /**
+         * @description How the file is written: `jsonl` (JSON Lines: one creation body per line) or `csv` (a header row,
+         *     then one task per row). Default: from the body's `Content-Type` (`text/csv` is CSV; anything
+         *     else, and an import from `source_url`, is JSON Lines).
+         * @example jsonl
+         */
+        ImportFormat: "jsonl" | "csv";
+        /**
+         * @description An `https` (or `http`) URL from which the server fetches the file instead of reading it from the
+         *     request body (which must then be empty). The import answers at once in state `fetching`; the fetch
+         *     follows no redirect, reaches only public addresses (as callbacks do: `ALLOW_PRIVATE_NETWORKS`
+         *     lists exceptions), and is refused past the size limit. A fetch that fails (not 200, too large,
+         *     unreachable) ends the import in state `failed`, saying why.
+         * @example https://example.com/datasets/tickets.jsonl
+         */
+        ImportSourceUrl: string;
+        /**
+         * @description CSV only: the column holding each task's `attachment` (a URL, or the text itself for
+         *     `attachment_type: text`). Default `attachment`. Every other column whose header is a creation
+         *     parameter of the type (`instruction`, `unique_id`, `callback_url`, `attachment_type`, `project`,
+         *     `batch`, `tags` (comma-separated), ...) gives that parameter, arrays and objects as JSON text,, as a form body would (numbers and
+         *     booleans as text); a header `metadata.<key>` gives `metadata.<key>`, as text. A header that is
+         *     none of these refuses the import (state `failed`, naming it), since its values would be lost.
+         * @example image_url
+         */
+        ImportAttachmentColumn: string;
+        /**
+         * @description Creation parameters given to every line, as a JSON object (URL-encoded), under what each line
+         *     gives: for CSV the fixed parameters of the column mapping (`{"objects_to_annotate": ["car"],
+         *     "callback_url": "https://example.com/cb"}`), for JSON Lines defaults. At most 100 keys.
+         */
+        ImportParams: string;
+        /**
+         * @description The share of refused lines (0 to 1) past which the import stops (state `stopped`) instead of
+         *     going on: checked after each group of lines once at least 100 lines have been read. Default: the server's
+         *     `IMPORT_MAX_REFUSED_SHARE` (0.1 unless configured). Tasks created before the stop stay; import
+         *     the corrected file again and only what was not created yet is created.
+         * @example 0.05
+         */
+        ImportMaxRefusedShare: number;
+        /**
+         * @description The `import_id` of an import of this account and mode (`imp_` and 24 lowercase hexadecimal
+         *     characters). Any other string, or an import of another account or of the other mode, → 404.
+         * @example imp_65f1c0a2b3c4d5e6f7a8b9c0
+         */
+        ImportId: string;
+        /**
+         * @description `true`: each refused line's number and error as JSON Lines (`{"line", "status_code", "error"}`),
+         *     instead of the refused lines themselves. `true`/`false` in any letter case; default `false`.
+         * @example true
+         */
+        RefusedErrors: string;
+        /**
+         * @description The `export_id` of an export of this account and mode (`exp_` and 24 lowercase hexadecimal
+         *     characters). Any other string, or an export of another account or of the other mode, → 404.
+         * @example exp_65f1c0a2b3c4d5e6f7a8b9c0
+         */
+        ExportId: string;
     };
     requestBodies: never;
     headers: {
@@ -14228,6 +14774,412 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description No evaluation task with this id exists in this account and mode. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createImport: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The task type of every line of the file (`categorization`, `imageannotation`, ...; the type
+                 *     names of `POST /v1/task/<type>`, `documentranscription` included). A line may name its own
+                 *     type instead: a JSON line in a `type` property, a CSV row in a `type` column (neither is a
+                 *     creation parameter, nor kept); a line's own `type` wins over this one. A line with neither is
+                 *     refused; a CSV file with neither fails.
+                 * @example categorization
+                 */
+                type?: components["parameters"]["ImportType"];
+                /**
+                 * @description The project every task of the file joins, as if each line gave `project` (a line's own `project`
+                 *     wins). Its parameter version supplies what the lines leave out, as for a single creation.
+                 * @example support-tickets
+                 */
+                project?: components["parameters"]["ImportProject"];
+                /**
+                 * @description The batch every task of the file joins, as if each line gave `batch` (a line's own `batch` wins).
+                 *     The batch must take tasks (not archived; a rapid or studio batch only while staging), as for a
+                 *     single creation. An import into a batch completes it at most once, when the import ends (not
+                 *     after every group of lines): in test mode, where tasks complete at once, the batch's completion
+                 *     callback is sent once for the whole file (our decision).
+                 * @example week-47
+                 */
+                batch?: components["parameters"]["ImportBatch"];
+                /**
+                 * @description How the file is written: `jsonl` (JSON Lines: one creation body per line) or `csv` (a header row,
+                 *     then one task per row). Default: from the body's `Content-Type` (`text/csv` is CSV; anything
+                 *     else, and an import from `source_url`, is JSON Lines).
+                 * @example jsonl
+                 */
+                format?: components["parameters"]["ImportFormat"];
+                /**
+                 * @description An `https` (or `http`) URL from which the server fetches the file instead of reading it from the
+                 *     request body (which must then be empty). The import answers at once in state `fetching`; the fetch
+                 *     follows no redirect, reaches only public addresses (as callbacks do: `ALLOW_PRIVATE_NETWORKS`
+                 *     lists exceptions), and is refused past the size limit. A fetch that fails (not 200, too large,
+                 *     unreachable) ends the import in state `failed`, saying why.
+                 * @example https://example.com/datasets/tickets.jsonl
+                 */
+                source_url?: components["parameters"]["ImportSourceUrl"];
+                /**
+                 * @description CSV only: the column holding each task's `attachment` (a URL, or the text itself for
+                 *     `attachment_type: text`). Default `attachment`. Every other column whose header is a creation
+                 *     parameter of the type (`instruction`, `unique_id`, `callback_url`, `attachment_type`, `project`,
+                 *     `batch`, `tags` (comma-separated), ...) gives that parameter, arrays and objects as JSON text,, as a form body would (numbers and
+                 *     booleans as text); a header `metadata.<key>` gives `metadata.<key>`, as text. A header that is
+                 *     none of these refuses the import (state `failed`, naming it), since its values would be lost.
+                 * @example image_url
+                 */
+                attachment_column?: components["parameters"]["ImportAttachmentColumn"];
+                /**
+                 * @description Creation parameters given to every line, as a JSON object (URL-encoded), under what each line
+                 *     gives: for CSV the fixed parameters of the column mapping (`{"objects_to_annotate": ["car"],
+                 *     "callback_url": "https://example.com/cb"}`), for JSON Lines defaults. At most 100 keys.
+                 */
+                params?: components["parameters"]["ImportParams"];
+                /**
+                 * @description The share of refused lines (0 to 1) past which the import stops (state `stopped`) instead of
+                 *     going on: checked after each group of lines once at least 100 lines have been read. Default: the server's
+                 *     `IMPORT_MAX_REFUSED_SHARE` (0.1 unless configured). Tasks created before the stop stay; import
+                 *     the corrected file again and only what was not created yet is created.
+                 * @example 0.05
+                 */
+                max_refused_share?: components["parameters"]["ImportMaxRefusedShare"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The file (absent with `source_url`). UTF-8; a byte order mark is skipped; lines end with LF or CRLF. */
+        requestBody?: {
+            content: {
+                "application/x-ndjson": string;
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description The import, once its file is received (or its fetch is asked for). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /** @description Bad request: a query parameter is invalid (the message names it), both a body and `source_url`, or neither of them. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            404: components["responses"]["NotFound"];
+            /** @description The file is larger than `IMPORT_MAX_BYTES` (1 GiB unless configured). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's `Content-Type` is neither JSON Lines nor CSV. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `import_id` of an import of this account and mode (`imp_` and 24 lowercase hexadecimal
+                 *     characters). Any other string, or an import of another account or of the other mode, → 404.
+                 * @example imp_65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                importId: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description No import with this id for this account and mode. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getImportRefused: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `true`: each refused line's number and error as JSON Lines (`{"line", "status_code", "error"}`),
+                 *     instead of the refused lines themselves. `true`/`false` in any letter case; default `false`.
+                 * @example true
+                 */
+                errors?: components["parameters"]["RefusedErrors"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The `import_id` of an import of this account and mode (`imp_` and 24 lowercase hexadecimal
+                 *     characters). Any other string, or an import of another account or of the other mode, → 404.
+                 * @example imp_65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                importId: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refused lines (or their errors), streamed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description No import with this id for this account and mode. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createExport: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only objects created at or after this time (minimum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-01
+                 */
+                start_time?: components["parameters"]["StartTime"];
+                /**
+                 * @description Only objects created at or before this time (maximum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
+                 *     ends the range at the first instant of that day; a start later than the end gives an empty list.
+                 * @example 2026-11-21T23:59:59.999Z
+                 */
+                end_time?: components["parameters"]["EndTime"];
+                /**
+                 * @description The same filter as `start_time`, by the name clients of the real service send (our decision: when
+                 *     both are given, both bounds apply).
+                 *     Only objects created at or after this time (minimum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21 10:00:00.123456
+                 */
+                created_after?: components["parameters"]["CreatedAfter"];
+                /**
+                 * @description The same filter as `end_time`, by the name clients of the real service send (our decision: when
+                 *     both are given, both bounds apply).
+                 *     Only objects created at or before this time (maximum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
+                 *     ends the range at the first instant of that day; a start later than the end gives an empty list.
+                 * @example 2026-11-21 10:00:00.123456
+                 */
+                created_before?: components["parameters"]["CreatedBefore"];
+                /**
+                 * @description Only tasks with this status: `pending`, `completed`, `canceled` or `error`. Any other value → 400.
+                 * @example completed
+                 */
+                status?: components["parameters"]["TaskStatusFilter"];
+                /**
+                 * @description Only tasks of this type (a `TaskType` value, for example `categorization`). Any other value → 400.
+                 * @example categorization
+                 */
+                type?: components["parameters"]["TaskTypeFilter"];
+                /**
+                 * @description Only results that belong to the project with this name (exact match). A name that matches no
+                 *     project gives an empty result, not 404 (our decision).
+                 *     At most 255 characters (as a project name).
+                 * @example vehicles
+                 */
+                project?: components["parameters"]["ProjectFilter"];
+                /**
+                 * @description Only tasks in the batch with this name (exact match). A name that matches no batch gives an
+                 *     empty list, not 404 (our decision).
+                 *     At most 255 characters (as a batch name).
+                 * @example vehicles-week-47
+                 */
+                batch?: components["parameters"]["BatchFilter"];
+                /**
+                 * @description Only the task whose `unique_id` equals this value (exact, case-sensitive match); since a
+                 *     unique_id is held by at most one task of the account and mode, the list then has 0 or 1 task.
+                 *     This filter is our decision (the API description does not show one).
+                 * @example order-1041
+                 */
+                unique_id?: components["parameters"]["UniqueIdFilter"];
+                /**
+                 * @description Only tasks that carry every one of these tags (our decision: all must match). Give several tags
+                 *     as repeated keys (`tags=fleet&tags=priority`) or comma-joined in one value
+                 *     (`tags=fleet,priority`); the two forms can be mixed. Because commas separate tags, a tag that
+                 *     itself contains a comma cannot be used in this filter. This filter is our decision (the API
+                 *     description says tags can be used to query tasks but does not name the parameter).
+                 *     At most 5 tags (a task has at most 5; more → 400), each at most 255 characters.
+                 * @example [
+                 *       "fleet",
+                 *       "priority"
+                 *     ]
+                 */
+                tags?: components["parameters"]["TagsFilter"];
+                /**
+                 * @description Only tasks whose `customer_review_status` is this value (`pending`, `accepted`, `rejected`,
+                 *     `fixed`); tasks without one never match. Any other value → 400. This filter is our decision.
+                 * @example pending
+                 */
+                customer_review_status?: components["parameters"]["CustomerReviewStatusFilter"];
+                /**
+                 * @description Only tasks completed at or after this time (minimum `completed_at`; tasks without `completed_at` never match).
+                 *     This filter is our decision (the API description does not list it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-20T00:00:00Z
+                 */
+                completed_after?: components["parameters"]["CompletedAfter"];
+                /**
+                 * @description Only tasks completed at or before this time (maximum `completed_at`; tasks without `completed_at` never match).
+                 *     This filter is our decision (the API description does not list it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21T12:00:00+01:00
+                 */
+                completed_before?: components["parameters"]["CompletedBefore"];
+                /**
+                 * @description Only tasks whose `updated_at` is at or after this time (useful to fetch what changed since a previous
+                 *     sync). This filter is our decision (the API description does not list it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21T10:00:00.000Z
+                 */
+                updated_after?: components["parameters"]["UpdatedAfter"];
+                /**
+                 * @description Only tasks whose `updated_at` is at or before this time. This filter is our
+                 *     decision (the API description does not list it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-22
+                 */
+                updated_before?: components["parameters"]["UpdatedBefore"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The format and its options; without a body, JSON Lines of the current view. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ExportRequest"];
+            };
+        };
+        responses: {
+            /** @description The export, queued. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            /** @description Bad request: a filter or option is invalid (the message names it), or the format cannot write some of the matching tasks' types (the message names them). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `export_id` of an export of this account and mode (`exp_` and 24 lowercase hexadecimal
+                 *     characters). Any other string, or an export of another account or of the other mode, → 404.
+                 * @example exp_65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                exportId: components["parameters"]["ExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description No export with this id for this account and mode. */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -23,6 +23,7 @@ import { currentHandlers, legacyHandlers } from './http/handlers.ts';
 import { idempotency, idempotentCreation, saveErrorAnswer } from './http/idempotency.ts';
 import { refusePrivateTargets } from './http/targets.ts';
 import { trainingCreations } from './http/training.ts';
+import type { TransferDeps } from './transfer/settings.ts';
 import { dispatch, type HandlerTable, type Operations } from './http/typed.ts';
 import { contractValidator } from './http/validator.ts';
 import type { MediaSettings } from './http/workforce/deps.ts';
@@ -63,6 +64,8 @@ export interface AppDeps {
   now?: Clock;
   /** The handlers (default: handlerTable); bench/server.ts swaps in ones that do nothing. */
   handlers?: typeof handlerTable;
+  /** Imports and exports (config.transfer, and the key that signs download links); defaults when absent. */
+  transfer?: TransferDeps;
 }
 
 /** The operations of tag Workforce that hash a password: creating a worker, resetting a password. */
@@ -77,13 +80,16 @@ export function handlerTable(
   uow: UnitOfWork,
   identity = defaultIdentitySettings,
   work = defaultWorkSettings,
+  transfer?: TransferDeps,
 ): HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> {
-  return contract.generation === 'legacy' ? legacyHandlers({ uow, contract, work }) : currentHandlers({ uow, contract, identity, work });
+  return contract.generation === 'legacy'
+    ? legacyHandlers({ uow, contract, work })
+    : currentHandlers({ uow, contract, identity, work, ...(transfer ? { transfer } : {}) });
 }
 
 export function createApp(generation: Generation, deps: AppDeps) {
   const contract = loadContract(generation);
-  const handlers = (deps.handlers ?? handlerTable)(contract, deps.uow, deps.identity, deps.work);
+  const handlers = (deps.handlers ?? handlerTable)(contract, deps.uow, deps.identity, deps.work, deps.transfer);
   const app = express();
   app.disable('x-powered-by');
   // No ETag: the contract has no conditional requests, and hashing every body costs each answer.

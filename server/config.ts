@@ -98,6 +98,26 @@ export interface Config {
    * WORKER_SESSION_MAX_SECONDS after log-in (default 86400).
    */
   workers: { passwordCost: number; sessionTtlMs: number; sessionMaxMs: number };
+  /**
+   * Imports and exports (issue 36): the largest import file (IMPORT_MAX_BYTES, default 1 GiB); the
+   * share of refused lines past which an import stops unless it says otherwise
+   * (IMPORT_MAX_REFUSED_SHARE, default 0.1); lines written per transaction (IMPORT_GROUP_LINES,
+   * default 250: bounded, so that a group holds the embedded database briefly and counts its tasks
+   * on one counter row a bounded number of times); how long a process holds an import or export
+   * without progress before another may take it over (TRANSFER_LEASE_SECONDS, default 60); how
+   * often unclaimed work is looked for besides the nudge (TRANSFER_POLL_MS, default 1000; 0 = off);
+   * how long an export's file is kept (EXPORT_RETENTION_SECONDS, default 604800: 7 days) and how
+   * long its signed link works (EXPORT_LINK_SECONDS, default 3600).
+   */
+  transfer: {
+    importMaxBytes: number;
+    importMaxRefusedShare: number;
+    importGroupLines: number;
+    leaseMs: number;
+    pollMs: number;
+    exportRetentionMs: number;
+    exportLinkMs: number;
+  };
   /** Callback delivery: see README.md (DELIVERY_*, CALLBACK_*, ALLOW_PRIVATE_NETWORKS). */
   delivery: {
     pollMs: number;
@@ -198,6 +218,15 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       passwordCost: Math.min(20, Math.max(10, int('WORKER_PASSWORD_COST', 15, env))),
       sessionTtlMs: Math.max(1, int('WORKER_SESSION_TTL_SECONDS', 3600, env)) * 1000,
       sessionMaxMs: Math.max(1, int('WORKER_SESSION_MAX_SECONDS', 86_400, env)) * 1000,
+    },
+    transfer: {
+      importMaxBytes: int('IMPORT_MAX_BYTES', 1024 ** 3, env),
+      importMaxRefusedShare: Math.min(1, int('IMPORT_MAX_REFUSED_SHARE', 0.1, env)),
+      importGroupLines: Math.max(1, Math.floor(int('IMPORT_GROUP_LINES', 250, env))),
+      leaseMs: Math.max(1, int('TRANSFER_LEASE_SECONDS', 60, env)) * 1000,
+      pollMs: int('TRANSFER_POLL_MS', 1000, env),
+      exportRetentionMs: int('EXPORT_RETENTION_SECONDS', 604_800, env) * 1000,
+      exportLinkMs: Math.max(1, int('EXPORT_LINK_SECONDS', 3600, env)) * 1000,
     },
     delivery: {
       pollMs: int('DELIVERY_POLL_MS', 250, env),

@@ -134,6 +134,8 @@ describe('code samples', () => {
       if (status < 300 && method === 'post') {
         if (apiPath === '/v1/projects') env.PROJECT_NAME = body.name;
         if (apiPath === '/v1/batches') env.BATCH_NAME = body.name;
+        if (apiPath === '/v1/imports') env.IMPORT_ID = body.import_id;
+        if (apiPath === '/v1/exports') env.EXPORT_ID = body.export_id;
         if (apiPath.startsWith('/v1/training_tasks/')) env.TRAINING_TASK_ID = body.id ?? body.task_id;
         if (apiPath.startsWith('/v1/evaluation_tasks/')) env.EVALUATION_TASK_ID = body.id ?? body.task_id;
         // The sample's e-mail address is one worker per workforce: free it for the next run.

@@ -183,6 +183,35 @@ const cases: Record<string, Case> = {
     checks: byId('unique-id/conflict-409', 'unique-id/across-types'),
     expectFailed: ['unique-id/conflict-409', 'unique-id/across-types'],
   },
+  'an import creates its lines again (the proxy makes every imported line a new body without unique_id)': {
+    fault: {
+      request(req) {
+        if (req.method !== 'POST' || apiPath(req.url) !== '/v1/imports') return;
+        const lines = req.body
+          .toString('utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => {
+            const { unique_id: _u, ...rest } = JSON.parse(l);
+            return JSON.stringify({ ...rest, metadata: { nonce: randomBytes(8).toString('hex') } });
+          });
+        req.body = Buffer.from(`${lines.join('\n')}\n`);
+      },
+    },
+    checks: byId('transfer/import-exactly-once'),
+    generations: ['current'],
+    expectFailed: ['transfer/import-exactly-once'],
+  },
+  "an export ignores the list's filters (the proxy drops them from POST /v1/exports)": {
+    fault: {
+      request(req) {
+        if (req.method === 'POST' && apiPath(req.url) === '/v1/exports') req.url.search = '';
+      },
+    },
+    checks: byId('transfer/export-matches-list'),
+    generations: ['current'],
+    expectFailed: ['transfer/export-matches-list'],
+  },
   'the task list comes oldest first (the proxy reverses docs)': {
     fault: {
       response(req, res) {

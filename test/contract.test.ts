@@ -217,6 +217,14 @@ const quality = [
   'GET /v1/projects/{projectName}/quality',
   'POST /v1/task/{taskId}/promote',
 ];
+// Issue 36: imports and exports (current generation).
+const transfer = [
+  'POST /v1/imports',
+  'GET /v1/imports/{importId}',
+  'GET /v1/imports/{importId}/refused',
+  'POST /v1/exports',
+  'GET /v1/exports/{exportId}',
+];
 // Issue 18: the worker API (/worker/v1).
 const workerApi = [
   'POST /v1/session',
@@ -237,7 +245,7 @@ const workerApi = [
 
 describe('coverage of the API description', () => {
   it.each([
-    ['current', [...expectedEndpoints([...olderTypes, ...newerTypes]), ...workforceManagement, ...quality].sort()],
+    ['current', [...expectedEndpoints([...olderTypes, ...newerTypes]), ...workforceManagement, ...quality, ...transfer].sort()],
     ['legacy', expectedEndpoints(olderTypes)],
     ['workforce', [...workerApi].sort()],
   ] as const)('the %s contract has every endpoint, and no other', (api, expected) => {

@@ -18,6 +18,7 @@ import { taskChangeChecks } from './task-changes.ts';
 import { taskStateChecks } from './task-states.ts';
 import { testModeChecks } from './test-mode.ts';
 import { testModeRuleChecks } from './test-mode-rules.ts';
+import { transferChecks } from './transfer.ts';
 import { uniqueIdChecks } from './unique-id.ts';
 import { wildChecks } from './wild.ts';
 import { workforceChecks } from './workforce.ts';
@@ -30,6 +31,7 @@ export const behaviourChecks: Check[] = [
   ...testModeChecks,
   ...testModeRuleChecks,
   ...uniqueIdChecks,
+  ...transferChecks,
   ...idempotencyChecks,
   ...taskChangeChecks,
   ...paramRuleChecks,

@@ -179,3 +179,9 @@ export async function taskSettled(repos: Repositories, task: Task, now: Date): P
   const batch = await repos.batches.get(task.accountId, task.mode, task.batch, { forUpdate: true });
   if (batch) await completeBatchIfDone(repos, batch, now);
 }
+
+/** A batch that tasks joined in bulk (an import) may be done now: settled once, not after each task. */
+export async function settleBatch(repos: Repositories, caller: Caller, name: string, now: Date): Promise<void> {
+  const batch = await repos.batches.get(caller.account.accountId, caller.mode, name, { forUpdate: true });
+  if (batch) await completeBatchIfDone(repos, batch, now);
+}

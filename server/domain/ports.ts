@@ -1,5 +1,5 @@
 // What the rules need from storage. server/store implements it; the rules never see SQL.
-import type { Account, Json, Mode, Task, TaskStatus } from './model.ts';
+import type { Account, Generation, Json, Mode, Task, TaskStatus } from './model.ts';
 import type { WorkRepository } from './workforce/model.ts';
 import type { WorkerRepository } from './workforce/identity.ts';
 import type { ProjectQualityRepository, QualificationRepository, QualityPolicyRepository, WorkerStatsRepository } from './quality/model.ts';
@@ -53,6 +53,25 @@ export interface TaskRepository {
   dueTestTaskIds(now: Date, limit: number): Promise<{ taskId: string; accountId: string; mode: Mode; createdAt: Date }[]>;
   /** Moves a due test-mode task's completion to `at` (one that could not be completed: see completeDueTestTasks). */
   postponeTestCompletion(taskId: string, at: Date): Promise<void>;
+  /**
+   * Creates many tasks at once (an import's group of lines), with their callbacks, in a few
+   * statements: the same rows and side effects as `create` of each (live work, nudges), and the
+   * account's live requests counted by `countLiveRequests`. Throws UniqueIdTaken when a unique_id
+   * is in use (nothing written).
+   */
+  createMany(tasks: Task[], callbacks: OutboxMessage[], countLiveRequests: number): Promise<void>;
+  /** Which of these unique_ids a task of this account and mode holds. */
+  heldUniqueIds(accountId: string, mode: Mode, uniqueIds: string[]): Promise<Set<string>>;
+  /** The task types of the tasks matching the filters, with how many of each (from the counters where they keep them). */
+  typesOf(accountId: string, mode: Mode, filters: TaskFilters): Promise<Map<string, number>>;
+  /** Up to `limit` matches after a keyset position, in the list's order, without a total (an export's pages). */
+  listAfter(
+    accountId: string,
+    mode: Mode,
+    filters: TaskFilters,
+    after: { createdAt: Date; taskId: string } | null,
+    limit: number,
+  ): Promise<Task[]>;
 }
 
 export interface SavedAnswer {
@@ -303,6 +322,8 @@ export interface Repositories {
   qualification: QualificationRepository;
   /** The list counters and the tag index that triggers keep, checked and rebuilt (`humantask counts`). */
   counts: CountsRepository;
+  /** Imports and exports: their jobs, files and progress. */
+  transfer: TransferRepository;
 }
 
 /** A counter of task_counts (summed over its shards) that differs from the tasks it stands for. */
@@ -347,4 +368,149 @@ export class UniqueIdTaken extends Error {
   constructor() {
     super('unique_id taken');
   }
+}
+
+// ---- Bulk work (issue 36): imports and exports as jobs with a state, progress and a lease. ----
+
+export type ImportState = 'receiving' | 'fetching' | 'queued' | 'running' | 'completed' | 'stopped' | 'failed';
+
+/** What applies to every line of an import's file. */
+export interface ImportSettings {
+  type?: string;
+  project?: string;
+  batch?: string;
+  /** Creation parameters under every line's own. */
+  params?: Json;
+  /** CSV: the column of the attachment (default `attachment`). */
+  attachmentColumn?: string;
+  sourceUrl?: string;
+  /** CSV: the header row, once read, and its line count (a quoted header may span lines). */
+  header?: string[];
+  /** The header row as it was, for the refused-lines file. */
+  headerText?: string;
+}
+
+export interface ImportRecord {
+  importId: string;
+  accountId: string;
+  mode: Mode;
+  state: ImportState;
+  format: 'jsonl' | 'csv';
+  settings: ImportSettings;
+  maxRefusedShare: number;
+  bytesTotal: number;
+  bytesRead: number;
+  nextLine: number;
+  linesRead: number;
+  created: number;
+  duplicates: number;
+  refused: number;
+  batches: string[];
+  error: string | null;
+  leaseUntil: Date | null;
+  leaseToken: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+}
+
+export interface RefusedLine {
+  line: number;
+  statusCode: number;
+  error: string;
+  /** The line as it was; null when it was over the size limit (not kept). */
+  text: string | null;
+}
+
+/** An import's progress after a group of lines, written with the group's tasks. */
+export type ImportProgress = Pick<
+  ImportRecord,
+  | 'bytesRead'
+  | 'nextLine'
+  | 'linesRead'
+  | 'created'
+  | 'duplicates'
+  | 'refused'
+  | 'batches'
+  | 'state'
+  | 'error'
+  | 'updatedAt'
+  | 'finishedAt'
+  | 'leaseUntil'
+  | 'settings'
+  | 'bytesTotal'
+>;
+
+export type ExportState = 'queued' | 'running' | 'completed' | 'failed' | 'expired';
+
+export interface ExportRecord {
+  exportId: string;
+  accountId: string;
+  mode: Mode;
+  state: ExportState;
+  format: string;
+  view: Generation;
+  filterQuery: Record<string, string>;
+  /** The filters as the store reads them, as JSON (times as ISO text). */
+  filters: Record<string, unknown>;
+  options: Record<string, unknown>;
+  tasksTotal: number;
+  tasksWritten: number;
+  skipped: { reason: string; count: number }[];
+  sizeBytes: number | null;
+  error: string | null;
+  leaseUntil: Date | null;
+  leaseToken: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+  expiresAt: Date | null;
+}
+
+export type ExportProgress = Pick<
+  ExportRecord,
+  'state' | 'tasksWritten' | 'skipped' | 'sizeBytes' | 'error' | 'updatedAt' | 'finishedAt' | 'expiresAt' | 'leaseUntil'
+>;
+
+export interface TransferRepository {
+  /** Wakes the import and export workers of every server process (after the commit, if in a transaction). */
+  nudgeTransfers(): Promise<void>;
+  insertImport(record: ImportRecord): Promise<void>;
+  getImport(accountId: string, mode: Mode, importId: string): Promise<ImportRecord | null>;
+  /** Stores a piece of an import's file. */
+  addImportChunk(importId: string, seq: number, data: Buffer): Promise<void>;
+  importChunk(importId: string, seq: number): Promise<Buffer | null>;
+  /**
+   * Leases the oldest import due for work (fetching, queued, running, or receiving whose upload
+   * stopped) whose lease is free or lapsed, skipping rows another process is claiming.
+   */
+  claimImport(now: Date, leaseUntil: Date, token: string): Promise<ImportRecord | null>;
+  /**
+   * Writes an import's progress if `token` still holds its lease (false, nothing written,
+   * otherwise), deleting the pieces of its file below `dropChunksBelow`.
+   */
+  saveImportProgress(importId: string, token: string, progress: ImportProgress, dropChunksBelow: number): Promise<boolean>;
+  /** Deletes an upload that never completed (its import row and pieces). */
+  deleteImport(importId: string): Promise<void>;
+  addRefusedLines(importId: string, lines: RefusedLine[]): Promise<void>;
+  /** Refused lines from line `after` on (exclusive), in file order. */
+  refusedLines(importId: string, after: number, limit: number): Promise<RefusedLine[]>;
+  /** Which of these creation-body keys were imported before (per account and mode). */
+  heldImportKeys(accountId: string, mode: Mode, keys: string[]): Promise<Set<string>>;
+  addImportKeys(accountId: string, mode: Mode, entries: { key: string; taskId: string }[]): Promise<void>;
+  insertExport(record: ExportRecord): Promise<void>;
+  getExport(accountId: string, mode: Mode, exportId: string): Promise<ExportRecord | null>;
+  /** An export by its id alone (a signed download link names no account). */
+  findExport(exportId: string): Promise<ExportRecord | null>;
+  /** Like claimImport, for exports (queued, or running under a lapsed lease). */
+  claimExport(now: Date, leaseUntil: Date, token: string): Promise<ExportRecord | null>;
+  /** An export's progress if `token` holds its lease; false otherwise. */
+  saveExportProgress(exportId: string, token: string, progress: ExportProgress): Promise<boolean>;
+  /** Starts an export's file again (a claim of an export that another process had begun). */
+  clearExportFile(exportId: string): Promise<void>;
+  addExportChunk(exportId: string, seq: number, data: Buffer): Promise<void>;
+  /** The pieces of an export's file from `seq` on, `limit` at a time. */
+  exportChunks(exportId: string, fromSeq: number, limit: number): Promise<{ seq: number; data: Buffer }[]>;
+  /** Deletes the files of completed exports kept past `now`: they become `expired`. */
+  expireExports(now: Date): Promise<number>;
 }

@@ -41,7 +41,7 @@ function domainStatus(err: DomainError, generation: Generation): number {
 }
 
 /** express-openapi-validator's messages, made to name the field: "request/body/x must ...". */
-function validationMessage(err: { message: string; errors?: { path?: string; message: string }[] }): string {
+export function validationMessage(err: { message: string; errors?: { path?: string; message: string }[] }): string {
   if (!err.errors?.length) return err.message;
   return err.errors
     .slice(0, 5)

@@ -5,6 +5,7 @@ import { projectHandlers } from './projects.ts';
 import { qualityHandlers } from './quality.ts';
 import { taskHandlers, type HandlerDeps } from './tasks.ts';
 import { trainingHandlers } from './training.ts';
+import { transferHandlers } from './transfer.ts';
 import type { HandlerTable, Operations } from './typed.ts';
 import { workforceManagementHandlers } from './workforce/handlers.ts';
 import { currentTaskListView, currentTaskView, legacyTaskListView, legacyTaskView } from './views/tasks.ts';
@@ -31,6 +32,7 @@ export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['cur
     ...trainingCreations(createTraining),
     ...workforceManagementHandlers(deps),
     ...qualityHandlers(deps),
+    ...transferHandlers(deps),
   };
 }
 

@@ -6,6 +6,7 @@ import type { Generation, Json, Task } from '../domain/model.ts';
 import type { TaskFilters, UnitOfWork } from '../domain/ports.ts';
 import type { WorkSettings } from '../domain/workforce/work.ts';
 import type { IdentitySettings } from '../domain/workforce/identity.ts';
+import type { TransferDeps } from '../transfer/settings.ts';
 import {
   addTaskTags,
   auditTask,
@@ -34,6 +35,8 @@ export interface HandlerDeps {
   identity?: IdentitySettings;
   /** The work loop's settings (a customer's rejecting audit of a live task opens a redo); defaults when absent. */
   work?: WorkSettings;
+  /** Imports and exports (config.transfer); none: the server answers them 503... see http/transfer.ts. */
+  transfer?: TransferDeps;
 }
 
 /** The request of an operation whose types are the same in both generations. */
@@ -101,6 +104,31 @@ const listOf = (value: string | string[] | undefined): string[] | undefined => {
   return items.length ? items : undefined;
 };
 
+/** The task list's filters from its query (also an export's: POST /v1/exports takes the same). */
+export function taskFilters(
+  gen: Generation,
+  q: Omit<TaskListQuery, 'limit' | 'offset' | 'next_token' | 'include_attachment_url' | 'limited_response'>,
+): TaskFilters {
+  const filters: TaskFilters = {
+    // created_after/created_before are start_time/end_time by other names: both bounds apply.
+    startTime: latest(parseTimeFilter('start_time', q.start_time), parseTimeFilter('created_after', q.created_after)),
+    endTime: earliest(parseTimeFilter('end_time', q.end_time), parseTimeFilter('created_before', q.created_before)),
+    statuses: q.status === undefined ? undefined : statusesFor(gen, q.status),
+    type: q.type,
+    project: q.project,
+    batch: q.batch,
+    uniqueId: q.unique_id,
+    tags: listOf(q.tags),
+    customerReviewStatus: q.customer_review_status,
+    completedAfter: parseTimeFilter('completed_after', q.completed_after),
+    completedBefore: parseTimeFilter('completed_before', q.completed_before),
+    updatedAfter: parseTimeFilter('updated_after', q.updated_after),
+    updatedBefore: parseTimeFilter('updated_before', q.updated_before),
+  };
+  for (const key of Object.keys(filters) as (keyof TaskFilters)[]) if (filters[key] === undefined) delete filters[key];
+  return filters;
+}
+
 export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: HandlerDeps, views: TaskViews<TaskWire, ListWire>) {
   const gen: Generation = contract.generation;
 
@@ -140,23 +168,7 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: Handle
     create,
     getTask: async ({ path, caller }: Shared<'getTask'>) => views.task(await getTask(uow, caller, path.taskId, new Date())),
     async listTasks({ query: q, caller }: { query: TaskListQuery; caller: Shared<'listTasks'>['caller'] }) {
-      const filters: TaskFilters = {
-        // created_after/created_before are start_time/end_time by other names: both bounds apply.
-        startTime: latest(parseTimeFilter('start_time', q.start_time), parseTimeFilter('created_after', q.created_after)),
-        endTime: earliest(parseTimeFilter('end_time', q.end_time), parseTimeFilter('created_before', q.created_before)),
-        statuses: q.status === undefined ? undefined : statusesFor(gen, q.status),
-        type: q.type,
-        project: q.project,
-        batch: q.batch,
-        uniqueId: q.unique_id,
-        tags: listOf(q.tags),
-        customerReviewStatus: q.customer_review_status,
-        completedAfter: parseTimeFilter('completed_after', q.completed_after),
-        completedBefore: parseTimeFilter('completed_before', q.completed_before),
-        updatedAfter: parseTimeFilter('updated_after', q.updated_after),
-        updatedBefore: parseTimeFilter('updated_before', q.updated_before),
-      };
-      for (const key of Object.keys(filters) as (keyof TaskFilters)[]) if (filters[key] === undefined) delete filters[key];
+      const filters = taskFilters(gen, q);
       const limit = q.limit ?? 100;
       const offset = views.pagesByOffset ? (q.offset ?? 0) : undefined;
       // The shape flags change no match: a next_token stays bound to the filters alone.

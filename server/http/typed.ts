@@ -1,8 +1,10 @@
 // Handlers typed by the contract (after Backstage's backend-openapi-utils `DocRequestHandler`): a
 // handler table keyed by operationId, one handler per operation of a contract (the compiler fails
 // when one is missing), each receiving its operation's path parameters, query and body as
-// generated/ types them, and returning the operation's 200 answer (or NoContent, a 204; or
-// Streamed, a file passed on).
+// generated/ types them, and returning the operation's 200 answer (or NoContent, a 204; a Download,
+// a file made here; or Streamed, a file passed on).
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Request, RequestHandler, Response } from 'express';
 import type { OpenApiRequest } from 'express-openapi-validator/dist/framework/types.js';
 import type { operations as CurrentOperations, paths as CurrentPaths } from '../../generated/current.ts';
@@ -81,6 +83,21 @@ export interface OperationRequest<Op> {
   idempotency: IdempotencyContext | undefined;
   /** Set on a live creation request that its creation is to count (see http/auth.ts). */
   liveRequest?: LiveRequest | undefined;
+  /**
+   * A body no parser read (a file streamed to `POST /v1/imports`): the request itself, with its
+   * declared type and length. Absent for JSON and form bodies.
+   */
+  upload?: Upload | undefined;
+  /** The scheme, host and port the request was made to (`http://127.0.0.1:8080`), for links in answers. */
+  origin?: string;
+}
+
+/** A streamed request body (see OperationRequest.upload). */
+export interface Upload {
+  stream: Readable;
+  contentType: string | undefined;
+  /** The Content-Length header, when the body has one (a chunked body has none). */
+  contentLength: number | undefined;
 }
 
 /** A live request whose counting was left to its work: `counted` once something counted it. */
@@ -119,7 +136,22 @@ export class Streamed {
 /** Whether an operation documents a 206 (a byte range of a file): only those may answer Streamed. */
 type StreamedOf<Op> = Op extends { responses: { 206: unknown } } ? Streamed : never;
 
-export type OperationHandler<Op> = (request: OperationRequest<Op>) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op>>;
+/** A 200 answer that is a file, streamed (an import's refused lines): its media type and its bytes. */
+export class Download {
+  constructor(
+    readonly contentType: string,
+    readonly body: AsyncIterable<string | Buffer>,
+  ) {}
+}
+
+/** Whether an operation's 200 answer is something else than JSON: only those may answer a Download. */
+type DownloadOf<Op> = Op extends { responses: { 200: { content: infer C } } }
+  ? Exclude<keyof C, 'application/json'> extends never
+    ? never
+    : Download
+  : never;
+
+export type OperationHandler<Op> = (request: OperationRequest<Op>) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op> | DownloadOf<Op>>;
 export type WorkerOperationHandler<Op> = (
   request: WorkerOperationRequest<Op>,
 ) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op> | StreamedOf<Op>>;
@@ -140,6 +172,8 @@ type WireHandler = (request: {
   route: string;
   idempotency: IdempotencyContext | undefined;
   liveRequest: LiveRequest | undefined;
+  upload: Upload | undefined;
+  origin: string;
 }) => Promise<unknown>;
 
 /**
@@ -157,6 +191,16 @@ export function dispatch(
       if (!req.openapi || !handler) throw new HttpError(404, 'Not found: no such endpoint.');
       const { caller, worker, workerToken: credential, idempotency, body, liveRequest } = res.locals;
       req.body = body;
+      // A body that no parser read (a file to import) is the handler's to stream.
+      const length = Number(req.get('content-length'));
+      const upload: Upload | undefined =
+        body === undefined && req.get('content-type') !== undefined && req.readable && !req.readableEnded
+          ? {
+              stream: req,
+              contentType: req.get('content-type'),
+              contentLength: Number.isSafeInteger(length) && length >= 0 ? length : undefined,
+            }
+          : undefined;
       const answer = await handler({
         path: req.openapi.pathParams,
         query: req.query,
@@ -167,9 +211,14 @@ export function dispatch(
         route: req.path,
         idempotency,
         liveRequest,
+        upload,
+        origin: `${req.protocol}://${req.get('host') ?? 'localhost'}`,
       });
       if (answer instanceof Replay) replay(res, answer.saved);
-      else if (answer instanceof NoContent) res.status(204).set(answer.headers).end();
+      else if (answer instanceof Download) {
+        res.status(200).type(answer.contentType);
+        await pipeline(Readable.from(answer.body), res);
+      } else if (answer instanceof NoContent) res.status(204).set(answer.headers).end();
       else if (answer instanceof Streamed) await answer.send(req, res);
       else res.status(200).json(answer);
     } catch (err) {

@@ -18,8 +18,9 @@ import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Database, Execute, Store } from './db.ts';
 import type { SecretBox } from './secrets.ts';
 import { isUniqueViolation } from './errors.ts';
-import { executeIn, rowCodec, statement } from './rows.ts';
-import { taskWorkInsert, workRepository } from './work.ts';
+import { executeIn, recordsetCodec, rowCodec, statement } from './rows.ts';
+import { taskPriority, taskWorkInsert, tasksWorkInsert, workRepository } from './work.ts';
+import { transferRepository } from './transfer.ts';
 import { workerRepository } from './workers.ts';
 import { qualityRepository } from './quality.ts';
 import { qualificationRepository } from './qualification.ts';
@@ -198,6 +199,66 @@ function createTaskStatement(task: Task, extras: { answer?: SavedAnswer; callbac
   return statement(`WITH ${parts.join(', ')} SELECT EXISTS (SELECT 1 FROM task) AS created${woken}`, values);
 }
 
+const taskRecord = recordsetCodec<Task>(tasks);
+const outboxRecord = recordsetCodec<OutboxMessage>(outbox);
+
+/**
+ * Many new tasks in one statement (an import's group): the tasks, the work rows of the live ones,
+ * their callbacks, the live requests they count, and the nudges of what they queue (after the
+ * commit). The count and tag triggers count each task as a single creation's does.
+ */
+function createManyStatement(list: Task[], callbacks: OutboxMessage[], countLiveRequests: number) {
+  const values: unknown[] = [JSON.stringify(list.map((t) => taskRecord.toJson(t)))];
+  const parts = [
+    `r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(${taskRecord.definition}))`,
+    `task AS (INSERT INTO tasks (${taskRecord.columnList}) SELECT ${taskRecord.columnList} FROM r RETURNING 1)`,
+  ];
+  const live = list.filter((t) => t.mode === 'live' && t.status === 'pending');
+  if (live.length > 0) {
+    const rows = live.map((t) => ({
+      task_id: t.taskId,
+      account_id: t.accountId,
+      project: t.project,
+      batch: t.batch,
+      priority: taskPriority(t),
+      created_at: t.createdAt.toISOString(),
+    }));
+    values.push(JSON.stringify(rows));
+    parts.push(
+      `w AS (SELECT * FROM jsonb_to_recordset($${values.length}::jsonb) AS w(task_id text, account_id text, project text, batch text, priority int, created_at timestamptz))`,
+      `work AS (${tasksWorkInsert('w')})`,
+    );
+  }
+  if (callbacks.length > 0) {
+    values.push(JSON.stringify(callbacks.map((m) => outboxRecord.toJson(m))));
+    parts.push(
+      `callback AS (INSERT INTO outbox (${outboxRecord.columnList}) SELECT ${outboxRecord.columnList} FROM jsonb_to_recordset($${values.length}::jsonb) AS o(${outboxRecord.definition}))`,
+    );
+  }
+  if (countLiveRequests > 0) {
+    const row = `VALUES ($${values.push(list[0]!.accountId)}::text, $${values.push(liveShard())}::int, $${values.push(countLiveRequests)}::bigint)`;
+    parts.push(`counted AS (INSERT INTO live_request_counts (account_id, shard, count) ${row}
+      ON CONFLICT (account_id, shard) DO UPDATE SET count = live_request_counts.count + excluded.count)`);
+  }
+  const work = [
+    ...(callbacks.length > 0 ? [workPayload('outbox')] : []),
+    ...(list.some((t) => t.attachmentCheckAt) ? [workPayload('attachment_check')] : []),
+    ...[...new Set(list.filter((t) => t.testCompleteAt).map((t) => t.testCompleteAt!.getTime()))]
+      .slice(0, 1)
+      .map((at) => workPayload('test_completion', new Date(at))),
+    ...(live.length > 0 ? [workPayload('assignments')] : []),
+  ];
+  let woken = '';
+  if (work.length > 0) {
+    const payloads = work.map((w) => `($${values.push(w)}::text)`).join(', ');
+    parts.push(
+      `wake AS (SELECT pg_notify('${workChannel}', w.payload) FROM (VALUES ${payloads}) AS w(payload) WHERE EXISTS (SELECT 1 FROM task))`,
+    );
+    woken = ', (SELECT count(*) FROM wake) AS woken';
+  }
+  return statement(`WITH ${parts.join(', ')} SELECT (SELECT count(*) FROM task) AS created${woken}`, values);
+}
+
 function repositories(db: Database, execute: Execute, secrets: SecretBox, payloads: CallbackPayloads): Repositories {
   // Account rows carry their secrets sealed; only the dispatcher, which sends them, opens them.
   const sealed = <A extends { callbackAuthKey: string; signingSecret: string }>(a: A): A => ({
@@ -212,6 +273,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
     quality: qualityRepository(db, execute),
     qualification: qualificationRepository(db, execute),
     counts: countsRepository(execute),
+    transfer: transferRepository(db, execute),
     tasks: {
       async create(task, extras) {
         try {
@@ -297,6 +359,49 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
           .update(tasks)
           .set({ testCompleteAt: at })
           .where(and(eq(tasks.taskId, taskId), isNotNull(tasks.testCompleteAt)));
+      },
+      async createMany(list, callbacks, countLiveRequests) {
+        if (list.length === 0) return;
+        try {
+          await execute(createManyStatement(list, callbacks, countLiveRequests));
+        } catch (err) {
+          if (isUniqueViolation(err, 'tasks_unique_id')) throw new UniqueIdTaken();
+          throw err;
+        }
+      },
+      async heldUniqueIds(accountId, mode, uniqueIds) {
+        const rows = await execute<{ unique_id: string }>(
+          statement(
+            `SELECT unique_id FROM tasks WHERE account_id = $1 AND mode = $2 AND unique_id IN (SELECT jsonb_array_elements_text($3::jsonb))`,
+            [accountId, mode, JSON.stringify(uniqueIds)],
+          ),
+        );
+        return new Set(rows.map((r) => r.unique_id));
+      },
+      async typesOf(accountId, mode, filters) {
+        const values: unknown[] = [];
+        // The counters' total by type (one row per status and type of the scope), else the matches grouped.
+        const counted = countedTotalSql(accountId, mode, filters, values);
+        const text = counted
+          ? counted.replace('SELECT coalesce(sum(count), 0) FROM task_counts', 'SELECT type, sum(count) AS n FROM task_counts') +
+            ' GROUP BY type'
+          : (() => {
+              const matches = matchesSql(accountId, mode, filters, values);
+              return `SELECT ${matches.row === '*' ? 'type' : 't.type'} AS type, count(*) AS n FROM ${matches.from} GROUP BY 1`;
+            })();
+        const rows = await execute<{ type: string; n: number | string }>(statement(text, values));
+        return new Map(rows.filter((r) => Number(r.n) > 0).map((r) => [r.type, Number(r.n)]));
+      },
+      async listAfter(accountId, mode, filters, after, limit) {
+        const values: unknown[] = [];
+        const matches = matchesSql(accountId, mode, filters, values);
+        const [createdAt, taskId] = matches.key;
+        let from = matches.from;
+        if (after)
+          from += ` AND (${createdAt}, ${taskId}) < ($${values.push(after.createdAt.toISOString())}::timestamptz, $${values.push(after.taskId)})`;
+        const text = `SELECT ${matches.row} FROM ${from} ORDER BY ${createdAt} DESC NULLS LAST, ${taskId} DESC NULLS LAST LIMIT $${values.push(limit)}`;
+        const rows = await execute(statement(text, values));
+        return rows.map((r) => taskRow.fromRow(r));
       },
     },
     idempotency: {

@@ -87,3 +87,45 @@ export function executeIn(tx: Database): Execute {
       return result.rows;
     });
 }
+
+export interface RecordsetCodec<T> {
+  /** `"a", "b", ...` in schema order. */
+  columnList: string;
+  /** The column definitions of `jsonb_to_recordset(...) AS r(<definition>)`: `"a" text, "b" jsonb, ...`. */
+  definition: string;
+  /** A row as one JSON object of the recordset (JSON columns as JSON, times as ISO text). */
+  toJson(row: T): Record<string, unknown>;
+}
+
+/**
+ * Many rows of a table in one parameter: `INSERT INTO t (<columnList>) SELECT <columnList> FROM
+ * jsonb_to_recordset($1::jsonb) AS r(<definition>)`, one statement text whatever the number of
+ * rows (both drivers take the JSON text alike; arrays of parameters they do not).
+ */
+export function recordsetCodec<T>(table: PgTable): RecordsetCodec<T> {
+  const columns = Object.entries(getTableColumns(table)).map(([prop, c]) => {
+    const type = c.getSQLType();
+    const toJson =
+      c.columnType === 'PgJsonb'
+        ? (v: unknown) => v
+        : type === 'jsonb'
+          ? (v: unknown) => JSON.parse(c.mapToDriverValue(v) as string) as unknown
+          : c.columnType === 'PgTimestamp'
+            ? (v: unknown) => (v as Date).toISOString()
+            : (v: unknown) => v;
+    return { prop, name: c.name, type, toJson };
+  });
+  return {
+    columnList: columns.map((c) => `"${c.name}"`).join(', '),
+    definition: columns.map((c) => `"${c.name}" ${c.type}`).join(', '),
+    toJson(row) {
+      const r = row as Record<string, unknown>;
+      const out: Record<string, unknown> = {};
+      for (const c of columns) {
+        const v = r[c.prop];
+        out[c.name] = v === null || v === undefined ? null : c.toJson(v);
+      }
+      return out;
+    },
+  };
+}

@@ -16,7 +16,7 @@ import { assignments, staffing, taskWork, workEvents } from './schema.ts';
 const assignmentRow = rowCodec<Assignment>(assignments);
 
 /** Queue order: older-generation urgency immediate > day > week; a newer-generation task counts as day. */
-function taskPriority(task: Pick<Task, 'generation' | 'urgency'>): number {
+export function taskPriority(task: Pick<Task, 'generation' | 'urgency'>): number {
   if (task.generation !== 'legacy') return 2;
   return task.urgency === 'immediate' ? 3 : task.urgency === 'week' ? 1 : 2;
 }
@@ -39,6 +39,18 @@ export function taskWorkInsert(task: Task, gate: string, add: (value: unknown) =
       ${add(task.createdAt.toISOString())}::timestamptz
     FROM ${gate}`;
 }
+
+/**
+ * The work rows of many new live tasks (an import's group), as taskWorkInsert makes one: from
+ * `source`, rows of (task_id, account_id, project, batch, priority, created_at).
+ */
+export const tasksWorkInsert = (source: string) =>
+  `INSERT INTO task_work (task_id, account_id, project, batch, stage, needed, open_slots, priority, available_at, calibration, created_at)
+    SELECT s.task_id, s.account_id, s.project, s.batch, 'attempt', o.overlap, o.overlap, s.priority, s.created_at,
+      coalesce((SELECT b.calibration_batch FROM batches b WHERE b.account_id = s.account_id AND b.mode = 'live' AND b.name = s.batch), false),
+      s.created_at
+    FROM ${source} s CROSS JOIN LATERAL (SELECT coalesce((SELECT (qp.policy->>'overlap')::int FROM quality_policies qp JOIN projects p ON p.project_id = qp.project_id
+      WHERE p.account_id = s.account_id AND p.mode = 'live' AND p.name = s.project ORDER BY qp.version DESC LIMIT 1), 1) AS overlap) o`;
 
 /** Wakes waiting claimers (after the commit) when `cte` returned rows: slots came back. */
 const wakeAfter = (cte: string) =>
