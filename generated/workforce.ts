@@ -152,8 +152,11 @@ export interface paths {
          *     gets its training tasks, one at a time, until the policy's pass mark holds; a training
          *     assignment carries `training` and its `task_id` is the training task's id. Once qualified, the
          *     worker's queue mixes in hidden evaluation tasks at the policy's rate: an evaluation assignment
-         *     looks exactly like a live one (same fields, statuses, id shapes and timing), and nothing in it
-         *     or in its submit answer tells them apart. A worker waiting to retry training, out of tries, or
+         *     looks exactly like a live one (same fields, statuses and id shapes), and nothing in it or in its
+         *     submit answer tells them apart. It takes the place, in this worker's queue, of the live task they
+         *     were about to get (see `QualityEvaluationPolicy`): that task's project, batch and instruction,
+         *     and an id of that task's millisecond that sorts where that task's id does, so the ids a worker
+         *     gets keep the queue's order. A worker waiting to retry training, out of tries, or
          *     paused for a project (rolling evaluation accuracy under the policy's mark) gets none of that
          *     project's work, attempts or reviews, and still gets other projects' work (decided here).
          *

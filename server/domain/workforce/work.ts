@@ -28,7 +28,7 @@ import {
   type WorkEventKind,
 } from './model.ts';
 import type { WorkerPrincipal } from './worker.ts';
-import { claimLiveOrQuality, claimTraining, qualityTaskOf, submitQualityAnswer } from '../quality/qualification.ts';
+import { claimLiveOrQuality, claimTraining, qualityTaskOf, standInsSince, submitQualityAnswer } from '../quality/qualification.ts';
 
 export interface WorkSettings {
   /** A lease without heartbeat lapses after this. */
@@ -109,7 +109,8 @@ export async function claimNext(
   // Training first for a worker in training (domain/quality/qualification.ts).
   const training = attempts ? await claimTraining(uow, worker, request.project, issue, now) : null;
   if (training) return training;
-  for (const step of steps) {
+  const since = standInsSince(lease, now);
+  const take = async (step: (typeof steps)[number], passOverStandInsSince: Date | undefined) => {
     const claim = (repos: Repositories) =>
       repos.work.claim({
         worker,
@@ -119,10 +120,20 @@ export async function claimNext(
         leaseToken: newLeaseToken(),
         now,
         lease,
+        passOverStandInsSince,
       });
     // A live attempt may be swapped for training (new to its project) or a hidden evaluation task.
-    const a =
-      step.role === 'attempt' && !step.reservedOnly ? await claimLiveOrQuality(uow, worker, claim, issue, now, random) : await claim(uow);
+    return step.role === 'attempt' && !step.reservedOnly
+      ? claimLiveOrQuality(uow, worker, claim, request.project, issue, now, random)
+      : claim(uow);
+  };
+  for (const step of steps) {
+    const a = await take(step, step.role === 'attempt' ? since : undefined);
+    if (a) return a;
+  }
+  // Nothing else to do: the live tasks whose place went to this worker's hidden evaluations are theirs too.
+  if (attempts && (await uow.qualification.hasOpenStandIn(worker.workerId, since))) {
+    const a = await take({ role: 'attempt', reservedOnly: false }, undefined);
     if (a) return a;
   }
   // A concurrent request of the same worker may have taken work meanwhile: that is the one to resume.
