@@ -37,10 +37,26 @@ export interface WorkSettings {
   hardCapMs: number;
   /** A redo waits this long for the worker whose work was rejected before any worker may take it. */
   redoReserveMs: number;
+  /**
+   * Reviewers reject a task's work at most this many times: its next review is final, and accepts
+   * or fixes (REVIEW_MAX_REJECTIONS; 2 when absent).
+   */
+  maxRejections?: number | undefined;
 }
 
-/** The defaults of server/config.ts (WORK_LEASE_SECONDS, WORK_HARD_CAP_SECONDS, REDO_RESERVE_SECONDS). */
-export const defaultWorkSettings: WorkSettings = { leaseMs: 600_000, hardCapMs: 14_400_000, redoReserveMs: 86_400_000 };
+/** The defaults of server/config.ts (WORK_LEASE_SECONDS, WORK_HARD_CAP_SECONDS, REDO_RESERVE_SECONDS, REVIEW_MAX_REJECTIONS). */
+export const defaultWorkSettings: WorkSettings = { leaseMs: 600_000, hardCapMs: 14_400_000, redoReserveMs: 86_400_000, maxRejections: 2 };
+
+/** How many times reviewers may reject a task's work (REVIEW_MAX_REJECTIONS). */
+const maxRejections = (settings: Pick<WorkSettings, 'maxRejections'>) => settings.maxRejections ?? 2;
+
+/** How many times reviewers rejected the work of a task (its assignments, oldest first). */
+const rejections = (assignments: readonly Assignment[]) =>
+  assignments.filter((x) => x.role === 'review' && x.reviewResult === 'rejected').length;
+
+/** Whether a review of a task with these assignments is final: reviewers rejected its work as often as they may. */
+const finalReview = (assignments: readonly Assignment[], settings: Pick<WorkSettings, 'maxRejections'>) =>
+  rejections(assignments) >= maxRejections(settings);
 
 /** The operator's name on audits made by its reviewers (the contract's `audit_source`). */
 const OPERATOR_AUDIT_SOURCE = 'humantask';
@@ -480,6 +496,10 @@ export async function reviewAssignment(
     if (input.result === 'fixed' && !input.response) throw invalid('response is required with result "fixed" (the corrected answer).');
     if (input.result !== 'fixed' && input.response) throw invalid(`response is only sent with result "fixed", not "${input.result}".`);
     const feedback = input.feedback?.length ? input.feedback : null;
+    if (input.result === 'rejected' && finalReview(await repos.work.forTask(a.taskId), settings))
+      throw invalid(
+        `Reviewers rejected the work of task ${a.taskId} ${maxRejections(settings)} times: this review is final (under_review.final). Accept the answer or fix it.`,
+      );
     const fix = input.result === 'fixed' ? checkedResponse(task, input.response!, reviewed.activeMs, checkSchema) : null;
     const score = decisionScore(task, input.result, reviewed.response, fix);
     const events = [event(a, 'reviewed', now, { result: input.result, reviewed_assignment_id: reviewed.assignmentId, score })];
@@ -573,23 +593,35 @@ export interface AssignmentWork {
   task: Task;
   reviewed: Assignment | null;
   attempts?: Assignment[];
+  /** An active review that may not reject (reviewers rejected the task's work as often as they may). */
+  final?: boolean;
 }
 
-async function withWork(uow: UnitOfWork, a: Assignment): Promise<AssignmentWork> {
+async function withWork(
+  uow: UnitOfWork,
+  a: Assignment,
+  settings: Pick<WorkSettings, 'maxRejections'> = defaultWorkSettings,
+): Promise<AssignmentWork> {
   if (a.purpose !== 'live') return { assignment: a, task: (await qualityTaskOf(uow, a)).task, reviewed: null };
   const task = await uow.tasks.get(a.accountId, 'live', a.taskId);
   if (!task) throw notFound(`Assignment ${a.assignmentId} not found.`);
   const reviewed = a.role === 'review' && a.parentAssignmentId ? await uow.work.get(a.parentAssignmentId, null) : null;
   if (!reviewed) return { assignment: a, task, reviewed };
   const attempts = await attemptsUnderReview(uow, a.taskId, reviewed.assignmentId);
-  return { assignment: a, task, reviewed, ...(attempts.length > 1 ? { attempts } : {}) };
+  const final = a.status === 'active' && finalReview(await uow.work.forTask(a.taskId), settings);
+  return { assignment: a, task, reviewed, ...(attempts.length > 1 ? { attempts } : {}), ...(final ? { final } : {}) };
 }
 
 /** A worker's own assignment with its task (404 for anyone else's). */
-export async function getOwnAssignment(uow: UnitOfWork, worker: WorkerPrincipal, assignmentId: string): Promise<AssignmentWork> {
+export async function getOwnAssignment(
+  uow: UnitOfWork,
+  worker: WorkerPrincipal,
+  assignmentId: string,
+  settings: Pick<WorkSettings, 'maxRejections'> = defaultWorkSettings,
+): Promise<AssignmentWork> {
   const a = await uow.work.get(assignmentId, worker.workerId);
   if (!a) throw notFound(`Assignment ${assignmentId} not found.`);
-  return withWork(uow, a);
+  return withWork(uow, a, settings);
 }
 
 /** The task and reviewed answer of an assignment just claimed. */
