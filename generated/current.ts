@@ -8582,9 +8582,16 @@ export interface components {
          *     `pause_below`, the worker is paused for the project, and their answers not yet reviewed since
          *     the last time their accuracy was at or above `pause_below` go back to the queue.
          *
-         *     Decided here: an evaluation task takes the place of a live task the worker was about to get
-         *     (same project and batch, an id of the live shape near that task's creation time), so it comes
-         *     only when live work is there; each evaluation task reaches a worker once. The pause is for the
+         *     Decided here: an evaluation task takes the place of the live task the worker was about to get,
+         *     so it comes only when live work is there; each evaluation task reaches a worker once. It is shown
+         *     as that live task would be: its project, batch and instruction, the project's parameter version
+         *     that task uses under the evaluation task's own parameters (stored as a task's are: no
+         *     `instruction` among them, preview links made direct, keys in stored order), and an id of that
+         *     task's millisecond that sorts where that task's id does. That live task goes to the other
+         *     workers: this one gets it only once they have nothing else to do, or a lease
+         *     (`WORK_LEASE_SECONDS`) after the evaluation was issued. An evaluation handed back (released, or
+         *     its lease lapsed) comes back to the worker in that place, draft included, as a live task does;
+         *     skipped, it never does. The pause is for the
          *     project only: the worker's other projects go on, and none of the paused project's work (attempts
          *     or reviews) reaches them. Their answers still waiting for a review go back to the queue for
          *     another worker (the answer shows as rejected with a feedback item saying why; a review held on it

@@ -158,7 +158,9 @@ export interface paths {
          * @description Hands the caller one piece of work, in one database statement so that two workers never get
          *     the same slot and a task's overlap is never exceeded: a live task that is pending, staffed for
          *     the caller (see the staffing of projects and batches in the current generation), not already
-         *     attempted, skipped or reviewed by the caller, and, for a review, not their own work. Work is
+         *     attempted or skipped by the caller, and, for a review, not their own work (a task they attempted
+         *     or redid). A reviewer may review a task again: the review of a redo may go to the reviewer who
+         *     rejected it, so that a task every staffed reviewer rejected once still gets a review. Work is
          *     ordered by urgency (`immediate`, then `day`, then `week`; current-generation tasks count as
          *     `day`), then by creation time; redos of the caller's own rejected work come first.
          *
@@ -172,8 +174,11 @@ export interface paths {
          *     gets its training tasks, one at a time, until the policy's pass mark holds; a training
          *     assignment carries `training` and its `task_id` is the training task's id. Once qualified, the
          *     worker's queue mixes in hidden evaluation tasks at the policy's rate: an evaluation assignment
-         *     looks exactly like a live one (same fields, statuses, id shapes and timing), and nothing in it
-         *     or in its submit answer tells them apart. A worker waiting to retry training, out of tries, or
+         *     looks exactly like a live one (same fields, statuses and id shapes), and nothing in it or in its
+         *     submit answer tells them apart. It takes the place, in this worker's queue, of the live task they
+         *     were about to get (see `QualityEvaluationPolicy`): that task's project, batch and instruction,
+         *     and an id of that task's millisecond that sorts where that task's id does, so the ids a worker
+         *     gets keep the queue's order. A worker waiting to retry training, out of tries, or
          *     paused for a project (rolling evaluation accuracy under the policy's mark) gets none of that
          *     project's work, attempts or reviews, and still gets other projects' work (decided here).
          *
@@ -389,6 +394,12 @@ export interface paths {
          *     transaction and its callback is queued. Sent on an attempt or redo assignment → 400. When
          *     several workers attempted the task (`under_review.attempts`), `attempt` says which attempt the
          *     decision is about (accepted, fixed on, or rejected and redone by its author).
+         *
+         *     No task waits in review for ever (decided here). A redo of a reviewer's rejection is reviewed
+         *     again, by any staffed reviewer but its authors, the reviewer who rejected it included. Reviewers
+         *     reject a task's work at most `REVIEW_MAX_REJECTIONS` times (a server setting, 2 by default);
+         *     the next review is final (`under_review.final`): it accepts the answer or fixes it, and
+         *     `rejected` → 400 naming the rule. The task then completes as after any accept or fix.
          */
         post: operations["reviewAssignment"];
         delete?: never;
@@ -5362,6 +5373,13 @@ export interface components {
                  */
                 active_ms?: number;
                 /**
+                 * @description Present (true) on an active review that is final: reviewers have rejected the task's work
+                 *     as many times as the server allows (`REVIEW_MAX_REJECTIONS`, 2 by default), so this review
+                 *     accepts the answer or fixes it; `rejected` → 400. No task waits in review for ever.
+                 * @example true
+                 */
+                final?: boolean;
+                /**
                  * @description With `attempts`: the number of the answer under review among them (1 = the first
                  *     listed), the one closest to the others. The review request's `attempt` picks another.
                  * @example 1
@@ -5545,7 +5563,9 @@ export interface components {
          * ReviewRequest
          * @description A reviewer's decision on a review assignment. `fixed` needs `response` (the corrected answer,
          *     checked like a submit); `accepted` and `rejected` must not send one. `rejected` should carry
-         *     feedback items: they go to the worker with the redo.
+         *     feedback items: they go to the worker with the redo. A final review (`under_review.final`:
+         *     reviewers rejected the task's work as many times as the server allows) accepts or fixes;
+         *     `rejected` → 400.
          *
          *     When several workers attempted the task (`under_review.attempts`), the decision is about one
          *     attempt, `attempt` (by default the one under review, `under_review.attempt`): the answer

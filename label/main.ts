@@ -410,6 +410,7 @@ function startWork(assignment: Assignment) {
       saved,
       under?.active_ms,
       picked,
+      under?.final === true,
     );
     instructionPanel.after(review.element);
     dropReviewKeys = keymap.push(review.shortcuts);

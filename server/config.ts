@@ -89,9 +89,11 @@ export interface Config {
    * The work loop (live mode): an assignment's lease (WORK_LEASE_SECONDS, default 600), renewed by
    * heartbeats up to a hard cap (WORK_HARD_CAP_SECONDS, default 14400: 4 h); how often lapsed leases
    * are looked for (WORK_SWEEP_POLL_MS, default 1000; 0 = off); how long a redo waits for the worker
-   * whose work was rejected before any worker may take it (REDO_RESERVE_SECONDS, default 86400).
+   * whose work was rejected before any worker may take it (REDO_RESERVE_SECONDS, default 86400);
+   * how many times reviewers may reject a task's work before its next review is final, accepting
+   * or fixing it (REVIEW_MAX_REJECTIONS, default 2).
    */
-  workforce: { leaseMs: number; hardCapMs: number; sweepPollMs: number; redoReserveMs: number };
+  workforce: { leaseMs: number; hardCapMs: number; sweepPollMs: number; redoReserveMs: number; maxRejections: number };
   /**
    * Worker identity: scrypt cost as log2 N (WORKER_PASSWORD_COST, default 15: 32 MB per hash; 10
    * to 20), a session lapses after WORKER_SESSION_TTL_SECONDS without use (default 3600) and
@@ -213,6 +215,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       hardCapMs: int('WORK_HARD_CAP_SECONDS', 14_400, env) * 1000,
       sweepPollMs: int('WORK_SWEEP_POLL_MS', 1000, env),
       redoReserveMs: int('REDO_RESERVE_SECONDS', 86_400, env) * 1000,
+      maxRejections: Math.floor(int('REVIEW_MAX_REJECTIONS', 2, env)),
     },
     workers: {
       passwordCost: Math.min(20, Math.max(10, int('WORKER_PASSWORD_COST', 15, env))),

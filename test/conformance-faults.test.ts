@@ -553,6 +553,19 @@ const cases: Record<string, Case> = {
     checks: byId('workforce/review-reject-redo'),
     expectFailed: ['workforce/review-reject-redo'],
   },
+  'a final review does not say so (the proxy drops under_review.final from the claim)': {
+    fault: {
+      response(req, res) {
+        if (req.method !== 'POST' || req.url.pathname !== '/worker/v1/assignments/next' || res.status !== 200) return;
+        const a = json(res);
+        if (!a.under_review?.final) return;
+        delete a.under_review.final;
+        setJson(res, a);
+      },
+    },
+    checks: byId('workforce/review-final'),
+    expectFailed: ['workforce/review-final'],
+  },
   "a reviewer's pick among several attempts is ignored (the proxy drops the decision's attempt)": {
     fault: {
       request(req) {

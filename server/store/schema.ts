@@ -518,6 +518,12 @@ export const assignments = pgTable(
     score: doublePrecision('score'),
     /** Training, once submitted: the feedback shown (the contract's TrainingFeedback, as JSON). */
     trainingFeedback: jsonb('training_feedback').$type<Record<string, unknown>>(),
+    /**
+     * A hidden evaluation: the live task whose place it takes in the worker's queue (its time, project,
+     * batch and instruction are shown); the claim passes that task over for this worker while they have
+     * other work (domain/quality/qualification.ts).
+     */
+    standsFor: text('stands_for'),
   },
   (t) => [
     // A worker never holds two attempts of one task (a lapsed or released one may be taken up again) ...
@@ -535,6 +541,10 @@ export const assignments = pgTable(
     index('assignments_lease').on(t.leaseExpiresAt).where(sql`${t.status} = 'active'`),
     // The drafts a worker's ended assignments still keep (one at most; see store/work.ts, dropOlderDrafts).
     index('assignments_ended_drafts').on(t.workerId).where(sql`${t.draft} is not null and ${t.status} <> 'active'`),
+    // The live task an evaluation stands in for (the claim passes it over for that worker) ...
+    index('assignments_stand_in').on(t.standsFor, t.workerId).where(sql`${t.standsFor} is not null`),
+    // ... and a worker's recent evaluations (their live tasks still open; those handed back, offered again).
+    index('assignments_stand_in_worker').on(t.workerId, t.issuedAt).where(sql`${t.standsFor} is not null`),
   ],
 );
 

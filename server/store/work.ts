@@ -66,7 +66,7 @@ const subjectsFor = (alias: string) => `CASE WHEN $5::text = 'review' THEN ${ali
  * index: the literal stage list and `DESC NULLS LAST` are spelled as the indexes are).
  * $1 worker, $2 its account (null: operator workforce), $3 its group (`operator` or `account`),
  * $4 calibrator, $5 role (attempt or review), $6 now, $7 lease ms, $8 hard cap ms, $9 assignment id,
- * $10 lease token, $11 project (null: any).
+ * $10 lease token, $11 project (null: any), $12 pass over the tasks the caller's evaluations issued since then stand in for (null: none).
  */
 const claimSql = (ownAccount: boolean, reservedOnly: boolean) => `WITH cand AS (
     SELECT tw.task_id FROM task_work tw JOIN tasks t ON t.task_id = tw.task_id
@@ -88,8 +88,13 @@ const claimSql = (ownAccount: boolean, reservedOnly: boolean) => `WITH cand AS (
       -- The calibration gate: a production batch waits until a calibration batch of its project passed.
       AND (tw.calibration OR tw.batch IS NULL OR ${calibrationGateOpen('tw', defaultQualityPolicy.calibration.gate_score)})
       AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.task_id = tw.task_id AND a.worker_id = $1::text AND a.status NOT IN ('expired', 'released')
-          -- Not a task the caller attempted, skipped or reviewed; a redo goes back to the author of the rejected work.
-          AND NOT ($5::text = 'attempt' AND tw.parent_assignment_id IS NOT NULL AND a.role IN ('attempt', 'redo') AND a.status <> 'active'))
+          -- Not a task the caller attempted or skipped; a redo goes back to the author of the rejected work; a reviewer
+          -- may review a task again (a redo of what they rejected, say), never their own work.
+          AND NOT ($5::text = 'attempt' AND tw.parent_assignment_id IS NOT NULL AND a.role IN ('attempt', 'redo') AND a.status <> 'active')
+          AND NOT ($5::text = 'review' AND a.role = 'review' AND a.status NOT IN ('active', 'skipped')))
+      -- Passed over while the caller has other work: a live task one of their hidden evaluations took the place of.
+      AND ($12::timestamptz IS NULL OR NOT EXISTS (SELECT 1 FROM assignments s
+          WHERE s.stands_for = tw.task_id AND s.stands_for IS NOT NULL AND s.worker_id = $1::text AND s.issued_at > $12::timestamptz))
     ORDER BY tw.priority DESC NULLS LAST, tw.created_at, tw.task_id
     LIMIT 1
     FOR UPDATE OF tw SKIP LOCKED),
@@ -218,6 +223,7 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
         r.assignmentId,
         r.leaseToken,
         r.project ?? null,
+        r.passOverStandInsSince?.toISOString() ?? null,
       ];
       try {
         const operator = r.worker.accountId === null;

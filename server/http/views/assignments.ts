@@ -77,6 +77,7 @@ export function assignmentView(work: AssignmentWork & { parent?: Assignment | nu
           under_review: {
             response: answer(reviewed.response),
             active_ms: reviewed.activeMs,
+            ...(work.final ? { final: true } : {}),
             ...(work.attempts
               ? {
                   attempt: work.attempts.findIndex((x) => x.assignmentId === reviewed.assignmentId) + 1,

@@ -102,8 +102,8 @@ export function assignmentHandlers({
   | 'releaseAssignment'
   | 'reviewAssignment'
 > {
-  const own = async (worker: WorkerPrincipal, id: string) => view(uow, await getOwnAssignment(uow, worker, id));
-  const after = async (a: Assignment) => view(uow, await assignmentWork(uow, a));
+  const own = async (worker: WorkerPrincipal, id: string) => view(uow, await getOwnAssignment(uow, worker, id, work));
+  const after = async (a: Assignment) => view(uow, await assignmentWork(uow, a, work));
   return {
     claimAssignment: async ({ worker, query, body }) => {
       const a = await claimNextWaiting(
