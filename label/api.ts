@@ -49,8 +49,10 @@ export function createApi() {
       const saved = sessionStorage.getItem(workerKey);
       return sessionStorage.getItem(tokenKey) && saved ? (JSON.parse(saved) as WorkerProfile) : null;
     },
-    async login(email: string, password: string): Promise<WorkerProfile> {
-      const { data, error, response } = await client.POST('/v1/session', { body: { email, password } });
+    /** `workforceId`: the workforce to log in to, when the address and password open several. */
+    async login(email: string, password: string, workforceId?: string): Promise<WorkerProfile> {
+      const body = { email, password, ...(workforceId ? { workforce_id: workforceId } : {}) };
+      const { data, error, response } = await client.POST('/v1/session', { body });
       if (!data) return fail(response, error);
       sessionStorage.setItem(tokenKey, data.token);
       sessionStorage.setItem(workerKey, JSON.stringify(data.worker));

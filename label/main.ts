@@ -100,6 +100,18 @@ function showLogin(message?: string) {
   who.replaceChildren();
   const email = el('input', { id: 'email', type: 'email', autocomplete: 'username', required: '' });
   const password = el('input', { id: 'password', type: 'password', autocomplete: 'current-password', required: '' });
+  // One address may belong to several workforces (the operator's, customers' own): the link a
+  // workforce gives its workers names it (`?workforce=wkf_...`), and the field appears when the
+  // server asks which one (409 workforce_required).
+  const workforce = el('input', { id: 'workforce', autocomplete: 'off', value: config.get('workforce') ?? '' });
+  const workforceField = el(
+    'div',
+    { class: 'workforce' },
+    el('label', { for: 'workforce' }, 'Workforce'),
+    workforce,
+    el('p', { class: 'hint' }, 'The workforce id from the link your workforce gave you (wkf_...), or "operator".'),
+  );
+  workforceField.hidden = !workforce.value;
   const error = el('p', { class: 'error', role: 'alert' }, message ?? '');
   const form = el(
     'form',
@@ -109,6 +121,7 @@ function showLogin(message?: string) {
     email,
     el('label', { for: 'password' }, 'Password'),
     password,
+    workforceField,
     error,
     el('button', { type: 'submit', class: 'primary' }, 'Log in'),
   );
@@ -116,10 +129,14 @@ function showLogin(message?: string) {
     e.preventDefault();
     error.textContent = '';
     try {
-      await api.login(email.value, password.value);
+      await api.login(email.value, password.value, workforce.value.trim() || undefined);
       void takeNext();
     } catch (err) {
       error.textContent = err instanceof ApiError ? err.message : 'The server cannot be reached.';
+      if (err instanceof ApiError && err.code === 'workforce_required') {
+        workforceField.hidden = false;
+        workforce.focus();
+      }
     }
   });
   main.replaceChildren(form);
