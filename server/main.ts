@@ -153,7 +153,7 @@ export async function startServer(
       next();
     });
   }
-  const docs = existsSync(docsSite);
+  const docs = existsSync(path.join(docsSite, 'index.html'));
   if (docs) root.use('/docs', express.static(docsSite));
   root.use('/label', labelApp());
   // /, /healthz, /readyz, /openapi/*, /metrics and a 404 for what is not the API: all without a key.
