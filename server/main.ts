@@ -165,7 +165,7 @@ export async function startServer(
       next();
     });
   }
-  const docs = existsSync(docsSite);
+  const docs = existsSync(path.join(docsSite, 'index.html'));
   if (docs) root.use('/docs', express.static(docsSite));
   root.use('/label', labelApp());
   // An export's signed download link works without a key: served before the API's authentication.
