@@ -21,6 +21,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
+import { notValidJson } from './domain/json.ts';
 import type { Generation } from './domain/model.ts';
 import { labelApp } from './label.ts';
 
@@ -211,7 +212,7 @@ async function proxy(front: Front, req: IncomingMessage, res: ServerResponse, up
     try {
       JSON.parse(body.toString('utf8'));
     } catch (err) {
-      return sendError(res, 400, `The request body is not valid JSON: ${(err as Error).message}`, {}, front.codes);
+      return sendError(res, 400, notValidJson(err), {}, front.codes);
     }
   }
   const headers: Record<string, string | string[] | undefined> = {

@@ -203,6 +203,15 @@ describe.each(generations)('the mock itself, %s generation', (gen) => {
     });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ status_code: 400, error: expect.stringMatching(/^The request body is not valid JSON/) });
+    // The parser quotes the body: a U+0000 in it is written \u0000, as the contract's strings cannot carry it.
+    const nul = await fetch(`${mock.url}${base[gen]}/v1/projects`, {
+      method: 'POST',
+      headers: { authorization: basicAuth('test_key'), 'content-type': 'application/json' },
+      body: 'nul\u0000l',
+    });
+    expect(nul.status).toBe(400);
+    const { error } = (await nul.json()) as { error: string };
+    expect([error.includes('\u0000'), error.includes('\\u0000')]).toEqual([false, true]);
   });
 
   it('sends Idempotent-Replayed on no create answer (a mock has nothing to replay)', async () => {

@@ -3,6 +3,7 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.ts';
+import { notValidJson } from '../domain/json.ts';
 import type { Generation } from '../domain/model.ts';
 import { safeError } from '../store/errors.ts';
 
@@ -66,8 +67,7 @@ export function toErrorAnswer(err: any, generation: Generation): ErrorAnswer {
   if (err instanceof DomainError)
     return { status: domainStatus(err, generation), message: err.message, headers: {}, ...(err.code ? { code: err.code } : {}) };
   // body-parser
-  if (err?.type === 'entity.parse.failed')
-    return { status: 400, message: `The request body is not valid JSON: ${err.message}`, headers: {} };
+  if (err?.type === 'entity.parse.failed') return { status: 400, message: notValidJson(err), headers: {} };
   if (err?.type === 'entity.too.large') return { status: 413, message: 'Request body is larger than 10 MB.', headers: {} };
   if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) {
     // express-openapi-validator: 400 validation, 404 unknown path, 405 method, 415 media type.

@@ -41,9 +41,10 @@ export function qualityHandlers({
   };
 }
 
-export function workerQualityHandlers({ uow }: WorkerApiDeps): Pick<WorkerHandlerTable, 'getWorkerStats'> {
+export function workerQualityHandlers({ uow, now }: WorkerApiDeps): Pick<WorkerHandlerTable, 'getWorkerStats'> {
   return {
+    // The work loop's clock: the figures are as of the clock the work they count was stamped by.
     getWorkerStats: async ({ worker, query }) =>
-      workerStatsView(await workerStats(uow, worker, parseTimeFilter('since', query.since), new Date())),
+      workerStatsView(await workerStats(uow, worker, parseTimeFilter('since', query.since), now())),
   };
 }

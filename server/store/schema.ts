@@ -495,6 +495,8 @@ export const assignments = pgTable(
     heartbeatAt: ts('heartbeat_at'),
     submittedAt: ts('submitted_at'),
     endedAt: ts('ended_at'),
+    /** Work that was reviewed (accepted, fixed, rejected by a reviewer or rejected by the customer): when that was decided. */
+    reviewedAt: ts('reviewed_at'),
     /** Active time the worker's client measured (never more than the time since issue). */
     activeMs: bigint('active_ms', { mode: 'number' }).notNull().default(0),
     draft: draftText('draft'),

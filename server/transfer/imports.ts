@@ -14,6 +14,7 @@ import { assertTypeEnabled } from '../domain/accounts.ts';
 import { getBatch, settleBatch } from '../domain/batches.ts';
 import { invalid } from '../domain/errors.ts';
 import { newTaskId } from '../domain/ids.ts';
+import { notValidJson } from '../domain/json.ts';
 import type { Caller, Json } from '../domain/model.ts';
 import type { ImportProgress, ImportRecord, ImportSettings, RefusedLine, UnitOfWork } from '../domain/ports.ts';
 import { UniqueIdTaken } from '../domain/ports.ts';
@@ -402,7 +403,7 @@ export function importWorker(uow: UnitOfWork, config: TransferConfig, logger: Lo
       return {
         ok: false,
         statusCode: 400,
-        error: `The request body is not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
+        error: notValidJson(err),
       };
     }
     return checker.check(parsed);

@@ -72,6 +72,7 @@ function qualityAssignment(
     heartbeatAt: null,
     submittedAt: null,
     endedAt: null,
+    reviewedAt: null,
     activeMs: 0,
     draft: null,
     response: null,

@@ -69,6 +69,8 @@ export interface Assignment {
   heartbeatAt: Date | null;
   submittedAt: Date | null;
   endedAt: Date | null;
+  /** Work that was reviewed: when the review (or the customer's rejection) decided it. */
+  reviewedAt: Date | null;
   activeMs: number;
   draft: Draft | null;
   response: Answer | null;

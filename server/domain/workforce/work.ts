@@ -532,7 +532,10 @@ export async function reviewAssignment(
       );
     const fix = input.result === 'fixed' ? checkedResponse(task, input.response!, reviewed.activeMs, checkSchema) : null;
     const score = decisionScore(task, input.result, reviewed.response, fix);
-    const events = [event(a, 'reviewed', now, { result: input.result, reviewed_assignment_id: reviewed.assignmentId, score })];
+    // The review's active time is recorded as a submit's is: it counts in the reviewer's figures.
+    const events = [
+      event(a, 'reviewed', now, { result: input.result, reviewed_assignment_id: reviewed.assignmentId, score, active_ms: activeMs }),
+    ];
     const decided: Assignment = {
       ...a,
       // The review points at the attempt it decided (a redo of it is then known as a review's rejection).
@@ -546,13 +549,13 @@ export async function reviewAssignment(
       draft: null,
     };
     if (input.result === 'rejected') {
-      await repos.work.update({ ...reviewed, status: 'rejected', feedback });
+      await repos.work.update({ ...reviewed, status: 'rejected', feedback, reviewedAt: now });
       await openRedo(repos, work, reviewed, settings, now);
       events.push(event(reviewed, 'redo_created', now, { reserved_for: reviewed.workerId }));
     } else {
       const response = fix ?? reviewed.response;
       if (fix) decided.response = fix;
-      await repos.work.update({ ...reviewed, status: input.result, feedback });
+      await repos.work.update({ ...reviewed, status: input.result, feedback, reviewedAt: now });
       const audit: TaskAudit = {
         // The customer's own reviewer by id, one of the operator's by the handle the customer knows them by.
         auditedBy: workerSeenBy(a.accountId, worker),
@@ -600,7 +603,7 @@ export async function redoAfterCustomerReject(
   const adopted = adoptedAttempt(await repos.work.forTask(task.taskId));
   // A FeedbackItem of the contract (category and text, at most 5000 characters; about the whole answer).
   const feedback: FeedbackItem[] = [{ category: 'other', text: (comments?.trim() || 'Rejected by the customer.').slice(0, 5000) }];
-  if (adopted) await repos.work.update({ ...adopted, status: 'rejected', feedback });
+  if (adopted) await repos.work.update({ ...adopted, status: 'rejected', feedback, reviewedAt: now });
   await openRedo(repos, work, adopted, settings, now);
   await repos.work.addEvents([
     {
