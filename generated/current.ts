@@ -9264,7 +9264,9 @@ export interface components {
          *     among the workers of one workforce that are not removed (an account's own workers of one mode,
          *     or the operator's; a removed worker's address can be used again). Other workforces may use the
          *     same address: nothing tells one workforce that another uses it (decision 0013). At most 254
-         *     characters (the longest address SMTP allows).
+         *     characters (the longest address SMTP allows). The pattern says which addresses are taken: the
+         *     domain has at least one dot (`ana@localhost`, which RFC 5321 allows, is refused with 400), and the
+         *     local part has no quoted string.
          * @example ana@example.com
          */
         WorkerEmail: string;
@@ -9370,8 +9372,8 @@ export interface components {
          * WorkerCreateRequest
          * @description A new worker of the account's own workforce. Without `password` the server chooses one and
          *     shows it once in the answer (`initial_password`); hand it to the worker, who can log in with it
-         *     at once. An e-mail address already used by a worker that is not removed → 409, whichever
-         *     workforce that worker belongs to (the e-mail address is the login name).
+         *     at once. An e-mail address already used by a worker of this workforce that is not removed → 409
+         *     (the e-mail address is the login name); other workforces' workers do not count (decision 0013).
          */
         WorkerCreateRequest: {
             email: components["schemas"]["WorkerEmail"];

@@ -553,7 +553,9 @@ export interface components {
          *     among the workers of one workforce that are not removed (an account's own workers of one mode,
          *     or the operator's; a removed worker's address can be used again). Other workforces may use the
          *     same address: nothing tells one workforce that another uses it (decision 0013). At most 254
-         *     characters (the longest address SMTP allows).
+         *     characters (the longest address SMTP allows). The pattern says which addresses are taken: the
+         *     domain has at least one dot (`ana@localhost`, which RFC 5321 allows, is refused with 400), and the
+         *     local part has no quoted string.
          * @example ana@example.com
          */
         WorkerEmail: string;
@@ -5992,17 +5994,16 @@ export interface components {
          */
         AssignmentId: string;
         /**
-         * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-         *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
-         *     the test key is free for the live key, and the other way round, as everything of the two modes
-         *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
-         *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
-         *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
-         *     A matching request while the first is still running waits for it, or gets 429 with
-         *     `Retry-After`; never two tasks.
+         * @description Makes a submit safe to retry (a dropped connection, a second click). 1 to 255 visible ASCII
+         *     characters (a version 4 UUID is recommended); anything else → 400. The key is scoped to the
+         *     worker (another worker's key of the same text is theirs alone) and kept 24 hours. A later submit
+         *     with the same key, path and body (key order ignored) gets the saved answer (status and body,
+         *     refusals included) with `Idempotent-Replayed: true`, and submits nothing again. The same key
+         *     with a different request → 409 `idempotency_mismatch`. A matching request while the first is
+         *     still running → 429 `rate_limited` with `Retry-After`.
          * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
          */
-        IdempotencyKey: string;
+        WorkerIdempotencyKey: string;
         /**
          * @description The file's URL exactly as the task names it (an `http(s)` URL, at most 2048 characters, as
          *     attachment URLs are): one of the task's attachments, or an image of its instruction or of a
@@ -6422,17 +6423,16 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
-                 *     the test key is free for the live key, and the other way round, as everything of the two modes
-                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
-                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
-                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
-                 *     A matching request while the first is still running waits for it, or gets 429 with
-                 *     `Retry-After`; never two tasks.
+                 * @description Makes a submit safe to retry (a dropped connection, a second click). 1 to 255 visible ASCII
+                 *     characters (a version 4 UUID is recommended); anything else → 400. The key is scoped to the
+                 *     worker (another worker's key of the same text is theirs alone) and kept 24 hours. A later submit
+                 *     with the same key, path and body (key order ignored) gets the saved answer (status and body,
+                 *     refusals included) with `Idempotent-Replayed: true`, and submits nothing again. The same key
+                 *     with a different request → 409 `idempotency_mismatch`. A matching request while the first is
+                 *     still running → 429 `rate_limited` with `Retry-After`.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
                  */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["parameters"]["WorkerIdempotencyKey"];
             };
             path: {
                 /**
