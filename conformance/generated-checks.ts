@@ -157,7 +157,7 @@ function validArbitrary(contract: Contract, op: ContractOperation): fc.Arbitrary
       Object.fromEntries(
         Object.entries(q)
           .filter(([, v]) => v !== undefined)
-          .map(([k, v]) => [k, queryText(v)]),
+          .map(([k, v]) => [k, queryParams.find((p) => p.name === k)?.json ? JSON.stringify(v) : queryText(v)]),
       ),
     );
 
