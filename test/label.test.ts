@@ -55,6 +55,8 @@ let calls: Call[] = [];
 let prefer: Record<string, string> = {};
 /** Answers this front gives itself instead of Prism, by operation (the last path segment), from the request body (null for a GET). */
 let answers: Record<string, (body: any) => unknown> = {};
+/** While set, `assignments/next` answers only once it resolves (a test holds the question). */
+let nextGate: Promise<void> | null = null;
 
 /** Prism and the browser answer slowly on a loaded machine: polls wait up to 20 s. */
 const poll = { timeout: 20_000 };
@@ -131,9 +133,11 @@ beforeAll(async () => {
     res.send(Buffer.from(await got.arrayBuffer()));
   });
   app.use(express.raw({ type: () => true, limit: '2mb' }));
-  app.post('/worker/v1/assignments/next', (req, res) => {
+  app.post('/worker/v1/assignments/next', async (req, res) => {
+    if (nextGate) await nextGate;
     const next = queue.shift();
-    calls.push({ method: 'POST', path: req.path, body: null, status: next ? 200 : 204 });
+    // The long poll's `wait` is kept with the call (this front answers at once, as Prism does).
+    calls.push({ method: 'POST', path: req.path, body: { wait: req.query.wait ?? null }, status: next ? 200 : 204 });
     if (next) res.json(next);
     else res.status(204).set('retry-after', '2').end();
   });
@@ -184,6 +188,7 @@ beforeEach(() => {
   calls = [];
   prefer = {};
   answers = {};
+  nextGate = null;
 });
 
 /** The pages `open` made in this test: what each requested from other origins, and the origins allowed (the work's files). */
@@ -484,6 +489,37 @@ describe('the labeling app', () => {
     // Idle: the clock runs on, no heartbeat goes out (the lease may lapse, as the contract wants).
     for (let i = 0; i < 4; i++) await page.clock.runFor(30_000);
     expect(beats().length).toBe(sent);
+    await page.close();
+  });
+
+  it('asks for one task at a time: N pressed twice while asking opens one work session, and only its lease heartbeats', async () => {
+    const { page } = await open('?heartbeat=1');
+    await logIn(page);
+    await page.getByRole('button', { name: /Stop waiting/ }).click();
+    await page.getByRole('button', { name: /Take the next task/ }).waitFor();
+    const [first, second] = [assignment(categorizationTask()), assignment(categorizationTask())];
+    queue = [first, second];
+    let answer = () => {};
+    nextGate = new Promise((r) => {
+      answer = r;
+    });
+    const asked: string[] = [];
+    page.on('request', (r) => asked.push(new URL(r.url()).pathname));
+    await page.keyboard.press('n');
+    await page.keyboard.press('n');
+    // The page's requests are seen in the order they are sent: once this marker is seen, so is every question sent before it.
+    await page.evaluate(() => fetch('/label/?marker').then((r) => r.ok));
+    await expect.poll(() => asked.includes('/label/'), poll).toBe(true);
+    expect(asked.filter((p) => p.endsWith('/assignments/next'))).toHaveLength(1);
+    nextGate = null;
+    answer();
+    await page.locator('.instruction').waitFor();
+    // Heartbeats come every second: a few of them, all for the one task shown.
+    await expect.poll(() => calls.filter((c) => c.path.endsWith('/heartbeat')).length, poll).toBeGreaterThanOrEqual(3);
+    const beats = calls.filter((c) => c.path.endsWith('/heartbeat')).map((c) => c.body.lease_token);
+    expect(new Set(beats)).toEqual(new Set([first.lease_token]));
+    expect(queue).toEqual([second]);
+    expect(await page.locator('#lease-lost').count()).toBe(0);
     await page.close();
   });
 
