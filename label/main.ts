@@ -50,6 +50,8 @@ let retryTimer: ReturnType<typeof setInterval> | null = null;
  * asks nothing more, so that one task is never opened twice (two sessions heartbeating it).
  */
 let asking: AbortController | null = null;
+/** Seconds the server may hold the question until work comes (the long poll; the contract allows up to 30). */
+const longPollSeconds = 25;
 
 const localDraftKey = (id: string) => `humantask.label.draft.${id}`;
 const fmt = (ms: number) => {
@@ -232,7 +234,7 @@ async function takeNext() {
   showWaiting();
   const asked = Date.now();
   try {
-    const next = await api.next(0, ask.signal);
+    const next = await api.next(longPollSeconds, ask.signal);
     if (asking !== ask) return;
     asking = null;
     if ('retryAfter' in next) {

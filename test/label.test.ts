@@ -335,6 +335,9 @@ describe('the labeling app', () => {
     // Nothing more: the app says so and asks again after Retry-After.
     await page.getByText(/Nothing to do right now\. Asking again in [12] s\./).waitFor();
     await waitForCall((c) => c.path.endsWith('/next') && c.status === 204);
+    // Every question for work is the long poll (this front, as Prism, answers at once: Retry-After is kept).
+    expect(calls.filter((c) => c.path.endsWith('/next')).map((c) => c.body)).toContainEqual({ wait: '25' });
+    expect(calls.filter((c) => c.path.endsWith('/next') && c.body.wait !== '25')).toEqual([]);
     expect(foreign).toEqual([]);
     // three.js (the lidar player's view, a chunk of its own) and pdf.js are loaded only for the tasks that need them.
     expect(own.filter((p) => p.startsWith('/label/chunks/view-') || p.startsWith('/label/vendor/'))).toEqual([]);
