@@ -1648,6 +1648,25 @@ describe('the image player', () => {
     await page.close();
   });
 
+  it('a label chosen after drawing is for the next shape: 1, draw, 2, draw leaves the first box a car; a selected box is relabeled', async () => {
+    const { a, page } = await start(geometryTask());
+    await page.keyboard.press('1');
+    await drag(page, [200, 195], [385, 292]);
+    await expect.poll(() => shapeCount(page), poll).toBe(1);
+    await page.keyboard.press('2');
+    await drag(page, [420, 180], [600, 300]);
+    await expect.poll(() => shapeCount(page), poll).toBe(2);
+    expect(await page.locator('.shapes li').allTextContents()).toEqual([expect.stringMatching(/^car:/), expect.stringMatching(/^truck:/)]);
+    // Selected by the person (the list, or a click), a shape takes the label chosen.
+    await page.locator('.shapes li button').first().click();
+    await page.keyboard.press('2');
+    await page.locator('.shapes li button').nth(1).click();
+    await page.keyboard.press('1');
+    const [first, second] = await submitted(page, a);
+    expect([first.label, second.label]).toEqual(['truck', 'car']);
+    await page.close();
+  });
+
   it('undoes and redoes, draws in image pixels after zooming, moves, edits a vertex, and deletes', async () => {
     const { a, page } = await start(geometryTask());
     await page.keyboard.press('B');
