@@ -526,6 +526,30 @@ describe('the labeling app', () => {
     await page.close();
   });
 
+  it('shows a PDF attachment of a categorization page by page with pdf.js, not in a frame Chromium blocks', async () => {
+    const task = categorizationTask();
+    task.params = { ...task.params, attachment_type: 'pdf', attachment: `${origin}/fixtures/letter.pdf` };
+    queue = [assignment(task)];
+    const { page, own } = await open();
+    await logIn(page);
+    const pages = page.getByRole('group', { name: 'The PDF document' }).getByRole('img');
+    await expect.poll(() => pages.count(), poll).toBe(2);
+    expect(await pages.evaluateAll((imgs) => imgs.map((i) => i.getAttribute('alt')))).toEqual([
+      'Page 1 of 2 of the PDF',
+      'Page 2 of 2 of the PDF',
+    ]);
+    // Drawn (a page is 400 × 300 points), from the file the server passed on.
+    await expect.poll(() => pages.evaluateAll((imgs) => imgs.map((i) => (i as HTMLImageElement).naturalWidth)), poll).toEqual([400, 400]);
+    expect(await page.locator('.attachment iframe').count()).toBe(0);
+    // (A file of the app's own origin, as this one, is read as it is; another host's through the media route.)
+    expect(own).toEqual(expect.arrayContaining(['/label/vendor/pdf.min.mjs', '/fixtures/letter.pdf']));
+    await screenshot(page, 'categorization-pdf');
+    await page.keyboard.press('1');
+    await page.keyboard.press('Control+Enter');
+    await waitForCall((c) => c.path.endsWith('/submit') && c.status === 200);
+    await page.close();
+  });
+
   it('releases the task from the keyboard, saving the draft first', async () => {
     const task = assignment(categorizationTask());
     queue = [task];
