@@ -66,9 +66,16 @@ export function createApi() {
         sessionStorage.removeItem(workerKey);
       }
     },
-    /** The next assignment, or the seconds to wait before asking again (204). */
-    async next(): Promise<Assignment | { retryAfter: number }> {
-      const { data, error, response } = await client.POST('/v1/assignments/next', { body: {} });
+    /**
+     * The next assignment, or the seconds to wait before asking again (204). `wait`: the long poll,
+     * the server holds the question up to that many seconds until work comes; `signal` ends it.
+     */
+    async next(wait = 0, signal?: AbortSignal): Promise<Assignment | { retryAfter: number }> {
+      const { data, error, response } = await client.POST('/v1/assignments/next', {
+        params: { query: wait ? { wait } : {} },
+        body: {},
+        ...(signal ? { signal } : {}),
+      });
       if (response.status === 204) return { retryAfter: Math.max(1, Number(response.headers.get('retry-after')) || 10) };
       if (!data) return fail(response, error);
       return data;

@@ -202,6 +202,29 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
   });
   const onPglite = it.skipIf(db !== 'pglite');
 
+  it('waits for work with the long poll: a task made while the app waits is the answer to the question already waiting', async () => {
+    const { page, foreign, problems } = await openApp();
+    await page.getByText(/Nothing to do right now/).waitFor();
+    // The question is held by the server (the app asks with `wait`): the task made now answers it.
+    const answered = page.waitForResponse((r) => r.url().includes('/assignments/next'));
+    const taskId = await liveTask('categorization', 'Which **team** should answer this message?', {
+      attachment_type: 'text',
+      attachment: 'My password reset e-mail never arrives.',
+      categories: ['Billing', 'Technical problem', 'Account access'],
+    });
+    const res = await answered;
+    expect(new URL(res.url()).searchParams.get('wait')).toBe('25');
+    expect(res.status()).toBe(200);
+    expect((await res.json()).task.task_id).toBe(taskId);
+    await expect.poll(() => page.locator('.instruction strong').textContent(), poll).toBe('team');
+    await page.keyboard.press('3');
+    await submit(page);
+    expect(await delivered(taskId, 'CategorizationResponse')).toEqual({ category: 'Account access' });
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('categorization: key 2 chooses the category; the callback carries it with its id', async () => {
     const taskId = await liveTask('categorization', 'Which **team** should answer this message?', {
       attachment_type: 'text',
