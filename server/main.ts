@@ -132,6 +132,7 @@ export async function startServer(
     identity: config.workers,
     work: config.workforce,
     media: { ...config.media, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
+    storage: { ...config.storage, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
     workAvailable,
     transfer,
     ...options,

@@ -225,6 +225,13 @@ const transfer = [
   'POST /v1/exports',
   'GET /v1/exports/{exportId}',
 ];
+// Issue 37: the accounts' buckets.
+const storage = [
+  'POST /v1/storage/connections',
+  'GET /v1/storage/connections',
+  'GET /v1/storage/connections/{connectionId}',
+  'DELETE /v1/storage/connections/{connectionId}',
+];
 // Issue 18: the worker API (/worker/v1).
 const workerApi = [
   'POST /v1/session',
@@ -245,7 +252,7 @@ const workerApi = [
 
 describe('coverage of the API description', () => {
   it.each([
-    ['current', [...expectedEndpoints([...olderTypes, ...newerTypes]), ...workforceManagement, ...quality, ...transfer].sort()],
+    ['current', [...expectedEndpoints([...olderTypes, ...newerTypes]), ...workforceManagement, ...quality, ...transfer, ...storage].sort()],
     ['legacy', expectedEndpoints(olderTypes)],
     ['workforce', [...workerApi].sort()],
   ] as const)('the %s contract has every endpoint, and no other', (api, expected) => {
