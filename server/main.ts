@@ -131,7 +131,7 @@ export async function startServer(
     idempotencyTtlMs: config.idempotencyTtlMs,
     identity: config.workers,
     work: config.workforce,
-    media: { ...config.media, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
+    media: { ...config.media, linkSeconds: config.storage.linkSeconds, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
     storage: { ...config.storage, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
     workAvailable,
     transfer,

@@ -2,7 +2,8 @@
 // tested against the bucket before it is kept (server/storage/s3.ts).
 import { DomainError, notFound } from '../domain/errors.ts';
 import { newTaskId } from '../domain/ids.ts';
-import { defaultStorageSettings, endpointDefaults, schemeOf, testBucket } from '../storage/s3.ts';
+import { bucketScheme } from '../domain/attachments.ts';
+import { defaultStorageSettings, endpointDefaults, testBucket } from '../storage/s3.ts';
 import type { HandlerDeps } from './tasks.ts';
 import type { OperationRequest, Operations } from './typed.ts';
 import { storageConnectionView } from './views/storage.ts';
@@ -23,7 +24,7 @@ export function storageHandlers({ uow, storage = defaultStorageSettings }: Handl
         accessKeyId: body.access_key_id,
         secretAccessKey: body.secret_access_key,
       };
-      const prefix = `${schemeOf(provider)}://${body.bucket}/`;
+      const prefix = `${bucketScheme(provider)}://${body.bucket}/`;
       const existing = await uow.storage.forBucket(caller.account.accountId, caller.mode, provider, body.bucket);
       if (existing)
         throw new DomainError('conflict', `This account already has a connection to ${prefix} (${existing.connectionId}).`, 'conflict');

@@ -8,7 +8,8 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
-import { HeadBucketCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadBucketCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { refusalReason } from '../delivery/net.ts';
 
@@ -37,9 +38,6 @@ export interface StorageSettings extends StorageNetwork {
 
 /** The defaults of server/config.ts (an app made without settings: a test's, the bench's). */
 export const defaultStorageSettings: StorageSettings = { allowPrivateNetworks: [], timeoutMs: 15_000, linkSeconds: 300 };
-
-/** The scheme of a provider's attachment URLs. */
-export const schemeOf = (provider: 's3' | 'gcs') => (provider === 'gcs' ? 'gs' : 's3');
 
 /** The defaults a connection request leaves out. */
 export function endpointDefaults(provider: 's3' | 'gcs', region: string | undefined, endpoint: string | undefined) {
@@ -182,4 +180,31 @@ export async function testBucket(access: BucketAccess, net: StorageNetwork): Pro
   } catch (err) {
     return storageFailure(err, access);
   }
+}
+
+/** Whether an object exists: null when it does, else why it cannot be fetched (for the attachment error). */
+export async function checkObject(
+  access: BucketAccess,
+  key: string,
+  net: StorageNetwork,
+): Promise<{ statusCode: number; reason: string } | null> {
+  if (endpointRefusal(access.endpoint, net.allowPrivateNetworks)) return { statusCode: 0, reason: 'address not allowed' };
+  try {
+    await s3Client(access, net).send(new HeadObjectCommand({ Bucket: access.bucket, Key: key }));
+    return null;
+  } catch (err) {
+    const status = (err as S3ServiceException).$metadata?.httpStatusCode;
+    if (status) return { statusCode: status, reason: status === 404 ? 'no such object' : `HTTP ${status}` };
+    return { statusCode: 0, reason: storageFailure(err, access).message };
+  }
+}
+
+/**
+ * A link to GET one object, valid `seconds` (at least 1) from now by the bucket's clock: anyone
+ * holding it may read that object, and nothing else, until it expires.
+ */
+export function presignedGet(access: BucketAccess, key: string, seconds: number, net: StorageNetwork): Promise<string> {
+  return getSignedUrl(s3Client(access, net), new GetObjectCommand({ Bucket: access.bucket, Key: key }), {
+    expiresIn: Math.max(1, Math.floor(seconds)),
+  });
 }

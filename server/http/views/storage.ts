@@ -1,7 +1,7 @@
 // The wire shape of a storage connection (tag "Storage"): never its secret key.
 import type { components } from '../../../generated/current.ts';
 import type { StorageConnection } from '../../domain/ports.ts';
-import { schemeOf } from '../../storage/s3.ts';
+import { bucketScheme } from '../../domain/attachments.ts';
 
 type Schemas = components['schemas'];
 
@@ -10,7 +10,7 @@ export function storageConnectionView(c: StorageConnection): Schemas['StorageCon
     connection_id: c.connectionId,
     provider: c.provider,
     bucket: c.bucket,
-    url_prefix: `${schemeOf(c.provider)}://${c.bucket}/`,
+    url_prefix: `${bucketScheme(c.provider)}://${c.bucket}/`,
     endpoint: c.endpoint,
     region: c.region,
     path_style: c.pathStyle,
