@@ -10767,7 +10767,10 @@ export interface components {
          *     request body (which must then be empty). The import answers at once in state `fetching`; the fetch
          *     follows no redirect, reaches only public addresses (as callbacks do: `ALLOW_PRIVATE_NETWORKS`
          *     lists exceptions), and is refused past the size limit. A fetch that fails (not 200, too large,
-         *     unreachable) ends the import in state `failed`, saying why.
+         *     unreachable) ends the import in state `failed`, saying why. It may also be an object of one of
+         *     the account's buckets (`s3://<bucket>/<key>`, `gs://<bucket>/<key>`: a manifest of tasks, whose
+         *     lines may name the bucket's objects as attachments), read with the account's storage connection
+         *     to that bucket in the key's mode (none → 400 naming the bucket).
          * @example https://example.com/datasets/tickets.jsonl
          */
         ImportSourceUrl: string;
@@ -15189,7 +15192,10 @@ export interface operations {
                  *     request body (which must then be empty). The import answers at once in state `fetching`; the fetch
                  *     follows no redirect, reaches only public addresses (as callbacks do: `ALLOW_PRIVATE_NETWORKS`
                  *     lists exceptions), and is refused past the size limit. A fetch that fails (not 200, too large,
-                 *     unreachable) ends the import in state `failed`, saying why.
+                 *     unreachable) ends the import in state `failed`, saying why. It may also be an object of one of
+                 *     the account's buckets (`s3://<bucket>/<key>`, `gs://<bucket>/<key>`: a manifest of tasks, whose
+                 *     lines may name the bucket's objects as attachments), read with the account's storage connection
+                 *     to that bucket in the key's mode (none → 400 naming the bucket).
                  * @example https://example.com/datasets/tickets.jsonl
                  */
                 source_url?: components["parameters"]["ImportSourceUrl"];
