@@ -1814,6 +1814,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/storage/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List storage connections
+         * @description Every storage connection of the account in the key's mode, oldest first. No secret key is shown.
+         */
+        get: operations["listStorageConnections"];
+        put?: never;
+        /**
+         * Connect a bucket
+         * @description Connects one of your buckets to this account, in the key's mode (a test key's connections
+         *     serve test tasks only, a live key's live tasks only). The server first tests the connection
+         *     (`HeadBucket` with the keys given, through the same guard as callbacks: public addresses only
+         *     unless `ALLOW_PRIVATE_NETWORKS`); when the test fails the answer is 400 with a `code` naming
+         *     what failed, and nothing is kept:
+         *
+         *     - `storage_bucket_not_found`: the service knows no such bucket;
+         *     - `storage_access_denied`: the keys are unknown, wrong, or not allowed to list the bucket;
+         *     - `storage_wrong_region`: the bucket lives in another region (the message names it);
+         *     - `storage_unreachable`: the endpoint did not answer (no such host, refused, timed out, or
+         *       not a public address).
+         *
+         *     Once connected, task attachments may name the bucket's objects (`s3://<bucket>/<key>`,
+         *     `gs://<bucket>/<key>`). The secret key is sealed at rest and never returned.
+         */
+        post: operations["createStorageConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/storage/connections/{connectionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `connection_id` of a storage connection of this account and mode (`stc_` and 24 lowercase
+                 *     hexadecimal characters). Any other string, or a connection of another account or of the other
+                 *     mode, → 404.
+                 * @example stc_65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                connectionId: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a storage connection
+         * @description One storage connection of the account in the key's mode; no secret key is shown.
+         */
+        get: operations["getStorageConnection"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a storage connection
+         * @description Forgets the connection and its keys. Tasks already made keep their `s3://` or `gs://`
+         *     attachments, but their files can no longer be fetched: the media route answers 502
+         *     `media_unavailable` for them, and new tasks naming the bucket are refused (400). The
+         *     answer is the connection as it was.
+         */
+        delete: operations["deleteStorageConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workforce/workers": {
         parameters: {
             query?: never;
@@ -3187,11 +3259,17 @@ export interface components {
         /**
          * AttachmentUrl
          * Format: uri
-         * @description A direct link to the file (not a preview page), fetched by the service; only `http` and `https`
-         *     are accepted (any other scheme → 400). Preview links of well-known storage providers are stored
+         * @description A direct link to the file (not a preview page), fetched by the service: `http` or `https`, or an
+         *     object of one of the account's buckets, `s3://<bucket>/<key>` or `gs://<bucket>/<key>`, accepted
+         *     only when the account has a storage connection to that bucket in the key's mode
+         *     (`POST /v1/storage/connections`; otherwise 400 naming the bucket). Any other scheme → 400. A
+         *     bucket's object is read with the connection's keys; workers get neither the keys nor a link that
+         *     outlives their assignment (docs/storage.md). An `https` link you signed yourself is used as it
+         *     is and never signed again: it must still work when a worker opens the task. Preview links of well-known storage providers are stored
          *     rewritten to direct links: Dropbox (`?dl=0` → `?dl=1`), Google Drive (`/file/d/<id>/view` →
          *     `/uc?export=download&id=<id>`) and GitHub (`/blob/` pages → `raw.githubusercontent.com`). In live
-         *     mode the service fetches every attachment after creation (public addresses only). If the fetch does not answer HTTP 200, the task moves to `error` (older generation:
+         *     mode the service fetches every attachment after creation (public addresses only; a bucket's
+         *     object is asked for with `HeadObject`). If the fetch does not answer HTTP 200 (the object does not exist), the task moves to `error` (older generation:
          *     `completed` with `response.error`) and the callback address receives the attachment error body.
          *     In test mode nothing is fetched; a host ending in `.invalid` simulates a failed fetch (404).
          * @example https://example.com/images/street-1041.jpg
@@ -9235,6 +9313,141 @@ export interface components {
             held?: string;
         };
         /**
+         * StorageProvider
+         * @description Which kind of bucket, and so the scheme of the attachment URLs it serves: `s3` for `s3://<bucket>/<key>`
+         *     (Amazon S3, or any S3-compatible service by its endpoint: MinIO, Ceph, Cloudflare R2, ...), `gcs`
+         *     for `gs://<bucket>/<key>` (Google Cloud Storage, reached through its S3-compatible XML API with
+         *     HMAC keys: "interoperability" in the bucket's settings).
+         * @example s3
+         * @enum {string}
+         */
+        StorageProvider: "s3" | "gcs";
+        /**
+         * StorageMedia
+         * @description How a worker's browser gets a file of this bucket (an `s3://` or `gs://` attachment). Either way
+         *     the worker holds no credential of the bucket and nothing that outlives the lease:
+         *
+         *     - `proxy` (the default): the server fetches the object and streams it on through the worker
+         *       API's media route (`GET /worker/v1/assignments/{id}/media`), which checks the assignment's
+         *       lease on every request. The bucket needs no CORS and no public access; the server carries the
+         *       traffic.
+         *     - `presigned`: the media route answers `307` with a link signed for that one object, valid at
+         *       most `STORAGE_LINK_SECONDS` (300 s by default) and never past the lease's end; the browser
+         *       loads the object from the bucket. The bucket's CORS must allow the labeling app's origin
+         *       (docs/storage.md). The route is asked again (and signs again) while the lease is held.
+         * @default proxy
+         * @example proxy
+         * @enum {string}
+         */
+        StorageMedia: "proxy" | "presigned";
+        /**
+         * StorageConnection
+         * @description A storage connection of the account, in the key's mode. The secret key is never shown.
+         */
+        StorageConnection: {
+            /**
+             * @description The connection's id.
+             * @example stc_65f1c0a2b3c4d5e6f7a8b9c0
+             */
+            connection_id: string;
+            provider: components["schemas"]["StorageProvider"];
+            /**
+             * @description The bucket's name.
+             * @example acme-street-images
+             */
+            bucket: string;
+            /**
+             * @description How attachments in this bucket are written (`s3://<bucket>/` or `gs://<bucket>/`, then the object's key).
+             * @example s3://acme-street-images/
+             */
+            url_prefix: string;
+            /**
+             * Format: uri
+             * @description The endpoint used (the default filled in).
+             * @example https://s3.eu-west-1.amazonaws.com
+             */
+            endpoint: string;
+            /**
+             * @description The region requests are signed for.
+             * @example eu-west-1
+             */
+            region: string;
+            /** @description Whether the bucket is addressed in the path. */
+            path_style: boolean;
+            /**
+             * @description The access key id.
+             * @example AKIAIOSFODNN7EXAMPLE
+             */
+            access_key_id: string;
+            media: components["schemas"]["StorageMedia"];
+            /**
+             * Format: date-time
+             * @description When the connection was made.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+        };
+        /**
+         * StorageConnectionList
+         * @description Every storage connection of the account in the key's mode, oldest first.
+         */
+        StorageConnectionList: {
+            /** @description The connections (one per bucket at most). */
+            connections: components["schemas"]["StorageConnection"][];
+        };
+        /**
+         * StorageConnectionRequest
+         * @description A connection to one bucket. The server tests it before keeping it (the bucket is asked for
+         *     with these keys: `HeadBucket`, which needs `s3:ListBucket` or its equivalent); a test that fails
+         *     is answered 400 with what failed, and nothing is kept.
+         */
+        StorageConnectionRequest: {
+            /** @default s3 */
+            provider?: components["schemas"]["StorageProvider"];
+            /**
+             * @description The bucket's name (3 to 63 lowercase letters, digits, dots, hyphens and underscores, starting
+             *     and ending with a letter or digit): the `<bucket>` of `s3://<bucket>/<key>` or
+             *     `gs://<bucket>/<key>`. One connection per provider and bucket, account and mode.
+             * @example acme-street-images
+             */
+            bucket: string;
+            /**
+             * Format: uri
+             * @description The S3 endpoint, origin only (`https://host[:port]`). Default: Amazon S3's endpoint of the
+             *     region (`https://s3.<region>.amazonaws.com`) for `s3`, `https://storage.googleapis.com` for
+             *     `gcs`. Like callback addresses, it must be a public address unless the server allows
+             *     private networks (`ALLOW_PRIVATE_NETWORKS`).
+             * @example https://minio.example.com:9000
+             */
+            endpoint?: string;
+            /**
+             * @description The bucket's region, used to sign requests. Default `us-east-1` for `s3`, `auto` for `gcs`.
+             *     A bucket in another region is refused when the service says so (400 `storage_wrong_region`,
+             *     naming the bucket's region).
+             * @example eu-west-1
+             */
+            region?: string;
+            /**
+             * @description Address the bucket in the path (`https://host/<bucket>/<key>`) rather than in the host name
+             *     (`https://<bucket>.host/<key>`). Default: true when `endpoint` is given (most S3-compatible
+             *     services want it), false for Amazon S3 and Google Cloud Storage.
+             */
+            path_style?: boolean;
+            /**
+             * @description The access key id (for `gcs`, an HMAC key's access id). Shown in answers; it is not secret.
+             * @example AKIAIOSFODNN7EXAMPLE
+             */
+            access_key_id: string;
+            /**
+             * @description The secret key (for `gcs`, the HMAC key's secret). Stored sealed (AES-256-GCM under the
+             *     server's secrets key, as the accounts' callback secrets are) and never returned, logged or
+             *     sent anywhere but in the signatures of requests to the bucket.
+             * @example wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
+             */
+            secret_access_key: string;
+            media?: components["schemas"]["StorageMedia"];
+        };
+        /**
          * WorkerStatus
          * @description `active`: may log in and take work. `paused`: may log in and read their history, but gets no
          *     new work (`POST /worker/v1/assignments/next` → 403 `worker_paused`); pausing ends the
@@ -10489,6 +10702,13 @@ export interface components {
          */
         BatchName: string;
         /**
+         * @description The `connection_id` of a storage connection of this account and mode (`stc_` and 24 lowercase
+         *     hexadecimal characters). Any other string, or a connection of another account or of the other
+         *     mode, → 404.
+         * @example stc_65f1c0a2b3c4d5e6f7a8b9c0
+         */
+        ConnectionId: string;
+        /**
          * @description Only workers with this status.
          * @example active
          */
@@ -10549,7 +10769,10 @@ export interface components {
          *     request body (which must then be empty). The import answers at once in state `fetching`; the fetch
          *     follows no redirect, reaches only public addresses (as callbacks do: `ALLOW_PRIVATE_NETWORKS`
          *     lists exceptions), and is refused past the size limit. A fetch that fails (not 200, too large,
-         *     unreachable) ends the import in state `failed`, saying why.
+         *     unreachable) ends the import in state `failed`, saying why. It may also be an object of one of
+         *     the account's buckets (`s3://<bucket>/<key>`, `gs://<bucket>/<key>`: a manifest of tasks, whose
+         *     lines may name the bucket's objects as attachments), read with the account's storage connection
+         *     to that bucket in the key's mode (none → 400 naming the bucket).
          * @example https://example.com/datasets/tickets.jsonl
          */
         ImportSourceUrl: string;
@@ -13161,6 +13384,143 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    listStorageConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connections. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageConnectionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createStorageConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The bucket and the keys to reach it. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StorageConnectionRequest"];
+            };
+        };
+        responses: {
+            /** @description The connection, tested and kept. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageConnection"];
+                };
+            };
+            /** @description The body is invalid (the message names the field), or the test of the connection failed (`code` says what failed). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The account already has a connection to this bucket in this mode (delete it first to change it). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getStorageConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `connection_id` of a storage connection of this account and mode (`stc_` and 24 lowercase
+                 *     hexadecimal characters). Any other string, or a connection of another account or of the other
+                 *     mode, → 404.
+                 * @example stc_65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                connectionId: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageConnection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteStorageConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `connection_id` of a storage connection of this account and mode (`stc_` and 24 lowercase
+                 *     hexadecimal characters). Any other string, or a connection of another account or of the other
+                 *     mode, → 404.
+                 * @example stc_65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                connectionId: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection, now deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageConnection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     listWorkers: {
         parameters: {
             query?: {
@@ -14834,7 +15194,10 @@ export interface operations {
                  *     request body (which must then be empty). The import answers at once in state `fetching`; the fetch
                  *     follows no redirect, reaches only public addresses (as callbacks do: `ALLOW_PRIVATE_NETWORKS`
                  *     lists exceptions), and is refused past the size limit. A fetch that fails (not 200, too large,
-                 *     unreachable) ends the import in state `failed`, saying why.
+                 *     unreachable) ends the import in state `failed`, saying why. It may also be an object of one of
+                 *     the account's buckets (`s3://<bucket>/<key>`, `gs://<bucket>/<key>`: a manifest of tasks, whose
+                 *     lines may name the bucket's objects as attachments), read with the account's storage connection
+                 *     to that bucket in the key's mode (none → 400 naming the bucket).
                  * @example https://example.com/datasets/tickets.jsonl
                  */
                 source_url?: components["parameters"]["ImportSourceUrl"];

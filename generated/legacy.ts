@@ -2410,11 +2410,17 @@ export interface components {
         /**
          * AttachmentUrl
          * Format: uri
-         * @description A direct link to the file (not a preview page), fetched by the service; only `http` and `https`
-         *     are accepted (any other scheme → 400). Preview links of well-known storage providers are stored
+         * @description A direct link to the file (not a preview page), fetched by the service: `http` or `https`, or an
+         *     object of one of the account's buckets, `s3://<bucket>/<key>` or `gs://<bucket>/<key>`, accepted
+         *     only when the account has a storage connection to that bucket in the key's mode
+         *     (`POST /v1/storage/connections`; otherwise 400 naming the bucket). Any other scheme → 400. A
+         *     bucket's object is read with the connection's keys; workers get neither the keys nor a link that
+         *     outlives their assignment (docs/storage.md). An `https` link you signed yourself is used as it
+         *     is and never signed again: it must still work when a worker opens the task. Preview links of well-known storage providers are stored
          *     rewritten to direct links: Dropbox (`?dl=0` → `?dl=1`), Google Drive (`/file/d/<id>/view` →
          *     `/uc?export=download&id=<id>`) and GitHub (`/blob/` pages → `raw.githubusercontent.com`). In live
-         *     mode the service fetches every attachment after creation (public addresses only). If the fetch does not answer HTTP 200, the task moves to `error` (older generation:
+         *     mode the service fetches every attachment after creation (public addresses only; a bucket's
+         *     object is asked for with `HeadObject`). If the fetch does not answer HTTP 200 (the object does not exist), the task moves to `error` (older generation:
          *     `completed` with `response.error`) and the callback address receives the attachment error body.
          *     In test mode nothing is fetched; a host ending in `.invalid` simulates a failed fetch (404).
          * @example https://example.com/images/street-1041.jpg

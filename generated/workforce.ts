@@ -438,8 +438,8 @@ export interface paths {
          *       canceled) → 409 with the code of the other operations. Failures count towards the
          *       per-address limit of failed authentications.
          *     - **What**: only a URL that appears in the assignment's task as the worker sees it: an
-         *       `http(s)` string anywhere in its `params`, or the `src` of an image in its `instruction`
-         *       or in a Markdown attachment (after Markdown is rendered). Compared as parsed URLs (the
+         *       `http(s)` string anywhere in its `params`, an `s3://` or `gs://` attachment, or the `src`
+         *       of an image in its `instruction` or in a Markdown attachment (after Markdown is rendered). Compared as parsed URLs (the
          *       WHATWG form, so `HTTP://Example.com` is `http://example.com/`). Any other URL → 404.
          *     - **How**: through the same guard as callbacks and attachment checks: public addresses only
          *       (unless `ALLOW_PRIVATE_NETWORKS`), the host resolved once and the socket opened to the
@@ -452,6 +452,13 @@ export interface paths {
          *       `application/json` and `application/octet-stream` (also when the host names no type) are
          *       passed on; anything else, an error status, an unreachable or non-public host → 502
          *       `media_unavailable`, naming what happened.
+         *     - **Bucket objects** (`s3://`, `gs://`): read with the account's storage connection to that
+         *       bucket, which the worker never sees. With the connection's `media: proxy` (the default) the
+         *       object is streamed as above (the server signs its own request). With `media: presigned`
+         *       the answer is `307` to a link signed for that one object, valid at most
+         *       `STORAGE_LINK_SECONDS` (300 s) and never past the end of the lease; the app asks again for a
+         *       new one while it holds the lease, and after the lease every request is refused (409). A
+         *       bucket with no connection any more → 502 `media_unavailable`.
          *     - **Answer headers**: the host's `Content-Type`, `Content-Length`, `Content-Range` and
          *       `Accept-Ranges`, then `Cache-Control: private, max-age=3600` (the worker's own browser may
          *       keep what it was shown, e.g. for the training feedback after a submit),
@@ -802,11 +809,17 @@ export interface components {
         /**
          * AttachmentUrl
          * Format: uri
-         * @description A direct link to the file (not a preview page), fetched by the service; only `http` and `https`
-         *     are accepted (any other scheme → 400). Preview links of well-known storage providers are stored
+         * @description A direct link to the file (not a preview page), fetched by the service: `http` or `https`, or an
+         *     object of one of the account's buckets, `s3://<bucket>/<key>` or `gs://<bucket>/<key>`, accepted
+         *     only when the account has a storage connection to that bucket in the key's mode
+         *     (`POST /v1/storage/connections`; otherwise 400 naming the bucket). Any other scheme → 400. A
+         *     bucket's object is read with the connection's keys; workers get neither the keys nor a link that
+         *     outlives their assignment (docs/storage.md). An `https` link you signed yourself is used as it
+         *     is and never signed again: it must still work when a worker opens the task. Preview links of well-known storage providers are stored
          *     rewritten to direct links: Dropbox (`?dl=0` → `?dl=1`), Google Drive (`/file/d/<id>/view` →
          *     `/uc?export=download&id=<id>`) and GitHub (`/blob/` pages → `raw.githubusercontent.com`). In live
-         *     mode the service fetches every attachment after creation (public addresses only). If the fetch does not answer HTTP 200, the task moves to `error` (older generation:
+         *     mode the service fetches every attachment after creation (public addresses only; a bucket's
+         *     object is asked for with `HeadObject`). If the fetch does not answer HTTP 200 (the object does not exist), the task moves to `error` (older generation:
          *     `completed` with `response.error`) and the callback address receives the attachment error body.
          *     In test mode nothing is fetched; a host ending in `.invalid` simulates a failed fetch (404).
          * @example https://example.com/images/street-1041.jpg
@@ -6005,8 +6018,8 @@ export interface components {
          */
         WorkerIdempotencyKey: string;
         /**
-         * @description The file's URL exactly as the task names it (an `http(s)` URL, at most 2048 characters, as
-         *     attachment URLs are): one of the task's attachments, or an image of its instruction or of a
+         * @description The file's URL exactly as the task names it (an `http(s)` URL, or an `s3://` or `gs://` object, at
+         *     most 2048 characters, as attachment URLs are): one of the task's attachments, or an image of its instruction or of a
          *     Markdown attachment. URL-encoded in the query.
          * @example https://example.com/images/vehicle-1040.jpg
          */
@@ -6595,8 +6608,8 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The file's URL exactly as the task names it (an `http(s)` URL, at most 2048 characters, as
-                 *     attachment URLs are): one of the task's attachments, or an image of its instruction or of a
+                 * @description The file's URL exactly as the task names it (an `http(s)` URL, or an `s3://` or `gs://` object, at
+                 *     most 2048 characters, as attachment URLs are): one of the task's attachments, or an image of its instruction or of a
                  *     Markdown attachment. URL-encoded in the query.
                  * @example https://example.com/images/vehicle-1040.jpg
                  */
@@ -6625,6 +6638,22 @@ export interface operations {
         responses: {
             200: components["responses"]["MediaFile"];
             206: components["responses"]["MediaPart"];
+            /**
+             * @description The object of a bucket connected with `media: presigned`: `Location` is a link signed for
+             *     that object alone, valid for the seconds its `X-Amz-Expires` says (at most
+             *     `STORAGE_LINK_SECONDS`, and never past the end of the lease).
+             */
+            307: {
+                headers: {
+                    /**
+                     * @description The signed link to the object.
+                     * @example https://acme-street-images.s3.eu-west-1.amazonaws.com/frames/0001.jpg?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=300&X-Amz-Signature=...
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["WorkerBadRequest"];
             /**
              * @description `lease_token` is missing, or it is not the lease of this assignment (another worker's

@@ -23,6 +23,7 @@ import { currentHandlers, legacyHandlers } from './http/handlers.ts';
 import { idempotency, idempotentCreation, saveErrorAnswer } from './http/idempotency.ts';
 import { refusePrivateTargets } from './http/targets.ts';
 import { trainingCreations } from './http/training.ts';
+import type { StorageSettings } from './storage/s3.ts';
 import type { TransferDeps } from './transfer/settings.ts';
 import { dispatch, type HandlerTable, type Operations } from './http/typed.ts';
 import { contractValidator } from './http/validator.ts';
@@ -66,6 +67,8 @@ export interface AppDeps {
   handlers?: typeof handlerTable;
   /** Imports and exports (config.transfer, and the key that signs download links); defaults when absent. */
   transfer?: TransferDeps;
+  /** Customers' buckets (config.storage, and the networks an endpoint may be in); defaults when absent. */
+  storage?: StorageSettings;
 }
 
 /** The operations of tag Workforce that hash a password: creating a worker, resetting a password. */
@@ -81,15 +84,16 @@ export function handlerTable(
   identity = defaultIdentitySettings,
   work = defaultWorkSettings,
   transfer?: TransferDeps,
+  storage?: StorageSettings,
 ): HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> {
   return contract.generation === 'legacy'
     ? legacyHandlers({ uow, contract, work })
-    : currentHandlers({ uow, contract, identity, work, ...(transfer ? { transfer } : {}) });
+    : currentHandlers({ uow, contract, identity, work, ...(transfer ? { transfer } : {}), ...(storage ? { storage } : {}) });
 }
 
 export function createApp(generation: Generation, deps: AppDeps) {
   const contract = loadContract(generation);
-  const handlers = (deps.handlers ?? handlerTable)(contract, deps.uow, deps.identity, deps.work, deps.transfer);
+  const handlers = (deps.handlers ?? handlerTable)(contract, deps.uow, deps.identity, deps.work, deps.transfer, deps.storage);
   const app = express();
   app.disable('x-powered-by');
   // No ETag: the contract has no conditional requests, and hashing every body costs each answer.

@@ -81,6 +81,12 @@ export interface Config {
    * ALLOW_PRIVATE_NETWORKS, as delivery does.
    */
   media: { timeoutMs: number; maxBytes: number };
+  /**
+   * Customers' buckets (issue 37): each request to a storage service connects and answers within
+   * STORAGE_TIMEOUT_MS (default 15000); a link signed for a worker's browser lives at most
+   * STORAGE_LINK_SECONDS (default 300), and never past the assignment's lease.
+   */
+  storage: { timeoutMs: number; linkSeconds: number };
   /** Origins allowed to call from a browser (CORS_ORIGINS, comma-separated, `*` for any; none by default). */
   corsOrigins: string[];
   /** Prometheus metrics at /metrics (METRICS=true; off by default). */
@@ -200,6 +206,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     media: {
       timeoutMs: Math.max(1, int('MEDIA_TIMEOUT_MS', 15_000, env)),
       maxBytes: int('MEDIA_MAX_BYTES', 2 ** 31, env),
+    },
+    storage: {
+      timeoutMs: Math.max(1, int('STORAGE_TIMEOUT_MS', 15_000, env)),
+      linkSeconds: Math.max(1, int('STORAGE_LINK_SECONDS', 300, env)),
     },
     corsOrigins: (env.CORS_ORIGINS ?? '')
       .split(',')

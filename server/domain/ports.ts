@@ -324,6 +324,8 @@ export interface Repositories {
   counts: CountsRepository;
   /** Imports and exports: their jobs, files and progress. */
   transfer: TransferRepository;
+  /** The accounts' storage connections (their buckets), secrets sealed at rest. */
+  storage: StorageRepository;
 }
 
 /** A counter of task_counts (summed over its shards) that differs from the tasks it stands for. */
@@ -513,4 +515,42 @@ export interface TransferRepository {
   exportChunks(exportId: string, fromSeq: number, limit: number): Promise<{ seq: number; data: Buffer }[]>;
   /** Deletes the files of completed exports kept past `now`: they become `expired`. */
   expireExports(now: Date): Promise<number>;
+}
+
+// ---- Storage (issue 37): the accounts' buckets. ----
+
+/** A connection to one bucket of an account, in one mode, as shown (no secret). */
+export interface StorageConnection {
+  connectionId: string;
+  accountId: string;
+  mode: Mode;
+  provider: 's3' | 'gcs';
+  bucket: string;
+  endpoint: string;
+  region: string;
+  pathStyle: boolean;
+  accessKeyId: string;
+  media: 'proxy' | 'presigned';
+  createdAt: Date;
+}
+
+export interface StorageRepository {
+  /** Stores it, the secret sealed; false when the account already has a connection to that bucket in that mode. */
+  insert(connection: StorageConnection, secretAccessKey: string): Promise<boolean>;
+  list(accountId: string, mode: Mode): Promise<StorageConnection[]>;
+  get(accountId: string, mode: Mode, connectionId: string): Promise<StorageConnection | null>;
+  /** The connection to a bucket, with its secret opened (only what signs requests asks for it). */
+  forBucket(
+    accountId: string,
+    mode: Mode,
+    provider: 's3' | 'gcs',
+    bucket: string,
+  ): Promise<(StorageConnection & { secretAccessKey: string }) | null>;
+  /** Of the buckets given (provider and name), those the account has no connection to in that mode. */
+  unconnected(
+    accountId: string,
+    mode: Mode,
+    buckets: { provider: 's3' | 'gcs'; bucket: string }[],
+  ): Promise<{ provider: 's3' | 'gcs'; bucket: string }[]>;
+  delete(accountId: string, mode: Mode, connectionId: string): Promise<StorageConnection | null>;
 }

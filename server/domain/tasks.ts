@@ -10,7 +10,7 @@ import { UniqueIdTaken } from './ports.ts';
 import { batchToJoin, taskSettled } from './batches.ts';
 import { mergeProjectParams } from './projects.ts';
 import { acceptTaskParams } from './param-rules.ts';
-import { attachmentUrls, failedTestAttachments, withDirectLinks } from './attachments.ts';
+import { attachmentUrls, bucketObject, bucketScheme, failedTestAttachments, withDirectLinks } from './attachments.ts';
 import { queueTaskCallback, resendLatestCallback, taskCallback } from './outbox.ts';
 import { IdempotencyKeyBusy, savedAnswer, type IdempotencyInput } from './idempotency.ts';
 import { syntheticResponse, type TaskType } from './synthetic.ts';
@@ -127,6 +127,7 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
   }
   acceptTaskParams(input.type, params);
   const stored = withDirectLinks(params);
+  await refuseUnconnectedBuckets(repos, caller, stored);
   return {
     taskId: newTaskId(now),
     accountId: caller.account.accountId,
@@ -157,6 +158,22 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
     // Live mode fetches the attachments (test mode only simulates that).
     attachmentCheckAt: caller.mode === 'live' && attachmentUrls(stored).length > 0 ? now : null,
   };
+}
+
+/** A bucket attachment (s3://, gs://) is accepted only when the account has a connection to its bucket in this mode. */
+async function refuseUnconnectedBuckets(repos: Repositories, caller: Caller, params: Json) {
+  const objects = attachmentUrls(params).flatMap((url) => {
+    const object = bucketObject(url);
+    return object ? [{ url, ...object }] : [];
+  });
+  if (objects.length === 0) return;
+  const [missing] = await repos.storage.unconnected(caller.account.accountId, caller.mode, objects);
+  if (!missing) return;
+  const url = objects.find((o) => o.provider === missing.provider && o.bucket === missing.bucket)!.url;
+  throw invalid(
+    `attachment ${url} is in bucket "${missing.bucket}", and this account has no storage connection to ` +
+      `${bucketScheme(missing.provider)}://${missing.bucket}/ in ${caller.mode} mode (POST /v1/storage/connections).`,
+  );
 }
 
 async function assertUniqueIdFree(repos: Repositories, caller: Caller, uniqueId: string, taskId: string | null) {

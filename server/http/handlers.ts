@@ -5,6 +5,7 @@ import { projectHandlers } from './projects.ts';
 import { qualityHandlers } from './quality.ts';
 import { taskHandlers, type HandlerDeps } from './tasks.ts';
 import { trainingHandlers } from './training.ts';
+import { storageHandlers } from './storage.ts';
 import { transferHandlers } from './transfer.ts';
 import type { HandlerTable, Operations } from './typed.ts';
 import { workforceManagementHandlers } from './workforce/handlers.ts';
@@ -33,6 +34,7 @@ export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['cur
     ...workforceManagementHandlers(deps),
     ...qualityHandlers(deps),
     ...transferHandlers(deps),
+    ...storageHandlers(deps),
   };
 }
 

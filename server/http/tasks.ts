@@ -6,6 +6,7 @@ import type { Generation, Json, Task } from '../domain/model.ts';
 import type { TaskFilters, UnitOfWork } from '../domain/ports.ts';
 import type { WorkSettings } from '../domain/workforce/work.ts';
 import type { IdentitySettings } from '../domain/workforce/identity.ts';
+import type { StorageSettings } from '../storage/s3.ts';
 import type { TransferDeps } from '../transfer/settings.ts';
 import {
   addTaskTags,
@@ -37,6 +38,8 @@ export interface HandlerDeps {
   work?: WorkSettings;
   /** Imports and exports (config.transfer); none: the server answers them 503... see http/transfer.ts. */
   transfer?: TransferDeps;
+  /** Customers' buckets (config.storage); defaults when absent. */
+  storage?: StorageSettings;
 }
 
 /** The request of an operation whose types are the same in both generations. */

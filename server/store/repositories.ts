@@ -20,6 +20,7 @@ import type { SecretBox } from './secrets.ts';
 import { isUniqueViolation } from './errors.ts';
 import { executeIn, recordsetCodec, rowCodec, statement } from './rows.ts';
 import { taskPriority, taskWorkInsert, tasksWorkInsert, workRepository } from './work.ts';
+import { storageRepository } from './storage.ts';
 import { transferRepository } from './transfer.ts';
 import { workerRepository } from './workers.ts';
 import { qualityRepository } from './quality.ts';
@@ -274,6 +275,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
     qualification: qualificationRepository(db, execute),
     counts: countsRepository(execute),
     transfer: transferRepository(db, execute),
+    storage: storageRepository(db, secrets),
     tasks: {
       async create(task, extras) {
         try {

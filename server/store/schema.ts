@@ -821,3 +821,32 @@ export const exportChunks = pgTable(
   },
   (t) => [primaryKey({ columns: [t.exportId, t.seq] })],
 );
+
+/**
+ * An account's connection to one of its buckets, per mode (issue 37): `s3://<bucket>` (an
+ * S3-compatible endpoint) or `gs://<bucket>` (Google Cloud Storage through its S3 interoperability).
+ * The secret access key is stored sealed (store/secrets.ts) and never returned.
+ */
+export const storageConnections = pgTable(
+  'storage_connections',
+  {
+    connectionId: text('connection_id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
+    mode: text('mode').$type<'test' | 'live'>().notNull(),
+    /** s3 or gcs: the scheme of its attachments' URLs (s3:// or gs://). */
+    provider: text('provider').$type<'s3' | 'gcs'>().notNull(),
+    bucket: text('bucket').notNull(),
+    endpoint: text('endpoint').notNull(),
+    region: text('region').notNull(),
+    pathStyle: boolean('path_style').notNull(),
+    accessKeyId: text('access_key_id').notNull(),
+    /** Sealed (sealed:v1:...). */
+    secretAccessKey: text('secret_access_key').notNull(),
+    /** proxy (files pass through the server's media route) or presigned (the route hands out a short-lived link). */
+    media: text('media').$type<'proxy' | 'presigned'>().notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('storage_connections_bucket').on(t.accountId, t.mode, t.provider, t.bucket)],
+);

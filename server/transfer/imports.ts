@@ -20,7 +20,9 @@ import type { ImportProgress, ImportRecord, ImportSettings, RefusedLine, UnitOfW
 import { UniqueIdTaken } from '../domain/ports.ts';
 import { projectByName } from '../domain/projects.ts';
 import { createTasksInBulk, type BulkCreation } from '../domain/tasks.ts';
+import { bucketObject, bucketScheme } from '../domain/attachments.ts';
 import { safeRequest } from '../delivery/net.ts';
+import { presignedGet } from '../storage/s3.ts';
 import { checkJsonDepth } from '../http/body-limits.ts';
 import { loadContract } from '../http/contract.ts';
 import { HttpError, toErrorAnswer } from '../http/errors.ts';
@@ -59,6 +61,23 @@ const commonColumns = new Set([
   'project_param_version',
 ]);
 
+/** How long the link signed for a manifest in the customer's bucket lives: the whole fetch. */
+const manifestLinkSeconds = 3600;
+
+/**
+ * Where the file of `source_url` is fetched from: the URL itself, or, for an object of the
+ * account's bucket (a manifest), a link signed with the connection's keys for that object alone.
+ * Null when the account has no connection to that bucket any more.
+ */
+async function sourceLink(uow: UnitOfWork, job: ImportRecord, config: TransferConfig): Promise<string | null> {
+  const url = job.settings.sourceUrl!;
+  const object = bucketObject(url);
+  if (!object) return url;
+  const access = await uow.storage.forBucket(job.accountId, job.mode, object.provider, object.bucket);
+  if (!access) return null;
+  return presignedGet(access, object.key, manifestLinkSeconds, { allowPrivateNetworks: config.allowPrivateNetworks, timeoutMs: 15_000 });
+}
+
 /**
  * POST /v1/imports: checks what applies to the whole file (its type, project, batch), then keeps
  * the streamed body in pieces and answers the import, queued; or, with a source URL, answers it at
@@ -75,6 +94,12 @@ export async function receiveImport(
   const hasBody = upload !== undefined && upload.contentLength !== 0;
   if (settings.sourceUrl !== undefined && hasBody) throw invalid('Send the file as the request body or give source_url, not both.');
   if (settings.sourceUrl === undefined && !hasBody) throw invalid('Send the file as the request body, or give source_url.');
+  const manifest = settings.sourceUrl === undefined ? null : bucketObject(settings.sourceUrl);
+  if (manifest && !(await uow.storage.forBucket(caller.account.accountId, caller.mode, manifest.provider, manifest.bucket)))
+    throw invalid(
+      `source_url ${settings.sourceUrl} is in bucket "${manifest.bucket}", and this account has no storage connection to ` +
+        `${bucketScheme(manifest.provider)}://${manifest.bucket}/ in ${caller.mode} mode (POST /v1/storage/connections).`,
+    );
   if (settings.type !== undefined)
     assertTypeEnabled(caller, loadContract('current').creations.get(`/v1/task/${settings.type}`)?.type ?? settings.type);
   if (settings.batch !== undefined) await getBatch(uow, caller, settings.batch);
@@ -275,7 +300,8 @@ export function importWorker(uow: UnitOfWork, config: TransferConfig, logger: Lo
     };
     // A fetch begun by a process that died starts again: what it kept is dropped first.
     await uow.transfer.saveImportProgress(job.importId, token, progressOf({ ...job, bytesTotal: 0 }), ALL_PIECES);
-    const answer = await safeRequest(job.settings.sourceUrl!, {
+    const source = await sourceLink(uow, job, config);
+    const answer = await safeRequest(source ?? 'about:no-connection', {
       method: 'GET',
       timeoutMs: Math.max(config.leaseMs * 10, 600_000),
       maxResponseBytes: 0,
@@ -294,7 +320,10 @@ export function importWorker(uow: UnitOfWork, config: TransferConfig, logger: Lo
     });
     const failed = (error: string) => ({ ...job, state: 'failed' as const, error, finishedAt: now(), updatedAt: now(), leaseUntil: null });
     let next: ImportRecord;
-    if (tooBig) next = failed(`The file at source_url is larger than ${config.importMaxBytes} bytes, the import limit (IMPORT_MAX_BYTES).`);
+    if (source === null)
+      next = failed(`The file could not be fetched from source_url: the account has no storage connection to its bucket any more.`);
+    else if (tooBig)
+      next = failed(`The file at source_url is larger than ${config.importMaxBytes} bytes, the import limit (IMPORT_MAX_BYTES).`);
     else if (!answer.ok) next = failed(`The file could not be fetched from source_url: ${answer.error}: ${answer.message}.`);
     else if (answer.status !== 200)
       next = failed(`The file could not be fetched from source_url: the server answered ${answer.status}, not 200.`);
