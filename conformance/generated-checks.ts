@@ -2,8 +2,8 @@
 // contract's schemas.
 //
 // Valid requests vary the contract's own request examples: each independent field is kept, dropped
-// or replaced by a value generated from its schema, unknown extra keys are added to open bodies
-// (closed ones, the creations', refuse them), query parameters are generated from theirs. Fields that other fields or the server's state
+// or replaced by a value generated from its schema, unknown extra keys are added (requests are
+// open), query parameters are generated from theirs. Fields that other fields or the server's state
 // refer to (labels that other fields name, attachments and their type, project and batch names,
 // unique ids, callback addresses, ...) keep the example's value: a schema cannot say how they
 // relate, and a request that breaks such a rule is not valid. Every candidate must pass the
@@ -169,7 +169,6 @@ function validArbitrary(contract: Contract, op: ContractOperation): fc.Arbitrary
     const schema = contract.resolve(contract.requestBody(op)!.content['application/json'].schema);
     const flat = flatten(schema, resolve);
     const properties: Json = flat.properties ?? {};
-    const closed = schema?.unevaluatedProperties === false || schema?.additionalProperties === false;
     const bases = baseExamples(contract, op);
     if (Object.keys(properties).length > 0 && bases.length > 0) {
       const varied = Object.keys(properties).filter(
@@ -196,9 +195,8 @@ function validArbitrary(contract: Contract, op: ContractOperation): fc.Arbitrary
             if (v === DROP) delete out[k];
             else out[k] = v;
           }
-          // Open request bodies accept unknown keys and ignore them (contract style); a closed one
-          // (a creation's: nothing sent is silently dropped) refuses them, so gets none here.
-          if (extra !== null && !closed) out[EXTRA_KEY] = extra;
+          // Requests are open: unknown keys are accepted and ignored (contract style).
+          if (extra !== null) out[EXTRA_KEY] = extra;
           return out;
         });
     } else {

@@ -925,11 +925,13 @@ export interface paths {
          *     workers start from. Answers 200 with the created task (`status: pending`); when it completes,
          *     `response` is `{annotations: [...], events: [...]}` and the callback address receives it.
          *
-         *     Every parameter given is kept (in `params`, or as a field of the task); one this type does not
-         *     take is refused with 400 naming it, never silently dropped. Parameters that other services
-         *     take for video and that this one does not (`base_annotations`, `can_add_base_annotations`,
-         *     `links`, `padding`, `padding_x`, `priority`, ...) are refused so; give pre-labels as
-         *     `hypothesis`.
+         *     Every parameter given is kept (in `params`, or as a field of the task). The parameters the
+         *     real service documents for video and this one does not support (`base_annotations`,
+         *     `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`; listed with the
+         *     reason for each in `x-unsupported-parameters` of `VideoPlaybackAnnotationParams`) are refused
+         *     with 400 naming them, never answered 200 and dropped: give pre-labels as `hypothesis`. So is a
+         *     parameter another creation documents and this one does not take (`layers`, `urgency`, ...).
+         *     Any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`).
          */
         post: operations["createVideoPlaybackAnnotationTask"];
         delete?: never;
@@ -3074,7 +3076,8 @@ export interface components {
              *     the parameters of its type), after merging the project's parameter version under the
              *     task's own. The common creation parameters (`callback_url`, `instruction`, `metadata`,
              *     `unique_id`, `tags`, `project`, `batch`, `urgency`, ...) are top-level task fields
-             *     instead (an unknown creation parameter is refused, never dropped). Parameters keep the
+             *     instead (a name the creation does not take is never in `params`: refused when the API
+             *     documents it, ignored otherwise; see `TaskCreateCommon`). Parameters keep the
              *     order the client gave them, on every read, in callbacks and in what workers get, object
              *     keys included (`geometries`, `annotation_attributes`, `fields` of a comparison, ...); a
              *     project's parameters come first, in the project's order, then the task's own (our decision).
@@ -7641,10 +7644,19 @@ export interface components {
         /**
          * TaskCreateCommon
          * @description Parameters that every task creation endpoint accepts, whatever the type. They become top-level
-         *     fields of the task (not part of `params`). A parameter that is neither one of these nor one of
-         *     the type's is refused (400 naming it): nothing a client sends is silently dropped (our decision;
-         *     a property sent as `null` counts as not given and is not refused). Every parameter a creation
-         *     accepts is kept: in `params` (the type's), as a field of the task (these), or, for
+         *     fields of the task (not part of `params`). What a creation does with a name it does not take
+         *     (our decision) depends on whether the API documents it:
+         *     - a name no creation documents (`x_client_trace`) is a client's own extra: accepted and
+         *       ignored, not kept in `params`;
+         *     - a name some creation documents and this one does not take (another type's parameter such as
+         *       `objects_to_annotate` on `categorization`, `urgency` on the current generation, a training task's
+         *       `expected_response`), or one the real service documents and this one does not support
+         *       (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`,
+         *       `priority`: `x-unsupported-parameters` of `VideoPlaybackAnnotationParams` lists them with
+         *       the reason), is refused with 400 naming it and saying it is not supported for this type: a
+         *       client sending it expects an effect, and a 200 would drop it in silence.
+         *     A property sent as `null` counts as not given either way. Every parameter a creation takes is
+         *     kept: in `params` (the type's), as a field of the task (these), or, for
          *     `clear_unique_id_on_error` alone, with the task without being shown (it acts when the task
          *     reaches `error`). Where a number is expected, a string of digits is accepted too
          *     (`"min_width": "30"`), as form bodies carry every value as a string; it must meet the same
@@ -7719,8 +7731,9 @@ export interface components {
          * @description The body of `POST /v1/task/annotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `annotation` parameters (`AnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). An unknown parameter is refused (400 naming it),
-         *     never silently dropped.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         AnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["AnnotationParams"], "attachment">;
         /**
@@ -7783,8 +7796,9 @@ export interface components {
          * @description The body of `POST /v1/task/pointannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `pointannotation` parameters (`PointAnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). An unknown parameter is refused (400 naming it),
-         *     never silently dropped.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         PointAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["PointAnnotationParams"], "attachment">;
         /**
@@ -7792,8 +7806,9 @@ export interface components {
          * @description The body of `POST /v1/task/lineannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `lineannotation` parameters (`LineAnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). An unknown parameter is refused (400 naming it),
-         *     never silently dropped.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         LineAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["LineAnnotationParams"], "attachment">;
         /**
@@ -7801,8 +7816,9 @@ export interface components {
          * @description The body of `POST /v1/task/polygonannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `polygonannotation` parameters (`PolygonAnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). An unknown parameter is refused (400 naming it),
-         *     never silently dropped.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         PolygonAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["PolygonAnnotationParams"], "attachment">;
         /**
@@ -7810,8 +7826,9 @@ export interface components {
          * @description The body of `POST /v1/task/segmentannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `segmentannotation` parameters (`SegmentAnnotationParams`). `attachment` is always required. `labels`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). An unknown parameter is refused (400 naming it),
-         *     never silently dropped.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         SegmentAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["SegmentAnnotationParams"], "attachment">;
         /**
@@ -7862,8 +7879,9 @@ export interface components {
          * ImageAnnotationTaskRequest
          * @description The body of `POST /v1/task/imageannotation`: the common creation parameters plus the
          *     image-annotation parameters. `attachment` is always required; `geometries` is required unless
-         *     the task names a `project` or `batch` whose project parameters supply it. An unknown parameter is refused (400
-         *     naming it), never silently dropped.
+         *     the task names a `project` or `batch` whose project parameters supply it. Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         ImageAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["ImageAnnotationParams"], "attachment">;
         /**
@@ -7871,8 +7889,9 @@ export interface components {
          * @description The body of `POST /v1/task/textcollection`: the common creation parameters plus the
          *     text-collection parameters. `attachments` is always required; `fields` is required unless the
          *     task names a `project` or a `batch` whose project supplies it (project-only mode; if the
-         *     project does not supply it either, the server answers 400). An unknown parameter is refused (400 naming it),
-         *     never silently dropped.
+         *     project does not supply it either, the server answers 400). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         TextCollectionTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["TextCollectionParams"], "attachments">;
         /**
@@ -7880,8 +7899,9 @@ export interface components {
          * @description The body of `POST /v1/task/namedentityrecognition`: the common creation parameters plus the
          *     named-entity-recognition parameters. `text` is always required; `labels` is required unless
          *     the task names a `project` or a `batch` whose project supplies it (project-only mode; if the
-         *     project does not supply it either, the server answers 400). An unknown parameter is refused (400 naming it),
-         *     never silently dropped.
+         *     project does not supply it either, the server answers 400). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         NamedEntityRecognitionTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["NamedEntityRecognitionParams"], "text">;
         /**
@@ -7889,7 +7909,9 @@ export interface components {
          * @description The body of `POST /v1/task/documenttranscription` (and of its alias
          *     `POST /v1/task/documentranscription`): the common creation parameters plus the
          *     document-transcription parameters. `attachment` is always required; every other parameter is
-         *     optional (a project may supply `features`). An unknown parameter is refused (400 naming it), never silently dropped.
+         *     optional (a project may supply `features`). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         DocumentTranscriptionTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["DocumentTranscriptionParams"], "attachment">;
         /**
@@ -7898,7 +7920,9 @@ export interface components {
          *     video-annotation parameters. Exactly one of `attachment` (a video, `attachment_type` `video` or
          *     absent) and `attachments` (frame images, `attachment_type` `image` or absent) is required;
          *     `geometries` is required unless the task names a `project` or `batch` whose project parameters
-         *     supply it. An unknown parameter is refused (400 naming it), never silently dropped.
+         *     supply it. Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         VideoPlaybackAnnotationTaskRequest: (components["schemas"]["TaskCreateCommon"] & components["schemas"]["VideoPlaybackAnnotationParams"]) & ({
             attachments?: never;
@@ -7913,8 +7937,9 @@ export interface components {
          * LidarSegmentationTaskRequest
          * @description The body of `POST /v1/task/lidarsegmentation`: the common creation parameters plus the
          *     lidar-segmentation parameters. `attachments` is always required; `labels` is required unless
-         *     the task names a `project` or `batch` whose project parameters supply it. An unknown parameter is refused (400
-         *     naming it), never silently dropped.
+         *     the task names a `project` or `batch` whose project parameters supply it. Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         LidarSegmentationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["LidarSegmentationParams"], "attachments">;
         /**
@@ -9628,8 +9653,10 @@ export interface components {
          *     (`TextCollectionParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachments`, `fields`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         TextCollectionTrainingTaskRequest: WithRequired<components["schemas"]["TextCollectionParams"], "attachments" | "fields"> & {
             /**
@@ -9647,8 +9674,10 @@ export interface components {
          *     (`ImageAnnotationParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachment`, `geometries`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         ImageAnnotationTrainingTaskRequest: WithRequired<components["schemas"]["ImageAnnotationParams"], "attachment" | "geometries"> & {
             /**
@@ -9666,8 +9695,10 @@ export interface components {
          *     (`NamedEntityRecognitionParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`text`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         NamedEntityRecognitionTrainingTaskRequest: WithRequired<components["schemas"]["NamedEntityRecognitionParams"], "text" | "labels"> & {
             /**
@@ -9685,8 +9716,10 @@ export interface components {
          *     (`DocumentTranscriptionParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachment`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         DocumentTranscriptionTrainingTaskRequest: WithRequired<components["schemas"]["DocumentTranscriptionParams"], "attachment"> & {
             /**
@@ -9704,8 +9737,10 @@ export interface components {
          *     (`SegmentAnnotationParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachment`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         SegmentAnnotationTrainingTaskRequest: WithRequired<components["schemas"]["SegmentAnnotationParams"], "attachment" | "labels"> & {
             /**
@@ -9723,8 +9758,10 @@ export interface components {
          *     (`VideoPlaybackAnnotationParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`geometries`, and exactly one of `attachment` and `attachments`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         VideoPlaybackAnnotationTrainingTaskRequest: (WithRequired<components["schemas"]["VideoPlaybackAnnotationParams"], "geometries"> & {
             /**
@@ -9750,8 +9787,10 @@ export interface components {
          *     (`TextCollectionParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachments`, `fields`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         TextCollectionEvaluationTaskRequest: WithRequired<components["schemas"]["TextCollectionParams"], "attachments" | "fields"> & {
             /**
@@ -9775,8 +9814,10 @@ export interface components {
          *     (`ImageAnnotationParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachment`, `geometries`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         ImageAnnotationEvaluationTaskRequest: WithRequired<components["schemas"]["ImageAnnotationParams"], "attachment" | "geometries"> & {
             /**
@@ -9800,8 +9841,10 @@ export interface components {
          *     (`NamedEntityRecognitionParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`text`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         NamedEntityRecognitionEvaluationTaskRequest: WithRequired<components["schemas"]["NamedEntityRecognitionParams"], "text" | "labels"> & {
             /**
@@ -9825,8 +9868,10 @@ export interface components {
          *     (`DocumentTranscriptionParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachment`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         DocumentTranscriptionEvaluationTaskRequest: WithRequired<components["schemas"]["DocumentTranscriptionParams"], "attachment"> & {
             /**
@@ -9850,8 +9895,10 @@ export interface components {
          *     (`SegmentAnnotationParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachment`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         SegmentAnnotationEvaluationTaskRequest: WithRequired<components["schemas"]["SegmentAnnotationParams"], "attachment" | "labels"> & {
             /**
@@ -9875,8 +9922,10 @@ export interface components {
          *     (`VideoPlaybackAnnotationParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`geometries`, and exactly one of `attachment` and `attachments`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         VideoPlaybackAnnotationEvaluationTaskRequest: (WithRequired<components["schemas"]["VideoPlaybackAnnotationParams"], "geometries"> & {
             /**
@@ -10643,7 +10692,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the `annotation` parameters, as JSON. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters and the `annotation` parameters, as JSON. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AnnotationTaskRequest"];
@@ -10689,7 +10738,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the `pointannotation` parameters, as JSON. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters and the `pointannotation` parameters, as JSON. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PointAnnotationTaskRequest"];
@@ -10735,7 +10784,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the `lineannotation` parameters, as JSON. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters and the `lineannotation` parameters, as JSON. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LineAnnotationTaskRequest"];
@@ -10781,7 +10830,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the `polygonannotation` parameters, as JSON. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters and the `polygonannotation` parameters, as JSON. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PolygonAnnotationTaskRequest"];
@@ -10827,7 +10876,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the `segmentannotation` parameters, as JSON. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters and the `segmentannotation` parameters, as JSON. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SegmentAnnotationTaskRequest"];
@@ -10873,7 +10922,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the `segmentannotation` parameters, as JSON. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters and the `segmentannotation` parameters, as JSON. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SegmentAnnotationTaskRequest"];
@@ -10919,7 +10968,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the categorization parameters. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters and the categorization parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CategorizationTaskRequest"];
@@ -10965,7 +11014,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the comparison parameters. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters and the comparison parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ComparisonTaskRequest"];
@@ -11011,7 +11060,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the datacollection parameters. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters and the datacollection parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DataCollectionTaskRequest"];
@@ -11057,7 +11106,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the transcription parameters. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters and the transcription parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TranscriptionTaskRequest"];
@@ -11103,7 +11152,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the audiotranscription parameters. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters and the audiotranscription parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AudioTranscriptionTaskRequest"];
@@ -11149,7 +11198,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters plus the image-annotation parameters. */
+        /** @description The common creation parameters plus the image-annotation parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ImageAnnotationTaskRequest"];
@@ -11195,7 +11244,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters plus the text-collection parameters. */
+        /** @description The common creation parameters plus the text-collection parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TextCollectionTaskRequest"];
@@ -11256,7 +11305,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters plus the named-entity-recognition parameters. */
+        /** @description The common creation parameters plus the named-entity-recognition parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["NamedEntityRecognitionTaskRequest"];
@@ -11317,7 +11366,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters plus the document-transcription parameters. */
+        /** @description The common creation parameters plus the document-transcription parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DocumentTranscriptionTaskRequest"];
@@ -11363,7 +11412,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters plus the document-transcription parameters. */
+        /** @description The common creation parameters plus the document-transcription parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DocumentTranscriptionTaskRequest"];
@@ -11409,7 +11458,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters plus the video-annotation parameters. */
+        /** @description The common creation parameters plus the video-annotation parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["VideoPlaybackAnnotationTaskRequest"];
@@ -11455,7 +11504,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters plus the lidar-segmentation parameters. */
+        /** @description The common creation parameters plus the lidar-segmentation parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LidarSegmentationTaskRequest"];

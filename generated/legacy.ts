@@ -2473,7 +2473,8 @@ export interface components {
              *     the parameters of its type), after merging the project's parameter version under the
              *     task's own. The common creation parameters (`callback_url`, `instruction`, `metadata`,
              *     `unique_id`, `tags`, `project`, `batch`, `urgency`, ...) are top-level task fields
-             *     instead (an unknown creation parameter is refused, never dropped). Parameters keep the
+             *     instead (a name the creation does not take is never in `params`: refused when the API
+             *     documents it, ignored otherwise; see `TaskCreateCommon`). Parameters keep the
              *     order the client gave them, on every read, in callbacks and in what workers get, object
              *     keys included (`geometries`, `annotation_attributes`, `fields` of a comparison, ...); a
              *     project's parameters come first, in the project's order, then the task's own (our decision).
@@ -7036,10 +7037,19 @@ export interface components {
         /**
          * TaskCreateCommon
          * @description Parameters that every task creation endpoint accepts, whatever the type. They become top-level
-         *     fields of the task (not part of `params`). A parameter that is neither one of these nor one of
-         *     the type's is refused (400 naming it): nothing a client sends is silently dropped (our decision;
-         *     a property sent as `null` counts as not given and is not refused). Every parameter a creation
-         *     accepts is kept: in `params` (the type's), as a field of the task (these), or, for
+         *     fields of the task (not part of `params`). What a creation does with a name it does not take
+         *     (our decision) depends on whether the API documents it:
+         *     - a name no creation documents (`x_client_trace`) is a client's own extra: accepted and
+         *       ignored, not kept in `params`;
+         *     - a name some creation documents and this one does not take (another type's parameter such as
+         *       `objects_to_annotate` on `categorization`, `urgency` on the current generation, a training task's
+         *       `expected_response`), or one the real service documents and this one does not support
+         *       (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`,
+         *       `priority`: `x-unsupported-parameters` of `VideoPlaybackAnnotationParams` lists them with
+         *       the reason), is refused with 400 naming it and saying it is not supported for this type: a
+         *       client sending it expects an effect, and a 200 would drop it in silence.
+         *     A property sent as `null` counts as not given either way. Every parameter a creation takes is
+         *     kept: in `params` (the type's), as a field of the task (these), or, for
          *     `clear_unique_id_on_error` alone, with the task without being shown (it acts when the task
          *     reaches `error`). Where a number is expected, a string of digits is accepted too
          *     (`"min_width": "30"`), as form bodies carry every value as a string; it must meet the same
@@ -7114,8 +7124,9 @@ export interface components {
          * @description The body of `POST /v1/task/annotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `annotation` parameters (`AnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). An unknown parameter is refused (400 naming it),
-         *     never silently dropped.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         AnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["AnnotationParams"], "attachment">;
         /**
@@ -7185,8 +7196,9 @@ export interface components {
          * @description The body of `POST /v1/task/pointannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `pointannotation` parameters (`PointAnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). An unknown parameter is refused (400 naming it),
-         *     never silently dropped.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         PointAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["PointAnnotationParams"], "attachment">;
         /**
@@ -7194,8 +7206,9 @@ export interface components {
          * @description The body of `POST /v1/task/lineannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `lineannotation` parameters (`LineAnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). An unknown parameter is refused (400 naming it),
-         *     never silently dropped.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         LineAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["LineAnnotationParams"], "attachment">;
         /**
@@ -7203,8 +7216,9 @@ export interface components {
          * @description The body of `POST /v1/task/polygonannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `polygonannotation` parameters (`PolygonAnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). An unknown parameter is refused (400 naming it),
-         *     never silently dropped.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         PolygonAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["PolygonAnnotationParams"], "attachment">;
         /**
@@ -7212,8 +7226,9 @@ export interface components {
          * @description The body of `POST /v1/task/segmentannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `segmentannotation` parameters (`SegmentAnnotationParams`). `attachment` is always required. `labels`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). An unknown parameter is refused (400 naming it),
-         *     never silently dropped.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         SegmentAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["SegmentAnnotationParams"], "attachment">;
         /**
@@ -8028,8 +8043,10 @@ export interface components {
          *     (`TextCollectionParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachments`, `fields`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         TextCollectionTrainingTaskRequest: WithRequired<components["schemas"]["TextCollectionParams"], "attachments" | "fields"> & {
             /**
@@ -8047,8 +8064,10 @@ export interface components {
          *     (`ImageAnnotationParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachment`, `geometries`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         ImageAnnotationTrainingTaskRequest: WithRequired<components["schemas"]["ImageAnnotationParams"], "attachment" | "geometries"> & {
             /**
@@ -8066,8 +8085,10 @@ export interface components {
          *     (`NamedEntityRecognitionParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`text`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         NamedEntityRecognitionTrainingTaskRequest: WithRequired<components["schemas"]["NamedEntityRecognitionParams"], "text" | "labels"> & {
             /**
@@ -8085,8 +8106,10 @@ export interface components {
          *     (`DocumentTranscriptionParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachment`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         DocumentTranscriptionTrainingTaskRequest: WithRequired<components["schemas"]["DocumentTranscriptionParams"], "attachment"> & {
             /**
@@ -8104,8 +8127,10 @@ export interface components {
          *     (`SegmentAnnotationParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachment`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         SegmentAnnotationTrainingTaskRequest: WithRequired<components["schemas"]["SegmentAnnotationParams"], "attachment" | "labels"> & {
             /**
@@ -8123,8 +8148,10 @@ export interface components {
          *     (`VideoPlaybackAnnotationParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`geometries`, and exactly one of `attachment` and `attachments`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         VideoPlaybackAnnotationTrainingTaskRequest: (WithRequired<components["schemas"]["VideoPlaybackAnnotationParams"], "geometries"> & {
             /**
@@ -8150,8 +8177,10 @@ export interface components {
          *     (`TextCollectionParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachments`, `fields`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         TextCollectionEvaluationTaskRequest: WithRequired<components["schemas"]["TextCollectionParams"], "attachments" | "fields"> & {
             /**
@@ -8175,8 +8204,10 @@ export interface components {
          *     (`ImageAnnotationParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachment`, `geometries`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         ImageAnnotationEvaluationTaskRequest: WithRequired<components["schemas"]["ImageAnnotationParams"], "attachment" | "geometries"> & {
             /**
@@ -8200,8 +8231,10 @@ export interface components {
          *     (`NamedEntityRecognitionParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`text`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         NamedEntityRecognitionEvaluationTaskRequest: WithRequired<components["schemas"]["NamedEntityRecognitionParams"], "text" | "labels"> & {
             /**
@@ -8225,8 +8258,10 @@ export interface components {
          *     (`DocumentTranscriptionParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachment`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         DocumentTranscriptionEvaluationTaskRequest: WithRequired<components["schemas"]["DocumentTranscriptionParams"], "attachment"> & {
             /**
@@ -8250,8 +8285,10 @@ export interface components {
          *     (`SegmentAnnotationParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachment`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         SegmentAnnotationEvaluationTaskRequest: WithRequired<components["schemas"]["SegmentAnnotationParams"], "attachment" | "labels"> & {
             /**
@@ -8275,8 +8312,10 @@ export interface components {
          *     (`VideoPlaybackAnnotationParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`geometries`, and exactly one of `attachment` and `attachments`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks: like any unknown key, each is refused (400
-         *     naming it), never silently dropped.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         VideoPlaybackAnnotationEvaluationTaskRequest: (WithRequired<components["schemas"]["VideoPlaybackAnnotationParams"], "geometries"> & {
             /**
@@ -9013,7 +9052,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the `annotation` parameters, as JSON or as form fields. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters, `urgency`, and the `annotation` parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AnnotationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -9060,7 +9099,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the `pointannotation` parameters, as JSON or as form fields. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters, `urgency`, and the `pointannotation` parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PointAnnotationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -9107,7 +9146,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the `lineannotation` parameters, as JSON or as form fields. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters, `urgency`, and the `lineannotation` parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LineAnnotationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -9154,7 +9193,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the `polygonannotation` parameters, as JSON or as form fields. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters, `urgency`, and the `polygonannotation` parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PolygonAnnotationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -9201,7 +9240,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the `segmentannotation` parameters, as JSON or as form fields. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters, `urgency`, and the `segmentannotation` parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SegmentAnnotationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -9248,7 +9287,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the `segmentannotation` parameters, as JSON or as form fields. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters, `urgency`, and the `segmentannotation` parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SegmentAnnotationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -9295,7 +9334,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the categorization parameters, as JSON or as form fields. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters, `urgency`, and the categorization parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CategorizationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -9342,7 +9381,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the comparison parameters, as JSON or as form fields. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters, `urgency`, and the comparison parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ComparisonTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -9389,7 +9428,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the datacollection parameters, as JSON or as form fields. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters, `urgency`, and the datacollection parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DataCollectionTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -9436,7 +9475,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the transcription parameters, as JSON or as form fields. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters, `urgency`, and the transcription parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TranscriptionTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -9483,7 +9522,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the audiotranscription parameters, as JSON or as form fields. An unknown parameter is refused (400 naming it), never silently dropped. */
+        /** @description The common creation parameters, `urgency`, and the audiotranscription parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AudioTranscriptionTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];

@@ -15,7 +15,8 @@ import { authenticate, type AuthFailureLimit } from './http/auth.ts';
 import { bodyParsers, storableInput } from './http/body-limits.ts';
 import { coerceBody, dropAbsentNulls } from './http/coerce.ts';
 import { loadContract, type Contract } from './http/contract.ts';
-import { errorMapper } from './http/errors.ts';
+import { creationNames } from './http/creation-names.ts';
+import { errorMapper, HttpError } from './http/errors.ts';
 import { currentHandlers, legacyHandlers } from './http/handlers.ts';
 import { idempotency, idempotentCreation, saveErrorAnswer } from './http/idempotency.ts';
 import { refusePrivateTargets } from './http/targets.ts';
@@ -93,12 +94,17 @@ export function createApp(generation: Generation, deps: AppDeps) {
     ),
   );
   // One path for every creation, task, training and evaluation alike: values typed first, then
-  // checked by the contract (a numeric string meets the bounds of the number it stands for).
+  // checked by the contract (a numeric string meets the bounds of the number it stands for). A
+  // name the API documents that this creation does not take is refused here, naming it; any other
+  // unknown name passes and is ignored (http/creation-names.ts).
+  const names = creationNames(generation);
   app.use((req, _res, next) => {
     const creation = req.method === 'POST' ? (contract.creations.get(req.path) ?? trainingPaths.get(req.path)) : undefined;
     if (creation && req.body && typeof req.body === 'object') {
       const form = req.is('application/x-www-form-urlencoded') !== false;
       req.body = coerceBody(req.body, creation.bodySchema, contract.resolve, form, 'kind' in creation ? trainingAnswers : undefined);
+      const refused = names.refusal(req.path, req.body);
+      if (refused) return next(new HttpError(400, refused));
     } else if (req.body && typeof req.body === 'object') {
       const schema = contract.bodySchemaOf(req.method, req.path);
       if (schema) req.body = dropAbsentNulls(req.body, schema, contract.resolve);

@@ -404,8 +404,19 @@ const cases: Record<string, Case> = {
       request(req) {
         if (!isCreation(req) || !req.headers['content-type']?.includes('json')) return;
         const body = JSON.parse(req.body.toString('utf8'));
-        for (const name of ['priority', 'padding_x', 'categorys', 'base_annotations', 'links', 'padding', 'hypothesis']) delete body[name];
+        for (const name of ['priority', 'padding_x', 'objects_to_annotate', 'base_annotations', 'links', 'padding', 'hypothesis'])
+          delete body[name];
         req.body = Buffer.from(JSON.stringify(body));
+      },
+    },
+    checks: byId('creation/nothing-dropped'),
+    expectFailed: ['creation/nothing-dropped'],
+  },
+  "a creation refuses a name nobody documents, a client's own extra (issue 32, item 6, with decision 2)": {
+    fault: {
+      response(req, res) {
+        if (isCreation(req) && req.body.toString('utf8').includes('"x_client_trace"'))
+          Object.assign(res, refusal('x_client_trace is not a parameter this operation takes'));
       },
     },
     checks: byId('creation/nothing-dropped'),

@@ -2,7 +2,8 @@
 // contract): batches filtered by completion and last-audit time; projects archived like batches;
 // every list filter in both list forms (repeated keys and comma-joined values); a type alias
 // wherever a type is given; an unknown creation type answered 404 with the generation's types; no
-// accepted creation field silently dropped (a video's pre-labels kept, anything unknown refused);
+// accepted creation field silently dropped (a video's pre-labels kept, a name the API documents
+// and the creation does not take refused, a name nobody documents accepted and ignored);
 // parameters in the order the customer sent them, on reads and in callbacks.
 import { isDeepStrictEqual } from 'node:util';
 import { loadContract } from '../contract.ts';
@@ -232,15 +233,21 @@ export const clientEdgeChecks: Check[] = [
     id: 'creation/nothing-dropped',
     area: 'Task creation',
     seed,
-    rule: "No accepted creation field is silently dropped: an unknown parameter (priority, padding_x, a misspelt name) is refused with 400 naming it (one sent as null counts as not given); a video's pre-labels (hypothesis) are kept on the task.",
+    rule: "No accepted creation field is silently dropped: a name the API documents and the creation does not take (the unsupported priority and padding_x, another type's objects_to_annotate) is refused with 400 naming it (one sent as null counts as not given); a name nobody documents (x_client_trace) is accepted and kept out of params; a video's pre-labels (hypothesis) are kept on the task.",
     kind: 'behaviour',
     async run(ctx) {
-      for (const extra of [{ priority: 30 }, { padding_x: 4 }, { categorys: ['x'] }]) {
+      for (const extra of [{ priority: 30 }, { padding_x: 4 }, { objects_to_annotate: ['car'] }]) {
         const [name] = Object.keys(extra);
         const ex = await postTask(ctx, 'categorization', categorization(extra));
         expectError(ex, 400, `a creation with ${name}, which categorization does not take`);
         expectThat(String(ex.body?.error).includes(name!), `the 400 should name ${name}, got ${JSON.stringify(ex.body?.error)}`);
       }
+      const own = await createTask(ctx, 'categorization', categorization({ x_client_trace: 'trace-1' }));
+      expectThat(
+        !JSON.stringify(await readTask(ctx, own.task_id)).includes('x_client_trace'),
+        "a name nobody documents (x_client_trace) should be ignored, not kept in the task's params",
+        own.params,
+      );
       await createTask(ctx, 'categorization', categorization({ priority: null }));
       if (ctx.generation !== 'current') return;
       const hypothesis = {

@@ -137,10 +137,11 @@ function coerceValue(value: unknown, schemas: Json[], resolve: Resolve, mode: Mo
 }
 
 /**
- * A creation body with typed values and without its "not given" nulls. A creation refuses what its
- * contract does not declare, and a top-level property sent as `null` carries nothing, so such a
- * property is dropped too (clients built from another service's models send them). `asSent` names
- * top-level properties kept exactly as sent (a training task's answers).
+ * A creation body with typed values and without its "not given" nulls. A top-level property the
+ * contract does not declare carries nothing when sent as `null`, so it is dropped too (clients
+ * built from another service's models send them; a documented name a creation does not take is
+ * refused only when given a value). `asSent` names top-level properties kept exactly as sent (a
+ * training task's answers).
  */
 export function coerceBody(body: unknown, schema: Json, resolve: Resolve, form: boolean, asSent?: ReadonlySet<string>): unknown {
   const top = resolve(schema)!;

@@ -52,9 +52,8 @@ function validationMessage(err: { message: string; errors?: { path?: string; mes
     .slice(0, 5)
     .map((e) => {
       const where = (e.path ?? '').replace(/^\//, '').replaceAll('/', '.');
-      // A closed body's unknown property (its path names it): said so, not as "must NOT have unevaluated properties".
-      if (where && e.errorCode === 'unevaluatedProperties.openapi.validation')
-        return `${where} is not a parameter this operation takes (unknown parameters are refused, never silently dropped)`;
+      // A closed object's unknown property (its path names it): said so, not as "must NOT have unevaluated properties".
+      if (where && e.errorCode === 'unevaluatedProperties.openapi.validation') return `${where} is not a property this object takes`;
       return where && !e.message.includes(where) ? `${where} ${e.message}` : e.message;
     })
     .join('; ');
