@@ -13,6 +13,8 @@ export default defineConfig({
     pool: 'forks',
     // Two files at a time: most tests wait on servers, callbacks and browsers, not on the CPU.
     maxWorkers: 2,
+    // Each fetch on a fresh connection: no request lost to a kept-alive socket the server is closing.
+    setupFiles: ['test/support/fresh-connections.ts'],
     // .ci/run reads the JSON report for its closing "N passed, N failed" line.
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
     projects: [

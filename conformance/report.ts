@@ -1,6 +1,6 @@
 // The reports of a run: the summary printed at the end (a table per area, the failures, the
 // skipped checks, coverage), JUnit XML for CI, and one self-contained HTML page (no scripts, no
-// styles from elsewhere; every text escaped).
+// styles from elsewhere; every text escaped; its filters are CSS alone).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import junitModule, { type Builder } from 'junit-report-builder';
@@ -34,6 +34,16 @@ export function failureText(r: Extract<CheckResult, { outcome: 'failed' }>): str
     `  seed: ${r.check.seed}`,
     `  rule: ${r.check.rule}`,
     ...r.message.split('\n').map((l) => `  ${l}`),
+    // The request that was sent last, and its answer: what to repeat by hand.
+    ...(r.requests?.length
+      ? [
+          '  last request:',
+          ...r.requests
+            .at(-1)!
+            .split('\n')
+            .map((l) => `    ${l}`),
+        ]
+      : []),
   ].join('\n');
 }
 
@@ -130,7 +140,26 @@ th{background:#f1f3f6}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .passed{color:#17743a}.failed{color:#b3261e;font-weight:600}.skipped{color:#6b7280}
 .verdict{font-size:1.2rem;font-weight:700}.no{background:#fdf1f0}
 pre{white-space:pre-wrap;word-break:break-word;background:#f6f7f9;border:1px solid #e3e6ea;padding:.5rem;margin:.3rem 0;font-size:12.5px}
-details{margin:.25rem 0}summary{cursor:pointer}.muted{color:#6b7280}`;
+details{margin:.25rem 0}summary{cursor:pointer}.muted{color:#6b7280}
+.filters{display:flex;flex-wrap:wrap;gap:.3rem 1rem;margin:.5rem 0;padding:.5rem;background:#f6f7f9;border:1px solid #e3e6ea}
+.filters fieldset{border:0;margin:0;padding:0}.filters legend{font-weight:600;padding:0;float:left;margin-right:.5rem}
+.filters label{margin-right:.6rem;white-space:nowrap}`;
+
+/** A class name for an area (areas are free text). */
+const areaClass = (areas: string[], area: string) => `a${areas.indexOf(area)}`;
+
+/**
+ * The filters of the "All checks" table, in CSS alone (the page has no scripts): radio buttons by
+ * outcome and by area, each hiding the rows that do not match through `:has()`.
+ */
+function filterStyle(areas: string[]): string {
+  const rules = ['passed', 'failed', 'skipped'].map((o) => `body:has(#show-${o}:checked) tr.r:not(.${o}-row){display:none}`);
+  for (const area of areas) {
+    const c = areaClass(areas, area);
+    rules.push(`body:has(#area-${c}:checked) tr.r:not(.${c}){display:none}`);
+  }
+  return rules.join('\n');
+}
 
 /**
  * One self-contained HTML page: summary, failures, every result, skipped checks, coverage. Written
@@ -145,7 +174,10 @@ function htmlReport(run: ConformanceRun): string {
   parts.push(
     `<!doctype html><html lang="en"><head><meta charset="utf-8"/><title>humantask conformance: ${esc(run.passed ? 'passed' : 'failed')}</title>`,
   );
-  parts.push(`<meta name="viewport" content="width=device-width, initial-scale=1"/><style>${style}</style></head><body>`);
+  const areas = rows.map((r) => r.area);
+  parts.push(
+    `<meta name="viewport" content="width=device-width, initial-scale=1"/><style>${style}\n${filterStyle(areas)}</style></head><body>`,
+  );
   parts.push(`<h1>humantask conformance report</h1>`);
   parts.push(`<p class="verdict ${run.passed ? 'passed' : 'failed'}">${run.passed ? 'PASSED' : `FAILED: ${failures.length} check(s)`}</p>`);
   parts.push(
@@ -168,6 +200,10 @@ function htmlReport(run: ConformanceRun): string {
         `<h3 class="failed">${esc(f.check.id)} <span class="muted">(${esc(f.generation)} generation, ${esc(f.check.area)})</span></h3>`,
       );
       parts.push(`<p><b>Seed:</b> ${esc(f.check.seed)}<br/><b>Rule:</b> ${esc(f.check.rule)}</p><pre>${esc(f.message)}</pre>`);
+      if (f.requests?.length)
+        parts.push(
+          `<details open="open"><summary>the last ${f.requests.length === 1 ? 'request' : `${f.requests.length} requests`} sent, with the answers</summary>${f.requests.map((r) => `<pre>${esc(r)}</pre>`).join('')}</details>`,
+        );
       if (f.details !== undefined)
         parts.push(
           `<details><summary>details</summary><pre>${esc(typeof f.details === 'string' ? f.details : JSON.stringify(f.details, null, 2))}</pre></details>`,
@@ -175,9 +211,15 @@ function htmlReport(run: ConformanceRun): string {
     }
   }
 
+  // Failed rows only when the run failed (a passing run's table is thousands of rows long).
+  const shown = failures.length ? 'failed' : 'all';
+  const radio = (name: string, id: string, label: string, checked: boolean) =>
+    `<label><input type="radio" name="${name}" id="${id}"${checked ? ' checked="checked"' : ''}/> ${esc(label)}</label>`;
   parts.push(
-    `<h2>All checks (${run.results.length})</h2><table><tr><th>check</th><th>generation</th><th>area</th><th>outcome</th><th>ms</th><th>seed section and rule</th></tr>`,
+    `<h2 id="all">All checks (${run.results.length})</h2><div class="filters"><fieldset><legend>Show</legend>${['all', 'failed', 'skipped', 'passed'].map((o) => radio('outcome', `show-${o}`, o, o === shown)).join('')}</fieldset>` +
+      `<fieldset><legend>Area</legend>${radio('area', 'area-all', 'every area', true)}${areas.map((a) => radio('area', `area-${areaClass(areas, a)}`, a, false)).join('')}</fieldset></div>`,
   );
+  parts.push(`<table><tr><th>check</th><th>generation</th><th>area</th><th>outcome</th><th>ms</th><th>seed section and rule</th></tr>`);
   for (const r of run.results) {
     const extra =
       r.outcome === 'skipped'
@@ -186,7 +228,7 @@ function htmlReport(run: ConformanceRun): string {
           ? `<br/><span class="muted">${esc(r.notes.join('; '))}</span>`
           : '';
     parts.push(
-      `<tr><td>${esc(r.check.id)}</td><td>${esc(r.generation)}</td><td>${esc(r.check.area)}</td><td class="${r.outcome}">${r.outcome}</td><td class="n">${r.ms}</td><td>${esc(r.check.seed)}<br/>${esc(r.check.rule)}${extra}</td></tr>`,
+      `<tr class="r ${r.outcome}-row ${areaClass(areas, r.check.area)}"><td>${esc(r.check.id)}</td><td>${esc(r.generation)}</td><td>${esc(r.check.area)}</td><td class="${r.outcome}">${r.outcome}</td><td class="n">${r.ms}</td><td>${esc(r.check.seed)}<br/>${esc(r.check.rule)}${extra}</td></tr>`,
     );
   }
   parts.push(`</table>`);

@@ -11,6 +11,7 @@ import { SuiteState } from './fixtures.ts';
 import {
   CheckSkipped,
   ConformanceFailure,
+  freshConnection,
   type Check,
   type CheckContext,
   type CheckResult,
@@ -301,17 +302,23 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
       shapeProblems: [],
       url,
       ...(body !== undefined ? { requestText: body } : {}),
+      requestHeaders: Object.fromEntries(
+        Object.entries(headers).map(([name, value]) => [name, name === 'authorization' ? 'Basic (API key hidden)' : value]),
+      ),
     };
   }
 
-  function contextFor(check: Check, generation: Generation, notes: string[]): CheckContext {
+  /** How many of a check's last requests a failure shows. */
+  const requestsShown = 3;
+
+  function contextFor(check: Check, generation: Generation, notes: string[], sent: Exchange[]): CheckContext {
     const contract = contracts.get(generation)!;
     return {
       generation,
       options,
       async call(method, path, req: RequestOptions = {}) {
         const key = keyFor(options, req.key ?? 'main');
-        const headers: Record<string, string> = {};
+        const headers: Record<string, string> = { ...freshConnection };
         if (key !== null) headers.authorization = basicAuth(key);
         let body: string | undefined;
         if (req.json !== undefined) {
@@ -331,6 +338,8 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
         for (let attempt = 1; ; attempt++) {
           const ex = await exchange(generation, upper, url, headers, body, pathOnly, op);
           record(check, ex, contract);
+          sent.push(ex);
+          if (sent.length > requestsShown) sent.shift();
           const taskId = (ex.body as { task_id?: unknown } | undefined)?.task_id;
           if (upper === 'POST' && ex.status === 200 && op && /^\/v1\/task\/[a-z]+$/.test(op.path) && typeof taskId === 'string') {
             createdTasks.set(`${generation}|${taskId}`, { generation, id: taskId, key });
@@ -396,9 +405,10 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
         result = { check, generation, outcome: 'skipped', ms: 0, notes: [], reason: skip };
       } else {
         const notes: string[] = [];
+        const sent: Exchange[] = [];
         const t0 = performance.now();
         try {
-          await check.run(contextFor(check, generation, notes));
+          await check.run(contextFor(check, generation, notes, sent));
           result = { check, generation, outcome: 'passed', ms: Math.round(performance.now() - t0), notes };
         } catch (err) {
           const ms = Math.round(performance.now() - t0);
@@ -413,6 +423,7 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
               notes,
               message: err.message,
               ...(err.details !== undefined ? { details: err.details } : {}),
+              requests: sent.map(describeExchange),
             };
           } else {
             const e = err as Error;
@@ -424,6 +435,7 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
               notes,
               message: `the check stopped with an error: ${e?.name ?? 'Error'}: ${e?.message ?? String(err)}`,
               details: e?.stack,
+              requests: sent.map(describeExchange),
             };
           }
         }
@@ -520,7 +532,7 @@ async function cancelTasks(options: Options, tasks: { generation: Generation; id
       try {
         const res = await fetch(url, {
           method: 'POST',
-          headers: task.key ? { authorization: basicAuth(task.key) } : {},
+          headers: { ...freshConnection, ...(task.key ? { authorization: basicAuth(task.key) } : {}) },
           signal: AbortSignal.timeout(requestTimeoutMs),
         });
         await res.arrayBuffer();

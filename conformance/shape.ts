@@ -168,6 +168,7 @@ function headerPointer(_contract: Contract, responsePointer: string, name: strin
 /** A short text of a request and its answer, for failure messages. */
 export function describeExchange(ex: Exchange): string {
   const lines = [`${ex.method} ${ex.url ?? ex.path} (${ex.generation} generation)`];
+  for (const [name, value] of Object.entries(ex.requestHeaders ?? {})) lines.push(`${name}: ${truncate(value, 200)}`);
   if (ex.requestText) lines.push(`request body: ${truncate(ex.requestText, 600)}`);
   lines.push(`answer: ${ex.status} ${ex.headers.get('content-type') ?? ''} ${truncate(ex.text, 600)}`);
   return lines.join('\n');

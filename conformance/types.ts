@@ -55,6 +55,14 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
+/**
+ * Headers every request of the suite carries: a fresh connection each. On a kept-alive one, a
+ * request can be written in the very moment the server closes the connection for being idle, and
+ * fail unanswered although the server never saw it (HTTP/1.1's keep-alive race); a check must fail
+ * only for what the server did. Node's fetch honours `connection: close` with a new connection.
+ */
+export const freshConnection = { connection: 'close' } as const;
+
 /** One request and its answer, as the suite saw it. */
 export interface Exchange {
   generation: Generation;
@@ -76,6 +84,8 @@ export interface Exchange {
   url?: string;
   /** The request body as sent, for reports. */
   requestText?: string;
+  /** The request headers as sent, for reports (the API key hidden). */
+  requestHeaders?: Record<string, string>;
 }
 
 /**
@@ -182,7 +192,17 @@ export function expectStatus(ex: Exchange, status: number | number[], why: strin
 
 export type CheckResult =
   | { check: Check; generation: Generation; outcome: 'passed'; ms: number; notes: string[] }
-  | { check: Check; generation: Generation; outcome: 'failed'; ms: number; notes: string[]; message: string; details?: unknown }
+  | {
+      check: Check;
+      generation: Generation;
+      outcome: 'failed';
+      ms: number;
+      notes: string[];
+      message: string;
+      details?: unknown;
+      /** The last requests the check sent before it failed, each with its answer (describeExchange). */
+      requests?: string[];
+    }
   | { check: Check; generation: Generation; outcome: 'skipped'; ms: 0; notes: string[]; reason: string };
 
 /** Where the runner reports progress (the CLI's progress bar or plain lines; tests may collect lines). */

@@ -2398,7 +2398,10 @@ export interface components {
         AuditRecord: {
             /**
              * @description Identity of the auditor. For a customer review (our decision) it is the identifier of the
-             *     account whose API key sent the audit; for an operator review, the reviewer's name.
+             *     account whose API key sent the audit; for a review by a worker, the worker as the account
+             *     knows them: the `worker_id` of one of its own workers, or the opaque handle (`opw_...`) of
+             *     one of the operator's, the same as in `GET /v1/task/{taskId}/assignments` (a customer never
+             *     sees the operator's worker ids; decision 0013).
              * @example acct_7f3c2a
              */
             audited_by: string;
@@ -7018,7 +7021,9 @@ export interface components {
              *     change wording). The worker API (`/worker/v1`) sends it with every error: `invalid_request`,
              *     `unauthenticated`, `session_expired`, `worker_removed`, `worker_paused`, `role_missing`,
              *     `not_found`, `lease_lost`, `task_canceled`, `assignment_closed`, `email_taken`,
-             *     `token_limit`, `idempotency_mismatch`, `payload_too_large`, `rate_limited`, `internal`,
+             *     `workforce_required`, `token_limit`, `idempotency_mismatch`, `payload_too_large`,
+             *     `range_not_satisfiable`, `rate_limited`, `media_unavailable`, `busy` (503: too many password
+             *     checks waiting), `internal`,
              *     `not_implemented` (an operation of the contract this server does not serve yet), and
              *     `forbidden` or `conflict` for a 403 or 409 without a more specific name. The other APIs may
              *     leave it out.
@@ -8385,8 +8390,15 @@ export interface components {
             };
         };
         /**
-         * @description Too many requests for this API key (token bucket), or a matching request with the same
-         *     `Idempotency-Key` is still being processed. Wait `Retry-After` seconds; retrying is safe.
+         * @description Wait `Retry-After` seconds; retrying is safe. One of: too many requests for this API key (a
+         *     token bucket, `RATE_LIMIT_PER_SECOND` and `RATE_LIMIT_BURST`); too many unknown keys from this
+         *     client address (`AUTH_FAILURE_BURST`, `AUTH_FAILURE_PER_SECOND`: then the address's requests
+         *     are refused before any lookup, except those with a key that already worked on this server
+         *     process, so a valid client is not locked out by someone else's wrong keys); a matching request
+         *     with the same `Idempotency-Key` still being processed; or, where a password is hashed (creating
+         *     a worker, resetting a password), as many hashes in progress for this account as the server
+         *     allows at once. The client address is the connection's, or behind a reverse proxy named in
+         *     `TRUSTED_PROXIES` the one it reports.
          */
         TooManyRequests: {
             headers: {
@@ -8433,7 +8445,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description Conflict: the `unique_id` is already used by another task of this account and mode, or the `Idempotency-Key` was used before with a different request or in the other mode. */
+        /** @description Conflict: the `unique_id` is already used by another task of this account and mode, or the `Idempotency-Key` was used before with a different request (keys are per account and mode). */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -8649,10 +8661,11 @@ export interface components {
         Offset: number;
         /**
          * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-         *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-         *     A later request with the same key, method, path and body (key order ignored) gets the saved
-         *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-         *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+         *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+         *     the test key is free for the live key, and the other way round, as everything of the two modes
+         *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+         *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+         *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
          *     A matching request while the first is still running waits for it, or gets 429 with
          *     `Retry-After`; never two tasks.
          * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9039,10 +9052,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9086,10 +9100,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9133,10 +9148,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9180,10 +9196,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9227,10 +9244,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9274,10 +9292,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9321,10 +9340,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9368,10 +9388,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9415,10 +9436,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9462,10 +9484,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9509,10 +9532,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10099,10 +10123,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10519,10 +10544,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10930,10 +10956,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10978,7 +11005,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10998,10 +11025,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11046,7 +11074,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11066,10 +11094,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11114,7 +11143,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11134,10 +11163,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11182,7 +11212,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11202,10 +11232,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11250,7 +11281,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11270,10 +11301,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11318,7 +11350,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11338,10 +11370,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11386,7 +11419,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11406,10 +11439,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11454,7 +11488,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11591,10 +11625,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11639,7 +11674,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11659,10 +11694,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11707,7 +11743,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11727,10 +11763,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11775,7 +11812,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11795,10 +11832,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11843,7 +11881,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11863,10 +11901,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11911,7 +11950,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11931,10 +11970,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11979,7 +12019,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11999,10 +12039,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -12047,7 +12088,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12067,10 +12108,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -12115,7 +12157,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -1,5 +1,6 @@
-// The worker API client: openapi-fetch typed by generated/workforce.ts. The API's origin is the
-// page's own unless `?api=<origin>` says otherwise (e.g. the Prism mock during development).
+// The worker API client: openapi-fetch typed by generated/workforce.ts. It talks to the page's own
+// origin only: no link can point the app (and a worker's password) at another server. To work
+// against the Prism mock, open the app the mock serves itself (`humantask mock --worker`, /label/).
 import createClient from 'openapi-fetch';
 import type { components, paths } from '../generated/workforce.ts';
 
@@ -30,13 +31,8 @@ export class ApiError extends Error {
   }
 }
 
-function apiOrigin(search = location.search): string {
-  const given = new URLSearchParams(search).get('api');
-  return given ? given.replace(/\/+$/, '') : location.origin;
-}
-
-export function createApi(origin = apiOrigin()) {
-  const client = createClient<paths>({ baseUrl: `${origin}/worker` });
+export function createApi() {
+  const client = createClient<paths>({ baseUrl: `${location.origin}/worker` });
   client.use({
     onRequest({ request }) {
       const token = sessionStorage.getItem(tokenKey);

@@ -7,6 +7,7 @@ import { differencePins, itemPins, redoNotice, trainingSummary } from './feedbac
 import { showHistory } from './history.ts';
 import { instructionHtml } from './instruction.ts';
 import { Keymap, type Shortcut } from './keys.ts';
+import { mediaThroughServer, type MediaAddress } from './media.ts';
 import { players } from './players/index.ts';
 import { el, type Player, type PlayerContext } from './players/types.ts';
 import { uuidV4 } from './players/imageannotation.ts';
@@ -34,6 +35,8 @@ interface Work {
   draft(): Draft;
   timer: ActiveTime;
   leaseToken: string;
+  /** Where the task's files load from: the assignment's media route, opened by this lease. */
+  media: MediaAddress;
   leaseExpiresAt: number;
   idempotencyKey: string;
   lost: boolean;
@@ -243,8 +246,9 @@ function startWork(assignment: Assignment) {
   const area = el('section', { class: 'player', 'aria-label': `Task: ${assignment.task.type}${reviewing ? ' (review)' : ''}` });
   const meters = el('dl', { class: 'meters' });
   const actions = el('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Task actions' });
+  const media = mediaThroughServer(id, assignment.lease_token ?? '');
   const instruction = el('div', { class: 'instruction' });
-  instruction.innerHTML = instructionHtml(assignment.task.instruction);
+  instruction.innerHTML = instructionHtml(assignment.task.instruction, media);
   const instructionPanel = el(
     'section',
     { class: 'panel', 'aria-labelledby': 'instruction-title' },
@@ -288,6 +292,7 @@ function startWork(assignment: Assignment) {
       },
       activeMs: () => assignment.active_ms + timer.total,
       readOnly,
+      media,
     });
     if (readOnly && !player.readOnly) area.setAttribute('inert', '');
     player.pinning?.onPick((scope) => review?.picked(scope));
@@ -306,6 +311,7 @@ function startWork(assignment: Assignment) {
     draft: () => (review ? ({ ...review.draft(review.fixing ? player.getDraft() : undefined) } as Draft) : player.getDraft()),
     timer,
     leaseToken: assignment.lease_token ?? '',
+    media,
     leaseExpiresAt: Date.parse(assignment.lease_expires_at ?? '') || Date.now(),
     idempotencyKey: uuidV4(),
     lost: false,
@@ -343,6 +349,7 @@ function startWork(assignment: Assignment) {
             changed: () => undefined,
             activeMs: () => assignment.active_ms + timer.total,
             readOnly: true,
+            media,
           });
           if (!p.readOnly) box.setAttribute('inert', '');
           return p;
@@ -585,7 +592,7 @@ async function submit() {
     stopWork();
     say('Submitted');
     // A training answer is scored at once: its feedback comes before the next task.
-    if (done.training?.feedback) showTrainingFeedback(done);
+    if (done.training?.feedback) showTrainingFeedback(done, w.media);
     else await takeNext();
   } catch (err) {
     w.busy = false;
@@ -647,8 +654,11 @@ async function decide(result: 'accepted' | 'fixed' | 'rejected') {
   }
 }
 
-/** After a training answer: its score and what differed, pinned on the answer shown read-only. */
-function showTrainingFeedback(done: Assignment) {
+/**
+ * After a training answer: its score and what differed, pinned on the answer shown read-only. The
+ * task's files come from the addresses the work used (the browser kept them: the lease has ended).
+ */
+function showTrainingFeedback(done: Assignment, media: MediaAddress) {
   const training = done.training;
   const feedback = training?.feedback;
   if (!training || !feedback) return;
@@ -658,7 +668,7 @@ function showTrainingFeedback(done: Assignment) {
     shown?.drop();
     area.replaceChildren();
     const answer = (expected ? feedback.expected_response : done.response) as Draft | undefined;
-    const player = makePlayer(area, done, answer, { changed: () => undefined, activeMs: () => done.active_ms, readOnly: true });
+    const player = makePlayer(area, done, answer, { changed: () => undefined, activeMs: () => done.active_ms, readOnly: true, media });
     if (!player.readOnly) area.setAttribute('inert', '');
     if (!expected) player.pinning?.show(differencePins(feedback));
     caption.textContent = expected ? 'Shown: the expected answer.' : 'Shown: your answer, with what differed on its parts.';

@@ -32,10 +32,25 @@ export function codeSamples(gen: Api, apiPath: string, method: string, op: Json,
   const body = bodyExample(op, resolve);
   const pathParams = [...apiPath.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
   const shellPath = apiPath.replaceAll(/\{(\w+)\}/g, (_m, p: string) => `$${shellVariable(p)}`);
-  // The worker API takes a worker's Bearer token (none to log in), the generations an API key.
+  // The worker API takes a worker's Bearer token (none to log in; the media route a lease token in
+  // the query), the generations an API key.
+  const leaseInQuery = (op.security ?? []).some((s: Json) => 'leaseToken' in s);
   const auth =
-    gen !== 'workforce' ? `-u "$HUMANTASK_KEY:" ` : op.security?.length === 0 ? '' : `-H "Authorization: Bearer $HUMANTASK_WORKER_TOKEN" `;
+    gen !== 'workforce'
+      ? `-u "$HUMANTASK_KEY:" `
+      : op.security?.length === 0 || leaseInQuery
+        ? ''
+        : `-H "Authorization: Bearer $HUMANTASK_WORKER_TOKEN" `;
   const curl = [`curl ${auth}-X ${method.toUpperCase()} "$HUMANTASK_URL${basePath[gen]}${shellPath}"`];
+  // Required query parameters (and a credential in the query) from shell variables named after them.
+  const query = [
+    ...(op.parameters ?? [])
+      .map(resolve)
+      .filter((p: Json) => p.in === 'query' && p.required)
+      .map((p: Json) => p.name as string),
+    ...(leaseInQuery ? ['lease_token'] : []),
+  ];
+  if (query.length) curl.push(`-G ${query.map((q) => `--data-urlencode "${q}=$${q.toUpperCase()}"`).join(' ')}`);
   if (body !== undefined) {
     curl.push(`-H 'content-type: application/json'`);
     // Single-quoted for the shell: a quote in the JSON ends the string, so it is written '\''.

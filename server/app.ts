@@ -11,8 +11,11 @@ import type { UnitOfWork } from './domain/ports.ts';
 import { defaultWorkSettings, type WorkAvailable, type WorkSettings } from './domain/workforce/work.ts';
 import type { IdentitySettings } from './domain/workforce/identity.ts';
 import { defaultIdentitySettings } from './domain/workforce/settings.ts';
-import { authenticate, type AuthFailureLimit } from './http/auth.ts';
+import type { HashGate } from './domain/workforce/passwords.ts';
+import { authenticate, type AuthFailureLimit, type FailureLimit, type LimitLog } from './http/auth.ts';
 import { bodyParsers, storableInput } from './http/body-limits.ts';
+import type { ClientAddress } from './http/client-address.ts';
+import { passwordHashing } from './http/hashing.ts';
 import { coerceBody, dropAbsentNulls } from './http/coerce.ts';
 import { loadContract, type Contract } from './http/contract.ts';
 import { creationNames } from './http/creation-names.ts';
@@ -25,14 +28,23 @@ import { unknownCreationTypes } from './http/tasks.ts';
 import { trainingAnswers, trainingCreations } from './http/training.ts';
 import { dispatch, type HandlerTable, type Operations } from './http/typed.ts';
 import { contractValidator } from './http/validator.ts';
+import type { MediaSettings } from './http/workforce/deps.ts';
 
 export interface AppDeps {
   uow: UnitOfWork;
   logger: Logger;
   /** Shared by both generations: one key, one bucket. */
   rateLimit: RequestHandler;
-  /** Failed authentications per client address, shared by both generations. */
+  /** Failed authentications per client address, shared by both generations and the worker API. */
   authFailures?: AuthFailureLimit;
+  /** Failed worker log-ins per e-mail address (the worker API). */
+  loginFailures: FailureLimit;
+  /** Password hashing on requests' paths (log-ins, worker creations, password resets). */
+  hashGate: HashGate;
+  /** The client address of a request (TRUSTED_PROXIES); the connection's peer when absent. */
+  clientAddress?: ClientAddress;
+  /** Says when a limit trips (http/auth.ts, limitLog). */
+  limitLog?: LimitLog;
   /** ALLOW_PRIVATE_NETWORKS: callback and attachment URLs into other networks are refused at creation. */
   allowPrivateNetworks?: readonly string[];
   validateResponses: boolean;
@@ -41,6 +53,8 @@ export interface AppDeps {
   identity?: IdentitySettings;
   /** The work loop's leases and redos (config.workforce); the defaults when absent. */
   work?: WorkSettings;
+  /** The worker API's media route: limits and the networks it may reach (config.media); the defaults when absent. */
+  media?: MediaSettings;
   /** Wakes long polls for work (assignments/next); without it a long poll rechecks every second. */
   workAvailable?: WorkAvailable;
   /** The work loop's draws (hidden evaluation, review sampling): Math.random when absent; a simulation seeds it. */
@@ -53,6 +67,9 @@ export interface AppDeps {
   /** The handlers (default: handlerTable); bench/server.ts swaps in ones that do nothing. */
   handlers?: typeof handlerTable;
 }
+
+/** The operations of tag Workforce that hash a password: creating a worker, resetting a password. */
+const hashingPath = /^\/v1\/workforce\/workers(\/[^/]+\/reset_password)?$/;
 
 /** Where each generation is served: the older one under /legacy. */
 export const basePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
@@ -78,10 +95,15 @@ export function createApp(generation: Generation, deps: AppDeps) {
   // The key is checked before the body is read: a caller without one costs no parsing.
   // A live task creation is counted by its creating statement (one write per creation, not two).
   app.use(
-    authenticate(deps.uow, deps.authFailures, {
-      applies: (req) => req.method === 'POST' && contract.creations.has(req.path),
-      failed: (err) => deps.logger.error({ err }, 'counting a live request failed'),
-    }),
+    authenticate(
+      deps.uow,
+      deps.authFailures,
+      {
+        applies: (req) => req.method === 'POST' && contract.creations.has(req.path),
+        failed: (err) => deps.logger.error({ err }, 'counting a live request failed'),
+      },
+      deps.clientAddress,
+    ),
   );
   app.use(deps.rateLimit);
   app.use(...bodyParsers(contract.acceptsForms), storableInput(contract), unknownCreationTypes(contract));
@@ -120,6 +142,9 @@ export function createApp(generation: Generation, deps: AppDeps) {
   });
   app.use(splitListFilters(contract));
   app.use(contractValidator(generation, basePath[generation] || '/', deps.validateResponses));
+  // Creating a worker and resetting a password hash one: an account waits its turn (http/hashing.ts).
+  const hashing = passwordHashing(deps.hashGate, (_req, res) => [`account:${res.locals.caller.account.accountId}`]);
+  app.use((req, res, next) => (req.method === 'POST' && hashingPath.test(req.path) ? hashing(req, res, next) : next()));
   app.use(dispatch(handlers));
   app.use(errorMapper(generation, deps.logger, saveErrorAnswer(deps.uow)));
   return app;

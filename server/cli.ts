@@ -39,7 +39,7 @@ const serveUsage = `usage: humantask serve
 Runs the service: the current generation at /v1, the older at /legacy/v1, the docs site at /docs, the labeling app at /label/.
 Prints the address and, on a new embedded store, the keys of a development account.
 
-configuration (environment): PORT (3000), HOST (127.0.0.1), DATA_DIR (./data), DATABASE_URL (PostgreSQL
+configuration (environment): PORT (8080), HOST (127.0.0.1), DATA_DIR (./data), DATABASE_URL (PostgreSQL
 instead of the embedded store), WORKERS (processes behind the port; the number of cores on PostgreSQL,
 1 on the embedded store), LOG_LEVEL (info); see README.md for the rest.
 `;
@@ -202,20 +202,23 @@ async function serve(args: string[]) {
   }
   const store = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
   if (config.processes > 1 && !cluster.isWorker()) {
-    cluster.supervise(config.processes, ({ url, devAccount, pids }) => process.stdout.write(banner(url, store, devAccount, pids)));
+    cluster.supervise(config.processes, ({ url, secrets, devAccount, pids }) =>
+      process.stdout.write(banner(url, store, secrets, devAccount, pids)),
+    );
     return;
   }
   const { startServer } = await import('./main.ts');
   const server = await startServer(config);
   (await import('./memory.ts')).releaseStartupGarbage();
-  if (cluster.isWorker()) cluster.reportReady(server.url, server.devAccount);
-  else process.stdout.write(banner(server.url, store, server.devAccount, []));
+  const secrets = server.store.secrets.source;
+  if (cluster.isWorker()) cluster.reportReady(server.url, secrets, server.devAccount);
+  else process.stdout.write(banner(server.url, store, secrets, server.devAccount, []));
   let stopping = false;
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       if (stopping) return;
       stopping = true;
-      server.close().then(
+      server.close(signal).then(
         () => process.exit(0),
         (err) => {
           console.error(err);
@@ -230,12 +233,16 @@ async function serve(args: string[]) {
 function banner(
   url: string,
   store: string,
+  secrets: string,
   devAccount: import('./domain/accounts.ts').AccountSecrets | null,
   workerPids: number[],
 ): string {
   const lines = [
     `humantask listening on ${url} (current generation /v1, older /legacy/v1, docs /docs, worker API /worker/v1, labeling app /label/)`,
     `store: ${store}`,
+    // Which key seals the accounts' secrets: a PostgreSQL database started from the folder of an
+    // embedded one uses that folder's key file unless told otherwise (README: SECRETS_KEY_FILE).
+    `secrets key: ${secrets}`,
   ];
   if (workerPids.length > 0) lines.push(`workers: ${workerPids.length} processes (${workerPids.join(', ')}) behind this port`);
   if (devAccount) {

@@ -10,6 +10,7 @@ import type { AccountSecrets } from './domain/accounts.ts';
 interface ReadyMessage {
   type: 'humantask:ready';
   url: string;
+  secrets: string;
   devAccount: AccountSecrets | null;
 }
 
@@ -93,12 +94,14 @@ export function workersRefusal(config: Pick<Config, 'processes' | 'databaseUrl'>
 export const isWorker = () => cluster.isWorker;
 
 /** In a worker: tells the primary that this server listens (and the keys it made, if any). */
-export function reportReady(url: string, devAccount: AccountSecrets | null) {
-  process.send?.({ type: 'humantask:ready', url, devAccount } satisfies ReadyMessage);
+export function reportReady(url: string, secrets: string, devAccount: AccountSecrets | null) {
+  process.send?.({ type: 'humantask:ready', url, secrets, devAccount } satisfies ReadyMessage);
 }
 
 export interface ClusterReady {
   url: string;
+  /** Where the secrets key came from (SECRETS_KEY, a key file). */
+  secrets: string;
   devAccount: AccountSecrets | null;
   pids: number[];
 }
@@ -148,7 +151,7 @@ export function supervise(count: number, announce: (ready: ClusterReady) => void
       if (started) log(`humantask: worker ${worker.process.pid} listening`);
       else if (listening.size === count) {
         started = true;
-        announce({ url: message.url, devAccount, pids: [...listening].map((w) => w.process.pid!) });
+        announce({ url: message.url, secrets: message.secrets, devAccount, pids: [...listening].map((w) => w.process.pid!) });
       }
     });
     worker.on('exit', (code, signal) => {

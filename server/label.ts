@@ -19,19 +19,33 @@ const pdfjsBuild = path.join(path.dirname(createRequire(import.meta.url).resolve
 /** The files of pdf.js the app loads: the library and its worker. */
 const vendorFiles = new Set(['pdf.min.mjs', 'pdf.worker.min.mjs']);
 
-// The app loads only its own files; customer attachments and instruction images may come from
-// anywhere (they are the work), and the API may be on another origin (`?api=`).
+// The app talks to its own origin only (label/api.ts), and loads every file of a task through the
+// worker API's media route (label/media.ts): no customer host sees a worker's address, and a page
+// elsewhere can neither frame the app nor be sent anything by it. The one exception is a frame of
+// the customer's (a website or PDF attachment, an <iframe> of an instruction): a web page cannot be
+// passed on faithfully, so it comes from its host, sandboxed and without a referrer
+// (server/domain/markup-allowlist.ts's frameAttributes). SECURITY.md, "The labeling app".
 const csp = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
-  'img-src * data: blob:',
-  'media-src * blob:',
+  "img-src 'self' data: blob:",
+  "media-src 'self' blob:",
   'frame-src http: https:',
-  "connect-src 'self' http: https:",
+  "connect-src 'self'",
   "object-src 'none'",
   "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
 ].join('; ');
+
+/** Every answer under /label/ (SECURITY.md): the policy above, no framing, no sniffing, no referrer. */
+const headers = {
+  'Content-Security-Policy': csp,
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+};
 
 /** The app's files by their path under /label/: `app.js` (label/main.ts and what it imports) and its chunks. */
 type Bundle = Map<string, string>;
@@ -63,7 +77,7 @@ export function labelApp(): Router {
   const router = express.Router();
   let bundle: Promise<Bundle> | null = null;
   router.use((_req, res, next) => {
-    res.setHeader('content-security-policy', csp);
+    res.set(headers);
     next();
   });
   router.get(['/app.js', '/chunks/:file'], async (req, res, next) => {

@@ -22,7 +22,9 @@ import { createMailer } from './delivery/mail.ts';
 import { parseCidr, safeRequest } from './delivery/net.ts';
 import { createPoller, type Poller } from './delivery/poller.ts';
 import { createWakeup, type Wakeup } from './delivery/wakeup.ts';
-import { authFailureLimit, rateLimit } from './http/auth.ts';
+import { authFailureLimit, failureLimit, limitLog, rateLimit } from './http/auth.ts';
+import { clientAddressOf } from './http/client-address.ts';
+import { hashGate } from './domain/workforce/passwords.ts';
 import { cors, opsRouter, requestId } from './http/ops.ts';
 import { callbackPayloads } from './http/views/callbacks.ts';
 import { databaseBuckets } from './store/buckets.ts';
@@ -42,7 +44,8 @@ export interface RunningServer {
   workAvailable: Wakeup;
   /** The development account's keys when this start created it (an empty database). */
   devAccount: AccountSecrets | null;
-  close(): Promise<void>;
+  /** Stops gracefully: in-flight requests finish, then the store closes. `reason` (e.g. the signal) is logged. */
+  close(reason?: string): Promise<void>;
 }
 
 /**
@@ -75,20 +78,49 @@ export async function startServer(
   // PostgreSQL: the limits' buckets are shared by every server process on the database.
   const shared = store.kind === 'postgres' ? databaseBuckets(store.execute) : undefined;
 
+  // prom-client is loaded only when metrics are on.
+  const metrics = config.metrics
+    ? (await import('./metrics.ts')).createMetrics({ outboxDepth: () => outboxDepth(store), ...(store.pool ? { pool: store.pool } : {}) })
+    : null;
+
   // Workers waiting in a long poll for an assignment are woken when work becomes claimable.
   const workAvailable = createWakeup();
   // What lapses (sessions, Idempotency-Keys, leases) lapses on this clock; tests move one on.
   const now = options.now ?? wallClock;
+  // A limit that trips says so, once a minute per limit and subject.
+  const tripped = limitLog(logger);
+  // Password hashes take libuv's threads (4 unless UV_THREADPOOL_SIZE, which must be set in the
+  // environment the process starts in): leave some to DNS lookups and file access.
+  const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+  if (config.logins.hashConcurrency >= threads)
+    logger.warn(
+      `WORKER_PASSWORD_CONCURRENCY (${config.logins.hashConcurrency}) leaves none of libuv's ${threads} threads to DNS lookups; raise UV_THREADPOOL_SIZE where the process starts`,
+    );
   const deps = {
     uow,
     logger,
-    rateLimit: rateLimit(config.rateLimitPerSecond, config.rateLimitBurst, shared),
-    authFailures: authFailureLimit(config.authFailurePerSecond, config.authFailureBurst, shared),
+    rateLimit: rateLimit(config.rateLimitPerSecond, config.rateLimitBurst, shared, tripped),
+    authFailures: authFailureLimit(config.authFailurePerSecond, config.authFailureBurst, shared, tripped),
+    loginFailures: failureLimit('failed log-ins', 'email', config.logins.failurePerSecond, config.logins.failureBurst, shared, tripped),
+    hashGate: hashGate(
+      { concurrency: config.logins.hashConcurrency, queue: config.logins.hashQueue, perSubject: config.logins.hashPerClient },
+      {
+        hashed: metrics?.countPasswordHash,
+        refused: (why, subjects) => {
+          metrics?.countPasswordHashRefusal(why);
+          if (why === 'full') tripped('password hashing queue', {}, 1);
+          else tripped('password hashing per client', { subjects: subjects.join(' ') }, 1);
+        },
+      },
+    ),
+    clientAddress: clientAddressOf(config.proxies.trusted, config.proxies.header),
+    limitLog: tripped,
     allowPrivateNetworks: config.delivery.allowPrivateNetworks,
     validateResponses: config.validateResponses,
     idempotencyTtlMs: config.idempotencyTtlMs,
     identity: config.workers,
     work: config.workforce,
+    media: { ...config.media, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
     workAvailable,
     ...options,
   };
@@ -96,10 +128,6 @@ export async function startServer(
   root.disable('x-powered-by');
   root.use(requestId());
   root.use(cors(config.corsOrigins));
-  // prom-client is loaded only when metrics are on.
-  const metrics = config.metrics
-    ? (await import('./metrics.ts')).createMetrics({ outboxDepth: () => outboxDepth(store), ...(store.pool ? { pool: store.pool } : {}) })
-    : null;
   if (metrics) root.use(metrics.observeRequests);
   // The access log (none at all when the level leaves it out: it is on every request's path).
   if (logger.isLevelEnabled('info')) {
@@ -111,7 +139,9 @@ export async function startServer(
         logger.info(
           {
             method: req.method,
-            path: req.path,
+            // The path the client asked for: req.path lost the prefix of the app that answered
+            // (/legacy, /worker) by the time the answer is sent.
+            path: req.originalUrl.split('?', 1)[0],
             status: res.statusCode,
             ms: Math.round(ms * 10) / 10,
             account: res.locals.caller?.account.accountId,
@@ -123,7 +153,7 @@ export async function startServer(
       next();
     });
   }
-  const docs = existsSync(docsSite);
+  const docs = existsSync(path.join(docsSite, 'index.html'));
   if (docs) root.use('/docs', express.static(docsSite));
   root.use('/label', labelApp());
   // /, /healthz, /readyz, /openapi/*, /metrics and a 404 for what is not the API: all without a key.
@@ -227,7 +257,9 @@ export async function startServer(
     uow,
     workAvailable,
     devAccount,
-    async close() {
+    async close(reason?: string) {
+      const started = process.hrtime.bigint();
+      logger.info({ reason }, 'shutting down: in-flight requests finish, then the store closes');
       clearInterval(sweeper);
       await unlisten();
       await Promise.all([testCompleter.stop(), leaseSweeper?.stop(), dispatcher?.stop(), attachmentChecker?.stop()]);
@@ -236,6 +268,7 @@ export async function startServer(
       server.closeAllConnections();
       await admin?.close();
       await store.close();
+      logger.info({ ms: Math.round(Number(process.hrtime.bigint() - started) / 1e6) }, 'stopped');
     },
   };
 }

@@ -1,7 +1,8 @@
 // The Prism mock of both generations on one port, at the paths the server serves: the current
 // generation at /v1, the older at /legacy/v1. Used by `humantask mock` (`npm run mock`), the tests
 // and the benchmarks. The worker API has its own mock on its own port (startWorkerMock, `humantask
-// mock --worker`), at /worker/v1 as on the server, for the labeling app and worker scripts.
+// mock --worker`), at /worker/v1 as on the server, for the labeling app and worker scripts; it serves
+// the labeling app itself too, at /label/, since the app talks to its own origin only.
 //
 // Prism serves one document at its root, so one Prism process per generation listens on a private
 // loopback port, and a front proxy in this process routes by path. The proxy also does what Prism
@@ -21,8 +22,10 @@ import { createRequire } from 'node:module';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import express from 'express';
 import type { Generation } from './domain/model.ts';
 import { creationNames } from './http/creation-names.ts';
+import { labelApp } from './label.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 type MockedApi = Generation | 'workforce';
@@ -45,6 +48,8 @@ interface Front {
   refuse(req: IncomingMessage): { error: string; headers: Record<string, string> } | null;
   /** The worker API's error bodies carry a `code`. */
   codes: boolean;
+  /** Paths served by this process itself rather than Prism (the labeling app at /label/), with their handler. */
+  own?: { route: RegExp; handler: () => (req: IncomingMessage, res: ServerResponse) => void };
 }
 
 const customerFront: Front = {
@@ -65,15 +70,27 @@ const workerFront: Front = {
   apis: ['workforce'],
   route: (url) => (/^\/worker\/v1(\/|\?|$)/.test(url) ? 'workforce' : undefined),
   notFound: (p) => `Not found: the worker mock serves the worker API at /worker/v1, not ${p}.`,
-  // Any Bearer token passes (a mock keeps no sessions); logging in needs none.
+  // Any Bearer token passes (a mock keeps no sessions); logging in needs none, a file of an
+  // assignment (the media route) its lease token in the query.
   refuse: (req) =>
-    (req.method === 'POST' && /^\/worker\/v1\/session(\?|$)/.test(req.url ?? '')) || /^Bearer\s+\S+/i.test(req.headers.authorization ?? '')
+    (req.method === 'POST' && /^\/worker\/v1\/session(\?|$)/.test(req.url ?? '')) ||
+    /^Bearer\s+\S+/i.test(req.headers.authorization ?? '') ||
+    (req.method === 'GET' && /^\/worker\/v1\/assignments\/[^/?]+\/media\?(.*&)?lease_token=[^&]/.test(req.url ?? ''))
       ? null
       : {
           error: 'A valid worker token is required (Authorization Bearer, a session or API token).',
           headers: { 'www-authenticate': 'Bearer realm="humantask-worker"' },
         },
   codes: true,
+  // The labeling app, on the mock's own origin: open http://127.0.0.1:4011/label/ to try it on the mock.
+  own: {
+    route: /^\/label(\/|\?|$)/,
+    handler: () => {
+      const app = express();
+      app.use('/label', labelApp());
+      return app;
+    },
+  },
 };
 
 /** The worker API's `code` of an error the mock itself answers, by status. */
@@ -144,7 +161,11 @@ async function startFront(served: Front, options: { port?: number; host?: string
         upstream[gen] = port;
       }),
     );
-    front.on('request', (req, res) => void proxy(served, req, res, upstream));
+    const own = served.own ? { route: served.own.route, handle: served.own.handler() } : null;
+    front.on('request', (req, res) => {
+      if (own?.route.test(req.url ?? '')) own.handle(req, res);
+      else void proxy(served, req, res, upstream);
+    });
     const host = options.host ?? '127.0.0.1';
     await new Promise<void>((resolve, reject) => {
       front.once('error', reject);

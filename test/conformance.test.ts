@@ -7,12 +7,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { XMLValidator } from 'fast-xml-parser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { failureText } from '../conformance/report.ts';
 import { runConformance, type ConformanceRun } from '../conformance/runner.ts';
 import type { CheckResult } from '../conformance/types.ts';
 import { checkUnits } from './mutation/checks.ts';
+import { testBrowser } from './support/browser.ts';
 import { conformanceEnv as env, conformanceKeys, databases, hasPostgres, startTestServer, type TestServer } from './support/server.ts';
 import { root } from './support/spec.ts';
 
@@ -103,6 +106,19 @@ describe('humantask conformance (the CLI)', () => {
     });
   }
 
+  /** Opens a report in the test run's Chromium. */
+  async function inBrowser(file: string, look: (page: Page) => Promise<void>) {
+    const browser = await testBrowser(inject('browserEndpoint'));
+    const page = await browser.newPage();
+    try {
+      await page.goto(pathToFileURL(file).href);
+      await look(page);
+    } finally {
+      await page.close();
+      await browser.close();
+    }
+  }
+
   const wellFormed = (file: string) => {
     const text = readFileSync(file, 'utf8');
     expect(XMLValidator.validate(text.replace(/^<!doctype html>/i, '')), file).toBe(true);
@@ -138,6 +154,21 @@ describe('humantask conformance (the CLI)', () => {
     expect(html).toContain('PASSED');
     expect(html).not.toMatch(/<script|<link|src=|@import/i);
     expect(existsSync(path.join(report, 'report.json'))).toBe(true);
+    // The page's filters (CSS alone), in a browser: by outcome, then by area.
+    await inBrowser(path.join(report, 'report.html'), async (page) => {
+      const visible = () => page.locator('tr.r:visible');
+      const all = await page.locator('tr.r').count();
+      expect(all).toBeGreaterThan(2);
+      expect(await visible().count()).toBe(all);
+      await page.getByLabel('failed', { exact: true }).check();
+      expect(await visible().count()).toBe(0);
+      await page.getByLabel('passed', { exact: true }).check();
+      expect(await visible().count()).toBe(all);
+      await page.getByLabel('Examples', { exact: true }).check();
+      const rows = await visible().allInnerTexts();
+      expect(rows).toHaveLength(2);
+      for (const row of rows) expect(row).toContain('Examples');
+    });
   }, 300_000);
 
   it('fails against a server that breaks the contract: exit 1, the failure named with its seed section and rule', async () => {
@@ -163,10 +194,22 @@ describe('humantask conformance (the CLI)', () => {
       expect(res.stdout).toMatch(/auth\/no-key\/getTask \(current generation\)\n\s+seed: 5 Authentication.*\n\s+rule: .*401/);
       expect(res.stdout).toContain('shape/getTask/200/body-schema');
       expect(res.stdout).toMatch(/FAILED/);
+      // The request that was sent, with its answer, is in the failure (the key never is).
+      expect(res.stdout).toMatch(
+        /auth\/no-key\/getTask[\s\S]*?last request:\n\s+GET http:\/\/127\.0\.0\.1:\d+\/v1\/task\/\S+ \(current generation\)\n[\s\S]*?answer: 200/,
+      );
+      expect(res.stdout).not.toContain('Basic k');
       const xml = wellFormed(path.join(report, 'report.xml'));
       expect(xml).toMatch(/<failure /);
       const html = wellFormed(path.join(report, 'report.html'));
       expect(html).toContain('auth/no-key/getTask');
+      expect(html).toMatch(/the last request sent, with the answers<\/summary><pre>GET http:/);
+
+      // A failed run's page shows its failed rows first.
+      await inBrowser(path.join(report, 'report.html'), async (page) => {
+        expect(await page.locator('tr.r:visible').count()).toBe(await page.locator('tr.r.failed-row').count());
+        expect(await page.locator('#show-failed').isChecked()).toBe(true);
+      });
     } finally {
       liar.close();
     }

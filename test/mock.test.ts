@@ -286,6 +286,10 @@ describe('Prism mock of the worker API, on its own port', () => {
       let url = `${workerMock.url}/worker${p}`;
       for (const param of params.filter((x) => x.in === 'path'))
         url = url.replace(`{${param.name}}`, encodeURIComponent(exampleOf(doc, param)));
+      // Required query parameters, and the media route's credential (a lease token in the query).
+      const query = new URLSearchParams(params.filter((x) => x.in === 'query' && x.required).map((x) => [x.name, exampleOf(doc, x)]));
+      if ((op.security ?? []).some((s: Json) => 'leaseToken' in s)) query.set('lease_token', 'lt_9c2f6d1e0b4a4f7e8d3c2b1a09f8e7d6');
+      if (query.size) url += `?${query}`;
       const headers: Record<string, string> = { authorization: 'Bearer wks_anything', accept: 'application/json' };
       const json = deref(doc, op.requestBody)?.content?.['application/json'];
       let body: string | undefined;
@@ -300,7 +304,9 @@ describe('Prism mock of the worker API, on its own port', () => {
         return;
       }
       expect(res.status, text).toBe(200);
-      const v = validate(`${pointer}/responses/200/content/application~1json/schema`);
+      // A shared response (the media route's file) is validated where it is defined.
+      const ok = op.responses['200'];
+      const v = validate(`${ok.$ref ?? `${pointer}/responses/200`}/content/application~1json/schema`);
       expect(v(JSON.parse(text)), JSON.stringify(v.errors?.slice(0, 5))).toBe(true);
     },
   );
@@ -322,6 +328,14 @@ describe('Prism mock of the worker API, on its own port', () => {
       body: JSON.stringify({ email: 'ana@example.com', password: 'correct-horse-battery-staple' }),
     });
     expect(login.status).toBe(200);
+  });
+
+  it('serves the labeling app on its own origin (the app talks to no other), with its headers', async () => {
+    const page = await fetch(`${workerMock.url}/label/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<script type="module" src="app.js"');
+    expect(page.headers.get('content-security-policy')).toContain("connect-src 'self'");
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
   });
 
   it('serves only the worker API', async () => {

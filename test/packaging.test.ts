@@ -94,8 +94,12 @@ afterAll(async () => {
 });
 
 it('installs the client alone with openapi-fetch as its only dependency', () => {
-  const client = JSON.parse(readFileSync(path.join(app, 'node_modules', '@humantask', 'client', 'package.json'), 'utf8'));
+  const clientDir = path.join(app, 'node_modules', '@humantask', 'client');
+  const client = JSON.parse(readFileSync(path.join(clientDir, 'package.json'), 'utf8'));
   expect(Object.keys(client.dependencies)).toEqual(['openapi-fetch']);
+  // What a user reads on the registry's page and what they may do with it.
+  expect(readFileSync(path.join(clientDir, 'README.md'), 'utf8')).toMatch(/^# @humantask\/client/);
+  expect(readFileSync(path.join(clientDir, 'LICENSE'), 'utf8')).toMatch(/MIT License/);
   const installed = JSON.parse(readFileSync(path.join(app, 'package.json'), 'utf8'));
   expect(installed.dependencies).toMatchObject({
     humantask: expect.stringMatching(/^file:/),

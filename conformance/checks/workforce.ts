@@ -4,7 +4,7 @@
 // leaves no assignment active: a worker holds one at a time, and the next check must get its own.
 import { loadContract } from '../contract.ts';
 import { describeExchange, shapeProblems } from '../shape.ts';
-import { type Check, type CheckContext, ConformanceFailure, type Exchange, expectStatus, expectThat } from '../types.ts';
+import { type Check, type CheckContext, ConformanceFailure, type Exchange, expectStatus, expectThat, freshConnection } from '../types.ts';
 import { categorization, createTask, expectError, readTask } from './helpers.ts';
 
 const area = 'Workforce';
@@ -32,7 +32,11 @@ export async function workerCall(
   const contract = loadContract('workforce');
   const url = `${ctx.options.baseUrl.replace(/\/+$/, '')}/worker${path}${options.query ? `?${options.query}` : ''}`;
   const token = options.token === undefined ? ctx.options.workerToken : options.token;
-  const headers: Record<string, string> = { ...(token ? { authorization: `Bearer ${token}` } : {}), ...options.headers };
+  const headers: Record<string, string> = {
+    ...freshConnection,
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+    ...options.headers,
+  };
   const body = json === undefined ? undefined : JSON.stringify(json);
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;

@@ -2,8 +2,8 @@
 // as timed segments (the contract's AudioTranscriptionResponse: `segments` ordered and not
 // overlapping, `transcript` their texts joined by single spaces). The audio plays in an <audio>
 // element; its bytes are read once more and decoded with the Web Audio API for the waveform (a
-// peak per pixel column, drawn on a canvas). If the audio cannot be read (its server allows no
-// cross-origin reading), it plays all the same, without the waveform. A click on the waveform
+// peak per pixel column, drawn on a canvas); both come through the server's media route, from the
+// app's own origin. If the audio cannot be decoded, it plays all the same, without the waveform. A click on the waveform
 // seeks; Alt+Enter closes a segment at the playhead (from where the previous one ended) and puts the
 // caret in its text, so a person listens, pauses at the end of a phrase, and types it. Escape plays and pauses even while typing.
 import { checkAnswer } from '../../server/domain/answer-rules.ts';
@@ -160,7 +160,9 @@ export const audiotranscription: PlayerFactory = (container, assignment, draft, 
   // once for the waveform, decoded at 8 kHz (enough for the peaks, and a sixth of the memory of
   // 48 kHz: an hour of stereo is about 230 MB); above 100 MB there is no waveform. When the audio's
   // server answers no byte ranges, the <audio> cannot seek: it then plays those bytes from memory.
-  audio.src = url;
+  // Both through the server's media route (the page's CSP allows no other origin).
+  const loaded = context.media(url);
+  audio.src = loaded;
   let bytes: ArrayBuffer | null = null;
   const seekable = () => audio.seekable.length > 0 && audio.seekable.end(0) > 0;
   function fromMemory() {
@@ -172,7 +174,7 @@ export const audiotranscription: PlayerFactory = (container, assignment, draft, 
   }
   audio.addEventListener('loadedmetadata', fromMemory);
   (async () => {
-    const got = await fetch(url);
+    const got = await fetch(loaded);
     if (!got.ok) throw new Error(`HTTP ${got.status}`);
     if (Number(got.headers.get('content-length')) > 100_000_000) {
       await got.body?.cancel();

@@ -18,7 +18,7 @@ export const categorization: PlayerFactory = (container, assignment, draft, cont
     (Array.isArray(saved) ? saved : typeof saved === 'string' ? [saved] : []).filter((c): c is string => categories.includes(c as string)),
   );
 
-  if (params.attachment !== undefined) container.append(attachmentView(params.attachment_type ?? 'text', params.attachment));
+  if (params.attachment !== undefined) container.append(attachmentView(params.attachment_type ?? 'text', params.attachment, context.media));
   const group = el(
     'fieldset',
     { role: multiple ? 'group' : 'radiogroup', 'data-field-id': 'category' },

@@ -24,7 +24,7 @@ export const comparison: PlayerFactory = (container, assignment, draft, context)
       'div',
       { class: 'compare', style: `--columns: ${Math.min(Math.max(items.length, 1), 3)}` },
       ...items.map((item, i) => {
-        const view = attachmentView(params.attachment_type ?? 'text', item);
+        const view = attachmentView(params.attachment_type ?? 'text', item, context.media);
         view.prepend(el('figcaption', {}, `${i + 1} of ${items.length}`));
         return view;
       }),

@@ -186,7 +186,7 @@ export const documentTranscription: PlayerFactory = (container, assignment, draf
       source =
         params.attachment_type === 'image'
           ? imageSource(String(params.attachment ?? ''))
-          : await pdfSource(String(params.attachment ?? ''));
+          : await pdfSource(context.media(String(params.attachment ?? '')));
       pages = source.pages;
       page = Math.min(Math.max(1, page), pages);
       show(page, await source.page(page));

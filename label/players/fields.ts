@@ -32,7 +32,11 @@ export const fields: PlayerFactory = (container, assignment, draft, context) => 
 
   if (params.attachment)
     container.append(
-      attachmentView(params.attachment_type ?? (assignment.task.type === 'transcription' ? 'image' : 'text'), params.attachment),
+      attachmentView(
+        params.attachment_type ?? (assignment.task.type === 'transcription' ? 'image' : 'text'),
+        params.attachment,
+        context.media,
+      ),
     );
   if (keys.length) {
     const set = el('fieldset', {}, el('legend', {}, 'Fields'));

@@ -379,7 +379,7 @@ export function imagePlayer(
     size.textContent = 'The image could not be loaded. Skip the task with a reason if it does not come back.';
     status.className = 'notice bad';
   };
-  image.src = params.attachment ?? '';
+  image.src = context.media(params.attachment ?? '');
 
   // ---- keys ----------------------------------------------------------------------------------
   const spaceDown = (e: KeyboardEvent) => {

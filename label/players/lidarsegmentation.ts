@@ -172,7 +172,7 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
     if (frame.positions || frame.error) return Promise.resolve();
     frame.loading ??= (async () => {
       try {
-        const res = await fetch(frame.url, { signal: aborter.signal, credentials: 'omit', referrerPolicy: 'no-referrer' });
+        const res = await fetch(context.media(frame.url), { signal: aborter.signal, credentials: 'omit', referrerPolicy: 'no-referrer' });
         if (!res.ok) throw new Error(`HTTP ${res.status}`);
         const read = readFrame(await res.json());
         if (typeof read === 'string') throw new Error(read);

@@ -355,7 +355,7 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
     size.textContent = 'The image could not be loaded. Skip the task with a reason if it does not come back.';
     status.className = 'notice bad';
   };
-  image.src = typeof params.attachment === 'string' ? params.attachment : '';
+  image.src = context.media(typeof params.attachment === 'string' ? params.attachment : '');
   render();
 
   // ---- the answer --------------------------------------------------------------------------

@@ -224,11 +224,11 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
     if (a.type === 'markdown') {
       const box = el('figure', { class: 'attachment', 'data-attachment-type': 'markdown' });
       const body = el('div', { class: 'markdown' });
-      body.innerHTML = instructionHtml(a.content);
+      body.innerHTML = instructionHtml(a.content, context.media);
       box.append(el('figcaption', {}, `Attachment ${i + 1}`), body);
       return box;
     }
-    const box = attachmentView(a.type as AttachmentType, a.content);
+    const box = attachmentView(a.type as AttachmentType, a.content, context.media);
     box.prepend(el('figcaption', {}, `Attachment ${i + 1}`));
     return box;
   };

@@ -2,6 +2,7 @@
 // accepts. The shell owns everything else (lease, heartbeat, timer, submit, skip, release).
 import type { Assignment, Draft, FeedbackItem, WorkerResponse } from '../api.ts';
 import type { Shortcut } from '../keys.ts';
+import type { MediaAddress } from '../media.ts';
 
 export type Answer = { ok: true; response: WorkerResponse } | { ok: false; problem: string };
 
@@ -60,6 +61,11 @@ export interface PlayerContext {
   activeMs(): number;
   /** Show the answer without taking edits (a review before "fix", a feedback view); see Player.readOnly. */
   readOnly?: boolean;
+  /**
+   * The address to load a file of the task from (an image, recording, video, PDF, frame file):
+   * the server's media route of the assignment, never the customer's host (label/media.ts).
+   */
+  media: MediaAddress;
 }
 
 export type PlayerFactory = (container: HTMLElement, assignment: Assignment, draft: Draft | undefined, context: PlayerContext) => Player;

@@ -466,7 +466,7 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
   };
 
   // ---- frames and playback -------------------------------------------------------------------
-  const frames = new Frames(urls, videoUrl, rate);
+  const frames = new Frames(urls.map(context.media), videoUrl === undefined ? undefined : context.media(videoUrl), rate);
   function go(f: number) {
     const next = Math.min(Math.max(0, Math.round(f)), lastFrame());
     if (!ready || next === frame) return;

@@ -1,9 +1,11 @@
-// Outbound HTTP to customer-supplied URLs (callbacks, attachment checks), guarded against SSRF.
+// Outbound HTTP to customer-supplied URLs (callbacks, attachment checks, task files passed on to
+// workers), guarded against SSRF.
 //
 // The host is resolved once, every resolved address is checked, and the socket is opened to the
 // checked address itself (never to the name, so a second DNS answer cannot rebind it). Redirects
 // are never followed, the answer is read up to a byte limit, one timer bounds the whole exchange,
-// and network problems come back as values, never as exceptions.
+// and network problems come back as values, never as exceptions. `safeStream` is the same guard
+// for a body the caller streams on (its timer bounds the head; the caller times the body).
 import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -261,8 +263,29 @@ export async function safeRequest(url: string, options: SafeRequestOptions): Pro
   const started = performance.now();
   const elapsed = () => performance.now() - started;
   const fail = (error: Failure['error'], message: string): Failure => ({ ok: false, error, message, durationMs: elapsed() });
-  for (const c of options.allowPrivateNetworks) parseCidr(c); // a bad entry is a configuration error: throw now
+  const parsed = parseTarget(url, options, fail);
+  if ('ok' in parsed) return parsed;
 
+  let deadline: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<Failure>((resolve) => {
+    deadline = setTimeout(() => resolve(fail('timeout', `no complete answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+  });
+  const abort = new AbortController();
+  try {
+    return await Promise.race([timedOut, exchange(parsed.target, parsed.hostname, options, abort.signal, fail, elapsed)]);
+  } finally {
+    clearTimeout(deadline);
+    abort.abort(); // whatever is still open (a timed-out socket, a slow lookup's follow-up) goes
+  }
+}
+
+/** The URL parsed and checked for its scheme and host (not yet its addresses), or why not. */
+function parseTarget(
+  url: string,
+  options: { allowPrivateNetworks: readonly string[] },
+  fail: (error: Failure['error'], message: string) => Failure,
+): { target: URL; hostname: string } | Failure {
+  for (const c of options.allowPrivateNetworks) parseCidr(c); // a bad entry is a configuration error: throw now
   let target: URL;
   try {
     target = new URL(url);
@@ -275,28 +298,21 @@ export async function safeRequest(url: string, options: SafeRequestOptions): Pro
   // quads and lower-cased names; IPv6 literals keep their brackets.
   const hostname = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;
   if (hostname === '') return fail('invalid_url', 'no host');
-
-  let deadline: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<Failure>((resolve) => {
-    deadline = setTimeout(() => resolve(fail('timeout', `no complete answer within ${options.timeoutMs} ms`)), options.timeoutMs);
-  });
-  const abort = new AbortController();
-  try {
-    return await Promise.race([timedOut, exchange(target, hostname, options, abort.signal, fail, elapsed)]);
-  } finally {
-    clearTimeout(deadline);
-    abort.abort(); // whatever is still open (a timed-out socket, a slow lookup's follow-up) goes
-  }
+  return { target, hostname };
 }
 
-async function exchange(
+/**
+ * Resolves the host once (a literal IP is its own answer), checks every address, and makes the
+ * request's options for the checked address only: the Host header and TLS name stay the original
+ * host, and no code path can resolve the name again.
+ */
+async function checkedRequestOptions(
   target: URL,
   hostname: string,
-  options: SafeRequestOptions,
+  options: Pick<SafeRequestOptions, 'method' | 'headers' | 'allowPrivateNetworks' | 'resolve'> & { bodyLength?: number },
   signal: AbortSignal,
   fail: (error: Failure['error'], message: string) => Failure,
-  elapsed: () => number,
-): Promise<SafeResponse> {
+): Promise<{ isHttps: boolean; requestOptions: https.RequestOptions } | Failure> {
   // 1. Resolve once (a literal IP is its own answer) and check every address.
   let addresses: ResolvedAddress[];
   const literal = isIP(hostname);
@@ -330,8 +346,7 @@ async function exchange(
     if (name.toLowerCase() !== 'host' && name.toLowerCase() !== 'content-length') headers[name] = value;
   }
   headers.host = target.host;
-  const body = options.body === undefined ? undefined : Buffer.from(options.body, 'utf8');
-  if (body) headers['content-length'] = String(body.length);
+  if (options.bodyLength !== undefined) headers['content-length'] = String(options.bodyLength);
   // Never called for an IP host; here so that no code path can ever resolve the name again.
   const pinnedLookup: LookupFunction = (_name, opts, callback) => {
     if (opts.all) (callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, [checked]);
@@ -359,6 +374,21 @@ async function exchange(
     ...(auth ? { auth } : {}),
     ...(isHttps && !isIP(hostname) ? { servername: hostname.replace(/\.$/, '') } : {}),
   };
+  return { isHttps, requestOptions };
+}
+
+async function exchange(
+  target: URL,
+  hostname: string,
+  options: SafeRequestOptions,
+  signal: AbortSignal,
+  fail: (error: Failure['error'], message: string) => Failure,
+  elapsed: () => number,
+): Promise<SafeResponse> {
+  const body = options.body === undefined ? undefined : Buffer.from(options.body, 'utf8');
+  const prepared = await checkedRequestOptions(target, hostname, { ...options, bodyLength: body?.length }, signal, fail);
+  if ('ok' in prepared) return prepared;
+  const { isHttps, requestOptions } = prepared;
 
   return new Promise<SafeResponse>((resolve) => {
     let settled = false;
@@ -423,4 +453,86 @@ async function exchange(
       res.on('aborted', () => settle(fail('connection_reset', 'the connection closed before the answer was complete')));
     }
   });
+}
+
+export interface SafeStreamOptions {
+  headers?: Record<string, string>;
+  /** Bounds the wait for the answer's head: name resolution, connect, headers. The body is the caller's to time. */
+  timeoutMs: number;
+  allowPrivateNetworks: readonly string[];
+  resolve?: Resolver;
+}
+
+/** A GET's answer whose body is read by the caller, as a stream (one connection, closed by `close`). */
+export type SafeStream =
+  | {
+      ok: true;
+      status: number;
+      /** Lower-case names; repeated headers joined with ", ". */
+      headers: Record<string, string>;
+      /** The body, unread; it errors when the connection breaks. */
+      body: http.IncomingMessage;
+      /** Ends the exchange (the socket goes); safe to call at any time, more than once. */
+      close(): void;
+    }
+  | Failure;
+
+/**
+ * A GET of a URL a customer gave us whose body is streamed to someone else (the worker API's
+ * media route): the same guard as `safeRequest` (one resolution, every address checked, the
+ * socket opened to the checked address, no redirects followed), but the body is handed over
+ * unread, so that memory stays bounded by the stream's buffer whatever the file's size.
+ */
+export async function safeStream(url: string, options: SafeStreamOptions): Promise<SafeStream> {
+  const started = performance.now();
+  const fail = (error: Failure['error'], message: string): Failure => ({
+    ok: false,
+    error,
+    message,
+    durationMs: performance.now() - started,
+  });
+  const parsed = parseTarget(url, options, fail);
+  if ('ok' in parsed) return parsed;
+  const abort = new AbortController();
+  const close = () => abort.abort();
+  let deadline: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<Failure>((resolve) => {
+    deadline = setTimeout(() => resolve(fail('timeout', `no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+  });
+  const answer = (async (): Promise<SafeStream> => {
+    const prepared = await checkedRequestOptions(
+      parsed.target,
+      parsed.hostname,
+      { method: 'GET', headers: options.headers ?? {}, allowPrivateNetworks: [...options.allowPrivateNetworks], resolve: options.resolve },
+      abort.signal,
+      fail,
+    );
+    if ('ok' in prepared) return prepared;
+    return new Promise<SafeStream>((resolve) => {
+      let req: http.ClientRequest;
+      try {
+        req = (prepared.isHttps ? https : http).request(prepared.requestOptions, (res) => {
+          const headers: Record<string, string> = {};
+          for (const [name, value] of Object.entries(res.headers))
+            if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+          resolve({ ok: true, status: res.statusCode ?? 0, headers, body: res, close });
+        });
+      } catch (err) {
+        return resolve(fail('other', err instanceof Error ? err.message : String(err)));
+      }
+      req.on('error', (err) => {
+        if (abort.signal.aborted) return resolve(fail('timeout', 'aborted'));
+        const c = classify(err);
+        resolve(fail(c.error, c.message));
+      });
+      req.end();
+    });
+  })();
+  try {
+    const result = await Promise.race([timedOut, answer]);
+    if (!result.ok) close();
+    return result;
+  } finally {
+    clearTimeout(deadline);
+  }
 }

@@ -1,7 +1,7 @@
 // The HTML the API description allows in customer Markdown (section 2.3): the tags, and the
 // attributes each keeps. The server sanitizes text-collection Markdown with it (sanitize.ts) and the
-// labeling app the task's instruction (label/instruction.ts): one list, so the two never differ.
-// Plain data, with no imports: the app's bundle takes it as it is.
+// labeling app the task's instruction and those attachments (label/instruction.ts): one list, so
+// the two never differ. Plain data, with no imports: the app's bundle takes it as it is.
 
 export const allowedTags: string[] = [
   'address',
@@ -76,10 +76,19 @@ export const allowedTags: string[] = [
   'iframe',
 ];
 
+/**
+ * What every customer-supplied frame (`<iframe>` in an instruction or a Markdown attachment, and a
+ * website or PDF attachment) carries, whatever the customer wrote: a sandbox that allows nothing
+ * (no scripts, so no dialogs and no reading of the app; no navigation of the app's window, not
+ * even after a click; no pop-ups, forms or plug-ins; an origin of its own), and no referrer. Set
+ * after sanitizing, over any value the customer gave.
+ */
+export const frameAttributes: Readonly<Record<string, string>> = { sandbox: '', referrerpolicy: 'no-referrer' };
+
 export const allowedAttributes: Record<string, string[]> = {
   a: ['href', 'title'],
   img: ['src', 'alt', 'title', 'width', 'height'],
-  iframe: ['src', 'width', 'height', 'allowfullscreen'],
+  iframe: ['src', 'width', 'height', 'allowfullscreen', ...Object.keys(frameAttributes)],
   data: ['value'],
   time: ['datetime'],
   td: ['colspan', 'rowspan'],

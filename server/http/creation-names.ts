@@ -1,5 +1,5 @@
 // What a creation (a task of any type, a training or an evaluation task, of either generation) does
-// with a name it does not take: decisions 2 and 12, stated in the contract (`TaskCreateCommon`).
+// with a name it does not take: decisions 2 and 14, stated in the contract (`TaskCreateCommon`).
 // A name the API documents is refused, 400 naming it: a parameter of another creation, or one the
 // real service documents and this one does not support (`x-unsupported-parameters` in the
 // contract). A client that sends it expects an effect, and a 200 would drop it in silence. Any

@@ -1,8 +1,9 @@
 // Handlers typed by the contract (after Backstage's backend-openapi-utils `DocRequestHandler`): a
 // handler table keyed by operationId, one handler per operation of a contract (the compiler fails
 // when one is missing), each receiving its operation's path parameters, query and body as
-// generated/ types them, and returning the operation's 200 answer (or NoContent, a 204).
-import type { RequestHandler, Response } from 'express';
+// generated/ types them, and returning the operation's 200 answer (or NoContent, a 204; or
+// Streamed, a file passed on).
+import type { Request, RequestHandler, Response } from 'express';
 import type { OpenApiRequest } from 'express-openapi-validator/dist/framework/types.js';
 import type { operations as CurrentOperations, paths as CurrentPaths } from '../../generated/current.ts';
 import type { operations as LegacyOperations, paths as LegacyPaths } from '../../generated/legacy.ts';
@@ -106,8 +107,22 @@ export class NoContent {
 /** Whether an operation documents a 204 answer: only those may answer NoContent. */
 type NoContentOf<Op> = Op extends { responses: { 204: unknown } } ? NoContent : never;
 
+/**
+ * An answer the handler sends itself, a body streamed from elsewhere: the worker API's media route,
+ * whose files are not JSON. `send` writes the whole answer (or hands an error to the error mapper
+ * by rejecting before anything was sent).
+ */
+export class Streamed {
+  constructor(readonly send: (req: Request, res: Response) => Promise<void>) {}
+}
+
+/** Whether an operation documents a 206 (a byte range of a file): only those may answer Streamed. */
+type StreamedOf<Op> = Op extends { responses: { 206: unknown } } ? Streamed : never;
+
 export type OperationHandler<Op> = (request: OperationRequest<Op>) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op>>;
-export type WorkerOperationHandler<Op> = (request: WorkerOperationRequest<Op>) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op>>;
+export type WorkerOperationHandler<Op> = (
+  request: WorkerOperationRequest<Op>,
+) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op> | StreamedOf<Op>>;
 
 /** One handler for every operation of a contract. */
 export type HandlerTable<Ops> = { [Id in keyof Ops]: OperationHandler<Ops[Id]> };
@@ -155,6 +170,7 @@ export function dispatch(
       });
       if (answer instanceof Replay) replay(res, answer.saved);
       else if (answer instanceof NoContent) res.status(204).set(answer.headers).end();
+      else if (answer instanceof Streamed) await answer.send(req, res);
       else res.status(200).json(answer);
     } catch (err) {
       next(err);

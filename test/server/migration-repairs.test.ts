@@ -1,9 +1,9 @@
-// Issue 32, item 21 (and item 1's backfill): migration 0018 on a database written before it. Training
+// Issue 32, item 21 (and item 1's backfill): migration 0020 on a database written before it. Training
 // and evaluation creation used to store a numeric string past the contract's bounds as that number
 // ("min_width": "99999999", "increment_seconds": "0.5"), after which the account's training list
 // answered 500 on every call; the migration brings each such number to the nearest value allowed, and
 // gives the batches audited before it their audited_at. The database is made as an older server left
-// it (the migrations before 0018, then its rows written as that server wrote them), and the current
+// it (the migrations before 0020, then its rows written as that server wrote them), and the current
 // server is started on it. PGlite (a data folder) and PostgreSQL.
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,7 +23,7 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** The migrations folder as it was before this one: its files, the journal cut before 0018. */
+/** The migrations folder as it was before this one: its files, the journal cut before 0020. */
 function migrationsBefore(): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'humantask-migrations-'));
   dirs.push(dir);
@@ -36,7 +36,7 @@ function migrationsBefore(): string {
   return dir;
 }
 
-const testKey = 'test_migration_0018_key_0123456789';
+const testKey = 'test_migration_0020_key_0123456789';
 const trainingRows = [
   {
     id: '65f1c0a2b3c4d5e6f7a8c101',
@@ -77,34 +77,34 @@ function olderRows(): { text: string; values: unknown[] }[] {
   return [
     {
       text: `INSERT INTO accounts (account_id, name, test_key_hash, live_key_hash, callback_auth_key, signing_secret, created_at)
-        VALUES ('acc_0018', 'migration-0018', $1, $2, 'plain-callback-key', 'plain-signing-secret', $3)`,
+        VALUES ('acc_0020', 'migration-0020', $1, $2, 'plain-callback-key', 'plain-signing-secret', $3)`,
       values: [hashKey(testKey), hashKey(`${testKey}_live`), at],
     },
     ...trainingRows.map((r) => ({
       text: `INSERT INTO training_tasks (id, account_id, mode, kind, type, params, expected_response, created_at)
-        VALUES ($1, 'acc_0018', 'test', 'training', $2, $3::jsonb, $4::jsonb, $5)`,
+        VALUES ($1, 'acc_0020', 'test', 'training', $2, $3::jsonb, $4::jsonb, $5)`,
       values: [r.id, r.type, JSON.stringify(r.params), JSON.stringify(r.expected), at],
     })),
     {
-      text: `INSERT INTO projects (project_id, account_id, mode, name, type, created_at) VALUES ('prj_0018', 'acc_0018', 'test', 'p', 'categorization', $1)`,
+      text: `INSERT INTO projects (project_id, account_id, mode, name, type, created_at) VALUES ('prj_0020', 'acc_0020', 'test', 'p', 'categorization', $1)`,
       values: [at],
     },
     {
       text: `INSERT INTO batches (batch_id, account_id, mode, name, project, status, metadata, created_at, completed_at)
-        VALUES ('bat_0018', 'acc_0018', 'test', 'audited', 'p', 'completed', '{}'::jsonb, $1, $1)`,
+        VALUES ('bat_0020', 'acc_0020', 'test', 'audited', 'p', 'completed', '{}'::jsonb, $1, $1)`,
       values: [at],
     },
     {
       text: `INSERT INTO tasks (task_id, account_id, mode, generation, type, status, params, callback_url, created_at, updated_at, completed_at,
           customer_review_status, metadata, project, batch, audits)
-        VALUES ('65f1c0a2b3c4d5e6f7a8b901', 'acc_0018', 'test', 'current', 'categorization', 'completed',
+        VALUES ('65f1c0a2b3c4d5e6f7a8b901', 'acc_0020', 'test', 'current', 'categorization', 'completed',
           '{"attachment_type": "text", "attachment": "x", "categories": ["a"]}'::jsonb, 'https://example.com/cb', $1, $1, $1, 'accepted', '{}'::jsonb,
           'p', 'audited', $2::jsonb)`,
       values: [
         at,
         JSON.stringify([
           {
-            audited_by: 'acc_0018',
+            audited_by: 'acc_0020',
             audited_at: '2026-11-22T09:00:00.000Z',
             audit_time_secs: 0,
             audit_result: 'accepted',
@@ -116,7 +116,7 @@ function olderRows(): { text: string; values: unknown[] }[] {
   ];
 }
 
-/** A database migrated to just before 0018 with the older rows: a data folder (PGlite) or a URL (PostgreSQL). */
+/** A database migrated to just before 0020 with the older rows: a data folder (PGlite) or a URL (PostgreSQL). */
 async function olderDatabase(db: 'pglite' | 'postgres'): Promise<{ dataDir: string; databaseUrl?: string }> {
   const folder = migrationsBefore();
   if (db === 'postgres') {
@@ -133,7 +133,7 @@ async function olderDatabase(db: 'pglite' | 'postgres'): Promise<{ dataDir: stri
     }
     return { dataDir: 'memory://', databaseUrl };
   }
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-0018-'));
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-0020-'));
   dirs.push(dataDir);
   const { PGlite } = await import('@electric-sql/pglite');
   const pglite = new PGlite(dataDir);
@@ -148,7 +148,7 @@ async function olderDatabase(db: 'pglite' | 'postgres'): Promise<{ dataDir: stri
   return { dataDir };
 }
 
-describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('migration 0018 on %s', (db) => {
+describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('migration 0020 on %s', (db) => {
   let server: RunningServer | undefined;
   let databaseUrl: string | undefined;
   afterAll(async () => {

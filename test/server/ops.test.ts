@@ -178,6 +178,37 @@ describe('the access log', () => {
       await server.close();
     }
   });
+
+  it('logs the path the client asked for, whichever app answered, and the shutdown', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+        done();
+      },
+    });
+    const server = await startServer(
+      { ...readConfig({ DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0' }), port: 0, dataDir: 'memory://' },
+      pino({ level: 'info' }, sink),
+    );
+    let closed = false;
+    try {
+      const auth = { authorization: basicAuth(server.devAccount!.test_key) };
+      await fetch(server.url + '/legacy/v1/tasks?limit=1', { headers: { ...auth, 'x-request-id': 'legacy-1' } });
+      await fetch(server.url + '/worker/v1/me', { headers: { 'x-request-id': 'worker-1' } });
+      await until(() => lines.filter((l) => l.msg === 'request').length >= 2, 'two access log lines');
+      expect(lines.filter((l) => l.msg === 'request')).toEqual([
+        expect.objectContaining({ method: 'GET', path: '/legacy/v1/tasks', status: 200, request_id: 'legacy-1' }),
+        expect.objectContaining({ method: 'GET', path: '/worker/v1/me', status: 401, request_id: 'worker-1' }),
+      ]);
+      await server.close('SIGTERM');
+      closed = true;
+      expect(lines.map((l) => l.msg).slice(-2)).toEqual(['shutting down: in-flight requests finish, then the store closes', 'stopped']);
+      expect(lines.at(-2)).toMatchObject({ reason: 'SIGTERM' });
+    } finally {
+      if (!closed) await server.close();
+    }
+  });
 });
 
 describe('CORS', () => {

@@ -11,7 +11,10 @@ import { root } from '../support/spec.ts';
 import { until } from '../support/wait.ts';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-signal-'));
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(`${dataDir}.key`, { force: true });
+});
 
 const answers = (url: string) =>
   fetch(url + '/healthz').then(
@@ -23,7 +26,7 @@ describe('npm start', () => {
   it('stops the server when npm gets SIGTERM', async () => {
     const npm = spawn('npm', ['start', '--silent'], {
       cwd: root,
-      env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'warn', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0' },
+      env: { ...process.env, PORT: '0', DATA_DIR: dataDir, LOG_LEVEL: 'info', DELIVERY_POLL_MS: '0', ATTACHMENT_CHECK_POLL_MS: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -35,8 +38,12 @@ describe('npm start', () => {
       const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
       expect(url, output).toBeDefined();
       expect(await answers(url!)).toBe(true);
+      // Which key seals the accounts' secrets is said at start: the file beside DATA_DIR here.
+      expect(output).toContain(`secrets key: the key file ${dataDir}.key`);
       npm.kill('SIGTERM');
       await exited;
+      expect(output).toMatch(/"reason":"SIGTERM".*shutting down/);
+      expect(output).toMatch(/"msg":"stopped"/);
       // Not only npm: the server is gone too (before the fix it kept the port, orphaned).
       await until(async () => !(await answers(url!)), 'the server to stop answering', 30_000);
       expect(await answers(url!)).toBe(false);

@@ -1,9 +1,10 @@
 // The frames of a videoplaybackannotation task, drawn one at a time into a canvas the image canvas
 // shows: frame images (`attachments`, frame n is the n-th image), or a video (`attachment`, frame n
 // is the video at n / frame_rate seconds, reached by seeking a <video> element that is never shown).
-// Only the latest frame asked for is drawn; earlier requests still loading are dropped. No CORS is
-// asked of the attachments' server (the canvas is only shown, never read back), except to read a
-// video whole when its server answers no byte ranges (without them a <video> cannot seek).
+// Only the latest frame asked for is drawn; earlier requests still loading are dropped. The files
+// come through the server's media route (the player maps the URLs: label/media.ts), so from the
+// app's own origin; a video whose host answers no byte ranges is read whole and played from memory
+// (without ranges a <video> cannot seek).
 
 export interface FrameSize {
   width: number;
@@ -70,8 +71,8 @@ export class Frames {
       const meta = once(v, 'loadeddata');
       v.src = this.videoUrl;
       await meta;
-      // A server that answers no byte ranges leaves the video unseekable: it is then read whole
-      // (when its server allows that, CORS) and played from memory.
+      // A host that answers no byte ranges leaves the video unseekable: it is then read whole and
+      // played from memory.
       if (!v.seekable.length || v.seekable.end(0) <= 0) {
         const got = await fetch(this.videoUrl).catch(() => null);
         if (got?.ok) {

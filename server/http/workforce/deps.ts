@@ -6,6 +6,16 @@ import type { WorkAvailable, WorkSettings } from '../../domain/workforce/work.ts
 import type { AuthFailureLimit } from '../auth.ts';
 import type { Contract } from '../contract.ts';
 
+/** The media route's limits and reach (media.ts; config.media). */
+export interface MediaSettings {
+  /** The host's answer head must come within this, and the body may not fall silent for longer (MEDIA_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** The largest file passed on (MEDIA_MAX_BYTES). */
+  maxBytes: number;
+  /** ALLOW_PRIVATE_NETWORKS, as for callbacks and attachment checks. */
+  allowPrivateNetworks: readonly string[];
+}
+
 export interface WorkerApiDeps {
   uow: UnitOfWork;
   contract: Contract<'workforce'>;
@@ -20,4 +30,6 @@ export interface WorkerApiDeps {
   random?: (() => number) | undefined;
   /** The clock that sessions and leases lapse by (log-in, claims, heartbeats, submits, reviews). */
   now: Clock;
+  /** The media route's limits and the networks it may reach (config.media). */
+  media: MediaSettings;
 }

@@ -4,7 +4,7 @@ import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { DomainError } from '../../domain/errors.ts';
 import { safeError } from '../../store/errors.ts';
-import { toErrorAnswer } from '../errors.ts';
+import { HttpError, toErrorAnswer } from '../errors.ts';
 
 export const bearerChallenge = { 'WWW-Authenticate': 'Bearer realm="humantask-worker"' };
 
@@ -26,7 +26,13 @@ export function workerErrorMapper(logger: Logger): ErrorRequestHandler {
     // The worker API has no generation; 'current' only decides a cancel of a completed task, which
     // the worker API never does.
     const answer = toErrorAnswer(err, 'current');
-    if (answer.status >= 500 && answer.status !== 501 && !(err instanceof DomainError))
+    // A 502 of the media route is a customer's host failing, said in the answer: not ours to log.
+    if (
+      answer.status >= 500 &&
+      answer.status !== 501 &&
+      !(err instanceof DomainError) &&
+      !(err instanceof HttpError && answer.status === 502)
+    )
       logger.error({ err: safeError(err), url: req.originalUrl }, 'request failed');
     const code = answer.code ?? codeOfStatus[answer.status] ?? 'internal';
     const headers = answer.status === 401 ? { ...answer.headers, ...bearerChallenge } : answer.headers;

@@ -21,6 +21,6 @@ for await (const batch of client.batches.iterate({ status: ['in_progress'] })) c
 
 // One page at a time, and the typed paths underneath (openapi-fetch).
 const page = await client.tasks.list({ limit: 10 });
-if (page.ok && page.data.has_more) await client.tasks.list({ limit: 10, next_token: page.data.next_token });
+if (page.ok && page.data.next_token) await client.tasks.list({ limit: 10, next_token: page.data.next_token });
 const { data } = await client.GET('/v1/tasks', { params: { query: { limit: 1 } } });
 console.log('total:', data?.total);
