@@ -53,6 +53,8 @@ const dependentFields = new Set([
   'ontology',
   'min_vertices',
   'max_vertices',
+  // a video's pre-labelled events name them
+  'events_to_annotate',
   // the attachment and its type decide each other's form (URL or text); spans refer to the text
   'attachment',
   'attachments',

@@ -3820,6 +3820,72 @@ export interface components {
          *     top-level fields must be forms; `max_responses_required` ≥ `min_responses_required`;
          *     `default_from_field`, `choices_from_field`, condition keys and attachment `forms` name valid
          *     field_ids; the hypothesis fits the fields.
+         * @example {
+         *       "attachments": [
+         *         {
+         *           "type": "audio",
+         *           "content": "https://example.com/podcasts/episode-112.mp3"
+         *         }
+         *       ],
+         *       "title": "Podcast episode review",
+         *       "description": "Listen to the episode, then answer each question.",
+         *       "fields": [
+         *         {
+         *           "type": "category",
+         *           "field_id": "contains_ads",
+         *           "title": "Does the episode contain an advertisement?",
+         *           "required": true,
+         *           "choices": [
+         *             {
+         *               "label": "Yes",
+         *               "value": "yes"
+         *             },
+         *             {
+         *               "label": "No",
+         *               "value": "no"
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "type": "time_range",
+         *           "field_id": "ad_segment",
+         *           "title": "Where is the advertisement?",
+         *           "default_seconds": [
+         *             0,
+         *             30
+         *           ]
+         *         },
+         *         {
+         *           "type": "text",
+         *           "field_id": "summary",
+         *           "title": "Summary of the episode",
+         *           "max_characters": 500
+         *         }
+         *       ],
+         *       "hypothesis": {
+         *         "annotations": {
+         *           "contains_ads": {
+         *             "type": "category",
+         *             "field_id": "contains_ads",
+         *             "response": [
+         *               [
+         *                 "yes"
+         *               ]
+         *             ]
+         *           },
+         *           "ad_segment": {
+         *             "type": "time_range",
+         *             "field_id": "ad_segment",
+         *             "response": [
+         *               {
+         *                 "from_seconds": 750,
+         *                 "to_seconds": 810
+         *               }
+         *             ]
+         *           }
+         *         }
+         *       }
+         *     }
          */
         TextCollectionParams: {
             /**
@@ -3849,6 +3915,7 @@ export interface components {
             /**
              * @description Optional text shown to the worker under the title. Default none. At most 10000
              *     characters (our limit: a short text shown to the worker).
+             * @example Listen to the episode, then answer each question.
              */
             description?: string;
             /**
@@ -4436,91 +4503,6 @@ export interface components {
             hypothesis?: components["schemas"]["DocumentTranscriptionResponse"];
         };
         /**
-         * VideoPlaybackAnnotationParams
-         * @description The type-specific parameters of a `videoplaybackannotation` task (newer generation only), as
-         *     given on creation and stored in `task.params`: a video, or a sequence of frame images, in which
-         *     workers track objects from frame to frame and mark events. Exactly one of `attachment` (a video)
-         *     and `attachments` (frame images) is given. The API description names this type but not its
-         *     parameters; these are our decision.
-         * @example {
-         *       "attachment": "https://example.com/videos/drive-7.mp4",
-         *       "attachment_type": "video",
-         *       "geometries": {
-         *         "box": {
-         *           "objects_to_annotate": [
-         *             "car",
-         *             "truck"
-         *           ]
-         *         },
-         *         "point": {
-         *           "objects_to_annotate": [
-         *             "traffic light"
-         *           ]
-         *         }
-         *       },
-         *       "frame_rate": 2,
-         *       "events_to_annotate": [
-         *         "lane change"
-         *       ]
-         *     }
-         */
-        VideoPlaybackAnnotationParams: {
-            /**
-             * @description URL of the video (a direct link; only `http` and `https`), with `attachment_type: video`.
-             *     Exactly one of `attachment` and `attachments` is required on every task.
-             */
-            attachment?: components["schemas"]["AttachmentUrl"];
-            /**
-             * @description URLs of the frame images in playback order (frame 0 first), with `attachment_type: image`.
-             *     Exactly one of `attachment` and `attachments` is required on every task.
-             *     At most 1000 entries (our limit: frames of one task; the response tracks objects across
-             *     them; more → 400).
-             * @example [
-             *       "https://example.com/frames/drive-7/0000.jpg",
-             *       "https://example.com/frames/drive-7/0001.jpg"
-             *     ]
-             */
-            attachments?: components["schemas"]["AttachmentUrl"][];
-            /**
-             * @description `video` when `attachment` is a video, `image` when `attachments` are frame images. When
-             *     absent, it follows from which of the two is given (our decision); a value that contradicts
-             *     it → 400.
-             * @enum {string}
-             */
-            attachment_type?: "video" | "image";
-            /**
-             * @description The geometries workers draw in each frame, each with its labels (`objects_to_annotate`) and
-             *     bounds; at least one key. Required unless the task's project supplies it.
-             */
-            geometries?: components["schemas"]["Geometries"];
-            /**
-             * @description Frames per second. For a video, the rate at which frames are sampled for annotation (frame
-             *     `n` shows the video at `n / frame_rate` seconds); for frame images, the rate at which they
-             *     were taken, used for playback. Default 1; a whole number from 1 to 60 (the bounds are our
-             *     decision).
-             * @default 1
-             * @example 2
-             */
-            frame_rate?: number | string;
-            /**
-             * @description The events workers mark with their first and last frame (returned in `events`). Optional;
-             *     without it `events` is empty.
-             *     At most 100 entries (our limit: a worker reads every event kind; more → 400).
-             * @example [
-             *       "lane change",
-             *       "hard braking"
-             *     ]
-             */
-            events_to_annotate?: string[];
-            /**
-             * @description Attributes captured for each tracked object (keys are attribute names, API description
-             *     2.8); their values come back in `annotations[].attributes`, once per track. Optional. On
-             *     this type a `linked` attribute's value is the `uuid` of the linked track, and an `offset`
-             *     attribute applies to `box` tracks only (our decisions).
-             */
-            annotation_attributes?: components["schemas"]["AnnotationAttributes"];
-        };
-        /**
          * VideoFrameGeometry
          * @description Where a tracked object of a `videoplaybackannotation` task is in one frame: the frame index plus
          *     the geometry fields of the track's `type` (`box` → `left`, `top`, `width`, `height`; `polygon`
@@ -4702,6 +4684,140 @@ export interface components {
              * @example 7
              */
             end: number;
+        };
+        /**
+         * VideoPlaybackAnnotationParams
+         * @description The type-specific parameters of a `videoplaybackannotation` task (newer generation only), as
+         *     given on creation and stored in `task.params`: a video, or a sequence of frame images, in which
+         *     workers track objects from frame to frame and mark events. Exactly one of `attachment` (a video)
+         *     and `attachments` (frame images) is given. The API description names this type but not its
+         *     parameters; these are our decision.
+         * @example {
+         *       "attachment": "https://example.com/videos/drive-7.mp4",
+         *       "attachment_type": "video",
+         *       "geometries": {
+         *         "box": {
+         *           "objects_to_annotate": [
+         *             "car",
+         *             "truck"
+         *           ]
+         *         },
+         *         "point": {
+         *           "objects_to_annotate": [
+         *             "traffic light"
+         *           ]
+         *         }
+         *       },
+         *       "frame_rate": 2,
+         *       "events_to_annotate": [
+         *         "lane change"
+         *       ],
+         *       "hypothesis": {
+         *         "annotations": [
+         *           {
+         *             "uuid": "5d6e7f80-9a1b-4c2d-8e3f-405162738495",
+         *             "type": "box",
+         *             "label": "car",
+         *             "frames": [
+         *               {
+         *                 "frame": 0,
+         *                 "left": 120,
+         *                 "top": 84,
+         *                 "width": 210,
+         *                 "height": 96
+         *               },
+         *               {
+         *                 "frame": 1,
+         *                 "left": 131,
+         *                 "top": 85,
+         *                 "width": 208,
+         *                 "height": 95
+         *               }
+         *             ]
+         *           }
+         *         ],
+         *         "events": [
+         *           {
+         *             "label": "lane change",
+         *             "start": 3,
+         *             "end": 7
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        VideoPlaybackAnnotationParams: {
+            /**
+             * @description URL of the video (a direct link; only `http` and `https`), with `attachment_type: video`.
+             *     Exactly one of `attachment` and `attachments` is required on every task.
+             */
+            attachment?: components["schemas"]["AttachmentUrl"];
+            /**
+             * @description URLs of the frame images in playback order (frame 0 first), with `attachment_type: image`.
+             *     Exactly one of `attachment` and `attachments` is required on every task.
+             *     At most 1000 entries (our limit: frames of one task; the response tracks objects across
+             *     them; more → 400).
+             * @example [
+             *       "https://example.com/frames/drive-7/0000.jpg",
+             *       "https://example.com/frames/drive-7/0001.jpg"
+             *     ]
+             */
+            attachments?: components["schemas"]["AttachmentUrl"][];
+            /**
+             * @description `video` when `attachment` is a video, `image` when `attachments` are frame images. When
+             *     absent, it follows from which of the two is given (our decision); a value that contradicts
+             *     it → 400.
+             * @enum {string}
+             */
+            attachment_type?: "video" | "image";
+            /**
+             * @description The geometries workers draw in each frame, each with its labels (`objects_to_annotate`) and
+             *     bounds; at least one key. Required unless the task's project supplies it.
+             */
+            geometries?: components["schemas"]["Geometries"];
+            /**
+             * @description Frames per second. For a video, the rate at which frames are sampled for annotation (frame
+             *     `n` shows the video at `n / frame_rate` seconds); for frame images, the rate at which they
+             *     were taken, used for playback. Default 1; a whole number from 1 to 60 (the bounds are our
+             *     decision).
+             * @default 1
+             * @example 2
+             */
+            frame_rate?: number | string;
+            /**
+             * @description The events workers mark with their first and last frame (returned in `events`). Optional;
+             *     without it `events` is empty.
+             *     At most 100 entries (our limit: a worker reads every event kind; more → 400).
+             * @example [
+             *       "lane change",
+             *       "hard braking"
+             *     ]
+             */
+            events_to_annotate?: string[];
+            /**
+             * @description Attributes captured for each tracked object (keys are attribute names, API description
+             *     2.8); their values come back in `annotations[].attributes`, once per track. Optional. On
+             *     this type a `linked` attribute's value is the `uuid` of the linked track, and an `offset`
+             *     attribute applies to `box` tracks only (our decisions).
+             */
+            annotation_attributes?: components["schemas"]["AnnotationAttributes"];
+            /**
+             * @description Pre-labels: the tracks (and events) workers start from and correct, in the format of the
+             *     response (`{annotations: [...], events: [...]}`; `events` may be left out). Optional. Each
+             *     track's `type` must be one of the task's `geometries` and its `label` one of that
+             *     geometry's `objects_to_annotate`, each event's `label` one of `events_to_annotate`; with
+             *     frame images, every frame (of a track or an event) must be below their number (400
+             *     otherwise, naming the field). The labeling app starts from them: each track is shown from
+             *     its first to its last frame given (a frame left out in between takes the shape interpolated
+             *     from its neighbours), with its attributes, and each event as given. Our decision, as
+             *     `hypothesis` of `imageannotation`.
+             */
+            hypothesis?: {
+                /** @description The tracks to start from. At most 1000 (our limit). */
+                annotations: components["schemas"]["VideoAnnotationTrack"][];
+                /** @description The events to start from. At most 1000 (our limit). */
+                events?: components["schemas"]["VideoEvent"][];
+            };
         };
         /**
          * VideoPlaybackAnnotationResponse

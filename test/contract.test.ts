@@ -139,6 +139,8 @@ const olderTypes = [
   'datacollection',
   'transcription',
   'audiotranscription',
+  // Issue 32: a type alias names its type on a creation path too.
+  'segmentannoation',
 ];
 const newerTypes = [
   'imageannotation',
@@ -179,6 +181,9 @@ function expectedEndpoints(types: string[]): string[] {
     'GET /v1/projects/{projectName}',
     'POST /v1/projects/{projectName}/setParams',
     'POST /v1/projects/{projectName}/setOntology',
+    // Issue 32: projects are archived as batches are.
+    'POST /v1/projects/{projectName}/archive',
+    'POST /v1/projects/{projectName}/unarchive',
     'GET /v1/batches',
     'POST /v1/batches',
     'GET /v1/batches/{batchName}',

@@ -2229,6 +2229,55 @@ describe('the video and audio players', () => {
     await page.close();
   });
 
+  it('videoplaybackannotation starts from the pre-labels (hypothesis): tracks with their attributes and events; tools in the order of geometries', async () => {
+    const task = videoTask() as Assignment['task'] & { params: Record<string, unknown> };
+    const uuid = '5d6e7f80-9a1b-4c2d-8e3f-405162738495';
+    // The customer listed the point before the box: the tools come in that order (issue 32, item 7).
+    task.params.geometries = { point: { objects_to_annotate: ['light'] }, box: { objects_to_annotate: ['car', 'truck'] } };
+    task.params.hypothesis = {
+      annotations: [
+        {
+          uuid,
+          type: 'box',
+          label: 'car',
+          attributes: { occluded: 'yes' },
+          frames: [
+            { frame: 0, left: 40, top: 120, width: 80, height: 40 },
+            { frame: 2, left: 120, top: 120, width: 80, height: 40 },
+          ],
+        },
+      ],
+      events: [{ label: 'hard braking', start: 1, end: 2 }],
+    };
+    const a = assignment(task);
+    queue = [a];
+    const { page, foreign } = await open();
+    await page.route('**/fixtures/drive-*.svg', (r) =>
+      r.fulfill({ contentType: 'image/svg+xml', body: driveFrame(Number(/drive-(\d+)/.exec(r.request().url())?.[1])) }),
+    );
+    await logIn(page);
+    await page.getByText('320 × 200 px, 5 frames at 2 per second').waitFor();
+    const tools = await page.getByRole('toolbar', { name: 'Tool' }).locator('button').allTextContents();
+    expect(tools.map((t) => t.trim())).toEqual([expect.stringContaining('Select'), 'K Point', 'B Box']);
+    // The pre-labelled track and event are there before the worker does anything.
+    await expect.poll(() => page.locator('.shapes li').count(), poll).toBe(1);
+    expect(await page.locator('.shapes li').first().textContent()).toContain('frames 0–2, 2 keyframes');
+    expect(await page.locator('.events li').allTextContents()).toEqual([expect.stringContaining('hard braking: frames 1–2')]);
+    await page.keyboard.press('Control+Enter');
+    const response = await submitted(a, 'VideoPlaybackAnnotationResponse');
+    expect(response.events).toEqual([{ label: 'hard braking', start: 1, end: 2 }]);
+    expect(response.annotations).toHaveLength(1);
+    const [track] = response.annotations;
+    expect(track).toMatchObject({ uuid, type: 'box', label: 'car', attributes: { occluded: 'yes' } });
+    expect(track.frames.map((f: any) => [f.frame, f.left])).toEqual([
+      [0, 40],
+      [1, 80],
+      [2, 120],
+    ]);
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+
   it('videoplaybackannotation from a video file: frame n is the video at n / frame_rate seconds; a box keyframed on frames 0 and 4 is interpolated', async () => {
     const { page, foreign } = await open();
     // A WebM (VP8) of the five frames, 0.5 s each, encoded by Chromium and muxed by the test. Served

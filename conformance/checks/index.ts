@@ -6,6 +6,7 @@ import { accountSettingChecks } from './account-settings.ts';
 import { authChecks } from './auth.ts';
 import { batchChecks } from './batches.ts';
 import { callbackChecks } from './callbacks.ts';
+import { clientEdgeChecks } from './client-edges.ts';
 import { errorChecks } from './errors.ts';
 import { idempotencyChecks } from './idempotency.ts';
 import { isolationChecks } from './isolation.ts';
@@ -41,6 +42,7 @@ export const behaviourChecks: Check[] = [
   ...projectChecks,
   ...batchChecks,
   ...wildChecks,
+  ...clientEdgeChecks,
   ...callbackChecks,
   ...isolationChecks,
   ...accountSettingChecks,

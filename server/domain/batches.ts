@@ -5,7 +5,7 @@ import { callbackAddressProblem } from './callback-address.ts';
 import { conflict, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
 import { newOutboxMessage } from './outbox.ts';
-import { projectByName } from './projects.ts';
+import { assertTakesWork, projectByName } from './projects.ts';
 import { calibrationHold } from './quality/calibration.ts';
 import type { Caller, Json, Task } from './model.ts';
 import type { Batch, BatchFilters, Repositories, UnitOfWork } from './ports.ts';
@@ -29,6 +29,7 @@ export async function createBatch(uow: UnitOfWork, caller: Caller, input: Create
   return uow.transaction(async (repos) => {
     const project = await projectByName(repos, caller, input.project);
     assertTypeEnabled(caller, project.type);
+    assertTakesWork(project, 'batch');
     if ((input.calibration_batch || input.self_label_batch) && !project.rapid) {
       throw invalid('calibration_batch and self_label_batch are for batches of rapid projects only.');
     }
@@ -50,6 +51,7 @@ export async function createBatch(uow: UnitOfWork, caller: Caller, input: Create
       archived: false,
       createdAt: now,
       completedAt: null,
+      auditedAt: null,
     };
     if (!(await repos.batches.insert(batch))) throw conflict(`A batch named "${input.name}" exists already.`);
     return batch;

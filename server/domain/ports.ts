@@ -4,16 +4,20 @@ import type { WorkRepository } from './workforce/model.ts';
 import type { WorkerRepository } from './workforce/identity.ts';
 import type { ProjectQualityRepository, QualificationRepository, QualityPolicyRepository, WorkerStatsRepository } from './quality/model.ts';
 
+/**
+ * A task list's filters, combined with AND. A list matches a task having any of its values
+ * (`tags`: all of them); an empty list is no filter.
+ */
 export interface TaskFilters {
   startTime?: Date;
   endTime?: Date;
   statuses?: TaskStatus[];
-  type?: string;
-  project?: string;
-  batch?: string;
-  uniqueId?: string;
+  types?: string[];
+  projects?: string[];
+  batches?: string[];
+  uniqueIds?: string[];
   tags?: string[];
-  customerReviewStatus?: string;
+  customerReviewStatuses?: string[];
   completedAfter?: Date;
   completedBefore?: Date;
   updatedAfter?: Date;
@@ -128,6 +132,8 @@ export interface Project {
   type: string;
   rapid: boolean;
   studio: boolean;
+  /** Archived: takes no new task or batch. */
+  archived: boolean;
   createdAt: Date;
 }
 
@@ -150,7 +156,9 @@ export interface ProjectRepository {
   /** Inserts a project; false when the name is taken (for this account and mode). */
   insert(project: Project): Promise<boolean>;
   get(accountId: string, mode: Mode, name: string, options?: { forUpdate?: boolean }): Promise<Project | null>;
-  list(accountId: string, mode: Mode): Promise<Project[]>;
+  /** Oldest first; with `archived`, only the projects that are (or are not) archived. */
+  list(accountId: string, mode: Mode, filters?: { archived?: boolean }): Promise<Project[]>;
+  update(project: Project): Promise<void>;
   paramVersions(projectIds: string[]): Promise<ParamVersion[]>;
   ontologyVersions(projectIds: string[]): Promise<OntologyVersion[]>;
   addParamVersion(version: ParamVersion): Promise<void>;
@@ -174,13 +182,20 @@ export interface Batch {
   archived: boolean;
   createdAt: Date;
   completedAt: Date | null;
+  /** When one of its tasks was last audited (kept by the store, never written from a batch). */
+  auditedAt: Date | null;
 }
 
+/** A batch list's filters, combined with AND; a list matches any of its values. */
 export interface BatchFilters {
-  project?: string;
-  status?: BatchStatus;
+  projects?: string[];
+  statuses?: BatchStatus[];
   startTime?: Date;
   endTime?: Date;
+  completedAfter?: Date;
+  completedBefore?: Date;
+  auditedAfter?: Date;
+  auditedBefore?: Date;
   excludeArchived?: boolean;
 }
 
@@ -215,6 +230,13 @@ export interface TrainingTask {
   sourceTaskId?: string | null;
 }
 
+/** A training or evaluation list's filters: `types` matches any of them. */
+export interface TrainingTaskFilters {
+  types?: string[];
+  startTime?: Date;
+  endTime?: Date;
+}
+
 export interface TrainingTaskRepository {
   insert(task: TrainingTask): Promise<void>;
   /**
@@ -228,7 +250,7 @@ export interface TrainingTaskRepository {
     accountId: string,
     mode: Mode,
     kind: TrainingTask['kind'],
-    filters: { type?: string; startTime?: Date; endTime?: Date },
+    filters: TrainingTaskFilters,
     page: { limit: number; offset: number },
   ): Promise<{ tasks: TrainingTask[]; total: number }>;
 }

@@ -107,6 +107,9 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
   let body = input.body;
   const batch = typeof body.batch === 'string' ? await batchToJoin(repos, caller, body.batch, body.project as string | undefined) : null;
   const projectName = batch?.project ?? (body.project as string | undefined);
+  // A version of no project would be dropped without a word.
+  if (body.project_param_version !== undefined && projectName === undefined)
+    throw invalid("project_param_version names a parameter version of the task's project: give project (or batch) with it.");
   let projectParamVersion: number | null = null;
   if (projectName !== undefined) {
     const merged = await mergeProjectParams(repos, caller, projectName, input.type, body);

@@ -41,13 +41,20 @@ function domainStatus(err: DomainError, generation: Generation): number {
   }
 }
 
+const boundKeywords = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'maxLength', 'maxItems']);
+
 /** express-openapi-validator's messages, made to name the field: "request/body/x must ...". */
-export function validationMessage(err: { message: string; errors?: { path?: string; message: string }[] }): string {
+export function validationMessage(err: { message: string; errors?: { path?: string; message: string; errorCode?: string }[] }): string {
   if (!err.errors?.length) return err.message;
-  return err.errors
+  // A value out of its bounds is named first: under a oneOf (a form field's type) every other
+  // branch also reports its own `type` const and required properties, which say less.
+  const bound = (e: { errorCode?: string }) => boundKeywords.has(e.errorCode?.split('.')[0] ?? '');
+  return [...err.errors.filter(bound), ...err.errors.filter((e) => !bound(e))]
     .slice(0, 5)
     .map((e) => {
       const where = (e.path ?? '').replace(/^\//, '').replaceAll('/', '.');
+      // A closed object's unknown property (its path names it): said so, not as "must NOT have unevaluated properties".
+      if (where && e.errorCode === 'unevaluatedProperties.openapi.validation') return `${where} is not a property this object takes`;
       return where && !e.message.includes(where) ? `${where} ${e.message}` : e.message;
     })
     .join('; ');

@@ -58,6 +58,7 @@ function taskCreations<H>(create: H) {
     createLineAnnotationTask: create,
     createPolygonAnnotationTask: create,
     createSegmentAnnotationTask: create,
+    createSegmentAnnotationTaskAlias: create,
     createCategorizationTask: create,
     createComparisonTask: create,
     createDataCollectionTask: create,

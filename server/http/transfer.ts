@@ -10,7 +10,8 @@ import { receiveImport } from '../transfer/imports.ts';
 import type { TransferDeps } from '../transfer/settings.ts';
 import { requestExport } from '../transfer/exports.ts';
 import { downloadLink } from '../transfer/links.ts';
-import { flag, taskFilters, type HandlerDeps } from './tasks.ts';
+import { flag, taskFilters } from './filters.ts';
+import type { HandlerDeps } from './tasks.ts';
 import { Download, type OperationRequest, type Operations } from './typed.ts';
 import { exportView, importView } from './views/transfer.ts';
 
@@ -85,7 +86,7 @@ export function transferHandlers({ uow, transfer }: HandlerDeps) {
     },
     async createExport({ query, body, caller, origin }: Request<'createExport'>) {
       const record = await requestExport(uow, caller, {
-        filters: taskFilters('current', query),
+        filters: taskFilters(query, 'current'),
         filterQuery: Object.fromEntries(Object.entries(query).map(([k, v]) => [k, Array.isArray(v) ? v.join(',') : String(v)])),
         format: body?.format ?? 'jsonl',
         view: body?.view ?? 'current',

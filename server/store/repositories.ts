@@ -60,6 +60,14 @@ const attemptRow = rowCodec<DeliveryAttempt>(deliveryAttempts);
 const accountRow = rowCodec<Account & { testKeyHash: string; liveKeyHash: string }>(accounts);
 
 /**
+ * `column` equal to one of `list`: one value is compared with `=`, as the single-value filters always
+ * were (a page of one project or batch keeps reading its index in order); several with `= ANY`.
+ */
+function oneOf(column: string, list: readonly string[], add: (value: unknown) => string): string {
+  return list.length === 1 ? `${column} = ${add(list[0])}` : `${column} = ANY(${add(list)}::text[])`;
+}
+
+/**
  * The filters of a task list as SQL over `tasks`; their values are appended to `values`.
  * The text depends only on which filters are present, so each shape is one prepared statement.
  */
@@ -67,15 +75,16 @@ function taskFilterSql(accountId: string, mode: Mode, f: TaskFilters, values: un
   const add = (value: unknown) => `$${values.push(value)}`;
   const c = [`account_id = ${add(accountId)}`, `mode = ${add(mode)}`];
   const time = (column: string, op: string, d: Date | undefined) => d && c.push(`${column} ${op} ${add(d.toISOString())}::timestamptz`);
+  const any = (column: string, list: readonly string[] | undefined) => list?.length && c.push(oneOf(column, list, add));
   time('created_at', '>=', f.startTime);
   time('created_at', '<=', f.endTime);
   if (f.statuses) c.push(`status = ANY(${add(f.statuses)}::text[])`);
-  if (f.type) c.push(`type = ${add(f.type)}`);
-  if (f.project) c.push(`project = ${add(f.project)}`);
-  if (f.batch) c.push(`batch = ${add(f.batch)}`);
-  if (f.uniqueId) c.push(`unique_id = ${add(f.uniqueId)}`);
+  any('type', f.types);
+  any('project', f.projects);
+  any('batch', f.batches);
+  any('unique_id', f.uniqueIds);
   if (f.tags?.length) c.push(`tags @> ${add(JSON.stringify(f.tags))}::jsonb`);
-  if (f.customerReviewStatus) c.push(`customer_review_status = ${add(f.customerReviewStatus)}`);
+  any('customer_review_status', f.customerReviewStatuses);
   time('completed_at', '>=', f.completedAfter);
   time('completed_at', '<=', f.completedBefore);
   time('updated_at', '>=', f.updatedAfter);
@@ -123,18 +132,21 @@ function matchesSql(accountId: string, mode: Mode, f: TaskFilters, values: unkno
  * (through an index of that filter).
  */
 function countedTotalSql(accountId: string, mode: Mode, f: TaskFilters, values: unknown[]): string | null {
-  const kept = new Set(['statuses', 'type', 'project', 'batch', 'tags']);
+  const kept = new Set(['statuses', 'types', 'projects', 'batches', 'tags']);
   if (Object.entries(f).some(([name, value]) => value !== undefined && !kept.has(name))) return null;
   const tag = f.tags?.length ? f.tags : undefined;
-  if (tag && (tag.length > 1 || f.project || f.batch)) return null;
+  const projects = f.projects?.length ? f.projects : undefined;
+  const batches = f.batches?.length ? f.batches : undefined;
+  if (tag && (tag.length > 1 || projects || batches)) return null;
   const add = (value: unknown) => `$${values.push(value)}`;
   const c = [`account_id = ${add(accountId)}`, `mode = ${add(mode)}`];
+  // A task is counted once per scope, so several projects (or batches) sum without overlap.
   if (tag) c.push(`scope = 3`, `batch = ''`, `project = ''`, `tag = ${add(tag[0])}`);
-  else if (f.batch) c.push(`scope = 2`, `batch = ${add(f.batch)}`, ...(f.project ? [`project = ${add(f.project)}`] : []), `tag = ''`);
-  else if (f.project) c.push(`scope = 1`, `batch = ''`, `project = ${add(f.project)}`, `tag = ''`);
+  else if (batches) c.push(`scope = 2`, oneOf('batch', batches, add), ...(projects ? [oneOf('project', projects, add)] : []), `tag = ''`);
+  else if (projects) c.push(`scope = 1`, `batch = ''`, oneOf('project', projects, add), `tag = ''`);
   else c.push(`scope = 0`, `batch = ''`, `project = ''`, `tag = ''`);
   if (f.statuses) c.push(`status = ANY(${add(f.statuses)}::text[])`);
-  if (f.type) c.push(`type = ${add(f.type)}`);
+  if (f.types?.length) c.push(oneOf('type', f.types, add));
   return `SELECT coalesce(sum(count), 0) FROM task_counts WHERE ${c.join(' AND ')}`;
 }
 
@@ -473,12 +485,17 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
         const rows = options?.forUpdate ? await q.for('update') : await q;
         return rows[0] ?? null;
       },
-      async list(accountId, mode) {
+      async list(accountId, mode, filters) {
+        const where: SQL[] = [eq(projects.accountId, accountId), eq(projects.mode, mode)];
+        if (filters?.archived !== undefined) where.push(eq(projects.archived, filters.archived));
         return db
           .select()
           .from(projects)
-          .where(and(eq(projects.accountId, accountId), eq(projects.mode, mode)))
+          .where(and(...where))
           .orderBy(asc(projects.createdAt), asc(projects.name));
+      },
+      async update(project) {
+        await db.update(projects).set(project).where(eq(projects.projectId, project.projectId));
       },
       async paramVersions(projectIds) {
         if (projectIds.length === 0) return [];
@@ -510,9 +527,11 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       },
       async update(batch) {
         // The calibration score is the quality loop's (store/quality.ts recounts it): never written back from a batch read earlier.
+        // audited_at likewise is kept by a trigger on tasks (migration 0024).
         const {
           calibrationScore: _score,
           calibrationReviewed: _reviewed,
+          auditedAt: _audited,
           ...columns
         } = batch as typeof batch & {
           calibrationScore?: unknown;
@@ -530,10 +549,14 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       },
       async list(accountId, mode, f, page) {
         const where: SQL[] = [eq(batches.accountId, accountId), eq(batches.mode, mode)];
-        if (f.project) where.push(eq(batches.project, f.project));
-        if (f.status) where.push(eq(batches.status, f.status));
+        if (f.projects?.length) where.push(inArray(batches.project, f.projects));
+        if (f.statuses?.length) where.push(inArray(batches.status, f.statuses));
         if (f.startTime) where.push(gte(batches.createdAt, f.startTime));
         if (f.endTime) where.push(lte(batches.createdAt, f.endTime));
+        if (f.completedAfter) where.push(gte(batches.completedAt, f.completedAfter));
+        if (f.completedBefore) where.push(lte(batches.completedAt, f.completedBefore));
+        if (f.auditedAfter) where.push(gte(batches.auditedAt, f.auditedAfter));
+        if (f.auditedBefore) where.push(lte(batches.auditedAt, f.auditedBefore));
         if (f.excludeArchived) where.push(eq(batches.archived, false));
         const [rows, totals] = await Promise.all([
           db
@@ -610,7 +633,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       },
       async list(accountId, mode, kind, f, page) {
         const where: SQL[] = [eq(trainingTasks.accountId, accountId), eq(trainingTasks.mode, mode), eq(trainingTasks.kind, kind)];
-        if (f.type) where.push(eq(trainingTasks.type, f.type));
+        if (f.types?.length) where.push(inArray(trainingTasks.type, f.types));
         if (f.startTime) where.push(gte(trainingTasks.createdAt, f.startTime));
         if (f.endTime) where.push(lte(trainingTasks.createdAt, f.endTime));
         const [rows, totals] = await Promise.all([

@@ -9,7 +9,7 @@ import type { Database, Execute, Statement } from './db.ts';
 interface Column {
   prop: string;
   name: string;
-  cast: '' | '::jsonb' | '::timestamptz';
+  cast: '' | '::jsonb' | '::json' | '::timestamptz';
   /** drizzle's own reading of a driver value (drivers give dates as text inside drizzle's transactions). */
   read: (value: unknown) => unknown;
   write: (value: unknown) => unknown;
@@ -33,9 +33,11 @@ export function rowCodec<T>(table: PgTable): RowCodec<T> {
   const columns: Column[] = Object.entries(getTableColumns(table)).map(([prop, c]) => ({
     prop,
     name: c.name,
-    cast: c.getSQLType() === 'jsonb' ? '::jsonb' : c.columnType === 'PgTimestamp' ? '::timestamptz' : '',
+    cast:
+      c.getSQLType() === 'jsonb' ? '::jsonb' : c.getSQLType() === 'json' ? '::json' : c.columnType === 'PgTimestamp' ? '::timestamptz' : '',
     // A custom JSON column (tasks.audits) writes its own text.
-    write: c.columnType === 'PgJsonb' ? (v: unknown) => JSON.stringify(v) : (v: unknown) => c.mapToDriverValue(v),
+    write:
+      c.columnType === 'PgJsonb' || c.columnType === 'PgJson' ? (v: unknown) => JSON.stringify(v) : (v: unknown) => c.mapToDriverValue(v),
     read: (value: unknown) => (value instanceof Date ? value : c.mapFromDriverValue(value)),
     custom: c.columnType === 'PgCustomColumn',
   }));
@@ -49,7 +51,7 @@ export function rowCodec<T>(table: PgTable): RowCodec<T> {
       return columns.map((c) => {
         const v = r[c.prop];
         if (v === null || v === undefined) return null;
-        if (c.cast === '::jsonb' || c.custom) return c.write(v);
+        if (c.cast === '::jsonb' || c.cast === '::json' || c.custom) return c.write(v);
         if (c.cast === '::timestamptz') return (v as Date).toISOString();
         return v;
       });

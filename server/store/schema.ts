@@ -8,6 +8,7 @@ import {
   doublePrecision,
   index,
   integer,
+  json,
   jsonb,
   pgTable,
   primaryKey,
@@ -31,6 +32,13 @@ import type {
 } from '../domain/workforce/model.ts';
 
 const ts = (name: string) => timestamp(name, { precision: 3, withTimezone: true, mode: 'date' });
+
+/**
+ * What a customer sent and gets back (task parameters, metadata, a callback's body) is `json`, not
+ * `jsonb`: `json` keeps the text as written, so object keys come back in the customer's order
+ * (`jsonb` sorts them by length). Nothing queries inside these columns.
+ */
+const customerJson = <T>(name: string) => json(name).$type<T>();
 
 /** A task's reviews: JSON with snake_case keys and ISO times in the row (as ever), Dates in the domain. */
 const auditsJson = customType<{ data: TaskAudit[]; driverData: string }>({
@@ -114,7 +122,7 @@ export const tasks = pgTable(
     type: text('type').notNull(),
     status: text('status').$type<'pending' | 'completed' | 'canceled' | 'error'>().notNull(),
     instruction: text('instruction'),
-    params: jsonb('params').$type<Record<string, unknown>>().notNull(),
+    params: customerJson<Record<string, unknown>>('params').notNull(),
     response: jsonb('response').$type<Record<string, unknown>>(),
     callbackUrl: text('callback_url'),
     callbackCompleted: boolean('callback_completed'),
@@ -124,7 +132,7 @@ export const tasks = pgTable(
     completedAt: ts('completed_at'),
     customerReviewStatus: text('customer_review_status'),
     timesRedone: integer('times_redone').notNull().default(0),
-    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+    metadata: customerJson<Record<string, unknown>>('metadata').notNull(),
     project: text('project'),
     batch: text('batch'),
     projectParamVersion: integer('project_param_version'),
@@ -236,6 +244,8 @@ export const projects = pgTable(
     type: text('type').notNull(),
     rapid: boolean('rapid').notNull().default(false),
     studio: boolean('studio').notNull().default(false),
+    /** Archived: takes no new task or batch; left out of `GET /v1/projects?archived=false`. */
+    archived: boolean('archived').notNull().default(false),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [uniqueIndex('projects_name').on(t.accountId, t.mode, t.name)],
@@ -248,7 +258,7 @@ export const projectParamVersions = pgTable(
       .notNull()
       .references(() => projects.projectId),
     version: integer('version').notNull(),
-    params: jsonb('params').$type<Record<string, unknown>>().notNull(),
+    params: customerJson<Record<string, unknown>>('params').notNull(),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.version] })],
@@ -280,12 +290,18 @@ export const batches = pgTable(
     project: text('project').notNull(),
     status: text('status').$type<'staging' | 'in_progress' | 'completed'>().notNull(),
     callback: text('callback'),
-    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+    metadata: customerJson<Record<string, unknown>>('metadata').notNull(),
     calibrationBatch: boolean('calibration_batch').notNull().default(false),
     selfLabelBatch: boolean('self_label_batch').notNull().default(false),
     archived: boolean('archived').notNull().default(false),
     createdAt: ts('created_at').notNull(),
     completedAt: ts('completed_at'),
+    /**
+     * When one of its tasks was last audited: the latest `audited_at` of their audit records, kept
+     * by a row trigger on `tasks` (the hand-written block of migration 0024), so every audit,
+     * whoever adds it (the customer's, a review's), moves it in its own transaction.
+     */
+    auditedAt: ts('audited_at'),
     /**
      * A calibration batch's calibration score so far (domain/quality/calibration.ts): the mean over
      * its decided attempts, recounted from work_events after each review or audit of its tasks;
@@ -326,7 +342,7 @@ export const trainingTasks = pgTable(
     mode: text('mode').$type<'test' | 'live'>().notNull(),
     kind: text('kind').$type<'training' | 'evaluation'>().notNull(),
     type: text('type').notNull(),
-    params: jsonb('params').$type<Record<string, unknown>>().notNull(),
+    params: customerJson<Record<string, unknown>>('params').notNull(),
     expectedResponse: jsonb('expected_response').$type<Record<string, unknown>>().notNull(),
     initialResponse: jsonb('initial_response').$type<Record<string, unknown>>(),
     createdAt: ts('created_at').notNull(),
@@ -356,7 +372,7 @@ export const outbox = pgTable(
     /** The task id, or the batch name. */
     subject: text('subject').notNull(),
     url: text('url').notNull(),
-    payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+    payload: customerJson<Record<string, unknown>>('payload').notNull(),
     createdAt: ts('created_at').notNull(),
     nextAttemptAt: ts('next_attempt_at').notNull(),
     attempts: integer('attempts').notNull().default(0),

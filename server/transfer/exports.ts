@@ -190,7 +190,9 @@ export function exportWorker(uow: UnitOfWork, config: TransferConfig, logger: Lo
         await yieldToOthers();
       }
     }
-    const project = typeof filters.project === 'string' ? await uow.projects.get(job.accountId, job.mode, filters.project) : null;
+    // The ontology of the one project the export is filtered to, if it is one.
+    const only = filters.projects?.length === 1 ? filters.projects[0] : undefined;
+    const project = only ? await uow.projects.get(job.accountId, job.mode, only) : null;
     const ontology = project ? (await uow.projects.ontologyVersions([project.projectId])).at(-1)?.ontology : undefined;
     const ctx: FormatContext = {
       view: job.view === 'legacy' ? (t) => legacyTaskView(t) as unknown as Json : (t) => currentTaskView(t) as unknown as Json,
