@@ -90,6 +90,8 @@ export interface OperationRequest<Op> {
   upload?: Upload | undefined;
   /** The scheme, host and port the request was made to (`http://127.0.0.1:8080`), for links in answers. */
   origin?: string;
+  /** Aborted when the client goes away before its answer is sent (a long poll then claims nothing). */
+  signal?: AbortSignal;
 }
 
 /** A streamed request body (see OperationRequest.upload). */
@@ -174,6 +176,7 @@ type WireHandler = (request: {
   liveRequest: LiveRequest | undefined;
   upload: Upload | undefined;
   origin: string;
+  signal: AbortSignal;
 }) => Promise<unknown>;
 
 /**
@@ -201,7 +204,12 @@ export function dispatch(
               contentLength: Number.isSafeInteger(length) && length >= 0 ? length : undefined,
             }
           : undefined;
+      const gone = new AbortController();
+      res.once('close', () => {
+        if (!res.writableFinished) gone.abort();
+      });
       const answer = await handler({
+        signal: gone.signal,
         path: req.openapi.pathParams,
         query: req.query,
         body,

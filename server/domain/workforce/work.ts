@@ -192,12 +192,15 @@ export async function claimNextWaiting(
   worker: WorkerPrincipal,
   request: { role?: 'attempt' | 'review'; project?: string | undefined },
   settings: WorkSettings,
-  wait: { waitMs: number; available: WorkAvailable; recheckMs?: number },
+  wait: { waitMs: number; available: WorkAvailable; recheckMs?: number; signal?: AbortSignal },
   random: () => number = Math.random,
   now: Clock = wallClock,
 ): Promise<Assignment | null> {
   const deadline = Date.now() + wait.waitMs;
   for (;;) {
+    // A worker who went away (a tab closed while it waited) takes no task: it would sit leased to
+    // nobody until its lease lapsed.
+    if (wait.signal?.aborted) return null;
     const a = await claimNext(uow, worker, request, settings, now(), random);
     const left = deadline - Date.now();
     if (a || left <= 0) return a;
