@@ -58,6 +58,7 @@ const ruleBeyondSchema: Record<string, number[]> = {
   // An import names a project or batch the run may not have (404) and a source_url the server must
   // fetch: one it may not reach, or that answers no file, is refused with 400 naming why.
   createImport: [400, 404],
+  ...storageOutcomes(),
 };
 
 /**
@@ -65,7 +66,16 @@ const ruleBeyondSchema: Record<string, number[]> = {
  * than 200 on the run's own data: an export in a format that writes some task types only (COCO)
  * meets the run's tasks of other types, a 400 naming them.
  */
-const exampleOutcomes: Record<string, number[]> = { createExport: [400] };
+const exampleOutcomes: Record<string, number[]> = { createExport: [400], ...storageOutcomes() };
+
+/**
+ * A storage connection is tested against its bucket before it is kept: the examples' bucket, on a
+ * real provider, is out of a conformance run's reach (400 naming why), so no connection exists for
+ * the others to read or delete (404). The server's tests make them against an S3 server.
+ */
+function storageOutcomes(): Record<string, number[]> {
+  return { createStorageConnection: [400], getStorageConnection: [404], deleteStorageConnection: [404] };
+}
 
 /** The answers an operation may give to a valid request of the suite (besides 200); `generated`: input generated from the schemas. */
 export function businessOutcomes(ctx: CheckContext, op: ContractOperation, generated = false): number[] {

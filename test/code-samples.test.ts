@@ -104,6 +104,10 @@ describe('code samples', () => {
     const failures: string[] = [];
     for (const { path: apiPath, method, op } of ordered) {
       const sample = samples(apiPath, method, op).find((s) => s.lang === lang)!;
+      // A storage connection is tested against its bucket when it is made: the examples name a bucket
+      // on a real provider, which no test reaches. test/server/storage.test.ts makes them against an
+      // S3 server on loopback.
+      if (op.tags?.includes('Storage')) continue;
       // Canceling needs a pending task: a live key's (test tasks complete at once).
       const key = op.operationId === 'cancelTask' ? account.live_key : account.test_key;
       // A fresh worker for each worker operation (one removes it, another pauses it, ...).

@@ -86,14 +86,17 @@ function itemSchemas(schemas: Json[], resolve: Resolve): Json[] {
 /**
  * Whether a string may become a `kind` value for these schemas: when a schema wants that kind and
  * no string, or when its string branch is the contract's lenient form (`type: [integer, string]`
- * with a `pattern`). A true union such as CategoryChoiceValue (`[string, number]`, no pattern)
- * keeps `"3"` as the string it is.
+ * with a pattern of its digits). A true union such as CategoryChoiceValue (`[string, number]`,
+ * whose only pattern is the text rule that refuses U+0000) keeps `"3"` as the string it is.
  */
+/** The contract's rule for text (no U+0000): it says nothing of numbers. */
+const textPattern = '^[^\\u0000]*$';
+
 function mayBecome(schemas: Json[], kind: 'number' | 'boolean'): boolean {
   return schemas.some((s) => {
     const t = types(s);
     const wants = kind === 'number' ? t.includes('integer') || t.includes('number') : t.includes('boolean');
-    return wants && (!t.includes('string') || typeof s.pattern === 'string');
+    return wants && (!t.includes('string') || (typeof s.pattern === 'string' && s.pattern !== textPattern));
   });
 }
 

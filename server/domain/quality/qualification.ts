@@ -418,25 +418,12 @@ export async function claimLiveOrQuality(
 // Showing and submitting training and evaluation assignments.
 
 /**
- * A JSON value with every object's keys in the order PostgreSQL's jsonb keeps them (shorter keys
- * first, then by their bytes): the order a stored task's params come back in.
- */
-function inJsonbOrder(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(inJsonbOrder);
-  if (value === null || typeof value !== 'object') return value;
-  const keys = Object.keys(value).sort((x, y) => {
-    const [a, b] = [Buffer.from(x), Buffer.from(y)];
-    return a.length - b.length || Buffer.compare(a, b);
-  });
-  return Object.fromEntries(keys.map((k) => [k, inJsonbOrder((value as Record<string, unknown>)[k])]));
-}
-
-/**
  * The params of an evaluation shown in the place of a live task: what that task's creation would
  * have stored had its request carried the evaluation's params. The project's parameter version the
  * live task uses, under the evaluation's own; no `instruction` (a task's is a field of its own;
  * a promoted task keeps its instruction in the stored params); the parameter rules and direct
- * links applied; the keys in the order a stored task's come back in.
+ * links applied; the keys in the order that creation keeps (the project's, then the request's,
+ * as sent: params are stored as the customer sent them, decision 17).
  */
 function shownParams(type: string, own: Json, projectParams: Json | null): Json {
   const { instruction: _own, ...given } = own;
@@ -446,9 +433,9 @@ function shownParams(type: string, own: Json, projectParams: Json | null): Json 
     acceptTaskParams(type, merged);
   } catch {
     // The project's parameters do not go with this evaluation's: it is shown with its own.
-    return inJsonbOrder(withDirectLinks(given)) as Json;
+    return withDirectLinks(given);
   }
-  return inJsonbOrder(withDirectLinks(merged)) as Json;
+  return withDirectLinks(merged);
 }
 
 /**
