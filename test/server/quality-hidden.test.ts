@@ -120,6 +120,41 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('hidde
     return { live, policy, worker };
   }
 
+  /**
+   * A categorization project `pets` with `count` evaluation tasks made as a customer makes them (live
+   * tasks answered, accepted and promoted), evaluation then mixed into half of the work (pause_below
+   * 0: nobody is paused); its live client, its workers and a maker of its live tasks.
+   */
+  async function petsWithEvaluations(count: number) {
+    const { live, policy, worker } = await account('categorization', 'pets', {
+      instruction: 'Pick',
+      attachment_type: 'text',
+      categories: ['cat', 'dog'],
+    });
+    await policy({ rate_new: 0, rate_trusted: 0 });
+    const seeder = await worker();
+    const newTask = async () => {
+      const r = await live('POST', '/v1/task/categorization', {
+        json: { project: 'pets', callback_url: 'https://example.com/cb', attachment: 'a cat' },
+      });
+      expect(r.status, r.text).toBe(200);
+      return r.body.task_id as string;
+    };
+    for (let i = 0; i < count; i++) {
+      const taskId = await newTask();
+      const a = (await seeder('POST', '/v1/assignments/next', {})).body;
+      await seeder('POST', `/v1/assignments/${a.assignment_id}/submit`, {
+        lease_token: a.lease_token,
+        response: { category: 'cat' },
+        active_ms: 1,
+      });
+      expect((await live('POST', `/v1/task/${taskId}/audit`, { json: { accepted: true } })).status).toBe(200);
+      expect((await live('POST', `/v1/task/${taskId}/promote`, { json: { kind: 'evaluation' } })).status).toBe(200);
+    }
+    await policy({ rate_new: 0.5, rate_trusted: 0.5, pause_below: 0 });
+    return { live, worker, newTask };
+  }
+
   it('answers evaluation and live assignments alike: no field, value, id, order or history tells them apart better than chance', async () => {
     const { live, policy, worker } = await account('categorization', 'pets', {
       instruction: 'Pick the animal',
@@ -364,32 +399,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('hidde
   });
 
   it('gives an evaluation handed back (released, or its lease lapsed) again in its place, draft included, as a live task comes back; a skipped one never', async () => {
-    const { live, policy, worker } = await account('categorization', 'pets', {
-      instruction: 'Pick',
-      attachment_type: 'text',
-      categories: ['cat', 'dog'],
-    });
-    await policy({ rate_new: 0, rate_trusted: 0 });
-    const seeder = await worker();
-    const newTask = async () => {
-      const r = await live('POST', '/v1/task/categorization', {
-        json: { project: 'pets', callback_url: 'https://example.com/cb', attachment: 'a cat' },
-      });
-      expect(r.status, r.text).toBe(200);
-      return r.body.task_id as string;
-    };
-    for (let i = 0; i < 3; i++) {
-      const taskId = await newTask();
-      const a = (await seeder('POST', '/v1/assignments/next', {})).body;
-      await seeder('POST', `/v1/assignments/${a.assignment_id}/submit`, {
-        lease_token: a.lease_token,
-        response: { category: 'cat' },
-        active_ms: 1,
-      });
-      expect((await live('POST', `/v1/task/${taskId}/audit`, { json: { accepted: true } })).status).toBe(200);
-      expect((await live('POST', `/v1/task/${taskId}/promote`, { json: { kind: 'evaluation' } })).status).toBe(200);
-    }
-    await policy({ rate_new: 0.5, rate_trusted: 0.5, pause_below: 0 });
+    const { live, worker, newTask } = await petsWithEvaluations(3);
     for (let i = 0; i < 40; i++) await newTask();
     const call = await worker();
     const { evaluation } = await untilEvaluation(call, live, { category: 'cat' });
@@ -433,32 +443,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('hidde
   });
 
   it('gives a worker the live task an evaluation took the place of once they have nothing else to do, so that a project of one worker is done', async () => {
-    const { live, policy, worker } = await account('categorization', 'pets', {
-      instruction: 'Pick',
-      attachment_type: 'text',
-      categories: ['cat', 'dog'],
-    });
-    await policy({ rate_new: 0, rate_trusted: 0 });
-    const seeder = await worker();
-    const newTask = async () => {
-      const r = await live('POST', '/v1/task/categorization', {
-        json: { project: 'pets', callback_url: 'https://example.com/cb', attachment: 'a cat' },
-      });
-      expect(r.status, r.text).toBe(200);
-      return r.body.task_id as string;
-    };
-    for (let i = 0; i < 6; i++) {
-      const taskId = await newTask();
-      const a = (await seeder('POST', '/v1/assignments/next', {})).body;
-      await seeder('POST', `/v1/assignments/${a.assignment_id}/submit`, {
-        lease_token: a.lease_token,
-        response: { category: 'cat' },
-        active_ms: 1,
-      });
-      expect((await live('POST', `/v1/task/${taskId}/audit`, { json: { accepted: true } })).status).toBe(200);
-      expect((await live('POST', `/v1/task/${taskId}/promote`, { json: { kind: 'evaluation' } })).status).toBe(200);
-    }
-    await policy({ rate_new: 0.5, rate_trusted: 0.5, pause_below: 0 });
+    const { live, worker, newTask } = await petsWithEvaluations(6);
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) ids.push(await newTask());
     // The only worker takes everything there is.
