@@ -472,18 +472,29 @@ describe('the labeling app', () => {
   it('counts active time only while there was input in the last 2 minutes, and sends no heartbeat when idle', async () => {
     queue = [assignment(categorizationTask())];
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    watch(page);
+    const { own } = watch(page);
     await page.clock.install();
     await page.goto(`${origin}/label/`);
     await logIn(page);
     await page.locator('.instruction').waitFor();
     await page.keyboard.press('1');
+    const beats = () => calls.filter((c) => c.path.endsWith('/heartbeat'));
+    // Every heartbeat the page has sent so far has reached the server: the page's requests are seen in
+    // the order it sends them, so once a marker is seen, so is each heartbeat sent before it.
+    let markers = 0;
+    const settled = async () => {
+      const marker = `/label/marker-${++markers}`;
+      await page.evaluate((m) => fetch(m).then((r) => r.status), marker);
+      await expect.poll(() => own.includes(marker), poll).toBe(true);
+      const issued = own.filter((p) => p.endsWith('/heartbeat')).length;
+      await expect.poll(() => beats().length, poll).toBe(issued);
+      return issued;
+    };
     // Five minutes pass with no more input: two of them count.
     for (let i = 0; i < 10; i++) await page.clock.runFor(30_000);
     await expect.poll(() => page.locator('#active-time').textContent(), poll).toMatch(/^2:0\d$/);
-    const beats = () => calls.filter((c) => c.path.endsWith('/heartbeat'));
-    await expect.poll(() => beats().length, poll).toBeGreaterThanOrEqual(5);
-    const sent = beats().length;
+    const sent = await settled();
+    expect(sent).toBeGreaterThanOrEqual(5);
     expect(sent).toBeLessThanOrEqual(7);
     for (const b of beats()) expect(validAgainst('HeartbeatRequest', b.body)).toBe('valid');
     const reported = beats().reduce((sum, b) => sum + b.body.active_ms, 0);
@@ -491,7 +502,7 @@ describe('the labeling app', () => {
     expect(reported).toBeLessThanOrEqual(130_000);
     // Idle: the clock runs on, no heartbeat goes out (the lease may lapse, as the contract wants).
     for (let i = 0; i < 4; i++) await page.clock.runFor(30_000);
-    expect(beats().length).toBe(sent);
+    expect(await settled()).toBe(sent);
     await page.close();
   });
 
