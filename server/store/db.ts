@@ -15,7 +15,7 @@ import pg from 'pg';
 import { listenPostgres, type ListenHandlers, type Unlisten } from './notify.ts';
 import { withStatementName } from './errors.ts';
 import { lockDataDir } from './lock.ts';
-import { preparedExecutor } from './pglite-prepared.ts';
+import { connectionTurns, preparedExecutor } from './pglite-prepared.ts';
 import * as schema from './schema.ts';
 import { loadSecretsKey, type KeySettings, type SecretBox } from './secrets.ts';
 
@@ -223,11 +223,17 @@ async function migrated(client: PGlite) {
 }
 
 function pgliteStore(client: PGlite, db: PgliteDatabase<Schema>, pglite: typeof import('@electric-sql/pglite')): Omit<Store, 'secrets'> {
-  // Each statement parsed and planned once (see pglite-prepared.ts), as pg's named statements are.
-  const execute = preparedExecutor(client, pglite);
+  // Each statement parsed and planned once (see pglite-prepared.ts), as pg's named statements are,
+  // and never inside a transaction that is open: both take a turn on the connection.
+  const turn = connectionTurns();
+  const prepared = preparedExecutor(client, pglite);
+  const execute: Execute = (st) => turn(() => prepared(st));
+  const transactional: PgliteDatabase<Schema> = Object.create(db, {
+    transaction: { value: (...args: Parameters<typeof db.transaction>) => turn(() => db.transaction(...args)) },
+  });
   // One process, one connection: a NOTIFY reaches the listener of the same client.
   const listen: Store['listen'] = (channel, handlers) => client.listen(channel, handlers.onPayload);
-  return { db: db as unknown as Database, kind: 'pglite', execute, listen, close: () => client.close() };
+  return { db: transactional as unknown as Database, kind: 'pglite', execute, listen, close: () => client.close() };
 }
 
 /**

@@ -1,4 +1,5 @@
-// Named prepared statements on PGlite. Its `query()` sends Parse, Describe, Bind, Describe, Execute
+// Named prepared statements on PGlite, through its public interface (`execProtocol`, `runExclusive`,
+// the exported protocol serializers and parsers; docs/decisions/0021-fenced-internals.md). Its `query()` sends Parse, Describe, Bind, Describe, Execute
 // and Sync one by one into the WebAssembly backend for every call, parsing and planning the text
 // again each time (the unnamed statement): on the creation statement that was half of its cost.
 // Here a statement is parsed once per name (Parse + Describe, which also gives the parameter types
@@ -75,12 +76,31 @@ export function preparedExecutor(client: PGlite, pglite: PGliteModule): <R>(st: 
     return parseResults([...p.columns, ...messages], client.parsers)[0]!.rows as R[];
   };
 
-  // As query() does: after any transaction of the client (its turn), and alone on the connection.
-  // A statement without a name is parsed each time (as pg does).
+  // Alone on the connection, through PGlite's public `runExclusive` (which `execProtocol` needs: it
+  // takes no lock of its own), and after any transaction of the store's (the caller holds
+  // `transactions`, below). A statement without a name is parsed each time (as pg does).
   return <R>(st: Statement) =>
     withStatementName(st.name, async () => {
       if (st.name === '') return (await client.query<R>(st.text, st.values)).rows;
-      await client._checkReady();
-      return client._runExclusiveTransaction(() => client._runExclusiveQuery(() => run<R>(st)));
+      if (client.closed) throw new Error('PGlite is closed');
+      await client.waitReady;
+      return client.runExclusive(() => run<R>(st));
     });
+}
+
+/**
+ * One turn at a time on the store's PGlite connection, for its transactions and its prepared
+ * statements. PGlite's `runExclusive` keeps other statements off the connection only for as long as
+ * one statement runs: between the statements of an open transaction it is free, and a prepared
+ * statement sent then would run inside that transaction (and be rolled back with it). So every
+ * transaction of the store (`db.transaction`, see db.ts) and every prepared statement takes this
+ * turn first. Nothing waits on it while holding PGlite's own locks, so it cannot deadlock with them.
+ */
+export function connectionTurns(): <T>(work: () => Promise<T>) => Promise<T> {
+  let last: Promise<unknown> = Promise.resolve();
+  return (work) => {
+    const turn = last.then(() => work());
+    last = turn.catch(() => undefined);
+    return turn;
+  };
 }

@@ -1,7 +1,9 @@
 // The store's single statements (store.execute) are prepared once per connection by name, on PGlite
 // as on PostgreSQL (server/store/pglite-prepared.ts): a prepared statement answers the same rows as
 // the same text parsed afresh, with the values of each run; a failed run leaves nothing written and
-// the connection usable; a NOTIFY it sends reaches the listener.
+// the connection usable; one sent while a transaction is open waits for it and never runs inside it
+// (on PGlite's single connection as on PostgreSQL's pool); a NOTIFY it sends reaches the listener.
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 
@@ -62,6 +64,33 @@ for (const db of databases) {
       await server.store.execute({ name: 'probe_named', text: 'SELECT 1 AS one', values: [] });
       await expect(server.store.execute({ name: 'probe_named', text: 'SELECT 2 AS two', values: [] })).rejects.toThrow();
       expect(await server.store.execute({ name: 'probe_named', text: 'SELECT 1 AS one', values: [] })).toEqual([{ one: 1 }]);
+    });
+
+    it('wait for a transaction that is open, and never run inside it', async () => {
+      const probe = {
+        name: 'probe_count_pending',
+        text: `SELECT count(*)::int AS n FROM statement_probe WHERE note = 'pending'`,
+        values: [],
+      };
+      let inserted!: () => void;
+      const insertedYet = new Promise<void>((resolve) => (inserted = resolve));
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const transaction = server.store.db
+        .transaction(async (tx) => {
+          await tx.execute(sql`INSERT INTO statement_probe (id, note) VALUES (100, 'pending')`);
+          inserted();
+          await released;
+          throw new Error('rolled back on purpose');
+        })
+        .catch((err: Error) => err.message);
+      await insertedYet;
+      // Sent while the transaction holds its uncommitted row; answered once it has rolled back.
+      const counted = server.store.execute<{ n: number }>(probe);
+      release();
+      expect(await transaction).toBe('rolled back on purpose');
+      expect(await counted).toEqual([{ n: 0 }]);
+      expect(await server.store.execute(probe)).toEqual([{ n: 0 }]);
     });
 
     it('deliver the NOTIFY of a prepared statement to the listener', async () => {
