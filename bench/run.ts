@@ -661,7 +661,7 @@ difference between the columns is what PGlite itself adds.
 | before (91a7d46) | 272–284 MB | 401–482 MB |
 | tsx's loader thread with a 1 MB young generation | 247–251 MB | 374–450 MB |
 | + PGlite loaded only when used, \`/openapi/\` bundles read when asked for, no OpenAPI-schema check of the bundles at start | 232–244 MB | 328–395 MB |
-| + two full collections after start (\`server/memory.ts\`) | 155–167 MB | 286–318 MB |
+| + two full collections after start (\`bin/v8-flags.js\`) | 155–167 MB | 286–318 MB |
 | + the server run from an esbuild bundle instead of tsx's loader, the young generation left at 2 × 1 MB while starting (\`bench/run.ts --memory\`, VmRSS 5 s after the banner, later the same day, three runs) | 103–106 MB | 230–252 MB |
 
 | part (after start, idle) | before | after |
@@ -670,14 +670,14 @@ difference between the columns is what PGlite itself adds.
 | tsx's loader: on Node 20 module hooks run in a thread with a V8 heap of its own (the same server transpiled ahead held 94 MB less) | about 90 MB | 0: \`bin/humantask.js\` runs \`dist/server/\`, our TypeScript bundled by esbuild (the packages stay outside), made by \`npm pack\` or on the first start and again when a source changed (\`bin/server-bundle.js\`); tsx's loader only with \`node --import tsx bin/humantask.js\` or when the bundle cannot be written |
 | source maps (tsx turns them on; Node reads and keeps the map of every module it loads, 2 MB of them PGlite's) | 15–20 MB | 0: the bundle's map is read only under \`node --enable-source-maps\` (stack traces then name TypeScript lines; without it they name the bundle's, whose comments name each source file) |
 | PGlite's and drizzle's PGlite modules with \`DATABASE_URL\` (5 MB without the loader) | about 40 MB | 0 (\`import()\` in \`server/store/db.ts\` when PGlite is used) |
-| main V8 heap: committed for 50–57 MB alive (3 contracts parsed, cloned for express-openapi-validator, its copies and compiled routes; the modules) | 150–175 MB | about 50 MB: the young generation 2 MB (32 MB before: it doubles while most of what starting makes survives; \`bin/humantask.js\` sets \`--semi-space-growth-factor=1\` before the server loads and \`server/memory.ts\` sets V8's 2 back once it started, so it grows again under load) |
+| main V8 heap: committed for 50–57 MB alive (3 contracts parsed, cloned for express-openapi-validator, its copies and compiled routes; the modules) | 150–175 MB | about 50 MB: the young generation 2 MB (32 MB before: it doubles while most of what starting makes survives; \`bin/humantask.js\` sets \`--semi-space-growth-factor=1\` before the server loads and \`bin/v8-flags.js\` sets V8's 2 back once it started, so it grows again under load) |
 | PGlite (embedded only): WebAssembly memory (128 MB reserved, about 30 MB touched, 16 MB of it shared_buffers), pglite.data (8 MB kept), compiled code and Emscripten's JavaScript | 100–130 MB | 100–130 MB |
 | esbuild: tsx's service process (17 MB, another process); the labeling app's own is started on the first \`/label/app.js\` and now stopped once the bundle is made | 17 MB, 17 more once \`/label/app.js\` was asked for | 0 (no tsx in the process; the server bundle's and the labeling app's esbuild stop once their bundle is made) |
 
 Under creation load the V8 heap grows up to four times what survived the last full collection
 before the next one; on PGlite requests wait in its queue and outlive the young generation, so old
 garbage grows by about 7 MB a second (a heap of 200 MB for 60 MB alive, no leak: a full collection
-gives it back). \`server/memory.ts\` bounds that growth to half (\`--heap-growing-percent=50\`, set at
+gives it back). \`bin/v8-flags.js\` bounds that growth to half (\`--heap-growing-percent=50\`, set at
 start). Interleaved \`bench/run.ts --memory --memory-seconds 20\` runs, with the bound (a) and
 without it (b), a b a b: PostgreSQL peak 177, 269, 185, 261 MB at 116, 619, 783, 756 creations a
 second; PGlite peak 288, 429, 313, 428 MB at 117, 242, 264, 202 a second. The first run met a burst
@@ -715,7 +715,7 @@ reserved (16 MB of it shared_buffers); 8 MB of array buffers (pglite.data); glib
 background threads allocated and freed while PGlite's WebAssembly was tiered up to the optimizing
 compiler during the start (the migrations' hot functions), kept because large blocks freed there
 raise glibc's trim threshold. \`bin/humantask.js\` now sets \`--wasm-num-compilation-tasks=0\` for
-\`serve\` and \`server/memory.ts\` sets V8's 128 back once the server started: the start runs
+\`serve\` and \`bin/v8-flags.js\` sets V8's 128 back once the server started: the start runs
 PGlite's WebAssembly compiled on the main thread only (lazily, as before), none of it in V8's
 background threads. Kept after start as well, the setting cost no CPU a creation either (1,560–1,655
 against 1,615–1,635 µs, load 8–10): the default comes back all the same, for whatever tiers up later. Thread arenas 71 → 37 MB; idle 247.0, 235.5, 244.4, 261.7, 228.5

@@ -12,7 +12,7 @@ import { readConfig } from '../server/config.ts';
 import { createAccount } from '../server/domain/accounts.ts';
 import { startServer } from '../server/main.ts';
 import type { LiveRequest } from '../server/http/typed.ts';
-import { releaseStartupGarbage } from '../server/memory.ts';
+import { releaseStartupGarbage } from '../bin/v8-flags.js';
 
 const nothingAfterValidation: typeof handlerTable = (contract, uow) =>
   Object.fromEntries(

@@ -242,7 +242,7 @@ async function serve(args: string[]) {
   }
   const { startServer } = await import('./main.ts');
   const server = await startServer(config);
-  (await import('./memory.ts')).releaseStartupGarbage();
+  (await import('../bin/v8-flags.js')).releaseStartupGarbage();
   const secrets = server.store.secrets.source;
   if (cluster.isWorker()) cluster.reportReady(server.url, secrets, server.devAccount);
   else process.stdout.write(banner(server.url, store, secrets, server.devAccount, []));

@@ -10,7 +10,16 @@
 // a creation's CPU on PostgreSQL): `indexValidatorRoutes` hands it, for each request, only the
 // routes whose leading literal segments fit the request's path, in the contract's order, so the
 // first match is the one the full scan finds.
+//
+// Both replace functions inside the validator's modules (not its public interface, which has no
+// option for either): docs/decisions/0021-fenced-internals.md says why and what upstream would
+// need. They are made for one release of it, `fencedVersion` (package.json pins it); with any
+// other, the validator is left as it is (slower, not wrong), and test/unit/fenced-internals.test.ts
+// fails until this module has been checked against the new release.
 import { createRequire } from 'node:module';
+
+/** The express-openapi-validator release whose internals this module was written against. */
+export const fencedVersion = '5.6.2';
 
 type Compile = (path: unknown, options?: object) => unknown;
 const MAX_ROUTES = 2_000;
@@ -18,8 +27,17 @@ const marker = Symbol.for('humantask.pathToRegexpCache');
 
 const fromValidator = () => createRequire(createRequire(import.meta.url).resolve('express-openapi-validator'));
 
-/** Installs the cache (once per process); returns the path-to-regexp exports it patched. */
-export function cacheValidatorRoutes(): { pathToRegexp: Compile } {
+/** The version of the express-openapi-validator that the server loads. */
+export function validatorVersion(): string {
+  return (fromValidator()('../package.json') as { version: string }).version;
+}
+
+/**
+ * Installs the cache and the index (once per process); returns the path-to-regexp exports it
+ * patched, or null when the installed validator is not the release they were made for.
+ */
+export function cacheValidatorRoutes(): { pathToRegexp: Compile } | null {
+  if (validatorVersion() !== fencedVersion) return null;
   indexValidatorRoutes();
   return cachePathToRegexp(fromValidator());
 }
