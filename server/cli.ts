@@ -2,9 +2,13 @@
 // `--help` without doing anything else; a usage error says what was wrong and exits 2. The server,
 // the store, Prism and the conformance suite are loaded only by the command that needs them.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+  peerDependencies: Record<string, string>;
+};
 
 class UsageError extends Error {
   constructor(
@@ -463,7 +467,20 @@ async function mock(args: string[]) {
   const worker = parsed.values.worker === true;
   const port = parsed.values.port ?? (worker ? (process.env.WORKER_MOCK_PORT ?? '4011') : (process.env.MOCK_PORT ?? '4010'));
   if (!/^\d+$/.test(port) || Number(port) > 65535) throw new UsageError(`--port is a port number (0-65535), not ${port}`, mockUsage);
-  // Prism is loaded only here.
+  // Prism is loaded only here, and installed only by those who mock: an optional peer dependency
+  // (docs/decisions/0022-a-package-that-carries-what-it-needs.md).
+  const prism = '@stoplight/prism-cli';
+  try {
+    createRequire(import.meta.url).resolve(`${prism}/package.json`);
+  } catch {
+    process.stderr.write(
+      `humantask: the mock runs Prism (${prism}), which is not installed: it is an optional peer dependency of humantask, ` +
+        `left out of a plain install so that serving does not carry it. Install it next to humantask, then run the mock again:\n` +
+        `  npm install ${prism}@${pkg.peerDependencies[prism]}\n`,
+    );
+    process.exitCode = 1;
+    return;
+  }
   const { startMock, startWorkerMock } = await import('./mock.ts');
   const running = await (worker ? startWorkerMock : startMock)({
     port: Number(port),

@@ -1,11 +1,12 @@
 // The packages as users get them: `npm pack` of both workspaces (`humantask`, `@humantask/client`),
 // one `npm install <tarball>...` into a fresh folder outside the repository (the registry supplies
 // every dependency), and then what a user runs there: `npx humantask --version`, `--help`, `serve`
-// (answers over HTTP, and serves the labeling app built from what the package ships, with its lazy
-// three.js chunk and pdf.js), `conformance` against that server (passes), `mock` (answers at both
-// generations' paths), and a strict TypeScript program using `@humantask/client` (the customer
-// clients and the worker client) compiled with
-// `"types": []` by TypeScript 5.9 and by the current major, then run on plain Node.
+// (answers over HTTP from the server bundle the package ships, and serves the labeling app as the
+// package ships it, built at pack time: neither label/'s sources nor the browser libraries are
+// installed), `conformance` against that server (passes), `mock` (says how to get Prism, an optional
+// peer dependency, and once it is installed answers at both generations' paths), and a strict
+// TypeScript program using `@humantask/client` (the customer clients and the worker client) compiled
+// with `"types": []` by TypeScript 5.9 and by the current major, then run on plain Node.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -114,6 +115,23 @@ it('ships the server, the mock and the conformance suite, but not the tests or t
   for (const folder of ['test', 'scripts']) expect(existsSync(path.join(installed, folder)), folder).toBe(false);
 });
 
+it("ships the labeling app built, without label/'s sources, and installs no browser library or Prism", () => {
+  const installed = path.join(app, 'node_modules', 'humantask');
+  for (const file of [
+    'label/public/index.html',
+    'dist/label/app.js',
+    'dist/label/vendor/pdf.min.mjs',
+    'dist/label/THIRD-PARTY-LICENSES.txt',
+  ])
+    expect(existsSync(path.join(installed, file)), file).toBe(true);
+  for (const file of ['label/main.ts', 'label/players']) expect(existsSync(path.join(installed, file)), file).toBe(false);
+  const { dependencies } = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { dependencies: object };
+  for (const name of ['three', 'konva', 'pdfjs-dist', 'dompurify', '@stoplight/prism-cli']) {
+    expect(Object.keys(dependencies), name).not.toContain(name);
+    expect(existsSync(path.join(app, 'node_modules', name)), name).toBe(false);
+  }
+});
+
 it('npx humantask --version and --help', async () => {
   const v = await npx(['--version']);
   expect(v.stdout).toBe(`${version}\n`);
@@ -125,12 +143,14 @@ it('npx humantask --version and --help', async () => {
 describe('npx humantask serve, and conformance against it', () => {
   let url: string;
   let keys: Record<string, string>;
+  let serverOutput: () => string;
   beforeAll(async () => {
     const server = await start(
       ['serve'],
       { ...conformanceEnv, PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(dir, 'data'), LOG_LEVEL: 'warn', RATE_LIMIT_BURST: '0' },
       /try: curl/,
     );
+    serverOutput = server.output;
     url = /listening on (http:\/\/\S+)/.exec(server.output())![1]!;
     const key = (label: string) => new RegExp(`${label}:\\s+(\\S+)`).exec(server.output())![1]!;
     keys = { test: key('test key'), live: key('live key'), callbackAuth: key('callback auth key'), signing: key('signing secret') };
@@ -144,28 +164,38 @@ describe('npx humantask serve, and conformance against it', () => {
     expect((await fetch(`${url}/v1/tasks`)).status).toBe(401);
   });
 
-  it("serves the labeling app: its bundle built from the package's label/, three.js in a chunk of its own, pdf.js", async () => {
+  it('runs the server bundle the package ships (nothing to build, nothing through tsx)', () => {
+    expect(serverOutput()).not.toMatch(/running the TypeScript through tsx/);
+  });
+
+  it('serves the labeling app as the package ships it: app.js, three.js in a chunk of its own, pdf.js', async () => {
+    const shipped = (file: string) => readFileSync(path.join(app, 'node_modules', 'humantask', 'dist', 'label', file), 'utf8');
     const get = async (file: string) => {
       const res = await fetch(`${url}/label/${file}`);
-      return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+      return { status: res.status, type: res.headers.get('content-type'), cache: res.headers.get('cache-control'), text: await res.text() };
     };
     const page = await get('');
     expect(page.status).toBe(200);
     expect(page.text).toContain('<script type="module" src="app.js"></script>');
-    // Bundled on this first request by esbuild from the consumer's node_modules (a dependency, no install script).
-    const app = await get('app.js');
-    expect(app).toMatchObject({ status: 200, type: expect.stringMatching(/javascript/) });
-    expect(app.text).toContain('humantask.label.token');
-    const chunk = /import\("\.\/(chunks\/view-[\w-]+\.js)"\)/.exec(app.text)?.[1];
+    // The file built by `npm pack`, byte for byte: nothing is bundled at a request (the sources and
+    // the libraries they import are not installed, see above).
+    const main = await get('app.js');
+    expect(main).toMatchObject({ status: 200, type: expect.stringMatching(/javascript/), cache: 'no-cache' });
+    expect(main.text).toBe(shipped('app.js'));
+    expect(main.text).toContain('humantask.label.token');
+    const chunk = /import\("\.\/(chunks\/view-[\w-]+\.js)"\)/.exec(main.text)?.[1];
     expect(chunk, 'the lidar view is imported lazily').toBeDefined();
     const view = await get(chunk!);
-    expect(view).toMatchObject({ status: 200, type: expect.stringMatching(/javascript/) });
+    expect(view).toMatchObject({ status: 200, type: expect.stringMatching(/javascript/), cache: expect.stringMatching(/immutable/) });
+    expect(view.text).toBe(shipped(chunk!));
     expect(view.text).toContain('WebGLRenderer');
     for (const file of ['pdf.min.mjs', 'pdf.worker.min.mjs']) {
       const pdfjs = await get(`vendor/${file}`);
       expect(pdfjs, file).toMatchObject({ status: 200, type: expect.stringMatching(/javascript/) });
-      expect(pdfjs.text.length, file).toBeGreaterThan(100_000);
+      expect(pdfjs.text, file).toBe(shipped(`vendor/${file}`));
     }
+    for (const missing of ['chunks/none.js', 'vendor/pdf.sandbox.min.mjs', 'THIRD-PARTY-LICENSES.txt', 'app.js.map'])
+      expect((await get(missing)).status, missing).toBe(404);
   });
 
   it("passes the conformance suite run from the installed package (every operation's examples, both generations)", async () => {
@@ -193,15 +223,25 @@ describe('npx humantask serve, and conformance against it', () => {
   }, 600_000);
 });
 
-it('npx humantask mock answers both generations on one port', async () => {
-  const mock = await start(['mock', '--port', '0'], {}, /listening on (http:\/\/\S+) /);
-  const origin = mock.match[1]!;
-  for (const base of ['/v1', '/legacy/v1']) {
-    const res = await fetch(`${origin}${base}/tasks`, { headers: { authorization: basicAuth('test_any') } });
-    expect(res.status, base).toBe(200);
-    expect(Array.isArray(((await res.json()) as { docs: unknown[] }).docs), base).toBe(true);
-  }
-}, 120_000);
+describe('npx humantask mock', () => {
+  it('says how to get Prism, which a plain install leaves out', async () => {
+    const res = await npx(['mock', '--port', '0']);
+    expect((res as { code?: number }).code).toBe(1);
+    expect(res.stderr).toMatch(/^humantask: the mock runs Prism \(@stoplight\/prism-cli\), which is not installed/);
+    expect(res.stderr).toContain('npm install @stoplight/prism-cli@5.14.2');
+  });
+
+  it('answers both generations on one port once Prism is installed as it says', async () => {
+    await run('npm', ['install', '--no-audit', '--no-fund', '@stoplight/prism-cli@5.14.2'], { cwd: app, maxBuffer: 64 << 20 });
+    const mock = await start(['mock', '--port', '0'], {}, /listening on (http:\/\/\S+) /);
+    const origin = mock.match[1]!;
+    for (const base of ['/v1', '/legacy/v1']) {
+      const res = await fetch(`${origin}${base}/tasks`, { headers: { authorization: basicAuth('test_any') } });
+      expect(res.status, base).toBe(200);
+      expect(Array.isArray(((await res.json()) as { docs: unknown[] }).docs), base).toBe(true);
+    }
+  }, 300_000);
+});
 
 describe('a strict TypeScript program using @humantask/client', () => {
   const program = `import { createClient, createLegacyClient, createWorkerClient, HumantaskError, VERSION } from '@humantask/client';
