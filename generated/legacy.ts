@@ -2376,7 +2376,9 @@ export interface components {
         CustomerReviewStatus: "pending" | "accepted" | "rejected" | "fixed";
         /**
          * Metadata
-         * @description Key/value data attached by the client; it has no effect on how the task is done. Default `{}`.
+         * @description Key/value data attached by the client; it has no effect on how the task is done, except that a
+         *     test-mode task chooses its outcome with the key `test_outcome` (`completed`, `error`, `pending`,
+         *     `delayed:<ms>`; see "Test mode and live mode"; live mode ignores it). Default `{}`.
          *     `setMetadata` replaces it as a whole.
          *     At most 1000 keys at its top level (our limit); as a whole it is bounded by the 10 MB body limit
          *     and the 64-level nesting limit, and a number too large for JSON (`1e309`) or text with U+0000 or
