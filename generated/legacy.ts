@@ -2376,7 +2376,9 @@ export interface components {
         CustomerReviewStatus: "pending" | "accepted" | "rejected" | "fixed";
         /**
          * Metadata
-         * @description Key/value data attached by the client; it has no effect on how the task is done. Default `{}`.
+         * @description Key/value data attached by the client; it has no effect on how the task is done, except that a
+         *     test-mode task chooses its outcome with the key `test_outcome` (`completed`, `error`, `pending`,
+         *     `delayed:<ms>`; see "Test mode and live mode"; live mode ignores it). Default `{}`.
          *     `setMetadata` replaces it as a whole.
          *     At most 1000 keys at its top level (our limit); as a whole it is bounded by the 10 MB body limit
          *     and the 64-level nesting limit, and a number too large for JSON (`1e309`) or text with U+0000 or
@@ -7018,8 +7020,14 @@ export interface components {
              */
             status_code: number;
             /**
-             * @description What went wrong, naming the field or object concerned.
-             * @example request/body/objects_to_annotate must NOT have more than 6 items
+             * @description What went wrong, naming the field or object concerned. A request the contract refuses is
+             *     said in plain words, each problem once: the path of the value first, as a program can read
+             *     it (`body.` or `query.` then the names and list positions, `body.fields.0.min`), then what
+             *     is wrong ("is required", "must be at most 100", "must be one of: ..."), problems separated
+             *     by `; ` (at most five; the rest follow once these are fixed). A value that may take one of
+             *     several forms chosen by its `type` is checked against the form its `type` names, and only
+             *     that form's problems are said. The mock answers the same words.
+             * @example body.objects_to_annotate must have at most 6 items
              */
             error: string;
             /**
@@ -7045,6 +7053,20 @@ export interface components {
              */
             request_id?: string;
         };
+        /**
+         * CallbackAddress
+         * @description Where a callback goes: an `http(s)` URL with a host and no user name or password
+         *     (`https://example.com/humantask/callback`), which receives a POST, or one plain e-mail address
+         *     (`ops@example.com`, or `mailto:ops@example.com`, whose header fields such as `?subject=` are
+         *     ignored), which receives the body by e-mail. Anything else is refused with 400 ("must be an
+         *     http(s) URL or an e-mail address"). The pattern is the rule the server applies itself (decided
+         *     here: it is kept equal to the server's own check, `server/domain/callback-address.ts`, by a test);
+         *     the server also refuses what a pattern cannot see: a port above 65535, and a `mailto:` address
+         *     whose percent-escapes decode to more than one address.
+         * @example https://example.com/humantask/callback
+         * @example ops@example.com
+         */
+        CallbackAddress: string;
         /**
          * TaskCreateCommon
          * @description Parameters that every task creation endpoint accepts, whatever the type. They become top-level
@@ -7073,7 +7095,7 @@ export interface components {
              *     otherwise).
              * @example https://example.com/humantask/callback
              */
-            callback_url?: string;
+            callback_url?: components["schemas"]["CallbackAddress"];
             /**
              * @description Markdown instructions for the worker (HTML tags are not supported). When the task's project
              *     has instructions, the task stores the project text, a blank line, then this text.
@@ -7818,7 +7840,7 @@ export interface components {
              *     (the callback body is mailed). Optional; without it no batch completion callback is sent.
              * @example https://example.com/humantask/batch-callback
              */
-            callback?: string;
+            callback?: components["schemas"]["CallbackAddress"];
             /**
              * @description Makes this a calibration batch. Only in Rapid projects (true in another project → 400);
              *     not together with `self_label_batch` (400).

@@ -685,8 +685,14 @@ export interface components {
              */
             status_code: number;
             /**
-             * @description What went wrong, naming the field or object concerned.
-             * @example request/body/objects_to_annotate must NOT have more than 6 items
+             * @description What went wrong, naming the field or object concerned. A request the contract refuses is
+             *     said in plain words, each problem once: the path of the value first, as a program can read
+             *     it (`body.` or `query.` then the names and list positions, `body.fields.0.min`), then what
+             *     is wrong ("is required", "must be at most 100", "must be one of: ..."), problems separated
+             *     by `; ` (at most five; the rest follow once these are fixed). A value that may take one of
+             *     several forms chosen by its `type` is checked against the form its `type` names, and only
+             *     that form's problems are said. The mock answers the same words.
+             * @example body.objects_to_annotate must have at most 6 items
              */
             error: string;
             /**

@@ -202,7 +202,7 @@ export async function startServer(
   const testCompleter = createPoller({
     name: 'test-mode completion',
     pollMs: config.testCompletionPollMs,
-    round: async () => (await completeDueTestTasks(uow, new Date(), completionBatch)) === completionBatch,
+    round: async () => (await completeDueTestTasks(uow, now(), completionBatch)) === completionBatch,
     logger,
   });
   testCompleter.start();

@@ -12,7 +12,8 @@
 // removes `Idempotent-Replayed`, which Prism copies from the header's example into every create
 // answer although only a replay carries it (and a mock keeps nothing to replay), and refuses a
 // creation's documented name that the creation does not take (400 naming it, as the server does;
-// Prism sees only an open body).
+// Prism sees only an open body), and says what is wrong with an invalid request in the server's
+// words (Prism answers the contract's 400 example, whatever the fault).
 // Each Prism process preloads server/prism-preload.cjs, which spares it two costs our contracts gain
 // nothing from (a second walk of the whole contract at start, ajv's optimizer on every validator).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -25,7 +26,9 @@ import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { notValidJson } from './domain/json.ts';
 import type { Generation } from './domain/model.ts';
+import { loadContract } from './http/contract.ts';
 import { creationNames } from './http/creation-names.ts';
+import { describeProblems, fromAjv, fromMessage } from './http/validation-words.ts';
 import { labelApp } from './label.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -212,7 +215,8 @@ async function proxy(front: Front, req: IncomingMessage, res: ServerResponse, up
   const body = await readBody(req);
   if (body === null) return sendError(res, 413, `The request body is larger than ${maxBody} bytes.`, {}, front.codes);
   let parsed: unknown;
-  if (body.length > 0 && /^application\/(.+\+)?json\b/i.test(req.headers['content-type'] ?? '')) {
+  const json = body.length > 0 && /^application\/(.+\+)?json\b/i.test(req.headers['content-type'] ?? '');
+  if (json) {
     try {
       parsed = JSON.parse(body.toString('utf8'));
     } catch (err) {
@@ -239,7 +243,7 @@ async function proxy(front: Front, req: IncomingMessage, res: ServerResponse, up
   const out = request(
     { host: '127.0.0.1', port: upstream[gen], method: req.method, path: url.slice(mockBasePath[gen].length), headers, agent: false },
     (answer) => {
-      void relay(answer, res, front.codes);
+      void relay(answer, res, front.codes, (violations) => mockProblems(gen, req.method ?? 'GET', url, parsed, json, violations));
     },
   );
   out.on('error', (err) => {
@@ -249,11 +253,57 @@ async function proxy(front: Front, req: IncomingMessage, res: ServerResponse, up
   out.end(body);
 }
 
-async function relay(answer: IncomingMessage, res: ServerResponse, codes: boolean) {
+/** One violation of Prism's `sl-violations` header: where (`['request', 'body', 'fields', '0']`), which keyword, Ajv's message. */
+interface Violation {
+  location?: string[];
+  code?: string | number;
+  message?: string;
+}
+
+/**
+ * What the server would say of an invalid request, in the same words (http/validation-words.ts):
+ * a JSON body checked against its schema in the contract (Prism's violations name neither an
+ * unknown property nor the branch a value chose), the rest as Prism reports it.
+ */
+function mockProblems(gen: MockedApi, method: string, url: string, body: unknown, json: boolean, violations: Violation[]): string | null {
+  const contract = loadContract(gen);
+  const path = url.slice(mockBasePath[gen].length).split('?')[0]!;
+  const bodySchema = contract.bodySchemaOf(method, path);
+  const ofBody = (v: Violation) => v.location?.[1] === 'body';
+  const problems = violations
+    .filter((v) => !(json && bodySchema && ofBody(v)))
+    .map((v) => fromMessage((v.location ?? []).slice(1), v.code === undefined ? undefined : String(v.code), v.message ?? ''));
+  if (json && bodySchema && violations.some(ofBody)) {
+    const validate = contract.validatorOf(bodySchema);
+    if (!validate(structuredClone(body))) problems.push(...fromAjv(validate.errors ?? [], ['body']));
+  }
+  return problems.length ? describeProblems(problems, { contract, bodySchema, body }) : null;
+}
+
+async function relay(answer: IncomingMessage, res: ServerResponse, codes: boolean, describe: (violations: Violation[]) => string | null) {
   const status = answer.statusCode ?? 502;
   const headers = { ...answer.headers };
   delete headers['idempotent-replayed'];
   for (const hop of hopByHop) delete headers[hop];
+  // An invalid request: Prism answers the contract's documented 400 example and lists what it
+  // found in `sl-violations`; the mock says what is wrong instead, as the server would.
+  const violations = headers['sl-violations'];
+  delete headers['sl-violations'];
+  if (status === 400 && typeof violations === 'string') {
+    let found: Violation[] = [];
+    try {
+      found = JSON.parse(violations);
+    } catch {
+      // not JSON after all: Prism's answer stays
+    }
+    const message = Array.isArray(found) && found.length ? describe(found) : null;
+    if (message) {
+      answer.resume();
+      delete headers['content-type'];
+      delete headers['content-length'];
+      return sendError(res, status, message, headers as Record<string, string>, codes);
+    }
+  }
   if (/^application\/problem\+json/i.test(String(headers['content-type']))) {
     // One of Prism's own errors (no documented answer, an invalid request): the contract's shape.
     const text = (await readBody(answer))?.toString('utf8') ?? '';

@@ -29,8 +29,24 @@ export function mailRecipient(target: string): string | null {
   return plainAddress.test(address) ? address : null;
 }
 
+/**
+ * The rule as a pattern: the contract's `CallbackAddress` schema carries the same text (the
+ * validator refuses what it refuses; test/unit/server/callback-address.test.ts keeps them equal), and the
+ * server's own check starts with it, then looks at what a pattern cannot (the port, a `mailto:`'s
+ * escapes).
+ */
+export const callbackAddressPattern = String.raw`^(?:[Hh][Tt][Tt][Pp][Ss]?://(?:\[[0-9A-Fa-f:.]+\]|[^\u0000-\u0020#%/:<>?@[\\\]^|]+)(?::[0-9]*)?(?:[/?#][^\u0000-\u001F\u007F]*)?|(?:[Mm][Aa][Ii][Ll][Tt][Oo]:)?[^\s\u0000-\u001F\u007F@<>()[\]\\,;:"]+@[^\s\u0000-\u001F\u007F@<>()[\]\\,;:"?]+(?:\?[^\u0000-\u001F\u007F]*)?)$`;
+const callbackAddressRegExp = new RegExp(callbackAddressPattern, 'u');
+
 /** Why `target` is no callback address ("must be ..."), or null when it is one. */
 export function callbackAddressProblem(target: string): string | null {
+  const problem = parsedProblem(target);
+  if (problem) return problem;
+  return callbackAddressRegExp.test(target) ? null : 'must be an http(s) URL or an e-mail address';
+}
+
+/** What parsing `target` finds wrong with it (a scheme, a user name, more than one address), or null. */
+function parsedProblem(target: string): string | null {
   if (isEmailTarget(target)) return mailRecipient(target) ? null : 'must be one plain e-mail address (name@example.com)';
   let url: URL;
   try {

@@ -36,7 +36,9 @@ export function taskCallback(
 ): OutboxMessage | null {
   const url = task.callbackUrl ?? defaultCallbackUrl;
   if (!url) return null;
-  const failed = task.status === 'error';
+  // An error of failed attachments has its own callback; any other error (a test-mode task's chosen
+  // one, decision 19) is sent as a completion, the task in `error` with its `{error}` response.
+  const failed = task.status === 'error' && attachments.length > 0;
   const payload: Json = failed
     ? {
         task_id: task.taskId,

@@ -14,6 +14,7 @@ import { attachmentUrls, bucketObject, bucketScheme, failedTestAttachments, with
 import { queueTaskCallback, resendLatestCallback, taskCallback } from './outbox.ts';
 import { IdempotencyKeyBusy, savedAnswer, type IdempotencyInput } from './idempotency.ts';
 import { syntheticResponse, type TaskType } from './synthetic.ts';
+import { chosenErrorResponse, testOutcomeOf } from './test-outcomes.ts';
 import { recordCustomerAudit } from './quality/calibration.ts';
 import { defaultWorkSettings, redoAfterCustomerReject, type WorkSettings } from './workforce/work.ts';
 
@@ -81,15 +82,9 @@ async function writeNewTask(repos: Repositories, input: CreateTaskInput, task: T
   const { caller, now } = input;
   const answer = input.render(task);
   let callback: OutboxMessage | null = null;
-  if (caller.mode === 'test') {
-    // Test mode: no person works on the task; it is completed at once (or when its delay is over).
-    const delayMs = caller.account.testCompletionDelayMs;
-    if (delayMs > 0) task.testCompleteAt = new Date(now.getTime() + delayMs);
-    else {
-      completeSynthetically(task, now);
-      callback = taskCallback(repos.payloads, task, caller.account.defaultCallbackUrl, now);
-    }
-  }
+  // Test mode: no person works on the task; it ends as its metadata chooses (at once by default).
+  if (caller.mode === 'test' && startTestCompletion(task, caller.account.testCompletionDelayMs, now))
+    callback = taskCallback(repos.payloads, task, caller.account.defaultCallbackUrl, now);
   const saved = input.idempotency && savedAnswer(caller, input.idempotency, answer);
   const created = await repos.tasks.create(task, {
     ...(saved ? { answer: saved } : {}),
@@ -119,6 +114,10 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
     const problem = input.checkMerged(body);
     if (problem)
       throw invalid(`${problem} (neither the request nor the project's parameter version ${merged.version ?? '(none)'} supplies it)`);
+  }
+  if (caller.mode === 'test') {
+    const outcome = testOutcomeOf((body.metadata as Json | undefined) ?? {});
+    if ('problem' in outcome) throw invalid(outcome.problem);
   }
   const callbackUrl = (body.callback_url as string | undefined) ?? caller.account.defaultCallbackUrl;
   if (!callbackUrl) throw invalid('callback_url is required (this account has no default callback URL).');
@@ -186,14 +185,35 @@ async function assertUniqueIdFree(repos: Repositories, caller: Caller, uniqueId:
   }
 }
 
+/**
+ * Starts a new test-mode task on the way its metadata chooses (decision 19): completed now (true:
+ * its callback is due), later (a delay of its own, or the account's), or never (`pending`).
+ */
+function startTestCompletion(task: Task, accountDelayMs: number, now: Date): boolean {
+  const outcome = testOutcomeOf(task.metadata);
+  if ('problem' in outcome || outcome.kind === 'pending') return false;
+  const delayMs = outcome.kind === 'delayed' ? outcome.ms : accountDelayMs;
+  if (delayMs > 0) {
+    task.testCompleteAt = new Date(now.getTime() + delayMs);
+    return false;
+  }
+  completeSynthetically(task, now);
+  return true;
+}
+
 function completeSynthetically(task: Task, now: Date) {
   const failed = failedTestAttachments(task.params);
   task.testCompleteAt = null;
   task.updatedAt = now;
   task.completedAt = now;
-  if (failed.length > 0) {
+  // A chosen error ends the first completion only: a redo (after a rejection) completes.
+  const chosen = testOutcomeOf(task.metadata);
+  const chosenError = task.timesRedone === 0 && 'kind' in chosen && chosen.kind === 'error';
+  if (failed.length > 0 || chosenError) {
     task.status = 'error';
-    task.response = { error: `Attachment could not be fetched (HTTP 404): ${failed.join(', ')}` };
+    task.response = chosenError
+      ? { ...chosenErrorResponse }
+      : { error: `Attachment could not be fetched (HTTP 404): ${failed.join(', ')}` };
     if (task.clearUniqueIdOnError) task.uniqueId = null;
     return;
   }
@@ -667,14 +687,9 @@ export async function createTasksInBulk(
       heldKeys.add(line.key);
       newKeys.push({ key: line.key, taskId: task.taskId });
     }
-    if (caller.mode === 'test') {
-      const delayMs = caller.account.testCompletionDelayMs;
-      if (delayMs > 0) task.testCompleteAt = new Date(now.getTime() + delayMs);
-      else {
-        completeSynthetically(task, now);
-        const callback = taskCallback(repos.payloads, task, caller.account.defaultCallbackUrl, now);
-        if (callback) callbacks.push(callback);
-      }
+    if (caller.mode === 'test' && startTestCompletion(task, caller.account.testCompletionDelayMs, now)) {
+      const callback = taskCallback(repos.payloads, task, caller.account.defaultCallbackUrl, now);
+      if (callback) callbacks.push(callback);
     }
     if (task.batch !== null) batches.add(task.batch);
     tasks.push(task);

@@ -51,6 +51,8 @@ export interface Contract<Name extends ContractName = Generation> {
   bodySchemaOf(method: string, path: string): Json | undefined;
   /** The list filters (query parameters typed as arrays) of the operation a request reaches, if it has any. */
   listQueryParamsOf(method: string, path: string): ReadonlySet<string> | undefined;
+  /** A validator of one schema of the document (a branch of a oneOf), compiled once (http/validation-words.ts). */
+  validatorOf(schema: Json): ValidateFunction;
 }
 
 const contracts = new Map<ContractName, Contract<ContractName>>();
@@ -171,6 +173,27 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
       )
       .join('; ');
   };
+  // A schema of the document compiled on its own: its references made absolute (`current#/components/...`).
+  const nodeChecks = new WeakMap<Json, ValidateFunction>();
+  const absolute = (node: unknown): unknown =>
+    Array.isArray(node)
+      ? node.map(absolute)
+      : node !== null && typeof node === 'object'
+        ? Object.fromEntries(
+            Object.entries(node).map(([k, v]) => [
+              k,
+              k === '$ref' && typeof v === 'string' && v.startsWith('#') ? `${generation}${v}` : absolute(v),
+            ]),
+          )
+        : node;
+  const validatorOf = (schema: Json): ValidateFunction => {
+    let validate = nodeChecks.get(schema);
+    if (!validate) {
+      validate = ajv.compile(absolute(schema) as Json);
+      nodeChecks.set(schema, validate);
+    }
+    return validate;
+  };
   return {
     generation,
     doc,
@@ -183,5 +206,6 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
     propertyNames: (schema) => propertyNames(schema),
     bodySchemaOf,
     listQueryParamsOf,
+    validatorOf,
   };
 }

@@ -6,6 +6,8 @@ import { DomainError } from '../domain/errors.ts';
 import { notValidJson } from '../domain/json.ts';
 import type { Generation } from '../domain/model.ts';
 import { safeError } from '../store/errors.ts';
+import { type ContractName, loadContract } from './contract.ts';
+import { describeProblems, fromValidator, requestProblems } from './validation-words.ts';
 
 export class HttpError extends Error {
   constructor(
@@ -41,23 +43,23 @@ function domainStatus(err: DomainError, generation: Generation): number {
   }
 }
 
-const boundKeywords = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'maxLength', 'maxItems']);
+/** A request as the validator saw it, for its errors to be said in words (http/validation-words.ts). */
+export interface ValidatedRequest {
+  contract: ContractName;
+  method: string;
+  /** The path inside the contract (`/v1/task/categorization`), without the API's base path. */
+  path: string;
+  body: unknown;
+}
 
-/** express-openapi-validator's messages, made to name the field: "request/body/x must ...". */
-export function validationMessage(err: { message: string; errors?: { path?: string; message: string; errorCode?: string }[] }): string {
+/** express-openapi-validator's 400, in plain words naming each field once ("body.categories is required"). */
+function validationMessage(
+  err: { message: string; errors?: { path?: string; message: string; errorCode?: string }[] },
+  request?: ValidatedRequest,
+): string {
   if (!err.errors?.length) return err.message;
-  // A value out of its bounds is named first: under a oneOf (a form field's type) every other
-  // branch also reports its own `type` const and required properties, which say less.
-  const bound = (e: { errorCode?: string }) => boundKeywords.has(e.errorCode?.split('.')[0] ?? '');
-  return [...err.errors.filter(bound), ...err.errors.filter((e) => !bound(e))]
-    .slice(0, 5)
-    .map((e) => {
-      const where = (e.path ?? '').replace(/^\//, '').replaceAll('/', '.');
-      // A closed object's unknown property (its path names it): said so, not as "must NOT have unevaluated properties".
-      if (where && e.errorCode === 'unevaluatedProperties.openapi.validation') return `${where} is not a property this object takes`;
-      return where && !e.message.includes(where) ? `${where} ${e.message}` : e.message;
-    })
-    .join('; ');
+  if (!request) return describeProblems(fromValidator(err.errors));
+  return requestProblems(err.errors, loadContract(request.contract), request);
 }
 
 export interface ErrorAnswer {
@@ -68,7 +70,7 @@ export interface ErrorAnswer {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: whatever a handler, body-parser or the validator threw (Express types it any too)
-export function toErrorAnswer(err: any, generation: Generation): ErrorAnswer {
+export function toErrorAnswer(err: any, generation: Generation, request?: ValidatedRequest): ErrorAnswer {
   if (err instanceof HttpError)
     return { status: err.status, message: err.message, headers: err.headers, ...(err.code ? { code: err.code } : {}) };
   if (err instanceof DomainError)
@@ -78,7 +80,7 @@ export function toErrorAnswer(err: any, generation: Generation): ErrorAnswer {
   if (err?.type === 'entity.too.large') return { status: 413, message: 'Request body is larger than 10 MB.', headers: {} };
   if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) {
     // express-openapi-validator: 400 validation, 404 unknown path, 405 method, 415 media type.
-    const message = err.status === 404 ? 'Not found: no such endpoint.' : validationMessage(err);
+    const message = err.status === 404 ? 'Not found: no such endpoint.' : validationMessage(err, request);
     return { status: err.status, message, headers: err.status === 405 && err.headers ? err.headers : {} };
   }
   return { status: 500, message: 'Internal server error.', headers: {} };
@@ -92,7 +94,7 @@ export type SaveAnswer = (res: import('express').Response, statusCode: number, b
 
 export function errorMapper(generation: Generation, logger: Logger, saveAnswer: SaveAnswer): ErrorRequestHandler {
   return async (err, req, res, _next) => {
-    let answer = toErrorAnswer(err, generation); // Stryker disable next-line all: which failures are logged; no client sees the log
+    let answer = toErrorAnswer(err, generation, { contract: generation, method: req.method, path: req.path, body: req.body }); // Stryker disable next-line all: which failures are logged; no client sees the log
     if (answer.status >= 500 && !(err instanceof DomainError))
       logger.error({ err: safeError(err), url: req.originalUrl }, 'request failed');
     // The request id (see ops.ts) lets a caller quote the failed request to the operator.

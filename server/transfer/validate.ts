@@ -1,17 +1,17 @@
 // An import's line, checked as its single creation's request would be: the same steps in the same
 // order as the app's middleware (server/app.ts) and the same messages: what cannot be stored, a
 // private callback or attachment address, numbers given as text, then the contract's body schema
-// with express-openapi-validator's Ajv settings and its error wording (http/errors.ts). The domain's
+// with express-openapi-validator's Ajv settings, its errors said in the same words (http/validation-words.ts). The domain's
 // rules come after, in the transaction (domain/tasks.ts createTasksInBulk).
 // test/server/imports.test.ts sends the same bad bodies both ways and compares the answers.
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { Json } from '../domain/model.ts';
 import { sha256 } from '../domain/ids.ts';
 import { unstorable } from '../http/body-limits.ts';
 import { coerceBody } from '../http/coerce.ts';
 import { loadContract, type CreationOperation } from '../http/contract.ts';
-import { validationMessage } from '../http/errors.ts';
+import { describeProblems, fromAjv } from '../http/validation-words.ts';
 import { privateTargetProblem } from '../http/targets.ts';
 
 /** What a line is made into: a creation of `type`, or the error its single creation would get. */
@@ -62,24 +62,6 @@ function bodyValidators() {
   };
 }
 
-/** Ajv's errors worded as express-openapi-validator words them (middlewares/util.js), then as our error mapper does. */
-function validatorMessage(errors: ErrorObject[]): string {
-  return validationMessage({
-    message: '',
-    errors: errors.map((e) => {
-      const params = e.params as {
-        missingProperty?: string;
-        additionalProperty?: string;
-        unevaluatedProperty?: string;
-        allowedValues?: unknown[];
-      };
-      const message = e.keyword === 'enum' && params.allowedValues ? `${e.message}: ${params.allowedValues.join(', ')}` : (e.message ?? '');
-      const extra = params.missingProperty ?? params.additionalProperty ?? params.unevaluatedProperty;
-      return { path: extra !== undefined ? `${e.instancePath}/${extra}` : e.instancePath, message };
-    }),
-  });
-}
-
 export interface LineChecker {
   /**
    * A line's creation, from its parsed JSON (a CSV row's already made an object): the file's
@@ -113,7 +95,8 @@ export function lineChecker(
       if (unfit) return refuse(400, unfit);
       const coerced = coerceBody(body, operation.bodySchema, contract.resolve, false) as Json;
       const validate = validatorOf(operation);
-      if (!validate({ body: structuredClone(coerced) })) return refuse(400, validatorMessage(validate.errors ?? []));
+      if (!validate({ body: structuredClone(coerced) }))
+        return refuse(400, describeProblems(fromAjv(validate.errors ?? []), { contract, bodySchema: operation.bodySchema, body: coerced }));
       const key = coerced.unique_id === undefined ? sha256(`${operation.type}\n${canonical(coerced)}`) : null;
       return { ok: true, type: operation.type, operation, body: coerced, key };
     },

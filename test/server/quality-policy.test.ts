@@ -122,15 +122,15 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the q
   });
 
   it.each([
-    ['a share above 1', { training: { pass_score: 1.5 } }, 'body.training.pass_score must be <= 1'],
-    ['a negative rate', { evaluation: { rate_new: -0.1 } }, 'body.evaluation.rate_new must be >= 0'],
-    ['an evaluation rate above 0.5', { evaluation: { rate_trusted: 0.6 } }, 'body.evaluation.rate_trusted must be <= 0.5'],
-    ['overlap 0', { overlap: 0 }, 'body.overlap must be >= 1'],
-    ['overlap above 10', { overlap: 11 }, 'body.overlap must be <= 10'],
-    ['a fractional count', { consensus: { max_extra: 1.5 } }, 'body.consensus.max_extra must be integer'],
-    ['a retry delay beyond 30 days', { training: { retry_after_s: 2_592_001 } }, 'body.training.retry_after_s must be <= 2592000'],
-    ['min_seconds neither a number nor auto', { speed: { min_seconds: 'never' } }, 'body.speed.min_seconds must be number'],
-    ['a string for a number', { calibration: { gate_score: '0.9' } }, 'body.calibration.gate_score must be number'],
+    ['a share above 1', { training: { pass_score: 1.5 } }, 'body.training.pass_score must be at most 1'],
+    ['a negative rate', { evaluation: { rate_new: -0.1 } }, 'body.evaluation.rate_new must be at least 0'],
+    ['an evaluation rate above 0.5', { evaluation: { rate_trusted: 0.6 } }, 'body.evaluation.rate_trusted must be at most 0.5'],
+    ['overlap 0', { overlap: 0 }, 'body.overlap must be at least 1'],
+    ['overlap above 10', { overlap: 11 }, 'body.overlap must be at most 10'],
+    ['a fractional count', { consensus: { max_extra: 1.5 } }, 'body.consensus.max_extra must be a whole number'],
+    ['a retry delay beyond 30 days', { training: { retry_after_s: 2_592_001 } }, 'body.training.retry_after_s must be at most 2592000'],
+    ['min_seconds neither a number nor auto', { speed: { min_seconds: 'never' } }, 'body.speed.min_seconds must be a number or "auto"'],
+    ['a string for a number', { calibration: { gate_score: '0.9' } }, 'body.calibration.gate_score must be a number'],
     ['an unknown field', { training: { passmark: 0.8 } }, 'passmark'],
     ['an unknown part', { review: { sample_rate: 0.1 } }, 'review'],
     [

@@ -25,7 +25,7 @@ export function workerErrorMapper(logger: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     // The worker API has no generation; 'current' only decides a cancel of a completed task, which
     // the worker API never does.
-    const answer = toErrorAnswer(err, 'current');
+    const answer = toErrorAnswer(err, 'current', { contract: 'workforce', method: req.method, path: req.path, body: req.body });
     // A 502 of the media route is a customer's host failing, said in the answer: not ours to log.
     if (
       answer.status >= 500 &&
