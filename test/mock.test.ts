@@ -104,9 +104,9 @@ function rawCall(method: string, path: string): Call {
 describe.concurrent.each(generations)('the %s client decodes every documented example answer of the Prism mock', (gen: Generation) => {
   const doc = loadBundle(gen);
   const ops = operations(gen, doc);
-  // The client has no convenience methods for tags Workforce, Quality and Imports and exports yet
-  // (issues 18, 19, 36; `humantask import`/`export` is the client of the last): their raw
-  // GET/POST/... calls are typed from the contract all the same.
+  // The client has no convenience methods for tags Workforce, Quality, Imports and exports and
+  // Storage yet (issues 18, 19, 36, 37; `humantask import`/`export` is the client of imports and
+  // exports): their raw GET/POST/... calls are typed from the contract all the same.
   const noMethod = (o: (typeof ops)[number]) =>
     o.op.tags?.some((t: string) => t === 'Workforce' || t === 'Quality' || t === 'Imports and exports' || t === 'Storage') === true;
   // The mock's origin is all either client needs (both generations at the server's paths).

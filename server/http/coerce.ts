@@ -83,15 +83,15 @@ function itemSchemas(schemas: Json[], resolve: Resolve): Json[] {
   return items;
 }
 
+/** The contract's rule for text (no U+0000): it says nothing of numbers. */
+const textPattern = '^[^\\u0000]*$';
+
 /**
  * Whether a string may become a `kind` value for these schemas: when a schema wants that kind and
  * no string, or when its string branch is the contract's lenient form (`type: [integer, string]`
  * with a pattern of its digits). A true union such as CategoryChoiceValue (`[string, number]`,
  * whose only pattern is the text rule that refuses U+0000) keeps `"3"` as the string it is.
  */
-/** The contract's rule for text (no U+0000): it says nothing of numbers. */
-const textPattern = '^[^\\u0000]*$';
-
 function mayBecome(schemas: Json[], kind: 'number' | 'boolean'): boolean {
   return schemas.some((s) => {
     const t = types(s);
