@@ -8019,6 +8019,22 @@ export interface components {
             };
         };
         /**
+         * @description The credential is valid but may not do this: a member whose role is below the operation's
+         *     (the message names the role needed), an API key whose scopes do not cover it (the message
+         *     names the scope), an API key on an operation only members' sessions may call, a state-changing
+         *     request made with a session cookie without its CSRF token, or a session that must first set up
+         *     the second factor the account requires. Which role and which scope each operation needs is in
+         *     its `x-access` and in the access table of the guide (docs/members.md).
+         */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
          * @description Too many requests for this API key (token bucket), or a matching request with the same
          *     `Idempotency-Key` is still being processed. Wait `Retry-After` seconds; retrying is safe.
          */
@@ -8547,6 +8563,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -8591,6 +8608,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8638,6 +8656,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8685,6 +8704,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8732,6 +8752,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8779,6 +8800,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8826,6 +8848,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8873,6 +8896,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8920,6 +8944,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8967,6 +8992,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -9014,6 +9040,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -9051,6 +9078,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -9103,6 +9131,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             /** @description The task is completed (or ran into an error, which the older generation shows as completed) and cannot be canceled; nothing changes. The older generation answers this case with 500, as the API description states (the current generation answers 400). Also any unexpected server failure. */
@@ -9159,6 +9188,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -9208,6 +9238,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             /** @description Conflict: another task of this account and mode already holds this unique_id; the message names the value and that task. Nothing changes. */
             409: {
@@ -9253,6 +9284,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -9301,6 +9333,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -9350,6 +9383,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -9399,6 +9433,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -9448,6 +9483,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -9484,6 +9520,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -9527,6 +9564,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -9552,6 +9590,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -9613,6 +9652,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description A project with this name already exists in this account and mode. */
             409: {
                 headers: {
@@ -9655,6 +9695,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No project of this name exists in this account and mode. */
             404: {
                 headers: {
@@ -9708,6 +9749,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No project of this name exists in this account and mode. */
             404: {
                 headers: {
@@ -9765,6 +9807,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No project of this name exists in this account and mode. */
             404: {
                 headers: {
@@ -9856,6 +9899,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -9917,6 +9961,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The project named in `project` does not exist in this account and mode. */
             404: {
                 headers: {
@@ -9968,6 +10013,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No batch of this name exists in this account and mode. */
             404: {
                 headers: {
@@ -10020,6 +10066,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No batch of this name exists in this account and mode. */
             404: {
                 headers: {
@@ -10061,6 +10108,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No batch of this name exists in this account and mode. */
             404: {
                 headers: {
@@ -10114,6 +10162,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No batch of this name exists in this account and mode. */
             404: {
                 headers: {
@@ -10156,6 +10205,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -10189,6 +10239,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -10260,6 +10311,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -10318,6 +10370,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -10386,6 +10439,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -10454,6 +10508,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -10522,6 +10577,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -10590,6 +10646,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -10658,6 +10715,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -10726,6 +10784,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -10794,6 +10853,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -10835,6 +10895,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No training task with this id exists in this account and mode. */
             404: {
                 headers: {
@@ -10914,6 +10975,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -10972,6 +11034,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -11040,6 +11103,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -11108,6 +11172,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -11176,6 +11241,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -11244,6 +11310,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -11312,6 +11379,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -11380,6 +11448,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -11448,6 +11517,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
             409: {
                 headers: {
@@ -11489,6 +11559,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No evaluation task with this id exists in this account and mode. */
             404: {
                 headers: {
