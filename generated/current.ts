@@ -10621,7 +10621,9 @@ export interface components {
              *       "to": "manager"
              *     }
              */
-            details?: Record<string, never>;
+            details?: {
+                [key: string]: unknown;
+            };
         };
         /**
          * ActivityList

@@ -11,7 +11,10 @@ import type { UnitOfWork } from './domain/ports.ts';
 import { defaultWorkSettings, type WorkAvailable, type WorkSettings } from './domain/workforce/work.ts';
 import type { IdentitySettings } from './domain/workforce/identity.ts';
 import { defaultIdentitySettings } from './domain/workforce/settings.ts';
-import { authenticate, type AuthFailureLimit } from './http/auth.ts';
+import { accessTable, authorize } from './http/access.ts';
+import { ambientUnitOfWork, recordedHandlers } from './http/activity.ts';
+import { authenticate, peerAddress, type AuthFailureLimit, type ClientAddress } from './http/auth.ts';
+import { selfRecordedOperations, type IdentityDeps } from './http/identity.ts';
 import { bodyParsers, storableInput } from './http/body-limits.ts';
 import { coerceBody, dropAbsentNulls } from './http/coerce.ts';
 import { loadContract, type Contract } from './http/contract.ts';
@@ -52,6 +55,10 @@ export interface AppDeps {
   now?: Clock;
   /** The handlers (default: handlerTable); bench/server.ts swaps in ones that do nothing. */
   handlers?: typeof handlerTable;
+  /** Members, sessions, single sign-on, keys (issue 34); defaults when absent (nothing mailed, no SSO). */
+  identityDeps?: IdentityDeps;
+  /** The client address a request is counted by (the limits, the activity log); the connection's peer when absent. */
+  clientAddress?: ClientAddress;
 }
 
 /** Where each generation is served: the older one under /legacy. */
@@ -63,13 +70,26 @@ export function handlerTable(
   uow: UnitOfWork,
   identity = defaultIdentitySettings,
   work = defaultWorkSettings,
+  identityDeps?: IdentityDeps,
 ): HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> {
-  return contract.generation === 'legacy' ? legacyHandlers({ uow, contract, work }) : currentHandlers({ uow, contract, identity, work });
+  return contract.generation === 'legacy'
+    ? legacyHandlers({ uow, contract, work })
+    : currentHandlers({ uow, contract, identity, work, identityDeps });
 }
 
 export function createApp(generation: Generation, deps: AppDeps) {
   const contract = loadContract(generation);
-  const handlers = (deps.handlers ?? handlerTable)(contract, deps.uow, deps.identity, deps.work);
+  const access = accessTable(contract);
+  const now = deps.now ?? (() => new Date());
+  // The handlers see the store through the running operation's transaction where it records an
+  // activity (http/activity.ts): the change and its entry commit together.
+  const handlers = recordedHandlers(
+    (deps.handlers ?? handlerTable)(contract, ambientUnitOfWork(deps.uow), deps.identity, deps.work, deps.identityDeps),
+    access,
+    deps.uow,
+    now,
+    selfRecordedOperations,
+  );
   const app = express();
   app.disable('x-powered-by');
   // No ETag: the contract has no conditional requests, and hashing every body costs each answer.
@@ -77,12 +97,30 @@ export function createApp(generation: Generation, deps: AppDeps) {
 
   // The key is checked before the body is read: a caller without one costs no parsing.
   // A live task creation is counted by its creating statement (one write per creation, not two).
+  // A member's session (its cookie) instead of a key, and the public operations (log-in), come here
+  // too; then the access table decides, before any body is read.
+  const identity = deps.identityDeps;
   app.use(
-    authenticate(deps.uow, deps.authFailures, {
-      applies: (req) => req.method === 'POST' && contract.creations.has(req.path),
-      failed: (err) => deps.logger.error({ err }, 'counting a live request failed'),
-    }),
+    authenticate(
+      deps.uow,
+      deps.authFailures,
+      {
+        applies: (req) => req.method === 'POST' && contract.creations.has(req.path),
+        failed: (err) => deps.logger.error({ err }, 'counting a live request failed'),
+      },
+      {
+        table: access,
+        clientAddress: deps.clientAddress ?? peerAddress,
+        get publicUrl() {
+          return identity?.publicUrl ?? 'http://127.0.0.1';
+        },
+        uow: deps.uow,
+        now,
+        settings: identity?.settings ?? { passwordCost: 15, idleMs: 3_600_000, maxMs: 43_200_000 },
+      },
+    ),
   );
+  app.use(authorize(access));
   app.use(deps.rateLimit);
   app.use(...bodyParsers(contract.acceptsForms), storableInput(contract));
   const trainingPaths = trainingCreations(contract);

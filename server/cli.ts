@@ -253,6 +253,15 @@ function banner(
       `  live key:          ${devAccount.live_key}`,
       `  callback auth key: ${devAccount.callback_auth_key}`,
       `  signing secret:    ${devAccount.signing_secret}`,
+      ...(devAccount.owner?.password
+        ? [
+            '',
+            'Its development owner logs in to the console (the password is shown only now; change it at PUT /v1/me/password):',
+            `  account:           ${devAccount.name}`,
+            `  e-mail:            ${devAccount.owner.email}`,
+            `  password:          ${devAccount.owner.password}`,
+          ]
+        : []),
       '',
       `try: curl -u ${devAccount.test_key}: ${url}/v1/tasks`,
       '',

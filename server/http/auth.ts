@@ -1,11 +1,21 @@
 // HTTP Basic authentication (the API key is the user name, the password is empty) and the per-key
 // rate limit. The key decides the account and the mode.
+import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 import { hashKey } from '../domain/accounts.ts';
 import type { Caller } from '../domain/model.ts';
-import type { UnitOfWork } from '../domain/ports.ts';
+import type { AuthenticatedKey, UnitOfWork } from '../domain/ports.ts';
+import type { AccessTable } from './access.ts';
 import { HttpError, authChallenge } from './errors.ts';
+import { authenticateSession, cookieOf, overTls, sessionCookieName, ssoCookieName, type MemberAuthDeps } from './member-auth.ts';
 import type { LiveRequest } from './typed.ts';
+
+/** The client address a request is counted by (the limits, the activity log): the connection's peer by default. */
+export type ClientAddress = (req: IncomingMessage) => string;
+export const peerAddress: ClientAddress = (req) => req.socket.remoteAddress ?? '';
+
+/** Whether a request carries an Authorization header (then it, not a session cookie, decides). */
+const hasAuthorization = (rawHeaders: string[]) => rawHeaders.some((h, i) => i % 2 === 0 && h.toLowerCase() === 'authorization');
 
 /**
  * The API key of a request, or null. Refused: a second Authorization header (Node keeps only the
@@ -139,34 +149,95 @@ export interface CountLater {
   failed(err: unknown): void;
 }
 
+/** How an API key's last use is recorded: at most once a minute per key and process. */
+function keyUses(uow: UnitOfWork, failed: (err: unknown) => void) {
+  const written = new Map<string, number>();
+  return (found: AuthenticatedKey, now: Date) => {
+    const id = `${found.account.accountId}/${found.key.keyId}`;
+    const last = written.get(id);
+    if (last !== undefined && now.getTime() - last < 60_000) return;
+    written.delete(id);
+    written.set(id, now.getTime());
+    // The least recently written are forgotten first.
+    if (written.size > 100_000) written.delete(written.keys().next().value!);
+    const write =
+      found.key.scopes === 'all'
+        ? uow.accountIdentity.touchLegacyKey(found.account.accountId, found.mode, now)
+        : uow.apiKeys.touch(found.key.keyId, now);
+    write.catch(failed);
+  };
+}
+
+/** What authentication needs to know of members and the access table (issue 34). */
+export interface IdentityAuth extends MemberAuthDeps {
+  table: AccessTable;
+  clientAddress: ClientAddress;
+  /** PUBLIC_URL: an https one makes cookies Secure. */
+  publicUrl: string;
+}
+
 /**
  * A live request is counted where the key is looked up (one statement), except a request that
  * `countLater` names: its lookup only reads, its work counts it (a creation: in the statement that
  * writes the task, so that a creation writes once), and whatever its work did not count is counted
- * before its answer is sent.
+ * before its answer is sent. With `identity`: an operation the access table calls public needs no
+ * credential, and a request without an Authorization header may be a member's (its session cookie).
  */
 export function authenticate(
   uow: UnitOfWork,
   failures: AuthFailureLimit = authFailureLimit(0, 0),
   countLater?: CountLater,
+  identity?: IdentityAuth,
 ): RequestHandler {
+  const touch = keyUses(uow, (err) => countLater?.failed(err));
   return async (req, res, next) => {
     try {
-      const address = req.socket.remoteAddress ?? '';
+      const address = (identity?.clientAddress ?? peerAddress)(req);
+      res.locals.origin = {
+        address,
+        requestId: res.locals.requestId,
+        userAgent: req.get('user-agent'),
+        secure: identity ? overTls(req, identity.publicUrl) : req.secure,
+      };
+      if (identity?.table.match(req.method, req.path)?.access.public) {
+        // No credential: the per-key rate limit counts the address.
+        res.locals.principal = { kind: 'public' };
+        res.locals.origin.ssoAttempt = cookieOf(req, ssoCookieName);
+        res.locals.keyHash = `address:${address}`;
+        return next();
+      }
       const wait = failures.retryAfter(address);
       if (wait > 0) throw tooManyFailures(wait);
+      if (identity && !hasAuthorization(req.rawHeaders)) {
+        const secret = cookieOf(req, sessionCookieName);
+        if (secret) {
+          if (await authenticateSession(identity, req, res, secret)) return next();
+          const over = await failures.failed(address);
+          if (over > 0) throw tooManyFailures(over);
+          throw new HttpError(
+            401,
+            'The session is unknown or has ended; log in again (POST /v1/session).',
+            authChallenge,
+            'unauthenticated',
+          );
+        }
+      }
       const key = apiKeyOf(req.rawHeaders);
       const keyHash = key ? hashKey(key) : '';
       const later = countLater?.applies(req) === true;
-      const found = key ? await uow.accounts.authenticate(keyHash, later ? { countLater: true } : undefined) : null;
+      const now = identity?.now() ?? new Date();
+      const found = key ? await uow.accounts.authenticate(keyHash, { ...(later ? { countLater: true } : {}), now }) : null;
       if (!found) {
         // Over the limit already (concurrent failures, or another process used it up): 429 too.
         const over = key ? await failures.failed(address) : 0;
         if (over > 0) throw tooManyFailures(over);
         throw new HttpError(401, 'A valid API key is required (HTTP Basic, the key as user name, empty password).', authChallenge);
       }
-      res.locals.caller = found satisfies Caller;
+      res.locals.caller = { account: found.account, mode: found.mode } satisfies Caller;
+      res.locals.principal = { kind: 'key', ...found.key };
+      res.locals.origin.mode = found.mode;
       res.locals.keyHash = keyHash;
+      touch(found, now);
       if (later && found.mode === 'live') {
         const live: LiveRequest = { counted: false };
         res.locals.liveRequest = live;

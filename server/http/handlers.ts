@@ -32,7 +32,7 @@ export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['cur
     ...trainingCreations(createTraining),
     ...workforceManagementHandlers(deps),
     ...qualityHandlers(deps),
-    ...identityHandlers(),
+    ...identityHandlers(deps.uow, deps.identityDeps),
   };
 }
 

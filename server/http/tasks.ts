@@ -22,6 +22,7 @@ import {
   type TaskPage,
 } from '../domain/tasks.ts';
 import type { Contract } from './contract.ts';
+import type { IdentityDeps } from './identity.ts';
 import { HttpError } from './errors.ts';
 import { concurrentAnswer } from './idempotency.ts';
 import { Replay, type OperationRequest, type Operations } from './typed.ts';
@@ -34,6 +35,8 @@ export interface HandlerDeps {
   identity?: IdentitySettings;
   /** The work loop's settings (a customer's rejecting audit of a live task opens a redo); defaults when absent. */
   work?: WorkSettings;
+  /** Members, sessions, single sign-on (tag Identity); defaults (nothing mailed, no SSO) when absent. */
+  identityDeps?: IdentityDeps | undefined;
 }
 
 /** The request of an operation whose types are the same in both generations. */

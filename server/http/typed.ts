@@ -9,6 +9,7 @@ import type { operations as CurrentOperations, paths as CurrentPaths } from '../
 import type { operations as LegacyOperations, paths as LegacyPaths } from '../../generated/legacy.ts';
 import type { operations as WorkforceOperations, paths as WorkforcePaths } from '../../generated/workforce.ts';
 import type { Caller } from '../domain/model.ts';
+import type { Origin, Principal } from './access.ts';
 import type { WorkerPrincipal } from '../domain/workforce/worker.ts';
 import type { SavedAnswer } from '../domain/ports.ts';
 import { HttpError } from './errors.ts';
@@ -19,8 +20,12 @@ declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Locals {
-      /** Set by authenticate (http/auth.ts) on every request that reaches a generation's handler. */
+      /** Set by authenticate (http/auth.ts) on every request that reaches a generation's handler (not on a public operation's). */
       caller: Caller;
+      /** Who is asking (http/access.ts): a key, a member's session, or nobody on a public operation. */
+      principal: Principal;
+      /** Where the request came from, for the activity log. */
+      origin: Origin;
       keyHash: string;
       /** Set by the worker API's authentication on every request that reaches a worker handler. */
       worker: WorkerPrincipal;
@@ -81,6 +86,10 @@ export interface OperationRequest<Op> {
   idempotency: IdempotencyContext | undefined;
   /** Set on a live creation request that its creation is to count (see http/auth.ts). */
   liveRequest?: LiveRequest | undefined;
+  /** Who is asking: a key, a member's session, or nobody (a public operation). */
+  principal: Principal;
+  /** The client address, request id and User-Agent. */
+  origin: Origin;
 }
 
 /** A live request whose counting was left to its work: `counted` once something counted it. */
@@ -89,7 +98,7 @@ export interface LiveRequest {
 }
 
 /** A request of the worker API: the worker instead of an account. */
-export interface WorkerOperationRequest<Op> extends Omit<OperationRequest<Op>, 'caller'> {
+export interface WorkerOperationRequest<Op> extends Omit<OperationRequest<Op>, 'caller' | 'principal' | 'origin'> {
   worker: WorkerPrincipal;
   credential: WorkerCredential;
 }
@@ -98,6 +107,24 @@ export interface WorkerOperationRequest<Op> extends Omit<OperationRequest<Op>, '
 export class Replay {
   constructor(readonly saved: SavedAnswer) {}
 }
+
+/** A 200 answer with headers of its own (a log-in's Set-Cookie). */
+export class WithHeaders<A> {
+  constructor(
+    readonly body: A,
+    readonly headers: Record<string, string | string[]>,
+  ) {}
+}
+
+/**
+ * An answer made after the operation's transaction commits (http/activity.ts): an invitation is
+ * mailed once it is stored, and no lock is held while the mail server answers. `afterCommit` types
+ * it as the answer it will be.
+ */
+export class AfterCommit {
+  constructor(readonly finish: () => Promise<unknown>) {}
+}
+export const afterCommit = <A>(finish: () => Promise<A>): A => new AfterCommit(finish) as unknown as A;
 
 /** A 204 answer (the worker API's log-out, or no work for now), with its headers. */
 export class NoContent {
@@ -119,7 +146,9 @@ export class Streamed {
 /** Whether an operation documents a 206 (a byte range of a file): only those may answer Streamed. */
 type StreamedOf<Op> = Op extends { responses: { 206: unknown } } ? Streamed : never;
 
-export type OperationHandler<Op> = (request: OperationRequest<Op>) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op>>;
+export type OperationHandler<Op> = (
+  request: OperationRequest<Op>,
+) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op> | WithHeaders<AnswerOf<Op>>>;
 export type WorkerOperationHandler<Op> = (
   request: WorkerOperationRequest<Op>,
 ) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op> | StreamedOf<Op>>;
@@ -140,6 +169,8 @@ type WireHandler = (request: {
   route: string;
   idempotency: IdempotencyContext | undefined;
   liveRequest: LiveRequest | undefined;
+  principal: Principal;
+  origin: Origin;
 }) => Promise<unknown>;
 
 /**
@@ -155,9 +186,9 @@ export function dispatch(
     try {
       const handler = handlers.get(req.openapi?.schema.operationId ?? '');
       if (!req.openapi || !handler) throw new HttpError(404, 'Not found: no such endpoint.');
-      const { caller, worker, workerToken: credential, idempotency, body, liveRequest } = res.locals;
+      const { caller, worker, workerToken: credential, idempotency, body, liveRequest, principal, origin } = res.locals;
       req.body = body;
-      const answer = await handler({
+      let answer = await handler({
         path: req.openapi.pathParams,
         query: req.query,
         body,
@@ -167,9 +198,15 @@ export function dispatch(
         route: req.path,
         idempotency,
         liveRequest,
+        principal,
+        origin,
       });
+      if (answer instanceof AfterCommit) answer = await answer.finish();
       if (answer instanceof Replay) replay(res, answer.saved);
-      else if (answer instanceof NoContent) res.status(204).set(answer.headers).end();
+      else if (answer instanceof WithHeaders) {
+        for (const [name, value] of Object.entries(answer.headers)) res.append(name, value);
+        res.status(200).json(answer.body);
+      } else if (answer instanceof NoContent) res.status(204).set(answer.headers).end();
       else if (answer instanceof Streamed) await answer.send(req, res);
       else res.status(200).json(answer);
     } catch (err) {

@@ -14,6 +14,8 @@ export interface SecretBox {
   open(stored: string): string;
   /** True when the key is made up for this process (an in-memory database). */
   ephemeral: boolean;
+  /** The key itself, from which keys for other uses are derived (HKDF: member links' signatures). */
+  macKey: Buffer;
   /** Where the key came from, for messages. */
   source: string;
 }
@@ -27,6 +29,7 @@ export function secretBox(key: Buffer, source: string, ephemeral = false): Secre
   return {
     ephemeral,
     source,
+    macKey: key,
     seal(plain) {
       if (isSealed(plain)) return plain;
       const iv = randomBytes(12);
