@@ -9,6 +9,8 @@ import { basicAuth } from './net.ts';
 import type { Reply, TestServer } from './server.ts';
 
 export interface MemberSession {
+  /** The log-in's answer. */
+  reply: Reply;
   memberId: string;
   email: string;
   password: string;
@@ -65,7 +67,7 @@ export async function login(
   email: string,
   password: string,
   extra: Record<string, string> = {},
-): Promise<MemberSession & { reply: Reply }> {
+): Promise<MemberSession> {
   const reply = await send(`${server.url}/v1/session`, 'POST', { json: { account, email, password, ...extra } });
   expect(reply.status, reply.text).toBe(200);
   const cookie = sessionCookie(reply);
