@@ -255,7 +255,12 @@ export async function startServer(
   // The CLI reaches a server that holds the embedded database through a loopback admin interface.
   const admin =
     store.kind === 'pglite' && config.dataDir !== 'memory://'
-      ? await startAdmin(uow, config.dataDir, (err) => logger.error({ err }, 'admin command failed'), config.workers)
+      ? await startAdmin(uow, config.dataDir, (err) => logger.error({ err }, 'admin command failed'), config.workers, {
+          ...memberSettings,
+          get publicUrl() {
+            return identityDeps.publicUrl;
+          },
+        })
       : null;
 
   // Timeouts are checked every connectionsCheckingInterval (30 s by default): often enough for them.
