@@ -8,6 +8,7 @@ import { batchChecks } from './batches.ts';
 import { callbackChecks } from './callbacks.ts';
 import { errorChecks } from './errors.ts';
 import { idempotencyChecks } from './idempotency.ts';
+import { identityChecks } from './identity.ts';
 import { isolationChecks } from './isolation.ts';
 import { listChecks } from './lists.ts';
 import { markdownChecks } from './markdown.ts';
@@ -48,4 +49,5 @@ export const behaviourChecks: Check[] = [
   ...workforceQualityChecks,
   ...workforceManageChecks,
   ...qualityChecks,
+  ...identityChecks,
 ];
