@@ -16,6 +16,7 @@ export { HumantaskError } from './errors.ts';
 export { createWorkerClient } from './worker.ts';
 export type {
   HistoryFilters,
+  LoginOptions,
   NextRequest,
   SubmitOptions,
   WorkerApi,

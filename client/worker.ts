@@ -85,13 +85,23 @@ export interface SubmitOptions extends RequestOptions {
 /** The history's filters, without the paging cursor (the iterator manages it). */
 export type HistoryFilters = Omit<NonNullable<WorkforceOperations['listAssignments']['parameters']['query']>, 'next_token'>;
 
+/** Options of a log-in. */
+export interface LoginOptions extends RequestOptions {
+  /** The workforce to log in to: `operator`, or the `wkf_...` id of an account's workforce. */
+  workforceId?: string;
+}
+
 export interface WorkerApi<T extends boolean> {
   /** The token requests carry now (set by the options, `login` or `setToken`). */
   readonly token: string | undefined;
   /** Replaces the token (for example one kept from an earlier session); `undefined` sends none. */
   setToken(token: string | undefined): void;
-  /** `POST /v1/session`: logs in; on success the client keeps the session token for later requests. */
-  login(email: string, password: string, options?: RequestOptions): R<'loginWorker', T>;
+  /**
+   * `POST /v1/session`: logs in; on success the client keeps the session token for later requests.
+   * `workforceId` names the workforce (`operator` or `wkf_...`) when the address and password open
+   * workers of several (409 `workforce_required` otherwise).
+   */
+  login(email: string, password: string, options?: LoginOptions): R<'loginWorker', T>;
   /** `DELETE /v1/session`: revokes the session token; on success the client drops it. */
   logout(options?: RequestOptions): R<'logoutWorker', T>;
   /** `GET /v1/me`: the worker, roles and status. */
@@ -195,8 +205,9 @@ export function createWorkerClient<const O extends WorkerClientOptions>(options:
     setToken(value: string | undefined) {
       token = value;
     },
-    async login(email: string, password: string, o?: RequestOptions) {
-      const r = await send('post', '/v1/session', init(o, { body: { email, password } }));
+    async login(email: string, password: string, o?: LoginOptions) {
+      const body = { email, password, ...(o?.workforceId !== undefined ? { workforce_id: o.workforceId } : {}) };
+      const r = await send('post', '/v1/session', init(o, { body }));
       if (r.ok) token = (r.data as Schemas['Session']).token;
       return r;
     },

@@ -207,12 +207,11 @@ async function runExamples(ctx: CheckContext, state: SuiteState, operationId: st
         body = staffedBy(body, await fixtures.worker(ctx));
       } else if (typeof body.project === 'string') {
         // Examples (a batch, a worker returned to a project) name projects that createProject examples
-        // create. The workforce does live work: a project its operations name is a live one (made
-        // with --live-key; without it the project is unknown to them: 404).
+        // create, with the request's key: a workforce is of its key's mode too (decision 13), so
+        // the test key's worker is returned to a test-mode project.
         const projectExample = fixtures.projectExampleNamed(body.project);
         const workforce = op.path.startsWith('/v1/workforce/');
-        if (projectExample && (!workforce || ctx.options.liveKey))
-          body = { ...body, project: await fixtures.projectFrom(ctx, projectExample, workforce ? 'live' : 'main') };
+        if (projectExample) body = { ...body, project: await fixtures.projectFrom(ctx, projectExample, 'main') };
         else if (kind === 'batch-creation' || workforce) {
           body = { ...body, project: ctx.unique('no-such-project') };
           expected = [404];

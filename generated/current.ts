@@ -1823,19 +1823,28 @@ export interface paths {
         };
         /**
          * List workers
-         * @description The account's own workers, newest first, paged with `next_token` (as the task list). The
-         *     operator's workforce is not listed, and never another account's workers.
+         * @description The account's own workers of the key's mode, newest first, paged with `next_token` (as the
+         *     task list). The other mode's workers, the operator's workforce and another account's workers
+         *     are never listed.
          */
         get: operations["listWorkers"];
         put?: never;
         /**
          * Create a worker
-         * @description Creates a worker of the account's own workforce. The worker logs in at
-         *     `POST /worker/v1/session` with this e-mail address and password, and works on the live tasks of
-         *     this account's projects and batches that are staffed for them (see
-         *     `PUT /v1/projects/{projectName}/staffing`); no other account's tasks. Without `password` the
-         *     server chooses one and shows it once, in `initial_password`. Workers do not depend on the key's
-         *     mode: the same workers serve the account's live tasks (test mode has no workers).
+         * @description Creates a worker of the account's own workforce, in the key's mode. The worker logs in at
+         *     `POST /worker/v1/session` with this e-mail address and password. Made with the **live** key,
+         *     they work on the live tasks of this account's projects and batches that are staffed for them
+         *     (see `PUT /v1/projects/{projectName}/staffing`); no other account's tasks. Made with the
+         *     **test** key, they are a test-mode worker: they do test-mode work only, and as test tasks
+         *     complete themselves none waits for a person (`POST /worker/v1/assignments/next` answers 204).
+         *     Each key sees, changes and removes only the workers of its own mode; the other mode's worker
+         *     ids answer 404, as every other object does (our decision, decision 0013). Without `password`
+         *     the server chooses one and shows it once, in `initial_password`.
+         *
+         *     An e-mail address is one worker per workforce (the account's own workers of one mode), not
+         *     across workforces: the address may also be used by the other mode's workers, another account's
+         *     or the operator's, and the answer is the same whether or not it is (409 only when this
+         *     workforce has a worker with the address that is not removed).
          */
         post: operations["createWorker"];
         delete?: never;
@@ -1850,9 +1859,10 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
-                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
+                 * @description The id of a worker of this account's own workforce in the key's mode. A worker of the other
+                 *     mode, of another account or of the operator's workforce, or an id of the wrong form → 404
+                 *     (`unpause` with a project also takes the handle of a worker of the operator's workforce,
+                 *     `opw_...`, with the live key: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -1861,15 +1871,16 @@ export interface paths {
         };
         /**
          * Retrieve a worker
-         * @description One of the account's own workers; any other id → 404.
+         * @description One of the account's own workers of the key's mode; any other id (the other mode's, another account's, the operator's) → 404.
          */
         get: operations["getWorker"];
         put?: never;
         post?: never;
         /**
          * Remove a worker
-         * @description Removes one of the account's own workers: every session and API token stops working at once,
-         *     their open assignments end and their tasks go back to the queue. The record stays (status
+         * @description Removes one of the account's own workers of the key's mode: every session and API token stops
+         *     working at once (401 `worker_removed`), the assignments they hold end (released) and their
+         *     tasks go back to the queue. The record stays (status
          *     `removed`) for the audit trail of the tasks they worked on; their e-mail address is free
          *     again. Removing a removed worker changes nothing and answers the same.
          */
@@ -1878,8 +1889,8 @@ export interface paths {
         head?: never;
         /**
          * Change a worker
-         * @description Changes display name, roles or calibrator flag of one of the account's own workers (the
-         *     properties given; at least one). A removed worker cannot be changed (400).
+         * @description Changes display name, roles or calibrator flag of one of the account's own workers of the
+         *     key's mode (the properties given; at least one). A removed worker cannot be changed (400).
          */
         patch: operations["updateWorker"];
         trace?: never;
@@ -1890,9 +1901,10 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
-                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
+                 * @description The id of a worker of this account's own workforce in the key's mode. A worker of the other
+                 *     mode, of another account or of the operator's workforce, or an id of the wrong form → 404
+                 *     (`unpause` with a project also takes the handle of a worker of the operator's workforce,
+                 *     `opw_...`, with the live key: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -1903,7 +1915,13 @@ export interface paths {
         put?: never;
         /**
          * Pause a worker
-         * @description Pauses one of the account's own workers: they get no new work (403 `worker_paused` when they ask) but may log in and finish the assignment they hold; nothing else changes. Pausing a paused worker answers the same. A removed worker → 400.
+         * @description Pauses one of the account's own workers of the key's mode: they get no new work (403
+         *     `worker_paused` when they ask) but may log in and read their history. The assignments they
+         *     hold end at once (released): the tasks go back to the queue for other workers, and the draft
+         *     is kept for them should they take the task again; a heartbeat, submit, skip, release or review
+         *     they send later → 403 `worker_paused` (our decision, decision 0013: a paused worker's answer
+         *     does not become a customer's result). Pausing a paused worker answers the same. A removed
+         *     worker → 400.
          */
         post: operations["pauseWorker"];
         delete?: never;
@@ -1918,9 +1936,10 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
-                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
+                 * @description The id of a worker of this account's own workforce in the key's mode. A worker of the other
+                 *     mode, of another account or of the operator's workforce, or an id of the wrong form → 404
+                 *     (`unpause` with a project also takes the handle of a worker of the operator's workforce,
+                 *     `opw_...`, with the live key: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -1931,7 +1950,7 @@ export interface paths {
         put?: never;
         /**
          * Unpause a worker
-         * @description Lets a paused worker take work again. Unpausing an active worker answers the same. A removed worker → 400.
+         * @description Lets a paused worker of the key's mode take work again. Unpausing an active worker answers the same. A removed worker → 400.
          *
          *     With `project`, it also returns the worker to work on that live project of the account: a
          *     worker the evaluation rules paused there (rolling accuracy under `evaluation.pause_below`)
@@ -1948,6 +1967,10 @@ export interface paths {
          *     to reset (its quality policy set it, on its work), while their own pause is the operator's and
          *     stays as it is. Without `project` → 400; a handle with no standing in the project → 404. The
          *     answer is then the handle, the project and the standing now (`OperatorWorkerStanding`).
+         *
+         *     With the test key, `project` names a test-mode project and no standing changes (test-mode
+         *     workers do no work, and hold none), and a handle of the operator's workforce, which is live,
+         *     → 404 (decision 0013).
          */
         post: operations["unpauseWorker"];
         delete?: never;
@@ -1962,9 +1985,10 @@ export interface paths {
             header?: never;
             path: {
                 /**
-                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
-                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
+                 * @description The id of a worker of this account's own workforce in the key's mode. A worker of the other
+                 *     mode, of another account or of the operator's workforce, or an id of the wrong form → 404
+                 *     (`unpause` with a project also takes the handle of a worker of the operator's workforce,
+                 *     `opw_...`, with the live key: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -1975,7 +1999,7 @@ export interface paths {
         put?: never;
         /**
          * Reset a worker's password
-         * @description Sets a new password for one of the account's own workers (the one given, or one the server
+         * @description Sets a new password for one of the account's own workers of the key's mode (the one given, or one the server
          *     chooses and shows once) and revokes every session and API token of the worker. A removed
          *     worker → 400.
          */
@@ -3402,7 +3426,10 @@ export interface components {
         AuditRecord: {
             /**
              * @description Identity of the auditor. For a customer review (our decision) it is the identifier of the
-             *     account whose API key sent the audit; for an operator review, the reviewer's name.
+             *     account whose API key sent the audit; for a review by a worker, the worker as the account
+             *     knows them: the `worker_id` of one of its own workers, or the opaque handle (`opw_...`) of
+             *     one of the operator's, the same as in `GET /v1/task/{taskId}/assignments` (a customer never
+             *     sees the operator's worker ids; decision 0013).
              * @example acct_7f3c2a
              */
             audited_by: string;
@@ -7904,8 +7931,9 @@ export interface components {
              *     change wording). The worker API (`/worker/v1`) sends it with every error: `invalid_request`,
              *     `unauthenticated`, `session_expired`, `worker_removed`, `worker_paused`, `role_missing`,
              *     `not_found`, `lease_lost`, `task_canceled`, `assignment_closed`, `email_taken`,
-             *     `token_limit`, `idempotency_mismatch`, `payload_too_large`, `range_not_satisfiable`,
-             *     `rate_limited`, `media_unavailable`, `internal`,
+             *     `workforce_required`, `token_limit`, `idempotency_mismatch`, `payload_too_large`,
+             *     `range_not_satisfiable`, `rate_limited`, `media_unavailable`, `busy` (503: too many password
+             *     checks waiting), `internal`,
              *     `not_implemented` (an operation of the contract this server does not serve yet), and
              *     `forbidden` or `conflict` for a 403 or 409 without a more specific name. The other APIs may
              *     leave it out.
@@ -9621,20 +9649,34 @@ export interface components {
         /**
          * WorkerStatus
          * @description `active`: may log in and take work. `paused`: may log in and read their history, but gets no
-         *     new work (`POST /worker/v1/assignments/next` → 403 `worker_paused`); open assignments keep
-         *     their lease until it ends. `removed`: cannot log in, every token stops working (401
-         *     `worker_removed`); the record is kept for the tasks' audit trail, and the e-mail address is free
-         *     for a new worker.
+         *     new work (`POST /worker/v1/assignments/next` → 403 `worker_paused`); pausing ends the
+         *     assignments they hold (released: the tasks go back to the queue, the draft is kept for them),
+         *     and a heartbeat, submit, skip, release or review they send later → 403 `worker_paused`
+         *     (our decision, decision 0013). `removed`: cannot log in, their tokens stop working (401
+         *     `worker_removed`), the assignments they held end likewise; the record is kept for the tasks'
+         *     audit trail, and the e-mail address is free for a new worker.
          * @example active
          * @enum {string}
          */
         WorkerStatus: "active" | "paused" | "removed";
         /**
+         * WorkforceId
+         * @description The workforce a worker belongs to, as a worker names it at log-in: `operator` for the operator's
+         *     workforce, or `wkf_` and 24 lowercase hex characters for an account's own workers of one mode
+         *     (an opaque name: it tells neither the account nor anything else about it). An e-mail address is
+         *     one worker per workforce, so a person may be a worker of several workforces under one address;
+         *     the workforce id says which one a log-in is for (our decision, decision 0013).
+         * @example wkf_9b2e4c6d8f0a1b3c5d7e9f01
+         */
+        WorkforceId: string;
+        /**
          * WorkerEmail
          * Format: email
          * @description A worker's e-mail address, the login name. Compared without regard to letter case, and unique
-         *     among workers that are not removed (one login, one worker; a removed worker's address can be
-         *     used again). At most 254 characters (the longest address SMTP allows).
+         *     among the workers of one workforce that are not removed (an account's own workers of one mode,
+         *     or the operator's; a removed worker's address can be used again). Other workforces may use the
+         *     same address: nothing tells one workforce that another uses it (decision 0013). At most 254
+         *     characters (the longest address SMTP allows).
          * @example ana@example.com
          */
         WorkerEmail: string;
@@ -9668,11 +9710,13 @@ export interface components {
          * WorkerFields
          * @description A worker of the account's own workforce, as the account that manages it sees it. The operator's
          *     workforce (managed with `humantask workers ...` on the server) is not listed here: an account
-         *     sees only its own workers. The fields of `Worker`, open here so that `WorkerCreated` can add the
-         *     password.
+         *     sees only its own workers, and a key only the workers of its mode (a test key's workers are
+         *     test-mode workers, who do test-mode work only). The fields of `Worker`, open here so that
+         *     `WorkerCreated` can add the password.
          */
         WorkerFields: {
             worker_id: components["schemas"]["WorkerId"];
+            workforce_id: components["schemas"]["WorkforceId"];
             email: components["schemas"]["WorkerEmail"];
             display_name: components["schemas"]["WorkerDisplayName"];
             roles: components["schemas"]["WorkerRoles"];
@@ -11006,8 +11050,15 @@ export interface components {
             };
         };
         /**
-         * @description Too many requests for this API key (token bucket), or a matching request with the same
-         *     `Idempotency-Key` is still being processed. Wait `Retry-After` seconds; retrying is safe.
+         * @description Wait `Retry-After` seconds; retrying is safe. One of: too many requests for this API key (a
+         *     token bucket, `RATE_LIMIT_PER_SECOND` and `RATE_LIMIT_BURST`); too many unknown keys from this
+         *     client address (`AUTH_FAILURE_BURST`, `AUTH_FAILURE_PER_SECOND`: then the address's requests
+         *     are refused before any lookup, except those with a key that already worked on this server
+         *     process, so a valid client is not locked out by someone else's wrong keys); a matching request
+         *     with the same `Idempotency-Key` still being processed; or, where a password is hashed (creating
+         *     a worker, resetting a password), as many hashes in progress for this account as the server
+         *     allows at once. The client address is the connection's, or behind a reverse proxy named in
+         *     `TRUSTED_PROXIES` the one it reports.
          */
         TooManyRequests: {
             headers: {
@@ -11054,7 +11105,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description Conflict: the `unique_id` is already used by another task of this account and mode, or the `Idempotency-Key` was used before with a different request or in the other mode. */
+        /** @description Conflict: the `unique_id` is already used by another task of this account and mode, or the `Idempotency-Key` was used before with a different request (keys are per account and mode). */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -11066,6 +11117,20 @@ export interface components {
         /** @description The request body is larger than 10 MB. */
         PayloadTooLarge: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description The server is checking as many passwords as it can, and its short queue of waiting ones is full
+         *     (hashing a password is deliberately costly; `WORKER_PASSWORD_CONCURRENCY`,
+         *     `WORKER_PASSWORD_QUEUE`). Nothing was done; wait `Retry-After` seconds and try again.
+         */
+        ServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -11252,10 +11317,11 @@ export interface components {
         NextToken: string;
         /**
          * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-         *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-         *     A later request with the same key, method, path and body (key order ignored) gets the saved
-         *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-         *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+         *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+         *     the test key is free for the live key, and the other way round, as everything of the two modes
+         *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+         *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+         *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
          *     A matching request while the first is still running waits for it, or gets 429 with
          *     `Retry-After`; never two tasks.
          * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11371,9 +11437,10 @@ export interface components {
          */
         WorkerStatusFilter: components["schemas"]["WorkerStatus"];
         /**
-         * @description The id of a worker of this account's own workforce. A worker of another account or of the
-         *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
-         *     handle of a worker of the operator's workforce, `opw_...`: see there).
+         * @description The id of a worker of this account's own workforce in the key's mode. A worker of the other
+         *     mode, of another account or of the operator's workforce, or an id of the wrong form → 404
+         *     (`unpause` with a project also takes the handle of a worker of the operator's workforce,
+         *     `opw_...`, with the live key: see there).
          * @example wkr_65f1c0a2b3c4d5e6f7a8b901
          */
         WorkerId: string;
@@ -11662,10 +11729,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11709,10 +11777,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11756,10 +11825,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11803,10 +11873,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11850,10 +11921,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11897,10 +11969,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11944,10 +12017,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11991,10 +12065,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -12038,10 +12113,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -12085,10 +12161,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -12132,10 +12209,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -12179,10 +12257,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -12241,10 +12320,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -12303,10 +12383,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -12350,10 +12431,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -12397,10 +12479,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -12444,10 +12527,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -13116,10 +13200,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -13638,10 +13723,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -14118,7 +14204,10 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description The e-mail address is already used by a worker that is not removed (of any workforce). */
+            /**
+             * @description The e-mail address is already used by a worker of this workforce (the account's own, in the
+             *     key's mode) that is not removed; `code` is `email_taken`. Other workforces never cause it.
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14130,6 +14219,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWorker: {
@@ -14138,9 +14228,10 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
-                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
+                 * @description The id of a worker of this account's own workforce in the key's mode. A worker of the other
+                 *     mode, of another account or of the operator's workforce, or an id of the wrong form → 404
+                 *     (`unpause` with a project also takes the handle of a worker of the operator's workforce,
+                 *     `opw_...`, with the live key: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -14172,9 +14263,10 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
-                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
+                 * @description The id of a worker of this account's own workforce in the key's mode. A worker of the other
+                 *     mode, of another account or of the operator's workforce, or an id of the wrong form → 404
+                 *     (`unpause` with a project also takes the handle of a worker of the operator's workforce,
+                 *     `opw_...`, with the live key: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -14206,9 +14298,10 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
-                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
+                 * @description The id of a worker of this account's own workforce in the key's mode. A worker of the other
+                 *     mode, of another account or of the operator's workforce, or an id of the wrong form → 404
+                 *     (`unpause` with a project also takes the handle of a worker of the operator's workforce,
+                 *     `opw_...`, with the live key: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -14246,9 +14339,10 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
-                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
+                 * @description The id of a worker of this account's own workforce in the key's mode. A worker of the other
+                 *     mode, of another account or of the operator's workforce, or an id of the wrong form → 404
+                 *     (`unpause` with a project also takes the handle of a worker of the operator's workforce,
+                 *     `opw_...`, with the live key: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -14280,9 +14374,10 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
-                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
+                 * @description The id of a worker of this account's own workforce in the key's mode. A worker of the other
+                 *     mode, of another account or of the operator's workforce, or an id of the wrong form → 404
+                 *     (`unpause` with a project also takes the handle of a worker of the operator's workforce,
+                 *     `opw_...`, with the live key: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -14320,9 +14415,10 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The id of a worker of this account's own workforce. A worker of another account or of the
-                 *     operator's workforce, or an id of the wrong form → 404 (`unpause` with a project also takes the
-                 *     handle of a worker of the operator's workforce, `opw_...`: see there).
+                 * @description The id of a worker of this account's own workforce in the key's mode. A worker of the other
+                 *     mode, of another account or of the operator's workforce, or an id of the wrong form → 404
+                 *     (`unpause` with a project also takes the handle of a worker of the operator's workforce,
+                 *     `opw_...`, with the live key: see there).
                  * @example wkr_65f1c0a2b3c4d5e6f7a8b901
                  */
                 workerId: components["parameters"]["WorkerId"];
@@ -14352,6 +14448,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getMemberSession: {
@@ -15522,10 +15619,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -15571,7 +15669,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15591,10 +15689,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -15640,7 +15739,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15660,10 +15759,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -15709,7 +15809,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15729,10 +15829,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -15778,7 +15879,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15798,10 +15899,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -15847,7 +15949,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15867,10 +15969,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -15916,7 +16019,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15936,10 +16039,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -15985,7 +16089,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16005,10 +16109,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -16054,7 +16159,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16186,10 +16291,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -16235,7 +16341,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16255,10 +16361,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -16304,7 +16411,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16324,10 +16431,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -16373,7 +16481,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16393,10 +16501,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -16442,7 +16551,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16462,10 +16571,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -16511,7 +16621,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16531,10 +16641,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -16580,7 +16691,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16600,10 +16711,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -16649,7 +16761,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16669,10 +16781,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -16718,7 +16831,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;

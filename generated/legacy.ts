@@ -2235,7 +2235,10 @@ export interface components {
         AuditRecord: {
             /**
              * @description Identity of the auditor. For a customer review (our decision) it is the identifier of the
-             *     account whose API key sent the audit; for an operator review, the reviewer's name.
+             *     account whose API key sent the audit; for a review by a worker, the worker as the account
+             *     knows them: the `worker_id` of one of its own workers, or the opaque handle (`opw_...`) of
+             *     one of the operator's, the same as in `GET /v1/task/{taskId}/assignments` (a customer never
+             *     sees the operator's worker ids; decision 0013).
              * @example acct_7f3c2a
              */
             audited_by: string;
@@ -6733,8 +6736,9 @@ export interface components {
              *     change wording). The worker API (`/worker/v1`) sends it with every error: `invalid_request`,
              *     `unauthenticated`, `session_expired`, `worker_removed`, `worker_paused`, `role_missing`,
              *     `not_found`, `lease_lost`, `task_canceled`, `assignment_closed`, `email_taken`,
-             *     `token_limit`, `idempotency_mismatch`, `payload_too_large`, `range_not_satisfiable`,
-             *     `rate_limited`, `media_unavailable`, `internal`,
+             *     `workforce_required`, `token_limit`, `idempotency_mismatch`, `payload_too_large`,
+             *     `range_not_satisfiable`, `rate_limited`, `media_unavailable`, `busy` (503: too many password
+             *     checks waiting), `internal`,
              *     `not_implemented` (an operation of the contract this server does not serve yet), and
              *     `forbidden` or `conflict` for a 403 or 409 without a more specific name. The other APIs may
              *     leave it out.
@@ -8035,8 +8039,15 @@ export interface components {
             };
         };
         /**
-         * @description Too many requests for this API key (token bucket), or a matching request with the same
-         *     `Idempotency-Key` is still being processed. Wait `Retry-After` seconds; retrying is safe.
+         * @description Wait `Retry-After` seconds; retrying is safe. One of: too many requests for this API key (a
+         *     token bucket, `RATE_LIMIT_PER_SECOND` and `RATE_LIMIT_BURST`); too many unknown keys from this
+         *     client address (`AUTH_FAILURE_BURST`, `AUTH_FAILURE_PER_SECOND`: then the address's requests
+         *     are refused before any lookup, except those with a key that already worked on this server
+         *     process, so a valid client is not locked out by someone else's wrong keys); a matching request
+         *     with the same `Idempotency-Key` still being processed; or, where a password is hashed (creating
+         *     a worker, resetting a password), as many hashes in progress for this account as the server
+         *     allows at once. The client address is the connection's, or behind a reverse proxy named in
+         *     `TRUSTED_PROXIES` the one it reports.
          */
         TooManyRequests: {
             headers: {
@@ -8083,7 +8094,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description Conflict: the `unique_id` is already used by another task of this account and mode, or the `Idempotency-Key` was used before with a different request or in the other mode. */
+        /** @description Conflict: the `unique_id` is already used by another task of this account and mode, or the `Idempotency-Key` was used before with a different request (keys are per account and mode). */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -8256,10 +8267,11 @@ export interface components {
         Offset: number;
         /**
          * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-         *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-         *     A later request with the same key, method, path and body (key order ignored) gets the saved
-         *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-         *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+         *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+         *     the test key is free for the live key, and the other way round, as everything of the two modes
+         *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+         *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+         *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
          *     A matching request while the first is still running waits for it, or gets 429 with
          *     `Retry-After`; never two tasks.
          * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8574,10 +8586,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8622,10 +8635,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8670,10 +8684,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8718,10 +8733,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8766,10 +8782,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8814,10 +8831,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8862,10 +8880,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8910,10 +8929,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -8958,10 +8978,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9006,10 +9027,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9601,10 +9623,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -9910,10 +9933,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10322,10 +10346,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10371,7 +10396,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10391,10 +10416,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10440,7 +10466,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10460,10 +10486,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10509,7 +10536,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10529,10 +10556,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10578,7 +10606,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10598,10 +10626,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10647,7 +10676,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10667,10 +10696,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10716,7 +10746,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10736,10 +10766,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10785,7 +10816,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10805,10 +10836,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -10854,7 +10886,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10986,10 +11018,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11035,7 +11068,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11055,10 +11088,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11104,7 +11138,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11124,10 +11158,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11173,7 +11208,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11193,10 +11228,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11242,7 +11278,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11262,10 +11298,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11311,7 +11348,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11331,10 +11368,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11380,7 +11418,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11400,10 +11438,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11449,7 +11488,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -11469,10 +11508,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -11518,7 +11558,7 @@ export interface operations {
                 };
             };
             403: components["responses"]["Forbidden"];
-            /** @description The `Idempotency-Key` was used before with a different request, or in the other mode. */
+            /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
                     [name: string]: unknown;

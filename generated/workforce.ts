@@ -15,9 +15,27 @@ export interface paths {
          *     without use (configurable: `WORKER_SESSION_TTL_SECONDS`), each request renews it, and it ends
          *     24 hours after login whatever its use (`WORKER_SESSION_MAX_SECONDS`). A wrong address, a wrong
          *     password, a worker without a password and a removed worker all get the same 401, so the answer
-         *     does not reveal who has an account. Failed logins count towards the per-address limit of
-         *     failed authentications (429 with `Retry-After` past it). A paused worker may log in (and read
-         *     their history), but gets no new work.
+         *     does not reveal who has an account. A paused worker may log in (and read their history), but
+         *     gets no new work.
+         *
+         *     Each log-in counts as a failure of its client address and of its e-mail address **before**
+         *     the password is checked (a successful log-in gives both back): past the per-address limit of
+         *     failed authentications or the per-e-mail limit of failed log-ins → 429 with `Retry-After`,
+         *     and no password is hashed. The server checks a few passwords at a time: a client or e-mail
+         *     address with as many log-ins in progress as that → 429 at once; too many log-ins waiting on
+         *     the whole server → 503 `busy` with `Retry-After`. See "Authentication" for the numbers.
+         *
+         *     An e-mail address is one worker per workforce (the operator's, or an account's own in one
+         *     mode), so a person may be a worker of several under one address (our decision, decision 0013).
+         *     Without `workforce_id`, the password is tried against the worker of each workforce that uses
+         *     the address (at most 5: the operator's first, then the most recently active) and the one it
+         *     opens is logged in; an address nobody uses costs the same hash as one used once. When the
+         *     address and password open workers of several workforces → 409 `workforce_required`: log in
+         *     again naming one in `workforce_id`. With `workforce_id`, only that workforce's worker is tried.
+         *
+         *     A worker has at most 10 live sessions: a log-in beyond that revokes the oldest (by log-in
+         *     time), whose token then answers 401 `unauthenticated`. API tokens are counted apart (at most
+         *     20).
          */
         post: operations["loginWorker"];
         /**
@@ -113,7 +131,9 @@ export interface paths {
         /**
          * My history
          * @description The caller's own assignments, newest first, with their answers, review results and feedback
-         *     (the activity log). Other workers' assignments are never listed.
+         *     (the activity log). Other workers' assignments are never listed. A page carries no drafts
+         *     (an active assignment's draft is read with `GET /v1/assignments/{assignmentId}`): a page
+         *     stays small whatever was saved.
          */
         get: operations["listAssignments"];
         put?: never;
@@ -221,7 +241,15 @@ export interface paths {
          *     to the assignment's active time and, when given, replaces the saved draft. Send one every 20 to
          *     30 seconds while the worker is active; a tab that is hidden or idle sends none, so an
          *     abandoned task goes back to the queue within one lease length. A lost lease, a canceled task
-         *     or a closed assignment → 409 with its `code`, and nothing is saved.
+         *     or a closed assignment (a heartbeat after the submit, skip, release or review) → 409 with its
+         *     `code`, and nothing is saved.
+         *
+         *     The draft is at most 1 MB serialized (`AssignmentDraft`): a body over 1,064,960 bytes → 413
+         *     before the body is read (`payload_too_large`, naming the limit), a draft over 1 MB → 400;
+         *     the lease is not renewed then, so the app sends a smaller draft (or none) next time. Large
+         *     heartbeats (a body over 64 KB, or one sent without `Content-Length`) are limited per worker: 10
+         *     at once, then one every 5 seconds (429 `rate_limited` with `Retry-After`, before the body is
+         *     read); a heartbeat without a draft, or with a small one, always goes through.
          */
         post: operations["heartbeatAssignment"];
         delete?: never;
@@ -465,9 +493,20 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * WorkforceId
+         * @description The workforce a worker belongs to, as a worker names it at log-in: `operator` for the operator's
+         *     workforce, or `wkf_` and 24 lowercase hex characters for an account's own workers of one mode
+         *     (an opaque name: it tells neither the account nor anything else about it). An e-mail address is
+         *     one worker per workforce, so a person may be a worker of several workforces under one address;
+         *     the workforce id says which one a log-in is for (our decision, decision 0013).
+         * @example wkf_9b2e4c6d8f0a1b3c5d7e9f01
+         */
+        WorkforceId: string;
+        /**
          * SessionRequest
-         * @description Log in with e-mail address (any letter case) and password. A wrong address, a wrong password and
-         *     a removed worker all get the same 401: the answer does not tell which part was wrong.
+         * @description Log in with e-mail address (any letter case) and password, and optionally the workforce. A wrong
+         *     address, a wrong password and a removed worker all get the same 401: the answer does not tell
+         *     which part was wrong.
          */
         SessionRequest: {
             /**
@@ -480,6 +519,15 @@ export interface components {
              * @example correct-horse-battery-staple
              */
             password: string;
+            /**
+             * @description The workforce to log in to (our decision, decision 0013). Optional: without it the password
+             *     is tried against the worker of each workforce that uses the address (at most 5, the
+             *     operator's first, then the most recently active), and it is needed only when the address and
+             *     password open workers of several workforces (409 `workforce_required`), or when more than 5
+             *     workforces use the address. An account finds its workforce's id in `workforce_id` of its
+             *     workers (`GET /v1/workforce/workers`) and gives it to them.
+             */
+            workforce_id?: components["schemas"]["WorkforceId"];
         };
         /**
          * WorkerId
@@ -491,8 +539,10 @@ export interface components {
          * WorkerEmail
          * Format: email
          * @description A worker's e-mail address, the login name. Compared without regard to letter case, and unique
-         *     among workers that are not removed (one login, one worker; a removed worker's address can be
-         *     used again). At most 254 characters (the longest address SMTP allows).
+         *     among the workers of one workforce that are not removed (an account's own workers of one mode,
+         *     or the operator's; a removed worker's address can be used again). Other workforces may use the
+         *     same address: nothing tells one workforce that another uses it (decision 0013). At most 254
+         *     characters (the longest address SMTP allows).
          * @example ana@example.com
          */
         WorkerEmail: string;
@@ -525,10 +575,12 @@ export interface components {
         /**
          * WorkerStatus
          * @description `active`: may log in and take work. `paused`: may log in and read their history, but gets no
-         *     new work (`POST /worker/v1/assignments/next` → 403 `worker_paused`); open assignments keep
-         *     their lease until it ends. `removed`: cannot log in, every token stops working (401
-         *     `worker_removed`); the record is kept for the tasks' audit trail, and the e-mail address is free
-         *     for a new worker.
+         *     new work (`POST /worker/v1/assignments/next` → 403 `worker_paused`); pausing ends the
+         *     assignments they hold (released: the tasks go back to the queue, the draft is kept for them),
+         *     and a heartbeat, submit, skip, release or review they send later → 403 `worker_paused`
+         *     (our decision, decision 0013). `removed`: cannot log in, their tokens stop working (401
+         *     `worker_removed`), the assignments they held end likewise; the record is kept for the tasks'
+         *     audit trail, and the e-mail address is free for a new worker.
          * @example active
          * @enum {string}
          */
@@ -537,7 +589,8 @@ export interface components {
          * WorkerProfile
          * @description The logged-in worker as they see themselves: who they are, their roles and status, and whose
          *     workforce they belong to (`workforce`: `operator` for the operator's own workforce, `account`
-         *     for a customer's own workers; the account itself is not named).
+         *     for a customer's own workers; the account itself is not named), its id (`workforce_id`, to name
+         *     it at log-in) and its mode.
          */
         WorkerProfile: {
             worker_id: components["schemas"]["WorkerId"];
@@ -556,6 +609,15 @@ export interface components {
              * @enum {string}
              */
             workforce: "operator" | "account";
+            workforce_id: components["schemas"]["WorkforceId"];
+            /**
+             * @description `live`: the worker does live tasks. `test`: a worker made with an account's test key, who
+             *     does test-mode work only; test tasks complete themselves, so none waits for a person and
+             *     `POST /v1/assignments/next` answers 204 (decision 0013). The operator's workforce is live.
+             * @example live
+             * @enum {string}
+             */
+            mode: "test" | "live";
             /**
              * Format: date-time
              * @description When the worker was created.
@@ -612,8 +674,9 @@ export interface components {
              *     change wording). The worker API (`/worker/v1`) sends it with every error: `invalid_request`,
              *     `unauthenticated`, `session_expired`, `worker_removed`, `worker_paused`, `role_missing`,
              *     `not_found`, `lease_lost`, `task_canceled`, `assignment_closed`, `email_taken`,
-             *     `token_limit`, `idempotency_mismatch`, `payload_too_large`, `range_not_satisfiable`,
-             *     `rate_limited`, `media_unavailable`, `internal`,
+             *     `workforce_required`, `token_limit`, `idempotency_mismatch`, `payload_too_large`,
+             *     `range_not_satisfiable`, `rate_limited`, `media_unavailable`, `busy` (503: too many password
+             *     checks waiting), `internal`,
              *     `not_implemented` (an operation of the contract this server does not serve yet), and
              *     `forbidden` or `conflict` for a 403 or 409 without a more specific name. The other APIs may
              *     leave it out.
@@ -5003,9 +5066,20 @@ export interface components {
         /**
          * AssignmentDraft
          * @description Work in progress, saved by heartbeats and given back with the assignment (also when the same
-         *     worker gets the task again after the lease lapsed). Any JSON object the labeling app chooses;
-         *     the server stores it as it is and never shows it to anyone else. At most 1 MB once serialized
-         *     (400 above): a draft is a saved answer, not a place for media.
+         *     worker gets the task again after the lease lapsed or they released it). Any JSON object the
+         *     labeling app chooses; the server stores it as it is and never shows it to anyone else.
+         *
+         *     **At most 1 MB** (1,048,576 bytes) serialized as JSON: a draft is a saved answer, not a place
+         *     for media (the labeling app's players keep theirs under it: a painted mask or a lidar frame's
+         *     labels run-length coded). A heartbeat whose body is larger than 1,064,960 bytes (the draft's
+         *     1 MB and 16 KB for the rest) is refused with 413 before it is read; a draft over 1 MB with 400;
+         *     either way nothing is saved.
+         *
+         *     Kept only while it can be used: the active assignment's, and of the assignments a worker
+         *     released or let lapse only the last one's (given back if they take that task again). It is
+         *     dropped when the assignment is submitted, skipped or reviewed, when its task completes or is
+         *     canceled, and when the worker releases, skips or lets lapse another assignment. Pages of the history
+         *     (`GET /v1/assignments`) never carry drafts: read one with `GET /v1/assignments/{assignmentId}`.
          * @example {
          *       "annotations": [
          *         {
@@ -5246,7 +5320,8 @@ export interface components {
          * @description A piece of work given to one worker: an attempt, a review or a redo of one task. While
          *     `active`, the worker holds a lease (`lease_token`, `lease_expires_at`): heartbeats renew it up
          *     to `hard_deadline`; when it lapses the task goes back to the queue (the draft is kept and
-         *     offered again if the same worker gets the task back). A worker sees only their own
+         *     offered again if the same worker gets the task back; see `AssignmentDraft` for how long). A
+         *     worker sees only their own
          *     assignments: any other assignment id → 404.
          */
         Assignment: {
@@ -5677,7 +5752,11 @@ export interface components {
                 "application/json": components["schemas"]["ErrorBody"];
             };
         };
-        /** @description The request body is larger than 10 MB. */
+        /**
+         * @description The request body is larger than the operation's limit, which the message names: 10 MB for a
+         *     submit or a review (an answer), 1,064,960 bytes for a heartbeat (a draft of at most 1 MB), and
+         *     64 KB for every other operation. It is refused before it is read.
+         */
         WorkerPayloadTooLarge: {
             headers: {
                 [name: string]: unknown;
@@ -5687,8 +5766,13 @@ export interface components {
             };
         };
         /**
-         * @description Too many requests for this worker, or too many failed logins from this address. Wait
-         *     `Retry-After` seconds.
+         * @description Wait `Retry-After` seconds. One of the worker API's limits was reached (see "Authentication"):
+         *     too many requests for this worker (a token bucket; log-ins: per client address); too many large
+         *     heartbeats for this worker (over 64 KB: 10 at once, then one every 5 seconds); too many failed
+         *     authentications from this client address (unknown tokens, failed log-ins; a token that already
+         *     worked is still let through); too many failed log-ins for this e-mail address; or, at log-in,
+         *     as many password checks in progress for this client or e-mail address as the server allows at
+         *     once. Counted before any password is checked: a refused log-in cost no hash.
          */
         WorkerTooManyRequests: {
             headers: {
@@ -5709,7 +5793,23 @@ export interface components {
             };
         };
         /**
-         * @description No valid worker token: none sent, unknown, revoked or lapsed, or the worker was removed. Send
+         * @description The server is checking as many passwords as it can, and its short queue of waiting log-ins is
+         *     full (hashing a password is deliberately costly). Nothing was done; wait `Retry-After` seconds
+         *     and try again.
+         */
+        WorkerServiceUnavailable: {
+            headers: {
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description No valid worker token: none sent, unknown, revoked or lapsed (`unauthenticated`), a session
+         *     past its end (`session_expired`), or a token of a worker who was removed (`worker_removed`,
+         *     whether or not the removal revoked it: only the holder of a real token learns it). Send
          *     `Authorization: Bearer <token>` with a session token (`POST /worker/v1/session`) or an API
          *     token. An account's API key is not a worker token and gets this answer too.
          */
@@ -5723,8 +5823,9 @@ export interface components {
             };
         };
         /**
-         * @description The worker is known but may not do this: they are paused (no new work), or they lack the role
-         *     the request needs.
+         * @description The worker is known but may not do this: they are paused (no new work, and nothing more on the
+         *     assignments they held, which went back to the queue when they were paused), or they lack the
+         *     role the request needs.
          */
         WorkerForbidden: {
             headers: {
@@ -5872,10 +5973,11 @@ export interface components {
         AssignmentId: string;
         /**
          * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-         *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-         *     A later request with the same key, method, path and body (key order ignored) gets the saved
-         *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-         *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+         *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+         *     the test key is free for the live key, and the other way round, as everything of the two modes
+         *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+         *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+         *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
          *     A matching request while the first is still running waits for it, or gets 429 with
          *     `Retry-After`; never two tasks.
          * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -5933,7 +6035,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description E-mail address and password. */
+        /** @description E-mail address and password, and optionally the workforce. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SessionRequest"];
@@ -5960,9 +6062,22 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /**
+             * @description The e-mail address and password open workers of several workforces: name one in
+             *     `workforce_id` (`code`: `workforce_required`).
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             413: components["responses"]["WorkerPayloadTooLarge"];
             429: components["responses"]["WorkerTooManyRequests"];
             500: components["responses"]["WorkerInternalServerError"];
+            503: components["responses"]["WorkerServiceUnavailable"];
         };
     };
     logoutWorker: {
@@ -6274,6 +6389,7 @@ export interface operations {
             };
             400: components["responses"]["WorkerBadRequest"];
             401: components["responses"]["WorkerUnauthorized"];
+            403: components["responses"]["WorkerForbidden"];
             404: components["responses"]["WorkerNotFound"];
             409: components["responses"]["LeaseConflict"];
             413: components["responses"]["WorkerPayloadTooLarge"];
@@ -6287,10 +6403,11 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode and kept 24 hours.
-                 *     A later request with the same key, method, path and body (key order ignored) gets the saved
-                 *     answer (status and body byte for byte, errors included) with `Idempotent-Replayed: true`, and
-                 *     creates nothing. The same key with a different request, or already used in the other mode → 409.
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
                  *     A matching request while the first is still running waits for it, or gets 429 with
                  *     `Retry-After`; never two tasks.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
@@ -6326,6 +6443,7 @@ export interface operations {
             };
             400: components["responses"]["WorkerBadRequest"];
             401: components["responses"]["WorkerUnauthorized"];
+            403: components["responses"]["WorkerForbidden"];
             404: components["responses"]["WorkerNotFound"];
             409: components["responses"]["LeaseConflict"];
             413: components["responses"]["WorkerPayloadTooLarge"];
@@ -6365,6 +6483,7 @@ export interface operations {
             };
             400: components["responses"]["WorkerBadRequest"];
             401: components["responses"]["WorkerUnauthorized"];
+            403: components["responses"]["WorkerForbidden"];
             404: components["responses"]["WorkerNotFound"];
             409: components["responses"]["LeaseConflict"];
             413: components["responses"]["WorkerPayloadTooLarge"];
@@ -6404,6 +6523,7 @@ export interface operations {
             };
             400: components["responses"]["WorkerBadRequest"];
             401: components["responses"]["WorkerUnauthorized"];
+            403: components["responses"]["WorkerForbidden"];
             404: components["responses"]["WorkerNotFound"];
             409: components["responses"]["LeaseConflict"];
             413: components["responses"]["WorkerPayloadTooLarge"];
@@ -6443,6 +6563,7 @@ export interface operations {
             };
             400: components["responses"]["WorkerBadRequest"];
             401: components["responses"]["WorkerUnauthorized"];
+            403: components["responses"]["WorkerForbidden"];
             404: components["responses"]["WorkerNotFound"];
             409: components["responses"]["LeaseConflict"];
             413: components["responses"]["WorkerPayloadTooLarge"];

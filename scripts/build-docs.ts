@@ -6,7 +6,7 @@
 // Pages load nothing from outside their own origin: Redoc's scripts are inlined, its attribution
 // logo (which it would fetch from a CDN) is replaced by an inline SVG, and a Content-Security-Policy
 // forbids any other origin.
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { marked } from 'marked';
@@ -14,7 +14,11 @@ import { parse, stringify } from 'yaml';
 import { addCodeSamples } from './code-samples.ts';
 import { apis, root, runBin } from './lib.ts';
 
-const outDir = path.resolve(process.argv[2] ?? path.join(root, 'docs', 'site'));
+const siteDir = path.resolve(process.argv[2] ?? path.join(root, 'docs', 'site'));
+// Built beside its place and moved there whole: a server that finds the folder finds every page in it,
+// and servers started side by side that each build it do not write into one another's pages.
+const outDir = `${siteDir}.building-${process.pid}`;
+rmSync(outDir, { recursive: true, force: true });
 const docsDir = path.join(root, 'docs');
 for (const sub of ['guides', 'internal']) mkdirSync(path.join(outDir, sub), { recursive: true });
 
@@ -125,7 +129,8 @@ function siteLinks(html: string, rel: string): string {
     /<a href="([^"#:]+)(#[^"]*)?"([^>]*)>([\s\S]*?)<\/a>/g,
     (_whole, target: string, hash = '', attrs: string, text: string) => {
       const inRepo = path.posix.normalize(path.posix.join('docs', path.posix.dirname(rel), target));
-      if (inRepo.startsWith('docs/') && inRepo.endsWith('.md')) {
+      // Guides (docs/*.md) and internal documents (docs/internal/*.md) have pages; decision records do not.
+      if (/^docs\/(internal\/)?[^/]+\.md$/.test(inRepo)) {
         return `<a href="${path.posix.relative(from, sitePage(inRepo.slice('docs/'.length)))}${hash}"${attrs}>${text}</a>`;
       }
       if (inRepo.startsWith('docs/site/'))
@@ -181,4 +186,14 @@ ${list(guides)}
 ${list(internal)}
 </ul>`;
 writeFileSync(path.join(outDir, 'index.html'), page('humantask documentation', index, ''));
-console.log(`docs site written to ${outDir} (3 references, ${guides.length} guides, ${internal.length} internal pages, index)`);
+// A site already there (an earlier build, or one made meanwhile by a server started beside this one)
+// is swapped out, not emptied in place.
+const previous = `${siteDir}.previous-${process.pid}`;
+try {
+  renameSync(siteDir, previous);
+} catch (err) {
+  if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+}
+renameSync(outDir, siteDir);
+rmSync(previous, { recursive: true, force: true });
+console.log(`docs site written to ${siteDir} (3 references, ${guides.length} guides, ${internal.length} internal pages, index)`);

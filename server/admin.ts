@@ -19,6 +19,7 @@ import {
   type IdentitySettings,
   type WorkerRecord,
 } from './domain/workforce/identity.ts';
+import { operatorWorkforce } from './domain/workforce/handles.ts';
 import { defaultIdentitySettings } from './domain/workforce/settings.ts';
 import type { WorkerRole, WorkerStatus } from './domain/workforce/worker.ts';
 import { safeError } from './store/errors.ts';
@@ -173,10 +174,9 @@ export async function runWorkerCommand(
   /** The operator's worker named by --worker or --email; another account's worker is not found. */
   const target = async (): Promise<string> => {
     if (c.worker) return c.worker;
-    const found = c.email ? await uow.workers.findByEmail(c.email) : null;
     if (!c.email) throw invalid('--worker ID or --email ADDRESS is required');
-    if (!found || found.worker.accountId !== null)
-      throw notFound(`No worker of the operator's workforce has the e-mail address ${c.email}.`);
+    const found = await uow.workers.findInWorkforce(operatorWorkforce, c.email);
+    if (!found) throw notFound(`No worker of the operator's workforce has the e-mail address ${c.email}.`);
     return found.worker.workerId;
   };
   switch (c.command) {
@@ -184,7 +184,7 @@ export async function runWorkerCommand(
       const { worker, generatedPassword } = await createWorker(
         uow,
         {
-          accountId: null,
+          ...operatorWorkforce,
           email: need(c.email, 'email'),
           displayName: c.displayName ?? need(c.email, 'email').split('@')[0]!,
           roles: roles(),
@@ -202,7 +202,7 @@ export async function runWorkerCommand(
       const out: ReturnType<typeof workerSummary>[] = [];
       let nextToken: string | undefined;
       do {
-        const page = await listWorkers(uow, null, {
+        const page = await listWorkers(uow, operatorWorkforce, {
           limit: 100,
           ...(c.status ? { status: c.status as WorkerStatus } : {}),
           ...(nextToken ? { nextToken } : {}),
@@ -214,18 +214,26 @@ export async function runWorkerCommand(
     }
     case 'set-roles':
       return workerSummary(
-        await changeWorker(uow, null, await target(), {
-          roles: roles(),
-          ...(c.calibrator !== undefined ? { calibrator: c.calibrator } : {}),
-        }),
+        await changeWorker(
+          uow,
+          operatorWorkforce,
+          await target(),
+          {
+            roles: roles(),
+            ...(c.calibrator !== undefined ? { calibrator: c.calibrator } : {}),
+          },
+          now,
+        ),
       );
     case 'pause':
     case 'unpause':
-      return workerSummary(await changeWorker(uow, null, await target(), { status: c.command === 'pause' ? 'paused' : 'active' }));
+      return workerSummary(
+        await changeWorker(uow, operatorWorkforce, await target(), { status: c.command === 'pause' ? 'paused' : 'active' }, now),
+      );
     case 'remove':
-      return workerSummary(await removeWorker(uow, null, await target(), now));
+      return workerSummary(await removeWorker(uow, operatorWorkforce, await target(), now));
     case 'reset-password': {
-      const reset = await resetPassword(uow, null, await target(), c.password, settings, now);
+      const reset = await resetPassword(uow, operatorWorkforce, await target(), c.password, settings, now);
       return {
         worker_id: reset.worker.workerId,
         email: reset.worker.email,

@@ -13,9 +13,13 @@ import type { IdentitySettings } from './domain/workforce/identity.ts';
 import { defaultIdentitySettings } from './domain/workforce/settings.ts';
 import { accessTable, authorize } from './http/access.ts';
 import { ambientUnitOfWork, recordedHandlers } from './http/activity.ts';
-import { authenticate, peerAddress, type AuthFailureLimit, type ClientAddress } from './http/auth.ts';
-import { selfRecordedOperations, type IdentityDeps } from './http/identity.ts';
+import type { HashGate } from './domain/workforce/passwords.ts';
+import { authenticate, type AuthFailureLimit, type FailureLimit, type LimitLog } from './http/auth.ts';
+import { memberPasswordOperations, selfRecordedOperations } from './http/identity.ts';
+import type { IdentityDeps } from './http/identity-deps.ts';
 import { bodyParsers, storableInput } from './http/body-limits.ts';
+import type { ClientAddress } from './http/client-address.ts';
+import { passwordHashing } from './http/hashing.ts';
 import { coerceBody, dropAbsentNulls } from './http/coerce.ts';
 import { loadContract, type Contract } from './http/contract.ts';
 import { errorMapper } from './http/errors.ts';
@@ -32,8 +36,16 @@ export interface AppDeps {
   logger: Logger;
   /** Shared by both generations: one key, one bucket. */
   rateLimit: RequestHandler;
-  /** Failed authentications per client address, shared by both generations. */
+  /** Failed authentications per client address, shared by both generations and the worker API. */
   authFailures?: AuthFailureLimit;
+  /** Failed worker log-ins per e-mail address (the worker API). */
+  loginFailures: FailureLimit;
+  /** Password hashing on requests' paths (log-ins, worker creations, password resets). */
+  hashGate: HashGate;
+  /** The client address of a request (TRUSTED_PROXIES; the limits, the activity log); the connection's peer when absent. */
+  clientAddress?: ClientAddress;
+  /** Says when a limit trips (http/auth.ts, limitLog). */
+  limitLog?: LimitLog;
   /** ALLOW_PRIVATE_NETWORKS: callback and attachment URLs into other networks are refused at creation. */
   allowPrivateNetworks?: readonly string[];
   validateResponses: boolean;
@@ -57,9 +69,10 @@ export interface AppDeps {
   handlers?: typeof handlerTable;
   /** Members, sessions, single sign-on, keys (issue 34); defaults when absent (nothing mailed, no SSO). */
   identityDeps?: IdentityDeps;
-  /** The client address a request is counted by (the limits, the activity log); the connection's peer when absent. */
-  clientAddress?: ClientAddress;
 }
+
+/** The operations of tag Workforce that hash a password: creating a worker, resetting a password. */
+const hashingPath = /^\/v1\/workforce\/workers(\/[^/]+\/reset_password)?$/;
 
 /** Where each generation is served: the older one under /legacy. */
 export const basePath: Record<Generation, string> = { current: '', legacy: '/legacy' };
@@ -108,9 +121,9 @@ export function createApp(generation: Generation, deps: AppDeps) {
         applies: (req) => req.method === 'POST' && contract.creations.has(req.path),
         failed: (err) => deps.logger.error({ err }, 'counting a live request failed'),
       },
+      deps.clientAddress,
       {
         table: access,
-        clientAddress: deps.clientAddress ?? peerAddress,
         get publicUrl() {
           return identity?.publicUrl ?? 'http://127.0.0.1';
         },
@@ -149,6 +162,19 @@ export function createApp(generation: Generation, deps: AppDeps) {
     next();
   });
   app.use(contractValidator(generation, basePath[generation] || '/', deps.validateResponses));
+  // Creating a worker and resetting a password hash one: an account waits its turn (http/hashing.ts).
+  const hashing = passwordHashing(deps.hashGate, (_req, res) => [`account:${res.locals.caller.account.accountId}`]);
+  app.use((req, res, next) => (req.method === 'POST' && hashingPath.test(req.path) ? hashing(req, res, next) : next()));
+  // A member's password (a log-in, a password set or changed) waits its turn at the same gate, by
+  // its client address (and e-mail address, at log-in).
+  const memberHashing = passwordHashing(deps.hashGate, (req, res) => [
+    `address:${res.locals.origin.address}`,
+    ...(typeof req.body?.email === 'string' ? [`email:${req.body.email.toLowerCase()}`] : []),
+  ]);
+  app.use((req, res, next) => {
+    const op = access.match(req.method, req.path);
+    return op && memberPasswordOperations.has(op.operationId) ? memberHashing(req, res, next) : next();
+  });
   app.use(dispatch(handlers));
   app.use(errorMapper(generation, deps.logger, saveErrorAnswer(deps.uow)));
   return app;

@@ -42,6 +42,21 @@ export interface Config {
   authFailureBurst: number;
   authFailurePerSecond: number;
   /**
+   * Reverse proxies whose word on the client address is taken (TRUSTED_PROXIES: comma-separated
+   * CIDRs or addresses, none by default) and the header they write it in (TRUSTED_PROXY_HEADER:
+   * `x-forwarded-for`, the default, or `forwarded`). Without proxies the client address is the
+   * connection's, whatever the headers say.
+   */
+  proxies: { trusted: string[]; header: 'x-forwarded-for' | 'forwarded' };
+  /**
+   * Worker log-ins and password hashing: failed log-ins per e-mail address, a burst
+   * (WORKER_LOGIN_FAILURE_BURST, default 10; 0 = no limit) refilled at WORKER_LOGIN_FAILURE_PER_MINUTE
+   * (default 1); passwords hashed at once (WORKER_PASSWORD_CONCURRENCY, default 2), waiting at most
+   * (WORKER_PASSWORD_QUEUE, default 32), in progress per client address, e-mail address or account
+   * (WORKER_PASSWORD_PER_CLIENT, default 4).
+   */
+  logins: { failureBurst: number; failurePerSecond: number; hashConcurrency: number; hashQueue: number; hashPerClient: number };
+  /**
    * HTTP server timeouts (ms): the whole request head (HEADERS_TIMEOUT_MS, default 10000), the whole
    * request (REQUEST_TIMEOUT_MS, default 30000), an idle kept-alive connection (KEEP_ALIVE_TIMEOUT_MS,
    * default 5000).
@@ -125,6 +140,19 @@ function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
   return n;
 }
 
+function proxyHeaderOf(env: NodeJS.ProcessEnv): Config['proxies']['header'] {
+  const raw = (env.TRUSTED_PROXY_HEADER || 'x-forwarded-for').toLowerCase();
+  if (raw !== 'x-forwarded-for' && raw !== 'forwarded')
+    throw new Error(`TRUSTED_PROXY_HEADER must be x-forwarded-for or forwarded, got "${env.TRUSTED_PROXY_HEADER}"`);
+  return raw;
+}
+
+const list = (raw: string | undefined) =>
+  (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
 function processesOf(env: NodeJS.ProcessEnv): number {
   const raw = env.WORKERS;
   if (raw === undefined || raw === '') return env.DATABASE_URL ? availableParallelism() : 1;
@@ -161,6 +189,14 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitBurst: int('RATE_LIMIT_BURST', 100, env),
     authFailureBurst: int('AUTH_FAILURE_BURST', 100, env),
     authFailurePerSecond: int('AUTH_FAILURE_PER_SECOND', 1, env),
+    proxies: { trusted: list(env.TRUSTED_PROXIES), header: proxyHeaderOf(env) },
+    logins: {
+      failureBurst: int('WORKER_LOGIN_FAILURE_BURST', 10, env),
+      failurePerSecond: int('WORKER_LOGIN_FAILURE_PER_MINUTE', 1, env) / 60,
+      hashConcurrency: Math.max(1, int('WORKER_PASSWORD_CONCURRENCY', 2, env)),
+      hashQueue: int('WORKER_PASSWORD_QUEUE', 32, env),
+      hashPerClient: Math.max(1, int('WORKER_PASSWORD_PER_CLIENT', 4, env)),
+    },
     http: {
       headersTimeoutMs: int('HEADERS_TIMEOUT_MS', 10_000, env),
       requestTimeoutMs: int('REQUEST_TIMEOUT_MS', 30_000, env),

@@ -17,7 +17,7 @@ import { addOwner, type MemberSettings } from './domain/identity/members.ts';
 import { generatePassword } from './domain/workforce/passwords.ts';
 import { createNoticeMailer } from './delivery/notices.ts';
 import { oidcRelyingParty } from './delivery/oidc.ts';
-import type { IdentityDeps } from './http/identity.ts';
+import type { IdentityDeps } from './http/identity-deps.ts';
 import { wallClock } from './domain/clock.ts';
 import type { UnitOfWork } from './domain/ports.ts';
 import { completeDueTestTasks } from './domain/tasks.ts';
@@ -28,7 +28,9 @@ import { createMailer } from './delivery/mail.ts';
 import { parseCidr, safeRequest } from './delivery/net.ts';
 import { createPoller, type Poller } from './delivery/poller.ts';
 import { createWakeup, type Wakeup } from './delivery/wakeup.ts';
-import { authFailureLimit, rateLimit } from './http/auth.ts';
+import { authFailureLimit, failureLimit, limitLog, rateLimit } from './http/auth.ts';
+import { clientAddressOf } from './http/client-address.ts';
+import { hashGate } from './domain/workforce/passwords.ts';
 import { cors, opsRouter, requestId } from './http/ops.ts';
 import { callbackPayloads } from './http/views/callbacks.ts';
 import { databaseBuckets } from './store/buckets.ts';
@@ -106,11 +108,25 @@ export async function startServer(
   // PostgreSQL: the limits' buckets are shared by every server process on the database.
   const shared = store.kind === 'postgres' ? databaseBuckets(store.execute) : undefined;
 
+  // prom-client is loaded only when metrics are on.
+  const metrics = config.metrics
+    ? (await import('./metrics.ts')).createMetrics({ outboxDepth: () => outboxDepth(store), ...(store.pool ? { pool: store.pool } : {}) })
+    : null;
+
   // Workers waiting in a long poll for an assignment are woken when work becomes claimable.
   const workAvailable = createWakeup();
   // What lapses (sessions, Idempotency-Keys, leases) lapses on this clock; tests move one on.
   const now = options.now ?? wallClock;
-  const authFailures = authFailureLimit(config.authFailurePerSecond, config.authFailureBurst, shared);
+  // A limit that trips says so, once a minute per limit and subject.
+  const tripped = limitLog(logger);
+  // Password hashes take libuv's threads (4 unless UV_THREADPOOL_SIZE, which must be set in the
+  // environment the process starts in): leave some to DNS lookups and file access.
+  const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+  if (config.logins.hashConcurrency >= threads)
+    logger.warn(
+      `WORKER_PASSWORD_CONCURRENCY (${config.logins.hashConcurrency}) leaves none of libuv's ${threads} threads to DNS lookups; raise UV_THREADPOOL_SIZE where the process starts`,
+    );
+  const authFailures = authFailureLimit(config.authFailurePerSecond, config.authFailureBurst, shared, tripped);
   // Members (issue 34): without PUBLIC_URL the links point where the server listens (set once it does).
   const identityDeps: IdentityDeps = {
     settings: memberSettings,
@@ -119,14 +135,35 @@ export async function startServer(
     notices: createNoticeMailer(config.smtpUrl, { from: config.smtpFrom, timeoutMs: config.delivery.timeoutMs }),
     oidc: oidcRelyingParty({ allowPrivateNetworks: config.delivery.allowPrivateNetworks, timeoutMs: config.delivery.timeoutMs, now }),
     addressFailures: authFailures,
-    memberFailures: authFailureLimit(config.members.loginFailurePerSecond, config.members.loginFailureBurst, shared),
+    memberFailures: failureLimit(
+      'failed member log-ins',
+      'member',
+      config.members.loginFailurePerSecond,
+      config.members.loginFailureBurst,
+      shared,
+      tripped,
+    ),
   };
   const deps = {
     uow,
     logger,
-    rateLimit: rateLimit(config.rateLimitPerSecond, config.rateLimitBurst, shared),
+    rateLimit: rateLimit(config.rateLimitPerSecond, config.rateLimitBurst, shared, tripped),
     authFailures,
     identityDeps,
+    loginFailures: failureLimit('failed log-ins', 'email', config.logins.failurePerSecond, config.logins.failureBurst, shared, tripped),
+    hashGate: hashGate(
+      { concurrency: config.logins.hashConcurrency, queue: config.logins.hashQueue, perSubject: config.logins.hashPerClient },
+      {
+        hashed: metrics?.countPasswordHash,
+        refused: (why, subjects) => {
+          metrics?.countPasswordHashRefusal(why);
+          if (why === 'full') tripped('password hashing queue', {}, 1);
+          else tripped('password hashing per client', { subjects: subjects.join(' ') }, 1);
+        },
+      },
+    ),
+    clientAddress: clientAddressOf(config.proxies.trusted, config.proxies.header),
+    limitLog: tripped,
     allowPrivateNetworks: config.delivery.allowPrivateNetworks,
     validateResponses: config.validateResponses,
     idempotencyTtlMs: config.idempotencyTtlMs,
@@ -140,10 +177,6 @@ export async function startServer(
   root.disable('x-powered-by');
   root.use(requestId());
   root.use(cors(config.corsOrigins));
-  // prom-client is loaded only when metrics are on.
-  const metrics = config.metrics
-    ? (await import('./metrics.ts')).createMetrics({ outboxDepth: () => outboxDepth(store), ...(store.pool ? { pool: store.pool } : {}) })
-    : null;
   if (metrics) root.use(metrics.observeRequests);
   // The access log (none at all when the level leaves it out: it is on every request's path).
   if (logger.isLevelEnabled('info')) {
@@ -169,7 +202,7 @@ export async function startServer(
       next();
     });
   }
-  const docs = existsSync(docsSite);
+  const docs = existsSync(path.join(docsSite, 'index.html'));
   if (docs) root.use('/docs', express.static(docsSite));
   root.use('/label', labelApp());
   // /, /healthz, /readyz, /openapi/*, /metrics and a 404 for what is not the API: all without a key.

@@ -1,5 +1,6 @@
 // Prometheus metrics (METRICS=true): requests by operation and status, callback attempts by
-// outcome, outbox depth, database pool usage, and prom-client's process metrics. One registry per
+// outcome, password hashes and their refusals, outbox depth, database pool usage, and prom-client's
+// process metrics. One registry per
 // server, so that several servers in one process (the tests) do not share counters.
 import type { RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -23,6 +24,10 @@ export interface Metrics {
   observeRequests: RequestHandler;
   /** Counts a callback delivery attempt (HTTP, mail, or one that sent nothing) by its outcome. */
   countAttempt(result: AttemptResult): void;
+  /** Counts a password hash let through the hash gate (a log-in, a worker creation, a password reset). */
+  countPasswordHash(): void;
+  /** Counts a request the hash gate turned away: its client had as many in progress as allowed, or the queue was full. */
+  countPasswordHashRefusal(reason: 'subject' | 'full'): void;
 }
 
 /** The operation a request reached: its operationId, an ops route's name, or `unknown` (404s). */
@@ -45,6 +50,17 @@ export function createMetrics(sources: MetricsSources): Metrics {
     name: 'humantask_callback_attempts_total',
     help: 'Callback delivery attempts by outcome: the answer class (2xx, 4xx, ...) or the failure (timeout, refused_address, dns, ...).',
     labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const hashes = new Counter({
+    name: 'humantask_password_hashes_total',
+    help: 'Password hashes started for requests (worker log-ins, worker creations, password resets).',
+    registers: [registry],
+  });
+  const hashRefusals = new Counter({
+    name: 'humantask_password_hash_refusals_total',
+    help: 'Requests refused before hashing a password: reason subject (429: that client had as many in progress as allowed) or full (503: the queue was full).',
+    labelNames: ['reason'] as const,
     registers: [registry],
   });
   new Gauge({
@@ -78,5 +94,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
     countAttempt(result) {
       attempts.inc({ outcome: result.ok ? `${Math.floor(result.status / 100)}xx` : result.error });
     },
+    countPasswordHash: () => hashes.inc(),
+    countPasswordHashRefusal: (reason) => hashRefusals.inc({ reason }),
   };
 }

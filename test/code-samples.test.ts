@@ -164,7 +164,7 @@ describe('code samples', () => {
         if (apiPath === '/v1/batches') env.BATCH_NAME = body.name;
         if (apiPath.startsWith('/v1/training_tasks/')) env.TRAINING_TASK_ID = body.id ?? body.task_id;
         if (apiPath.startsWith('/v1/evaluation_tasks/')) env.EVALUATION_TASK_ID = body.id ?? body.task_id;
-        // The sample's e-mail address is one login on the whole server: free it for the next run.
+        // The sample's e-mail address is one worker per workforce: free it for the next run.
         if (apiPath === '/v1/workforce/workers')
           expect(
             (

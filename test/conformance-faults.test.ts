@@ -237,6 +237,11 @@ const cases: Record<string, Case> = {
     checks: byId('isolation/tasks'),
     expectFailed: ['isolation/tasks'],
   },
+  'Idempotency-Keys are shared between modes (the proxy sends a keyed live creation with the test key)': {
+    fault: {}, // set in beforeAll, when the keys are known
+    checks: byId('idempotency/per-mode'),
+    expectFailed: ['idempotency/per-mode'],
+  },
   '401 without WWW-Authenticate (a shape rule)': {
     fault: {
       response(_req, res) {
@@ -556,6 +561,24 @@ const cases: Record<string, Case> = {
     checks: byId('workforce/own-workers'),
     expectFailed: ['workforce/own-workers'],
   },
+  "the test key manages the live key's workers (the proxy sends its workforce requests with the live key)": {
+    fault: {}, // set in beforeAll, when the keys are known
+    checks: byId('workforce/modes'),
+    expectFailed: ['workforce/modes'],
+  },
+  'a paused worker keeps the work they hold (the proxy turns the pause into a read of the worker)': {
+    fault: {
+      request(req) {
+        const m = /^\/v1\/workforce\/workers\/([^/]+)\/pause$/.exec(req.url.pathname);
+        if (req.method !== 'POST' || !m) return;
+        req.method = 'GET';
+        req.url = new URL(`/v1/workforce/workers/${m[1]}`, req.url);
+        req.body = Buffer.alloc(0);
+      },
+    },
+    checks: byId('workforce/pause-ends-held-work'),
+    expectFailed: ['workforce/pause-ends-held-work'],
+  },
   "a project's staffing is not stored (the proxy turns the PUT into a GET)": {
     fault: {
       request(req) {
@@ -679,6 +702,18 @@ describe('the conformance suite reports planted faults', () => {
       request(req) {
         if (req.headers.authorization === otherAuth && /^\/v1\/(members|api_keys)/.test(apiPath(req.url)))
           req.headers.authorization = mainAuth;
+      },
+    };
+    const liveAuth = `Basic ${Buffer.from(`${server.dev.live_key}:`).toString('base64')}`;
+    cases['Idempotency-Keys are shared between modes (the proxy sends a keyed live creation with the test key)']!.fault = {
+      request(req) {
+        if (isCreation(req) && req.headers['idempotency-key'] && req.headers.authorization === liveAuth)
+          req.headers.authorization = mainAuth;
+      },
+    };
+    cases["the test key manages the live key's workers (the proxy sends its workforce requests with the live key)"]!.fault = {
+      request(req) {
+        if (req.url.pathname.startsWith('/v1/workforce/') && req.headers.authorization === mainAuth) req.headers.authorization = liveAuth;
       },
     };
     // Batches once seen completed refuse tasks, as servers did before issue 22 (rule 7).

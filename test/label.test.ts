@@ -443,7 +443,9 @@ describe('the labeling app', () => {
     queue = [task, task, { ...task, draft: { category: 'Account access' } as unknown as Assignment['draft'] }];
     const { page } = await open();
     await logIn(page);
+    await page.locator('.instruction').waitFor();
     await page.keyboard.press('2');
+    expect(await page.getByLabel('Technical problem').isChecked()).toBe(true);
     await page.reload();
     await page.locator('.instruction').waitFor();
     expect(await page.getByLabel('Technical problem').isChecked()).toBe(true);

@@ -185,17 +185,26 @@ export const idempotencyChecks: Check[] = [
     },
   },
   {
-    id: 'idempotency/other-mode-409',
+    id: 'idempotency/per-mode',
     area,
-    seed: '4.4 Duplicate prevention > Idempotency-Key (a different user: 409; decision: scope is account and mode)',
-    rule: 'An Idempotency-Key already used with the test key answers 409 when used with the live key.',
+    seed: '4.4 Duplicate prevention > Idempotency-Key (decision: scope is account and mode, decisions 4 and 12)',
+    rule: 'An Idempotency-Key used with the test key is free for the live key: the same request with the live key creates a live task of its own (no replay, no 409), and each key then replays its own answer.',
     kind: 'behaviour',
     needs: ['liveKey'],
     async run(ctx) {
       const key = ctx.unique('key');
       const body = categorization();
-      expectStatus(await post(ctx, body, key), 200, 'the first creation (test key)');
-      expectError(await post(ctx, body, key, 'live'), 409, 'the same Idempotency-Key with the live key');
+      const test = await post(ctx, body, key);
+      expectStatus(test, 200, 'the first creation (test key)');
+      const live = await post(ctx, body, key, 'live');
+      expectStatus(live, 200, 'the same Idempotency-Key with the live key');
+      expectThat(live.headers.get('idempotent-replayed') === null, 'the live creation is no replay of the test one', live.body);
+      expectThat(
+        typeof live.body?.task_id === 'string' && live.body.task_id !== test.body?.task_id,
+        `the live key creates a task of its own, got ${live.body?.task_id} (the test task is ${test.body?.task_id})`,
+      );
+      expectReplay(test, await post(ctx, body, key), 'the test key again with its key');
+      expectReplay(live, await post(ctx, body, key, 'live'), 'the live key again with its key');
     },
   },
   {

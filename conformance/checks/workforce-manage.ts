@@ -4,9 +4,9 @@
 // checks (workforce.ts, workforce-review.ts). Each check removes the workers it made.
 import { randomBytes } from 'node:crypto';
 import { type Check, type CheckContext, expectStatus, expectThat } from '../types.ts';
-import { expectError } from './helpers.ts';
+import { categorization, createTask, expectError, readTask } from './helpers.ts';
 import { workerCall } from './workforce.ts';
-import { crewOf, logIn } from './workforce-review.ts';
+import { crewOf, logIn, submit, take } from './workforce-review.ts';
 
 const area = 'Workforce';
 
@@ -281,6 +281,107 @@ export const workforceManageChecks: Check[] = [
           404,
           'the staffing of a batch that does not exist',
         );
+      } finally {
+        await crew.remove();
+      }
+    },
+  },
+  {
+    ...common,
+    id: 'workforce/modes',
+    seed: "Workforce: the key's mode is the workforce's mode (decision 13)",
+    rule: "A worker made with the test key is a test-mode worker: while a live task of the account waits, it gets none (assignments/next → 204); each key sees and removes only its own mode's workers (the other mode's → 404); an e-mail address is one worker per workforce, so the live key may use the address the test key's worker has.",
+    async run(ctx) {
+      const email = `${ctx.unique('mode-worker')}@example.com`;
+      const passwords = { main: `pw-${ctx.unique('secret')}`, live: `pw-${ctx.unique('secret')}` };
+      const made: { key: 'main' | 'live'; id: string }[] = [];
+      const project = ctx.unique('workforce-modes');
+      let taskId: string | undefined;
+      try {
+        expectStatus(
+          await ctx.call('POST', '/v1/projects', { key: 'live', json: { type: 'categorization', name: project } }),
+          200,
+          `creating project ${project}`,
+        );
+        taskId = (await createTask(ctx, 'categorization', categorization({ project }), { key: 'live' })).task_id as string;
+        for (const key of ['main', 'live'] as const) {
+          const created = await ctx.call('POST', '/v1/workforce/workers', {
+            key,
+            json: { email, display_name: `Conformance ${key}`, roles: ['labeler', 'reviewer'], password: passwords[key] },
+          });
+          expectStatus(created, 200, `creating a worker with the ${key === 'main' ? 'test' : 'live'} key (the same address for both)`);
+          made.push({ key, id: created.body?.worker_id });
+        }
+        const [test, live] = made as [{ key: 'main'; id: string }, { key: 'live'; id: string }];
+        const token = await logIn(ctx, email, passwords.main);
+        for (const body of [{}, { project }, { role: 'review' }]) {
+          const next = await workerCall(ctx, 'POST', '/v1/assignments/next', body, { token });
+          expectStatus(next, 204, `the test key's worker asking for work (${JSON.stringify(body)}) while live task ${taskId} waits`);
+        }
+        expectError(await ctx.call('GET', workerPath(live.id), { key: 'main' }), 404, "the test key reading the live key's worker");
+        expectError(await ctx.call('DELETE', workerPath(live.id), { key: 'main' }), 404, "the test key removing the live key's worker");
+        expectError(await ctx.call('GET', workerPath(test.id), { key: 'live' }), 404, "the live key reading the test key's worker");
+        expectError(
+          await ctx.call('POST', workerPath(test.id, '/pause'), { key: 'live' }),
+          404,
+          "the live key pausing the test key's worker",
+        );
+        const still = await ctx.call('GET', workerPath(live.id), { key: 'live' });
+        expectThat(still.body?.status === 'active', "the live key's worker is still active after the test key's attempts", still.body);
+      } finally {
+        for (const w of made) await ctx.call('DELETE', workerPath(w.id), { key: w.key });
+        if (taskId) await ctx.call('POST', `/v1/task/${taskId}/cancel`, { key: 'live' });
+      }
+    },
+  },
+  {
+    ...common,
+    id: 'workforce/pause-ends-held-work',
+    seed: 'Workforce: pausing a worker (decision 13)',
+    rule: 'Pausing a worker ends the assignment they hold: their submit on it then gets 403 worker_paused, the task stays pending and goes back to the queue (after an unpause the worker takes it again under a new assignment).',
+    async run(ctx) {
+      const crew = crewOf(ctx);
+      try {
+        const ana = await crew.add('paused-worker', ['labeler']);
+        const project = ctx.unique('workforce-pause');
+        expectStatus(
+          await ctx.call('POST', '/v1/projects', { key: 'live', json: { type: 'categorization', name: project } }),
+          200,
+          `creating project ${project}`,
+        );
+        expectStatus(
+          await ctx.call('PUT', `/v1/projects/${encodeURIComponent(project)}/staffing`, {
+            key: 'live',
+            json: { attempt: [ana.workerId], review: [], review_sampling: { new_worker_tasks: 0, rate: 0 } },
+          }),
+          200,
+          `staffing project ${project} with the worker alone`,
+        );
+        const task = await createTask(ctx, 'categorization', categorization({ project }), { key: 'live' });
+        const held = await take(ctx, ana, project, 'attempt', task.task_id, 'before the pause');
+        expectStatus(await ctx.call('POST', workerPath(ana.workerId, '/pause'), { key: 'live' }), 200, 'pausing the worker');
+        const late = await workerCall(
+          ctx,
+          'POST',
+          `/v1/assignments/${held.assignment_id}/submit`,
+          { lease_token: held.lease_token, response: { category: 'billing' }, active_ms: 1000 },
+          { token: ana.token },
+        );
+        expectError(late, 403, "a paused worker's submit on the assignment they held");
+        expectThat(
+          late.body?.code === 'worker_paused',
+          `the refusal names worker_paused, got ${JSON.stringify(late.body?.code)}`,
+          late.body,
+        );
+        expectThat((await readTask(ctx, task.task_id, 'live'))?.status === 'pending', 'the task stays pending after the refused submit');
+        expectStatus(await ctx.call('POST', workerPath(ana.workerId, '/unpause'), { key: 'live' }), 200, 'unpausing the worker');
+        const again = await take(ctx, ana, project, 'attempt', task.task_id, 'after the unpause');
+        expectThat(
+          again.assignment_id !== held.assignment_id,
+          'the task went back to the queue: it is taken again under a new assignment',
+          again,
+        );
+        await submit(ctx, ana, again, 'billing', 'after the unpause');
       } finally {
         await crew.remove();
       }

@@ -76,13 +76,14 @@ export interface SavedAnswer {
   expiresAt: Date;
 }
 
+/** Idempotency-Keys are per account and mode: a key used in one mode is free in the other. */
 export interface IdempotencyRepository {
-  find(accountId: string, key: string): Promise<SavedAnswer | null>;
+  find(accountId: string, mode: Mode, key: string): Promise<SavedAnswer | null>;
   /** Inserts unless the key is held (unexpired); true when this call claimed it. Waits for a concurrent holder. */
   claim(answer: SavedAnswer): Promise<boolean>;
   update(answer: SavedAnswer): Promise<void>;
   /** Frees a key whose request failed before it had an answer (a placeholder, status 0). */
-  release(accountId: string, key: string): Promise<void>;
+  release(accountId: string, mode: Mode, key: string): Promise<void>;
   deleteExpired(now: Date): Promise<number>;
 }
 

@@ -29,10 +29,14 @@ function checkJsonDepth(buf: Buffer): void {
   }
 }
 
-/** The body parsers of a generation: JSON always, forms where the contract accepts them. */
-export function bodyParsers(acceptsForms: boolean): RequestHandler[] {
+/**
+ * The body parsers of a generation: JSON always, forms where the contract accepts them. `limit`
+ * (bytes; 10 MB by default) is checked against Content-Length before anything is read, and while
+ * reading a body sent without one.
+ */
+export function bodyParsers(acceptsForms: boolean, limit: number | string = MAX_BODY): RequestHandler[] {
   return [
-    express.json({ limit: MAX_BODY, verify: (_req, _res, buf) => checkJsonDepth(buf) }),
+    express.json({ limit, verify: (_req, _res, buf) => checkJsonDepth(buf) }),
     // qs nests form keys at most 5 levels (`a[b][c]...`) and reads at most 1000 parameters.
     ...(acceptsForms ? [express.urlencoded({ extended: true, limit: MAX_BODY })] : []),
   ];

@@ -40,9 +40,9 @@ export function replay(res: Response, saved: SavedAnswer) {
   res.status(saved.statusCode).type('application/json').send(saved.body);
 }
 
-/** The answer saved for a key, checked against this request: same mode, same request, or 409. */
-function matchingAnswer(saved: SavedAnswer, caller: Caller, fingerprint: string): SavedAnswer {
-  if (saved.mode !== caller.mode || saved.fingerprint !== fingerprint) {
+/** The answer saved for a key (of the caller's mode: keys are per mode), checked against this request: the same request, or 409. */
+function matchingAnswer(saved: SavedAnswer, fingerprint: string): SavedAnswer {
+  if (saved.fingerprint !== fingerprint) {
     throw new HttpError(409, 'The Idempotency-Key was already used for a different request.');
   }
   return saved;
@@ -83,11 +83,11 @@ export function saveErrorAnswer(uow: UnitOfWork) {
  * IdempotencyKeyBusy): what that request answered, to be replayed.
  */
 export async function concurrentAnswer(uow: UnitOfWork, caller: Caller, idem: IdempotencyContext): Promise<SavedAnswer> {
-  const saved = await uow.idempotency.find(caller.account.accountId, idem.key);
+  const saved = await uow.idempotency.find(caller.account.accountId, caller.mode, idem.key);
   if (!saved || saved.statusCode === 0) {
     throw new HttpError(429, 'A request with this Idempotency-Key is still in progress; retry after 1 second.', { 'Retry-After': '1' });
   }
-  return matchingAnswer(saved, caller, idem.fingerprint);
+  return matchingAnswer(saved, idem.fingerprint);
 }
 
 /** How long a key is held for a request still running (a crash frees it after that). */
@@ -114,7 +114,7 @@ export function idempotentCreation(uow: UnitOfWork, ttlMs: number, paths: Readon
         const status = res.statusCode;
         const saving =
           status >= 500 || typeof body !== 'string'
-            ? uow.idempotency.release(caller.account.accountId, key)
+            ? uow.idempotency.release(caller.account.accountId, caller.mode, key)
             : uow.idempotency.update({ ...placeholder, statusCode: status, body, expiresAt: new Date(idem.at.getTime() + ttlMs) });
         saving.then(
           () => send(body),

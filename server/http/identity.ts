@@ -1,6 +1,5 @@
 // Handlers of tag Identity (issue 34): members, sessions, single sign-on, scoped API keys and the
 // activity log. Who may call each is the access table's business (access.ts), not these handlers'.
-import type { Clock } from '../domain/clock.ts';
 import { DomainError, notFound } from '../domain/errors.ts';
 import { listActivity, type ActivityFilters, type ActorType } from '../domain/identity/activity.ts';
 import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from '../domain/identity/keys.ts';
@@ -21,10 +20,9 @@ import {
   resetMemberTotp,
   updateMember,
   type MemberActor,
-  type MemberSettings,
 } from '../domain/identity/members.ts';
 import type { MemberLinkRecord } from '../domain/identity/model.ts';
-import { hashSessionSecret, passwordLogin, type SessionSettings } from '../domain/identity/sessions.ts';
+import { hashSessionSecret, passwordLogin } from '../domain/identity/sessions.ts';
 import {
   completeSsoLogin,
   deleteSsoSettings,
@@ -32,13 +30,12 @@ import {
   startSsoLogin,
   ssoLoginTtlMs,
   updateAccountSecurity,
-  type OidcRelyingParty,
 } from '../domain/identity/sso.ts';
 import type { UnitOfWork } from '../domain/ports.ts';
-import type { SendNotice } from '../delivery/notices.ts';
 import type { Principal } from './access.ts';
 import { actorOf, noteActivity } from './activity.ts';
-import { authFailureLimit, type AuthFailureLimit } from './auth.ts';
+import { authFailureLimit, failureLimit } from './auth.ts';
+import type { IdentityDeps } from './identity-deps.ts';
 import { HttpError, authChallenge } from './errors.ts';
 import { clearCookie, sessionCookieName, setCookie, ssoCookieName } from './member-auth.ts';
 import { flag, parseTimeFilter } from './tasks.ts';
@@ -54,22 +51,13 @@ import {
   ssoSettingsView,
 } from './views/identity.ts';
 
-export interface IdentitySettingsAll extends MemberSettings, SessionSettings {}
-
-/** What tag Identity's handlers need besides the store. */
-export interface IdentityDeps {
-  settings: IdentitySettingsAll;
-  now: Clock;
-  /** PUBLIC_URL (or where the server listens): where the links in mails and the single sign-on redirect point. Read at each use. */
-  publicUrl: string;
-  /** Mails invitations and password links; null without SMTP_URL (the links are shown). */
-  notices: SendNotice | null;
-  oidc: OidcRelyingParty;
-  /** Failed log-ins (and password-link requests) per client address, shared with unknown keys. */
-  addressFailures: AuthFailureLimit;
-  /** Failed log-ins per member (account and e-mail address). */
-  memberFailures: AuthFailureLimit;
-}
+/** The operations that hash or check a member's password: they wait their turn at the hash gate (app.ts). */
+export const memberPasswordOperations: ReadonlySet<string> = new Set([
+  'loginMember',
+  'setMemberPassword',
+  'acceptInvitation',
+  'completePasswordReset',
+]);
 
 /** The operations that write their own activity entries, in the transaction that makes their change. */
 export const selfRecordedOperations: ReadonlySet<string> = new Set(['loginMember', 'completeSsoLogin', 'setMemberPassword']);
@@ -160,9 +148,20 @@ export function identityHandlers(uow: UnitOfWork, deps: IdentityDeps | undefined
 
   return {
     async loginMember({ body, origin }) {
-      const memberKey = `member:${body.account}\n${body.email.toLowerCase()}`;
+      const memberKey = `${body.account}\n${body.email.toLowerCase()}`;
       const wait = Math.max(d.addressFailures.retryAfter(origin.address), d.memberFailures.retryAfter(memberKey));
       if (wait > 0) throw tooMany(wait);
+      // Counted as a failure of the address and of the member before the password is checked (as a
+      // worker's log-in, http/workforce/auth.ts): concurrent tries cannot pass the limit; what turns
+      // out not to be a failure is given back.
+      const overAddress = await d.addressFailures.failed(origin.address);
+      if (overAddress > 0) throw tooMany(overAddress);
+      const overMember = await d.memberFailures.failed(memberKey);
+      if (overMember > 0) {
+        await d.addressFailures.forgive(origin.address);
+        throw tooMany(overMember);
+      }
+      const forgive = () => Promise.all([d.addressFailures.forgive(origin.address), d.memberFailures.forgive(memberKey)]);
       const outcome = await passwordLogin(
         uow,
         { account: body.account, email: body.email, password: body.password, totpCode: body.totp_code },
@@ -171,21 +170,25 @@ export function identityHandlers(uow: UnitOfWork, deps: IdentityDeps | undefined
         now(),
       );
       if (!outcome.ok) {
-        if (outcome.reason === 'password_login_disabled')
+        if (outcome.reason === 'password_login_disabled') {
+          await forgive();
           throw new HttpError(
             403,
             'Password log-in is turned off for this account; log in with single sign-on.',
             {},
             'password_login_disabled',
           );
-        if (outcome.reason === 'totp_required')
+        }
+        if (outcome.reason === 'totp_required') {
+          // The password was right: the first step of a log-in with a second factor.
+          await forgive();
           throw new HttpError(401, 'This member logs in with a TOTP code; send totp_code.', authChallenge, 'totp_required');
-        const over = Math.max(await d.addressFailures.failed(origin.address), await d.memberFailures.failed(memberKey));
-        if (over > 0) throw tooMany(over);
+        }
         if (outcome.reason === 'totp_invalid')
           throw new HttpError(401, 'totp_code is not a current code (or was used already).', authChallenge, 'totp_invalid');
         throw new HttpError(401, 'The account, e-mail address or password is wrong.', authChallenge, 'login_failed');
       }
+      await forgive();
       const { grant, account, rules } = outcome;
       const view = memberSessionView(grant.session, grant.member, account, grant.secret, rules.requireTotp && !grant.member.totpSecret);
       return new WithHeaders(view, { 'Set-Cookie': sessionCookie(grant.secret, grant.session.absoluteExpiresAt, origin.secure) });
@@ -464,6 +467,6 @@ function defaultIdentityDeps(): IdentityDeps {
       },
     },
     addressFailures: authFailureLimit(0, 0),
-    memberFailures: authFailureLimit(0, 0),
+    memberFailures: failureLimit('failed member log-ins', 'member', 0, 0),
   };
 }

@@ -22,7 +22,7 @@ import {
   type TaskPage,
 } from '../domain/tasks.ts';
 import type { Contract } from './contract.ts';
-import type { IdentityDeps } from './identity.ts';
+import type { IdentityDeps } from './identity-deps.ts';
 import { HttpError } from './errors.ts';
 import { concurrentAnswer } from './idempotency.ts';
 import { Replay, type OperationRequest, type Operations } from './typed.ts';

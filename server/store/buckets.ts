@@ -21,6 +21,13 @@ const takeText = `INSERT INTO rate_limit_buckets AS b (key, tokens, taken, refil
     full_at = ${fullAt(`${level} - ${taken(level)}`)}
   RETURNING tokens, taken`;
 
+// Gives tokens back (a take that turned out not to count), up to the burst; no bucket, nothing to do.
+const giveBackText = `UPDATE rate_limit_buckets AS b SET
+    tokens = least($2::float8, ${level} + $4::float8),
+    refilled_at = now(),
+    full_at = ${fullAt(`least($2::float8, ${level} + $4::float8)`)}
+  WHERE b.key = $1`;
+
 export interface BucketTake {
   /** Whole tokens taken: up to the number asked for, 0 when the bucket did not hold one. */
   taken: number;
@@ -34,6 +41,10 @@ export function databaseBuckets(execute: Execute) {
     async take(key: string, perSecond: number, burst: number, count = 1): Promise<BucketTake> {
       const [row] = await execute<{ tokens: number; taken: number }>(statement(takeText, [key, burst, perSecond, count]));
       return { taken: Number(row!.taken), tokens: Number(row!.tokens) };
+    },
+    /** Gives `count` tokens back to `key`'s bucket (never above `burst`). */
+    async giveBack(key: string, perSecond: number, burst: number, count = 1): Promise<void> {
+      await execute(statement(giveBackText, [key, burst, perSecond, count]));
     },
     /** Deletes the buckets that are full again (they mean nothing a missing one does not). */
     async deleteFull(): Promise<number> {

@@ -168,7 +168,7 @@ function createTaskStatement(task: Task, extras: { answer?: SavedAnswer; callbac
   if (extras.answer) {
     parts.push(`claim AS (
       INSERT INTO idempotency_keys (${answerRow.columnList}) VALUES (${insert(answerRow, extras.answer)})
-      ON CONFLICT (account_id, key) DO UPDATE SET ${['mode', 'fingerprint', 'status_code', 'body', 'created_at', 'expires_at'].map((c) => `${c} = excluded.${c}`).join(', ')}
+      ON CONFLICT (account_id, mode, key) DO UPDATE SET ${['fingerprint', 'status_code', 'body', 'created_at', 'expires_at'].map((c) => `${c} = excluded.${c}`).join(', ')}
       WHERE idempotency_keys.expires_at <= excluded.created_at
       RETURNING 1)`);
   }
@@ -303,9 +303,9 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       },
     },
     idempotency: {
-      async find(accountId, key) {
-        const text = `SELECT ${answerRow.columnList} FROM idempotency_keys WHERE account_id = $1 AND key = $2`;
-        const [row] = await execute(statement(text, [accountId, key]));
+      async find(accountId, mode, key) {
+        const text = `SELECT ${answerRow.columnList} FROM idempotency_keys WHERE account_id = $1 AND mode = $2 AND key = $3`;
+        const [row] = await execute(statement(text, [accountId, mode, key]));
         return row ? answerRow.fromRow(row) : null;
       },
       async claim(answer: SavedAnswer) {
@@ -314,9 +314,8 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
           .insert(idempotencyKeys)
           .values(answer)
           .onConflictDoUpdate({
-            target: [idempotencyKeys.accountId, idempotencyKeys.key],
+            target: [idempotencyKeys.accountId, idempotencyKeys.mode, idempotencyKeys.key],
             set: {
-              mode: answer.mode,
               fingerprint: answer.fingerprint,
               statusCode: answer.statusCode,
               body: answer.body,
@@ -332,12 +331,25 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
         await db
           .update(idempotencyKeys)
           .set({ statusCode: answer.statusCode, body: answer.body, fingerprint: answer.fingerprint, expiresAt: answer.expiresAt })
-          .where(and(eq(idempotencyKeys.accountId, answer.accountId), eq(idempotencyKeys.key, answer.key)));
+          .where(
+            and(
+              eq(idempotencyKeys.accountId, answer.accountId),
+              eq(idempotencyKeys.mode, answer.mode),
+              eq(idempotencyKeys.key, answer.key),
+            ),
+          );
       },
-      async release(accountId, key) {
+      async release(accountId, mode, key) {
         await db
           .delete(idempotencyKeys)
-          .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.statusCode, 0)));
+          .where(
+            and(
+              eq(idempotencyKeys.accountId, accountId),
+              eq(idempotencyKeys.mode, mode),
+              eq(idempotencyKeys.key, key),
+              eq(idempotencyKeys.statusCode, 0),
+            ),
+          );
       },
       async deleteExpired(now: Date) {
         const rows = await db.delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, now)).returning({ key: idempotencyKeys.key });

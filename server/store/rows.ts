@@ -13,6 +13,8 @@ interface Column {
   /** drizzle's own reading of a driver value (drivers give dates as text inside drizzle's transactions). */
   read: (value: unknown) => unknown;
   write: (value: unknown) => unknown;
+  /** A custom column (schema.ts's customType): its value is written by its own `toDriver`. */
+  custom: boolean;
 }
 
 export interface RowCodec<T> {
@@ -35,6 +37,7 @@ export function rowCodec<T>(table: PgTable): RowCodec<T> {
     // A custom JSON column (tasks.audits) writes its own text.
     write: c.columnType === 'PgJsonb' ? (v: unknown) => JSON.stringify(v) : (v: unknown) => c.mapToDriverValue(v),
     read: (value: unknown) => (value instanceof Date ? value : c.mapFromDriverValue(value)),
+    custom: c.columnType === 'PgCustomColumn',
   }));
   const columnList = columns.map((c) => `"${c.name}"`).join(', ');
   return {
@@ -46,7 +49,7 @@ export function rowCodec<T>(table: PgTable): RowCodec<T> {
       return columns.map((c) => {
         const v = r[c.prop];
         if (v === null || v === undefined) return null;
-        if (c.cast === '::jsonb') return c.write(v);
+        if (c.cast === '::jsonb' || c.custom) return c.write(v);
         if (c.cast === '::timestamptz') return (v as Date).toISOString();
         return v;
       });

@@ -56,6 +56,17 @@ const auditsJson = customType<{ data: TaskAudit[]; driverData: string }>({
     })),
 });
 
+/**
+ * A draft of live work: JSON the server never looks into, kept as its text. As jsonb, every
+ * heartbeat made the database parse up to a megabyte of JSON and every read print it again (on
+ * the embedded database, on the server's own thread).
+ */
+const draftText = customType<{ data: Draft; driverData: string }>({
+  dataType: () => 'text',
+  toDriver: (draft) => JSON.stringify(draft),
+  fromDriver: (value: unknown) => (typeof value === 'string' ? JSON.parse(value) : value) as Draft,
+});
+
 export const accounts = pgTable('accounts', {
   accountId: text('account_id').primaryKey(),
   name: text('name').notNull().unique(),
@@ -208,7 +219,8 @@ export const idempotencyKeys = pgTable(
     createdAt: ts('created_at').notNull(),
     expiresAt: ts('expires_at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.key] }), index('idempotency_keys_expiry').on(t.expiresAt)],
+  // Per mode, as everything an API key makes: a key used in test mode is free in live mode.
+  (t) => [primaryKey({ columns: [t.accountId, t.mode, t.key] }), index('idempotency_keys_expiry').on(t.expiresAt)],
 );
 
 export const projects = pgTable(
@@ -484,7 +496,7 @@ export const assignments = pgTable(
     endedAt: ts('ended_at'),
     /** Active time the worker's client measured (never more than the time since issue). */
     activeMs: bigint('active_ms', { mode: 'number' }).notNull().default(0),
-    draft: jsonb('draft').$type<Draft>(),
+    draft: draftText('draft'),
     /** Checked against the type's response schema and the task's params before it is stored. */
     response: jsonb('response').$type<Answer>(),
     /** A review: the submit it reviews; a redo: the rejected work. */
@@ -520,6 +532,8 @@ export const assignments = pgTable(
     index('assignments_task').on(t.taskId),
     index('assignments_worker').on(t.workerId, t.issuedAt.desc()),
     index('assignments_lease').on(t.leaseExpiresAt).where(sql`${t.status} = 'active'`),
+    // The drafts a worker's ended assignments still keep (one at most; see store/work.ts, dropOlderDrafts).
+    index('assignments_ended_drafts').on(t.workerId).where(sql`${t.draft} is not null and ${t.status} <> 'active'`),
   ],
 );
 
@@ -547,6 +561,12 @@ export const workers = pgTable(
   {
     workerId: text('worker_id').primaryKey(),
     accountId: text('account_id').references(() => accounts.accountId),
+    /**
+     * The mode of the key that made the worker: an account's test key makes test-mode workers,
+     * who do test-mode work only (none waits for a person), its live key live ones; the operator's
+     * workforce is live. A key sees and manages only its own mode's workers (decision 0013).
+     */
+    mode: text('mode').$type<'test' | 'live'>().notNull().default('live'),
     email: text('email').notNull(),
     displayName: text('display_name').notNull(),
     status: text('status').$type<'active' | 'paused' | 'removed'>().notNull(),
@@ -556,9 +576,15 @@ export const workers = pgTable(
     lastSeenAt: ts('last_seen_at'),
   },
   (t) => [
-    // One login, one worker: unique among workers that are not removed, whatever the letter case.
-    uniqueIndex('workers_email_live').on(sql`lower(${t.email})`).where(sql`${t.status} <> 'removed'`),
-    index('workers_account').on(t.accountId, t.createdAt, t.workerId),
+    // An address is one worker per workforce (an account's, per mode; the operator's), among the
+    // workers that are not removed, whatever the letter case: never across workforces, so that no
+    // workforce learns of, or blocks, an address another one uses (decision 0013).
+    uniqueIndex('workers_email_workforce')
+      .on(sql`coalesce(${t.accountId}, '')`, t.mode, sql`lower(${t.email})`)
+      .where(sql`${t.status} <> 'removed'`),
+    // Log-in: the workers of every workforce with the address.
+    index('workers_email').on(sql`lower(${t.email})`).where(sql`${t.status} <> 'removed'`),
+    index('workers_account').on(t.accountId, t.mode, t.createdAt, t.workerId),
   ],
 );
 

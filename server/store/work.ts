@@ -2,7 +2,7 @@
 // work back and the lease sweep are single statements, so that a slot is taken or returned in the
 // same statement that writes the assignment. PGlite has one connection (SKIP LOCKED never skips
 // there): correctness rests on the row lock and the re-checked `open_slots > 0`, not on skipping.
-import { and, asc, desc, eq, inArray, lt, or, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, inArray, lt, or, type SQL } from 'drizzle-orm';
 import type { Task } from '../domain/model.ts';
 import { defaultQualityPolicy } from '../domain/quality/policy.ts';
 import type { Assignment, Staffing, TaskWork, WorkRepository } from '../domain/workforce/model.ts';
@@ -111,7 +111,7 @@ const heartbeatSampleMs = 60_000;
 const heartbeatText = `WITH prev AS (SELECT heartbeat_at FROM assignments WHERE assignment_id = $1::text),
   upd AS (
     UPDATE assignments SET lease_expires_at = least($5::timestamptz + ${ms('$6')}, hard_deadline), heartbeat_at = $5::timestamptz,
-      draft = coalesce($4::jsonb, draft),
+      draft = coalesce($4::text, draft),
       active_ms = active_ms + greatest(0, least(coalesce($7::bigint, 0), (extract(epoch from ($5::timestamptz - coalesce(heartbeat_at, issued_at))) * 1000)::bigint))
     WHERE assignment_id = $1::text AND worker_id = $2::text AND lease_token = $3::text AND status = 'active' AND lease_expires_at > $5::timestamptz
     RETURNING *),
@@ -123,11 +123,24 @@ const heartbeatText = `WITH prev AS (SELECT heartbeat_at FROM assignments WHERE 
 /** The stage whose slot an assignment of this role holds. */
 const stageOf = (alias: string) => `CASE ${alias}.role WHEN 'review' THEN 'review' ELSE 'attempt' END`;
 
+/**
+ * Drafts are kept only while they can be used (the contract's AssignmentDraft): of the assignments
+ * a worker released or let lapse, only the last one's. This CTE drops the drafts of the other
+ * ended assignments of the workers in `cte` (its rows just ended; the partial index
+ * assignments_ended_drafts finds them).
+ */
+const dropOlderDrafts = (cte: string) => `older AS (
+    UPDATE assignments o SET draft = NULL FROM ${cte}
+    WHERE o.worker_id = ${cte}.worker_id AND o.assignment_id <> ${cte}.assignment_id AND o.status <> 'active' AND o.draft IS NOT NULL)`;
+
 const giveBackText = `WITH upd AS (
     UPDATE assignments SET status = $4::text, skip_reason = $5::text, ended_at = $6::timestamptz,
+      -- A skipped task is not offered to its worker again: its draft has no use.
+      draft = CASE WHEN $4::text = 'skipped' THEN NULL ELSE draft END,
       active_ms = active_ms + greatest(0, least(coalesce($7::bigint, 0), (extract(epoch from ($6::timestamptz - coalesce(heartbeat_at, issued_at))) * 1000)::bigint))
     WHERE assignment_id = $1::text AND worker_id = $2::text AND lease_token = $3::text AND status = 'active' AND lease_expires_at > $6::timestamptz
     RETURNING *),
+  ${dropOlderDrafts('upd')},
   slot AS (UPDATE task_work tw SET open_slots = tw.open_slots + 1 FROM upd WHERE tw.task_id = upd.task_id AND tw.stage = ${stageOf('upd')}),
   ev AS (INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind, data)
     SELECT $6::timestamptz, upd.account_id, upd.worker_id, upd.assignment_id, upd.task_id, $4::text,
@@ -141,6 +154,7 @@ const expireText = `WITH lapsed AS (
   exp AS (
     UPDATE assignments a SET status = 'expired', ended_at = $1::timestamptz FROM lapsed WHERE a.assignment_id = lapsed.assignment_id
     RETURNING a.assignment_id, a.task_id, a.account_id, a.worker_id, a.role),
+  ${dropOlderDrafts('exp')},
   slot AS (
     UPDATE task_work tw SET open_slots = tw.open_slots + c.n
     FROM (SELECT task_id, ${stageOf('exp')} AS stage, count(*) AS n FROM exp GROUP BY 1, 2) c
@@ -150,10 +164,25 @@ const expireText = `WITH lapsed AS (
   ${wakeAfter('exp')}
   SELECT count(*)::int AS n, (SELECT count(*) FROM wake) AS woken FROM exp`;
 
+/** A paused or removed worker's held assignments end as released (their drafts kept): the slots go back. */
+const releaseAllText = `WITH upd AS (
+    UPDATE assignments SET status = 'released', ended_at = $2::timestamptz WHERE worker_id = $1::text AND status = 'active'
+    RETURNING *),
+  slot AS (
+    UPDATE task_work tw SET open_slots = tw.open_slots + c.n
+    FROM (SELECT task_id, ${stageOf('upd')} AS stage, count(*) AS n FROM upd GROUP BY 1, 2) c
+    WHERE tw.task_id = c.task_id AND tw.stage = c.stage),
+  ev AS (INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind, data)
+    SELECT $2::timestamptz, upd.account_id, upd.worker_id, upd.assignment_id, upd.task_id, 'released', jsonb_build_object('by', $3::text) FROM upd),
+  ${wakeAfter('upd')}
+  SELECT count(*)::int AS n, (SELECT count(*) FROM wake) AS woken FROM upd`;
+
 const closeText = `WITH tw AS (UPDATE task_work SET stage = 'canceled', open_slots = 0 WHERE task_id = $1::text AND stage IN ('attempt', 'review')),
   ended AS (
-    UPDATE assignments SET status = 'canceled', ended_at = $2::timestamptz WHERE task_id = $1::text AND status = 'active'
+    UPDATE assignments SET status = 'canceled', ended_at = $2::timestamptz, draft = NULL WHERE task_id = $1::text AND status = 'active'
     RETURNING assignment_id, task_id, account_id, worker_id),
+  -- The task is over: no draft of it will be used again.
+  drafts AS (UPDATE assignments SET draft = NULL WHERE task_id = $1::text AND status <> 'active' AND draft IS NOT NULL),
   ev AS (INSERT INTO work_events (at, account_id, worker_id, assignment_id, task_id, kind)
     SELECT $2::timestamptz, ended.account_id, ended.worker_id, ended.assignment_id, ended.task_id, 'canceled' FROM ended)
   SELECT count(*)::int AS n FROM ended`;
@@ -213,6 +242,10 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
       const [row] = await execute<{ n: number }>(statement(expireText, [now.toISOString(), limit]));
       return Number(row?.n ?? 0);
     },
+    async releaseAllHeld(workerId, by, now) {
+      const [row] = await execute<{ n: number }>(statement(releaseAllText, [workerId, now.toISOString(), by]));
+      return Number(row?.n ?? 0);
+    },
     async get(assignmentId, workerId, options) {
       const lock = options?.forUpdate ? ' FOR UPDATE' : '';
       return one(
@@ -242,6 +275,11 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
     async closeTask(taskId, now) {
       await execute(statement(closeText, [taskId, now.toISOString()]));
     },
+    async dropDrafts(taskId) {
+      await execute(
+        statement(`UPDATE assignments SET draft = NULL WHERE task_id = $1::text AND status <> 'active' AND draft IS NOT NULL`, [taskId]),
+      );
+    },
     async forTask(taskId) {
       return (await db
         .select()
@@ -258,12 +296,15 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
           or(lt(assignments.issuedAt, issuedAt), and(eq(assignments.issuedAt, issuedAt), lt(assignments.assignmentId, assignmentId)))!,
         );
       }
-      return (await db
-        .select()
+      // Without drafts: a page of history carries none (the contract's AssignmentList), so none is read.
+      const { draft: _draft, ...columns } = getTableColumns(assignments);
+      const rows = await db
+        .select(columns)
         .from(assignments)
         .where(and(...where))
         .orderBy(desc(assignments.issuedAt), desc(assignments.assignmentId))
-        .limit(page.limit)) as Assignment[];
+        .limit(page.limit);
+      return rows.map((row) => ({ ...row, draft: null })) as Assignment[];
     },
     async submittedCount(workerId, accountId, project) {
       const [row] = await execute<{ n: number }>(

@@ -1,5 +1,6 @@
 // The workers repository (domain/workforce/identity.ts): workers, password hashes, tokens.
-import { and, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import type { Workforce } from '../domain/workforce/handles.ts';
 import { EmailTaken, type TokenKind, type WorkerRecord, type WorkerRepository } from '../domain/workforce/identity.ts';
 import type { Database } from './db.ts';
 import { isUniqueViolation } from './errors.ts';
@@ -8,13 +9,20 @@ import { workerCredentials, workers, workerTokens } from './schema.ts';
 /** A token that still works: not revoked, not lapsed. */
 const live = (now: Date) => and(isNull(workerTokens.revokedAt), or(isNull(workerTokens.expiresAt), gt(workerTokens.expiresAt, now)));
 
+/** The workers of one workforce: an account's own in one mode, or the operator's. */
+const ofWorkforce = (w: Workforce) =>
+  and(w.accountId === null ? isNull(workers.accountId) : eq(workers.accountId, w.accountId), eq(workers.mode, w.mode));
+
+/** The workers that are not removed with this address, whatever its letter case (the index workers_email). */
+const withAddress = (email: string) => and(sql`lower(${workers.email}) = lower(${email})`, sql`${workers.status} <> 'removed'`);
+
 export function workerRepository(db: Database): WorkerRepository {
   return {
     async insert(worker: WorkerRecord, passwordHash: string | null) {
       try {
         await db.insert(workers).values(worker);
       } catch (err) {
-        if (isUniqueViolation(err, 'workers_email_live')) throw new EmailTaken();
+        if (isUniqueViolation(err, 'workers_email_workforce')) throw new EmailTaken();
         throw err;
       }
       if (passwordHash) await db.insert(workerCredentials).values({ workerId: worker.workerId, passwordHash, updatedAt: worker.createdAt });
@@ -24,21 +32,35 @@ export function workerRepository(db: Database): WorkerRepository {
       const [row] = options?.forUpdate ? await query.for('update') : await query;
       return row ?? null;
     },
-    async findByEmail(email) {
+    async withEmail(email, limit) {
+      return db
+        .select({ worker: workers, passwordHash: workerCredentials.passwordHash })
+        .from(workers)
+        .leftJoin(workerCredentials, eq(workerCredentials.workerId, workers.workerId))
+        .where(withAddress(email))
+        .orderBy(
+          sql`${workers.accountId} IS NULL DESC`,
+          sql`${workers.lastSeenAt} DESC NULLS LAST`,
+          desc(workers.createdAt),
+          desc(workers.workerId),
+        )
+        .limit(limit);
+    },
+    async findInWorkforce(workforce, email) {
       const [row] = await db
         .select({ worker: workers, passwordHash: workerCredentials.passwordHash })
         .from(workers)
         .leftJoin(workerCredentials, eq(workerCredentials.workerId, workers.workerId))
-        .where(and(sql`lower(${workers.email}) = lower(${email})`, sql`${workers.status} <> 'removed'`));
-      return row ? { worker: row.worker, passwordHash: row.passwordHash } : null;
+        .where(and(withAddress(email), ofWorkforce(workforce)));
+      return row ?? null;
     },
-    async list(accountId, { status, limit, after }) {
+    async list(workforce, { status, limit, after }) {
       return db
         .select()
         .from(workers)
         .where(
           and(
-            accountId === null ? isNull(workers.accountId) : eq(workers.accountId, accountId),
+            ofWorkforce(workforce),
             status ? eq(workers.status, status) : undefined,
             after
               ? or(
@@ -90,6 +112,20 @@ export function workerRepository(db: Database): WorkerRepository {
         .update(workerTokens)
         .set({ revokedAt: now })
         .where(and(eq(workerTokens.workerId, workerId), live(now)))
+        .returning({ tokenId: workerTokens.tokenId });
+      return rows.length;
+    },
+    async revokeSessionsBeyond(workerId, keep, now) {
+      const beyond = db
+        .select({ tokenId: workerTokens.tokenId })
+        .from(workerTokens)
+        .where(and(eq(workerTokens.workerId, workerId), eq(workerTokens.kind, 'session'), live(now)))
+        .orderBy(desc(workerTokens.createdAt), desc(workerTokens.tokenId))
+        .offset(keep);
+      const rows = await db
+        .update(workerTokens)
+        .set({ revokedAt: now })
+        .where(inArray(workerTokens.tokenId, beyond))
         .returning({ tokenId: workerTokens.tokenId });
       return rows.length;
     },

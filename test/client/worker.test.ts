@@ -67,6 +67,26 @@ describe('the worker client against the reference server', () => {
     expect(who.data?.docs).toEqual([expect.objectContaining({ worker: w.workerId, role: 'attempt', status: 'submitted' })]);
   });
 
+  it('logs in to the workforce it names when the address and password open workers of several (409 workforce_required)', async () => {
+    const secrets = await freshAccount(server);
+    const email = `both-modes-${Math.random().toString(16).slice(2)}@example.com`;
+    const ids: Record<string, string> = {};
+    for (const apiKey of [secrets.test_key, secrets.live_key]) {
+      const customer = createClient({ apiKey, baseUrl: server.url, throwOnError: true });
+      const { data } = await customer.POST('/v1/workforce/workers', {
+        body: { email, display_name: 'Both', roles: ['labeler'], password: 'one-password-for-both' },
+      });
+      ids[data!.workforce_id] = data!.worker_id;
+    }
+    const c = createWorkerClient({ baseUrl: server.url });
+    const ambiguous = await c.login(email, 'one-password-for-both');
+    expect(!ambiguous.ok && [ambiguous.status, ambiguous.error.code]).toEqual([409, 'workforce_required']);
+    for (const [workforceId, workerId] of Object.entries(ids)) {
+      const login = await c.login(email, 'one-password-for-both', { workforceId });
+      expect(login.ok && login.data.worker.worker_id).toBe(workerId);
+    }
+  });
+
   it("sends a task back for a redo after the customer's rejecting audit, the comments as a feedback item", async () => {
     const { customer, live, worker } = await account();
     const taskId = await live();

@@ -71,6 +71,7 @@ describe('shared token buckets, from one process', () => {
         left -= taken;
         return { taken, tokens: left };
       },
+      async giveBack() {},
     };
     const buckets = tokenBuckets(0.001, 7, shared, 5);
     const waits: number[] = [];

@@ -39,6 +39,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('calib
         {
           workerId: `wkr_${randomBytes(12).toString('hex')}`,
           accountId: secrets.account_id,
+          mode: 'live',
           roles: ['labeler'],
           calibrator: false,
           status: 'active',

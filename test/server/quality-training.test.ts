@@ -11,6 +11,7 @@ import type { Caller } from '../../server/domain/model.ts';
 import { setQualityPolicy, type QualityPolicyInput } from '../../server/domain/quality/policy.ts';
 import type { Assignment } from '../../server/domain/workforce/model.ts';
 import { changeWorker } from '../../server/domain/workforce/identity.ts';
+import { operatorWorkforce } from '../../server/domain/workforce/handles.ts';
 import { putStaffing } from '../../server/domain/workforce/staffing.ts';
 import { claimNext, giveBack, submitAssignment, type WorkSettings } from '../../server/domain/workforce/work.ts';
 import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
@@ -89,6 +90,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
       return {
         workerId: w.workerId,
         accountId: secrets.account_id,
+        mode: 'live',
         roles: ['labeler'],
         calibrator: false,
         status: 'active',
@@ -445,7 +447,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     for (let i = 0; i < 2; i++) await qualityTask('evaluation', 'cat');
     const [l1, l2] = [await live(project), await live(project), await live(project)];
     const created = await createWorker(server);
-    const w: WorkerPrincipal = { workerId: created.workerId, accountId: null, roles: ['labeler'], calibrator: false, status: 'active' };
+    const w: WorkerPrincipal = {
+      workerId: created.workerId,
+      accountId: null,
+      mode: 'live',
+      roles: ['labeler'],
+      calibrator: false,
+      status: 'active',
+    };
     const a1 = (await claim(w, new Date(), never, project))!;
     expect(a1.taskId).toBe(l1);
     await submit(w, a1, 'cat', new Date());
@@ -456,7 +465,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     expect(seen).toMatchObject({ worker: expect.stringMatching(/^opw_[0-9a-f]{24}$/), state: 'paused' });
 
     // The operator paused the worker wholly too: that pause is the operator's.
-    await changeWorker(server.uow, null, w.workerId, { status: 'paused' });
+    await changeWorker(server.uow, operatorWorkforce, w.workerId, { status: 'paused' }, new Date());
     const whole = await current('POST', `/v1/workforce/workers/${seen.worker}/unpause`, { json: {} });
     expect([whole.status, whole.body.error]).toEqual([
       400,
@@ -479,7 +488,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     });
     expect((await server.uow.workers.get(w.workerId))!.status).toBe('paused');
     // Once the operator lets them work again, the project's live work is theirs to take.
-    await changeWorker(server.uow, null, w.workerId, { status: 'active' });
+    await changeWorker(server.uow, operatorWorkforce, w.workerId, { status: 'active' }, new Date());
     expect(await claim(w, new Date(), never, project)).toMatchObject({ purpose: 'live', taskId: l2 });
   });
 

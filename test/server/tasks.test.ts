@@ -224,13 +224,17 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
       expect(listed.body.docs.filter((d: { task_id: string }) => d.task_id === first.body.task_id)).toHaveLength(1);
     });
 
-    it('answers 409 for the same key with another request or in the other mode, and saves errors too', async () => {
+    it('answers 409 for the same key with another request, keeps keys per mode, and saves errors too', async () => {
       const headers = { 'Idempotency-Key': `k-${db}-2` };
-      await current('POST', '/v1/task/categorization', { json: categorization, headers });
+      const first = await current('POST', '/v1/task/categorization', { json: categorization, headers });
       const changed = await current('POST', '/v1/task/categorization', { json: { ...categorization, instruction: 'other' }, headers });
       expect(changed.status).toBe(409);
       expect(changed.body.error).not.toContain('categorization');
-      expect((await live('POST', '/v1/task/categorization', { json: categorization, headers })).status).toBe(409);
+      // The live key has keys of its own: the test key's use neither blocks nor replays there.
+      const liveTask = await live('POST', '/v1/task/categorization', { json: categorization, headers });
+      expect(liveTask.status).toBe(200);
+      expect(liveTask.headers.get('idempotent-replayed')).toBeNull();
+      expect(liveTask.body.task_id).not.toBe(first.body.task_id);
       const badHeaders = { 'Idempotency-Key': `k-${db}-3` };
       const bad = await current('POST', '/v1/task/categorization', { json: { ...categorization, categories: 'x' }, headers: badHeaders });
       const replayed = await current('POST', '/v1/task/categorization', {

@@ -304,7 +304,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
       render: (t: Parameters<typeof trainingTaskView>[0]) => JSON.stringify(trainingTaskView(t)),
     };
     const task = await createTrainingTask(server.uow, input);
-    const saved = await server.uow.idempotency.find(record.accountId, `key-${db}`);
+    const saved = await server.uow.idempotency.find(record.accountId, 'test', `key-${db}`);
     expect(saved).toMatchObject({ statusCode: 200, body: JSON.stringify(trainingTaskView(task)), mode: 'test' });
     const before = (await other('GET', '/v1/evaluation_tasks')).body.total;
     await expect(createTrainingTask(server.uow, input)).rejects.toBeInstanceOf(IdempotencyKeyBusy);

@@ -43,7 +43,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
     const worker = (id: string, roles: WorkerPrincipal['roles'] = ['labeler']) =>
       storedWorker(
         server.uow,
-        { workerId: `wkr_${randomBytes(12).toString('hex')}`, accountId: secrets.account_id, roles, calibrator: false, status: 'active' },
+        {
+          workerId: `wkr_${randomBytes(12).toString('hex')}`,
+          accountId: secrets.account_id,
+          mode: 'live',
+          roles,
+          calibrator: false,
+          status: 'active',
+        },
         id,
       );
     return { secrets, caller, live, worker, newTask };

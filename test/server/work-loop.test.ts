@@ -62,6 +62,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const principal = (id: string, more: Partial<WorkerPrincipal> = {}): WorkerPrincipal => ({
       workerId: `${secrets.account_id}-${id}`,
       accountId: secrets.account_id,
+      mode: 'live',
       roles: ['labeler'],
       calibrator: false,
       status: 'active',
@@ -316,6 +317,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     const operator: WorkerPrincipal = {
       workerId: (await createWorker(server)).workerId,
       accountId: null,
+      mode: 'live',
       roles: ['labeler'],
       calibrator: false,
       status: 'active',

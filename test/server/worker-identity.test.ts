@@ -123,13 +123,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('worke
     const id = created.body.worker_id as string;
     const token = await logIn(server, 'ana.identity@example.com', created.body.initial_password);
     expect((await worker(server, 'GET', '/v1/me', token)).body).toMatchObject({ worker_id: id, workforce: 'account' });
-    // The same e-mail address again: 409, whichever workforce.
-    const again = await callB('POST', '/v1/workforce/workers', {
+    // The same e-mail address again in the same workforce: 409 email_taken (another workforce may
+    // use it: test/server/work-isolation.test.ts).
+    const again = await callA('POST', '/v1/workforce/workers', {
       json: { email: 'ANA.identity@example.com', display_name: 'Ana', roles: ['labeler'], password: 'a-long-enough-password' },
     });
-    expect(again.status).toBe(409);
-    // Both keys of the account see its workers; the other account sees nothing.
-    expect((await client(server, 'current', a.test_key)('GET', `/v1/workforce/workers/${id}`)).status).toBe(200);
+    expect([again.status, again.body.code]).toEqual([409, 'email_taken']);
+    // The key of the other mode sees none of them (decision 0013); the other account sees nothing.
+    expect((await client(server, 'current', a.test_key)('GET', `/v1/workforce/workers/${id}`)).status).toBe(404);
     for (const [method, path, json] of [
       ['GET', `/v1/workforce/workers/${id}`, undefined],
       ['PATCH', `/v1/workforce/workers/${id}`, { roles: ['reviewer'] }],
@@ -167,7 +168,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('worke
     // The address is free again.
     expect(
       (
-        await callB('POST', '/v1/workforce/workers', {
+        await callA('POST', '/v1/workforce/workers', {
           json: { email: 'ana.identity@example.com', display_name: 'Ana B', roles: ['labeler'] },
         })
       ).status,

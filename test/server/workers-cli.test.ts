@@ -11,6 +11,7 @@ import { clusterAt } from '../support/postgres.ts';
 import { bin, serve } from '../support/process.ts';
 import { hasPostgres } from '../support/server.ts';
 import { root } from '../support/spec.ts';
+import { basicAuth } from '../support/net.ts';
 import { bearer, logIn } from '../support/workers.ts';
 
 const run = promisify(execFile);
@@ -47,6 +48,22 @@ afterAll(() => {
 async function operatorFlow(env: Record<string, string>) {
   const server = await serve({ WORKER_PASSWORD_COST: '10', ...env });
   try {
+    // An account registers the operator's address first (issue 31): that blocks nothing, and the
+    // operator's commands by address act on the operator's worker only.
+    const liveKey = /live key: +(\S+)/.exec(server.output())?.[1];
+    expect(liveKey).toBeDefined();
+    const squatting = await fetch(`${server.url}/v1/workforce/workers`, {
+      method: 'POST',
+      headers: { authorization: basicAuth(liveKey!), 'content-type': 'application/json' },
+      body: JSON.stringify({
+        email: 'OPS.ana@example.com',
+        display_name: 'Squatter',
+        roles: ['labeler'],
+        password: 'the-squatters-password',
+      }),
+    });
+    expect(squatting.status).toBe(200);
+    const squatter = (await squatting.json()) as { worker_id: string };
     const made = await workers(env, 'create', '--email', 'ops.ana@example.com', '--name', 'Ana', '--role', 'labeler', '--role', 'reviewer');
     expect(made).toMatchObject({
       worker_id: expect.stringMatching(/^wkr_/),
@@ -84,8 +101,13 @@ async function operatorFlow(env: Record<string, string>) {
     expect((await fetch(`${server.url}/worker/v1/me`, { headers: bearer(token) })).status).toBe(401);
     const fresh = await logIn(server, 'ops.ana@example.com', reset.password);
 
-    expect(await workers(env, 'remove', '--email', 'ops.ana@example.com')).toMatchObject({ status: 'removed' });
+    expect(await workers(env, 'remove', '--email', 'ops.ana@example.com')).toMatchObject({ worker_id: made.worker_id, status: 'removed' });
     expect((await fetch(`${server.url}/worker/v1/me`, { headers: bearer(fresh) })).status).toBe(401);
+    const theirs = await fetch(`${server.url}/v1/workforce/workers/${squatter.worker_id}`, {
+      headers: { authorization: basicAuth(liveKey!) },
+    });
+    expect(((await theirs.json()) as { status: string }).status).toBe('active');
+    await logIn(server, 'ops.ana@example.com', 'the-squatters-password');
     // A usage error or a refused command exits non-zero with the reason.
     await expect(
       run(process.execPath, [bin, 'workers', 'create', '--email', 'x@example.com'], { env: { ...process.env, ...env }, cwd: root }),

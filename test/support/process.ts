@@ -24,6 +24,10 @@ export async function serve(env: Record<string, string>, nodeArgs: string[] = []
       WORKERS: '1',
       RATE_LIMIT_BURST: '0',
       AUTH_FAILURE_BURST: '0',
+      // Tests log workers in and create them many at once from one address (see server.ts).
+      WORKER_LOGIN_FAILURE_BURST: '0',
+      WORKER_PASSWORD_PER_CLIENT: '1000',
+      WORKER_PASSWORD_QUEUE: '1000',
       DELIVERY_POLL_MS: '0',
       ATTACHMENT_CHECK_POLL_MS: '0',
       ...env,

@@ -1,6 +1,7 @@
 // Workers for tests: created in the server's store (as `humantask workers create` or an account's
 // POST /v1/workforce/workers would), then logged in over HTTP, so the token is a real session.
 import { randomBytes } from 'node:crypto';
+import type { Mode } from '../../server/domain/model.ts';
 import type { UnitOfWork } from '../../server/domain/ports.ts';
 import { createWorker as createWorkerRecord } from '../../server/domain/workforce/identity.ts';
 import type { WorkerPrincipal, WorkerRole } from '../../server/domain/workforce/worker.ts';
@@ -17,6 +18,8 @@ export interface TestWorker {
 export interface WorkerOptions {
   /** The account whose own worker it is; null or absent: the operator's workforce. */
   accountId?: string | null;
+  /** The mode of the key that made it (an account's test key makes test-mode workers); absent: live. */
+  mode?: Mode;
   roles?: WorkerRole[];
   calibrator?: boolean;
   email?: string;
@@ -34,6 +37,7 @@ export async function createWorker(server: { url: string; uow: UnitOfWork }, opt
     server.uow,
     {
       accountId,
+      mode: options.mode ?? 'live',
       email,
       displayName: options.displayName ?? email.split('@')[0]!,
       roles: options.roles ?? ['labeler'],

@@ -4,6 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { DomainError, invalid, notFound } from '../errors.ts';
 import { sha256 } from '../ids.ts';
+import type { Mode } from '../model.ts';
+import { workforceIdOf, type Workforce } from './handles.ts';
+import type { WorkRepository } from './model.ts';
 import { decoyHash, generatePassword, hashPassword, verifyPassword } from './passwords.ts';
 import type { WorkerPrincipal, WorkerRole, WorkerStatus } from './worker.ts';
 
@@ -11,6 +14,8 @@ export interface WorkerRecord {
   workerId: string;
   /** null: the operator's workforce. */
   accountId: string | null;
+  /** The mode of the key that made it (the operator's workforce: live); a test-mode worker does test-mode work only. */
+  mode: Mode;
   email: string;
   displayName: string;
   status: WorkerStatus;
@@ -38,22 +43,32 @@ export interface WorkerTokenRecord {
   revokedAt: Date | null;
 }
 
-/** An e-mail address already used by a worker that is not removed. */
+/** An e-mail address already used by a worker of the same workforce that is not removed. */
 export class EmailTaken extends Error {
   constructor() {
     super('email taken');
   }
 }
 
+export interface WorkerWithHash {
+  worker: WorkerRecord;
+  passwordHash: string | null;
+}
+
 export interface WorkerRepository {
-  /** Throws EmailTaken when a worker that is not removed has the address (any letter case). */
+  /** Throws EmailTaken when a worker of the same workforce that is not removed has the address (any letter case). */
   insert(worker: WorkerRecord, passwordHash: string | null): Promise<void>;
   get(workerId: string, options?: { forUpdate?: boolean }): Promise<WorkerRecord | null>;
-  /** The worker that is not removed with this address (any letter case), with its password hash. */
-  findByEmail(email: string): Promise<{ worker: WorkerRecord; passwordHash: string | null } | null>;
-  /** Workers of one workforce (an account's, or the operator's: null), newest first, after a position. */
+  /**
+   * The workers that are not removed with this address (any letter case), of every workforce, with
+   * their password hashes: at most `limit`, the operator's first, then the most recently seen.
+   */
+  withEmail(email: string, limit: number): Promise<WorkerWithHash[]>;
+  /** The worker of this workforce that is not removed with this address (any letter case). */
+  findInWorkforce(workforce: Workforce, email: string): Promise<WorkerWithHash | null>;
+  /** Workers of one workforce (an account's in one mode, or the operator's), newest first, after a position. */
   list(
-    accountId: string | null,
+    workforce: Workforce,
     filter: { status?: WorkerStatus; limit: number; after?: { createdAt: Date; workerId: string } },
   ): Promise<WorkerRecord[]>;
   update(worker: WorkerRecord): Promise<void>;
@@ -66,14 +81,20 @@ export interface WorkerRepository {
   revokeToken(workerId: string, tokenId: string, kind: TokenKind, now: Date): Promise<boolean>;
   /** Revokes every live token of the worker; how many. */
   revokeAllTokens(workerId: string, now: Date): Promise<number>;
+  /** Revokes the worker's live sessions but the `keep` newest (by log-in); how many. */
+  revokeSessionsBeyond(workerId: string, keep: number, now: Date): Promise<number>;
   /** The worker's live API tokens (not revoked, not lapsed), newest first. */
   liveApiTokens(workerId: string, now: Date): Promise<WorkerTokenRecord[]>;
 }
 
-/** What identity needs of the store: the workers, in one transaction where it matters. */
+/** What identity needs of the work loop: ending a paused or removed worker's open assignments. */
+type HeldWork = Pick<WorkRepository, 'releaseAllHeld'>;
+
+/** What identity needs of the store: the workers (and their held work), in one transaction where it matters. */
 export interface IdentityStore {
   workers: WorkerRepository;
-  transaction<T>(work: (repos: { workers: WorkerRepository }) => Promise<T>): Promise<T>;
+  work: HeldWork;
+  transaction<T>(work: (repos: { workers: WorkerRepository; work: HeldWork }) => Promise<T>): Promise<T>;
 }
 
 export interface IdentitySettings {
@@ -88,6 +109,22 @@ export interface IdentitySettings {
 /** At most this many live API tokens per worker (the contract's WorkerTokenCreateRequest). */
 const maxApiTokens = 20;
 
+/** At most this many live sessions per worker: a log-in beyond it revokes the oldest (the contract's loginWorker). */
+const maxSessions = 10;
+
+/**
+ * A log-in without `workforce_id` tries the password against at most this many workforces that
+ * use the address (the operator's first, then the most recently seen): each try is a costly hash,
+ * and an address is one worker per workforce, so few share one (decision 0013).
+ */
+const maxLoginWorkforces = 5;
+
+/**
+ * With workforce_id named, the address's workers are read up to this many to find that workforce's
+ * one (an address has one worker per workforce; accounts are made by the operator, so few).
+ */
+const maxNamedLookup = 1000;
+
 const newWorkerId = () => 'wkr_' + randomBytes(12).toString('hex');
 const newTokenId = () => 'wtk_' + randomBytes(12).toString('hex');
 /** A token: a readable prefix (`wks_` session, `wka_` API) and 256 random bits, base64url. */
@@ -97,6 +134,7 @@ const hashToken = (token: string) => sha256(token);
 export const principalOf = (w: WorkerRecord): WorkerPrincipal => ({
   workerId: w.workerId,
   accountId: w.accountId,
+  mode: w.mode,
   roles: w.roles,
   calibrator: w.calibrator,
   status: w.status,
@@ -104,6 +142,8 @@ export const principalOf = (w: WorkerRecord): WorkerPrincipal => ({
 
 export interface NewWorker {
   accountId: string | null;
+  /** The mode of the key that makes the worker; the operator's workforce is live. */
+  mode: Mode;
   email: string;
   displayName: string;
   roles: WorkerRole[];
@@ -138,10 +178,12 @@ export async function createWorker(
   now: Date,
 ): Promise<{ worker: WorkerRecord; generatedPassword?: string }> {
   checkNewWorker(input);
+  if (input.accountId === null && input.mode !== 'live') throw invalid("The operator's workforce is live: it has no test-mode workers.");
   const password = input.password ?? generatePassword();
   const worker: WorkerRecord = {
     workerId: newWorkerId(),
     accountId: input.accountId,
+    mode: input.mode,
     email: input.email,
     displayName: input.displayName,
     status: 'active',
@@ -154,7 +196,11 @@ export async function createWorker(
     await store.workers.insert(worker, await hashPassword(password, settings.passwordCost));
   } catch (err) {
     if (err instanceof EmailTaken)
-      throw new DomainError('conflict', `The e-mail address ${input.email} is already used by another worker.`, 'email_taken');
+      throw new DomainError(
+        'conflict',
+        `The e-mail address ${input.email} is already used by another worker of this workforce.`,
+        'email_taken',
+      );
     throw err;
   }
   return { worker, ...(input.password === undefined ? { generatedPassword: password } : {}) };
@@ -169,35 +215,58 @@ export interface SessionGrant {
 
 /**
  * Logs in: a session token, or null for a wrong address or password, a worker without a password,
- * or a removed worker (the caller cannot tell which). An unknown address costs a hash check too.
+ * or a removed worker (the caller cannot tell which). An address is one worker per workforce, so
+ * the password is tried against each workforce's worker with the address (at most
+ * maxLoginWorkforces), or only the one `workforceId` names; an address nobody uses costs one hash
+ * too (a decoy), as one used once does. The same address and password opening workers of several
+ * workforces → 409 `workforce_required`: the caller names one.
  */
 export async function login(
   store: IdentityStore,
-  email: string,
-  password: string,
+  input: { email: string; password: string; workforceId?: string | undefined },
   settings: IdentitySettings,
   now: Date,
 ): Promise<SessionGrant | null> {
-  const found = await store.workers.findByEmail(email);
-  const hash = found?.passwordHash ?? (await decoyHash(settings.passwordCost));
-  const ok = await verifyPassword(password, hash);
-  if (!found?.passwordHash || !ok || found.worker.status === 'removed') return null;
+  const { email, password, workforceId } = input;
+  const candidates = (await store.workers.withEmail(email, workforceId === undefined ? maxLoginWorkforces : maxNamedLookup)).filter(
+    (c) => workforceId === undefined || workforceIdOf(c.worker) === workforceId,
+  );
+  const tried = candidates.slice(0, maxLoginWorkforces);
+  const matched: WorkerRecord[] = [];
+  if (tried.length === 0) await verifyPassword(password, await decoyHash(settings.passwordCost));
+  for (const c of tried) {
+    const ok = await verifyPassword(password, c.passwordHash ?? (await decoyHash(settings.passwordCost)));
+    if (ok && c.passwordHash && c.worker.status !== 'removed') matched.push(c.worker);
+  }
+  if (matched.length === 0) return null;
+  if (matched.length > 1)
+    throw new DomainError(
+      'conflict',
+      'This e-mail address and password open workers of several workforces: name the one to log in to in workforce_id (operator, or the wkf_ id the account that made you a worker gave you).',
+      'workforce_required',
+    );
+  const worker = matched[0]!;
   const token = newTokenSecret('session');
   const absoluteExpiresAt = new Date(now.getTime() + settings.sessionMaxMs);
   const expiresAt = new Date(Math.min(now.getTime() + settings.sessionTtlMs, absoluteExpiresAt.getTime()));
-  await store.workers.insertToken({
-    tokenId: newTokenId(),
-    workerId: found.worker.workerId,
-    kind: 'session',
-    tokenHash: hashToken(token),
-    name: null,
-    createdAt: now,
-    expiresAt,
-    absoluteExpiresAt,
-    lastUsedAt: now,
-    revokedAt: null,
+  await store.transaction(async ({ workers }) => {
+    // The worker's row is the lock: concurrent log-ins keep at most maxSessions between them.
+    await workers.get(worker.workerId, { forUpdate: true });
+    await workers.insertToken({
+      tokenId: newTokenId(),
+      workerId: worker.workerId,
+      kind: 'session',
+      tokenHash: hashToken(token),
+      name: null,
+      createdAt: now,
+      expiresAt,
+      absoluteExpiresAt,
+      lastUsedAt: now,
+      revokedAt: null,
+    });
+    await workers.revokeSessionsBeyond(worker.workerId, maxSessions, now);
   });
-  return { token, expiresAt, absoluteExpiresAt, worker: found.worker };
+  return { token, expiresAt, absoluteExpiresAt, worker };
 }
 
 export type TokenCheck =
@@ -211,9 +280,11 @@ export type TokenCheck =
  */
 export async function checkToken(store: IdentityStore, token: string, settings: IdentitySettings, now: Date): Promise<TokenCheck> {
   const found = await store.workers.findToken(hashToken(token));
-  if (!found || found.token.revokedAt) return { ok: false, reason: 'unknown' };
+  if (!found) return { ok: false, reason: 'unknown' };
   const { token: record, worker } = found;
+  // Removal revoked the token: its holder (who has a real token) learns why it stopped working.
   if (worker.status === 'removed') return { ok: false, reason: 'worker_removed' };
+  if (record.revokedAt) return { ok: false, reason: 'unknown' };
   if (record.expiresAt && record.expiresAt.getTime() <= now.getTime())
     return { ok: false, reason: record.kind === 'session' ? 'session_expired' : 'unknown' };
   const touchEveryMs = Math.min(60_000, settings.sessionTtlMs / 20);
@@ -268,10 +339,19 @@ export async function revokeApiToken(store: IdentityStore, workerId: string, tok
   if (!(await store.workers.revokeToken(workerId, tokenId, 'api', now))) throw notFound(`Token ${tokenId} not found.`);
 }
 
-/** A worker of this workforce (an account's own, or the operator's: null); 404 for any other. */
-export async function workerOf(store: IdentityStore, accountId: string | null, workerId: string): Promise<WorkerRecord> {
-  const worker = /^wkr_[0-9a-f]{24}$/.test(workerId) ? await store.workers.get(workerId) : null;
-  if (!worker || worker.accountId !== accountId) throw notFound(`Worker ${workerId} not found.`);
+/** Whether the worker belongs to this workforce (an account's own in one mode, or the operator's). */
+const inWorkforce = (worker: Pick<WorkerRecord, 'accountId' | 'mode'>, workforce: Workforce) =>
+  worker.accountId === workforce.accountId && worker.mode === workforce.mode;
+
+/** A worker of this workforce; 404 for any other (another account's, the other mode's, the operator's). */
+export async function workerOf(
+  store: Pick<IdentityStore, 'workers'>,
+  workforce: Workforce,
+  workerId: string,
+  options?: { forUpdate?: boolean },
+): Promise<WorkerRecord> {
+  const worker = /^wkr_[0-9a-f]{24}$/.test(workerId) ? await store.workers.get(workerId, options) : null;
+  if (!worker || !inWorkforce(worker, workforce)) throw notFound(`Worker ${workerId} not found.`);
   return worker;
 }
 
@@ -282,19 +362,25 @@ export interface WorkerChanges {
   status?: 'active' | 'paused';
 }
 
+/**
+ * Changes a worker of this workforce. Pausing ends the assignments they hold: the tasks go back to
+ * the queue (their drafts kept for them), and what they send on those leases later gets 403
+ * worker_paused (work.ts).
+ */
 export async function changeWorker(
   store: IdentityStore,
-  accountId: string | null,
+  workforce: Workforce,
   workerId: string,
   changes: WorkerChanges,
+  now: Date,
 ): Promise<WorkerRecord> {
-  return store.transaction(async ({ workers }) => {
-    const worker = await workerOf({ ...store, workers }, accountId, workerId);
+  return store.transaction(async ({ workers, work }) => {
+    const worker = await workerOf({ workers }, workforce, workerId, { forUpdate: true });
     if (worker.status === 'removed') throw invalid(`Worker ${workerId} was removed and cannot be changed.`);
     if (changes.displayName !== undefined && (!changes.displayName.trim() || changes.displayName.length > 100))
       throw invalid('display_name must be 1 to 100 characters long.');
     if (changes.roles !== undefined)
-      checkNewWorker({ accountId, email: worker.email, displayName: worker.displayName, roles: changes.roles, calibrator: false });
+      checkNewWorker({ ...workforce, email: worker.email, displayName: worker.displayName, roles: changes.roles, calibrator: false });
     const changed: WorkerRecord = {
       ...worker,
       ...(changes.displayName !== undefined ? { displayName: changes.displayName } : {}),
@@ -303,18 +389,23 @@ export async function changeWorker(
       ...(changes.status !== undefined ? { status: changes.status } : {}),
     };
     await workers.update(changed);
+    if (changed.status === 'paused') await work.releaseAllHeld(workerId, 'paused', now);
     return changed;
   });
 }
 
-/** Removes a worker: status removed, every token revoked. Removing twice changes nothing. */
-export async function removeWorker(store: IdentityStore, accountId: string | null, workerId: string, now: Date): Promise<WorkerRecord> {
-  return store.transaction(async ({ workers }) => {
-    const worker = await workerOf({ ...store, workers }, accountId, workerId);
+/**
+ * Removes a worker: status removed, every token revoked, the assignments they hold ended (the
+ * tasks go back to the queue). Removing twice changes nothing.
+ */
+export async function removeWorker(store: IdentityStore, workforce: Workforce, workerId: string, now: Date): Promise<WorkerRecord> {
+  return store.transaction(async ({ workers, work }) => {
+    const worker = await workerOf({ workers }, workforce, workerId, { forUpdate: true });
     if (worker.status === 'removed') return worker;
     const removed: WorkerRecord = { ...worker, status: 'removed' };
     await workers.update(removed);
     await workers.revokeAllTokens(workerId, now);
+    await work.releaseAllHeld(workerId, 'removed', now);
     return removed;
   });
 }
@@ -322,7 +413,7 @@ export async function removeWorker(store: IdentityStore, accountId: string | nul
 /** A new password (given, or chosen and returned) and every token revoked. */
 export async function resetPassword(
   store: IdentityStore,
-  accountId: string | null,
+  workforce: Workforce,
   workerId: string,
   password: string | undefined,
   settings: IdentitySettings,
@@ -332,7 +423,7 @@ export async function resetPassword(
   const chosen = password ?? generatePassword();
   const hash = await hashPassword(chosen, settings.passwordCost);
   return store.transaction(async ({ workers }) => {
-    const worker = await workerOf({ ...store, workers }, accountId, workerId);
+    const worker = await workerOf({ workers }, workforce, workerId);
     if (worker.status === 'removed') throw invalid(`Worker ${workerId} was removed; its password cannot be reset.`);
     await workers.setPassword(workerId, hash);
     const revokedTokens = await workers.revokeAllTokens(workerId, now);
@@ -349,10 +440,10 @@ export interface WorkerPage {
 /** One page of a workforce's workers, newest first; next_token bound to the workforce and filter. */
 export async function listWorkers(
   store: IdentityStore,
-  accountId: string | null,
+  workforce: Workforce,
   filter: { status?: WorkerStatus; limit: number; nextToken?: string },
 ): Promise<WorkerPage> {
-  const binding = sha256(JSON.stringify(['workers', accountId, filter.status ?? null])).slice(0, 16);
+  const binding = sha256(JSON.stringify(['workers', workforce.accountId, workforce.mode, filter.status ?? null])).slice(0, 16);
   let after: { createdAt: Date; workerId: string } | undefined;
   if (filter.nextToken) {
     let decoded: { c?: unknown; i?: unknown; b?: unknown } = {};
@@ -366,7 +457,7 @@ export async function listWorkers(
     if (decoded.b !== binding) throw invalid('next_token belongs to another query: repeat the request with the same filters and API key.');
     after = { createdAt: new Date(decoded.c), workerId: decoded.i };
   }
-  const rows = await store.workers.list(accountId, {
+  const rows = await store.workers.list(workforce, {
     ...(filter.status ? { status: filter.status } : {}),
     limit: filter.limit + 1,
     ...(after ? { after } : {}),

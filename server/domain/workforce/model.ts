@@ -207,6 +207,11 @@ export interface WorkRepository {
   activeFor(workerId: string): Promise<Assignment | null>;
   /** Expires up to `limit` lapsed leases and returns their slots; answers how many. */
   expireLapsed(now: Date, limit: number): Promise<number>;
+  /**
+   * Ends every assignment the worker holds (released, `data.by` the reason), as the worker is paused
+   * or removed: the slots go back to the queue; answers how many.
+   */
+  releaseAllHeld(workerId: string, by: 'paused' | 'removed', now: Date): Promise<number>;
   /** The assignment, if it is this worker's (any worker's when workerId is null); with forUpdate, locked. */
   get(assignmentId: string, workerId: string | null, options?: { forUpdate?: boolean }): Promise<Assignment | null>;
   update(assignment: Assignment): Promise<void>;
@@ -215,11 +220,13 @@ export interface WorkRepository {
   /** The task's work row, locked. */
   lockTaskWork(taskId: string): Promise<TaskWork | null>;
   updateTaskWork(work: TaskWork): Promise<void>;
-  /** Ends the task's work (canceled or in error): open assignments are canceled. */
+  /** Ends the task's work (canceled or in error): open assignments are canceled, and every draft of the task dropped. */
   closeTask(taskId: string, now: Date): Promise<void>;
+  /** Drops the drafts of the task's ended assignments (the task completed: none will be used again). */
+  dropDrafts(taskId: string): Promise<void>;
   /** A task's assignments, oldest first. */
   forTask(taskId: string): Promise<Assignment[]>;
-  /** A worker's assignments, newest first (keyset by issued_at, assignment_id). */
+  /** A worker's assignments, newest first (keyset by issued_at, assignment_id), without their drafts (`draft` null). */
   forWorker(
     workerId: string,
     filters: { statuses?: AssignmentStatus[] },

@@ -58,3 +58,117 @@ export function generatePassword(): string {
   // 256 is not a multiple of 57: the slight bias costs well under a bit of the ~140.
   return [...bytes].map((b) => alphabet[b % alphabet.length]).join('');
 }
+
+/** Why the gate turned a hash away: its subject has as many in progress as allowed, or the queue is full. */
+export type HashRefusal = 'subject' | 'full';
+
+export interface HashTicket {
+  /** Resolves when the hash may run. */
+  ready: Promise<void>;
+  /** Frees the slot (or the place in the queue): call it once the hash is done, or abandoned. */
+  release(): void;
+}
+
+export interface HashGateSettings {
+  /** Hashes running at once (WORKER_PASSWORD_CONCURRENCY): each takes one of libuv's threads. */
+  concurrency: number;
+  /** Hashes waiting at most (WORKER_PASSWORD_QUEUE); more are refused at once. */
+  queue: number;
+  /** Hashes in progress (running or waiting) per subject (WORKER_PASSWORD_PER_CLIENT). */
+  perSubject: number;
+}
+
+/**
+ * Bounds password hashing, deliberately costly: scrypt runs on libuv's thread pool (4 threads
+ * unless UV_THREADPOOL_SIZE says otherwise), which DNS lookups (callbacks, attachment checks) and
+ * file access share. At most `concurrency` hashes run; up to `queue` wait, taken by their first
+ * subject (a client address, an account): the one with the fewest running goes next, the longest
+ * waiting among equals, so one client's many requests never make another wait behind them; a
+ * subject with `perSubject` in progress, or a full queue, is refused at once. `hashed` counts the
+ * hashes let through (a metric), `refused` the refusals.
+ */
+export function hashGate(
+  settings: HashGateSettings,
+  observe: { hashed?: () => void; refused?: (why: HashRefusal, subjects: readonly string[]) => void } = {},
+) {
+  let running = 0;
+  let waiting = 0;
+  const inProgress = new Map<string, number>();
+  /** Running hashes by first subject. */
+  const runningBy = new Map<string, number>();
+  /** Waiting starts by first subject; the map's order is the turn order among equals. */
+  const queues = new Map<string, (() => void)[]>();
+  const count = (map: Map<string, number>, key: string, by: number) => {
+    const n = (map.get(key) ?? 0) + by;
+    if (n > 0) map.set(key, n);
+    else map.delete(key);
+  };
+  const add = (subjects: readonly string[], by: number) => {
+    for (const s of subjects) count(inProgress, s, by);
+  };
+  const startNext = () => {
+    while (running < settings.concurrency && queues.size > 0) {
+      let next: string | undefined;
+      for (const key of queues.keys()) if (next === undefined || (runningBy.get(key) ?? 0) < (runningBy.get(next) ?? 0)) next = key;
+      const starts = queues.get(next!)!;
+      queues.delete(next!);
+      const start = starts.shift()!;
+      // Its subject's next hash waits for every other subject's turn.
+      if (starts.length > 0) queues.set(next!, starts);
+      waiting--;
+      start();
+    }
+  };
+  return {
+    /** A ticket for one hash on behalf of `subjects` (the first decides its turn), or why not. */
+    admit(subjects: readonly string[]): HashTicket | HashRefusal {
+      if (subjects.some((s) => (inProgress.get(s) ?? 0) >= settings.perSubject)) {
+        observe.refused?.('subject', subjects);
+        return 'subject';
+      }
+      if (running >= settings.concurrency && waiting >= settings.queue) {
+        observe.refused?.('full', subjects);
+        return 'full';
+      }
+      add(subjects, 1);
+      const key = subjects[0] ?? '';
+      let state: 'waiting' | 'running' | 'done' = 'waiting';
+      let start!: () => void;
+      const ready = new Promise<void>((resolve) => {
+        start = () => {
+          state = 'running';
+          running++;
+          count(runningBy, key, 1);
+          observe.hashed?.();
+          resolve();
+        };
+      });
+      if (running < settings.concurrency) start();
+      else {
+        waiting++;
+        queues.set(key, [...(queues.get(key) ?? []), start]);
+      }
+      return {
+        ready,
+        release() {
+          if (state === 'done') return;
+          if (state === 'running') {
+            running--;
+            count(runningBy, key, -1);
+          } else {
+            // Gave up while waiting (the client went away): out of the queue.
+            const starts = (queues.get(key) ?? []).filter((s) => s !== start);
+            if (starts.length > 0) queues.set(key, starts);
+            else queues.delete(key);
+            waiting--;
+          }
+          state = 'done';
+          add(subjects, -1);
+          startNext();
+        },
+      };
+    },
+  };
+}
+
+export type HashGate = ReturnType<typeof hashGate>;

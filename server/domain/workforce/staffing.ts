@@ -80,12 +80,15 @@ function subjects(name: string, list: string[] | null | undefined, kept: string[
   return unique;
 }
 
-/** Every worker id named is a worker of the caller's own workforce that is not removed: 404 naming the first that is not. */
+/**
+ * Every worker id named is a worker of the caller's own workforce, of the key's mode, that is not
+ * removed: 404 naming the first that is not.
+ */
 async function assertOwnWorkers(uow: UnitOfWork, caller: Caller, lists: (string[] | null)[]) {
   const ids = [...new Set(lists.flatMap((l) => l ?? []).filter((s) => !(STAFFING_GROUPS as readonly string[]).includes(s)))];
   for (const id of ids) {
     const worker = await uow.workers.get(id);
-    if (!worker || worker.accountId !== caller.account.accountId || worker.status === 'removed')
+    if (!worker || worker.accountId !== caller.account.accountId || worker.mode !== caller.mode || worker.status === 'removed')
       throw notFound(`Worker ${id} not found in this account's workforce.`);
   }
 }

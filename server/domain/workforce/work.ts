@@ -28,6 +28,7 @@ import {
   type WorkEventKind,
 } from './model.ts';
 import type { WorkerPrincipal } from './worker.ts';
+import { workerSeenBy } from './handles.ts';
 import { claimLiveOrQuality, claimTraining, qualityTaskOf, submitQualityAnswer } from '../quality/qualification.ts';
 
 export interface WorkSettings {
@@ -41,6 +42,13 @@ export interface WorkSettings {
 
 /** The defaults of server/config.ts (WORK_LEASE_SECONDS, WORK_HARD_CAP_SECONDS, REDO_RESERVE_SECONDS). */
 export const defaultWorkSettings: WorkSettings = { leaseMs: 600_000, hardCapMs: 14_400_000, redoReserveMs: 86_400_000 };
+
+/**
+ * A draft's limit, serialized as JSON (the contract's AssignmentDraft: 1 MB). The worker API
+ * refuses a heartbeat's body past it (and 16 KB for the rest) before reading it; this is the exact
+ * check, on what is stored.
+ */
+export const maxDraftBytes = 1_048_576;
 
 /** The operator's name on audits made by its reviewers (the contract's `audit_source`). */
 const OPERATOR_AUDIT_SOURCE = 'humantask';
@@ -57,6 +65,16 @@ const canReview = (w: WorkerPrincipal) => w.roles.includes('reviewer') || w.role
 function assertActive(worker: WorkerPrincipal) {
   if (worker.status !== 'active')
     throw new DomainError('forbidden', `Worker ${worker.workerId} is ${worker.status}: no work is handed out.`, 'worker_paused');
+}
+
+/** A paused worker's held work went back to the queue when they were paused: nothing they send on it counts. */
+function assertWorking(worker: WorkerPrincipal) {
+  if (worker.status !== 'active')
+    throw new DomainError(
+      'forbidden',
+      `Worker ${worker.workerId} is ${worker.status}: the assignments they held went back to the queue when they were paused.`,
+      'worker_paused',
+    );
 }
 
 const roleMissing = (message: string) => new DomainError('forbidden', message, 'role_missing');
@@ -96,6 +114,8 @@ export async function claimNext(
     throw roleMissing(`Worker ${worker.workerId} has neither the labeler nor the lead role: it cannot take attempts.`);
   if (request.role === 'review' && !canReview(worker))
     throw roleMissing(`Worker ${worker.workerId} has neither the reviewer nor the lead role: it cannot take reviews.`);
+  // A test-mode worker does test-mode work only, and none waits for a person (decision 0013).
+  if (worker.mode !== 'live') return null;
   const held = await uow.work.activeFor(worker.workerId);
   if (held && held.leaseExpiresAt > now) return held;
   if (held) await uow.work.expireLapsed(now, 100);
@@ -205,6 +225,10 @@ export async function heartbeat(
   settings: WorkSettings,
   now: Date,
 ): Promise<Assignment> {
+  assertWorking(worker);
+  const bytes = input.draft === undefined ? 0 : Buffer.byteLength(JSON.stringify(input.draft));
+  if (bytes > maxDraftBytes)
+    throw invalid(`draft is ${bytes} bytes serialized as JSON; a draft may be at most ${maxDraftBytes} bytes (1 MB). Nothing was saved.`);
   const a = await uow.work.heartbeat({
     assignmentId,
     workerId: worker.workerId,
@@ -225,6 +249,7 @@ export async function giveBack(
   input: { leaseToken: string; status: 'skipped' | 'released'; reason?: string | undefined; activeMs?: number | undefined },
   now: Date,
 ): Promise<Assignment> {
+  assertWorking(worker);
   if (input.status === 'skipped' && !input.reason?.trim()) throw invalid('reason is required to skip a task.');
   const a = await uow.work.giveBack({
     assignmentId,
@@ -311,6 +336,7 @@ export async function submitAssignment(
   now: Date,
   random: () => number = Math.random,
 ): Promise<SubmitOutcome> {
+  assertWorking(worker);
   return uow.transaction(async (repos) => {
     const mine = await heldAssignment(repos, worker, assignmentId, input.leaseToken, now);
     if (mine.purpose !== 'live') {
@@ -397,6 +423,8 @@ async function adopt(
   if (first) await taskSettled(repos, task, now);
   Object.assign(work, { stage: 'done', openSlots: 0, parentAssignmentId: null, reservedFor: null, reservedUntil: null });
   await repos.work.updateTaskWork(work);
+  // Done: no draft of the task will be used again (the contract's AssignmentDraft).
+  await repos.work.dropDrafts(task.taskId);
 }
 
 export interface ReviewInput {
@@ -458,6 +486,7 @@ export async function reviewAssignment(
   settings: WorkSettings,
   now: Date,
 ): Promise<Assignment> {
+  assertWorking(worker);
   return uow.transaction(async (repos) => {
     const { a, task, work } = await held(repos, worker, assignmentId, input.leaseToken, now);
     if (a.role !== 'review' || !a.parentAssignmentId)
@@ -494,7 +523,8 @@ export async function reviewAssignment(
       if (fix) decided.response = fix;
       await repos.work.update({ ...reviewed, status: input.result, feedback });
       const audit: TaskAudit = {
-        auditedBy: worker.workerId,
+        // The customer's own reviewer by id, one of the operator's by the handle the customer knows them by.
+        auditedBy: workerSeenBy(a.accountId, worker),
         auditedAt: now,
         auditTimeSecs: Math.round(activeMs / 1000),
         result: input.result,

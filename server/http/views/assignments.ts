@@ -1,12 +1,12 @@
 // Assignments on the wire: the worker's own view (worker API) and the customer's view of who
 // worked on a task (current generation). Absent values are left out, never null. The domain's
 // decided statuses (accepted, fixed, rejected) show as `reviewed` with the review's result.
-import { createHash } from 'node:crypto';
 import type { components as Current } from '../../../generated/current.ts';
 import type { components as Workforce } from '../../../generated/workforce.ts';
 import type { Task } from '../../domain/model.ts';
 import type { Answer, Assignment, AssignmentStatus } from '../../domain/workforce/model.ts';
 import type { AssignmentWork } from '../../domain/workforce/work.ts';
+import { operatorWorkerHandle } from '../../domain/workforce/handles.ts';
 import { stored } from './stored.ts';
 
 type Wire = Workforce['schemas'];
@@ -120,7 +120,7 @@ export function heartbeatView(a: Assignment): Wire['Heartbeat'] {
  * workforce an opaque handle, stable per account and worker, that tells nothing else.
  */
 export const workerHandle = (accountId: string, workerId: string, own: boolean) =>
-  own ? workerId : `opw_${createHash('sha256').update(`${accountId}\n${workerId}`).digest('hex').slice(0, 24)}`;
+  own ? workerId : operatorWorkerHandle(accountId, workerId);
 
 export function taskAssignmentView(a: Assignment, own: boolean): Current['schemas']['TaskAssignment'] {
   const result = review(a, null)?.result;

@@ -2,11 +2,13 @@
 // generation's view of an account's own workers. Absent values are left out, never null.
 import type { components as Current } from '../../../generated/current.ts';
 import type { components as Workforce } from '../../../generated/workforce.ts';
+import { workforceIdOf } from '../../domain/workforce/handles.ts';
 import type { WorkerRecord, WorkerTokenRecord } from '../../domain/workforce/identity.ts';
 
 export function workerView(w: WorkerRecord): Current['schemas']['Worker'] {
   return {
     worker_id: w.workerId,
+    workforce_id: workforceIdOf(w),
     email: w.email,
     display_name: w.displayName,
     roles: w.roles,
@@ -26,6 +28,8 @@ export function workerProfileView(w: WorkerRecord): Workforce['schemas']['Worker
     calibrator: w.calibrator,
     status: w.status,
     workforce: w.accountId === null ? 'operator' : 'account',
+    workforce_id: workforceIdOf(w),
+    mode: w.mode,
     created_at: w.createdAt.toISOString(),
   };
 }

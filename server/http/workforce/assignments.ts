@@ -56,7 +56,7 @@ async function idempotent<T>(
     expiresAt: new Date(now.getTime() + Math.min(idem.ttlMs, 60_000)),
   };
   if (!(await uow.idempotency.claim(saved))) {
-    const held = await uow.idempotency.find(accountId, saved.key);
+    const held = await uow.idempotency.find(accountId, saved.mode, saved.key);
     if (!held || held.statusCode === 0)
       throw new HttpError(
         429,
@@ -79,7 +79,7 @@ async function idempotent<T>(
     const refusal = err instanceof DomainError ? toErrorAnswer(err, 'current') : null;
     if (refusal && refusal.status < 500)
       await keep(refusal.status, { status_code: refusal.status, error: refusal.message, ...(refusal.code ? { code: refusal.code } : {}) });
-    else await uow.idempotency.release(accountId, saved.key);
+    else await uow.idempotency.release(accountId, saved.mode, saved.key);
     throw err;
   }
 }

@@ -15,6 +15,8 @@ import {
   workerOf,
   type IdentitySettings,
 } from '../../domain/workforce/identity.ts';
+import type { Caller } from '../../domain/model.ts';
+import type { Workforce } from '../../domain/workforce/handles.ts';
 import { defaultIdentitySettings } from '../../domain/workforce/settings.ts';
 import type { HandlerDeps } from '../tasks.ts';
 import { NoContent, type HandlerTable, type Operations, type WorkerHandlerTable } from '../typed.ts';
@@ -30,7 +32,7 @@ type WorkerApiIdentity = Pick<
 export function identityHandlers({ uow, identity, now }: WorkerApiDeps): WorkerApiIdentity {
   return {
     async loginWorker({ body }) {
-      const grant = await login(uow, body.email, body.password, identity, now());
+      const grant = await login(uow, { email: body.email, password: body.password, workforceId: body.workforce_id }, identity, now());
       if (!grant) throw unauthenticated('Wrong e-mail address or password.');
       return {
         token: grant.token,
@@ -46,7 +48,7 @@ export function identityHandlers({ uow, identity, now }: WorkerApiDeps): WorkerA
       return new NoContent();
     },
     async getCurrentWorker({ worker }) {
-      return workerProfileView(await workerOf(uow, worker.accountId, worker.workerId));
+      return workerProfileView(await workerOf(uow, worker, worker.workerId));
     },
     async createWorkerToken({ worker, body }) {
       const { record, token } = await createApiToken(
@@ -72,7 +74,10 @@ type Management = Pick<
   'createWorker' | 'listWorkers' | 'getWorker' | 'updateWorker' | 'removeWorker' | 'pauseWorker' | 'unpauseWorker' | 'resetWorkerPassword'
 >;
 
-/** An account manages only its own workers: any other worker id is 404. */
+/** The workforce a key manages: its account's own workers of its mode (decision 0013). */
+const workforceOf = (caller: Caller): Workforce => ({ accountId: caller.account.accountId, mode: caller.mode });
+
+/** An account manages only its own workers, and a key only those of its mode: any other worker id is 404. */
 export function workerManagementHandlers({
   uow,
   identity = defaultIdentitySettings,
@@ -82,7 +87,7 @@ export function workerManagementHandlers({
       const { worker, generatedPassword } = await createWorker(
         uow,
         {
-          accountId: caller.account.accountId,
+          ...workforceOf(caller),
           email: body.email,
           displayName: body.display_name,
           roles: body.roles,
@@ -96,7 +101,7 @@ export function workerManagementHandlers({
     },
     async listWorkers({ caller, query }) {
       const limit = query.limit ?? 100;
-      const page = await listWorkers(uow, caller.account.accountId, {
+      const page = await listWorkers(uow, workforceOf(caller), {
         limit,
         ...(query.status ? { status: query.status } : {}),
         ...(query.next_token ? { nextToken: query.next_token } : {}),
@@ -109,22 +114,28 @@ export function workerManagementHandlers({
       };
     },
     async getWorker({ caller, path }) {
-      return workerView(await workerOf(uow, caller.account.accountId, path.workerId));
+      return workerView(await workerOf(uow, workforceOf(caller), path.workerId));
     },
     async updateWorker({ caller, path, body }) {
       return workerView(
-        await changeWorker(uow, caller.account.accountId, path.workerId, {
-          ...(body.display_name !== undefined ? { displayName: body.display_name } : {}),
-          ...(body.roles !== undefined ? { roles: body.roles } : {}),
-          ...(body.calibrator !== undefined ? { calibrator: body.calibrator } : {}),
-        }),
+        await changeWorker(
+          uow,
+          workforceOf(caller),
+          path.workerId,
+          {
+            ...(body.display_name !== undefined ? { displayName: body.display_name } : {}),
+            ...(body.roles !== undefined ? { roles: body.roles } : {}),
+            ...(body.calibrator !== undefined ? { calibrator: body.calibrator } : {}),
+          },
+          new Date(),
+        ),
       );
     },
     async removeWorker({ caller, path }) {
-      return workerView(await removeWorker(uow, caller.account.accountId, path.workerId, new Date()));
+      return workerView(await removeWorker(uow, workforceOf(caller), path.workerId, new Date()));
     },
     async pauseWorker({ caller, path }) {
-      return workerView(await changeWorker(uow, caller.account.accountId, path.workerId, { status: 'paused' }));
+      return workerView(await changeWorker(uow, workforceOf(caller), path.workerId, { status: 'paused' }, new Date()));
     },
     async unpauseWorker({ caller, path, body }) {
       const accountId = caller.account.accountId;
@@ -132,20 +143,24 @@ export function workerManagementHandlers({
       // A worker of the operator's workforce, by the handle the account knows: their standing in
       // the account's project is the account's; their own pause is the operator's (decision 0011).
       if (path.workerId.startsWith('opw_')) {
+        // The operator's workforce is live: a test key reaches none of it (decision 0013).
+        if (caller.mode !== 'live') throw notFound(`Worker ${path.workerId} not found.`);
         if (project === undefined)
           throw invalid(
             `${path.workerId} is a worker of the operator's workforce: only their standing in one of your projects can be reset (give project).`,
           );
         return { worker: path.workerId, project, state: await resetOperatorStanding(uow, accountId, path.workerId, project, new Date()) };
       }
-      // An unknown project changes nothing, the worker's own pause included.
-      if (project !== undefined && !(await uow.projects.get(accountId, 'live', project))) throw notFound(`Project "${project}" not found.`);
-      const worker = await changeWorker(uow, accountId, path.workerId, { status: 'active' });
-      if (project !== undefined) await resetStanding(uow, accountId, worker.workerId, project, new Date());
+      // An unknown project changes nothing, the worker's own pause included. A test-mode worker
+      // does no work, so has no standing to reset: a test key's project is only checked.
+      if (project !== undefined && !(await uow.projects.get(accountId, caller.mode, project)))
+        throw notFound(`Project "${project}" not found.`);
+      const worker = await changeWorker(uow, workforceOf(caller), path.workerId, { status: 'active' }, new Date());
+      if (project !== undefined && caller.mode === 'live') await resetStanding(uow, accountId, worker.workerId, project, new Date());
       return workerView(worker);
     },
     async resetWorkerPassword({ caller, path, body }) {
-      const reset = await resetPassword(uow, caller.account.accountId, path.workerId, body?.password, identity, new Date());
+      const reset = await resetPassword(uow, workforceOf(caller), path.workerId, body?.password, identity, new Date());
       return {
         worker_id: reset.worker.workerId,
         revoked_tokens: reset.revokedTokens,
