@@ -435,15 +435,15 @@ async function casesOf(uow: UnitOfWork, caller: Caller, n: number, api: Api): Pr
     });
   }
   cases.push(
-    { ...at, name: 'project (8 %)', query: `/v1/tasks?limit=${LIMIT}&project=proj-3`, filters: { project: 'proj-3' } },
+    { ...at, name: 'project (8 %)', query: `/v1/tasks?limit=${LIMIT}&project=proj-3`, filters: { projects: ['proj-3'] } },
     { ...at, name: 'status canceled (9 %)', query: `/v1/tasks?limit=${LIMIT}&status=canceled`, filters: { statuses: ['canceled'] } },
     { ...at, name: 'status error (3 %)', query: `/v1/tasks?limit=${LIMIT}&status=error`, filters: { statuses: ['error'] } },
-    { ...at, name: 'batch (1 %)', query: `/v1/tasks?limit=${LIMIT}&batch=batch-3`, filters: { batch: 'batch-3' } },
+    { ...at, name: 'batch (1 %)', query: `/v1/tasks?limit=${LIMIT}&batch=batch-3`, filters: { batches: ['batch-3'] } },
     {
       ...at,
       name: 'project + status pending (2 %)',
       query: `/v1/tasks?limit=${LIMIT}&project=proj-3&status=pending`,
-      filters: { project: 'proj-3', statuses: ['pending'] },
+      filters: { projects: ['proj-3'], statuses: ['pending'] },
     },
     { ...at, name: 'tag priority (5 %)', query: `/v1/tasks?limit=${LIMIT}&tags=priority`, filters: { tags: ['priority'] } },
     { ...at, name: 'tag rare (0.1 %)', query: `/v1/tasks?limit=${LIMIT}&tags=rare`, filters: { tags: ['rare'] } },

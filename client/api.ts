@@ -149,11 +149,15 @@ export function buildApi(raw: Client<any>, generation: 'current' | 'legacy'): Ap
     projects: {
       create: (body: unknown, o?: RequestOptions) => send('post', '/v1/projects', init(o, { body })),
       get: (name: string, o?: RequestOptions) => send('get', PROJECT, init(o, { params: { path: { projectName: name } } })),
-      list: (o?: RequestOptions) => send('get', '/v1/projects', init(o)),
+      list: (query?: object, o?: RequestOptions) => send('get', '/v1/projects', init(o, { params: { query: { ...query } } })),
       setParams: (name: string, body: unknown, o?: RequestOptions) =>
         send('post', `${PROJECT}/setParams`, init(o, { params: { path: { projectName: name } }, body })),
       setOntology: (name: string, body: unknown, o?: RequestOptions) =>
         send('post', `${PROJECT}/setOntology`, init(o, { params: { path: { projectName: name } }, body })),
+      archive: (name: string, o?: RequestOptions) =>
+        send('post', `${PROJECT}/archive`, init(o, { params: { path: { projectName: name } } })),
+      unarchive: (name: string, o?: RequestOptions) =>
+        send('post', `${PROJECT}/unarchive`, init(o, { params: { path: { projectName: name } } })),
     },
     batches: {
       create: (body: unknown, o?: RequestOptions) => send('post', '/v1/batches', init(o, { body })),

@@ -35,7 +35,7 @@ export type ApiKind = 'current' | 'legacy' | 'worker';
 const CUSTOMER_CREATION = /^\/v1\/(?:task|training_tasks|evaluation_tasks)\/[a-z]+$/;
 // POSTs the contract defines as idempotent: a repeat changes nothing more and answers 200.
 const CUSTOMER_IDEMPOTENT_POST =
-  /^\/v1\/(?:task\/\{taskId\}\/(?:cancel|setMetadata|tags)|batches\/\{batchName\}\/(?:setMetadata|finalize|archive|unarchive))$/;
+  /^\/v1\/(?:task\/\{taskId\}\/(?:cancel|setMetadata|tags)|batches\/\{batchName\}\/(?:setMetadata|finalize|archive|unarchive)|projects\/\{projectName\}\/(?:archive|unarchive))$/;
 /**
  * POSTs that get an `Idempotency-Key` when they have none: creations; for workers, submit (the
  * server replays a retried submit's first answer).

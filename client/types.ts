@@ -147,7 +147,8 @@ type ProjectPath = '/v1/projects/{projectName}';
 export interface ProjectsApi<P, T extends boolean> {
   create(body: Body<P, '/v1/projects', 'post'>, options?: RequestOptions): R<P, '/v1/projects', 'post', T>;
   get(name: string, options?: RequestOptions): R<P, ProjectPath, 'get', T>;
-  list(options?: RequestOptions): R<P, '/v1/projects', 'get', T>;
+  /** `archived: 'true'` or `'false'` lists only archived or only other projects. */
+  list(query?: Query<Operation<P, '/v1/projects', 'get'>>, options?: RequestOptions): R<P, '/v1/projects', 'get', T>;
   setParams(
     name: string,
     body: Body<P, `${ProjectPath}/setParams`, 'post'>,
@@ -158,6 +159,9 @@ export interface ProjectsApi<P, T extends boolean> {
     body: Body<P, `${ProjectPath}/setOntology`, 'post'>,
     options?: RequestOptions,
   ): R<P, `${ProjectPath}/setOntology`, 'post', T>;
+  /** Archives the project: it takes no new task or batch, and `archived=false` lists leave it out. */
+  archive(name: string, options?: RequestOptions): R<P, `${ProjectPath}/archive`, 'post', T>;
+  unarchive(name: string, options?: RequestOptions): R<P, `${ProjectPath}/unarchive`, 'post', T>;
 }
 
 type BatchPath = '/v1/batches/{batchName}';

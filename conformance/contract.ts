@@ -166,8 +166,14 @@ export function loadContract(generation: Bundle): Contract {
     return {
       ...ref,
       operationId: String(ref.op.operationId),
-      parameters: located.map((l) => l.node),
-      parameterSchemaPointers: located.map((l) => `${l.pointer}/schema`),
+      // A parameter given as JSON (`content: application/json`, an import's `params`) is read by its
+      // media type's schema, and sent as JSON text.
+      parameters: located.map((l) =>
+        l.node.content?.['application/json'] ? { ...l.node, schema: l.node.content['application/json'].schema, json: true } : l.node,
+      ),
+      parameterSchemaPointers: located.map((l) =>
+        l.node.content?.['application/json'] ? `${l.pointer}/content/application~1json/schema` : `${l.pointer}/schema`,
+      ),
       regex: templateRegex(ref.path),
       templated: ref.path.includes('{'),
       statuses: Object.keys(ref.op.responses ?? {}),

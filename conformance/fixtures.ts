@@ -220,6 +220,26 @@ export class Fixtures {
     });
   }
 
+  /** An import of the createImport JSON Lines example (made once). */
+  importOf(ctx: CheckContext): Promise<string> {
+    return this.once('import', async () => {
+      const op = this.op('createImport');
+      const [, example] = requestExamples(this.contract, op, 'application/x-ndjson')[0] ?? [];
+      const ex = await ctx.call('POST', op.path, { raw: { contentType: 'application/x-ndjson', body: String(example ?? '') } });
+      expectAnswer(ex, [200], "creating an import for the check (the contract's createImport example)");
+      return String(ex.body?.import_id);
+    });
+  }
+
+  /** An export of every task as JSON Lines (made once). */
+  exportOf(ctx: CheckContext): Promise<string> {
+    return this.once('export', async () => {
+      const ex = await ctx.call('POST', this.op('createExport').path, { json: { format: 'jsonl' } });
+      expectAnswer(ex, [200], 'creating an export for the check (JSON Lines of every task)');
+      return String(ex.body?.export_id);
+    });
+  }
+
   trainingTask(ctx: CheckContext): Promise<string> {
     return this.trainingLike(ctx, 'training');
   }
@@ -276,6 +296,12 @@ export class Fixtures {
           break;
         case 'evaluationTaskId':
           value = await this.evaluationTask(ctx);
+          break;
+        case 'importId':
+          value = await this.importOf(ctx);
+          break;
+        case 'exportId':
+          value = await this.exportOf(ctx);
           break;
         case 'workerId':
           value = freshWorkerOperations.has(op.operationId) ? await this.freshWorker(ctx) : await this.worker(ctx);

@@ -53,6 +53,8 @@ const dependentFields = new Set([
   'ontology',
   'min_vertices',
   'max_vertices',
+  // a video's pre-labelled events name them
+  'events_to_annotate',
   // the attachment and its type decide each other's form (URL or text); spans refer to the text
   'attachment',
   'attachments',
@@ -157,7 +159,7 @@ function validArbitrary(contract: Contract, op: ContractOperation): fc.Arbitrary
       Object.fromEntries(
         Object.entries(q)
           .filter(([, v]) => v !== undefined)
-          .map(([k, v]) => [k, queryText(v)]),
+          .map(([k, v]) => [k, queryParams.find((p) => p.name === k)?.json ? JSON.stringify(v) : queryText(v)]),
       ),
     );
 

@@ -327,6 +327,9 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
         } else if (req.form !== undefined) {
           headers['content-type'] = 'application/x-www-form-urlencoded';
           body = req.form;
+        } else if (req.raw !== undefined) {
+          headers['content-type'] = req.raw.contentType;
+          body = req.raw.body;
         }
         Object.assign(headers, req.headers);
         const url = requestUrl(options, generation, path, req.query);

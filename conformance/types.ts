@@ -51,6 +51,8 @@ export interface RequestOptions {
   json?: unknown;
   /** An `application/x-www-form-urlencoded` body (the older generation accepts forms). */
   form?: string;
+  /** A body of another media type, as it is (a file to import: JSON Lines, CSV). */
+  raw?: { contentType: string; body: string };
   query?: Record<string, string | number | boolean | string[] | undefined>;
   headers?: Record<string, string>;
 }

@@ -16,7 +16,12 @@ export interface paths {
          *     **Filters** are optional and combine with AND: `start_time`/`end_time` (bounds of
          *     `created_at`), `status`, `type`, `project`, `batch`, `unique_id`, `tags` (every listed tag
          *     must be on the task), `customer_review_status`, `completed_after`/`completed_before` (bounds
-         *     of `completed_at`), `updated_after`/`updated_before` (bounds of `updated_at`). Time bounds
+         *     of `completed_at`), `updated_after`/`updated_before` (bounds of `updated_at`). `status`,
+         *     `type`, `project`, `batch`, `unique_id`, `customer_review_status` and `tags` are list filters:
+         *     several values as repeated keys (`unique_id=u1&unique_id=u2`) or comma-joined in one value
+         *     (`customer_review_status=accepted,fixed`), mixed as you like; a task matches when it has any of
+         *     the values (`tags`: every one). `type` takes the aliases `documentranscription` and
+         *     `segmentannoation` for their types. Time bounds
          *     are inclusive and accept a plain date or a date-time with or without an offset (none means
          *     UTC). Names that match nothing (an unknown project or batch) give an empty list, not 404. The
          *     filters beyond `start_time`, `end_time`, `status` and `type` are our decision (the API
@@ -361,6 +366,77 @@ export interface paths {
          *     body over 10 MB.
          */
         post: operations["createSegmentAnnotationTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/task/segmentannoation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a segmentation task (alias path)
+         * @description Alias of `POST /v1/task/segmentannotation`, because the API description spells the type
+         *     `segmentannoation` (in its training and evaluation paths) and a type alias stands for its type
+         *     wherever a type is given. Same body, same behaviour, same answer: the created task's `type` is
+         *     `segmentannotation`. Prefer the correctly spelled path.
+         *
+         *     A worker classifies the pixels of the image at `attachment`: each pixel gets one of `labels`,
+         *     and each instance of an `instance_labels` class gets its own mask and color. With
+         *     `allow_unlabeled` false (the default) every pixel must be classified.
+         *
+         *     Type parameters (besides the common creation parameters `callback_url`, `instruction`,
+         *     `metadata`, `unique_id`, `clear_unique_id_on_error`, `tags`, `project`, `batch`,
+         *     `project_param_version`; see the request body schema for every rule):
+         *
+         *     | Parameter | Required | Rule and default |
+         *     |---|---|---|
+         *     | `attachment` | yes | direct `http(s)` link to the image |
+         *     | `labels` | unless the task's project supplies it | 1 to 50 distinct strings (at most 50); the classes a pixel can get |
+         *     | `instance_labels` | no | at most 10 distinct strings, default `[]`; classes whose instances are told apart (not also in `labels`) |
+         *     | `allow_unlabeled` | no | default `false` (every pixel is classified); `true` lets pixels stay unlabeled |
+         *     | `attachment_type` | no | `image`, the only value (default) |
+         *     | `instruction` | no | Markdown instructions for the worker |
+         *
+         *     This type takes no `layers` and no `annotation_attributes`.
+         *
+         *     "Unless the task's project supplies it": a task that names a `project` (or a `batch`, whose
+         *     project is used) may leave out the type parameters when the project's parameter version holds
+         *     them; task parameters override project ones, and `instruction` is the project text, a blank
+         *     line, then the task text. The merged parameters must satisfy the rules above (400 otherwise).
+         *
+         *     The answer is the created task, at once: `status: pending`, `params` holding the type parameters
+         *     given (merged over the project's), `metadata: {}` unless given. Store its `task_id`.
+         *
+         *     When a worker completes the task, its `response` is `{annotations: {unlabeled, labeled,
+         *     combined: {image, indexedImage}}, labelMapping, instances}`: PNG mask URLs (`unlabeled` is
+         *     `null` or the mask of unlabeled pixels; `labeled` maps each label to its mask URL, and each
+         *     instance label to an array of URLs, one per instance), `labelMapping` maps each label to
+         *     `{color, index}` (an array of them for an instance label), and `instances` gives the number of
+         *     instances found per instance label. The task is then POSTed to `callback_url` (callback
+         *     `taskCompleted`, body `{task_id, response, task}`).
+         *
+         *     If the attachment cannot be fetched (no HTTP 200), the task moves to `error` with `response:
+         *     {error: <message>}`, and `callback_url` receives the `attachmentError` callback.
+         *
+         *     In test mode no person works on the task: it is completed with a synthetic response (labels
+         *     taken from the task's own parameters, shapes inside the image) before this answer is sent (the
+         *     answer still shows it `pending`), and attachments are not fetched (a host ending in `.invalid`
+         *     simulates a failed fetch).
+         *
+         *     Errors: 400 when a parameter is missing or invalid (the message names it), 402 when this task
+         *     type is not enabled for the account, 404 when the named `project` or `batch` does not exist, 409
+         *     when the `unique_id` is taken or the `Idempotency-Key` was used for another request, 413 for a
+         *     body over 10 MB.
+         */
+        post: operations["createSegmentAnnotationTaskAlias"];
         delete?: never;
         options?: never;
         head?: never;
@@ -845,8 +921,17 @@ export interface paths {
          *     Exactly one of `attachment` (a video URL, `attachment_type: video`) and `attachments` (frame
          *     image URLs, `attachment_type: image`) is required on every task; `geometries` is required
          *     unless the task's project (named by `project` or through `batch`) supplies it; `frame_rate`
-         *     defaults to 1. Answers 200 with the created task (`status: pending`); when it completes,
+         *     defaults to 1; `hypothesis` gives pre-labels (tracks and events in the response's format) that
+         *     workers start from. Answers 200 with the created task (`status: pending`); when it completes,
          *     `response` is `{annotations: [...], events: [...]}` and the callback address receives it.
+         *
+         *     Every parameter given is kept (in `params`, or as a field of the task). The parameters the
+         *     real service documents for video and this one does not support (`base_annotations`,
+         *     `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`; listed with the
+         *     reason for each in `x-unsupported-parameters` of `VideoPlaybackAnnotationParams`) are refused
+         *     with 400 naming them, never answered 200 and dropped: give pre-labels as `hypothesis`. So is a
+         *     parameter another creation documents and this one does not take (`layers`, `urgency`, ...).
+         *     Any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`).
          */
         post: operations["createVideoPlaybackAnnotationTask"];
         delete?: never;
@@ -1293,7 +1378,8 @@ export interface paths {
          * List projects
          * @description Returns every project of the account and mode that the API key belongs to (a test key sees
          *     only test projects, a live key only live projects), oldest first, as a plain JSON array
-         *     (not paged).
+         *     (not paged). `archived=true` lists only archived projects, `archived=false` only those that
+         *     are not archived (absent: all).
          */
         get: operations["listProjects"];
         put?: never;
@@ -1405,6 +1491,72 @@ export interface paths {
          *     tied to the project parameters).
          */
         post: operations["setProjectOntology"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{projectName}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a project
+         * @description Archives the project: `archived` becomes true. An archived project takes no new task (a
+         *     creation naming it, or one of its batches → 400) and no new batch (400), and
+         *     `GET /v1/projects?archived=false` leaves it out; its tasks are still worked on, its batches
+         *     still complete and send their callbacks, and its parameters and ontology can still be set.
+         *     Archiving an archived project changes nothing (still 200). No request body is needed (a body
+         *     is ignored). Undo with `POST /v1/projects/{projectName}/unarchive`. Our decision, after what
+         *     clients of the real service send (the API description has no archive); the same shape as a
+         *     batch's archive.
+         */
+        post: operations["archiveProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{projectName}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unarchive a project
+         * @description Undoes `POST /v1/projects/{projectName}/archive`: `archived` becomes false and the project
+         *     takes tasks and batches again. Unarchiving a project that is not archived changes nothing
+         *     (still 200). No request body is needed (a body is ignored). Our decision, after what clients
+         *     of the real service send.
+         */
+        post: operations["unarchiveProject"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1552,9 +1704,13 @@ export interface paths {
          * List batches
          * @description Returns one page of the batches of the account and mode of the API key, ordered by
          *     `created_at` descending (ties by name ascending), with offset paging: `limit` (1 to 100,
-         *     default 100) and `offset` (default 0). Filters: `project` (a project name; an unknown name
-         *     simply matches nothing), `status`, `start_time` / `end_time` (bounds on `created_at`,
-         *     inclusive) and `exclude_archived`. `total` and `totalDocs` count every match.
+         *     default 100) and `offset` (default 0). Filters, combined with AND: `project` (project names;
+         *     an unknown name simply matches nothing), `status`, `start_time` / `end_time` (bounds on
+         *     `created_at`), `completed_after` / `completed_before` (bounds on `completed_at`),
+         *     `audited_after` / `audited_before` (bounds on `audited_at`, when one of the batch's tasks was
+         *     last audited), all bounds inclusive, and `exclude_archived`. `project` and `status` are list
+         *     filters (repeated keys or comma-joined values; any value matches). `total` and `totalDocs`
+         *     count every match.
          */
         get: operations["listBatches"];
         put?: never;
@@ -1809,6 +1965,78 @@ export interface paths {
         put: operations["setBatchStaffing"];
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/storage/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List storage connections
+         * @description Every storage connection of the account in the key's mode, oldest first. No secret key is shown.
+         */
+        get: operations["listStorageConnections"];
+        put?: never;
+        /**
+         * Connect a bucket
+         * @description Connects one of your buckets to this account, in the key's mode (a test key's connections
+         *     serve test tasks only, a live key's live tasks only). The server first tests the connection
+         *     (`HeadBucket` with the keys given, through the same guard as callbacks: public addresses only
+         *     unless `ALLOW_PRIVATE_NETWORKS`); when the test fails the answer is 400 with a `code` naming
+         *     what failed, and nothing is kept:
+         *
+         *     - `storage_bucket_not_found`: the service knows no such bucket;
+         *     - `storage_access_denied`: the keys are unknown, wrong, or not allowed to list the bucket;
+         *     - `storage_wrong_region`: the bucket lives in another region (the message names it);
+         *     - `storage_unreachable`: the endpoint did not answer (no such host, refused, timed out, or
+         *       not a public address).
+         *
+         *     Once connected, task attachments may name the bucket's objects (`s3://<bucket>/<key>`,
+         *     `gs://<bucket>/<key>`). The secret key is sealed at rest and never returned.
+         */
+        post: operations["createStorageConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/storage/connections/{connectionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `connection_id` of a storage connection of this account and mode (`stc_` and 24 lowercase
+                 *     hexadecimal characters). Any other string, or a connection of another account or of the other
+                 *     mode, → 404.
+                 * @example stc_65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                connectionId: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Retrieve a storage connection
+         * @description One storage connection of the account in the key's mode; no secret key is shown.
+         */
+        get: operations["getStorageConnection"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a storage connection
+         * @description Forgets the connection and its keys. Tasks already made keep their `s3://` or `gs://`
+         *     attachments, but their files can no longer be fetched: the media route answers 502
+         *     `media_unavailable` for them, and new tasks naming the bucket are refused (400). The
+         *     answer is the connection as it was.
+         */
+        delete: operations["deleteStorageConnection"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2589,8 +2817,8 @@ export interface paths {
          * List training tasks
          * @description Returns one page of the training tasks of the account and mode of the API key, ordered by
          *     `created_at` descending (ties by `id` descending), with offset paging: `limit` (1 to 100, default
-         *     100) and `offset` (default 0). Filters: `type` (a type without training tasks simply matches
-         *     nothing) and `start_time` / `end_time` (bounds on `created_at`, inclusive). `total` counts every
+         *     100) and `offset` (default 0). Filters: `type` (a list filter: types as repeated keys or comma-joined, aliases
+         *     included; a type without training tasks simply matches nothing) and `start_time` / `end_time` (bounds on `created_at`, inclusive). `total` counts every
          *     match.
          */
         get: operations["listTrainingTasks"];
@@ -2878,8 +3106,8 @@ export interface paths {
          * List evaluation tasks
          * @description Returns one page of the evaluation tasks of the account and mode of the API key, ordered by
          *     `created_at` descending (ties by `id` descending), with offset paging: `limit` (1 to 100, default
-         *     100) and `offset` (default 0). Filters: `type` (a type without evaluation tasks simply matches
-         *     nothing) and `start_time` / `end_time` (bounds on `created_at`, inclusive). `total` counts every
+         *     100) and `offset` (default 0). Filters: `type` (a list filter: types as repeated keys or comma-joined, aliases
+         *     included; a type without evaluation tasks simply matches nothing) and `start_time` / `end_time` (bounds on `created_at`, inclusive). `total` counts every
          *     match.
          */
         get: operations["listEvaluationTasks"];
@@ -3160,6 +3388,155 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a file of tasks
+         * @description Creates many tasks from one file: JSON Lines (one creation body a line, as the body of
+         *     `POST /v1/task/<type>`, with its `type` or the file's `type`) or CSV (a header row, then one
+         *     task a row: the `attachment_column` gives the attachment, other columns named after
+         *     parameters give those (a `type` column each row's type, unless the file has one), and
+         *     `params` gives fixed parameters). The file is the request body,
+         *     streamed (`Content-Type: application/x-ndjson` or `text/csv`), or is fetched from
+         *     `source_url`. The tasks join `project` and `batch` when given.
+         *
+         *     The answer comes once the file is received (not when its tasks are made): the import, in
+         *     state `queued` (`fetching` with `source_url`). A server process then reads it in groups of
+         *     lines, each group's tasks and the import's progress written in one transaction, and
+         *     `GET /v1/imports/{importId}` shows how far it got. Every created task is a task like any
+         *     other, made by the same rules as `POST /v1/task/<type>` (parameters, project merge, test-mode
+         *     completion and callback, live work, list counters and tags). In live mode each created task
+         *     counts as a live request, as its own creation would.
+         *
+         *     **Exactly once.** A line whose `unique_id` is taken, or (without `unique_id`) whose creation
+         *     body was imported before, is a duplicate and creates nothing: importing the same file again
+         *     creates no task twice. A server process that dies during an import (`kill -9` included)
+         *     loses no line whose task it counted and creates none twice: another process, or the same
+         *     after its restart, goes on from the last group written, once the lease has lapsed.
+         *
+         *     **Bad lines.** A line that is not valid JSON, names no known type, fails the type's rules, or
+         *     is longer than 10 MB (the body limit of a single creation) is refused with its number and the
+         *     error a single creation would answer; the other lines go on. Only when more than
+         *     `max_refused_share` of the lines read are refused does the import stop (state `stopped`).
+         *     A file larger than `IMPORT_MAX_BYTES` (1 GiB by default) is refused with 413: before it is read
+         *     when its `Content-Length` says so, else when that many bytes have come (nothing is kept).
+         *     The upload must arrive within the server's request time limit (`REQUEST_TIMEOUT_MS`, 30 s by
+         *     default); for larger files use `source_url`.
+         *
+         *     **Idempotency.** No `Idempotency-Key` is needed (none is read): a repeated request makes a
+         *     second import whose lines are all duplicates.
+         */
+        post: operations["createImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/imports/{importId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an import
+         * @description The import and how far it got: lines read, tasks created, duplicates, refused lines with
+         *     their errors (the first 100), and its state. Poll it until the state is `completed`,
+         *     `stopped` or `failed`.
+         */
+        get: operations["getImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/imports/{importId}/refused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an import's refused lines
+         * @description Every refused line of the import, as it was in the file and in the file's format (a CSV file's
+         *     header row first), ready to be fixed and imported again; with `errors=true`, each refused
+         *     line's number and error instead, as JSON Lines. A line longer than 10 MB is not kept: it
+         *     appears in the errors only. Empty (status 200) when no line was refused.
+         */
+        get: operations["getImportRefused"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export tasks to a file
+         * @description Writes the tasks that match the filters (the query parameters of `GET /v1/tasks`, read the
+         *     same way) to one gzip-compressed file in the chosen format (`ExportFormat` says what each
+         *     format holds and which task types it fits). The answer comes at once: the export, `queued`.
+         *     A server process writes it in pages of tasks, in bounded memory and without holding up other
+         *     requests; `GET /v1/exports/{exportId}` shows its progress and, once `completed`, a
+         *     `download_url` that works without a key. The file is kept for `EXPORT_RETENTION_SECONDS`
+         *     (7 days by default).
+         *
+         *     A format that cannot write some of the matching tasks' types is refused with 400, naming
+         *     those types (filter by `type` to leave them out). Shapes a format has no place for (a line in
+         *     COCO, a point in YOLO) are left out and counted in the export's `skipped`.
+         */
+        post: operations["createExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/{exportId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an export
+         * @description The export and its progress; once `completed`, `download_url`, a signed link to the file that
+         *     works without a key until `download_expires_at` (each read of the export gives a fresh one
+         *     while the file is kept).
+         */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     taskCompleted: {
@@ -3385,6 +3762,17 @@ export interface components {
          */
         TaskType: "annotation" | "pointannotation" | "lineannotation" | "polygonannotation" | "segmentannotation" | "categorization" | "comparison" | "datacollection" | "transcription" | "audiotranscription" | "imageannotation" | "textcollection" | "namedentityrecognition" | "documenttranscription" | "videoplaybackannotation" | "lidarsegmentation";
         /**
+         * TaskTypeName
+         * @description A task type where a client names one (a list filter, a new project): a `TaskType` value, or one
+         *     of the aliases the API description spells, which stand for their type everywhere a type is
+         *     given: `documentranscription` is `documenttranscription` (as the creation path
+         *     `POST /v1/task/documentranscription`) and `segmentannoation` is `segmentannotation` (as the
+         *     training and evaluation paths spell it). Answers always show the `TaskType` value, never an
+         *     alias (our decision).
+         * @example documentranscription
+         */
+        TaskTypeName: components["schemas"]["TaskType"] | ("documentranscription" | "segmentannoation");
+        /**
          * CustomerReviewStatus
          * @description Where the customer review of a completed task stands: `pending`, `accepted`, `rejected` or
          *     `fixed`. The API description lists the values but not the transitions; we decided these:
@@ -3504,7 +3892,13 @@ export interface components {
              *     the parameters of its type), after merging the project's parameter version under the
              *     task's own. The common creation parameters (`callback_url`, `instruction`, `metadata`,
              *     `unique_id`, `tags`, `project`, `batch`, `urgency`, ...) are top-level task fields
-             *     instead, and unknown creation parameters are not kept.
+             *     instead (a name the creation does not take is never in `params`: refused when the API
+             *     documents it, ignored otherwise; see `TaskCreateCommon`). Parameters keep the
+             *     order the client gave them, on every read, in callbacks and in what workers get, object
+             *     keys included (`geometries`, `annotation_attributes`, `fields` of a comparison, ...); a
+             *     project's parameters come first, in the project's order, then the task's own (our decision).
+             *     As in every JSON parser of JavaScript, keys that are whole numbers (`"2"`, `"10"`) come
+             *     first, in ascending order.
              */
             params: Record<string, never>;
             /**
@@ -3606,11 +4000,17 @@ export interface components {
         /**
          * AttachmentUrl
          * Format: uri
-         * @description A direct link to the file (not a preview page), fetched by the service; only `http` and `https`
-         *     are accepted (any other scheme → 400). Preview links of well-known storage providers are stored
+         * @description A direct link to the file (not a preview page), fetched by the service: `http` or `https`, or an
+         *     object of one of the account's buckets, `s3://<bucket>/<key>` or `gs://<bucket>/<key>`, accepted
+         *     only when the account has a storage connection to that bucket in the key's mode
+         *     (`POST /v1/storage/connections`; otherwise 400 naming the bucket). Any other scheme → 400. A
+         *     bucket's object is read with the connection's keys; workers get neither the keys nor a link that
+         *     outlives their assignment (docs/storage.md). An `https` link you signed yourself is used as it
+         *     is and never signed again: it must still work when a worker opens the task. Preview links of well-known storage providers are stored
          *     rewritten to direct links: Dropbox (`?dl=0` → `?dl=1`), Google Drive (`/file/d/<id>/view` →
          *     `/uc?export=download&id=<id>`) and GitHub (`/blob/` pages → `raw.githubusercontent.com`). In live
-         *     mode the service fetches every attachment after creation (public addresses only). If the fetch does not answer HTTP 200, the task moves to `error` (older generation:
+         *     mode the service fetches every attachment after creation (public addresses only; a bucket's
+         *     object is asked for with `HeadObject`). If the fetch does not answer HTTP 200 (the object does not exist), the task moves to `error` (older generation:
          *     `completed` with `response.error`) and the callback address receives the attachment error body.
          *     In test mode nothing is fetched; a host ending in `.invalid` simulates a failed fetch (404).
          * @example https://example.com/images/street-1041.jpg
@@ -6598,6 +6998,72 @@ export interface components {
          *     top-level fields must be forms; `max_responses_required` ≥ `min_responses_required`;
          *     `default_from_field`, `choices_from_field`, condition keys and attachment `forms` name valid
          *     field_ids; the hypothesis fits the fields.
+         * @example {
+         *       "attachments": [
+         *         {
+         *           "type": "audio",
+         *           "content": "https://example.com/podcasts/episode-112.mp3"
+         *         }
+         *       ],
+         *       "title": "Podcast episode review",
+         *       "description": "Listen to the episode, then answer each question.",
+         *       "fields": [
+         *         {
+         *           "type": "category",
+         *           "field_id": "contains_ads",
+         *           "title": "Does the episode contain an advertisement?",
+         *           "required": true,
+         *           "choices": [
+         *             {
+         *               "label": "Yes",
+         *               "value": "yes"
+         *             },
+         *             {
+         *               "label": "No",
+         *               "value": "no"
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "type": "time_range",
+         *           "field_id": "ad_segment",
+         *           "title": "Where is the advertisement?",
+         *           "default_seconds": [
+         *             0,
+         *             30
+         *           ]
+         *         },
+         *         {
+         *           "type": "text",
+         *           "field_id": "summary",
+         *           "title": "Summary of the episode",
+         *           "max_characters": 500
+         *         }
+         *       ],
+         *       "hypothesis": {
+         *         "annotations": {
+         *           "contains_ads": {
+         *             "type": "category",
+         *             "field_id": "contains_ads",
+         *             "response": [
+         *               [
+         *                 "yes"
+         *               ]
+         *             ]
+         *           },
+         *           "ad_segment": {
+         *             "type": "time_range",
+         *             "field_id": "ad_segment",
+         *             "response": [
+         *               {
+         *                 "from_seconds": 750,
+         *                 "to_seconds": 810
+         *               }
+         *             ]
+         *           }
+         *         }
+         *       }
+         *     }
          */
         TextCollectionParams: {
             /**
@@ -6627,6 +7093,7 @@ export interface components {
             /**
              * @description Optional text shown to the worker under the title. Default none. At most 10000
              *     characters (our limit: a short text shown to the worker).
+             * @example Listen to the episode, then answer each question.
              */
             description?: string;
             /**
@@ -7214,91 +7681,6 @@ export interface components {
             hypothesis?: components["schemas"]["DocumentTranscriptionResponse"];
         };
         /**
-         * VideoPlaybackAnnotationParams
-         * @description The type-specific parameters of a `videoplaybackannotation` task (newer generation only), as
-         *     given on creation and stored in `task.params`: a video, or a sequence of frame images, in which
-         *     workers track objects from frame to frame and mark events. Exactly one of `attachment` (a video)
-         *     and `attachments` (frame images) is given. The API description names this type but not its
-         *     parameters; these are our decision.
-         * @example {
-         *       "attachment": "https://example.com/videos/drive-7.mp4",
-         *       "attachment_type": "video",
-         *       "geometries": {
-         *         "box": {
-         *           "objects_to_annotate": [
-         *             "car",
-         *             "truck"
-         *           ]
-         *         },
-         *         "point": {
-         *           "objects_to_annotate": [
-         *             "traffic light"
-         *           ]
-         *         }
-         *       },
-         *       "frame_rate": 2,
-         *       "events_to_annotate": [
-         *         "lane change"
-         *       ]
-         *     }
-         */
-        VideoPlaybackAnnotationParams: {
-            /**
-             * @description URL of the video (a direct link; only `http` and `https`), with `attachment_type: video`.
-             *     Exactly one of `attachment` and `attachments` is required on every task.
-             */
-            attachment?: components["schemas"]["AttachmentUrl"];
-            /**
-             * @description URLs of the frame images in playback order (frame 0 first), with `attachment_type: image`.
-             *     Exactly one of `attachment` and `attachments` is required on every task.
-             *     At most 1000 entries (our limit: frames of one task; the response tracks objects across
-             *     them; more → 400).
-             * @example [
-             *       "https://example.com/frames/drive-7/0000.jpg",
-             *       "https://example.com/frames/drive-7/0001.jpg"
-             *     ]
-             */
-            attachments?: components["schemas"]["AttachmentUrl"][];
-            /**
-             * @description `video` when `attachment` is a video, `image` when `attachments` are frame images. When
-             *     absent, it follows from which of the two is given (our decision); a value that contradicts
-             *     it → 400.
-             * @enum {string}
-             */
-            attachment_type?: "video" | "image";
-            /**
-             * @description The geometries workers draw in each frame, each with its labels (`objects_to_annotate`) and
-             *     bounds; at least one key. Required unless the task's project supplies it.
-             */
-            geometries?: components["schemas"]["Geometries"];
-            /**
-             * @description Frames per second. For a video, the rate at which frames are sampled for annotation (frame
-             *     `n` shows the video at `n / frame_rate` seconds); for frame images, the rate at which they
-             *     were taken, used for playback. Default 1; a whole number from 1 to 60 (the bounds are our
-             *     decision).
-             * @default 1
-             * @example 2
-             */
-            frame_rate?: number | string;
-            /**
-             * @description The events workers mark with their first and last frame (returned in `events`). Optional;
-             *     without it `events` is empty.
-             *     At most 100 entries (our limit: a worker reads every event kind; more → 400).
-             * @example [
-             *       "lane change",
-             *       "hard braking"
-             *     ]
-             */
-            events_to_annotate?: string[];
-            /**
-             * @description Attributes captured for each tracked object (keys are attribute names, API description
-             *     2.8); their values come back in `annotations[].attributes`, once per track. Optional. On
-             *     this type a `linked` attribute's value is the `uuid` of the linked track, and an `offset`
-             *     attribute applies to `box` tracks only (our decisions).
-             */
-            annotation_attributes?: components["schemas"]["AnnotationAttributes"];
-        };
-        /**
          * VideoFrameGeometry
          * @description Where a tracked object of a `videoplaybackannotation` task is in one frame: the frame index plus
          *     the geometry fields of the track's `type` (`box` → `left`, `top`, `width`, `height`; `polygon`
@@ -7480,6 +7862,140 @@ export interface components {
              * @example 7
              */
             end: number;
+        };
+        /**
+         * VideoPlaybackAnnotationParams
+         * @description The type-specific parameters of a `videoplaybackannotation` task (newer generation only), as
+         *     given on creation and stored in `task.params`: a video, or a sequence of frame images, in which
+         *     workers track objects from frame to frame and mark events. Exactly one of `attachment` (a video)
+         *     and `attachments` (frame images) is given. The API description names this type but not its
+         *     parameters; these are our decision.
+         * @example {
+         *       "attachment": "https://example.com/videos/drive-7.mp4",
+         *       "attachment_type": "video",
+         *       "geometries": {
+         *         "box": {
+         *           "objects_to_annotate": [
+         *             "car",
+         *             "truck"
+         *           ]
+         *         },
+         *         "point": {
+         *           "objects_to_annotate": [
+         *             "traffic light"
+         *           ]
+         *         }
+         *       },
+         *       "frame_rate": 2,
+         *       "events_to_annotate": [
+         *         "lane change"
+         *       ],
+         *       "hypothesis": {
+         *         "annotations": [
+         *           {
+         *             "uuid": "5d6e7f80-9a1b-4c2d-8e3f-405162738495",
+         *             "type": "box",
+         *             "label": "car",
+         *             "frames": [
+         *               {
+         *                 "frame": 0,
+         *                 "left": 120,
+         *                 "top": 84,
+         *                 "width": 210,
+         *                 "height": 96
+         *               },
+         *               {
+         *                 "frame": 1,
+         *                 "left": 131,
+         *                 "top": 85,
+         *                 "width": 208,
+         *                 "height": 95
+         *               }
+         *             ]
+         *           }
+         *         ],
+         *         "events": [
+         *           {
+         *             "label": "lane change",
+         *             "start": 3,
+         *             "end": 7
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        VideoPlaybackAnnotationParams: {
+            /**
+             * @description URL of the video (a direct link; only `http` and `https`), with `attachment_type: video`.
+             *     Exactly one of `attachment` and `attachments` is required on every task.
+             */
+            attachment?: components["schemas"]["AttachmentUrl"];
+            /**
+             * @description URLs of the frame images in playback order (frame 0 first), with `attachment_type: image`.
+             *     Exactly one of `attachment` and `attachments` is required on every task.
+             *     At most 1000 entries (our limit: frames of one task; the response tracks objects across
+             *     them; more → 400).
+             * @example [
+             *       "https://example.com/frames/drive-7/0000.jpg",
+             *       "https://example.com/frames/drive-7/0001.jpg"
+             *     ]
+             */
+            attachments?: components["schemas"]["AttachmentUrl"][];
+            /**
+             * @description `video` when `attachment` is a video, `image` when `attachments` are frame images. When
+             *     absent, it follows from which of the two is given (our decision); a value that contradicts
+             *     it → 400.
+             * @enum {string}
+             */
+            attachment_type?: "video" | "image";
+            /**
+             * @description The geometries workers draw in each frame, each with its labels (`objects_to_annotate`) and
+             *     bounds; at least one key. Required unless the task's project supplies it.
+             */
+            geometries?: components["schemas"]["Geometries"];
+            /**
+             * @description Frames per second. For a video, the rate at which frames are sampled for annotation (frame
+             *     `n` shows the video at `n / frame_rate` seconds); for frame images, the rate at which they
+             *     were taken, used for playback. Default 1; a whole number from 1 to 60 (the bounds are our
+             *     decision).
+             * @default 1
+             * @example 2
+             */
+            frame_rate?: number | string;
+            /**
+             * @description The events workers mark with their first and last frame (returned in `events`). Optional;
+             *     without it `events` is empty.
+             *     At most 100 entries (our limit: a worker reads every event kind; more → 400).
+             * @example [
+             *       "lane change",
+             *       "hard braking"
+             *     ]
+             */
+            events_to_annotate?: string[];
+            /**
+             * @description Attributes captured for each tracked object (keys are attribute names, API description
+             *     2.8); their values come back in `annotations[].attributes`, once per track. Optional. On
+             *     this type a `linked` attribute's value is the `uuid` of the linked track, and an `offset`
+             *     attribute applies to `box` tracks only (our decisions).
+             */
+            annotation_attributes?: components["schemas"]["AnnotationAttributes"];
+            /**
+             * @description Pre-labels: the tracks (and events) workers start from and correct, in the format of the
+             *     response (`{annotations: [...], events: [...]}`; `events` may be left out). Optional. Each
+             *     track's `type` must be one of the task's `geometries` and its `label` one of that
+             *     geometry's `objects_to_annotate`, each event's `label` one of `events_to_annotate`; with
+             *     frame images, every frame (of a track or an event) must be below their number (400
+             *     otherwise, naming the field). The labeling app starts from them: each track is shown from
+             *     its first to its last frame given (a frame left out in between takes the shape interpolated
+             *     from its neighbours), with its attributes, and each event as given. Our decision, as
+             *     `hypothesis` of `imageannotation`.
+             */
+            hypothesis?: {
+                /** @description The tracks to start from. At most 1000 (our limit). */
+                annotations: components["schemas"]["VideoAnnotationTrack"][];
+                /** @description The events to start from. At most 1000 (our limit). */
+                events?: components["schemas"]["VideoEvent"][];
+            };
         };
         /**
          * VideoPlaybackAnnotationResponse
@@ -7952,9 +8468,23 @@ export interface components {
         /**
          * TaskCreateCommon
          * @description Parameters that every task creation endpoint accepts, whatever the type. They become top-level
-         *     fields of the task (not part of `params`). Unknown extra parameters are accepted and ignored
-         *     (they are not kept in `params`). Where a number is expected, a string of digits is accepted too
-         *     (`"min_width": "30"`), as form bodies carry every value as a string.
+         *     fields of the task (not part of `params`). What a creation does with a name it does not take
+         *     (our decision) depends on whether the API documents it:
+         *     - a name no creation documents (`x_client_trace`) is a client's own extra: accepted and
+         *       ignored, not kept in `params`;
+         *     - a name some creation documents and this one does not take (another type's parameter such as
+         *       `objects_to_annotate` on `categorization`, `urgency` on the current generation, a training task's
+         *       `expected_response`), or one the real service documents and this one does not support
+         *       (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`,
+         *       `priority`: `x-unsupported-parameters` of `VideoPlaybackAnnotationParams` lists them with
+         *       the reason), is refused with 400 naming it and saying it is not supported for this type: a
+         *       client sending it expects an effect, and a 200 would drop it in silence.
+         *     A property sent as `null` counts as not given either way. Every parameter a creation takes is
+         *     kept: in `params` (the type's), as a field of the task (these), or, for
+         *     `clear_unique_id_on_error` alone, with the task without being shown (it acts when the task
+         *     reaches `error`). Where a number is expected, a string of digits is accepted too
+         *     (`"min_width": "30"`), as form bodies carry every value as a string; it must meet the same
+         *     bounds as the number (`"min_width": "99999999"` → 400).
          */
         TaskCreateCommon: {
             /**
@@ -7983,6 +8513,8 @@ export interface components {
             unique_id?: string;
             /**
              * @description When true, the unique_id is unset automatically if the task reaches the `error` status.
+             *     Kept with the task but not a field of it (its effect is what shows: the task in `error`
+             *     has no `unique_id`).
              * @default false
              */
             clear_unique_id_on_error?: boolean | string;
@@ -8012,7 +8544,8 @@ export interface components {
             batch?: string;
             /**
              * @description The project parameter version to use instead of the latest one (400 when the project has
-             *     no such version). At most 2147483647 (our limit, the largest 32-bit integer).
+             *     no such version, and when the task names no `project` or `batch`: a version of no project
+             *     would be dropped). At most 2147483647 (our limit, the largest 32-bit integer).
              * @example 0
              */
             project_param_version?: number | string;
@@ -8022,8 +8555,9 @@ export interface components {
          * @description The body of `POST /v1/task/annotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `annotation` parameters (`AnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). Unknown extra parameters are
-         *     accepted and ignored.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         AnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["AnnotationParams"], "attachment">;
         /**
@@ -8086,8 +8620,9 @@ export interface components {
          * @description The body of `POST /v1/task/pointannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `pointannotation` parameters (`PointAnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). Unknown extra parameters are
-         *     accepted and ignored.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         PointAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["PointAnnotationParams"], "attachment">;
         /**
@@ -8095,8 +8630,9 @@ export interface components {
          * @description The body of `POST /v1/task/lineannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `lineannotation` parameters (`LineAnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). Unknown extra parameters are
-         *     accepted and ignored.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         LineAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["LineAnnotationParams"], "attachment">;
         /**
@@ -8104,8 +8640,9 @@ export interface components {
          * @description The body of `POST /v1/task/polygonannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `polygonannotation` parameters (`PolygonAnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). Unknown extra parameters are
-         *     accepted and ignored.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         PolygonAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["PolygonAnnotationParams"], "attachment">;
         /**
@@ -8113,8 +8650,9 @@ export interface components {
          * @description The body of `POST /v1/task/segmentannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `segmentannotation` parameters (`SegmentAnnotationParams`). `attachment` is always required. `labels`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). Unknown extra parameters are
-         *     accepted and ignored.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         SegmentAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["SegmentAnnotationParams"], "attachment">;
         /**
@@ -8165,8 +8703,9 @@ export interface components {
          * ImageAnnotationTaskRequest
          * @description The body of `POST /v1/task/imageannotation`: the common creation parameters plus the
          *     image-annotation parameters. `attachment` is always required; `geometries` is required unless
-         *     the task names a `project` or `batch` whose project parameters supply it. Unknown extra
-         *     parameters are accepted and ignored.
+         *     the task names a `project` or `batch` whose project parameters supply it. Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         ImageAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["ImageAnnotationParams"], "attachment">;
         /**
@@ -8174,8 +8713,9 @@ export interface components {
          * @description The body of `POST /v1/task/textcollection`: the common creation parameters plus the
          *     text-collection parameters. `attachments` is always required; `fields` is required unless the
          *     task names a `project` or a `batch` whose project supplies it (project-only mode; if the
-         *     project does not supply it either, the server answers 400). Unknown extra parameters are
-         *     accepted and ignored.
+         *     project does not supply it either, the server answers 400). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         TextCollectionTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["TextCollectionParams"], "attachments">;
         /**
@@ -8183,8 +8723,9 @@ export interface components {
          * @description The body of `POST /v1/task/namedentityrecognition`: the common creation parameters plus the
          *     named-entity-recognition parameters. `text` is always required; `labels` is required unless
          *     the task names a `project` or a `batch` whose project supplies it (project-only mode; if the
-         *     project does not supply it either, the server answers 400). Unknown extra parameters are
-         *     accepted and ignored.
+         *     project does not supply it either, the server answers 400). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         NamedEntityRecognitionTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["NamedEntityRecognitionParams"], "text">;
         /**
@@ -8192,7 +8733,9 @@ export interface components {
          * @description The body of `POST /v1/task/documenttranscription` (and of its alias
          *     `POST /v1/task/documentranscription`): the common creation parameters plus the
          *     document-transcription parameters. `attachment` is always required; every other parameter is
-         *     optional (a project may supply `features`). Unknown extra parameters are accepted and ignored.
+         *     optional (a project may supply `features`). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         DocumentTranscriptionTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["DocumentTranscriptionParams"], "attachment">;
         /**
@@ -8201,7 +8744,9 @@ export interface components {
          *     video-annotation parameters. Exactly one of `attachment` (a video, `attachment_type` `video` or
          *     absent) and `attachments` (frame images, `attachment_type` `image` or absent) is required;
          *     `geometries` is required unless the task names a `project` or `batch` whose project parameters
-         *     supply it. Unknown extra parameters are accepted and ignored.
+         *     supply it. Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         VideoPlaybackAnnotationTaskRequest: (components["schemas"]["TaskCreateCommon"] & components["schemas"]["VideoPlaybackAnnotationParams"]) & ({
             attachments?: never;
@@ -8216,8 +8761,9 @@ export interface components {
          * LidarSegmentationTaskRequest
          * @description The body of `POST /v1/task/lidarsegmentation`: the common creation parameters plus the
          *     lidar-segmentation parameters. `attachments` is always required; `labels` is required unless
-         *     the task names a `project` or `batch` whose project parameters supply it. Unknown extra
-         *     parameters are accepted and ignored.
+         *     the task names a `project` or `batch` whose project parameters supply it. Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         LidarSegmentationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["LidarSegmentationParams"], "attachments">;
         /**
@@ -8739,6 +9285,16 @@ export interface components {
              */
             studio: boolean;
             /**
+             * @description True once the project was archived (`POST /v1/projects/{projectName}/archive`), false before
+             *     and after `unarchive`, as a batch's `archived`. An archived project takes no new task and
+             *     no new batch (400, directly or through one of its batches); everything else about it is
+             *     unchanged (its tasks are still worked on, its batches still complete, its parameters and
+             *     ontology can still be set). `GET /v1/projects?archived=true|false` lists only archived or
+             *     only unarchived projects. Our decision, after what clients of the real service send.
+             * @example false
+             */
+            archived: boolean;
+            /**
              * @description Every parameter version, oldest first (`version` 0, 1, 2, ...). Empty when the project has
              *     no parameters yet; tasks of such a project record `project_param_version: null`.
              */
@@ -8759,7 +9315,11 @@ export interface components {
          * @description Creates a project. Unknown extra keys are accepted and ignored.
          */
         ProjectCreateRequest: {
-            type: components["schemas"]["TaskType"];
+            /**
+             * @description The task type of the project's tasks; an alias (`documentranscription`,
+             *     `segmentannoation`) creates a project of its type, which the answer shows.
+             */
+            type: components["schemas"]["TaskTypeName"];
             /**
              * @description The project name, unique within the account and mode (an existing name → 409). It appears
              *     in paths (`/v1/projects/{projectName}`); percent-encode characters that are not allowed in
@@ -9001,9 +9561,16 @@ export interface components {
          *     `pause_below`, the worker is paused for the project, and their answers not yet reviewed since
          *     the last time their accuracy was at or above `pause_below` go back to the queue.
          *
-         *     Decided here: an evaluation task takes the place of a live task the worker was about to get
-         *     (same project and batch, an id of the live shape near that task's creation time), so it comes
-         *     only when live work is there; each evaluation task reaches a worker once. The pause is for the
+         *     Decided here: an evaluation task takes the place of the live task the worker was about to get,
+         *     so it comes only when live work is there; each evaluation task reaches a worker once. It is shown
+         *     as that live task would be: its project, batch and instruction, the project's parameter version
+         *     that task uses under the evaluation task's own parameters (stored as a task's are: no
+         *     `instruction` among them, preview links made direct, keys in stored order), and an id of that
+         *     task's millisecond that sorts where that task's id does. That live task goes to the other
+         *     workers: this one gets it only once they have nothing else to do, or a lease
+         *     (`WORK_LEASE_SECONDS`) after the evaluation was issued. An evaluation handed back (released, or
+         *     its lease lapsed) comes back to the worker in that place, draft included, as a live task does;
+         *     skipped, it never does. The pause is for the
          *     project only: the worker's other projects go on, and none of the paused project's work (attempts
          *     or reviews) reaches them. Their answers still waiting for a review go back to the queue for
          *     another worker (the answer shows as rejected with a feedback item saying why; a review held on it
@@ -9510,6 +10077,16 @@ export interface components {
              * @example 2026-11-22T16:30:00.000Z
              */
             completed_at?: string;
+            /**
+             * Format: date-time
+             * @description When one of the batch's tasks was last audited (`POST /v1/task/{taskId}/audit`, or a
+             *     review that adds to the task's `audits`): the latest `audited_at` of its tasks' audit
+             *     records; absent while none of its tasks has been audited. `GET /v1/batches` filters by it
+             *     (`audited_after`, `audited_before`). Our decision, after what clients of the real service
+             *     send.
+             * @example 2026-11-23T09:12:00.000Z
+             */
+            audited_at?: string;
             metadata: components["schemas"]["Metadata"];
             /**
              * @description True for a calibration batch of a Rapid project (false otherwise). Calibration batches
@@ -9647,6 +10224,141 @@ export interface components {
             held?: string;
         };
         /**
+         * StorageProvider
+         * @description Which kind of bucket, and so the scheme of the attachment URLs it serves: `s3` for `s3://<bucket>/<key>`
+         *     (Amazon S3, or any S3-compatible service by its endpoint: MinIO, Ceph, Cloudflare R2, ...), `gcs`
+         *     for `gs://<bucket>/<key>` (Google Cloud Storage, reached through its S3-compatible XML API with
+         *     HMAC keys: "interoperability" in the bucket's settings).
+         * @example s3
+         * @enum {string}
+         */
+        StorageProvider: "s3" | "gcs";
+        /**
+         * StorageMedia
+         * @description How a worker's browser gets a file of this bucket (an `s3://` or `gs://` attachment). Either way
+         *     the worker holds no credential of the bucket and nothing that outlives the lease:
+         *
+         *     - `proxy` (the default): the server fetches the object and streams it on through the worker
+         *       API's media route (`GET /worker/v1/assignments/{id}/media`), which checks the assignment's
+         *       lease on every request. The bucket needs no CORS and no public access; the server carries the
+         *       traffic.
+         *     - `presigned`: the media route answers `307` with a link signed for that one object, valid at
+         *       most `STORAGE_LINK_SECONDS` (300 s by default) and never past the lease's end; the browser
+         *       loads the object from the bucket. The bucket's CORS must allow the labeling app's origin
+         *       (docs/storage.md). The route is asked again (and signs again) while the lease is held.
+         * @default proxy
+         * @example proxy
+         * @enum {string}
+         */
+        StorageMedia: "proxy" | "presigned";
+        /**
+         * StorageConnection
+         * @description A storage connection of the account, in the key's mode. The secret key is never shown.
+         */
+        StorageConnection: {
+            /**
+             * @description The connection's id.
+             * @example stc_65f1c0a2b3c4d5e6f7a8b9c0
+             */
+            connection_id: string;
+            provider: components["schemas"]["StorageProvider"];
+            /**
+             * @description The bucket's name.
+             * @example acme-street-images
+             */
+            bucket: string;
+            /**
+             * @description How attachments in this bucket are written (`s3://<bucket>/` or `gs://<bucket>/`, then the object's key).
+             * @example s3://acme-street-images/
+             */
+            url_prefix: string;
+            /**
+             * Format: uri
+             * @description The endpoint used (the default filled in).
+             * @example https://s3.eu-west-1.amazonaws.com
+             */
+            endpoint: string;
+            /**
+             * @description The region requests are signed for.
+             * @example eu-west-1
+             */
+            region: string;
+            /** @description Whether the bucket is addressed in the path. */
+            path_style: boolean;
+            /**
+             * @description The access key id.
+             * @example AKIAIOSFODNN7EXAMPLE
+             */
+            access_key_id: string;
+            media: components["schemas"]["StorageMedia"];
+            /**
+             * Format: date-time
+             * @description When the connection was made.
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+        };
+        /**
+         * StorageConnectionList
+         * @description Every storage connection of the account in the key's mode, oldest first.
+         */
+        StorageConnectionList: {
+            /** @description The connections (one per bucket at most). */
+            connections: components["schemas"]["StorageConnection"][];
+        };
+        /**
+         * StorageConnectionRequest
+         * @description A connection to one bucket. The server tests it before keeping it (the bucket is asked for
+         *     with these keys: `HeadBucket`, which needs `s3:ListBucket` or its equivalent); a test that fails
+         *     is answered 400 with what failed, and nothing is kept.
+         */
+        StorageConnectionRequest: {
+            /** @default s3 */
+            provider?: components["schemas"]["StorageProvider"];
+            /**
+             * @description The bucket's name (3 to 63 lowercase letters, digits, dots, hyphens and underscores, starting
+             *     and ending with a letter or digit): the `<bucket>` of `s3://<bucket>/<key>` or
+             *     `gs://<bucket>/<key>`. One connection per provider and bucket, account and mode.
+             * @example acme-street-images
+             */
+            bucket: string;
+            /**
+             * Format: uri
+             * @description The S3 endpoint, origin only (`https://host[:port]`). Default: Amazon S3's endpoint of the
+             *     region (`https://s3.<region>.amazonaws.com`) for `s3`, `https://storage.googleapis.com` for
+             *     `gcs`. Like callback addresses, it must be a public address unless the server allows
+             *     private networks (`ALLOW_PRIVATE_NETWORKS`).
+             * @example https://minio.example.com:9000
+             */
+            endpoint?: string;
+            /**
+             * @description The bucket's region, used to sign requests. Default `us-east-1` for `s3`, `auto` for `gcs`.
+             *     A bucket in another region is refused when the service says so (400 `storage_wrong_region`,
+             *     naming the bucket's region).
+             * @example eu-west-1
+             */
+            region?: string;
+            /**
+             * @description Address the bucket in the path (`https://host/<bucket>/<key>`) rather than in the host name
+             *     (`https://<bucket>.host/<key>`). Default: true when `endpoint` is given (most S3-compatible
+             *     services want it), false for Amazon S3 and Google Cloud Storage.
+             */
+            path_style?: boolean;
+            /**
+             * @description The access key id (for `gcs`, an HMAC key's access id). Shown in answers; it is not secret.
+             * @example AKIAIOSFODNN7EXAMPLE
+             */
+            access_key_id: string;
+            /**
+             * @description The secret key (for `gcs`, the HMAC key's secret). Stored sealed (AES-256-GCM under the
+             *     server's secrets key, as the accounts' callback secrets are) and never returned, logged or
+             *     sent anywhere but in the signatures of requests to the bucket.
+             * @example wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
+             */
+            secret_access_key: string;
+            media?: components["schemas"]["StorageMedia"];
+        };
+        /**
          * WorkerStatus
          * @description `active`: may log in and take work. `paused`: may log in and read their history, but gets no
          *     new work (`POST /worker/v1/assignments/next` → 403 `worker_paused`); pausing ends the
@@ -9676,7 +10388,9 @@ export interface components {
          *     among the workers of one workforce that are not removed (an account's own workers of one mode,
          *     or the operator's; a removed worker's address can be used again). Other workforces may use the
          *     same address: nothing tells one workforce that another uses it (decision 0013). At most 254
-         *     characters (the longest address SMTP allows).
+         *     characters (the longest address SMTP allows). The pattern says which addresses are taken: the
+         *     domain has at least one dot (`ana@localhost`, which RFC 5321 allows, is refused with 400), and the
+         *     local part has no quoted string.
          * @example ana@example.com
          */
         WorkerEmail: string;
@@ -9782,8 +10496,8 @@ export interface components {
          * WorkerCreateRequest
          * @description A new worker of the account's own workforce. Without `password` the server chooses one and
          *     shows it once in the answer (`initial_password`); hand it to the worker, who can log in with it
-         *     at once. An e-mail address already used by a worker that is not removed → 409, whichever
-         *     workforce that worker belongs to (the e-mail address is the login name).
+         *     at once. An e-mail address already used by a worker of this workforce that is not removed → 409
+         *     (the e-mail address is the login name); other workforces' workers do not count (decision 0013).
          */
         WorkerCreateRequest: {
             email: components["schemas"]["WorkerEmail"];
@@ -9890,12 +10604,13 @@ export interface components {
         /**
          * MemberRole
          * @description A member's role. Roles are ranked, each one allowing everything the ones below it allow:
-         *     `viewer` (reads everything of the account except its members, keys, single sign-on settings and
-         *     activity log) < `reviewer` (also audits completed tasks: accept, reject) < `manager` (also
-         *     creates and changes tasks, projects, batches, ontologies, quality policies, staffing and the
-         *     account's own workers) < `admin` (also members, API keys, the activity log) < `owner` (also
-         *     single sign-on, the account's security settings, and making or unmaking owners). An account
-         *     always keeps at least one active owner.
+         *     `viewer` (reads everything of the account except its members, keys, single sign-on settings,
+         *     activity log, imports, exports and storage connections) < `reviewer` (also audits completed
+         *     tasks: accept, reject) < `manager` (also creates and changes tasks, projects, batches,
+         *     ontologies, quality policies, staffing and the account's own workers, runs and reads imports
+         *     and exports, reads storage connections) < `admin` (also members, API keys, storage
+         *     connections, the activity log) < `owner` (also single sign-on, the account's security
+         *     settings, and making or unmaking owners). An account always keeps at least one active owner.
          * @example manager
          * @enum {string}
          */
@@ -10448,8 +11163,9 @@ export interface components {
          *     metadata, unique_id, tags, audits, redelivery) and training and evaluation tasks;
          *     `projects:write` creates and changes projects, ontologies, quality policies and batches, and
          *     promotes audited tasks; `workforce` reads and changes the account's own workers and staffing;
-         *     `exports` runs imports, exports and other bulk operations; `admin` manages members, API keys,
-         *     single sign-on, the account's security settings and reads the activity log. A key needs the
+         *     `exports` runs imports and exports and reads them (bulk data in and out); `admin` manages
+         *     members, API keys, single sign-on, the account's security settings and storage connections
+         *     (the buckets' credentials), and reads the activity log. A key needs the
          *     scope of each operation it calls (403 naming the scope otherwise); scopes do not imply each
          *     other.
          * @example tasks:read
@@ -10619,12 +11335,14 @@ export interface components {
              *     `session.ended`, `sessions.ended`, `api_key.created`, `api_key.revoked`, `sso.updated`,
              *     `sso.deleted`, `account.security_updated`, `account.updated`, `api_key.rotated`,
              *     `project.created`, `project.params_set`, `project.ontology_set`,
-             *     `project.quality_policy_set`, `project.staffing_set`, `batch.created`, `batch.finalized`,
+             *     `project.quality_policy_set`, `project.staffing_set`, `project.archived`,
+             *     `project.unarchived`, `batch.created`, `batch.finalized`,
              *     `batch.metadata_set`, `batch.archived`, `batch.unarchived`, `batch.staffing_set`,
              *     `task.canceled`, `task.audited`, `task.callback_redelivered`, `task.promoted`,
              *     `worker.created`, `worker.updated`, `worker.removed`, `worker.paused`, `worker.unpaused`,
-             *     `worker.password_reset`, and those of bulk operations (`import.created`, `export.created`,
-             *     ...). Which operation records which action is in the access table (docs/members.md).
+             *     `worker.password_reset`, `storage_connection.created`, `storage_connection.deleted`, and
+             *     those of bulk operations (`import.created`, `export.created`). Which operation records
+             *     which action is in the access table (docs/members.md).
              * @example project.params_set
              */
             action: string;
@@ -10632,7 +11350,7 @@ export interface components {
             /** @description What was changed. */
             target: {
                 /**
-                 * @description The kind of object (`project`, `batch`, `task`, `worker`, `member`, `session`, `api_key`, `sso`, `account`, ...).
+                 * @description The kind of object (`project`, `batch`, `task`, `worker`, `member`, `session`, `api_key`, `sso`, `account`, `import`, `export`, `storage_connection`, ...).
                  * @example project
                  */
                 type: string;
@@ -10728,7 +11446,10 @@ export interface components {
          *     (`TextCollectionParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachments`, `fields`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         TextCollectionTrainingTaskRequest: WithRequired<components["schemas"]["TextCollectionParams"], "attachments" | "fields"> & {
             /**
@@ -10746,7 +11467,10 @@ export interface components {
          *     (`ImageAnnotationParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachment`, `geometries`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         ImageAnnotationTrainingTaskRequest: WithRequired<components["schemas"]["ImageAnnotationParams"], "attachment" | "geometries"> & {
             /**
@@ -10764,7 +11488,10 @@ export interface components {
          *     (`NamedEntityRecognitionParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`text`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         NamedEntityRecognitionTrainingTaskRequest: WithRequired<components["schemas"]["NamedEntityRecognitionParams"], "text" | "labels"> & {
             /**
@@ -10782,7 +11509,10 @@ export interface components {
          *     (`DocumentTranscriptionParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachment`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         DocumentTranscriptionTrainingTaskRequest: WithRequired<components["schemas"]["DocumentTranscriptionParams"], "attachment"> & {
             /**
@@ -10800,7 +11530,10 @@ export interface components {
          *     (`SegmentAnnotationParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachment`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         SegmentAnnotationTrainingTaskRequest: WithRequired<components["schemas"]["SegmentAnnotationParams"], "attachment" | "labels"> & {
             /**
@@ -10818,7 +11551,10 @@ export interface components {
          *     (`VideoPlaybackAnnotationParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`geometries`, and exactly one of `attachment` and `attachments`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         VideoPlaybackAnnotationTrainingTaskRequest: (WithRequired<components["schemas"]["VideoPlaybackAnnotationParams"], "geometries"> & {
             /**
@@ -10844,7 +11580,10 @@ export interface components {
          *     (`TextCollectionParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachments`, `fields`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         TextCollectionEvaluationTaskRequest: WithRequired<components["schemas"]["TextCollectionParams"], "attachments" | "fields"> & {
             /**
@@ -10868,7 +11607,10 @@ export interface components {
          *     (`ImageAnnotationParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachment`, `geometries`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         ImageAnnotationEvaluationTaskRequest: WithRequired<components["schemas"]["ImageAnnotationParams"], "attachment" | "geometries"> & {
             /**
@@ -10892,7 +11634,10 @@ export interface components {
          *     (`NamedEntityRecognitionParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`text`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         NamedEntityRecognitionEvaluationTaskRequest: WithRequired<components["schemas"]["NamedEntityRecognitionParams"], "text" | "labels"> & {
             /**
@@ -10916,7 +11661,10 @@ export interface components {
          *     (`DocumentTranscriptionParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachment`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         DocumentTranscriptionEvaluationTaskRequest: WithRequired<components["schemas"]["DocumentTranscriptionParams"], "attachment"> & {
             /**
@@ -10940,7 +11688,10 @@ export interface components {
          *     (`SegmentAnnotationParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachment`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         SegmentAnnotationEvaluationTaskRequest: WithRequired<components["schemas"]["SegmentAnnotationParams"], "attachment" | "labels"> & {
             /**
@@ -10964,7 +11715,10 @@ export interface components {
          *     (`VideoPlaybackAnnotationParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`geometries`, and exactly one of `attachment` and `attachments`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         VideoPlaybackAnnotationEvaluationTaskRequest: (WithRequired<components["schemas"]["VideoPlaybackAnnotationParams"], "geometries"> & {
             /**
@@ -10990,6 +11744,321 @@ export interface components {
             /** @constant */
             attachment_type?: "image";
         });
+        /**
+         * ImportState
+         * @description Where an import stands. `fetching`: the file is being fetched from `source_url`. `queued`: the
+         *     file is stored, waiting for a server process to take it up. `running`: its lines are being
+         *     created. `completed`: every line was read (each created, a duplicate, or refused). `stopped`:
+         *     more than `max_refused_share` of the lines read were refused, so the rest was not read (`error`
+         *     says so). `failed`: the file could not be read at all (`error` says why: the fetch failed, a CSV
+         *     header names no parameter, ...). An import that a server process was working on when it
+         *     stopped (a crash, `kill -9`, a restart) goes on where it stopped, in another process or after
+         *     the restart, once its lease has lapsed (`IMPORT_LEASE_SECONDS`); no line is created twice.
+         * @example running
+         * @enum {string}
+         */
+        ImportState: "fetching" | "queued" | "running" | "completed" | "stopped" | "failed";
+        /**
+         * ImportRefusedLine
+         * @description A line of an import that created no task: its number in the file and the error a single
+         *     creation of the same body (`POST /v1/task/<type>` with the file's `project`, `batch` and
+         *     `params` applied) gets: the same status and the same message.
+         */
+        ImportRefusedLine: {
+            /**
+             * @description The line's number in the file, counted from 1 (a CSV file's header row is line 1; a CSV
+             *     record spanning several lines is numbered by its first line).
+             */
+            line: number;
+            /** @description The status a single creation would answer (400, 402, 404, or 413 for a line over 10 MB). */
+            status_code: number;
+            /** @description The message a single creation would answer, naming the field. */
+            error: string;
+        };
+        /**
+         * Import
+         * @description A file of task creations being made into tasks (`POST /v1/imports`), and how far it got. Each
+         *     line of the file is one of: **created** (a new task, made exactly as `POST /v1/task/<type>`
+         *     makes one: test-mode completion, callback, live work, counters, tags), a **duplicate** (a task
+         *     for it exists already: same `unique_id`, or, for a line without one, the same creation body
+         *     imported before), or **refused** (with the error a single creation would get). `lines_read` =
+         *     `created` + `duplicates` + `refused`. Blank lines are skipped and not counted.
+         * @example {
+         *       "import_id": "imp_65f1c0a2b3c4d5e6f7a8b9c0",
+         *       "state": "running",
+         *       "format": "jsonl",
+         *       "type": "categorization",
+         *       "bytes_total": 41200,
+         *       "bytes_read": 20600,
+         *       "lines_read": 100,
+         *       "created": 97,
+         *       "duplicates": 2,
+         *       "refused": 1,
+         *       "refused_lines": [
+         *         {
+         *           "line": 42,
+         *           "status_code": 400,
+         *           "error": "body.categories must have required property 'categories'"
+         *         }
+         *       ],
+         *       "max_refused_share": 0.1,
+         *       "created_at": "2026-11-21T10:00:00.000Z",
+         *       "updated_at": "2026-11-21T10:00:01.250Z"
+         *     }
+         */
+        Import: {
+            /** @description The import's id (`imp_` and 24 hexadecimal characters, time-ordered). */
+            import_id: string;
+            state: components["schemas"]["ImportState"];
+            /**
+             * @description How the file is read (see `POST /v1/imports`).
+             * @enum {string}
+             */
+            format: "jsonl" | "csv";
+            /** @description The task type given for the whole file, if one was. */
+            type?: components["schemas"]["TaskType"];
+            /** @description The project given for the whole file, if one was. */
+            project?: string;
+            /** @description The batch given for the whole file, if one was. */
+            batch?: string;
+            /** @description The URL the file was fetched from, if it was not sent as the request body. */
+            source_url?: string;
+            /** @description The file's size in bytes (so far, while `fetching`). */
+            bytes_total: number;
+            /** @description How many of its bytes have been read into tasks; with `bytes_total`, the progress. */
+            bytes_read: number;
+            /** @description Lines read so far (blank lines and a CSV header not counted). */
+            lines_read: number;
+            /** @description Tasks created from the file. */
+            created: number;
+            /**
+             * @description Lines for which a task existed already, created by nobody twice: a line whose `unique_id` an
+             *     existing task of this account and mode holds (however it was created), or a line without
+             *     `unique_id` whose creation body (type, project, batch and parameters as applied) was imported
+             *     before, in this file or another one. To have two tasks of the same body, give each its own
+             *     `unique_id`. (Our decision: importing a file again, or a file that repeats lines of an
+             *     earlier one, creates only what is new.)
+             */
+            duplicates: number;
+            /** @description Lines that created no task because of an error (see `refused_lines`). */
+            refused: number;
+            /**
+             * @description The first 100 refused lines, in file order, with their errors. All of them, as a file to fix
+             *     and import again, from `GET /v1/imports/{importId}/refused` (with `errors=true`: all the
+             *     errors).
+             */
+            refused_lines: components["schemas"]["ImportRefusedLine"][];
+            /** @description The share of refused lines past which this import stops (see `POST /v1/imports`). */
+            max_refused_share: number;
+            /** @description Why the import `stopped` or `failed`; absent otherwise. */
+            error?: string;
+            /**
+             * Format: date-time
+             * @description When the import was made (its file received, or its fetch asked for).
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When its progress last moved.
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @description When it reached `completed`, `stopped` or `failed`.
+             */
+            finished_at?: string;
+        };
+        /**
+         * ExportFormat
+         * @description The file format of an export, each written from the tasks of the types it fits (an export whose
+         *     matching tasks include a type the format cannot write is refused with 400, naming the types).
+         *     Every result is gzip-compressed: one file (`.jsonl.gz`, `.csv.gz`, `.json.gz`, `.conll.gz`),
+         *     or, for formats that are a folder of files, a `.tar.gz` of that folder.
+         *
+         *     - `jsonl`: every task, as `GET /v1/task/{taskId}` shows it in the chosen `view`, one a line.
+         *       Any type.
+         *     - `csv`: every task as one row: `task_id`, `type`, `status`, `created_at`, `completed_at`,
+         *       `project`, `batch`, `unique_id`, `tags` (joined by `,`), `attachment`, `metadata`, `params`
+         *       and `response` (the last three as JSON text). Any type.
+         *     - `coco`: one COCO detection file (`annotations.json`): `images` (one per task, `file_name` the
+         *       attachment URL), `annotations` and `categories`. Boxes as `bbox` `[x, y, width, height]`;
+         *       polygons as `segmentation` polygons (with their bounding box and area); ellipses as 32-point
+         *       polygons; segmentation masks (`data:` PNG masks of live answers) as uncompressed RLE, each
+         *       label (and each instance) an annotation; points as keypoints (`[x, y, 2]`, one per
+         *       annotation, its category listing one keypoint named after it). Categories: the project's
+         *       ontology choices (when the filter names one project), then the labels the tasks' parameters
+         *       list, numbered from 1 in that order. Types: `annotation`, `polygonannotation`,
+         *       `pointannotation`, `segmentannotation`, `imageannotation`. Lines and cuboids have no COCO
+         *       shape: they are left out and counted in `skipped`.
+         *     - `yolo`: the Ultralytics layout: `data.yaml` (`names` by class index from 0), `labels/<task_id>.txt`
+         *       (one row a shape: the class, then coordinates normalized to 0..1: `cx cy w h` for a box; a
+         *       file whose image has a polygon or ellipse is written all as segmentation rows `x1 y1 x2 y2
+         *       ...`, a box as its four corners, so that it reads one way), and `images.txt` (each task id
+         *       and its image URL, tab-separated: this server keeps no images). Types: `annotation`,
+         *       `polygonannotation`, `imageannotation`. Points, lines and cuboids are left out (counted in
+         *       `skipped`).
+         *     - `voc`: Pascal VOC, as its devkit lays it out: `VOCdevkit/VOC2012/Annotations/<task_id>.xml`
+         *       (each box an `object` with `name` and `bndbox` in whole pixels, 1-based as VOC counts them;
+         *       `path` the image URL) and `VOCdevkit/VOC2012/ImageSets/Main/trainval.txt`. Types:
+         *       `annotation`, `imageannotation` (boxes; other shapes counted in `skipped`).
+         *     - `conll2003`: CoNLL-2003 named entities, each task a document: `-DOCSTART- -X- O O` (as
+         *       spaCy's converter splits documents), a blank line, then the task's text as whitespace-separated
+         *       tokens, one a line (`token -X- _ tag`, tags in IOB2: `B-LABEL`, `I-LABEL`, `O`), and a blank
+         *       line. Type: `namedentityrecognition`. A span that
+         *       does not start or end at a token boundary is widened to the tokens it touches.
+         *     - `spacy`: spaCy's offsets form, JSON Lines: `{"text", "entities": [[start, end, label]],
+         *       "task_id"}` per task (offsets in code points, end exclusive, as `Doc.char_span` takes them).
+         *       Type: `namedentityrecognition`. Overlapping entities: the first (then the longest) is kept,
+         *       the others counted in `skipped`, in both NER formats.
+         *     - `webvtt`, `srt`: one subtitle file per task (`<task_id>.vtt` / `.srt`), a cue per segment of
+         *       the transcription (numbered from 1), its text the segment's. Type: `audiotranscription`.
+         *     - `mot`: the MOT Challenge layout: per task `<task_id>/gt/gt.txt` (`frame, id, left, top,
+         *       width, height, 1, -1, -1, -1`, frames from 1, one row per box of each track) and
+         *       `seqinfo.ini`. Type: `videoplaybackannotation` (box tracks; other geometries counted in
+         *       `skipped`).
+         *
+         *     **Image sizes.** COCO, YOLO and VOC need each image's size, which a task does not carry
+         *     (this server never downloads attachments). It is, in order: the task's `metadata.width` and
+         *     `metadata.height` (numbers); the export's `image_width` and `image_height`; for a test-mode
+         *     task, the 1024 × 768 that test-mode answers are made for; the size of a segmentation mask. A
+         *     task whose size none gives is left out (counted in `skipped`).
+         * @example coco
+         * @enum {string}
+         */
+        ExportFormat: "jsonl" | "csv" | "coco" | "yolo" | "voc" | "conll2003" | "spacy" | "webvtt" | "srt" | "mot";
+        /**
+         * ExportRequest
+         * @description What to write; which tasks is said by the query parameters, the filters of `GET /v1/tasks`.
+         *     Every field is optional.
+         */
+        ExportRequest: {
+            /** @default jsonl */
+            format?: components["schemas"]["ExportFormat"];
+            /**
+             * @description `jsonl` and `csv`: which generation's view of a task is written (`legacy`: as
+             *     `GET /legacy/v1/task/{taskId}` shows it). The other formats write the responses alone.
+             * @default current
+             * @enum {string}
+             */
+            view?: "current" | "legacy";
+            /** @description The width in pixels of images whose task does not give its own (see `ExportFormat`, image sizes). */
+            image_width?: number | string;
+            /** @description The height in pixels of images whose task does not give its own. */
+            image_height?: number | string;
+        };
+        /**
+         * ExportState
+         * @description Where an export stands. `queued`: waiting for a server process. `running`: being written.
+         *     `completed`: the file is ready at `download_url`. `failed`: it could not be written (`error`
+         *     says why). `expired`: the file was kept for `EXPORT_RETENTION_SECONDS` and is gone; ask for a
+         *     new export. An export that a server process was writing when it stopped starts again from the
+         *     beginning in another process or after the restart (its file was not visible yet).
+         * @example completed
+         * @enum {string}
+         */
+        ExportState: "queued" | "running" | "completed" | "failed" | "expired";
+        /**
+         * ExportSkipped
+         * @description What an export left out, and why (a format without that shape, an image of unknown size, a mask that is not inline).
+         */
+        ExportSkipped: {
+            /** @description What was left out and why, in plain words. */
+            reason: string;
+            /** @description How many times. */
+            count: number;
+        };
+        /**
+         * Export
+         * @description A file of tasks in a training pipeline's format (`POST /v1/exports`), and how far it got. The
+         *     tasks are those matching the filters when the export is written, in the list's order (newest
+         *     first); it is written in pages, so tasks changed meanwhile are written as they are when read.
+         * @example {
+         *       "export_id": "exp_65f1c0a2b3c4d5e6f7a8b9c0",
+         *       "state": "completed",
+         *       "format": "coco",
+         *       "view": "current",
+         *       "filters": {
+         *         "project": "street-scenes",
+         *         "status": "completed"
+         *       },
+         *       "tasks_total": 1200,
+         *       "tasks_written": 1200,
+         *       "skipped": [
+         *         {
+         *           "reason": "line annotations (COCO has no line shape)",
+         *           "count": 14
+         *         }
+         *       ],
+         *       "size_bytes": 183422,
+         *       "file_name": "exp_65f1c0a2b3c4d5e6f7a8b9c0.coco.json.gz",
+         *       "download_url": "https://humantask.example.com/v1/exports/exp_65f1c0a2b3c4d5e6f7a8b9c0/download?expires=1795262400&signature=3q2-7w",
+         *       "download_expires_at": "2026-11-21T11:00:00.000Z",
+         *       "expires_at": "2026-11-28T10:02:10.000Z",
+         *       "created_at": "2026-11-21T10:00:00.000Z",
+         *       "updated_at": "2026-11-21T10:02:10.000Z",
+         *       "finished_at": "2026-11-21T10:02:10.000Z"
+         *     }
+         */
+        Export: {
+            /** @description The export's id (`exp_` and 24 hexadecimal characters, time-ordered). */
+            export_id: string;
+            state: components["schemas"]["ExportState"];
+            format: components["schemas"]["ExportFormat"];
+            /**
+             * @description The generation whose view of a task `jsonl` and `csv` write.
+             * @enum {string}
+             */
+            view: "current" | "legacy";
+            /** @description The list filters the export was asked with, as the query gave them (a repeated parameter joined by `,`). */
+            filters: {
+                [key: string]: string;
+            };
+            /** @description The tasks that matched the filters when the export was asked for. */
+            tasks_total: number;
+            /** @description The tasks written so far; with `tasks_total`, the progress. */
+            tasks_written: number;
+            /** @description What the format could not hold, by reason (empty when nothing was left out). */
+            skipped: components["schemas"]["ExportSkipped"][];
+            /** @description The size of the gzip-compressed file, once `completed`. */
+            size_bytes?: number;
+            /** @description A name for the file (`exp_....coco.json.gz`, `exp_....yolo.tar.gz`), once `completed`. */
+            file_name?: string;
+            /**
+             * Format: uri
+             * @description Once `completed`: a link to the file that works without an API key (signed, for tools such
+             *     as a training job that hold no key) until `download_expires_at`. Each read of the export
+             *     gives a fresh link while the file is kept. The answer is the gzip file itself
+             *     (`Content-Type: application/gzip`); after the link's time, 403.
+             */
+            download_url?: string;
+            /**
+             * Format: date-time
+             * @description When `download_url` stops working (`EXPORT_LINK_SECONDS` after this answer, 1 hour by default).
+             */
+            download_expires_at?: string;
+            /**
+             * Format: date-time
+             * @description When the file is deleted (`EXPORT_RETENTION_SECONDS` after it was written, 7 days by default); then `expired`.
+             */
+            expires_at?: string;
+            /** @description Why the export `failed`; absent otherwise. */
+            error?: string;
+            /**
+             * Format: date-time
+             * @description When the export was asked for.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When its progress last moved.
+             */
+            updated_at: string;
+            /**
+             * Format: date-time
+             * @description When it reached `completed` or `failed`.
+             */
+            finished_at?: string;
+        };
         /**
          * BatchCompletedCallback
          * @description The body POSTed to a batch's `callback` when the batch completes (it has at least one task
@@ -11201,40 +12270,70 @@ export interface components {
          */
         CreatedBefore: components["schemas"]["TimeFilter"];
         /**
-         * @description Only tasks with this status: `pending`, `completed`, `canceled` or `error`. Any other value → 400.
-         * @example completed
+         * @description Only tasks in one of these statuses: `pending`, `completed`, `canceled` or `error`. Any other
+         *     value → 400. A list filter: several statuses as repeated keys (`status=pending&status=error`)
+         *     or comma-joined in one value (`status=pending,error`), the two forms mixed as you like; a task
+         *     matches when its status is any of them (guide "Pagination", list filters).
+         * @example [
+         *       "completed"
+         *     ]
          */
-        TaskStatusFilter: components["schemas"]["TaskStatus"];
+        TaskStatusFilter: components["schemas"]["TaskStatus"][];
         /**
-         * @description Only tasks of this type (a `TaskType` value, for example `categorization`). Any other value → 400.
-         * @example categorization
+         * @description Only tasks of one of these types (`TaskTypeName` values, for example `categorization`; the
+         *     aliases `documentranscription` and `segmentannoation` are `documenttranscription` and
+         *     `segmentannotation`). Any other value → 400. A list filter: several types as repeated keys
+         *     (`type=annotation&type=polygonannotation`) or comma-joined in one value
+         *     (`type=annotation,polygonannotation`), the two forms mixed as you like; a task matches when its
+         *     type is any of them (guide "Pagination", list filters).
+         * @example [
+         *       "categorization"
+         *     ]
          */
-        TaskTypeFilter: components["schemas"]["TaskType"];
+        TaskTypeFilter: components["schemas"]["TaskTypeName"][];
         /**
-         * @description Only results that belong to the project with this name (exact match). A name that matches no
-         *     project gives an empty result, not 404 (our decision).
-         *     At most 255 characters (as a project name).
-         * @example vehicles
+         * @description Only results that belong to one of the projects with these names (exact match). A name that
+         *     matches no project gives an empty result, not 404 (our decision). A list filter: several names
+         *     as repeated keys (`project=vehicles&project=pets`) or comma-joined in one value
+         *     (`project=vehicles,pets`), the two forms mixed as you like (guide "Pagination", list filters);
+         *     because commas separate names, a project name that itself contains a comma cannot be given in
+         *     this filter. At most 100 names, each 1 to 255 characters (as a project name).
+         * @example [
+         *       "vehicles"
+         *     ]
          */
-        ProjectFilter: string;
+        ProjectFilter: string[];
         /**
-         * @description Only tasks in the batch with this name (exact match). A name that matches no batch gives an
-         *     empty list, not 404 (our decision).
-         *     At most 255 characters (as a batch name).
-         * @example vehicles-week-47
+         * @description Only tasks in one of the batches with these names (exact match). A name that matches no batch
+         *     gives an empty list, not 404 (our decision). A list filter: several names as repeated keys
+         *     (`batch=week-47&batch=week-48`) or comma-joined in one value (`batch=week-47,week-48`), the two
+         *     forms mixed as you like (guide "Pagination", list filters); because commas separate names, a
+         *     batch name that itself contains a comma cannot be given in this filter. At most 100 names, each
+         *     1 to 255 characters (as a batch name).
+         * @example [
+         *       "vehicles-week-47"
+         *     ]
          */
-        BatchFilter: string;
+        BatchFilter: string[];
         /**
-         * @description Only the task whose `unique_id` equals this value (exact, case-sensitive match); since a
-         *     unique_id is held by at most one task of the account and mode, the list then has 0 or 1 task.
-         *     This filter is our decision (the API description does not show one).
-         * @example order-1041
+         * @description Only the tasks whose `unique_id` equals one of these values (exact, case-sensitive match);
+         *     since a unique_id is held by at most one task of the account and mode, the list has at most as
+         *     many tasks as values. A list filter: several values as repeated keys
+         *     (`unique_id=order-1041&unique_id=order-1042`) or comma-joined in one value
+         *     (`unique_id=order-1041,order-1042`), the two forms mixed as you like (guide "Pagination", list
+         *     filters). Because commas separate values, a unique_id that itself contains a comma cannot be
+         *     given in this filter. At most 100 values, each 1 to 255 characters. This filter is our decision
+         *     (the API description does not show one).
+         * @example [
+         *       "order-1041"
+         *     ]
          */
-        UniqueIdFilter: string;
+        UniqueIdFilter: string[];
         /**
-         * @description Only tasks that carry every one of these tags (our decision: all must match). Give several tags
-         *     as repeated keys (`tags=fleet&tags=priority`) or comma-joined in one value
-         *     (`tags=fleet,priority`); the two forms can be mixed. Because commas separate tags, a tag that
+         * @description Only tasks that carry every one of these tags (our decision: all must match, unlike the other
+         *     list filters, where any value matches). A list filter: several tags as repeated keys
+         *     (`tags=fleet&tags=priority`) or comma-joined in one value (`tags=fleet,priority`), the two forms
+         *     mixed as you like (guide "Pagination", list filters). Because commas separate tags, a tag that
          *     itself contains a comma cannot be used in this filter. This filter is our decision (the API
          *     description says tags can be used to query tasks but does not name the parameter).
          *     At most 5 tags (a task has at most 5; more → 400), each at most 255 characters.
@@ -11245,22 +12344,35 @@ export interface components {
          */
         TagsFilter: string[];
         /**
-         * @description Only tasks whose `customer_review_status` is this value (`pending`, `accepted`, `rejected`,
-         *     `fixed`); tasks without one never match. Any other value → 400. This filter is our decision.
-         * @example pending
+         * @description Only tasks whose `customer_review_status` is one of these values (`pending`, `accepted`,
+         *     `rejected`, `fixed`); tasks without one never match. Any other value → 400. A list filter:
+         *     several values as repeated keys (`customer_review_status=accepted&customer_review_status=fixed`)
+         *     or comma-joined in one value (`customer_review_status=accepted,fixed`), the two forms mixed as
+         *     you like; a task matches when its status is any of them (guide "Pagination", list filters).
+         *     This filter is our decision.
+         * @example [
+         *       "accepted",
+         *       "fixed"
+         *     ]
          */
-        CustomerReviewStatusFilter: components["schemas"]["CustomerReviewStatus"];
+        CustomerReviewStatusFilter: components["schemas"]["CustomerReviewStatus"][];
         /**
-         * @description Only tasks completed at or after this time (minimum `completed_at`; tasks without `completed_at` never match).
-         *     This filter is our decision (the API description does not list it).
+         * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or after this time (minimum
+         *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+         *     completing has none until it completes again).
+         *     This filter is our decision (the API description does not list it; clients of the real service
+         *     send it).
          *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
          *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
          * @example 2026-11-20T00:00:00Z
          */
         CompletedAfter: components["schemas"]["TimeFilter"];
         /**
-         * @description Only tasks completed at or before this time (maximum `completed_at`; tasks without `completed_at` never match).
-         *     This filter is our decision (the API description does not list it).
+         * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or before this time (maximum
+         *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+         *     completing has none until it completes again).
+         *     This filter is our decision (the API description does not list it; clients of the real service
+         *     send it).
          *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
          *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
          * @example 2026-11-21T12:00:00+01:00
@@ -11384,6 +12496,13 @@ export interface components {
          */
         ClearUniqueId: string;
         /**
+         * @description `true`: only archived projects (`archived: true`); `false`: only projects that are not
+         *     archived; absent: every project. `true`/`false` in any letter case. Sent by clients of the real
+         *     service (our decision to accept it).
+         * @example false
+         */
+        ArchivedFilter: string;
+        /**
          * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
          *     of the other mode or another account → 404; so is a name longer than any
          *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
@@ -11404,10 +12523,33 @@ export interface components {
          */
         StatsSince: components["schemas"]["TimeFilter"];
         /**
-         * @description Only batches in this status. Absent → every status. Any other value → 400.
-         * @example in_progress
+         * @description Only batches in one of these statuses. Absent → every status. Any other value → 400. A list
+         *     filter: several statuses as repeated keys (`status=staging&status=in_progress`) or comma-joined
+         *     in one value (`status=staging,in_progress`), the two forms mixed as you like (guide
+         *     "Pagination", list filters).
+         * @example [
+         *       "in_progress"
+         *     ]
          */
-        BatchStatusFilter: components["schemas"]["BatchStatus"];
+        BatchStatusFilter: components["schemas"]["BatchStatus"][];
+        /**
+         * @description Only batches last audited at or after this time (minimum `audited_at`, the time of the latest
+         *     audit of one of the batch's tasks; batches none of whose tasks was audited never match). This
+         *     filter is our decision (the API description does not list it; clients of the real service send
+         *     it). A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+         * @example 2026-11-20T00:00:00Z
+         */
+        AuditedAfter: components["schemas"]["TimeFilter"];
+        /**
+         * @description Only batches last audited at or before this time (maximum `audited_at`, the time of the latest
+         *     audit of one of the batch's tasks; batches none of whose tasks was audited never match). This
+         *     filter is our decision (the API description does not list it; clients of the real service send
+         *     it). A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+         * @example 2026-11-21T12:00:00+01:00
+         */
+        AuditedBefore: components["schemas"]["TimeFilter"];
         /**
          * @description `true`: archived batches (`archived: true`) are left out of the list (and of `total`);
          *     `false` (the default) lists them too. `true`/`false` in any letter case. Sent by clients of the
@@ -11431,6 +12573,13 @@ export interface components {
          * @example street-scenes-week-47
          */
         BatchName: string;
+        /**
+         * @description The `connection_id` of a storage connection of this account and mode (`stc_` and 24 lowercase
+         *     hexadecimal characters). Any other string, or a connection of another account or of the other
+         *     mode, → 404.
+         * @example stc_65f1c0a2b3c4d5e6f7a8b9c0
+         */
+        ConnectionId: string;
         /**
          * @description Only workers with this status.
          * @example active
@@ -11516,6 +12665,91 @@ export interface components {
          * @example 65f1c0a2b3c4d5e6f7a8c101
          */
         EvaluationTaskId: string;
+        /**
+         * @description The task type of every line of the file (`categorization`, `imageannotation`, ...; the type
+         *     names of `POST /v1/task/<type>`, `documentranscription` included). A line may name its own
+         *     type instead: a JSON line in a `type` property, a CSV row in a `type` column (neither is a
+         *     creation parameter, nor kept); a line's own `type` wins over this one. A line with neither is
+         *     refused; a CSV file with neither fails.
+         * @example categorization
+         */
+        ImportType: "annotation" | "pointannotation" | "lineannotation" | "polygonannotation" | "segmentannotation" | "categorization" | "comparison" | "datacollection" | "transcription" | "audiotranscription" | "imageannotation" | "textcollection" | "namedentityrecognition" | "documenttranscription" | "documentranscription" | "videoplaybackannotation" | "lidarsegmentation";
+        /**
+         * @description The project every task of the file joins, as if each line gave `project` (a line's own `project`
+         *     wins). Its parameter version supplies what the lines leave out, as for a single creation.
+         * @example support-tickets
+         */
+        ImportProject: string;
+        /**
+         * @description The batch every task of the file joins, as if each line gave `batch` (a line's own `batch` wins).
+         *     The batch must take tasks (not archived; a rapid or studio batch only while staging), as for a
+         *     single creation. An import into a batch completes it at most once, when the import ends (not
+         *     after every group of lines): in test mode, where tasks complete at once, the batch's completion
+         *     callback is sent once for the whole file (our decision).
+         * @example week-47
+         */
+        ImportBatch: string;
+        /**
+         * @description How the file is written: `jsonl` (JSON Lines: one creation body per line) or `csv` (a header row,
+         *     then one task per row). Default: from the body's `Content-Type` (`text/csv` is CSV; anything
+         *     else, and an import from `source_url`, is JSON Lines).
+         * @example jsonl
+         */
+        ImportFormat: "jsonl" | "csv";
+        /**
+         * @description An `https` (or `http`) URL from which the server fetches the file instead of reading it from the
+         *     request body (which must then be empty). The import answers at once in state `fetching`; the fetch
+         *     follows no redirect, reaches only public addresses (as callbacks do: `ALLOW_PRIVATE_NETWORKS`
+         *     lists exceptions), and is refused past the size limit. A fetch that fails (not 200, too large,
+         *     unreachable) ends the import in state `failed`, saying why. It may also be an object of one of
+         *     the account's buckets (`s3://<bucket>/<key>`, `gs://<bucket>/<key>`: a manifest of tasks, whose
+         *     lines may name the bucket's objects as attachments), read with the account's storage connection
+         *     to that bucket in the key's mode (none → 400 naming the bucket).
+         * @example https://example.com/datasets/tickets.jsonl
+         */
+        ImportSourceUrl: string;
+        /**
+         * @description CSV only: the column holding each task's `attachment` (a URL, or the text itself for
+         *     `attachment_type: text`). Default `attachment`. Every other column whose header is a creation
+         *     parameter of the type (`instruction`, `unique_id`, `callback_url`, `attachment_type`, `project`,
+         *     `batch`, `tags` (comma-separated), ...) gives that parameter, arrays and objects as JSON text,, as a form body would (numbers and
+         *     booleans as text); a header `metadata.<key>` gives `metadata.<key>`, as text. A header that is
+         *     none of these refuses the import (state `failed`, naming it), since its values would be lost.
+         * @example image_url
+         */
+        ImportAttachmentColumn: string;
+        /**
+         * @description Creation parameters given to every line, as a JSON object (URL-encoded), under what each line
+         *     gives: for CSV the fixed parameters of the column mapping (`{"objects_to_annotate": ["car"],
+         *     "callback_url": "https://example.com/cb"}`), for JSON Lines defaults. At most 100 keys.
+         */
+        ImportParams: string;
+        /**
+         * @description The share of refused lines (0 to 1) past which the import stops (state `stopped`) instead of
+         *     going on: checked after each group of lines once at least 100 lines have been read. Default: the server's
+         *     `IMPORT_MAX_REFUSED_SHARE` (0.1 unless configured). Tasks created before the stop stay; import
+         *     the corrected file again and only what was not created yet is created.
+         * @example 0.05
+         */
+        ImportMaxRefusedShare: number;
+        /**
+         * @description The `import_id` of an import of this account and mode (`imp_` and 24 lowercase hexadecimal
+         *     characters). Any other string, or an import of another account or of the other mode, → 404.
+         * @example imp_65f1c0a2b3c4d5e6f7a8b9c0
+         */
+        ImportId: string;
+        /**
+         * @description `true`: each refused line's number and error as JSON Lines (`{"line", "status_code", "error"}`),
+         *     instead of the refused lines themselves. `true`/`false` in any letter case; default `false`.
+         * @example true
+         */
+        RefusedErrors: string;
+        /**
+         * @description The `export_id` of an export of this account and mode (`exp_` and 24 lowercase hexadecimal
+         *     characters). Any other string, or an export of another account or of the other mode, → 404.
+         * @example exp_65f1c0a2b3c4d5e6f7a8b9c0
+         */
+        ExportId: string;
     };
     requestBodies: never;
     headers: {
@@ -11578,40 +12812,70 @@ export interface operations {
                  */
                 created_before?: components["parameters"]["CreatedBefore"];
                 /**
-                 * @description Only tasks with this status: `pending`, `completed`, `canceled` or `error`. Any other value → 400.
-                 * @example completed
+                 * @description Only tasks in one of these statuses: `pending`, `completed`, `canceled` or `error`. Any other
+                 *     value → 400. A list filter: several statuses as repeated keys (`status=pending&status=error`)
+                 *     or comma-joined in one value (`status=pending,error`), the two forms mixed as you like; a task
+                 *     matches when its status is any of them (guide "Pagination", list filters).
+                 * @example [
+                 *       "completed"
+                 *     ]
                  */
                 status?: components["parameters"]["TaskStatusFilter"];
                 /**
-                 * @description Only tasks of this type (a `TaskType` value, for example `categorization`). Any other value → 400.
-                 * @example categorization
+                 * @description Only tasks of one of these types (`TaskTypeName` values, for example `categorization`; the
+                 *     aliases `documentranscription` and `segmentannoation` are `documenttranscription` and
+                 *     `segmentannotation`). Any other value → 400. A list filter: several types as repeated keys
+                 *     (`type=annotation&type=polygonannotation`) or comma-joined in one value
+                 *     (`type=annotation,polygonannotation`), the two forms mixed as you like; a task matches when its
+                 *     type is any of them (guide "Pagination", list filters).
+                 * @example [
+                 *       "categorization"
+                 *     ]
                  */
                 type?: components["parameters"]["TaskTypeFilter"];
                 /**
-                 * @description Only results that belong to the project with this name (exact match). A name that matches no
-                 *     project gives an empty result, not 404 (our decision).
-                 *     At most 255 characters (as a project name).
-                 * @example vehicles
+                 * @description Only results that belong to one of the projects with these names (exact match). A name that
+                 *     matches no project gives an empty result, not 404 (our decision). A list filter: several names
+                 *     as repeated keys (`project=vehicles&project=pets`) or comma-joined in one value
+                 *     (`project=vehicles,pets`), the two forms mixed as you like (guide "Pagination", list filters);
+                 *     because commas separate names, a project name that itself contains a comma cannot be given in
+                 *     this filter. At most 100 names, each 1 to 255 characters (as a project name).
+                 * @example [
+                 *       "vehicles"
+                 *     ]
                  */
                 project?: components["parameters"]["ProjectFilter"];
                 /**
-                 * @description Only tasks in the batch with this name (exact match). A name that matches no batch gives an
-                 *     empty list, not 404 (our decision).
-                 *     At most 255 characters (as a batch name).
-                 * @example vehicles-week-47
+                 * @description Only tasks in one of the batches with these names (exact match). A name that matches no batch
+                 *     gives an empty list, not 404 (our decision). A list filter: several names as repeated keys
+                 *     (`batch=week-47&batch=week-48`) or comma-joined in one value (`batch=week-47,week-48`), the two
+                 *     forms mixed as you like (guide "Pagination", list filters); because commas separate names, a
+                 *     batch name that itself contains a comma cannot be given in this filter. At most 100 names, each
+                 *     1 to 255 characters (as a batch name).
+                 * @example [
+                 *       "vehicles-week-47"
+                 *     ]
                  */
                 batch?: components["parameters"]["BatchFilter"];
                 /**
-                 * @description Only the task whose `unique_id` equals this value (exact, case-sensitive match); since a
-                 *     unique_id is held by at most one task of the account and mode, the list then has 0 or 1 task.
-                 *     This filter is our decision (the API description does not show one).
-                 * @example order-1041
+                 * @description Only the tasks whose `unique_id` equals one of these values (exact, case-sensitive match);
+                 *     since a unique_id is held by at most one task of the account and mode, the list has at most as
+                 *     many tasks as values. A list filter: several values as repeated keys
+                 *     (`unique_id=order-1041&unique_id=order-1042`) or comma-joined in one value
+                 *     (`unique_id=order-1041,order-1042`), the two forms mixed as you like (guide "Pagination", list
+                 *     filters). Because commas separate values, a unique_id that itself contains a comma cannot be
+                 *     given in this filter. At most 100 values, each 1 to 255 characters. This filter is our decision
+                 *     (the API description does not show one).
+                 * @example [
+                 *       "order-1041"
+                 *     ]
                  */
                 unique_id?: components["parameters"]["UniqueIdFilter"];
                 /**
-                 * @description Only tasks that carry every one of these tags (our decision: all must match). Give several tags
-                 *     as repeated keys (`tags=fleet&tags=priority`) or comma-joined in one value
-                 *     (`tags=fleet,priority`); the two forms can be mixed. Because commas separate tags, a tag that
+                 * @description Only tasks that carry every one of these tags (our decision: all must match, unlike the other
+                 *     list filters, where any value matches). A list filter: several tags as repeated keys
+                 *     (`tags=fleet&tags=priority`) or comma-joined in one value (`tags=fleet,priority`), the two forms
+                 *     mixed as you like (guide "Pagination", list filters). Because commas separate tags, a tag that
                  *     itself contains a comma cannot be used in this filter. This filter is our decision (the API
                  *     description says tags can be used to query tasks but does not name the parameter).
                  *     At most 5 tags (a task has at most 5; more → 400), each at most 255 characters.
@@ -11622,22 +12886,35 @@ export interface operations {
                  */
                 tags?: components["parameters"]["TagsFilter"];
                 /**
-                 * @description Only tasks whose `customer_review_status` is this value (`pending`, `accepted`, `rejected`,
-                 *     `fixed`); tasks without one never match. Any other value → 400. This filter is our decision.
-                 * @example pending
+                 * @description Only tasks whose `customer_review_status` is one of these values (`pending`, `accepted`,
+                 *     `rejected`, `fixed`); tasks without one never match. Any other value → 400. A list filter:
+                 *     several values as repeated keys (`customer_review_status=accepted&customer_review_status=fixed`)
+                 *     or comma-joined in one value (`customer_review_status=accepted,fixed`), the two forms mixed as
+                 *     you like; a task matches when its status is any of them (guide "Pagination", list filters).
+                 *     This filter is our decision.
+                 * @example [
+                 *       "accepted",
+                 *       "fixed"
+                 *     ]
                  */
                 customer_review_status?: components["parameters"]["CustomerReviewStatusFilter"];
                 /**
-                 * @description Only tasks completed at or after this time (minimum `completed_at`; tasks without `completed_at` never match).
-                 *     This filter is our decision (the API description does not list it).
+                 * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or after this time (minimum
+                 *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+                 *     completing has none until it completes again).
+                 *     This filter is our decision (the API description does not list it; clients of the real service
+                 *     send it).
                  *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
                  *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-20T00:00:00Z
                  */
                 completed_after?: components["parameters"]["CompletedAfter"];
                 /**
-                 * @description Only tasks completed at or before this time (maximum `completed_at`; tasks without `completed_at` never match).
-                 *     This filter is our decision (the API description does not list it).
+                 * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or before this time (maximum
+                 *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+                 *     completing has none until it completes again).
+                 *     This filter is our decision (the API description does not list it; clients of the real service
+                 *     send it).
                  *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
                  *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-21T12:00:00+01:00
@@ -11743,7 +13020,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the `annotation` parameters, as JSON. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters and the `annotation` parameters, as JSON. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AnnotationTaskRequest"];
@@ -11791,7 +13068,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the `pointannotation` parameters, as JSON. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters and the `pointannotation` parameters, as JSON. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PointAnnotationTaskRequest"];
@@ -11839,7 +13116,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the `lineannotation` parameters, as JSON. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters and the `lineannotation` parameters, as JSON. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LineAnnotationTaskRequest"];
@@ -11887,7 +13164,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the `polygonannotation` parameters, as JSON. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters and the `polygonannotation` parameters, as JSON. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PolygonAnnotationTaskRequest"];
@@ -11935,7 +13212,55 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the `segmentannotation` parameters, as JSON. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters and the `segmentannotation` parameters, as JSON. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SegmentAnnotationTaskRequest"];
+            };
+        };
+        responses: {
+            /** @description The created segmentation task, `pending`. With an `Idempotency-Key` already used for the same request, the saved answer of that request instead (with `Idempotent-Replayed: true`); nothing is created. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createSegmentAnnotationTaskAlias: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
+                 *     A matching request while the first is still running waits for it, or gets 429 with
+                 *     `Retry-After`; never two tasks.
+                 * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The common creation parameters and the `segmentannotation` parameters, as JSON. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SegmentAnnotationTaskRequest"];
@@ -11983,7 +13308,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the categorization parameters. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters and the categorization parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CategorizationTaskRequest"];
@@ -12031,7 +13356,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the comparison parameters. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters and the comparison parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ComparisonTaskRequest"];
@@ -12079,7 +13404,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the datacollection parameters. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters and the datacollection parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DataCollectionTaskRequest"];
@@ -12127,7 +13452,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the transcription parameters. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters and the transcription parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TranscriptionTaskRequest"];
@@ -12175,7 +13500,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters and the audiotranscription parameters. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters and the audiotranscription parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AudioTranscriptionTaskRequest"];
@@ -12223,7 +13548,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters plus the image-annotation parameters. */
+        /** @description The common creation parameters plus the image-annotation parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ImageAnnotationTaskRequest"];
@@ -12271,7 +13596,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters plus the text-collection parameters. */
+        /** @description The common creation parameters plus the text-collection parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TextCollectionTaskRequest"];
@@ -12334,7 +13659,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters plus the named-entity-recognition parameters. */
+        /** @description The common creation parameters plus the named-entity-recognition parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["NamedEntityRecognitionTaskRequest"];
@@ -12397,7 +13722,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters plus the document-transcription parameters. */
+        /** @description The common creation parameters plus the document-transcription parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DocumentTranscriptionTaskRequest"];
@@ -12445,7 +13770,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters plus the document-transcription parameters. */
+        /** @description The common creation parameters plus the document-transcription parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DocumentTranscriptionTaskRequest"];
@@ -12493,7 +13818,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters plus the video-annotation parameters. */
+        /** @description The common creation parameters plus the video-annotation parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["VideoPlaybackAnnotationTaskRequest"];
@@ -12541,7 +13866,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters plus the lidar-segmentation parameters. */
+        /** @description The common creation parameters plus the lidar-segmentation parameters. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `urgency`, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LidarSegmentationTaskRequest"];
@@ -13171,7 +14496,15 @@ export interface operations {
     };
     listProjects: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: only archived projects (`archived: true`); `false`: only projects that are not
+                 *     archived; absent: every project. `true`/`false` in any letter case. Sent by clients of the real
+                 *     service (our decision to accept it).
+                 * @example false
+                 */
+                archived?: components["parameters"]["ArchivedFilter"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -13422,6 +14755,74 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    archiveProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    unarchiveProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     getProjectStaffing: {
         parameters: {
             query?: never;
@@ -13639,15 +15040,25 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Only results that belong to the project with this name (exact match). A name that matches no
-                 *     project gives an empty result, not 404 (our decision).
-                 *     At most 255 characters (as a project name).
-                 * @example vehicles
+                 * @description Only results that belong to one of the projects with these names (exact match). A name that
+                 *     matches no project gives an empty result, not 404 (our decision). A list filter: several names
+                 *     as repeated keys (`project=vehicles&project=pets`) or comma-joined in one value
+                 *     (`project=vehicles,pets`), the two forms mixed as you like (guide "Pagination", list filters);
+                 *     because commas separate names, a project name that itself contains a comma cannot be given in
+                 *     this filter. At most 100 names, each 1 to 255 characters (as a project name).
+                 * @example [
+                 *       "vehicles"
+                 *     ]
                  */
                 project?: components["parameters"]["ProjectFilter"];
                 /**
-                 * @description Only batches in this status. Absent → every status. Any other value → 400.
-                 * @example in_progress
+                 * @description Only batches in one of these statuses. Absent → every status. Any other value → 400. A list
+                 *     filter: several statuses as repeated keys (`status=staging&status=in_progress`) or comma-joined
+                 *     in one value (`status=staging,in_progress`), the two forms mixed as you like (guide
+                 *     "Pagination", list filters).
+                 * @example [
+                 *       "in_progress"
+                 *     ]
                  */
                 status?: components["parameters"]["BatchStatusFilter"];
                 /**
@@ -13665,6 +15076,46 @@ export interface operations {
                  * @example 2026-11-21T23:59:59.999Z
                  */
                 end_time?: components["parameters"]["EndTime"];
+                /**
+                 * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or after this time (minimum
+                 *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+                 *     completing has none until it completes again).
+                 *     This filter is our decision (the API description does not list it; clients of the real service
+                 *     send it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-20T00:00:00Z
+                 */
+                completed_after?: components["parameters"]["CompletedAfter"];
+                /**
+                 * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or before this time (maximum
+                 *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+                 *     completing has none until it completes again).
+                 *     This filter is our decision (the API description does not list it; clients of the real service
+                 *     send it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21T12:00:00+01:00
+                 */
+                completed_before?: components["parameters"]["CompletedBefore"];
+                /**
+                 * @description Only batches last audited at or after this time (minimum `audited_at`, the time of the latest
+                 *     audit of one of the batch's tasks; batches none of whose tasks was audited never match). This
+                 *     filter is our decision (the API description does not list it; clients of the real service send
+                 *     it). A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-20T00:00:00Z
+                 */
+                audited_after?: components["parameters"]["AuditedAfter"];
+                /**
+                 * @description Only batches last audited at or before this time (maximum `audited_at`, the time of the latest
+                 *     audit of one of the batch's tasks; batches none of whose tasks was audited never match). This
+                 *     filter is our decision (the API description does not list it; clients of the real service send
+                 *     it). A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21T12:00:00+01:00
+                 */
+                audited_before?: components["parameters"]["AuditedBefore"];
                 /**
                  * @description `true`: archived batches (`archived: true`) are left out of the list (and of `total`);
                  *     `false` (the default) lists them too. `true`/`false` in any letter case. Sent by clients of the
@@ -14129,6 +15580,147 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listStorageConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connections. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageConnectionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createStorageConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The bucket and the keys to reach it. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StorageConnectionRequest"];
+            };
+        };
+        responses: {
+            /** @description The connection, tested and kept. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageConnection"];
+                };
+            };
+            /** @description The body is invalid (the message names the field), or the test of the connection failed (`code` says what failed). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The account already has a connection to this bucket in this mode (delete it first to change it). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getStorageConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `connection_id` of a storage connection of this account and mode (`stc_` and 24 lowercase
+                 *     hexadecimal characters). Any other string, or a connection of another account or of the other
+                 *     mode, → 404.
+                 * @example stc_65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                connectionId: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageConnection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteStorageConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `connection_id` of a storage connection of this account and mode (`stc_` and 24 lowercase
+                 *     hexadecimal characters). Any other string, or a connection of another account or of the other
+                 *     mode, → 404.
+                 * @example stc_65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                connectionId: components["parameters"]["ConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The connection, now deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorageConnection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -15546,8 +17138,15 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Only tasks of this type (a `TaskType` value, for example `categorization`). Any other value → 400.
-                 * @example categorization
+                 * @description Only tasks of one of these types (`TaskTypeName` values, for example `categorization`; the
+                 *     aliases `documentranscription` and `segmentannoation` are `documenttranscription` and
+                 *     `segmentannotation`). Any other value → 400. A list filter: several types as repeated keys
+                 *     (`type=annotation&type=polygonannotation`) or comma-joined in one value
+                 *     (`type=annotation,polygonannotation`), the two forms mixed as you like; a task matches when its
+                 *     type is any of them (guide "Pagination", list filters).
+                 * @example [
+                 *       "categorization"
+                 *     ]
                  */
                 type?: components["parameters"]["TaskTypeFilter"];
                 /**
@@ -16218,8 +17817,15 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Only tasks of this type (a `TaskType` value, for example `categorization`). Any other value → 400.
-                 * @example categorization
+                 * @description Only tasks of one of these types (`TaskTypeName` values, for example `categorization`; the
+                 *     aliases `documentranscription` and `segmentannoation` are `documenttranscription` and
+                 *     `segmentannotation`). Any other value → 400. A list filter: several types as repeated keys
+                 *     (`type=annotation&type=polygonannotation`) or comma-joined in one value
+                 *     (`type=annotation,polygonannotation`), the two forms mixed as you like; a task matches when its
+                 *     type is any of them (guide "Pagination", list filters).
+                 * @example [
+                 *       "categorization"
+                 *     ]
                  */
                 type?: components["parameters"]["TaskTypeFilter"];
                 /**
@@ -16874,6 +18480,463 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No evaluation task with this id exists in this account and mode. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createImport: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The task type of every line of the file (`categorization`, `imageannotation`, ...; the type
+                 *     names of `POST /v1/task/<type>`, `documentranscription` included). A line may name its own
+                 *     type instead: a JSON line in a `type` property, a CSV row in a `type` column (neither is a
+                 *     creation parameter, nor kept); a line's own `type` wins over this one. A line with neither is
+                 *     refused; a CSV file with neither fails.
+                 * @example categorization
+                 */
+                type?: components["parameters"]["ImportType"];
+                /**
+                 * @description The project every task of the file joins, as if each line gave `project` (a line's own `project`
+                 *     wins). Its parameter version supplies what the lines leave out, as for a single creation.
+                 * @example support-tickets
+                 */
+                project?: components["parameters"]["ImportProject"];
+                /**
+                 * @description The batch every task of the file joins, as if each line gave `batch` (a line's own `batch` wins).
+                 *     The batch must take tasks (not archived; a rapid or studio batch only while staging), as for a
+                 *     single creation. An import into a batch completes it at most once, when the import ends (not
+                 *     after every group of lines): in test mode, where tasks complete at once, the batch's completion
+                 *     callback is sent once for the whole file (our decision).
+                 * @example week-47
+                 */
+                batch?: components["parameters"]["ImportBatch"];
+                /**
+                 * @description How the file is written: `jsonl` (JSON Lines: one creation body per line) or `csv` (a header row,
+                 *     then one task per row). Default: from the body's `Content-Type` (`text/csv` is CSV; anything
+                 *     else, and an import from `source_url`, is JSON Lines).
+                 * @example jsonl
+                 */
+                format?: components["parameters"]["ImportFormat"];
+                /**
+                 * @description An `https` (or `http`) URL from which the server fetches the file instead of reading it from the
+                 *     request body (which must then be empty). The import answers at once in state `fetching`; the fetch
+                 *     follows no redirect, reaches only public addresses (as callbacks do: `ALLOW_PRIVATE_NETWORKS`
+                 *     lists exceptions), and is refused past the size limit. A fetch that fails (not 200, too large,
+                 *     unreachable) ends the import in state `failed`, saying why. It may also be an object of one of
+                 *     the account's buckets (`s3://<bucket>/<key>`, `gs://<bucket>/<key>`: a manifest of tasks, whose
+                 *     lines may name the bucket's objects as attachments), read with the account's storage connection
+                 *     to that bucket in the key's mode (none → 400 naming the bucket).
+                 * @example https://example.com/datasets/tickets.jsonl
+                 */
+                source_url?: components["parameters"]["ImportSourceUrl"];
+                /**
+                 * @description CSV only: the column holding each task's `attachment` (a URL, or the text itself for
+                 *     `attachment_type: text`). Default `attachment`. Every other column whose header is a creation
+                 *     parameter of the type (`instruction`, `unique_id`, `callback_url`, `attachment_type`, `project`,
+                 *     `batch`, `tags` (comma-separated), ...) gives that parameter, arrays and objects as JSON text,, as a form body would (numbers and
+                 *     booleans as text); a header `metadata.<key>` gives `metadata.<key>`, as text. A header that is
+                 *     none of these refuses the import (state `failed`, naming it), since its values would be lost.
+                 * @example image_url
+                 */
+                attachment_column?: components["parameters"]["ImportAttachmentColumn"];
+                /**
+                 * @description Creation parameters given to every line, as a JSON object (URL-encoded), under what each line
+                 *     gives: for CSV the fixed parameters of the column mapping (`{"objects_to_annotate": ["car"],
+                 *     "callback_url": "https://example.com/cb"}`), for JSON Lines defaults. At most 100 keys.
+                 */
+                params?: components["parameters"]["ImportParams"];
+                /**
+                 * @description The share of refused lines (0 to 1) past which the import stops (state `stopped`) instead of
+                 *     going on: checked after each group of lines once at least 100 lines have been read. Default: the server's
+                 *     `IMPORT_MAX_REFUSED_SHARE` (0.1 unless configured). Tasks created before the stop stay; import
+                 *     the corrected file again and only what was not created yet is created.
+                 * @example 0.05
+                 */
+                max_refused_share?: components["parameters"]["ImportMaxRefusedShare"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The file (absent with `source_url`). UTF-8; a byte order mark is skipped; lines end with LF or CRLF. */
+        requestBody?: {
+            content: {
+                "application/x-ndjson": string;
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description The import, once its file is received (or its fetch is asked for). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            /** @description Bad request: a query parameter is invalid (the message names it), both a body and `source_url`, or neither of them. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The file is larger than `IMPORT_MAX_BYTES` (1 GiB unless configured). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's `Content-Type` is neither JSON Lines nor CSV. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `import_id` of an import of this account and mode (`imp_` and 24 lowercase hexadecimal
+                 *     characters). Any other string, or an import of another account or of the other mode, → 404.
+                 * @example imp_65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                importId: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No import with this id for this account and mode. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getImportRefused: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `true`: each refused line's number and error as JSON Lines (`{"line", "status_code", "error"}`),
+                 *     instead of the refused lines themselves. `true`/`false` in any letter case; default `false`.
+                 * @example true
+                 */
+                errors?: components["parameters"]["RefusedErrors"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The `import_id` of an import of this account and mode (`imp_` and 24 lowercase hexadecimal
+                 *     characters). Any other string, or an import of another account or of the other mode, → 404.
+                 * @example imp_65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                importId: components["parameters"]["ImportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refused lines (or their errors), streamed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No import with this id for this account and mode. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createExport: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only objects created at or after this time (minimum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-01
+                 */
+                start_time?: components["parameters"]["StartTime"];
+                /**
+                 * @description Only objects created at or before this time (maximum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
+                 *     ends the range at the first instant of that day; a start later than the end gives an empty list.
+                 * @example 2026-11-21T23:59:59.999Z
+                 */
+                end_time?: components["parameters"]["EndTime"];
+                /**
+                 * @description The same filter as `start_time`, by the name clients of the real service send (our decision: when
+                 *     both are given, both bounds apply).
+                 *     Only objects created at or after this time (minimum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21 10:00:00.123456
+                 */
+                created_after?: components["parameters"]["CreatedAfter"];
+                /**
+                 * @description The same filter as `end_time`, by the name clients of the real service send (our decision: when
+                 *     both are given, both bounds apply).
+                 *     Only objects created at or before this time (maximum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
+                 *     ends the range at the first instant of that day; a start later than the end gives an empty list.
+                 * @example 2026-11-21 10:00:00.123456
+                 */
+                created_before?: components["parameters"]["CreatedBefore"];
+                /**
+                 * @description Only tasks in one of these statuses: `pending`, `completed`, `canceled` or `error`. Any other
+                 *     value → 400. A list filter: several statuses as repeated keys (`status=pending&status=error`)
+                 *     or comma-joined in one value (`status=pending,error`), the two forms mixed as you like; a task
+                 *     matches when its status is any of them (guide "Pagination", list filters).
+                 * @example [
+                 *       "completed"
+                 *     ]
+                 */
+                status?: components["parameters"]["TaskStatusFilter"];
+                /**
+                 * @description Only tasks of one of these types (`TaskTypeName` values, for example `categorization`; the
+                 *     aliases `documentranscription` and `segmentannoation` are `documenttranscription` and
+                 *     `segmentannotation`). Any other value → 400. A list filter: several types as repeated keys
+                 *     (`type=annotation&type=polygonannotation`) or comma-joined in one value
+                 *     (`type=annotation,polygonannotation`), the two forms mixed as you like; a task matches when its
+                 *     type is any of them (guide "Pagination", list filters).
+                 * @example [
+                 *       "categorization"
+                 *     ]
+                 */
+                type?: components["parameters"]["TaskTypeFilter"];
+                /**
+                 * @description Only results that belong to one of the projects with these names (exact match). A name that
+                 *     matches no project gives an empty result, not 404 (our decision). A list filter: several names
+                 *     as repeated keys (`project=vehicles&project=pets`) or comma-joined in one value
+                 *     (`project=vehicles,pets`), the two forms mixed as you like (guide "Pagination", list filters);
+                 *     because commas separate names, a project name that itself contains a comma cannot be given in
+                 *     this filter. At most 100 names, each 1 to 255 characters (as a project name).
+                 * @example [
+                 *       "vehicles"
+                 *     ]
+                 */
+                project?: components["parameters"]["ProjectFilter"];
+                /**
+                 * @description Only tasks in one of the batches with these names (exact match). A name that matches no batch
+                 *     gives an empty list, not 404 (our decision). A list filter: several names as repeated keys
+                 *     (`batch=week-47&batch=week-48`) or comma-joined in one value (`batch=week-47,week-48`), the two
+                 *     forms mixed as you like (guide "Pagination", list filters); because commas separate names, a
+                 *     batch name that itself contains a comma cannot be given in this filter. At most 100 names, each
+                 *     1 to 255 characters (as a batch name).
+                 * @example [
+                 *       "vehicles-week-47"
+                 *     ]
+                 */
+                batch?: components["parameters"]["BatchFilter"];
+                /**
+                 * @description Only the tasks whose `unique_id` equals one of these values (exact, case-sensitive match);
+                 *     since a unique_id is held by at most one task of the account and mode, the list has at most as
+                 *     many tasks as values. A list filter: several values as repeated keys
+                 *     (`unique_id=order-1041&unique_id=order-1042`) or comma-joined in one value
+                 *     (`unique_id=order-1041,order-1042`), the two forms mixed as you like (guide "Pagination", list
+                 *     filters). Because commas separate values, a unique_id that itself contains a comma cannot be
+                 *     given in this filter. At most 100 values, each 1 to 255 characters. This filter is our decision
+                 *     (the API description does not show one).
+                 * @example [
+                 *       "order-1041"
+                 *     ]
+                 */
+                unique_id?: components["parameters"]["UniqueIdFilter"];
+                /**
+                 * @description Only tasks that carry every one of these tags (our decision: all must match, unlike the other
+                 *     list filters, where any value matches). A list filter: several tags as repeated keys
+                 *     (`tags=fleet&tags=priority`) or comma-joined in one value (`tags=fleet,priority`), the two forms
+                 *     mixed as you like (guide "Pagination", list filters). Because commas separate tags, a tag that
+                 *     itself contains a comma cannot be used in this filter. This filter is our decision (the API
+                 *     description says tags can be used to query tasks but does not name the parameter).
+                 *     At most 5 tags (a task has at most 5; more → 400), each at most 255 characters.
+                 * @example [
+                 *       "fleet",
+                 *       "priority"
+                 *     ]
+                 */
+                tags?: components["parameters"]["TagsFilter"];
+                /**
+                 * @description Only tasks whose `customer_review_status` is one of these values (`pending`, `accepted`,
+                 *     `rejected`, `fixed`); tasks without one never match. Any other value → 400. A list filter:
+                 *     several values as repeated keys (`customer_review_status=accepted&customer_review_status=fixed`)
+                 *     or comma-joined in one value (`customer_review_status=accepted,fixed`), the two forms mixed as
+                 *     you like; a task matches when its status is any of them (guide "Pagination", list filters).
+                 *     This filter is our decision.
+                 * @example [
+                 *       "accepted",
+                 *       "fixed"
+                 *     ]
+                 */
+                customer_review_status?: components["parameters"]["CustomerReviewStatusFilter"];
+                /**
+                 * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or after this time (minimum
+                 *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+                 *     completing has none until it completes again).
+                 *     This filter is our decision (the API description does not list it; clients of the real service
+                 *     send it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-20T00:00:00Z
+                 */
+                completed_after?: components["parameters"]["CompletedAfter"];
+                /**
+                 * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or before this time (maximum
+                 *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+                 *     completing has none until it completes again).
+                 *     This filter is our decision (the API description does not list it; clients of the real service
+                 *     send it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21T12:00:00+01:00
+                 */
+                completed_before?: components["parameters"]["CompletedBefore"];
+                /**
+                 * @description Only tasks whose `updated_at` is at or after this time (useful to fetch what changed since a previous
+                 *     sync). This filter is our decision (the API description does not list it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21T10:00:00.000Z
+                 */
+                updated_after?: components["parameters"]["UpdatedAfter"];
+                /**
+                 * @description Only tasks whose `updated_at` is at or before this time. This filter is our
+                 *     decision (the API description does not list it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-22
+                 */
+                updated_before?: components["parameters"]["UpdatedBefore"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The format and its options; without a body, JSON Lines of the current view. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ExportRequest"];
+            };
+        };
+        responses: {
+            /** @description The export, queued. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            /** @description Bad request: a filter or option is invalid (the message names it), or the format cannot write some of the matching tasks' types (the message names them). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `export_id` of an export of this account and mode (`exp_` and 24 lowercase hexadecimal
+                 *     characters). Any other string, or an export of another account or of the other mode, → 404.
+                 * @example exp_65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                exportId: components["parameters"]["ExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No export with this id for this account and mode. */
             404: {
                 headers: {
                     [name: string]: unknown;

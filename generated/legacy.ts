@@ -16,7 +16,12 @@ export interface paths {
          *     **Filters** are optional and combine with AND: `start_time`/`end_time` (bounds of
          *     `created_at`), `status`, `type`, `project`, `batch`, `unique_id`, `tags` (every listed tag
          *     must be on the task), `customer_review_status`, `completed_after`/`completed_before` (bounds
-         *     of `completed_at`), `updated_after`/`updated_before` (bounds of `updated_at`). Time bounds
+         *     of `completed_at`), `updated_after`/`updated_before` (bounds of `updated_at`). `status`,
+         *     `type`, `project`, `batch`, `unique_id`, `customer_review_status` and `tags` are list filters:
+         *     several values as repeated keys (`unique_id=u1&unique_id=u2`) or comma-joined in one value
+         *     (`customer_review_status=accepted,fixed`), mixed as you like; a task matches when it has any of
+         *     the values (`tags`: every one). `type` takes the aliases `documentranscription` and
+         *     `segmentannoation` for their types. Time bounds
          *     are inclusive and accept a plain date or a date-time with or without an offset (none means
          *     UTC). Names that match nothing (an unknown project or batch) give an empty list, not 404. The
          *     filters beyond `start_time`, `end_time`, `status` and `type` are our decision (the API
@@ -384,6 +389,82 @@ export interface paths {
          *     `key[sub]=value` (nested: `metadata[image_id]=IMG-1041`), numbers and booleans as strings.
          */
         post: operations["createSegmentAnnotationTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/task/segmentannoation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a segmentation task (alias path)
+         * @description Alias of `POST /v1/task/segmentannotation`, because the API description spells the type
+         *     `segmentannoation` (in its training and evaluation paths) and a type alias stands for its type
+         *     wherever a type is given. Same body, same behaviour, same answer: the created task's `type` is
+         *     `segmentannotation`. Prefer the correctly spelled path.
+         *
+         *     A worker classifies the pixels of the image at `attachment`: each pixel gets one of `labels`,
+         *     and each instance of an `instance_labels` class gets its own mask and color. With
+         *     `allow_unlabeled` false (the default) every pixel must be classified.
+         *
+         *     Type parameters (besides the common creation parameters `callback_url`, `instruction`,
+         *     `metadata`, `unique_id`, `clear_unique_id_on_error`, `tags`, `project`, `batch`,
+         *     `project_param_version` and `urgency`; see the request body schema for every rule):
+         *
+         *     | Parameter | Required | Rule and default |
+         *     |---|---|---|
+         *     | `attachment` | yes | direct `http(s)` link to the image |
+         *     | `labels` | unless the task's project supplies it | 1 to 50 distinct strings (at most 50); the classes a pixel can get |
+         *     | `instance_labels` | no | at most 10 distinct strings, default `[]`; classes whose instances are told apart (not also in `labels`) |
+         *     | `allow_unlabeled` | no | default `false` (every pixel is classified); `true` lets pixels stay unlabeled |
+         *     | `attachment_type` | no | `image`, the only value (default) |
+         *     | `instruction` | no | Markdown instructions for the worker |
+         *
+         *     This type takes no `layers` and no `annotation_attributes`.
+         *
+         *     "Unless the task's project supplies it": a task that names a `project` (or a `batch`, whose
+         *     project is used) may leave out the type parameters when the project's parameter version holds
+         *     them; task parameters override project ones, and `instruction` is the project text, a blank
+         *     line, then the task text. The merged parameters must satisfy the rules above (400 otherwise).
+         *
+         *     The answer is the created task, at once: `status: pending`, `urgency` echoed (default `day`),
+         *     `params` holding the type parameters given (merged over the project's), `metadata: {}` unless
+         *     given. Store its `task_id`.
+         *
+         *     When a worker completes the task, its `response` is `{annotations: {unlabeled, labeled,
+         *     combined: {image, indexedImage}}, labelMapping, instances}`: PNG mask URLs (`unlabeled` is
+         *     `null` or the mask of unlabeled pixels; `labeled` maps each label to its mask URL, and each
+         *     instance label to an array of URLs, one per instance), `labelMapping` maps each label to
+         *     `{color, index}` (an array of them for an instance label), and `instances` gives the number of
+         *     instances found per instance label. The task is then POSTed to `callback_url` (callback
+         *     `taskCompleted`, body `{task_id, response, task}`).
+         *
+         *     If the attachment cannot be fetched (no HTTP 200), `callback_url` receives the `attachmentError`
+         *     callback, and this generation shows the task as `completed` with `response: {error: <message>}`.
+         *
+         *     In test mode no person works on the task: it is completed with a synthetic response (labels
+         *     taken from the task's own parameters, shapes inside the image) before this answer is sent (the
+         *     answer still shows it `pending`), and attachments are not fetched (a host ending in `.invalid`
+         *     simulates a failed fetch).
+         *
+         *     Errors: 400 when a parameter is missing or invalid (the message names it), 402 when this task
+         *     type is not enabled for the account, 404 when the named `project` or `batch` does not exist, 409
+         *     when the `unique_id` is taken or the `Idempotency-Key` was used for another request, 413 for a
+         *     body over 10 MB.
+         *
+         *     This generation also accepts `application/x-www-form-urlencoded` bodies: arrays as repeated keys
+         *     (`key=a&key=b`, `key[]=` also accepted; a single key is a one-entry list), objects as
+         *     `key[sub]=value` (nested: `metadata[image_id]=IMG-1041`), numbers and booleans as strings.
+         */
+        post: operations["createSegmentAnnotationTaskAlias"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1037,7 +1118,8 @@ export interface paths {
          * List projects
          * @description Returns every project of the account and mode that the API key belongs to (a test key sees
          *     only test projects, a live key only live projects), oldest first, as a plain JSON array
-         *     (not paged).
+         *     (not paged). `archived=true` lists only archived projects, `archived=false` only those that
+         *     are not archived (absent: all).
          */
         get: operations["listProjects"];
         put?: never;
@@ -1155,6 +1237,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/projects/{projectName}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a project
+         * @description Archives the project: `archived` becomes true. An archived project takes no new task (a
+         *     creation naming it, or one of its batches → 400) and no new batch (400), and
+         *     `GET /v1/projects?archived=false` leaves it out; its tasks are still worked on, its batches
+         *     still complete and send their callbacks, and its parameters and ontology can still be set.
+         *     Archiving an archived project changes nothing (still 200). No request body is needed (a body
+         *     is ignored). Undo with `POST /v1/projects/{projectName}/unarchive`. Our decision, after what
+         *     clients of the real service send (the API description has no archive); the same shape as a
+         *     batch's archive.
+         */
+        post: operations["archiveProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/projects/{projectName}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unarchive a project
+         * @description Undoes `POST /v1/projects/{projectName}/archive`: `archived` becomes false and the project
+         *     takes tasks and batches again. Unarchiving a project that is not archived changes nothing
+         *     (still 200). No request body is needed (a body is ignored). Our decision, after what clients
+         *     of the real service send.
+         */
+        post: operations["unarchiveProject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/batches": {
         parameters: {
             query?: never;
@@ -1166,9 +1314,13 @@ export interface paths {
          * List batches
          * @description Returns one page of the batches of the account and mode of the API key, ordered by
          *     `created_at` descending (ties by name ascending), with offset paging: `limit` (1 to 100,
-         *     default 100) and `offset` (default 0). Filters: `project` (a project name; an unknown name
-         *     simply matches nothing), `status`, `start_time` / `end_time` (bounds on `created_at`,
-         *     inclusive) and `exclude_archived`. `total` and `totalDocs` count every match.
+         *     default 100) and `offset` (default 0). Filters, combined with AND: `project` (project names;
+         *     an unknown name simply matches nothing), `status`, `start_time` / `end_time` (bounds on
+         *     `created_at`), `completed_after` / `completed_before` (bounds on `completed_at`),
+         *     `audited_after` / `audited_before` (bounds on `audited_at`, when one of the batch's tasks was
+         *     last audited), all bounds inclusive, and `exclude_archived`. `project` and `status` are list
+         *     filters (repeated keys or comma-joined values; any value matches). `total` and `totalDocs`
+         *     count every match.
          */
         get: operations["listBatches"];
         put?: never;
@@ -1400,8 +1552,8 @@ export interface paths {
          * List training tasks
          * @description Returns one page of the training tasks of the account and mode of the API key, ordered by
          *     `created_at` descending (ties by `id` descending), with offset paging: `limit` (1 to 100, default
-         *     100) and `offset` (default 0). Filters: `type` (a type without training tasks simply matches
-         *     nothing) and `start_time` / `end_time` (bounds on `created_at`, inclusive). `total` counts every
+         *     100) and `offset` (default 0). Filters: `type` (a list filter: types as repeated keys or comma-joined, aliases
+         *     included; a type without training tasks simply matches nothing) and `start_time` / `end_time` (bounds on `created_at`, inclusive). `total` counts every
          *     match.
          */
         get: operations["listTrainingTasks"];
@@ -1689,8 +1841,8 @@ export interface paths {
          * List evaluation tasks
          * @description Returns one page of the evaluation tasks of the account and mode of the API key, ordered by
          *     `created_at` descending (ties by `id` descending), with offset paging: `limit` (1 to 100, default
-         *     100) and `offset` (default 0). Filters: `type` (a type without evaluation tasks simply matches
-         *     nothing) and `start_time` / `end_time` (bounds on `created_at`, inclusive). `total` counts every
+         *     100) and `offset` (default 0). Filters: `type` (a list filter: types as repeated keys or comma-joined, aliases
+         *     included; a type without evaluation tasks simply matches nothing) and `start_time` / `end_time` (bounds on `created_at`, inclusive). `total` counts every
          *     match.
          */
         get: operations["listEvaluationTasks"];
@@ -2194,6 +2346,17 @@ export interface components {
          */
         TaskType: "annotation" | "pointannotation" | "lineannotation" | "polygonannotation" | "segmentannotation" | "categorization" | "comparison" | "datacollection" | "transcription" | "audiotranscription" | "imageannotation" | "textcollection" | "namedentityrecognition" | "documenttranscription" | "videoplaybackannotation" | "lidarsegmentation";
         /**
+         * TaskTypeName
+         * @description A task type where a client names one (a list filter, a new project): a `TaskType` value, or one
+         *     of the aliases the API description spells, which stand for their type everywhere a type is
+         *     given: `documentranscription` is `documenttranscription` (as the creation path
+         *     `POST /v1/task/documentranscription`) and `segmentannoation` is `segmentannotation` (as the
+         *     training and evaluation paths spell it). Answers always show the `TaskType` value, never an
+         *     alias (our decision).
+         * @example documentranscription
+         */
+        TaskTypeName: components["schemas"]["TaskType"] | ("documentranscription" | "segmentannoation");
+        /**
          * CustomerReviewStatus
          * @description Where the customer review of a completed task stands: `pending`, `accepted`, `rejected` or
          *     `fixed`. The API description lists the values but not the transitions; we decided these:
@@ -2313,7 +2476,13 @@ export interface components {
              *     the parameters of its type), after merging the project's parameter version under the
              *     task's own. The common creation parameters (`callback_url`, `instruction`, `metadata`,
              *     `unique_id`, `tags`, `project`, `batch`, `urgency`, ...) are top-level task fields
-             *     instead, and unknown creation parameters are not kept.
+             *     instead (a name the creation does not take is never in `params`: refused when the API
+             *     documents it, ignored otherwise; see `TaskCreateCommon`). Parameters keep the
+             *     order the client gave them, on every read, in callbacks and in what workers get, object
+             *     keys included (`geometries`, `annotation_attributes`, `fields` of a comparison, ...); a
+             *     project's parameters come first, in the project's order, then the task's own (our decision).
+             *     As in every JSON parser of JavaScript, keys that are whole numbers (`"2"`, `"10"`) come
+             *     first, in ascending order.
              */
             params: Record<string, never>;
             /**
@@ -2410,11 +2579,17 @@ export interface components {
         /**
          * AttachmentUrl
          * Format: uri
-         * @description A direct link to the file (not a preview page), fetched by the service; only `http` and `https`
-         *     are accepted (any other scheme → 400). Preview links of well-known storage providers are stored
+         * @description A direct link to the file (not a preview page), fetched by the service: `http` or `https`, or an
+         *     object of one of the account's buckets, `s3://<bucket>/<key>` or `gs://<bucket>/<key>`, accepted
+         *     only when the account has a storage connection to that bucket in the key's mode
+         *     (`POST /v1/storage/connections`; otherwise 400 naming the bucket). Any other scheme → 400. A
+         *     bucket's object is read with the connection's keys; workers get neither the keys nor a link that
+         *     outlives their assignment (docs/storage.md). An `https` link you signed yourself is used as it
+         *     is and never signed again: it must still work when a worker opens the task. Preview links of well-known storage providers are stored
          *     rewritten to direct links: Dropbox (`?dl=0` → `?dl=1`), Google Drive (`/file/d/<id>/view` →
          *     `/uc?export=download&id=<id>`) and GitHub (`/blob/` pages → `raw.githubusercontent.com`). In live
-         *     mode the service fetches every attachment after creation (public addresses only). If the fetch does not answer HTTP 200, the task moves to `error` (older generation:
+         *     mode the service fetches every attachment after creation (public addresses only; a bucket's
+         *     object is asked for with `HeadObject`). If the fetch does not answer HTTP 200 (the object does not exist), the task moves to `error` (older generation:
          *     `completed` with `response.error`) and the callback address receives the attachment error body.
          *     In test mode nothing is fetched; a host ending in `.invalid` simulates a failed fetch (404).
          * @example https://example.com/images/street-1041.jpg
@@ -5415,6 +5590,72 @@ export interface components {
          *     top-level fields must be forms; `max_responses_required` ≥ `min_responses_required`;
          *     `default_from_field`, `choices_from_field`, condition keys and attachment `forms` name valid
          *     field_ids; the hypothesis fits the fields.
+         * @example {
+         *       "attachments": [
+         *         {
+         *           "type": "audio",
+         *           "content": "https://example.com/podcasts/episode-112.mp3"
+         *         }
+         *       ],
+         *       "title": "Podcast episode review",
+         *       "description": "Listen to the episode, then answer each question.",
+         *       "fields": [
+         *         {
+         *           "type": "category",
+         *           "field_id": "contains_ads",
+         *           "title": "Does the episode contain an advertisement?",
+         *           "required": true,
+         *           "choices": [
+         *             {
+         *               "label": "Yes",
+         *               "value": "yes"
+         *             },
+         *             {
+         *               "label": "No",
+         *               "value": "no"
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "type": "time_range",
+         *           "field_id": "ad_segment",
+         *           "title": "Where is the advertisement?",
+         *           "default_seconds": [
+         *             0,
+         *             30
+         *           ]
+         *         },
+         *         {
+         *           "type": "text",
+         *           "field_id": "summary",
+         *           "title": "Summary of the episode",
+         *           "max_characters": 500
+         *         }
+         *       ],
+         *       "hypothesis": {
+         *         "annotations": {
+         *           "contains_ads": {
+         *             "type": "category",
+         *             "field_id": "contains_ads",
+         *             "response": [
+         *               [
+         *                 "yes"
+         *               ]
+         *             ]
+         *           },
+         *           "ad_segment": {
+         *             "type": "time_range",
+         *             "field_id": "ad_segment",
+         *             "response": [
+         *               {
+         *                 "from_seconds": 750,
+         *                 "to_seconds": 810
+         *               }
+         *             ]
+         *           }
+         *         }
+         *       }
+         *     }
          */
         TextCollectionParams: {
             /**
@@ -5444,6 +5685,7 @@ export interface components {
             /**
              * @description Optional text shown to the worker under the title. Default none. At most 10000
              *     characters (our limit: a short text shown to the worker).
+             * @example Listen to the episode, then answer each question.
              */
             description?: string;
             /**
@@ -6031,91 +6273,6 @@ export interface components {
             hypothesis?: components["schemas"]["DocumentTranscriptionResponse"];
         };
         /**
-         * VideoPlaybackAnnotationParams
-         * @description The type-specific parameters of a `videoplaybackannotation` task (newer generation only), as
-         *     given on creation and stored in `task.params`: a video, or a sequence of frame images, in which
-         *     workers track objects from frame to frame and mark events. Exactly one of `attachment` (a video)
-         *     and `attachments` (frame images) is given. The API description names this type but not its
-         *     parameters; these are our decision.
-         * @example {
-         *       "attachment": "https://example.com/videos/drive-7.mp4",
-         *       "attachment_type": "video",
-         *       "geometries": {
-         *         "box": {
-         *           "objects_to_annotate": [
-         *             "car",
-         *             "truck"
-         *           ]
-         *         },
-         *         "point": {
-         *           "objects_to_annotate": [
-         *             "traffic light"
-         *           ]
-         *         }
-         *       },
-         *       "frame_rate": 2,
-         *       "events_to_annotate": [
-         *         "lane change"
-         *       ]
-         *     }
-         */
-        VideoPlaybackAnnotationParams: {
-            /**
-             * @description URL of the video (a direct link; only `http` and `https`), with `attachment_type: video`.
-             *     Exactly one of `attachment` and `attachments` is required on every task.
-             */
-            attachment?: components["schemas"]["AttachmentUrl"];
-            /**
-             * @description URLs of the frame images in playback order (frame 0 first), with `attachment_type: image`.
-             *     Exactly one of `attachment` and `attachments` is required on every task.
-             *     At most 1000 entries (our limit: frames of one task; the response tracks objects across
-             *     them; more → 400).
-             * @example [
-             *       "https://example.com/frames/drive-7/0000.jpg",
-             *       "https://example.com/frames/drive-7/0001.jpg"
-             *     ]
-             */
-            attachments?: components["schemas"]["AttachmentUrl"][];
-            /**
-             * @description `video` when `attachment` is a video, `image` when `attachments` are frame images. When
-             *     absent, it follows from which of the two is given (our decision); a value that contradicts
-             *     it → 400.
-             * @enum {string}
-             */
-            attachment_type?: "video" | "image";
-            /**
-             * @description The geometries workers draw in each frame, each with its labels (`objects_to_annotate`) and
-             *     bounds; at least one key. Required unless the task's project supplies it.
-             */
-            geometries?: components["schemas"]["Geometries"];
-            /**
-             * @description Frames per second. For a video, the rate at which frames are sampled for annotation (frame
-             *     `n` shows the video at `n / frame_rate` seconds); for frame images, the rate at which they
-             *     were taken, used for playback. Default 1; a whole number from 1 to 60 (the bounds are our
-             *     decision).
-             * @default 1
-             * @example 2
-             */
-            frame_rate?: number | string;
-            /**
-             * @description The events workers mark with their first and last frame (returned in `events`). Optional;
-             *     without it `events` is empty.
-             *     At most 100 entries (our limit: a worker reads every event kind; more → 400).
-             * @example [
-             *       "lane change",
-             *       "hard braking"
-             *     ]
-             */
-            events_to_annotate?: string[];
-            /**
-             * @description Attributes captured for each tracked object (keys are attribute names, API description
-             *     2.8); their values come back in `annotations[].attributes`, once per track. Optional. On
-             *     this type a `linked` attribute's value is the `uuid` of the linked track, and an `offset`
-             *     attribute applies to `box` tracks only (our decisions).
-             */
-            annotation_attributes?: components["schemas"]["AnnotationAttributes"];
-        };
-        /**
          * VideoFrameGeometry
          * @description Where a tracked object of a `videoplaybackannotation` task is in one frame: the frame index plus
          *     the geometry fields of the track's `type` (`box` → `left`, `top`, `width`, `height`; `polygon`
@@ -6297,6 +6454,140 @@ export interface components {
              * @example 7
              */
             end: number;
+        };
+        /**
+         * VideoPlaybackAnnotationParams
+         * @description The type-specific parameters of a `videoplaybackannotation` task (newer generation only), as
+         *     given on creation and stored in `task.params`: a video, or a sequence of frame images, in which
+         *     workers track objects from frame to frame and mark events. Exactly one of `attachment` (a video)
+         *     and `attachments` (frame images) is given. The API description names this type but not its
+         *     parameters; these are our decision.
+         * @example {
+         *       "attachment": "https://example.com/videos/drive-7.mp4",
+         *       "attachment_type": "video",
+         *       "geometries": {
+         *         "box": {
+         *           "objects_to_annotate": [
+         *             "car",
+         *             "truck"
+         *           ]
+         *         },
+         *         "point": {
+         *           "objects_to_annotate": [
+         *             "traffic light"
+         *           ]
+         *         }
+         *       },
+         *       "frame_rate": 2,
+         *       "events_to_annotate": [
+         *         "lane change"
+         *       ],
+         *       "hypothesis": {
+         *         "annotations": [
+         *           {
+         *             "uuid": "5d6e7f80-9a1b-4c2d-8e3f-405162738495",
+         *             "type": "box",
+         *             "label": "car",
+         *             "frames": [
+         *               {
+         *                 "frame": 0,
+         *                 "left": 120,
+         *                 "top": 84,
+         *                 "width": 210,
+         *                 "height": 96
+         *               },
+         *               {
+         *                 "frame": 1,
+         *                 "left": 131,
+         *                 "top": 85,
+         *                 "width": 208,
+         *                 "height": 95
+         *               }
+         *             ]
+         *           }
+         *         ],
+         *         "events": [
+         *           {
+         *             "label": "lane change",
+         *             "start": 3,
+         *             "end": 7
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        VideoPlaybackAnnotationParams: {
+            /**
+             * @description URL of the video (a direct link; only `http` and `https`), with `attachment_type: video`.
+             *     Exactly one of `attachment` and `attachments` is required on every task.
+             */
+            attachment?: components["schemas"]["AttachmentUrl"];
+            /**
+             * @description URLs of the frame images in playback order (frame 0 first), with `attachment_type: image`.
+             *     Exactly one of `attachment` and `attachments` is required on every task.
+             *     At most 1000 entries (our limit: frames of one task; the response tracks objects across
+             *     them; more → 400).
+             * @example [
+             *       "https://example.com/frames/drive-7/0000.jpg",
+             *       "https://example.com/frames/drive-7/0001.jpg"
+             *     ]
+             */
+            attachments?: components["schemas"]["AttachmentUrl"][];
+            /**
+             * @description `video` when `attachment` is a video, `image` when `attachments` are frame images. When
+             *     absent, it follows from which of the two is given (our decision); a value that contradicts
+             *     it → 400.
+             * @enum {string}
+             */
+            attachment_type?: "video" | "image";
+            /**
+             * @description The geometries workers draw in each frame, each with its labels (`objects_to_annotate`) and
+             *     bounds; at least one key. Required unless the task's project supplies it.
+             */
+            geometries?: components["schemas"]["Geometries"];
+            /**
+             * @description Frames per second. For a video, the rate at which frames are sampled for annotation (frame
+             *     `n` shows the video at `n / frame_rate` seconds); for frame images, the rate at which they
+             *     were taken, used for playback. Default 1; a whole number from 1 to 60 (the bounds are our
+             *     decision).
+             * @default 1
+             * @example 2
+             */
+            frame_rate?: number | string;
+            /**
+             * @description The events workers mark with their first and last frame (returned in `events`). Optional;
+             *     without it `events` is empty.
+             *     At most 100 entries (our limit: a worker reads every event kind; more → 400).
+             * @example [
+             *       "lane change",
+             *       "hard braking"
+             *     ]
+             */
+            events_to_annotate?: string[];
+            /**
+             * @description Attributes captured for each tracked object (keys are attribute names, API description
+             *     2.8); their values come back in `annotations[].attributes`, once per track. Optional. On
+             *     this type a `linked` attribute's value is the `uuid` of the linked track, and an `offset`
+             *     attribute applies to `box` tracks only (our decisions).
+             */
+            annotation_attributes?: components["schemas"]["AnnotationAttributes"];
+            /**
+             * @description Pre-labels: the tracks (and events) workers start from and correct, in the format of the
+             *     response (`{annotations: [...], events: [...]}`; `events` may be left out). Optional. Each
+             *     track's `type` must be one of the task's `geometries` and its `label` one of that
+             *     geometry's `objects_to_annotate`, each event's `label` one of `events_to_annotate`; with
+             *     frame images, every frame (of a track or an event) must be below their number (400
+             *     otherwise, naming the field). The labeling app starts from them: each track is shown from
+             *     its first to its last frame given (a frame left out in between takes the shape interpolated
+             *     from its neighbours), with its attributes, and each event as given. Our decision, as
+             *     `hypothesis` of `imageannotation`.
+             */
+            hypothesis?: {
+                /** @description The tracks to start from. At most 1000 (our limit). */
+                annotations: components["schemas"]["VideoAnnotationTrack"][];
+                /** @description The events to start from. At most 1000 (our limit). */
+                events?: components["schemas"]["VideoEvent"][];
+            };
         };
         /**
          * VideoPlaybackAnnotationResponse
@@ -6757,9 +7048,23 @@ export interface components {
         /**
          * TaskCreateCommon
          * @description Parameters that every task creation endpoint accepts, whatever the type. They become top-level
-         *     fields of the task (not part of `params`). Unknown extra parameters are accepted and ignored
-         *     (they are not kept in `params`). Where a number is expected, a string of digits is accepted too
-         *     (`"min_width": "30"`), as form bodies carry every value as a string.
+         *     fields of the task (not part of `params`). What a creation does with a name it does not take
+         *     (our decision) depends on whether the API documents it:
+         *     - a name no creation documents (`x_client_trace`) is a client's own extra: accepted and
+         *       ignored, not kept in `params`;
+         *     - a name some creation documents and this one does not take (another type's parameter such as
+         *       `objects_to_annotate` on `categorization`, `urgency` on the current generation, a training task's
+         *       `expected_response`), or one the real service documents and this one does not support
+         *       (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`,
+         *       `priority`: `x-unsupported-parameters` of `VideoPlaybackAnnotationParams` lists them with
+         *       the reason), is refused with 400 naming it and saying it is not supported for this type: a
+         *       client sending it expects an effect, and a 200 would drop it in silence.
+         *     A property sent as `null` counts as not given either way. Every parameter a creation takes is
+         *     kept: in `params` (the type's), as a field of the task (these), or, for
+         *     `clear_unique_id_on_error` alone, with the task without being shown (it acts when the task
+         *     reaches `error`). Where a number is expected, a string of digits is accepted too
+         *     (`"min_width": "30"`), as form bodies carry every value as a string; it must meet the same
+         *     bounds as the number (`"min_width": "99999999"` → 400).
          */
         TaskCreateCommon: {
             /**
@@ -6788,6 +7093,8 @@ export interface components {
             unique_id?: string;
             /**
              * @description When true, the unique_id is unset automatically if the task reaches the `error` status.
+             *     Kept with the task but not a field of it (its effect is what shows: the task in `error`
+             *     has no `unique_id`).
              * @default false
              */
             clear_unique_id_on_error?: boolean | string;
@@ -6817,7 +7124,8 @@ export interface components {
             batch?: string;
             /**
              * @description The project parameter version to use instead of the latest one (400 when the project has
-             *     no such version). At most 2147483647 (our limit, the largest 32-bit integer).
+             *     no such version, and when the task names no `project` or `batch`: a version of no project
+             *     would be dropped). At most 2147483647 (our limit, the largest 32-bit integer).
              * @example 0
              */
             project_param_version?: number | string;
@@ -6827,8 +7135,9 @@ export interface components {
          * @description The body of `POST /v1/task/annotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `annotation` parameters (`AnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). Unknown extra parameters are
-         *     accepted and ignored.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         AnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["AnnotationParams"], "attachment">;
         /**
@@ -6898,8 +7207,9 @@ export interface components {
          * @description The body of `POST /v1/task/pointannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `pointannotation` parameters (`PointAnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). Unknown extra parameters are
-         *     accepted and ignored.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         PointAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["PointAnnotationParams"], "attachment">;
         /**
@@ -6907,8 +7217,9 @@ export interface components {
          * @description The body of `POST /v1/task/lineannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `lineannotation` parameters (`LineAnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). Unknown extra parameters are
-         *     accepted and ignored.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         LineAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["LineAnnotationParams"], "attachment">;
         /**
@@ -6916,8 +7227,9 @@ export interface components {
          * @description The body of `POST /v1/task/polygonannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `polygonannotation` parameters (`PolygonAnnotationParams`). `attachment` is always required. `objects_to_annotate`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). Unknown extra parameters are
-         *     accepted and ignored.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         PolygonAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["PolygonAnnotationParams"], "attachment">;
         /**
@@ -6925,8 +7237,9 @@ export interface components {
          * @description The body of `POST /v1/task/segmentannotation`: the common creation parameters (`TaskCreateCommon`) plus
          *     the `segmentannotation` parameters (`SegmentAnnotationParams`). `attachment` is always required. `labels`
          *     is required unless the task names a `project` or a `batch`, whose project may supply it
-         *     (the merged parameters must then contain it, 400 otherwise). Unknown extra parameters are
-         *     accepted and ignored.
+         *     (the merged parameters must then contain it, 400 otherwise). Every parameter given is kept. A name it does not take is refused (400
+         *     naming it) when another creation documents it or the service lists it as not supported, and
+         *     accepted and ignored (not kept in `params`) otherwise: see `TaskCreateCommon`.
          */
         SegmentAnnotationTaskRequest: components["schemas"]["TaskCreateCommon"] & WithRequired<components["schemas"]["SegmentAnnotationParams"], "attachment">;
         /**
@@ -7245,6 +7558,16 @@ export interface components {
              */
             studio: boolean;
             /**
+             * @description True once the project was archived (`POST /v1/projects/{projectName}/archive`), false before
+             *     and after `unarchive`, as a batch's `archived`. An archived project takes no new task and
+             *     no new batch (400, directly or through one of its batches); everything else about it is
+             *     unchanged (its tasks are still worked on, its batches still complete, its parameters and
+             *     ontology can still be set). `GET /v1/projects?archived=true|false` lists only archived or
+             *     only unarchived projects. Our decision, after what clients of the real service send.
+             * @example false
+             */
+            archived: boolean;
+            /**
              * @description Every parameter version, oldest first (`version` 0, 1, 2, ...). Empty when the project has
              *     no parameters yet; tasks of such a project record `project_param_version: null`.
              */
@@ -7265,7 +7588,11 @@ export interface components {
          * @description Creates a project. Unknown extra keys are accepted and ignored.
          */
         ProjectCreateRequest: {
-            type: components["schemas"]["TaskType"];
+            /**
+             * @description The task type of the project's tasks; an alias (`documentranscription`,
+             *     `segmentannoation`) creates a project of its type, which the answer shows.
+             */
+            type: components["schemas"]["TaskTypeName"];
             /**
              * @description The project name, unique within the account and mode (an existing name → 409). It appears
              *     in paths (`/v1/projects/{projectName}`); percent-encode characters that are not allowed in
@@ -7398,6 +7725,16 @@ export interface components {
              * @example 2026-11-22T16:30:00.000Z
              */
             completed_at?: string;
+            /**
+             * Format: date-time
+             * @description When one of the batch's tasks was last audited (`POST /v1/task/{taskId}/audit`, or a
+             *     review that adds to the task's `audits`): the latest `audited_at` of its tasks' audit
+             *     records; absent while none of its tasks has been audited. `GET /v1/batches` filters by it
+             *     (`audited_after`, `audited_before`). Our decision, after what clients of the real service
+             *     send.
+             * @example 2026-11-23T09:12:00.000Z
+             */
+            audited_at?: string;
             metadata: components["schemas"]["Metadata"];
             /**
              * @description True for a calibration batch of a Rapid project (false otherwise). Calibration batches
@@ -7717,7 +8054,10 @@ export interface components {
          *     (`TextCollectionParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachments`, `fields`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         TextCollectionTrainingTaskRequest: WithRequired<components["schemas"]["TextCollectionParams"], "attachments" | "fields"> & {
             /**
@@ -7735,7 +8075,10 @@ export interface components {
          *     (`ImageAnnotationParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachment`, `geometries`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         ImageAnnotationTrainingTaskRequest: WithRequired<components["schemas"]["ImageAnnotationParams"], "attachment" | "geometries"> & {
             /**
@@ -7753,7 +8096,10 @@ export interface components {
          *     (`NamedEntityRecognitionParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`text`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         NamedEntityRecognitionTrainingTaskRequest: WithRequired<components["schemas"]["NamedEntityRecognitionParams"], "text" | "labels"> & {
             /**
@@ -7771,7 +8117,10 @@ export interface components {
          *     (`DocumentTranscriptionParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachment`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         DocumentTranscriptionTrainingTaskRequest: WithRequired<components["schemas"]["DocumentTranscriptionParams"], "attachment"> & {
             /**
@@ -7789,7 +8138,10 @@ export interface components {
          *     (`SegmentAnnotationParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`attachment`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         SegmentAnnotationTrainingTaskRequest: WithRequired<components["schemas"]["SegmentAnnotationParams"], "attachment" | "labels"> & {
             /**
@@ -7807,7 +8159,10 @@ export interface components {
          *     (`VideoPlaybackAnnotationParams`, same rules) plus the answer below. A training task
          *     has no project, so every parameter the type needs is required here (`geometries`, and exactly one of `attachment` and `attachments`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to training tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to training tasks: each is refused (400 naming it), as is `initial_response` (an evaluation task's), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         VideoPlaybackAnnotationTrainingTaskRequest: (WithRequired<components["schemas"]["VideoPlaybackAnnotationParams"], "geometries"> & {
             /**
@@ -7833,7 +8188,10 @@ export interface components {
          *     (`TextCollectionParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachments`, `fields`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         TextCollectionEvaluationTaskRequest: WithRequired<components["schemas"]["TextCollectionParams"], "attachments" | "fields"> & {
             /**
@@ -7857,7 +8215,10 @@ export interface components {
          *     (`ImageAnnotationParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachment`, `geometries`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         ImageAnnotationEvaluationTaskRequest: WithRequired<components["schemas"]["ImageAnnotationParams"], "attachment" | "geometries"> & {
             /**
@@ -7881,7 +8242,10 @@ export interface components {
          *     (`NamedEntityRecognitionParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`text`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         NamedEntityRecognitionEvaluationTaskRequest: WithRequired<components["schemas"]["NamedEntityRecognitionParams"], "text" | "labels"> & {
             /**
@@ -7905,7 +8269,10 @@ export interface components {
          *     (`DocumentTranscriptionParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachment`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         DocumentTranscriptionEvaluationTaskRequest: WithRequired<components["schemas"]["DocumentTranscriptionParams"], "attachment"> & {
             /**
@@ -7929,7 +8296,10 @@ export interface components {
          *     (`SegmentAnnotationParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`attachment`, `labels`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         SegmentAnnotationEvaluationTaskRequest: WithRequired<components["schemas"]["SegmentAnnotationParams"], "attachment" | "labels"> & {
             /**
@@ -7953,7 +8323,10 @@ export interface components {
          *     (`VideoPlaybackAnnotationParams`, same rules) plus the answers below. An evaluation task
          *     has no project, so every parameter the type needs is required here (`geometries`, and exactly one of `attachment` and `attachments`). The common task
          *     creation parameters (`callback_url`, `instruction`, `metadata`, `unique_id`, `tags`,
-         *     `project`, `batch`, ...) do not apply to evaluation tasks and are ignored, like any unknown key.
+         *     `project`, `batch`, ...) do not apply to evaluation tasks: each is refused (400 naming it), like any
+         *     parameter another creation documents and this one does not take (see `TaskCreateCommon`). A
+         *     name no creation documents is accepted and ignored (not kept in `params`). Every parameter
+         *     given is kept: this type ignores none of its own.
          */
         VideoPlaybackAnnotationEvaluationTaskRequest: (WithRequired<components["schemas"]["VideoPlaybackAnnotationParams"], "geometries"> & {
             /**
@@ -8149,42 +8522,72 @@ export interface components {
          */
         CreatedBefore: components["schemas"]["TimeFilter"];
         /**
-         * @description Only tasks with this status as the older generation shows it: `pending`, `completed` or
-         *     `canceled`. `completed` also matches tasks that ran into an error (shown here as completed with
-         *     `response.error`). Any other value (`error` included) → 400.
-         * @example completed
+         * @description Only tasks with one of these statuses as the older generation shows it: `pending`, `completed`
+         *     or `canceled`. `completed` also matches tasks that ran into an error (shown here as completed
+         *     with `response.error`). Any other value (`error` included) → 400. A list filter: several
+         *     statuses as repeated keys (`status=pending&status=canceled`) or comma-joined in one value
+         *     (`status=pending,canceled`), the two forms mixed as you like; a task matches when its status is
+         *     any of them (guide "Pagination", list filters).
+         * @example [
+         *       "completed"
+         *     ]
          */
-        LegacyTaskStatusFilter: components["schemas"]["LegacyTaskStatus"];
+        LegacyTaskStatusFilter: components["schemas"]["LegacyTaskStatus"][];
         /**
-         * @description Only tasks of this type (a `TaskType` value, for example `categorization`). Any other value → 400.
-         * @example categorization
+         * @description Only tasks of one of these types (`TaskTypeName` values, for example `categorization`; the
+         *     aliases `documentranscription` and `segmentannoation` are `documenttranscription` and
+         *     `segmentannotation`). Any other value → 400. A list filter: several types as repeated keys
+         *     (`type=annotation&type=polygonannotation`) or comma-joined in one value
+         *     (`type=annotation,polygonannotation`), the two forms mixed as you like; a task matches when its
+         *     type is any of them (guide "Pagination", list filters).
+         * @example [
+         *       "categorization"
+         *     ]
          */
-        TaskTypeFilter: components["schemas"]["TaskType"];
+        TaskTypeFilter: components["schemas"]["TaskTypeName"][];
         /**
-         * @description Only results that belong to the project with this name (exact match). A name that matches no
-         *     project gives an empty result, not 404 (our decision).
-         *     At most 255 characters (as a project name).
-         * @example vehicles
+         * @description Only results that belong to one of the projects with these names (exact match). A name that
+         *     matches no project gives an empty result, not 404 (our decision). A list filter: several names
+         *     as repeated keys (`project=vehicles&project=pets`) or comma-joined in one value
+         *     (`project=vehicles,pets`), the two forms mixed as you like (guide "Pagination", list filters);
+         *     because commas separate names, a project name that itself contains a comma cannot be given in
+         *     this filter. At most 100 names, each 1 to 255 characters (as a project name).
+         * @example [
+         *       "vehicles"
+         *     ]
          */
-        ProjectFilter: string;
+        ProjectFilter: string[];
         /**
-         * @description Only tasks in the batch with this name (exact match). A name that matches no batch gives an
-         *     empty list, not 404 (our decision).
-         *     At most 255 characters (as a batch name).
-         * @example vehicles-week-47
+         * @description Only tasks in one of the batches with these names (exact match). A name that matches no batch
+         *     gives an empty list, not 404 (our decision). A list filter: several names as repeated keys
+         *     (`batch=week-47&batch=week-48`) or comma-joined in one value (`batch=week-47,week-48`), the two
+         *     forms mixed as you like (guide "Pagination", list filters); because commas separate names, a
+         *     batch name that itself contains a comma cannot be given in this filter. At most 100 names, each
+         *     1 to 255 characters (as a batch name).
+         * @example [
+         *       "vehicles-week-47"
+         *     ]
          */
-        BatchFilter: string;
+        BatchFilter: string[];
         /**
-         * @description Only the task whose `unique_id` equals this value (exact, case-sensitive match); since a
-         *     unique_id is held by at most one task of the account and mode, the list then has 0 or 1 task.
-         *     This filter is our decision (the API description does not show one).
-         * @example order-1041
+         * @description Only the tasks whose `unique_id` equals one of these values (exact, case-sensitive match);
+         *     since a unique_id is held by at most one task of the account and mode, the list has at most as
+         *     many tasks as values. A list filter: several values as repeated keys
+         *     (`unique_id=order-1041&unique_id=order-1042`) or comma-joined in one value
+         *     (`unique_id=order-1041,order-1042`), the two forms mixed as you like (guide "Pagination", list
+         *     filters). Because commas separate values, a unique_id that itself contains a comma cannot be
+         *     given in this filter. At most 100 values, each 1 to 255 characters. This filter is our decision
+         *     (the API description does not show one).
+         * @example [
+         *       "order-1041"
+         *     ]
          */
-        UniqueIdFilter: string;
+        UniqueIdFilter: string[];
         /**
-         * @description Only tasks that carry every one of these tags (our decision: all must match). Give several tags
-         *     as repeated keys (`tags=fleet&tags=priority`) or comma-joined in one value
-         *     (`tags=fleet,priority`); the two forms can be mixed. Because commas separate tags, a tag that
+         * @description Only tasks that carry every one of these tags (our decision: all must match, unlike the other
+         *     list filters, where any value matches). A list filter: several tags as repeated keys
+         *     (`tags=fleet&tags=priority`) or comma-joined in one value (`tags=fleet,priority`), the two forms
+         *     mixed as you like (guide "Pagination", list filters). Because commas separate tags, a tag that
          *     itself contains a comma cannot be used in this filter. This filter is our decision (the API
          *     description says tags can be used to query tasks but does not name the parameter).
          *     At most 5 tags (a task has at most 5; more → 400), each at most 255 characters.
@@ -8195,22 +8598,35 @@ export interface components {
          */
         TagsFilter: string[];
         /**
-         * @description Only tasks whose `customer_review_status` is this value (`pending`, `accepted`, `rejected`,
-         *     `fixed`); tasks without one never match. Any other value → 400. This filter is our decision.
-         * @example pending
+         * @description Only tasks whose `customer_review_status` is one of these values (`pending`, `accepted`,
+         *     `rejected`, `fixed`); tasks without one never match. Any other value → 400. A list filter:
+         *     several values as repeated keys (`customer_review_status=accepted&customer_review_status=fixed`)
+         *     or comma-joined in one value (`customer_review_status=accepted,fixed`), the two forms mixed as
+         *     you like; a task matches when its status is any of them (guide "Pagination", list filters).
+         *     This filter is our decision.
+         * @example [
+         *       "accepted",
+         *       "fixed"
+         *     ]
          */
-        CustomerReviewStatusFilter: components["schemas"]["CustomerReviewStatus"];
+        CustomerReviewStatusFilter: components["schemas"]["CustomerReviewStatus"][];
         /**
-         * @description Only tasks completed at or after this time (minimum `completed_at`; tasks without `completed_at` never match).
-         *     This filter is our decision (the API description does not list it).
+         * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or after this time (minimum
+         *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+         *     completing has none until it completes again).
+         *     This filter is our decision (the API description does not list it; clients of the real service
+         *     send it).
          *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
          *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
          * @example 2026-11-20T00:00:00Z
          */
         CompletedAfter: components["schemas"]["TimeFilter"];
         /**
-         * @description Only tasks completed at or before this time (maximum `completed_at`; tasks without `completed_at` never match).
-         *     This filter is our decision (the API description does not list it).
+         * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or before this time (maximum
+         *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+         *     completing has none until it completes again).
+         *     This filter is our decision (the API description does not list it; clients of the real service
+         *     send it).
          *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
          *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
          * @example 2026-11-21T12:00:00+01:00
@@ -8334,6 +8750,13 @@ export interface components {
          */
         ClearUniqueId: string;
         /**
+         * @description `true`: only archived projects (`archived: true`); `false`: only projects that are not
+         *     archived; absent: every project. `true`/`false` in any letter case. Sent by clients of the real
+         *     service (our decision to accept it).
+         * @example false
+         */
+        ArchivedFilter: string;
+        /**
          * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
          *     of the other mode or another account → 404; so is a name longer than any
          *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
@@ -8341,10 +8764,33 @@ export interface components {
          */
         ProjectName: string;
         /**
-         * @description Only batches in this status. Absent → every status. Any other value → 400.
-         * @example in_progress
+         * @description Only batches in one of these statuses. Absent → every status. Any other value → 400. A list
+         *     filter: several statuses as repeated keys (`status=staging&status=in_progress`) or comma-joined
+         *     in one value (`status=staging,in_progress`), the two forms mixed as you like (guide
+         *     "Pagination", list filters).
+         * @example [
+         *       "in_progress"
+         *     ]
          */
-        BatchStatusFilter: components["schemas"]["BatchStatus"];
+        BatchStatusFilter: components["schemas"]["BatchStatus"][];
+        /**
+         * @description Only batches last audited at or after this time (minimum `audited_at`, the time of the latest
+         *     audit of one of the batch's tasks; batches none of whose tasks was audited never match). This
+         *     filter is our decision (the API description does not list it; clients of the real service send
+         *     it). A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+         * @example 2026-11-20T00:00:00Z
+         */
+        AuditedAfter: components["schemas"]["TimeFilter"];
+        /**
+         * @description Only batches last audited at or before this time (maximum `audited_at`, the time of the latest
+         *     audit of one of the batch's tasks; batches none of whose tasks was audited never match). This
+         *     filter is our decision (the API description does not list it; clients of the real service send
+         *     it). A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+         *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+         * @example 2026-11-21T12:00:00+01:00
+         */
+        AuditedBefore: components["schemas"]["TimeFilter"];
         /**
          * @description `true`: archived batches (`archived: true`) are left out of the list (and of `total`);
          *     `false` (the default) lists them too. `true`/`false` in any letter case. Sent by clients of the
@@ -8433,42 +8879,72 @@ export interface operations {
                  */
                 created_before?: components["parameters"]["CreatedBefore"];
                 /**
-                 * @description Only tasks with this status as the older generation shows it: `pending`, `completed` or
-                 *     `canceled`. `completed` also matches tasks that ran into an error (shown here as completed with
-                 *     `response.error`). Any other value (`error` included) → 400.
-                 * @example completed
+                 * @description Only tasks with one of these statuses as the older generation shows it: `pending`, `completed`
+                 *     or `canceled`. `completed` also matches tasks that ran into an error (shown here as completed
+                 *     with `response.error`). Any other value (`error` included) → 400. A list filter: several
+                 *     statuses as repeated keys (`status=pending&status=canceled`) or comma-joined in one value
+                 *     (`status=pending,canceled`), the two forms mixed as you like; a task matches when its status is
+                 *     any of them (guide "Pagination", list filters).
+                 * @example [
+                 *       "completed"
+                 *     ]
                  */
                 status?: components["parameters"]["LegacyTaskStatusFilter"];
                 /**
-                 * @description Only tasks of this type (a `TaskType` value, for example `categorization`). Any other value → 400.
-                 * @example categorization
+                 * @description Only tasks of one of these types (`TaskTypeName` values, for example `categorization`; the
+                 *     aliases `documentranscription` and `segmentannoation` are `documenttranscription` and
+                 *     `segmentannotation`). Any other value → 400. A list filter: several types as repeated keys
+                 *     (`type=annotation&type=polygonannotation`) or comma-joined in one value
+                 *     (`type=annotation,polygonannotation`), the two forms mixed as you like; a task matches when its
+                 *     type is any of them (guide "Pagination", list filters).
+                 * @example [
+                 *       "categorization"
+                 *     ]
                  */
                 type?: components["parameters"]["TaskTypeFilter"];
                 /**
-                 * @description Only results that belong to the project with this name (exact match). A name that matches no
-                 *     project gives an empty result, not 404 (our decision).
-                 *     At most 255 characters (as a project name).
-                 * @example vehicles
+                 * @description Only results that belong to one of the projects with these names (exact match). A name that
+                 *     matches no project gives an empty result, not 404 (our decision). A list filter: several names
+                 *     as repeated keys (`project=vehicles&project=pets`) or comma-joined in one value
+                 *     (`project=vehicles,pets`), the two forms mixed as you like (guide "Pagination", list filters);
+                 *     because commas separate names, a project name that itself contains a comma cannot be given in
+                 *     this filter. At most 100 names, each 1 to 255 characters (as a project name).
+                 * @example [
+                 *       "vehicles"
+                 *     ]
                  */
                 project?: components["parameters"]["ProjectFilter"];
                 /**
-                 * @description Only tasks in the batch with this name (exact match). A name that matches no batch gives an
-                 *     empty list, not 404 (our decision).
-                 *     At most 255 characters (as a batch name).
-                 * @example vehicles-week-47
+                 * @description Only tasks in one of the batches with these names (exact match). A name that matches no batch
+                 *     gives an empty list, not 404 (our decision). A list filter: several names as repeated keys
+                 *     (`batch=week-47&batch=week-48`) or comma-joined in one value (`batch=week-47,week-48`), the two
+                 *     forms mixed as you like (guide "Pagination", list filters); because commas separate names, a
+                 *     batch name that itself contains a comma cannot be given in this filter. At most 100 names, each
+                 *     1 to 255 characters (as a batch name).
+                 * @example [
+                 *       "vehicles-week-47"
+                 *     ]
                  */
                 batch?: components["parameters"]["BatchFilter"];
                 /**
-                 * @description Only the task whose `unique_id` equals this value (exact, case-sensitive match); since a
-                 *     unique_id is held by at most one task of the account and mode, the list then has 0 or 1 task.
-                 *     This filter is our decision (the API description does not show one).
-                 * @example order-1041
+                 * @description Only the tasks whose `unique_id` equals one of these values (exact, case-sensitive match);
+                 *     since a unique_id is held by at most one task of the account and mode, the list has at most as
+                 *     many tasks as values. A list filter: several values as repeated keys
+                 *     (`unique_id=order-1041&unique_id=order-1042`) or comma-joined in one value
+                 *     (`unique_id=order-1041,order-1042`), the two forms mixed as you like (guide "Pagination", list
+                 *     filters). Because commas separate values, a unique_id that itself contains a comma cannot be
+                 *     given in this filter. At most 100 values, each 1 to 255 characters. This filter is our decision
+                 *     (the API description does not show one).
+                 * @example [
+                 *       "order-1041"
+                 *     ]
                  */
                 unique_id?: components["parameters"]["UniqueIdFilter"];
                 /**
-                 * @description Only tasks that carry every one of these tags (our decision: all must match). Give several tags
-                 *     as repeated keys (`tags=fleet&tags=priority`) or comma-joined in one value
-                 *     (`tags=fleet,priority`); the two forms can be mixed. Because commas separate tags, a tag that
+                 * @description Only tasks that carry every one of these tags (our decision: all must match, unlike the other
+                 *     list filters, where any value matches). A list filter: several tags as repeated keys
+                 *     (`tags=fleet&tags=priority`) or comma-joined in one value (`tags=fleet,priority`), the two forms
+                 *     mixed as you like (guide "Pagination", list filters). Because commas separate tags, a tag that
                  *     itself contains a comma cannot be used in this filter. This filter is our decision (the API
                  *     description says tags can be used to query tasks but does not name the parameter).
                  *     At most 5 tags (a task has at most 5; more → 400), each at most 255 characters.
@@ -8479,22 +8955,35 @@ export interface operations {
                  */
                 tags?: components["parameters"]["TagsFilter"];
                 /**
-                 * @description Only tasks whose `customer_review_status` is this value (`pending`, `accepted`, `rejected`,
-                 *     `fixed`); tasks without one never match. Any other value → 400. This filter is our decision.
-                 * @example pending
+                 * @description Only tasks whose `customer_review_status` is one of these values (`pending`, `accepted`,
+                 *     `rejected`, `fixed`); tasks without one never match. Any other value → 400. A list filter:
+                 *     several values as repeated keys (`customer_review_status=accepted&customer_review_status=fixed`)
+                 *     or comma-joined in one value (`customer_review_status=accepted,fixed`), the two forms mixed as
+                 *     you like; a task matches when its status is any of them (guide "Pagination", list filters).
+                 *     This filter is our decision.
+                 * @example [
+                 *       "accepted",
+                 *       "fixed"
+                 *     ]
                  */
                 customer_review_status?: components["parameters"]["CustomerReviewStatusFilter"];
                 /**
-                 * @description Only tasks completed at or after this time (minimum `completed_at`; tasks without `completed_at` never match).
-                 *     This filter is our decision (the API description does not list it).
+                 * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or after this time (minimum
+                 *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+                 *     completing has none until it completes again).
+                 *     This filter is our decision (the API description does not list it; clients of the real service
+                 *     send it).
                  *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
                  *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-20T00:00:00Z
                  */
                 completed_after?: components["parameters"]["CompletedAfter"];
                 /**
-                 * @description Only tasks completed at or before this time (maximum `completed_at`; tasks without `completed_at` never match).
-                 *     This filter is our decision (the API description does not list it).
+                 * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or before this time (maximum
+                 *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+                 *     completing has none until it completes again).
+                 *     This filter is our decision (the API description does not list it; clients of the real service
+                 *     send it).
                  *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
                  *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
                  * @example 2026-11-21T12:00:00+01:00
@@ -8600,7 +9089,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the `annotation` parameters, as JSON or as form fields. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters, `urgency`, and the `annotation` parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AnnotationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -8649,7 +9138,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the `pointannotation` parameters, as JSON or as form fields. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters, `urgency`, and the `pointannotation` parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PointAnnotationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -8698,7 +9187,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the `lineannotation` parameters, as JSON or as form fields. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters, `urgency`, and the `lineannotation` parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["LineAnnotationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -8747,7 +9236,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the `polygonannotation` parameters, as JSON or as form fields. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters, `urgency`, and the `polygonannotation` parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PolygonAnnotationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -8796,7 +9285,56 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the `segmentannotation` parameters, as JSON or as form fields. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters, `urgency`, and the `segmentannotation` parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SegmentAnnotationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
+                "application/x-www-form-urlencoded": components["schemas"]["SegmentAnnotationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
+            };
+        };
+        responses: {
+            /** @description The created segmentation task, `pending`. With an `Idempotency-Key` already used for the same request, the saved answer of that request instead (with `Idempotent-Replayed: true`); nothing is created. */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LegacyTask"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createSegmentAnnotationTaskAlias: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
+                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
+                 *     the test key is free for the live key, and the other way round, as everything of the two modes
+                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
+                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
+                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
+                 *     A matching request while the first is still running waits for it, or gets 429 with
+                 *     `Retry-After`; never two tasks.
+                 * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The common creation parameters, `urgency`, and the `segmentannotation` parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["SegmentAnnotationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -8845,7 +9383,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the categorization parameters, as JSON or as form fields. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters, `urgency`, and the categorization parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CategorizationTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -8894,7 +9432,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the comparison parameters, as JSON or as form fields. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters, `urgency`, and the comparison parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ComparisonTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -8943,7 +9481,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the datacollection parameters, as JSON or as form fields. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters, `urgency`, and the datacollection parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DataCollectionTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -8992,7 +9530,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the transcription parameters, as JSON or as form fields. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters, `urgency`, and the transcription parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TranscriptionTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -9041,7 +9579,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The common creation parameters, `urgency`, and the audiotranscription parameters, as JSON or as form fields. Unknown parameters are accepted and ignored. */
+        /** @description The common creation parameters, `urgency`, and the audiotranscription parameters, as JSON or as form fields. Every parameter given is kept (this type ignores none of its own). A name it does not take is refused, 400 naming it, when another creation documents it (another type's parameter, `expected_response`) or the service lists it as not supported (`base_annotations`, `can_add_base_annotations`, `links`, `padding`, `padding_x`, `priority`); any other name is accepted and ignored, not kept in `params` (see `TaskCreateCommon`). */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AudioTranscriptionTaskRequest"] & components["schemas"]["LegacyTaskCreateFields"];
@@ -9594,7 +10132,15 @@ export interface operations {
     };
     listProjects: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: only archived projects (`archived: true`); `false`: only projects that are not
+                 *     archived; absent: every project. `true`/`false` in any letter case. Sent by clients of the real
+                 *     service (our decision to accept it).
+                 * @example false
+                 */
+                archived?: components["parameters"]["ArchivedFilter"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -9845,19 +10391,97 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
         };
     };
+    archiveProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    unarchiveProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The name of a project of this account and mode (percent-encoded). Unknown name, or a project
+                 *     of the other mode or another account → 404; so is a name longer than any
+                 *     name can be (255 characters): a name that names nothing is "not found", whatever its form.
+                 * @example street-scenes
+                 */
+                projectName: components["parameters"]["ProjectName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The project after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
     listBatches: {
         parameters: {
             query?: {
                 /**
-                 * @description Only results that belong to the project with this name (exact match). A name that matches no
-                 *     project gives an empty result, not 404 (our decision).
-                 *     At most 255 characters (as a project name).
-                 * @example vehicles
+                 * @description Only results that belong to one of the projects with these names (exact match). A name that
+                 *     matches no project gives an empty result, not 404 (our decision). A list filter: several names
+                 *     as repeated keys (`project=vehicles&project=pets`) or comma-joined in one value
+                 *     (`project=vehicles,pets`), the two forms mixed as you like (guide "Pagination", list filters);
+                 *     because commas separate names, a project name that itself contains a comma cannot be given in
+                 *     this filter. At most 100 names, each 1 to 255 characters (as a project name).
+                 * @example [
+                 *       "vehicles"
+                 *     ]
                  */
                 project?: components["parameters"]["ProjectFilter"];
                 /**
-                 * @description Only batches in this status. Absent → every status. Any other value → 400.
-                 * @example in_progress
+                 * @description Only batches in one of these statuses. Absent → every status. Any other value → 400. A list
+                 *     filter: several statuses as repeated keys (`status=staging&status=in_progress`) or comma-joined
+                 *     in one value (`status=staging,in_progress`), the two forms mixed as you like (guide
+                 *     "Pagination", list filters).
+                 * @example [
+                 *       "in_progress"
+                 *     ]
                  */
                 status?: components["parameters"]["BatchStatusFilter"];
                 /**
@@ -9875,6 +10499,46 @@ export interface operations {
                  * @example 2026-11-21T23:59:59.999Z
                  */
                 end_time?: components["parameters"]["EndTime"];
+                /**
+                 * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or after this time (minimum
+                 *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+                 *     completing has none until it completes again).
+                 *     This filter is our decision (the API description does not list it; clients of the real service
+                 *     send it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-20T00:00:00Z
+                 */
+                completed_after?: components["parameters"]["CompletedAfter"];
+                /**
+                 * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or before this time (maximum
+                 *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+                 *     completing has none until it completes again).
+                 *     This filter is our decision (the API description does not list it; clients of the real service
+                 *     send it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21T12:00:00+01:00
+                 */
+                completed_before?: components["parameters"]["CompletedBefore"];
+                /**
+                 * @description Only batches last audited at or after this time (minimum `audited_at`, the time of the latest
+                 *     audit of one of the batch's tasks; batches none of whose tasks was audited never match). This
+                 *     filter is our decision (the API description does not list it; clients of the real service send
+                 *     it). A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-20T00:00:00Z
+                 */
+                audited_after?: components["parameters"]["AuditedAfter"];
+                /**
+                 * @description Only batches last audited at or before this time (maximum `audited_at`, the time of the latest
+                 *     audit of one of the batch's tasks; batches none of whose tasks was audited never match). This
+                 *     filter is our decision (the API description does not list it; clients of the real service send
+                 *     it). A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21T12:00:00+01:00
+                 */
+                audited_before?: components["parameters"]["AuditedBefore"];
                 /**
                  * @description `true`: archived batches (`archived: true`) are left out of the list (and of `total`);
                  *     `false` (the default) lists them too. `true`/`false` in any letter case. Sent by clients of the
@@ -10273,8 +10937,15 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Only tasks of this type (a `TaskType` value, for example `categorization`). Any other value → 400.
-                 * @example categorization
+                 * @description Only tasks of one of these types (`TaskTypeName` values, for example `categorization`; the
+                 *     aliases `documentranscription` and `segmentannoation` are `documenttranscription` and
+                 *     `segmentannotation`). Any other value → 400. A list filter: several types as repeated keys
+                 *     (`type=annotation&type=polygonannotation`) or comma-joined in one value
+                 *     (`type=annotation,polygonannotation`), the two forms mixed as you like; a task matches when its
+                 *     type is any of them (guide "Pagination", list filters).
+                 * @example [
+                 *       "categorization"
+                 *     ]
                  */
                 type?: components["parameters"]["TaskTypeFilter"];
                 /**
@@ -10945,8 +11616,15 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Only tasks of this type (a `TaskType` value, for example `categorization`). Any other value → 400.
-                 * @example categorization
+                 * @description Only tasks of one of these types (`TaskTypeName` values, for example `categorization`; the
+                 *     aliases `documentranscription` and `segmentannoation` are `documenttranscription` and
+                 *     `segmentannotation`). Any other value → 400. A list filter: several types as repeated keys
+                 *     (`type=annotation&type=polygonannotation`) or comma-joined in one value
+                 *     (`type=annotation,polygonannotation`), the two forms mixed as you like; a task matches when its
+                 *     type is any of them (guide "Pagination", list filters).
+                 * @example [
+                 *       "categorization"
+                 *     ]
                  */
                 type?: components["parameters"]["TaskTypeFilter"];
                 /**

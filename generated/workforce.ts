@@ -158,7 +158,9 @@ export interface paths {
          * @description Hands the caller one piece of work, in one database statement so that two workers never get
          *     the same slot and a task's overlap is never exceeded: a live task that is pending, staffed for
          *     the caller (see the staffing of projects and batches in the current generation), not already
-         *     attempted, skipped or reviewed by the caller, and, for a review, not their own work. Work is
+         *     attempted or skipped by the caller, and, for a review, not their own work (a task they attempted
+         *     or redid). A reviewer may review a task again: the review of a redo may go to the reviewer who
+         *     rejected it, so that a task every staffed reviewer rejected once still gets a review. Work is
          *     ordered by urgency (`immediate`, then `day`, then `week`; current-generation tasks count as
          *     `day`), then by creation time; redos of the caller's own rejected work come first.
          *
@@ -172,8 +174,11 @@ export interface paths {
          *     gets its training tasks, one at a time, until the policy's pass mark holds; a training
          *     assignment carries `training` and its `task_id` is the training task's id. Once qualified, the
          *     worker's queue mixes in hidden evaluation tasks at the policy's rate: an evaluation assignment
-         *     looks exactly like a live one (same fields, statuses, id shapes and timing), and nothing in it
-         *     or in its submit answer tells them apart. A worker waiting to retry training, out of tries, or
+         *     looks exactly like a live one (same fields, statuses and id shapes), and nothing in it or in its
+         *     submit answer tells them apart. It takes the place, in this worker's queue, of the live task they
+         *     were about to get (see `QualityEvaluationPolicy`): that task's project, batch and instruction,
+         *     and an id of that task's millisecond that sorts where that task's id does, so the ids a worker
+         *     gets keep the queue's order. A worker waiting to retry training, out of tries, or
          *     paused for a project (rolling evaluation accuracy under the policy's mark) gets none of that
          *     project's work, attempts or reviews, and still gets other projects' work (decided here).
          *
@@ -389,6 +394,12 @@ export interface paths {
          *     transaction and its callback is queued. Sent on an attempt or redo assignment → 400. When
          *     several workers attempted the task (`under_review.attempts`), `attempt` says which attempt the
          *     decision is about (accepted, fixed on, or rejected and redone by its author).
+         *
+         *     No task waits in review for ever (decided here). A redo of a reviewer's rejection is reviewed
+         *     again, by any staffed reviewer but its authors, the reviewer who rejected it included. Reviewers
+         *     reject a task's work at most `REVIEW_MAX_REJECTIONS` times (a server setting, 2 by default);
+         *     the next review is final (`under_review.final`): it accepts the answer or fixes it, and
+         *     `rejected` → 400 naming the rule. The task then completes as after any accept or fix.
          */
         post: operations["reviewAssignment"];
         delete?: never;
@@ -427,8 +438,8 @@ export interface paths {
          *       canceled) → 409 with the code of the other operations. Failures count towards the
          *       per-address limit of failed authentications.
          *     - **What**: only a URL that appears in the assignment's task as the worker sees it: an
-         *       `http(s)` string anywhere in its `params`, or the `src` of an image in its `instruction`
-         *       or in a Markdown attachment (after Markdown is rendered). Compared as parsed URLs (the
+         *       `http(s)` string anywhere in its `params`, an `s3://` or `gs://` attachment, or the `src`
+         *       of an image in its `instruction` or in a Markdown attachment (after Markdown is rendered). Compared as parsed URLs (the
          *       WHATWG form, so `HTTP://Example.com` is `http://example.com/`). Any other URL → 404.
          *     - **How**: through the same guard as callbacks and attachment checks: public addresses only
          *       (unless `ALLOW_PRIVATE_NETWORKS`), the host resolved once and the socket opened to the
@@ -441,6 +452,13 @@ export interface paths {
          *       `application/json` and `application/octet-stream` (also when the host names no type) are
          *       passed on; anything else, an error status, an unreachable or non-public host → 502
          *       `media_unavailable`, naming what happened.
+         *     - **Bucket objects** (`s3://`, `gs://`): read with the account's storage connection to that
+         *       bucket, which the worker never sees. With the connection's `media: proxy` (the default) the
+         *       object is streamed as above (the server signs its own request). With `media: presigned`
+         *       the answer is `307` to a link signed for that one object, valid at most
+         *       `STORAGE_LINK_SECONDS` (300 s) and never past the end of the lease; the app asks again for a
+         *       new one while it holds the lease, and after the lease every request is refused (409). A
+         *       bucket with no connection any more → 502 `media_unavailable`.
          *     - **Answer headers**: the host's `Content-Type`, `Content-Length`, `Content-Range` and
          *       `Accept-Ranges`, then `Cache-Control: private, max-age=3600` (the worker's own browser may
          *       keep what it was shown, e.g. for the training feedback after a submit),
@@ -542,7 +560,9 @@ export interface components {
          *     among the workers of one workforce that are not removed (an account's own workers of one mode,
          *     or the operator's; a removed worker's address can be used again). Other workforces may use the
          *     same address: nothing tells one workforce that another uses it (decision 0013). At most 254
-         *     characters (the longest address SMTP allows).
+         *     characters (the longest address SMTP allows). The pattern says which addresses are taken: the
+         *     domain has at least one dot (`ana@localhost`, which RFC 5321 allows, is refused with 400), and the
+         *     local part has no quoted string.
          * @example ana@example.com
          */
         WorkerEmail: string;
@@ -789,11 +809,17 @@ export interface components {
         /**
          * AttachmentUrl
          * Format: uri
-         * @description A direct link to the file (not a preview page), fetched by the service; only `http` and `https`
-         *     are accepted (any other scheme → 400). Preview links of well-known storage providers are stored
+         * @description A direct link to the file (not a preview page), fetched by the service: `http` or `https`, or an
+         *     object of one of the account's buckets, `s3://<bucket>/<key>` or `gs://<bucket>/<key>`, accepted
+         *     only when the account has a storage connection to that bucket in the key's mode
+         *     (`POST /v1/storage/connections`; otherwise 400 naming the bucket). Any other scheme → 400. A
+         *     bucket's object is read with the connection's keys; workers get neither the keys nor a link that
+         *     outlives their assignment (docs/storage.md). An `https` link you signed yourself is used as it
+         *     is and never signed again: it must still work when a worker opens the task. Preview links of well-known storage providers are stored
          *     rewritten to direct links: Dropbox (`?dl=0` → `?dl=1`), Google Drive (`/file/d/<id>/view` →
          *     `/uc?export=download&id=<id>`) and GitHub (`/blob/` pages → `raw.githubusercontent.com`). In live
-         *     mode the service fetches every attachment after creation (public addresses only). If the fetch does not answer HTTP 200, the task moves to `error` (older generation:
+         *     mode the service fetches every attachment after creation (public addresses only; a bucket's
+         *     object is asked for with `HeadObject`). If the fetch does not answer HTTP 200 (the object does not exist), the task moves to `error` (older generation:
          *     `completed` with `response.error`) and the callback address receives the attachment error body.
          *     In test mode nothing is fetched; a host ending in `.invalid` simulates a failed fetch (404).
          * @example https://example.com/images/street-1041.jpg
@@ -3794,6 +3820,72 @@ export interface components {
          *     top-level fields must be forms; `max_responses_required` ≥ `min_responses_required`;
          *     `default_from_field`, `choices_from_field`, condition keys and attachment `forms` name valid
          *     field_ids; the hypothesis fits the fields.
+         * @example {
+         *       "attachments": [
+         *         {
+         *           "type": "audio",
+         *           "content": "https://example.com/podcasts/episode-112.mp3"
+         *         }
+         *       ],
+         *       "title": "Podcast episode review",
+         *       "description": "Listen to the episode, then answer each question.",
+         *       "fields": [
+         *         {
+         *           "type": "category",
+         *           "field_id": "contains_ads",
+         *           "title": "Does the episode contain an advertisement?",
+         *           "required": true,
+         *           "choices": [
+         *             {
+         *               "label": "Yes",
+         *               "value": "yes"
+         *             },
+         *             {
+         *               "label": "No",
+         *               "value": "no"
+         *             }
+         *           ]
+         *         },
+         *         {
+         *           "type": "time_range",
+         *           "field_id": "ad_segment",
+         *           "title": "Where is the advertisement?",
+         *           "default_seconds": [
+         *             0,
+         *             30
+         *           ]
+         *         },
+         *         {
+         *           "type": "text",
+         *           "field_id": "summary",
+         *           "title": "Summary of the episode",
+         *           "max_characters": 500
+         *         }
+         *       ],
+         *       "hypothesis": {
+         *         "annotations": {
+         *           "contains_ads": {
+         *             "type": "category",
+         *             "field_id": "contains_ads",
+         *             "response": [
+         *               [
+         *                 "yes"
+         *               ]
+         *             ]
+         *           },
+         *           "ad_segment": {
+         *             "type": "time_range",
+         *             "field_id": "ad_segment",
+         *             "response": [
+         *               {
+         *                 "from_seconds": 750,
+         *                 "to_seconds": 810
+         *               }
+         *             ]
+         *           }
+         *         }
+         *       }
+         *     }
          */
         TextCollectionParams: {
             /**
@@ -3823,6 +3915,7 @@ export interface components {
             /**
              * @description Optional text shown to the worker under the title. Default none. At most 10000
              *     characters (our limit: a short text shown to the worker).
+             * @example Listen to the episode, then answer each question.
              */
             description?: string;
             /**
@@ -4410,91 +4503,6 @@ export interface components {
             hypothesis?: components["schemas"]["DocumentTranscriptionResponse"];
         };
         /**
-         * VideoPlaybackAnnotationParams
-         * @description The type-specific parameters of a `videoplaybackannotation` task (newer generation only), as
-         *     given on creation and stored in `task.params`: a video, or a sequence of frame images, in which
-         *     workers track objects from frame to frame and mark events. Exactly one of `attachment` (a video)
-         *     and `attachments` (frame images) is given. The API description names this type but not its
-         *     parameters; these are our decision.
-         * @example {
-         *       "attachment": "https://example.com/videos/drive-7.mp4",
-         *       "attachment_type": "video",
-         *       "geometries": {
-         *         "box": {
-         *           "objects_to_annotate": [
-         *             "car",
-         *             "truck"
-         *           ]
-         *         },
-         *         "point": {
-         *           "objects_to_annotate": [
-         *             "traffic light"
-         *           ]
-         *         }
-         *       },
-         *       "frame_rate": 2,
-         *       "events_to_annotate": [
-         *         "lane change"
-         *       ]
-         *     }
-         */
-        VideoPlaybackAnnotationParams: {
-            /**
-             * @description URL of the video (a direct link; only `http` and `https`), with `attachment_type: video`.
-             *     Exactly one of `attachment` and `attachments` is required on every task.
-             */
-            attachment?: components["schemas"]["AttachmentUrl"];
-            /**
-             * @description URLs of the frame images in playback order (frame 0 first), with `attachment_type: image`.
-             *     Exactly one of `attachment` and `attachments` is required on every task.
-             *     At most 1000 entries (our limit: frames of one task; the response tracks objects across
-             *     them; more → 400).
-             * @example [
-             *       "https://example.com/frames/drive-7/0000.jpg",
-             *       "https://example.com/frames/drive-7/0001.jpg"
-             *     ]
-             */
-            attachments?: components["schemas"]["AttachmentUrl"][];
-            /**
-             * @description `video` when `attachment` is a video, `image` when `attachments` are frame images. When
-             *     absent, it follows from which of the two is given (our decision); a value that contradicts
-             *     it → 400.
-             * @enum {string}
-             */
-            attachment_type?: "video" | "image";
-            /**
-             * @description The geometries workers draw in each frame, each with its labels (`objects_to_annotate`) and
-             *     bounds; at least one key. Required unless the task's project supplies it.
-             */
-            geometries?: components["schemas"]["Geometries"];
-            /**
-             * @description Frames per second. For a video, the rate at which frames are sampled for annotation (frame
-             *     `n` shows the video at `n / frame_rate` seconds); for frame images, the rate at which they
-             *     were taken, used for playback. Default 1; a whole number from 1 to 60 (the bounds are our
-             *     decision).
-             * @default 1
-             * @example 2
-             */
-            frame_rate?: number | string;
-            /**
-             * @description The events workers mark with their first and last frame (returned in `events`). Optional;
-             *     without it `events` is empty.
-             *     At most 100 entries (our limit: a worker reads every event kind; more → 400).
-             * @example [
-             *       "lane change",
-             *       "hard braking"
-             *     ]
-             */
-            events_to_annotate?: string[];
-            /**
-             * @description Attributes captured for each tracked object (keys are attribute names, API description
-             *     2.8); their values come back in `annotations[].attributes`, once per track. Optional. On
-             *     this type a `linked` attribute's value is the `uuid` of the linked track, and an `offset`
-             *     attribute applies to `box` tracks only (our decisions).
-             */
-            annotation_attributes?: components["schemas"]["AnnotationAttributes"];
-        };
-        /**
          * VideoFrameGeometry
          * @description Where a tracked object of a `videoplaybackannotation` task is in one frame: the frame index plus
          *     the geometry fields of the track's `type` (`box` → `left`, `top`, `width`, `height`; `polygon`
@@ -4676,6 +4684,140 @@ export interface components {
              * @example 7
              */
             end: number;
+        };
+        /**
+         * VideoPlaybackAnnotationParams
+         * @description The type-specific parameters of a `videoplaybackannotation` task (newer generation only), as
+         *     given on creation and stored in `task.params`: a video, or a sequence of frame images, in which
+         *     workers track objects from frame to frame and mark events. Exactly one of `attachment` (a video)
+         *     and `attachments` (frame images) is given. The API description names this type but not its
+         *     parameters; these are our decision.
+         * @example {
+         *       "attachment": "https://example.com/videos/drive-7.mp4",
+         *       "attachment_type": "video",
+         *       "geometries": {
+         *         "box": {
+         *           "objects_to_annotate": [
+         *             "car",
+         *             "truck"
+         *           ]
+         *         },
+         *         "point": {
+         *           "objects_to_annotate": [
+         *             "traffic light"
+         *           ]
+         *         }
+         *       },
+         *       "frame_rate": 2,
+         *       "events_to_annotate": [
+         *         "lane change"
+         *       ],
+         *       "hypothesis": {
+         *         "annotations": [
+         *           {
+         *             "uuid": "5d6e7f80-9a1b-4c2d-8e3f-405162738495",
+         *             "type": "box",
+         *             "label": "car",
+         *             "frames": [
+         *               {
+         *                 "frame": 0,
+         *                 "left": 120,
+         *                 "top": 84,
+         *                 "width": 210,
+         *                 "height": 96
+         *               },
+         *               {
+         *                 "frame": 1,
+         *                 "left": 131,
+         *                 "top": 85,
+         *                 "width": 208,
+         *                 "height": 95
+         *               }
+         *             ]
+         *           }
+         *         ],
+         *         "events": [
+         *           {
+         *             "label": "lane change",
+         *             "start": 3,
+         *             "end": 7
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        VideoPlaybackAnnotationParams: {
+            /**
+             * @description URL of the video (a direct link; only `http` and `https`), with `attachment_type: video`.
+             *     Exactly one of `attachment` and `attachments` is required on every task.
+             */
+            attachment?: components["schemas"]["AttachmentUrl"];
+            /**
+             * @description URLs of the frame images in playback order (frame 0 first), with `attachment_type: image`.
+             *     Exactly one of `attachment` and `attachments` is required on every task.
+             *     At most 1000 entries (our limit: frames of one task; the response tracks objects across
+             *     them; more → 400).
+             * @example [
+             *       "https://example.com/frames/drive-7/0000.jpg",
+             *       "https://example.com/frames/drive-7/0001.jpg"
+             *     ]
+             */
+            attachments?: components["schemas"]["AttachmentUrl"][];
+            /**
+             * @description `video` when `attachment` is a video, `image` when `attachments` are frame images. When
+             *     absent, it follows from which of the two is given (our decision); a value that contradicts
+             *     it → 400.
+             * @enum {string}
+             */
+            attachment_type?: "video" | "image";
+            /**
+             * @description The geometries workers draw in each frame, each with its labels (`objects_to_annotate`) and
+             *     bounds; at least one key. Required unless the task's project supplies it.
+             */
+            geometries?: components["schemas"]["Geometries"];
+            /**
+             * @description Frames per second. For a video, the rate at which frames are sampled for annotation (frame
+             *     `n` shows the video at `n / frame_rate` seconds); for frame images, the rate at which they
+             *     were taken, used for playback. Default 1; a whole number from 1 to 60 (the bounds are our
+             *     decision).
+             * @default 1
+             * @example 2
+             */
+            frame_rate?: number | string;
+            /**
+             * @description The events workers mark with their first and last frame (returned in `events`). Optional;
+             *     without it `events` is empty.
+             *     At most 100 entries (our limit: a worker reads every event kind; more → 400).
+             * @example [
+             *       "lane change",
+             *       "hard braking"
+             *     ]
+             */
+            events_to_annotate?: string[];
+            /**
+             * @description Attributes captured for each tracked object (keys are attribute names, API description
+             *     2.8); their values come back in `annotations[].attributes`, once per track. Optional. On
+             *     this type a `linked` attribute's value is the `uuid` of the linked track, and an `offset`
+             *     attribute applies to `box` tracks only (our decisions).
+             */
+            annotation_attributes?: components["schemas"]["AnnotationAttributes"];
+            /**
+             * @description Pre-labels: the tracks (and events) workers start from and correct, in the format of the
+             *     response (`{annotations: [...], events: [...]}`; `events` may be left out). Optional. Each
+             *     track's `type` must be one of the task's `geometries` and its `label` one of that
+             *     geometry's `objects_to_annotate`, each event's `label` one of `events_to_annotate`; with
+             *     frame images, every frame (of a track or an event) must be below their number (400
+             *     otherwise, naming the field). The labeling app starts from them: each track is shown from
+             *     its first to its last frame given (a frame left out in between takes the shape interpolated
+             *     from its neighbours), with its attributes, and each event as given. Our decision, as
+             *     `hypothesis` of `imageannotation`.
+             */
+            hypothesis?: {
+                /** @description The tracks to start from. At most 1000 (our limit). */
+                annotations: components["schemas"]["VideoAnnotationTrack"][];
+                /** @description The events to start from. At most 1000 (our limit). */
+                events?: components["schemas"]["VideoEvent"][];
+            };
         };
         /**
          * VideoPlaybackAnnotationResponse
@@ -5362,6 +5504,13 @@ export interface components {
                  */
                 active_ms?: number;
                 /**
+                 * @description Present (true) on an active review that is final: reviewers have rejected the task's work
+                 *     as many times as the server allows (`REVIEW_MAX_REJECTIONS`, 2 by default), so this review
+                 *     accepts the answer or fixes it; `rejected` → 400. No task waits in review for ever.
+                 * @example true
+                 */
+                final?: boolean;
+                /**
                  * @description With `attempts`: the number of the answer under review among them (1 = the first
                  *     listed), the one closest to the others. The review request's `attempt` picks another.
                  * @example 1
@@ -5545,7 +5694,9 @@ export interface components {
          * ReviewRequest
          * @description A reviewer's decision on a review assignment. `fixed` needs `response` (the corrected answer,
          *     checked like a submit); `accepted` and `rejected` must not send one. `rejected` should carry
-         *     feedback items: they go to the worker with the redo.
+         *     feedback items: they go to the worker with the redo. A final review (`under_review.final`:
+         *     reviewers rejected the task's work as many times as the server allows) accepts or fixes;
+         *     `rejected` → 400.
          *
          *     When several workers attempted the task (`under_review.attempts`), the decision is about one
          *     attempt, `attempt` (by default the one under review, `under_review.attempt`): the answer
@@ -5972,20 +6123,19 @@ export interface components {
          */
         AssignmentId: string;
         /**
-         * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-         *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
-         *     the test key is free for the live key, and the other way round, as everything of the two modes
-         *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
-         *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
-         *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
-         *     A matching request while the first is still running waits for it, or gets 429 with
-         *     `Retry-After`; never two tasks.
+         * @description Makes a submit safe to retry (a dropped connection, a second click). 1 to 255 visible ASCII
+         *     characters (a version 4 UUID is recommended); anything else → 400. The key is scoped to the
+         *     worker (another worker's key of the same text is theirs alone) and kept 24 hours. A later submit
+         *     with the same key, path and body (key order ignored) gets the saved answer (status and body,
+         *     refusals included) with `Idempotent-Replayed: true`, and submits nothing again. The same key
+         *     with a different request → 409 `idempotency_mismatch`. A matching request while the first is
+         *     still running → 429 `rate_limited` with `Retry-After`.
          * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
          */
-        IdempotencyKey: string;
+        WorkerIdempotencyKey: string;
         /**
-         * @description The file's URL exactly as the task names it (an `http(s)` URL, at most 2048 characters, as
-         *     attachment URLs are): one of the task's attachments, or an image of its instruction or of a
+         * @description The file's URL exactly as the task names it (an `http(s)` URL, or an `s3://` or `gs://` object, at
+         *     most 2048 characters, as attachment URLs are): one of the task's attachments, or an image of its instruction or of a
          *     Markdown attachment. URL-encoded in the query.
          * @example https://example.com/images/vehicle-1040.jpg
          */
@@ -6402,17 +6552,16 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
-                 *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
-                 *     the test key is free for the live key, and the other way round, as everything of the two modes
-                 *     is apart) and kept 24 hours. A later request with the same key, method, path and body (key
-                 *     order ignored) gets the saved answer (status and body byte for byte, errors included) with
-                 *     `Idempotent-Replayed: true`, and creates nothing. The same key with a different request → 409.
-                 *     A matching request while the first is still running waits for it, or gets 429 with
-                 *     `Retry-After`; never two tasks.
+                 * @description Makes a submit safe to retry (a dropped connection, a second click). 1 to 255 visible ASCII
+                 *     characters (a version 4 UUID is recommended); anything else → 400. The key is scoped to the
+                 *     worker (another worker's key of the same text is theirs alone) and kept 24 hours. A later submit
+                 *     with the same key, path and body (key order ignored) gets the saved answer (status and body,
+                 *     refusals included) with `Idempotent-Replayed: true`, and submits nothing again. The same key
+                 *     with a different request → 409 `idempotency_mismatch`. A matching request while the first is
+                 *     still running → 429 `rate_limited` with `Retry-After`.
                  * @example 5b1f6a0e-8f0e-4b8e-9a43-3c1b2f9e7d21
                  */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                "Idempotency-Key"?: components["parameters"]["WorkerIdempotencyKey"];
             };
             path: {
                 /**
@@ -6575,8 +6724,8 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The file's URL exactly as the task names it (an `http(s)` URL, at most 2048 characters, as
-                 *     attachment URLs are): one of the task's attachments, or an image of its instruction or of a
+                 * @description The file's URL exactly as the task names it (an `http(s)` URL, or an `s3://` or `gs://` object, at
+                 *     most 2048 characters, as attachment URLs are): one of the task's attachments, or an image of its instruction or of a
                  *     Markdown attachment. URL-encoded in the query.
                  * @example https://example.com/images/vehicle-1040.jpg
                  */
@@ -6605,6 +6754,22 @@ export interface operations {
         responses: {
             200: components["responses"]["MediaFile"];
             206: components["responses"]["MediaPart"];
+            /**
+             * @description The object of a bucket connected with `media: presigned`: `Location` is a link signed for
+             *     that object alone, valid for the seconds its `X-Amz-Expires` says (at most
+             *     `STORAGE_LINK_SECONDS`, and never past the end of the lease).
+             */
+            307: {
+                headers: {
+                    /**
+                     * @description The signed link to the object.
+                     * @example https://acme-street-images.s3.eu-west-1.amazonaws.com/frames/0001.jpg?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Expires=300&X-Amz-Signature=...
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["WorkerBadRequest"];
             /**
              * @description `lease_token` is missing, or it is not the lease of this assignment (another worker's

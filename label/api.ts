@@ -49,8 +49,10 @@ export function createApi() {
       const saved = sessionStorage.getItem(workerKey);
       return sessionStorage.getItem(tokenKey) && saved ? (JSON.parse(saved) as WorkerProfile) : null;
     },
-    async login(email: string, password: string): Promise<WorkerProfile> {
-      const { data, error, response } = await client.POST('/v1/session', { body: { email, password } });
+    /** `workforceId`: the workforce to log in to, when the address and password open several. */
+    async login(email: string, password: string, workforceId?: string): Promise<WorkerProfile> {
+      const body = { email, password, ...(workforceId ? { workforce_id: workforceId } : {}) };
+      const { data, error, response } = await client.POST('/v1/session', { body });
       if (!data) return fail(response, error);
       sessionStorage.setItem(tokenKey, data.token);
       sessionStorage.setItem(workerKey, JSON.stringify(data.worker));
@@ -64,9 +66,16 @@ export function createApi() {
         sessionStorage.removeItem(workerKey);
       }
     },
-    /** The next assignment, or the seconds to wait before asking again (204). */
-    async next(): Promise<Assignment | { retryAfter: number }> {
-      const { data, error, response } = await client.POST('/v1/assignments/next', { body: {} });
+    /**
+     * The next assignment, or the seconds to wait before asking again (204). `wait`: the long poll,
+     * the server holds the question up to that many seconds until work comes; `signal` ends it.
+     */
+    async next(wait = 0, signal?: AbortSignal): Promise<Assignment | { retryAfter: number }> {
+      const { data, error, response } = await client.POST('/v1/assignments/next', {
+        params: { query: wait ? { wait } : {} },
+        body: {},
+        ...(signal ? { signal } : {}),
+      });
       if (response.status === 204) return { retryAfter: Math.max(1, Number(response.headers.get('retry-after')) || 10) };
       if (!data) return fail(response, error);
       return data;

@@ -45,6 +45,13 @@ interface Work {
 }
 let work: Work | null = null;
 let retryTimer: ReturnType<typeof setInterval> | null = null;
+/**
+ * The question for work in flight (a long poll), one at a time: N pressed again while it is asked
+ * asks nothing more, so that one task is never opened twice (two sessions heartbeating it).
+ */
+let asking: AbortController | null = null;
+/** Seconds the server may hold the question until work comes (the long poll; the contract allows up to 30). */
+const longPollSeconds = 25;
 
 const localDraftKey = (id: string) => `humantask.label.draft.${id}`;
 const fmt = (ms: number) => {
@@ -100,6 +107,18 @@ function showLogin(message?: string) {
   who.replaceChildren();
   const email = el('input', { id: 'email', type: 'email', autocomplete: 'username', required: '' });
   const password = el('input', { id: 'password', type: 'password', autocomplete: 'current-password', required: '' });
+  // One address may belong to several workforces (the operator's, customers' own): the link a
+  // workforce gives its workers names it (`?workforce=wkf_...`), and the field appears when the
+  // server asks which one (409 workforce_required).
+  const workforce = el('input', { id: 'workforce', autocomplete: 'off', value: config.get('workforce') ?? '' });
+  const workforceField = el(
+    'div',
+    { class: 'workforce' },
+    el('label', { for: 'workforce' }, 'Workforce'),
+    workforce,
+    el('p', { class: 'hint' }, 'The workforce id from the link your workforce gave you (wkf_...), or "operator".'),
+  );
+  workforceField.hidden = !workforce.value;
   const error = el('p', { class: 'error', role: 'alert' }, message ?? '');
   const form = el(
     'form',
@@ -109,6 +128,7 @@ function showLogin(message?: string) {
     email,
     el('label', { for: 'password' }, 'Password'),
     password,
+    workforceField,
     error,
     el('button', { type: 'submit', class: 'primary' }, 'Log in'),
   );
@@ -116,10 +136,14 @@ function showLogin(message?: string) {
     e.preventDefault();
     error.textContent = '';
     try {
-      await api.login(email.value, password.value);
+      await api.login(email.value, password.value, workforce.value.trim() || undefined);
       void takeNext();
     } catch (err) {
       error.textContent = err instanceof ApiError ? err.message : 'The server cannot be reached.';
+      if (err instanceof ApiError && err.code === 'workforce_required') {
+        workforceField.hidden = false;
+        workforce.focus();
+      }
     }
   });
   main.replaceChildren(form);
@@ -166,33 +190,63 @@ const idleKeys: Shortcut[] = [
 ];
 keymap.push(idleKeys);
 
-function showWaiting(seconds: number) {
-  let left = seconds;
-  const text = el('p', { class: 'notice warn', role: 'status' });
+/** The waiting screen: while the server holds the question (`seconds` undefined), or until it is asked again. */
+function showWaiting(seconds?: number) {
+  let left = seconds ?? 0;
+  const text = el('p', { class: 'notice warn', role: 'status', id: 'waiting' });
   const update = () => {
-    text.textContent = `Nothing to do right now. Asking again in ${left} s.`;
+    text.textContent =
+      seconds === undefined
+        ? 'Nothing to do right now: the next task shows here as soon as there is one.'
+        : `Nothing to do right now. Asking again in ${left} s.`;
   };
   update();
   const stop = button('Stop waiting', 'Esc', () => showIdle());
   main.replaceChildren(el('section', { class: 'idle', 'aria-label': 'Waiting for work' }, text, stop));
+  if (seconds === undefined) return;
   retryTimer = setInterval(() => {
     left -= 1;
     if (left <= 0) void takeNext();
     else update();
   }, 1000);
 }
+keymap.push([
+  {
+    keys: ['Escape'],
+    label: 'Stop waiting for work',
+    when: () => help.hidden && !work && (!!asking || !!retryTimer),
+    run: () => showIdle(),
+  },
+]);
 
+/**
+ * Asks for the next task with the long poll: the server answers as soon as work comes (or 204 when
+ * none came in `longPollSeconds`). Its Retry-After counts from when the question was asked: after a
+ * held question the next goes at once; a server that answers 204 at once is asked again after it.
+ */
 async function takeNext() {
+  if (asking) return;
   stopWork();
-  say('Asking for the next task…');
   showWho();
+  const ask = new AbortController();
+  asking = ask;
+  say('Asking for the next task…');
+  showWaiting();
+  const asked = Date.now();
   try {
-    const next = await api.next();
+    const next = await api.next(longPollSeconds, ask.signal);
+    if (asking !== ask) return;
+    asking = null;
     if ('retryAfter' in next) {
       say('');
-      showWaiting(next.retryAfter);
+      const left = Math.ceil(next.retryAfter - (Date.now() - asked) / 1000);
+      if (left > 0) showWaiting(left);
+      else void takeNext();
     } else startWork(next);
   } catch (err) {
+    // Stopped meanwhile (Esc, log-out, the history): the answer is not wanted.
+    if (asking !== ask) return;
+    asking = null;
     handleError(err, 'The next task could not be fetched');
   }
 }
@@ -230,6 +284,8 @@ function makePlayer(area: HTMLElement, assignment: Assignment, draft: Draft | un
 }
 
 function startWork(assignment: Assignment) {
+  // One work session at a time: whatever was shown ends here.
+  stopWork();
   const id = assignment.assignment_id;
   if (tabs.heldElsewhere(id)) return showHeldElsewhere(assignment);
   tabs.hold(id);
@@ -410,6 +466,7 @@ function startWork(assignment: Assignment) {
       saved,
       under?.active_ms,
       picked,
+      under?.final === true,
     );
     instructionPanel.after(review.element);
     dropReviewKeys = keymap.push(review.shortcuts);
@@ -501,6 +558,8 @@ keymap.push([{ keys: ['T'], label: 'Take the task over in this tab', when: () =>
 function stopWork() {
   if (retryTimer) clearInterval(retryTimer);
   retryTimer = null;
+  asking?.abort();
+  asking = null;
   offer = null;
   work?.stop();
   work = null;
@@ -519,6 +578,8 @@ function isLeaseEnd(err: unknown): err is ApiError {
 
 function leaseLost(w: Work, err: ApiError) {
   w.lost = true;
+  // A session that is not the one shown (ended meanwhile) says nothing over the current task.
+  if (w !== work) return w.stop();
   const what =
     err.code === 'task_canceled'
       ? 'The customer canceled this task.'
@@ -559,9 +620,10 @@ async function heartbeat(w: Work) {
       draft: w.draft(),
     });
     w.leaseExpiresAt = Date.parse(res.lease_expires_at) || w.leaseExpiresAt;
-    say(`Draft saved at ${new Date().toLocaleTimeString()}`);
+    if (w === work) say(`Draft saved at ${new Date().toLocaleTimeString()}`);
   } catch (err) {
     w.timer.giveBack(activeMs);
+    if (w !== work) return;
     if (isLeaseEnd(err)) leaseLost(w, err);
     else handleError(err, 'The draft could not be saved');
   }

@@ -48,6 +48,8 @@ export class ReviewPanel {
     saved: ReviewDraft | undefined,
     authorMs: number | undefined,
     attempt?: number,
+    /** A final review (reviewers rejected the task's work as often as they may): accept or fix, no reject. */
+    private readonly final = false,
   ) {
     this.items = saved?.review.items ?? [];
     this.fixing = saved?.review.fixing ?? false;
@@ -81,8 +83,9 @@ export class ReviewPanel {
     this.about.addEventListener('focus', () => this.fillAbout());
     this.about.addEventListener('mousedown', () => this.fillAbout());
     const worked = authorMs === undefined ? '' : ` (its author worked on it for ${Math.round(authorMs / 1000)} s)`;
-    const check =
-      attempt === undefined
+    const check = final
+      ? `This review is final: reviewers rejected this task's work as often as they may. Accept the answer${worked} or fix it yourself.`
+      : attempt === undefined
         ? `Check the answer${worked}. Accept it, fix it, or reject it with remarks: click a shape or a field to point a remark at it.`
         : 'Decide about the attempt picked: accept it, fix it, or reject it with remarks (its author redoes it): click a shape or a field of it to point a remark at it.';
     this.element = el(
@@ -97,7 +100,7 @@ export class ReviewPanel {
     this.shortcuts = [
       { keys: ['Shift+A'], label: 'Review: accept the answer', run: () => host.decide('accepted') },
       { keys: ['Shift+F'], label: 'Review: fix the answer (edit it, then Ctrl+Enter)', when: () => !this.fixing, run: () => host.fix() },
-      { keys: ['Shift+X'], label: 'Review: reject the answer (with your remarks)', run: () => host.decide('rejected') },
+      ...(final ? [] : [{ keys: ['Shift+X'], label: 'Review: reject the answer (with your remarks)', run: () => host.decide('rejected') }]),
       { keys: ['Shift+M'], label: 'Review: write a remark (about the part last clicked)', run: () => this.text.focus() },
     ];
     this.render();
@@ -142,7 +145,7 @@ export class ReviewPanel {
       ...(this.fixing
         ? [h.button(`Submit the fix${of && ` of${of}`}`, 'Ctrl+Enter', () => h.decide('fixed'), true)]
         : [h.button(`Accept${of}`, 'Shift+A', () => h.decide('accepted'), true), h.button(`Fix${of}…`, 'Shift+F', () => h.fix())]),
-      h.button(`Reject${of}`, 'Shift+X', () => h.decide('rejected')),
+      ...(this.final ? [] : [h.button(`Reject${of}`, 'Shift+X', () => h.decide('rejected'))]),
     );
     this.fillAbout();
     const player = h.player();

@@ -26,6 +26,17 @@ export function bodyExample(op: Json, resolve: (n: Json) => Json): unknown {
   return first ? resolve(first).value : content.example;
 }
 
+/** The first example of a body of another media type (a file to import), if the operation has no JSON body. */
+function fileExample(op: Json, resolve: (n: Json) => Json): { media: string; text: string } | undefined {
+  const content = op.requestBody?.content ?? {};
+  if (content['application/json']) return undefined;
+  for (const [media, entry] of Object.entries<Json>(content)) {
+    const first = Object.values<Json>(entry.examples ?? {})[0];
+    if (first && typeof resolve(first).value === 'string') return { media, text: resolve(first).value as string };
+  }
+  return undefined;
+}
+
 const basePath: Record<Api, string> = { current: '', legacy: '/legacy', workforce: '/worker' };
 
 export function codeSamples(gen: Api, apiPath: string, method: string, op: Json, resolve: (n: Json) => Json): CodeSample[] {
@@ -65,6 +76,11 @@ export function codeSamples(gen: Api, apiPath: string, method: string, op: Json,
     // Single-quoted for the shell: a quote in the JSON ends the string, so it is written '\''.
     curl.push(`-d '${JSON.stringify(body, null, 2).replaceAll("'", `'\\''`)}'`);
   }
+  const file = fileExample(op, resolve);
+  if (file) {
+    curl.push(`-H 'content-type: ${file.media}'`);
+    curl.push(`--data-binary '${file.text.replaceAll("'", `'\\''`)}'`);
+  }
   const sampleCurl: CodeSample = { lang: 'curl', label: 'curl', source: curl.join(' \\\n  ') };
   // The client package has no worker client (yet): the worker API's reference shows curl only; a
   // member's session lives in a browser, and a public operation (a log-in) is the console's: curl only.
@@ -73,6 +89,14 @@ export function codeSamples(gen: Api, apiPath: string, method: string, op: Json,
   const init: string[] = [];
   if (pathParams.length) init.push(`params: { path: { ${pathParams.map((p) => `${p}: process.env.${shellVariable(p)}!`).join(', ')} } }`);
   if (body !== undefined) init.push(`body: ${JSON.stringify(body, null, 2).replaceAll('\n', '\n  ')}`);
+  if (file) {
+    // The file as it is: openapi-fetch sends a string body unchanged with this serializer.
+    init.push(
+      `body: ${JSON.stringify(file.text)}`,
+      'bodySerializer: (b) => b',
+      `headers: { 'content-type': ${JSON.stringify(file.media)} }`,
+    );
+  }
   const ts = [
     `import { ${create} } from '${clientPackage}';`,
     '',

@@ -22,11 +22,16 @@ import type { ClientAddress } from './http/client-address.ts';
 import { passwordHashing } from './http/hashing.ts';
 import { coerceBody, dropAbsentNulls } from './http/coerce.ts';
 import { loadContract, type Contract } from './http/contract.ts';
-import { errorMapper } from './http/errors.ts';
+import { creationNames } from './http/creation-names.ts';
+import { errorMapper, HttpError } from './http/errors.ts';
 import { currentHandlers, legacyHandlers } from './http/handlers.ts';
 import { idempotency, idempotentCreation, saveErrorAnswer } from './http/idempotency.ts';
 import { refusePrivateTargets } from './http/targets.ts';
-import { trainingCreations } from './http/training.ts';
+import { splitListFilters } from './http/filters.ts';
+import { unknownCreationTypes } from './http/tasks.ts';
+import { trainingAnswers, trainingCreations } from './http/training.ts';
+import type { StorageSettings } from './storage/s3.ts';
+import type { TransferDeps } from './transfer/settings.ts';
 import { dispatch, type HandlerTable, type Operations } from './http/typed.ts';
 import { contractValidator } from './http/validator.ts';
 import type { MediaSettings } from './http/workforce/deps.ts';
@@ -69,6 +74,10 @@ export interface AppDeps {
   handlers?: typeof handlerTable;
   /** Members, sessions, single sign-on, keys (issue 34); defaults when absent (nothing mailed, no SSO). */
   identityDeps?: IdentityDeps;
+  /** Imports and exports (config.transfer, and the key that signs download links); defaults when absent. */
+  transfer?: TransferDeps;
+  /** Customers' buckets (config.storage, and the networks an endpoint may be in); defaults when absent. */
+  storage?: StorageSettings;
 }
 
 /** The operations of tag Workforce that hash a password: creating a worker, resetting a password. */
@@ -84,10 +93,20 @@ export function handlerTable(
   identity = defaultIdentitySettings,
   work = defaultWorkSettings,
   identityDeps?: IdentityDeps,
+  transfer?: TransferDeps,
+  storage?: StorageSettings,
 ): HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> {
   return contract.generation === 'legacy'
     ? legacyHandlers({ uow, contract, work })
-    : currentHandlers({ uow, contract, identity, work, identityDeps });
+    : currentHandlers({
+        uow,
+        contract,
+        identity,
+        work,
+        identityDeps,
+        ...(transfer ? { transfer } : {}),
+        ...(storage ? { storage } : {}),
+      });
 }
 
 export function createApp(generation: Generation, deps: AppDeps) {
@@ -97,7 +116,15 @@ export function createApp(generation: Generation, deps: AppDeps) {
   // The handlers see the store through the running operation's transaction where it records an
   // activity (http/activity.ts): the change and its entry commit together.
   const handlers = recordedHandlers(
-    (deps.handlers ?? handlerTable)(contract, ambientUnitOfWork(deps.uow), deps.identity, deps.work, deps.identityDeps),
+    (deps.handlers ?? handlerTable)(
+      contract,
+      ambientUnitOfWork(deps.uow),
+      deps.identity,
+      deps.work,
+      deps.identityDeps,
+      deps.transfer,
+      deps.storage,
+    ),
     access,
     deps.uow,
     now,
@@ -135,7 +162,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
   );
   app.use(authorize(access));
   app.use(deps.rateLimit);
-  app.use(...bodyParsers(contract.acceptsForms), storableInput(contract));
+  app.use(...bodyParsers(contract.acceptsForms), storableInput(contract), unknownCreationTypes(contract));
   const trainingPaths = trainingCreations(contract);
   app.use(idempotency(deps.idempotencyTtlMs, (p) => contract.creations.has(p) || trainingPaths.has(p), deps.now));
   app.use(idempotentCreation(deps.uow, deps.idempotencyTtlMs, new Set(['/v1/projects', '/v1/batches']), deps.now));
@@ -144,10 +171,18 @@ export function createApp(generation: Generation, deps: AppDeps) {
       contract.creations.has(p) ? 'task' : p === '/v1/batches' ? 'batch' : null,
     ),
   );
+  // One path for every creation, task, training and evaluation alike: values typed first, then
+  // checked by the contract (a numeric string meets the bounds of the number it stands for). A
+  // name the API documents that this creation does not take is refused here, naming it; any other
+  // unknown name passes and is ignored (http/creation-names.ts).
+  const names = creationNames(generation);
   app.use((req, _res, next) => {
-    const op = req.method === 'POST' ? contract.creations.get(req.path) : undefined;
-    if (op && req.body && typeof req.body === 'object') {
-      req.body = coerceBody(req.body, op.bodySchema, contract.resolve, req.is('application/x-www-form-urlencoded') !== false);
+    const creation = req.method === 'POST' ? (contract.creations.get(req.path) ?? trainingPaths.get(req.path)) : undefined;
+    if (creation && req.body && typeof req.body === 'object') {
+      const form = req.is('application/x-www-form-urlencoded') !== false;
+      req.body = coerceBody(req.body, creation.bodySchema, contract.resolve, form, 'kind' in creation ? trainingAnswers : undefined);
+      const refused = names.refusal(req.path, req.body);
+      if (refused) return next(new HttpError(400, refused));
     } else if (req.body && typeof req.body === 'object') {
       const schema = contract.bodySchemaOf(req.method, req.path);
       if (schema) req.body = dropAbsentNulls(req.body, schema, contract.resolve);
@@ -161,6 +196,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
     if (req.body && typeof req.body === 'object') req.body = cloneJson(req.body);
     next();
   });
+  app.use(splitListFilters(contract));
   app.use(contractValidator(generation, basePath[generation] || '/', deps.validateResponses));
   // Creating a worker and resetting a password hash one: an account waits its turn (http/hashing.ts).
   const hashing = passwordHashing(deps.hashGate, (_req, res) => [`account:${res.locals.caller.account.accountId}`]);
@@ -168,7 +204,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
   // A member's password (a log-in, a password set or changed) waits its turn at the same gate, by
   // its client address (and e-mail address, at log-in).
   const memberHashing = passwordHashing(deps.hashGate, (req, res) => [
-    `address:${res.locals.origin.address}`,
+    `address:${res.locals.requester.address}`,
     ...(typeof req.body?.email === 'string' ? [`email:${req.body.email.toLowerCase()}`] : []),
   ]);
   app.use((req, res, next) => {

@@ -26,6 +26,8 @@ commands:
   counts [--repair]     check the list counters and tag index against the tasks; rebuild them
   mock                  the Prism mock of both generations on one port (/v1 and /legacy/v1)
   conformance           test any server of this API against the contract (docs/conformance.md)
+  import FILE           make tasks from a JSON Lines or CSV file, through the API (docs/imports.md)
+  export -o FILE        write the tasks matching list filters in a format, through the API (docs/exports.md)
 
 options:
   -h, --help            this text; \`humantask <command> --help\` shows a command's options
@@ -96,6 +98,37 @@ options:
 A password is read from stdin (its first line), never from the command line, where it would stay in
 the shell's history and be visible to other users' process lists. Runs on the store of DATA_DIR /
 DATABASE_URL, or through the running server that holds it.
+`;
+
+const importUsage = `usage: humantask import FILE [--type T] [--project P] [--batch B] [--format jsonl|csv]
+                        [--attachment-column C] [--params JSON] [--url URL] [--key KEY] [--quiet]
+
+Sends FILE (JSON Lines: one creation body a line; CSV: a header row, then a task a row; by its
+extension unless --format says) to POST /v1/imports, shows a progress bar while it is read, and
+prints the import at its end (created, duplicates, refused lines with their errors). Exit 1 when
+the import stopped or failed. Importing a file again creates no task twice.
+
+options:
+  --url URL             the server (HUMANTASK_URL, default http://127.0.0.1:8080)
+  --key KEY             the API key (HUMANTASK_KEY)
+  --quiet               no progress bar
+`;
+
+const exportUsage = `usage: humantask export --format F -o FILE [filters] [--view current|legacy] [--image-width N]
+                        [--image-height N] [--url URL] [--key KEY] [--quiet]
+
+Asks POST /v1/exports for the tasks matching the filters in format F (jsonl, csv, coco, yolo, voc,
+conll2003, spacy, webvtt, srt, mot), shows a progress bar while it is written, downloads the gzip
+file to FILE and prints the export.
+
+filters (as GET /v1/tasks takes them): --status S, --type T, --project P, --batch B, --tag T
+(repeatable), --unique-id U, --start-time, --end-time, --completed-after, --completed-before,
+--updated-after, --updated-before, --customer-review-status S
+
+options:
+  --url URL             the server (HUMANTASK_URL, default http://127.0.0.1:8080)
+  --key KEY             the API key (HUMANTASK_KEY)
+  --quiet               no progress bar
 `;
 
 const deliveriesUsage = `usage: humantask deliveries --failed [--limit N] [--json]
@@ -506,7 +539,118 @@ async function counts(args: string[]) {
   if (!result.in_order) process.exitCode = 1;
 }
 
-const commands: Record<string, (args: string[]) => Promise<void>> = { serve, accounts, workers, counts, deliveries, mock, conformance };
+/** The server and key that `import` and `export` call (options, else HUMANTASK_URL and HUMANTASK_KEY). */
+function apiTarget(values: { url?: string | undefined; key?: string | undefined }, text: string) {
+  const key = values.key ?? process.env.HUMANTASK_KEY;
+  if (!key) throw new UsageError('needs an API key: --key KEY or HUMANTASK_KEY', text);
+  return { url: (values.url ?? process.env.HUMANTASK_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, ''), key };
+}
+
+const apiOptions = { url: { type: 'string' }, key: { type: 'string' }, quiet: { type: 'boolean', default: false } } as const;
+
+async function importCommand(args: string[]) {
+  const parsed = parse(
+    args,
+    {
+      ...apiOptions,
+      type: { type: 'string' },
+      project: { type: 'string' },
+      batch: { type: 'string' },
+      format: { type: 'string' },
+      'attachment-column': { type: 'string' },
+      params: { type: 'string' },
+    },
+    importUsage,
+    1,
+  );
+  if (!parsed) return;
+  const { values, positionals } = parsed;
+  const [file] = positionals;
+  if (!file) throw new UsageError('which file? (humantask import FILE)', importUsage);
+  if (values.format !== undefined && !['jsonl', 'csv'].includes(values.format))
+    throw new UsageError('--format is jsonl or csv', importUsage);
+  const { runImport } = await import('./transfer/cli.ts');
+  const done = await runImport(apiTarget(values, importUsage), {
+    file,
+    quiet: values.quiet,
+    ...(values.type !== undefined ? { type: values.type } : {}),
+    ...(values.project !== undefined ? { project: values.project } : {}),
+    ...(values.batch !== undefined ? { batch: values.batch } : {}),
+    ...(values.format !== undefined ? { format: values.format } : {}),
+    ...(values['attachment-column'] !== undefined ? { attachmentColumn: values['attachment-column'] } : {}),
+    ...(values.params !== undefined ? { params: values.params } : {}),
+  });
+  print(done, true);
+  if (done.state !== 'completed') process.exitCode = 1;
+}
+
+const filterOptions = {
+  status: 'status',
+  type: 'type',
+  project: 'project',
+  batch: 'batch',
+  tag: 'tags',
+  'unique-id': 'unique_id',
+  'start-time': 'start_time',
+  'end-time': 'end_time',
+  'completed-after': 'completed_after',
+  'completed-before': 'completed_before',
+  'updated-after': 'updated_after',
+  'updated-before': 'updated_before',
+  'customer-review-status': 'customer_review_status',
+} as const;
+
+async function exportCommand(args: string[]) {
+  const filterArgs = Object.fromEntries(Object.keys(filterOptions).map((o) => [o, { type: 'string', multiple: true }])) as Record<
+    keyof typeof filterOptions,
+    { type: 'string'; multiple: true }
+  >;
+  const parsed = parse(
+    args,
+    {
+      ...apiOptions,
+      ...filterArgs,
+      format: { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      view: { type: 'string' },
+      'image-width': { type: 'string' },
+      'image-height': { type: 'string' },
+    },
+    exportUsage,
+  );
+  if (!parsed) return;
+  const { values } = parsed;
+  if (!values.format) throw new UsageError('which format? (--format coco, yolo, jsonl, ...)', exportUsage);
+  if (!values.output) throw new UsageError('where to? (-o FILE)', exportUsage);
+  const filters: Record<string, string[]> = {};
+  for (const [option, name] of Object.entries(filterOptions)) {
+    const given = values[option as keyof typeof filterOptions];
+    if (given?.length) filters[name] = given;
+  }
+  const { runExport } = await import('./transfer/cli.ts');
+  const done = await runExport(apiTarget(values, exportUsage), {
+    format: values.format,
+    filters,
+    output: values.output,
+    quiet: values.quiet,
+    ...(values.view !== undefined ? { view: values.view } : {}),
+    ...(values['image-width'] !== undefined ? { imageWidth: values['image-width'] } : {}),
+    ...(values['image-height'] !== undefined ? { imageHeight: values['image-height'] } : {}),
+  });
+  print(done, true);
+}
+
+const commands: Record<string, (args: string[]) => Promise<void>> = {
+  serve,
+  accounts,
+  workers,
+  counts,
+  deliveries,
+  mock,
+  conformance,
+  import: importCommand,
+  export: exportCommand,
+};
 
 async function main(argv: string[]) {
   const [command, ...rest] = argv;
@@ -537,13 +681,14 @@ try {
     process.stderr.write(`humantask: ${err.message}\n\n${err.usage}`);
     process.exitCode = 2;
   } else {
-    const [{ DomainError }, { DataDirInUse }, { SecretsKeyError }] = await Promise.all([
+    const [{ DomainError }, { DataDirInUse }, { SecretsKeyError }, { ApiError }] = await Promise.all([
       import('./domain/errors.ts'),
       import('./store/lock.ts'),
       import('./store/secrets.ts'),
+      import('./transfer/cli.ts'),
     ]);
-    // A held data folder or a missing secrets key: the message says it all, no stack.
-    const plain = err instanceof DomainError || err instanceof DataDirInUse || err instanceof SecretsKeyError;
+    // A held data folder, a missing secrets key, an answer of the API: the message says it all, no stack.
+    const plain = err instanceof DomainError || err instanceof DataDirInUse || err instanceof SecretsKeyError || err instanceof ApiError;
     console.error(plain ? `humantask: ${err.message}` : err);
     process.exitCode = err instanceof DomainError ? 2 : 1;
   }

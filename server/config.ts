@@ -81,6 +81,12 @@ export interface Config {
    * ALLOW_PRIVATE_NETWORKS, as delivery does.
    */
   media: { timeoutMs: number; maxBytes: number };
+  /**
+   * Customers' buckets (issue 37): each request to a storage service connects and answers within
+   * STORAGE_TIMEOUT_MS (default 15000); a link signed for a worker's browser lives at most
+   * STORAGE_LINK_SECONDS (default 300), and never past the assignment's lease.
+   */
+  storage: { timeoutMs: number; linkSeconds: number };
   /** Origins allowed to call from a browser (CORS_ORIGINS, comma-separated, `*` for any; none by default). */
   corsOrigins: string[];
   /** Prometheus metrics at /metrics (METRICS=true; off by default). */
@@ -89,9 +95,11 @@ export interface Config {
    * The work loop (live mode): an assignment's lease (WORK_LEASE_SECONDS, default 600), renewed by
    * heartbeats up to a hard cap (WORK_HARD_CAP_SECONDS, default 14400: 4 h); how often lapsed leases
    * are looked for (WORK_SWEEP_POLL_MS, default 1000; 0 = off); how long a redo waits for the worker
-   * whose work was rejected before any worker may take it (REDO_RESERVE_SECONDS, default 86400).
+   * whose work was rejected before any worker may take it (REDO_RESERVE_SECONDS, default 86400);
+   * how many times reviewers may reject a task's work before its next review is final, accepting
+   * or fixing it (REVIEW_MAX_REJECTIONS, default 2).
    */
-  workforce: { leaseMs: number; hardCapMs: number; sweepPollMs: number; redoReserveMs: number };
+  workforce: { leaseMs: number; hardCapMs: number; sweepPollMs: number; redoReserveMs: number; maxRejections: number };
   /**
    * Worker identity: scrypt cost as log2 N (WORKER_PASSWORD_COST, default 15: 32 MB per hash; 10
    * to 20), a session lapses after WORKER_SESSION_TTL_SECONDS without use (default 3600) and
@@ -115,6 +123,26 @@ export interface Config {
   members: { idleMs: number; maxMs: number; linkTtlMs: number; loginFailureBurst: number; loginFailurePerSecond: number };
   /** Activity log entries are deleted after ACTIVITY_RETENTION_DAYS (default 365; 0 keeps them). */
   activityRetentionDays: number;
+  /**
+   * Imports and exports (issue 36): the largest import file (IMPORT_MAX_BYTES, default 1 GiB); the
+   * share of refused lines past which an import stops unless it says otherwise
+   * (IMPORT_MAX_REFUSED_SHARE, default 0.1); lines written per transaction (IMPORT_GROUP_LINES,
+   * default 250: bounded, so that a group holds the embedded database briefly and counts its tasks
+   * on one counter row a bounded number of times); how long a process holds an import or export
+   * without progress before another may take it over (TRANSFER_LEASE_SECONDS, default 60); how
+   * often unclaimed work is looked for besides the nudge (TRANSFER_POLL_MS, default 1000; 0 = off);
+   * how long an export's file is kept (EXPORT_RETENTION_SECONDS, default 604800: 7 days) and how
+   * long its signed link works (EXPORT_LINK_SECONDS, default 3600).
+   */
+  transfer: {
+    importMaxBytes: number;
+    importMaxRefusedShare: number;
+    importGroupLines: number;
+    leaseMs: number;
+    pollMs: number;
+    exportRetentionMs: number;
+    exportLinkMs: number;
+  };
   /** Callback delivery: see README.md (DELIVERY_*, CALLBACK_*, ALLOW_PRIVATE_NETWORKS). */
   delivery: {
     pollMs: number;
@@ -209,6 +237,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: Math.max(1, int('MEDIA_TIMEOUT_MS', 15_000, env)),
       maxBytes: int('MEDIA_MAX_BYTES', 2 ** 31, env),
     },
+    storage: {
+      timeoutMs: Math.max(1, int('STORAGE_TIMEOUT_MS', 15_000, env)),
+      linkSeconds: Math.max(1, int('STORAGE_LINK_SECONDS', 300, env)),
+    },
     corsOrigins: (env.CORS_ORIGINS ?? '')
       .split(',')
       .map((s) => s.trim())
@@ -223,6 +255,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       hardCapMs: int('WORK_HARD_CAP_SECONDS', 14_400, env) * 1000,
       sweepPollMs: int('WORK_SWEEP_POLL_MS', 1000, env),
       redoReserveMs: int('REDO_RESERVE_SECONDS', 86_400, env) * 1000,
+      maxRejections: Math.floor(int('REVIEW_MAX_REJECTIONS', 2, env)),
     },
     workers: {
       passwordCost: Math.min(20, Math.max(10, int('WORKER_PASSWORD_COST', 15, env))),
@@ -238,6 +271,15 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       loginFailurePerSecond: int('MEMBER_LOGIN_FAILURE_PER_MINUTE', 1, env) / 60,
     },
     activityRetentionDays: int('ACTIVITY_RETENTION_DAYS', 365, env),
+    transfer: {
+      importMaxBytes: int('IMPORT_MAX_BYTES', 1024 ** 3, env),
+      importMaxRefusedShare: Math.min(1, int('IMPORT_MAX_REFUSED_SHARE', 0.1, env)),
+      importGroupLines: Math.max(1, Math.floor(int('IMPORT_GROUP_LINES', 250, env))),
+      leaseMs: Math.max(1, int('TRANSFER_LEASE_SECONDS', 60, env)) * 1000,
+      pollMs: int('TRANSFER_POLL_MS', 1000, env),
+      exportRetentionMs: int('EXPORT_RETENTION_SECONDS', 604_800, env) * 1000,
+      exportLinkMs: Math.max(1, int('EXPORT_LINK_SECONDS', 3600, env)) * 1000,
+    },
     delivery: {
       pollMs: int('DELIVERY_POLL_MS', 250, env),
       leaseMs: int('DELIVERY_LEASE_MS', 60_000, env),

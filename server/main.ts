@@ -39,6 +39,10 @@ import { openStore, type Store } from './store/db.ts';
 import { parseWorkPayload, workChannel, type WorkQueue } from './store/notify.ts';
 import { safeError } from './store/errors.ts';
 import { unitOfWork } from './store/repositories.ts';
+import type { TransferDeps } from './transfer/settings.ts';
+import { exportWorker } from './transfer/exports.ts';
+import { importWorker } from './transfer/imports.ts';
+import { downloadRouter } from './transfer/links.ts';
 
 const docsSite = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs', 'site');
 
@@ -144,6 +148,13 @@ export async function startServer(
       tripped,
     ),
   };
+  // Imports and exports: their settings, and the key that signs export download links.
+  const transfer: TransferDeps = {
+    ...config.transfer,
+    allowPrivateNetworks: config.delivery.allowPrivateNetworks,
+    sign: (purpose, message) => store.secrets.sign(purpose, message),
+    now,
+  };
   const deps = {
     uow,
     logger,
@@ -169,8 +180,10 @@ export async function startServer(
     idempotencyTtlMs: config.idempotencyTtlMs,
     identity: config.workers,
     work: config.workforce,
-    media: { ...config.media, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
+    media: { ...config.media, linkSeconds: config.storage.linkSeconds, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
+    storage: { ...config.storage, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
     workAvailable,
+    transfer,
     ...options,
   };
   const root = express();
@@ -205,6 +218,8 @@ export async function startServer(
   const docs = existsSync(path.join(docsSite, 'index.html'));
   if (docs) root.use('/docs', express.static(docsSite));
   root.use('/label', labelApp());
+  // An export's signed download link works without a key: served before the API's authentication.
+  root.use(downloadRouter(uow, transfer, now));
   // /, /healthz, /readyz, /openapi/*, /metrics and a 404 for what is not the API: all without a key.
   root.use(opsRouter({ readiness: () => readiness(store), metrics: metrics ? clusterWide(metrics.registry) : null, docs }));
   root.use(basePath.legacy, createApp('legacy', deps));
@@ -285,6 +300,19 @@ export async function startServer(
       : null;
   if (attachmentChecker) pollers.attachment_check = attachmentChecker;
 
+  // Imports and exports (TRANSFER_POLL_MS=0: only nudges): one import or export at a time in this
+  // process; a stop gives the import in hand back after its current group of lines.
+  const imports = importWorker(uow, transfer, logger, now);
+  const exports = exportWorker(uow, transfer, logger, now);
+  const transfers = createPoller({
+    name: 'imports and exports',
+    pollMs: config.transfer.pollMs,
+    round: async () => (await imports.round()) || (await exports.round()),
+    logger,
+  });
+  transfers.start();
+  pollers.transfer = transfers;
+
   // The CLI reaches a server that holds the embedded database through a loopback admin interface.
   const admin =
     store.kind === 'pglite' && config.dataDir !== 'memory://'
@@ -323,7 +351,8 @@ export async function startServer(
       logger.info({ reason }, 'shutting down: in-flight requests finish, then the store closes');
       clearInterval(sweeper);
       await unlisten();
-      await Promise.all([testCompleter.stop(), leaseSweeper?.stop(), dispatcher?.stop(), attachmentChecker?.stop()]);
+      imports.stop();
+      await Promise.all([testCompleter.stop(), leaseSweeper?.stop(), dispatcher?.stop(), attachmentChecker?.stop(), transfers.stop()]);
       // Stop accepting, let in-flight requests finish, then close the store.
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();

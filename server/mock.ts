@@ -9,8 +9,10 @@
 // cannot do as the contract says: it refuses a request without an API key (401, like the server;
 // Prism accepts `-u :`), answers malformed JSON with the contract's `{status_code, error}` (Prism
 // has its own problem+json shape, turned into that shape for any other error of Prism's own too),
-// and removes `Idempotent-Replayed`, which Prism copies from the header's example into every
-// create answer although only a replay carries it (and a mock keeps nothing to replay).
+// removes `Idempotent-Replayed`, which Prism copies from the header's example into every create
+// answer although only a replay carries it (and a mock keeps nothing to replay), and refuses a
+// creation's documented name that the creation does not take (400 naming it, as the server does;
+// Prism sees only an open body).
 // Each Prism process preloads server/prism-preload.cjs, which spares it two costs our contracts gain
 // nothing from (a second walk of the whole contract at start, ajv's optimizer on every validator).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -21,7 +23,9 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
+import { notValidJson } from './domain/json.ts';
 import type { Generation } from './domain/model.ts';
+import { creationNames } from './http/creation-names.ts';
 import { labelApp } from './label.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -207,12 +211,22 @@ async function proxy(front: Front, req: IncomingMessage, res: ServerResponse, up
   if (refused) return sendError(res, 401, refused.error, refused.headers, front.codes);
   const body = await readBody(req);
   if (body === null) return sendError(res, 413, `The request body is larger than ${maxBody} bytes.`, {}, front.codes);
+  let parsed: unknown;
   if (body.length > 0 && /^application\/(.+\+)?json\b/i.test(req.headers['content-type'] ?? '')) {
     try {
-      JSON.parse(body.toString('utf8'));
+      parsed = JSON.parse(body.toString('utf8'));
     } catch (err) {
-      return sendError(res, 400, `The request body is not valid JSON: ${(err as Error).message}`, {}, front.codes);
+      return sendError(res, 400, notValidJson(err), {}, front.codes);
     }
+  } else if (/^application\/x-www-form-urlencoded\b/i.test(req.headers['content-type'] ?? '')) {
+    // Only the names count here: `key[]=` and `key[sub]=` give `key`, as the server reads them.
+    parsed = Object.fromEntries([...new URLSearchParams(body.toString('utf8')).keys()].map((k) => [k.replace(/\[.*$/s, ''), '']));
+  }
+  // What Prism cannot tell from an open body: a name the API documents that this creation does not
+  // take is refused, naming it, as the server refuses it (the same rule, http/creation-names.ts).
+  if (gen !== 'workforce' && req.method === 'POST' && parsed !== undefined) {
+    const refused = creationNames(gen).refusal(url.slice(mockBasePath[gen].length).split('?')[0]!, parsed);
+    if (refused) return sendError(res, 400, refused, {}, front.codes);
   }
   const headers: Record<string, string | string[] | undefined> = {
     ...req.headers,

@@ -183,6 +183,35 @@ const cases: Record<string, Case> = {
     checks: byId('unique-id/conflict-409', 'unique-id/across-types'),
     expectFailed: ['unique-id/conflict-409', 'unique-id/across-types'],
   },
+  'an import creates its lines again (the proxy makes every imported line a new body without unique_id)': {
+    fault: {
+      request(req) {
+        if (req.method !== 'POST' || apiPath(req.url) !== '/v1/imports') return;
+        const lines = req.body
+          .toString('utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => {
+            const { unique_id: _u, ...rest } = JSON.parse(l);
+            return JSON.stringify({ ...rest, metadata: { nonce: randomBytes(8).toString('hex') } });
+          });
+        req.body = Buffer.from(`${lines.join('\n')}\n`);
+      },
+    },
+    checks: byId('transfer/import-exactly-once'),
+    generations: ['current'],
+    expectFailed: ['transfer/import-exactly-once'],
+  },
+  "an export ignores the list's filters (the proxy drops them from POST /v1/exports)": {
+    fault: {
+      request(req) {
+        if (req.method === 'POST' && apiPath(req.url) === '/v1/exports') req.url.search = '';
+      },
+    },
+    checks: byId('transfer/export-matches-list'),
+    generations: ['current'],
+    expectFailed: ['transfer/export-matches-list'],
+  },
   'the task list comes oldest first (the proxy reverses docs)': {
     fault: {
       response(req, res) {
@@ -347,6 +376,107 @@ const cases: Record<string, Case> = {
     },
     checks: byId('batches/archive'),
     expectFailed: ['batches/archive'],
+  },
+  'completed_after/before and audited_after/before are ignored on the batch list (issue 32, item 1)': {
+    fault: {
+      request(req) {
+        if (req.method === 'GET' && apiPath(req.url) === '/v1/batches')
+          for (const name of ['completed_after', 'completed_before', 'audited_after', 'audited_before']) req.url.searchParams.delete(name);
+      },
+    },
+    checks: byId('batches/completed-audited-filters'),
+    expectFailed: ['batches/completed-audited-filters'],
+  },
+  'archived is ignored on the project list (issue 32, item 2)': {
+    fault: {
+      request(req) {
+        if (req.method === 'GET' && apiPath(req.url) === '/v1/projects') req.url.searchParams.delete('archived');
+      },
+    },
+    checks: byId('projects/archive'),
+    expectFailed: ['projects/archive'],
+  },
+  'a list filter takes one value only: the first key, up to its first comma (issue 32, item 3)': {
+    fault: {
+      request(req) {
+        if (req.method !== 'GET' || !['/v1/tasks', '/v1/batches'].includes(apiPath(req.url))) return;
+        for (const name of ['unique_id', 'status', 'type', 'project', 'batch', 'customer_review_status']) {
+          const first = req.url.searchParams.get(name);
+          if (first !== null) req.url.searchParams.set(name, first.split(',')[0]!);
+        }
+      },
+    },
+    checks: byId('lists/list-forms'),
+    expectFailed: ['lists/list-forms'],
+  },
+  'a type alias is refused as a list filter (issue 32, item 4)': {
+    fault: {
+      response(req, res) {
+        const types = req.url.searchParams.getAll('type').flatMap((t) => t.split(','));
+        if (isList(req) && types.some((t) => t === 'segmentannoation' || t === 'documentranscription'))
+          Object.assign(res, refusal('request/query/type/0 must be equal to one of the allowed values'));
+      },
+    },
+    checks: byId('lists/type-alias'),
+    expectFailed: ['lists/type-alias'],
+  },
+  "an unknown creation type answers 405 with the validator's text (issue 32, item 5)": {
+    fault: {
+      response(req, res) {
+        const m = /^\/v1\/task\/([a-z]+)$/.exec(apiPath(req.url));
+        if (req.method === 'POST' && m && res.status === 404)
+          Object.assign(res, refusal(`v1.task.${m[1]} POST method not allowed`, 405), {
+            headers: { 'content-type': 'application/json', allow: 'GET' },
+          });
+      },
+    },
+    checks: byId('creation/unknown-type-404'),
+    expectFailed: ['creation/unknown-type-404'],
+  },
+  'a creation drops what it does not take, pre-labels included (issue 32, item 6)': {
+    fault: {
+      request(req) {
+        if (!isCreation(req) || !req.headers['content-type']?.includes('json')) return;
+        const body = JSON.parse(req.body.toString('utf8'));
+        for (const name of ['priority', 'padding_x', 'objects_to_annotate', 'base_annotations', 'links', 'padding', 'hypothesis'])
+          delete body[name];
+        req.body = Buffer.from(JSON.stringify(body));
+      },
+    },
+    checks: byId('creation/nothing-dropped'),
+    expectFailed: ['creation/nothing-dropped'],
+  },
+  "a creation refuses a name nobody documents, a client's own extra (issue 32, item 6, with decision 2)": {
+    fault: {
+      response(req, res) {
+        if (isCreation(req) && req.body.toString('utf8').includes('"x_client_trace"'))
+          Object.assign(res, refusal('x_client_trace is not a parameter this operation takes'));
+      },
+    },
+    checks: byId('creation/nothing-dropped'),
+    expectFailed: ['creation/nothing-dropped'],
+  },
+  'params come back with their keys sorted as jsonb sorts them (issue 32, item 7)': {
+    fault: {
+      response(req, res) {
+        if (req.method !== 'GET' || res.status !== 200 || !/^\/v1\/tasks?(\/|$)/.test(apiPath(req.url))) return;
+        const sorted = (value: unknown): unknown =>
+          Array.isArray(value)
+            ? value.map(sorted)
+            : value && typeof value === 'object'
+              ? Object.fromEntries(
+                  Object.entries(value)
+                    .sort(([a], [b]) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0))
+                    .map(([k, v]) => [k, sorted(v)]),
+                )
+              : value;
+        const body = json(res);
+        for (const task of body.docs ?? [body]) if (task.params) task.params = sorted(task.params);
+        setJson(res, body);
+      },
+    },
+    checks: byId('tasks/param-order'),
+    expectFailed: ['tasks/param-order'],
   },
   "a time filter in Python's str(datetime) form is refused (rule 5)": {
     fault: {
@@ -523,6 +653,19 @@ const cases: Record<string, Case> = {
     },
     checks: byId('workforce/review-reject-redo'),
     expectFailed: ['workforce/review-reject-redo'],
+  },
+  'a final review does not say so (the proxy drops under_review.final from the claim)': {
+    fault: {
+      response(req, res) {
+        if (req.method !== 'POST' || req.url.pathname !== '/worker/v1/assignments/next' || res.status !== 200) return;
+        const a = json(res);
+        if (!a.under_review?.final) return;
+        delete a.under_review.final;
+        setJson(res, a);
+      },
+    },
+    checks: byId('workforce/review-final'),
+    expectFailed: ['workforce/review-final'],
   },
   "a reviewer's pick among several attempts is ignored (the proxy drops the decision's attempt)": {
     fault: {

@@ -202,6 +202,29 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
   });
   const onPglite = it.skipIf(db !== 'pglite');
 
+  it('waits for work with the long poll: a task made while the app waits is the answer to the question already waiting', async () => {
+    const { page, foreign, problems } = await openApp();
+    await page.getByText(/Nothing to do right now/).waitFor();
+    // The question is held by the server (the app asks with `wait`): the task made now answers it.
+    const answered = page.waitForResponse((r) => r.url().includes('/assignments/next'));
+    const taskId = await liveTask('categorization', 'Which **team** should answer this message?', {
+      attachment_type: 'text',
+      attachment: 'My password reset e-mail never arrives.',
+      categories: ['Billing', 'Technical problem', 'Account access'],
+    });
+    const res = await answered;
+    expect(new URL(res.url()).searchParams.get('wait')).toBe('25');
+    expect(res.status()).toBe(200);
+    expect((await res.json()).task.task_id).toBe(taskId);
+    await expect.poll(() => page.locator('.instruction strong').textContent(), poll).toBe('team');
+    await page.keyboard.press('3');
+    await submit(page);
+    expect(await delivered(taskId, 'CategorizationResponse')).toEqual({ category: 'Account access' });
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('categorization: key 2 chooses the category; the callback carries it with its id', async () => {
     const taskId = await liveTask('categorization', 'Which **team** should answer this message?', {
       attachment_type: 'text',
@@ -286,9 +309,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
       attachment: 'La Piazza, Main Street 1',
       fields: { phone: 'The phone number' },
     });
-    // Waiting for work, the app asks again by itself (after Retry-After) — or the person presses N.
-    await page.getByText(/Nothing to do right now/).waitFor();
-    await page.keyboard.press('N');
+    // Waiting for work, the app's question is held by the server: the task made now answers it.
     await page.getByLabel('The phone number').fill('+1 555 0100');
     await submit(page);
     expect(await delivered(collection, 'DataCollectionResponse')).toEqual({
@@ -678,6 +699,69 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the l
     expect(ana.problems).toEqual([]);
     await ana.page.close();
   });
+
+  onPglite(
+    'a final review (reviewers rejected the work twice) offers accept and fix, no reject; the accept reaches the callback',
+    async () => {
+      const project = `final-${db}`;
+      expect((await customer('POST', '/v1/projects', { json: { type: 'categorization', name: project } })).status).toBe(200);
+      const [bo, rita] = await Promise.all([
+        createWorker(server, { accountId: server.dev.account_id }),
+        createWorker(server, { accountId: server.dev.account_id, displayName: 'Rita Alves', roles: ['reviewer'] }),
+      ]);
+      const staffed = await customer('PUT', `/v1/projects/${project}/staffing`, {
+        json: { attempt: [bo.workerId], review: [rita.workerId], review_sampling: { new_worker_tasks: 5, rate: 0 } },
+      });
+      expect(staffed.status, staffed.text).toBe(200);
+      const taskId = await liveTask('categorization', 'Which **team** should answer this message?', {
+        project,
+        attachment_type: 'text',
+        attachment: 'My invoice is wrong.',
+        categories: ['Billing', 'Technical problem'],
+      });
+      // Through the worker API: Bo answers, Rita rejects, twice.
+      const as = (token: string) => async (path: string, body: unknown) =>
+        (await fetch(`${server.url}/worker/v1${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }).then((r) => r.json())) as any;
+      const [boCall, ritaCall] = [as(bo.token), as(rita.token)];
+      for (let round = 0; round < 3; round++) {
+        const a = await boCall('/assignments/next', {});
+        expect(a.task.task_id).toBe(taskId);
+        await boCall(`/assignments/${a.assignment_id}/submit`, {
+          lease_token: a.lease_token,
+          response: { category: 'Billing' },
+          active_ms: 1000,
+        });
+        if (round === 2) break;
+        const r = await ritaCall('/assignments/next', { role: 'review' });
+        const decided = await ritaCall(`/assignments/${r.assignment_id}/review`, {
+          lease_token: r.lease_token,
+          result: 'rejected',
+          feedback_items: [{ category: 'other', text: 'Check again.' }],
+          active_ms: 1000,
+        });
+        expect(decided.status).toBe('reviewed');
+      }
+
+      const { page, problems } = await openApp('', { worker: rita, name: 'Rita Alves' });
+      await page.locator('#review-title').waitFor();
+      await page.getByText(/This review is final/).waitFor();
+      expect(await page.getByRole('button', { name: /^Reject/ }).count()).toBe(0);
+      expect(await page.getByRole('button', { name: /^Accept/ }).count()).toBe(1);
+      let sent = 0;
+      page.on('request', (r) => void (r.url().endsWith('/review') && sent++));
+      await page.keyboard.press('Shift+X');
+      await page.keyboard.press('Shift+A');
+      await until(() => sent > 0, 'the decision');
+      expect(await delivered(taskId, 'CategorizationResponse')).toEqual({ category: 'Billing' });
+      expect(sent).toBe(1);
+      expect(problems).toEqual([]);
+      await page.close();
+    },
+  );
 
   onPglite(
     'review of three attempts (overlap 3): side by side, the reviewer picks one, fixes it, and the callback has the fix',

@@ -132,7 +132,7 @@ const elsewhere = (requests: string[]) =>
 
 /** Logs the worker in and takes the task; waits for its player. */
 async function work(page: Page, who: TestWorker, name: string, taskId: string) {
-  const next = page.waitForResponse((r) => r.url().endsWith('/assignments/next') && r.status() === 200);
+  const next = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith('/assignments/next') && r.status() === 200);
   await logInThroughForm(page, who.email, who.password, name);
   expect((await (await next).json()).task.task_id).toBe(taskId);
 }
@@ -282,7 +282,7 @@ describe('the labeling app', () => {
     // server, its bytes from the host through it.
     await page.keyboard.press('1');
     const done = page.waitForResponse((r) => r.url().endsWith('/submit'));
-    const next = page.waitForResponse((r) => r.url().endsWith('/assignments/next') && r.status() === 200);
+    const next = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith('/assignments/next') && r.status() === 200);
     await page.keyboard.press('Control+Enter');
     expect((await done).status()).toBe(200);
     expect((await next.then((r) => r.json())).task.task_id).toBe(videoTask);

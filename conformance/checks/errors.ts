@@ -1,6 +1,6 @@
 // Seed 7 (errors) and the contract's general rules: every error is {status_code, error}; a
 // validation message names the offending field; bodies over 10 MB get 413; unknown extra
-// parameters are ignored and numeric strings accepted where a number is expected; a POST or
+// parameters (names no creation documents) are ignored and numeric strings accepted where a number is expected; a POST or
 // DELETE without a body is accepted even with Content-Type: application/json.
 import { expectStatus, expectThat, type Check } from '../types.ts';
 import { SINK, annotation, categorization, createTask, expectError, idsOf, listTasks, postTask, withSink } from './helpers.ts';

@@ -6,6 +6,7 @@ import { accountSettingChecks } from './account-settings.ts';
 import { authChecks } from './auth.ts';
 import { batchChecks } from './batches.ts';
 import { callbackChecks } from './callbacks.ts';
+import { clientEdgeChecks } from './client-edges.ts';
 import { errorChecks } from './errors.ts';
 import { idempotencyChecks } from './idempotency.ts';
 import { identityChecks } from './identity.ts';
@@ -19,6 +20,7 @@ import { taskChangeChecks } from './task-changes.ts';
 import { taskStateChecks } from './task-states.ts';
 import { testModeChecks } from './test-mode.ts';
 import { testModeRuleChecks } from './test-mode-rules.ts';
+import { transferChecks } from './transfer.ts';
 import { uniqueIdChecks } from './unique-id.ts';
 import { wildChecks } from './wild.ts';
 import { workforceChecks } from './workforce.ts';
@@ -31,6 +33,7 @@ export const behaviourChecks: Check[] = [
   ...testModeChecks,
   ...testModeRuleChecks,
   ...uniqueIdChecks,
+  ...transferChecks,
   ...idempotencyChecks,
   ...taskChangeChecks,
   ...paramRuleChecks,
@@ -40,6 +43,7 @@ export const behaviourChecks: Check[] = [
   ...projectChecks,
   ...batchChecks,
   ...wildChecks,
+  ...clientEdgeChecks,
   ...callbackChecks,
   ...isolationChecks,
   ...accountSettingChecks,

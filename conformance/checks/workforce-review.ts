@@ -233,7 +233,7 @@ export const workforceReviewChecks: Check[] = [
     ...common,
     id: 'workforce/review-reject-redo',
     seed: 'Workforce: review and redo (decision: the worker API)',
-    rule: 'A rejected review sends the task back as a redo to its author, carrying the feedback and the earlier answer, the task still pending; the redo is reviewed again by another reviewer (a reviewer reviews a task once), and when accepted the task completes with the redone answer and times_redone 1.',
+    rule: 'A rejected review sends the task back as a redo to its author, carrying the feedback and the earlier answer, the task still pending; the redo is reviewed again, and the reviewer who rejected it may take that review (so that a task every staffed reviewer rejected once is still reviewed); when accepted the task completes with the redone answer and times_redone 1.',
     async run(ctx) {
       await withCrew(ctx, async (crew) => {
         const labeler = await crew.add('labeler', ['labeler']);
@@ -243,7 +243,7 @@ export const workforceReviewChecks: Check[] = [
         const created = await liveTask(ctx, project);
         const attempt = await take(ctx, labeler, project, 'attempt', created.task_id, 'the attempt');
         await submit(ctx, labeler, attempt, 'billing', 'the attempt');
-        // The first reviewer to ask takes the review; the other one reviews the redo.
+        // The first reviewer to ask takes the review, and the review of the redo too (the other one stays idle).
         const rev = await take(ctx, first, project, 'review', created.task_id, 'the first review');
         const remark = 'The ticket is about a sale, not a bill.';
         await review(
@@ -272,15 +272,13 @@ export const workforceReviewChecks: Check[] = [
           redo,
         );
         await submit(ctx, labeler, redo, 'sales', 'the redo');
-        const again = await workerCall(ctx, 'POST', '/v1/assignments/next', { project, role: 'review' }, { token: first.token });
-        expectStatus(again, 204, 'the reviewer who rejected the attempt asking for review work (a worker reviews a task once)');
-        const rev2 = await take(ctx, second, project, 'review', created.task_id, 'the review of the redo');
+        const rev2 = await take(ctx, first, project, 'review', created.task_id, 'the review of the redo, by the reviewer who rejected it');
         expectThat(
           rev2.under_review?.response?.category === 'sales',
           `the review of the redo shows the redone answer {"category":"sales"}, got ${JSON.stringify(rev2.under_review)}`,
           rev2,
         );
-        await review(ctx, second, rev2, { result: 'accepted' }, 'the review of the redo');
+        await review(ctx, first, rev2, { result: 'accepted' }, 'the review of the redo');
         const task = await readTask(ctx, created.task_id, 'live');
         expectThat(
           task.status === 'completed' && task.response?.category === 'sales',
@@ -288,7 +286,7 @@ export const workforceReviewChecks: Check[] = [
           task,
         );
         expectThat(task.times_redone === 1, `after one redo times_redone is 1, got ${task.times_redone}`, task);
-        expectAudit(task, second, 'accepted', 'the review of the redo');
+        expectAudit(task, first, 'accepted', 'the review of the redo');
         const docs = await assignmentsOf(ctx, created.task_id);
         const roles = docs.map((a) => a.role).join(', ');
         expectThat(
@@ -296,6 +294,65 @@ export const workforceReviewChecks: Check[] = [
           `the task's assignments, oldest first: attempt, review, redo, review; got ${roles}`,
           docs,
         );
+      });
+    },
+  },
+  {
+    ...common,
+    id: 'workforce/review-final',
+    seed: 'Workforce: review and redo (decision: the worker API)',
+    rule: "No task waits in review for ever: with one staffed reviewer, who rejects, the redo's review comes back to that reviewer; after the rejections the server allows (2 by default, at most 10 here), the next review shows under_review.final true; rejecting it is refused with 400 and changes nothing (the review still held, the task pending); accepting it completes the task with the answer.",
+    async run(ctx) {
+      await withCrew(ctx, async (crew) => {
+        const labeler = await crew.add('labeler', ['labeler']);
+        const reviewer = await crew.add('reviewer', ['reviewer']);
+        const project = await staffedProject(ctx, { attempt: [labeler], review: [reviewer], reviewAll: true });
+        const created = await liveTask(ctx, project);
+        const reject = { result: 'rejected', feedback_items: [{ category: 'other', text: 'Read it again.' }] };
+        let work = await take(ctx, labeler, project, 'attempt', created.task_id, 'the attempt');
+        let rejections = 0;
+        for (;;) {
+          await submit(ctx, labeler, work, 'billing', rejections === 0 ? 'the attempt' : `redo ${rejections}`);
+          const rev = await take(
+            ctx,
+            reviewer,
+            project,
+            'review',
+            created.task_id,
+            `review ${rejections + 1}, by the only staffed reviewer`,
+          );
+          if (rev.under_review?.final === true) {
+            const refused = await workerCall(
+              ctx,
+              'POST',
+              `/v1/assignments/${rev.assignment_id}/review`,
+              { lease_token: rev.lease_token, active_ms: 1000, ...reject },
+              { token: reviewer.token },
+            );
+            expectError(refused, 400, `rejecting the final review (after ${rejections} rejections)`);
+            const held = await workerCall(ctx, 'GET', `/v1/assignments/${rev.assignment_id}`, undefined, { token: reviewer.token });
+            expectThat(
+              held.body?.status === 'active',
+              `a refused rejection leaves the final review active, got ${held.body?.status}`,
+              held.body,
+            );
+            const pending = await readTask(ctx, created.task_id, 'live');
+            expectThat(pending.status === 'pending', `a refused rejection leaves the task pending, got ${pending.status}`, pending);
+            await review(ctx, reviewer, rev, { result: 'accepted' }, 'the final review');
+            break;
+          }
+          expectThat(rejections < 10, `after ${rejections} rejections the review of task ${created.task_id} is still not final`, rev);
+          await review(ctx, reviewer, rev, reject, `review ${rejections + 1}`);
+          rejections++;
+          work = await take(ctx, labeler, project, 'attempt', created.task_id, `redo ${rejections}`);
+        }
+        const task = await readTask(ctx, created.task_id, 'live');
+        expectThat(
+          task.status === 'completed' && task.response?.category === 'billing',
+          `after the final review accepts, the task is completed with {"category":"billing"}, got status ${task.status} and ${categoryOf(task)}`,
+          task,
+        );
+        expectAudit(task, reviewer, 'accepted', 'the final review');
       });
     },
   },

@@ -207,12 +207,15 @@ export const audiotranscription: PlayerFactory = (container, assignment, draft, 
             class: 'seconds',
             'aria-label': `Segment ${n}: ${what} (seconds)`,
           });
-          input.addEventListener('change', () => {
-            const v = Number(input.value);
+          // Kept as it is typed (a submit from the box sends what it shows); the list and the
+          // waveform are redrawn when the box is left.
+          input.addEventListener('input', () => {
+            const v = input.value === '' ? Number.NaN : Number(input.value);
             if (!Number.isFinite(v) || v < 0) return;
             s[what] = r2(v);
-            edited();
+            context.changed();
           });
+          input.addEventListener('change', () => edited());
           return input;
         };
         const text = el('textarea', { rows: '2', class: 'segment-text', 'aria-label': `Segment ${n}: text` });

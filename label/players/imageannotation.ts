@@ -97,6 +97,13 @@ export function imagePlayer(
   const colour = (s: Shape) => palette[Math.max(0, allLabels.indexOf(s.label)) % palette.length] as string;
   let shapes: Shape[] = shapesOf(draft ?? params.hypothesis, geometries);
   let selected: string | null = null;
+  /**
+   * The shape just drawn (selected by drawing, for its attributes, not by the person): a label chosen
+   * now is the tool's label for the next shapes, and leaves it as drawn. Selecting a shape ends this.
+   */
+  let justDrawn: string | null = null;
+  /** The shape a chosen label relabels: the one the person selected. */
+  const relabeled = () => (selected && selected !== justDrawn ? shapes.find((s) => s.uuid === selected) : undefined);
   let tool: Tool = geometries[0]?.kind ?? 'select';
   const current = new Map<Kind, string>(geometries.flatMap((g) => (g.labels[0] ? [[g.kind, g.labels[0]] as const] : [])));
   const history = new History();
@@ -176,6 +183,7 @@ export function imagePlayer(
       if (defs.length) shape.attributes = {};
       shapes.push(tidy(shape, canvas.imgW, canvas.imgH));
       selected = shape.uuid;
+      justDrawn = shape.uuid;
       const asked = applicable(defs, shape);
       say(`${shape.label}: ${describe(shape)}.${asked.length ? ` Its attributes: ${asked.map((d) => `“${d.question}”`).join(', ')}` : ''}`);
       changed();
@@ -226,7 +234,7 @@ export function imagePlayer(
     for (const [t, b] of toolButtons) b.setAttribute('aria-pressed', String(t === tool));
     const kind = labelKind();
     const labels = (kind && geometry(kind)?.labels) || [];
-    const chosen = shapes.find((s) => s.uuid === selected)?.label ?? (kind ? current.get(kind) : undefined);
+    const chosen = relabeled()?.label ?? (kind ? current.get(kind) : undefined);
     labelBar.setAttribute('aria-label', `${kind ?? ''} label`);
     labelBar.replaceChildren(...labelButtons(labels, chosen, allLabels, pickLabel));
     zoomText.textContent = `zoom ${Math.round((canvas.scale / canvas.fit) * 100)} %`;
@@ -281,7 +289,12 @@ export function imagePlayer(
   }
 
   function select(uuid: string | null) {
-    if (selected === uuid) return;
+    const was = justDrawn;
+    justDrawn = null;
+    if (selected === uuid) {
+      if (was) render();
+      return;
+    }
     selected = uuid;
     const shape = shapes.find((s) => s.uuid === uuid);
     if (shape) current.set(shape.type, shape.label);
@@ -303,13 +316,16 @@ export function imagePlayer(
     const label = kind && geometry(kind)?.labels[i];
     if (!kind || !label) return;
     current.set(kind, label);
-    const shape = shapes.find((s) => s.uuid === selected);
+    const shape = relabeled();
     if (shape && shape.label !== label && readOnly) return shown();
     if (shape && shape.label !== label) {
       history.record(shapes);
       shapes = shapes.map((s) => (s.uuid === shape.uuid ? { ...clone(s), label } : s));
       changed();
-    } else render();
+    } else {
+      if (!shape && selected) say(`Next shapes: ${label}. To relabel a shape, select it first.`);
+      render();
+    }
   }
 
   function restore(next: Shape[] | undefined, what: string) {
@@ -406,7 +422,7 @@ export function imagePlayer(
     ...tools.map((t) => ({ keys: [toolKeys[t][0]], label: `Tool: ${toolKeys[t][1]}`, run: () => pickTool(t) })),
     {
       keys: ['1', '2', '3', '4', '5', '6', '7', '8', '9'],
-      label: 'Choose label 1-9 of the tool (relabels the selected shape)',
+      label: 'Choose label 1-9 of the tool (relabels a shape you selected)',
       run: (e) => pickLabel(Number(e.key) - 1),
     },
     { keys: ['Enter'], label: 'Finish the polygon, line or cuboid being drawn', when: () => drawing.pending, run: () => drawing.finish() },

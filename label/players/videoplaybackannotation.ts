@@ -27,7 +27,18 @@ import {
 import { Drawing, type Pending, type Tool } from './image/tools.ts';
 import { Frames } from './video/frames.ts';
 import { keepFocus, labelButtons, palette, toolKeys } from './imageannotation.ts';
-import { eventsOf, isKeyframe, setKeyframe, shapeAt, trackDraft, trackOut, tracksOf, type Track, type VideoEvent } from './video/tracks.ts';
+import {
+  eventsOf,
+  hypothesisTracks,
+  isKeyframe,
+  setKeyframe,
+  shapeAt,
+  trackDraft,
+  trackOut,
+  tracksOf,
+  type Track,
+  type VideoEvent,
+} from './video/tracks.ts';
 import { el, type PlayerFactory } from './types.ts';
 
 interface State {
@@ -48,7 +59,11 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
   const colour = (s: { label: string }) => palette[Math.max(0, allLabels.indexOf(s.label)) % palette.length] as string;
 
   const saved = asRecord(draft);
-  let state: State = { tracks: tracksOf(saved, geometries), events: eventsOf(saved, eventLabels) };
+  // A draft is where the worker left off; without one the task's pre-labels are the start.
+  let state: State =
+    draft === undefined || draft === null
+      ? { tracks: hypothesisTracks(params.hypothesis, geometries), events: eventsOf(params.hypothesis, eventLabels) }
+      : { tracks: tracksOf(saved, geometries), events: eventsOf(saved, eventLabels) };
   let frame = Math.max(0, Math.round(num(saved.frame)));
   let count = 1;
   let selected: string | null = null;

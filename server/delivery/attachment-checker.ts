@@ -1,11 +1,12 @@
 // Live mode: after creation, every http(s) attachment of a task is fetched (through the SSRF
-// guard). A non-200 answer, a timeout or a refused address moves the task to `error` with the
+// guard), and every bucket attachment (s3://, gs://) asked for with the account's connection. A non-200 answer, a timeout or a refused address moves the task to `error` with the
 // attachment-error callback. The due time is stored on the task, so a restart loses no check.
 import type { Logger } from 'pino';
-import { attachmentUrls } from '../domain/attachments.ts';
+import { attachmentUrls, bucketObject, type BucketObject } from '../domain/attachments.ts';
 import type { Task } from '../domain/model.ts';
 import type { UnitOfWork } from '../domain/ports.ts';
 import { finishAttachmentCheck, type FailedAttachment } from '../domain/tasks.ts';
+import { checkObject } from '../storage/s3.ts';
 import type { SafeResponse } from './net.ts';
 import { createPoller, type Poller } from './poller.ts';
 
@@ -23,9 +24,22 @@ export type Fetch = (
   options: { method: 'GET'; timeoutMs: number; maxResponseBytes: number; allowPrivateNetworks: string[] },
 ) => Promise<SafeResponse>;
 
-async function check(task: Task, fetch: Fetch, options: AttachmentCheckerOptions): Promise<FailedAttachment[]> {
+/** An object of the account's bucket: asked for with the connection's keys (HeadObject). */
+async function checkBucketObject(uow: UnitOfWork, task: Task, url: string, object: BucketObject, options: AttachmentCheckerOptions) {
+  const access = await uow.storage.forBucket(task.accountId, task.mode, object.provider, object.bucket);
+  if (!access) return { url, statusCode: 0, reason: `no storage connection to bucket ${object.bucket}` };
+  const failed = await checkObject(access, object.key, {
+    allowPrivateNetworks: options.allowPrivateNetworks,
+    timeoutMs: options.timeoutMs,
+  });
+  return failed && { url, ...failed };
+}
+
+async function check(uow: UnitOfWork, task: Task, fetch: Fetch, options: AttachmentCheckerOptions): Promise<FailedAttachment[]> {
   const results = await Promise.all(
     attachmentUrls(task.params).map(async (url): Promise<FailedAttachment | null> => {
+      const object = bucketObject(url);
+      if (object) return checkBucketObject(uow, task, url, object, options);
       // Only the status matters: the body is not kept (a few bytes are read, then the connection is closed).
       const r = await fetch(url, {
         method: 'GET',
@@ -51,7 +65,7 @@ export function startAttachmentChecker(uow: UnitOfWork, fetch: Fetch, options: A
       await Promise.all(
         tasks.map(async (task) => {
           try {
-            await finishAttachmentCheck(uow, task, await check(task, fetch, options), new Date());
+            await finishAttachmentCheck(uow, task, await check(uow, task, fetch, options), new Date());
           } catch (err) {
             logger.error({ err, task: task.taskId }, 'attachment check failed');
           }

@@ -47,6 +47,12 @@ export interface SafeRequestOptions {
   allowPrivateNetworks: string[];
   /** Name resolution; tests substitute their own. */
   resolve?: Resolver;
+  /**
+   * Takes the answer's body piece by piece instead of `body` (an import's file, written away as it
+   * comes; the answer waits for each piece to be taken). False: enough, the rest is not read
+   * (`truncated`). `maxResponseBytes` does not apply.
+   */
+  sink?: (piece: Buffer) => Promise<boolean>;
 }
 
 type Failure = Extract<SafeResponse, { ok: false }>;
@@ -431,6 +437,18 @@ async function exchange(
       };
       res.on('data', (chunk: Buffer) => {
         if (settled) return;
+        if (options.sink) {
+          res.pause();
+          options.sink(chunk).then(
+            (more) => (more ? res.resume() : stop()),
+            (err: unknown) => {
+              settle(fail('other', err instanceof Error ? err.message : String(err)));
+              res.destroy();
+              req.destroy();
+            },
+          );
+          return;
+        }
         const room = limit - received;
         if (chunk.length <= room) {
           received += chunk.length;

@@ -138,8 +138,9 @@ const categorization: Rule = (params, response) => {
 
 /** Exactly the fields of a FieldDescriptions dictionary, each a string. */
 function fieldProblems(where: string, asked: unknown, given: unknown): string[] {
-  if (!isRecord(asked)) return [];
   const answers = asRecord(given);
+  // A task that asks for no fields takes none (what it was not asked would reach the customer).
+  if (!isRecord(asked)) return Object.keys(answers).length > 0 ? [`${where} is given, but the task has no fields.`] : [];
   const out: string[] = [];
   for (const key of Object.keys(asked))
     if (typeof answers[key] !== 'string') out.push(`${where}.${key} is missing: the task asks for this field.`);
@@ -151,8 +152,9 @@ const comparison: Rule = (params, response) => {
   const choices = strings(params.choices);
   const out: string[] = [];
   if (choices.length > 0) {
-    if (typeof response.choice !== 'string' || !choices.includes(response.choice))
-      out.push(`response.choice ${show(String(response.choice))} is not one of the task's choices.`);
+    if (response.choice === undefined) out.push(`response.choice is missing: choose one of ${choices.map(show).join(', ')}.`);
+    else if (typeof response.choice !== 'string' || !choices.includes(response.choice))
+      out.push(`response.choice ${show(response.choice)} is not one of the task's choices.`);
   } else if (response.choice !== undefined) out.push('response.choice is given, but the task has no choices.');
   return [...out, ...fieldProblems('response.fields', params.fields, response.fields)];
 };

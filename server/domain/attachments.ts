@@ -2,10 +2,27 @@
 // links, and the test-mode simulation of a failed fetch.
 import type { Json } from './model.ts';
 
-const isUrl = (v: unknown): v is string => typeof v === 'string' && /^https?:\/\//i.test(v);
+const isUrl = (v: unknown): v is string => typeof v === 'string' && /^(https?|s3|gs):\/\//i.test(v);
+
+/** An object of a customer's bucket, named in a task: `s3://<bucket>/<key>` or `gs://<bucket>/<key>`. */
+export interface BucketObject {
+  provider: 's3' | 'gcs';
+  bucket: string;
+  key: string;
+}
+
+/** `s3://<bucket>/<key>` or `gs://<bucket>/<key>`, read; null for anything else (an empty key too). */
+export function bucketObject(url: string): BucketObject | null {
+  const m = /^(s3|gs):\/\/([^/?#]+)\/([^?#]+)$/i.exec(url);
+  if (!m) return null;
+  return { provider: m[1]!.toLowerCase() === 'gs' ? 'gcs' : 's3', bucket: m[2]!, key: m[3]! };
+}
+
+/** The scheme of a provider's attachment URLs. */
+export const bucketScheme = (provider: 's3' | 'gcs') => (provider === 'gcs' ? 'gs' : 's3');
 
 /**
- * Every http(s) attachment of the params: `attachment`, and `attachments` (URLs or `{content}`).
+ * Every http(s) and bucket (s3://, gs://) attachment of the params: `attachment`, and `attachments` (URLs or `{content}`).
  * A text attachment is text even when it reads like a URL (`attachment_type: text`, or an entry's
  * `type: text`): it is shown, never fetched (issue 22).
  */
@@ -37,6 +54,7 @@ function fetchable(a: unknown, textByDefault: boolean): string | undefined {
  * and GitHub's blob pages (→ `raw.githubusercontent.com`). Other URLs are kept as they are.
  */
 export function directLink(url: string): string {
+  if (bucketObject(url)) return url;
   let u: URL;
   try {
     u = new URL(url);
@@ -72,6 +90,7 @@ export function withDirectLinks(params: Json): Json {
 /** A host ending in `.invalid` simulates an attachment that cannot be fetched (test mode only). */
 export function failedTestAttachments(params: Json): string[] {
   return attachmentUrls(params).filter((u) => {
+    if (bucketObject(u)) return false;
     try {
       return new URL(u).hostname.endsWith('.invalid');
     } catch {

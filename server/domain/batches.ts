@@ -5,7 +5,7 @@ import { callbackAddressProblem } from './callback-address.ts';
 import { conflict, invalid, notFound } from './errors.ts';
 import { newTaskId } from './ids.ts';
 import { newOutboxMessage } from './outbox.ts';
-import { projectByName } from './projects.ts';
+import { assertTakesWork, projectByName } from './projects.ts';
 import { calibrationHold } from './quality/calibration.ts';
 import type { Caller, Json, Task } from './model.ts';
 import type { Batch, BatchFilters, Repositories, UnitOfWork } from './ports.ts';
@@ -29,6 +29,7 @@ export async function createBatch(uow: UnitOfWork, caller: Caller, input: Create
   return uow.transaction(async (repos) => {
     const project = await projectByName(repos, caller, input.project);
     assertTypeEnabled(caller, project.type);
+    assertTakesWork(project, 'batch');
     if ((input.calibration_batch || input.self_label_batch) && !project.rapid) {
       throw invalid('calibration_batch and self_label_batch are for batches of rapid projects only.');
     }
@@ -50,6 +51,7 @@ export async function createBatch(uow: UnitOfWork, caller: Caller, input: Create
       archived: false,
       createdAt: now,
       completedAt: null,
+      auditedAt: null,
     };
     if (!(await repos.batches.insert(batch))) throw conflict(`A batch named "${input.name}" exists already.`);
     return batch;
@@ -177,5 +179,11 @@ async function completeBatchIfDone(repos: Repositories, batch: Batch, now: Date)
 export async function taskSettled(repos: Repositories, task: Task, now: Date): Promise<void> {
   if (task.batch === null || task.status === 'pending') return;
   const batch = await repos.batches.get(task.accountId, task.mode, task.batch, { forUpdate: true });
+  if (batch) await completeBatchIfDone(repos, batch, now);
+}
+
+/** A batch that tasks joined in bulk (an import) may be done now: settled once, not after each task. */
+export async function settleBatch(repos: Repositories, caller: Caller, name: string, now: Date): Promise<void> {
+  const batch = await repos.batches.get(caller.account.accountId, caller.mode, name, { forUpdate: true });
   if (batch) await completeBatchIfDone(repos, batch, now);
 }

@@ -82,3 +82,16 @@ export function cloneJson<T>(value: T): T {
   }
   return copy as T;
 }
+
+/** Control characters and lone surrogates, which an error text must not carry (the contract's strings refuse U+0000). */
+const unprintable = /\p{Cc}|\p{Cs}/gu;
+
+/**
+ * What is wrong with a request body JSON.parse refused, for the error text: the parser's words, with
+ * the characters of the quoted input that an error text must not carry written as `\u0000`.
+ */
+export function notValidJson(err: unknown, what = 'The request body'): string {
+  const reason = err instanceof Error ? err.message : String(err);
+  const printable = reason.replaceAll(unprintable, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return `${what} is not valid JSON: ${printable}`;
+}

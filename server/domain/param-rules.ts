@@ -10,7 +10,7 @@
 import { invalid } from './errors.ts';
 import type { Json } from './model.ts';
 import { documentTranscription, labelledFeatures } from './param-rules/documents.ts';
-import { geometryBounds, imageHypothesis, lineOrPolygon, offsetOnlyOnBoxes } from './param-rules/geometry.ts';
+import { geometryBounds, imageHypothesis, lineOrPolygon, offsetOnlyOnBoxes, videoHypothesis } from './param-rules/geometry.ts';
 import { categoryIds, namedEntityRecognition, segmentLabels } from './param-rules/labels.ts';
 import type { Problem } from './param-rules/problems.ts';
 import { textCollection } from './param-rules/textcollection.ts';
@@ -23,7 +23,7 @@ const rulesOf: Record<string, (params: Json) => Problem> = {
   segmentannotation: segmentLabels,
   categorization: categoryIds,
   imageannotation: (params) => geometryBounds(params) ?? imageHypothesis(params),
-  videoplaybackannotation: geometryBounds,
+  videoplaybackannotation: (params) => geometryBounds(params) ?? videoHypothesis(params),
   namedentityrecognition: namedEntityRecognition,
   documenttranscription: documentTranscription,
   textcollection: textCollection,

@@ -1,5 +1,5 @@
 // What the rules need from storage. server/store implements it; the rules never see SQL.
-import type { Account, Json, Mode, Task, TaskStatus } from './model.ts';
+import type { Account, Generation, Json, Mode, Task, TaskStatus } from './model.ts';
 import type { WorkRepository } from './workforce/model.ts';
 import type { WorkerRepository } from './workforce/identity.ts';
 import type { ProjectQualityRepository, QualificationRepository, QualityPolicyRepository, WorkerStatsRepository } from './quality/model.ts';
@@ -14,16 +14,20 @@ import type {
 } from './identity/model.ts';
 import type { Scope } from './identity/roles.ts';
 
+/**
+ * A task list's filters, combined with AND. A list matches a task having any of its values
+ * (`tags`: all of them); an empty list is no filter.
+ */
 export interface TaskFilters {
   startTime?: Date;
   endTime?: Date;
   statuses?: TaskStatus[];
-  type?: string;
-  project?: string;
-  batch?: string;
-  uniqueId?: string;
+  types?: string[];
+  projects?: string[];
+  batches?: string[];
+  uniqueIds?: string[];
   tags?: string[];
-  customerReviewStatus?: string;
+  customerReviewStatuses?: string[];
   completedAfter?: Date;
   completedBefore?: Date;
   updatedAfter?: Date;
@@ -63,6 +67,25 @@ export interface TaskRepository {
   dueTestTaskIds(now: Date, limit: number): Promise<{ taskId: string; accountId: string; mode: Mode; createdAt: Date }[]>;
   /** Moves a due test-mode task's completion to `at` (one that could not be completed: see completeDueTestTasks). */
   postponeTestCompletion(taskId: string, at: Date): Promise<void>;
+  /**
+   * Creates many tasks at once (an import's group of lines), with their callbacks, in a few
+   * statements: the same rows and side effects as `create` of each (live work, nudges), and the
+   * account's live requests counted by `countLiveRequests`. Throws UniqueIdTaken when a unique_id
+   * is in use (nothing written).
+   */
+  createMany(tasks: Task[], callbacks: OutboxMessage[], countLiveRequests: number): Promise<void>;
+  /** Which of these unique_ids a task of this account and mode holds. */
+  heldUniqueIds(accountId: string, mode: Mode, uniqueIds: string[]): Promise<Set<string>>;
+  /** The task types of the tasks matching the filters, with how many of each (from the counters where they keep them). */
+  typesOf(accountId: string, mode: Mode, filters: TaskFilters): Promise<Map<string, number>>;
+  /** Up to `limit` matches after a keyset position, in the list's order, without a total (an export's pages). */
+  listAfter(
+    accountId: string,
+    mode: Mode,
+    filters: TaskFilters,
+    after: { createdAt: Date; taskId: string } | null,
+    limit: number,
+  ): Promise<Task[]>;
 }
 
 export interface SavedAnswer {
@@ -127,6 +150,8 @@ export interface Project {
   type: string;
   rapid: boolean;
   studio: boolean;
+  /** Archived: takes no new task or batch. */
+  archived: boolean;
   createdAt: Date;
 }
 
@@ -149,7 +174,9 @@ export interface ProjectRepository {
   /** Inserts a project; false when the name is taken (for this account and mode). */
   insert(project: Project): Promise<boolean>;
   get(accountId: string, mode: Mode, name: string, options?: { forUpdate?: boolean }): Promise<Project | null>;
-  list(accountId: string, mode: Mode): Promise<Project[]>;
+  /** Oldest first; with `archived`, only the projects that are (or are not) archived. */
+  list(accountId: string, mode: Mode, filters?: { archived?: boolean }): Promise<Project[]>;
+  update(project: Project): Promise<void>;
   paramVersions(projectIds: string[]): Promise<ParamVersion[]>;
   ontologyVersions(projectIds: string[]): Promise<OntologyVersion[]>;
   addParamVersion(version: ParamVersion): Promise<void>;
@@ -173,13 +200,20 @@ export interface Batch {
   archived: boolean;
   createdAt: Date;
   completedAt: Date | null;
+  /** When one of its tasks was last audited (kept by the store, never written from a batch). */
+  auditedAt: Date | null;
 }
 
+/** A batch list's filters, combined with AND; a list matches any of its values. */
 export interface BatchFilters {
-  project?: string;
-  status?: BatchStatus;
+  projects?: string[];
+  statuses?: BatchStatus[];
   startTime?: Date;
   endTime?: Date;
+  completedAfter?: Date;
+  completedBefore?: Date;
+  auditedAfter?: Date;
+  auditedBefore?: Date;
   excludeArchived?: boolean;
 }
 
@@ -214,6 +248,13 @@ export interface TrainingTask {
   sourceTaskId?: string | null;
 }
 
+/** A training or evaluation list's filters: `types` matches any of them. */
+export interface TrainingTaskFilters {
+  types?: string[];
+  startTime?: Date;
+  endTime?: Date;
+}
+
 export interface TrainingTaskRepository {
   insert(task: TrainingTask): Promise<void>;
   /**
@@ -227,7 +268,7 @@ export interface TrainingTaskRepository {
     accountId: string,
     mode: Mode,
     kind: TrainingTask['kind'],
-    filters: { type?: string; startTime?: Date; endTime?: Date },
+    filters: TrainingTaskFilters,
     page: { limit: number; offset: number },
   ): Promise<{ tasks: TrainingTask[]; total: number }>;
 }
@@ -329,6 +370,10 @@ export interface Repositories {
   ssoLogins: SsoLoginRepository;
   apiKeys: ApiKeyRepository;
   activity: ActivityRepository;
+  /** Imports and exports: their jobs, files and progress. */
+  transfer: TransferRepository;
+  /** The accounts' storage connections (their buckets), secrets sealed at rest. */
+  storage: StorageRepository;
 }
 
 /** A counter of task_counts (summed over its shards) that differs from the tasks it stands for. */
@@ -373,4 +418,187 @@ export class UniqueIdTaken extends Error {
   constructor() {
     super('unique_id taken');
   }
+}
+
+// ---- Bulk work (issue 36): imports and exports as jobs with a state, progress and a lease. ----
+
+export type ImportState = 'receiving' | 'fetching' | 'queued' | 'running' | 'completed' | 'stopped' | 'failed';
+
+/** What applies to every line of an import's file. */
+export interface ImportSettings {
+  type?: string;
+  project?: string;
+  batch?: string;
+  /** Creation parameters under every line's own. */
+  params?: Json;
+  /** CSV: the column of the attachment (default `attachment`). */
+  attachmentColumn?: string;
+  sourceUrl?: string;
+  /** CSV: the header row, once read, and its line count (a quoted header may span lines). */
+  header?: string[];
+  /** The header row as it was, for the refused-lines file. */
+  headerText?: string;
+}
+
+export interface ImportRecord {
+  importId: string;
+  accountId: string;
+  mode: Mode;
+  state: ImportState;
+  format: 'jsonl' | 'csv';
+  settings: ImportSettings;
+  maxRefusedShare: number;
+  bytesTotal: number;
+  bytesRead: number;
+  nextLine: number;
+  linesRead: number;
+  created: number;
+  duplicates: number;
+  refused: number;
+  batches: string[];
+  error: string | null;
+  leaseUntil: Date | null;
+  leaseToken: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+}
+
+export interface RefusedLine {
+  line: number;
+  statusCode: number;
+  error: string;
+  /** The line as it was; null when it was over the size limit (not kept). */
+  text: string | null;
+}
+
+/** An import's progress after a group of lines, written with the group's tasks. */
+export type ImportProgress = Pick<
+  ImportRecord,
+  | 'bytesRead'
+  | 'nextLine'
+  | 'linesRead'
+  | 'created'
+  | 'duplicates'
+  | 'refused'
+  | 'batches'
+  | 'state'
+  | 'error'
+  | 'updatedAt'
+  | 'finishedAt'
+  | 'leaseUntil'
+  | 'settings'
+  | 'bytesTotal'
+>;
+
+export type ExportState = 'queued' | 'running' | 'completed' | 'failed' | 'expired';
+
+export interface ExportRecord {
+  exportId: string;
+  accountId: string;
+  mode: Mode;
+  state: ExportState;
+  format: string;
+  view: Generation;
+  filterQuery: Record<string, string>;
+  /** The filters as the store reads them, as JSON (times as ISO text). */
+  filters: Record<string, unknown>;
+  options: Record<string, unknown>;
+  tasksTotal: number;
+  tasksWritten: number;
+  skipped: { reason: string; count: number }[];
+  sizeBytes: number | null;
+  error: string | null;
+  leaseUntil: Date | null;
+  leaseToken: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+  expiresAt: Date | null;
+}
+
+export type ExportProgress = Pick<
+  ExportRecord,
+  'state' | 'tasksWritten' | 'skipped' | 'sizeBytes' | 'error' | 'updatedAt' | 'finishedAt' | 'expiresAt' | 'leaseUntil'
+>;
+
+export interface TransferRepository {
+  /** Wakes the import and export workers of every server process (after the commit, if in a transaction). */
+  nudgeTransfers(): Promise<void>;
+  insertImport(record: ImportRecord): Promise<void>;
+  getImport(accountId: string, mode: Mode, importId: string): Promise<ImportRecord | null>;
+  /** Stores a piece of an import's file. */
+  addImportChunk(importId: string, seq: number, data: Buffer): Promise<void>;
+  importChunk(importId: string, seq: number): Promise<Buffer | null>;
+  /**
+   * Leases the oldest import due for work (fetching, queued, running, or receiving whose upload
+   * stopped) whose lease is free or lapsed, skipping rows another process is claiming.
+   */
+  claimImport(now: Date, leaseUntil: Date, token: string): Promise<ImportRecord | null>;
+  /**
+   * Writes an import's progress if `token` still holds its lease (false, nothing written,
+   * otherwise), deleting the pieces of its file below `dropChunksBelow`.
+   */
+  saveImportProgress(importId: string, token: string, progress: ImportProgress, dropChunksBelow: number): Promise<boolean>;
+  /** Deletes an upload that never completed (its import row and pieces). */
+  deleteImport(importId: string): Promise<void>;
+  addRefusedLines(importId: string, lines: RefusedLine[]): Promise<void>;
+  /** Refused lines from line `after` on (exclusive), in file order. */
+  refusedLines(importId: string, after: number, limit: number): Promise<RefusedLine[]>;
+  /** Which of these creation-body keys were imported before (per account and mode). */
+  heldImportKeys(accountId: string, mode: Mode, keys: string[]): Promise<Set<string>>;
+  addImportKeys(accountId: string, mode: Mode, entries: { key: string; taskId: string }[]): Promise<void>;
+  insertExport(record: ExportRecord): Promise<void>;
+  getExport(accountId: string, mode: Mode, exportId: string): Promise<ExportRecord | null>;
+  /** An export by its id alone (a signed download link names no account). */
+  findExport(exportId: string): Promise<ExportRecord | null>;
+  /** Like claimImport, for exports (queued, or running under a lapsed lease). */
+  claimExport(now: Date, leaseUntil: Date, token: string): Promise<ExportRecord | null>;
+  /** An export's progress if `token` holds its lease; false otherwise. */
+  saveExportProgress(exportId: string, token: string, progress: ExportProgress): Promise<boolean>;
+  /** Starts an export's file again (a claim of an export that another process had begun). */
+  clearExportFile(exportId: string): Promise<void>;
+  addExportChunk(exportId: string, seq: number, data: Buffer): Promise<void>;
+  /** The pieces of an export's file from `seq` on, `limit` at a time. */
+  exportChunks(exportId: string, fromSeq: number, limit: number): Promise<{ seq: number; data: Buffer }[]>;
+  /** Deletes the files of completed exports kept past `now`: they become `expired`. */
+  expireExports(now: Date): Promise<number>;
+}
+
+// ---- Storage (issue 37): the accounts' buckets. ----
+
+/** A connection to one bucket of an account, in one mode, as shown (no secret). */
+export interface StorageConnection {
+  connectionId: string;
+  accountId: string;
+  mode: Mode;
+  provider: 's3' | 'gcs';
+  bucket: string;
+  endpoint: string;
+  region: string;
+  pathStyle: boolean;
+  accessKeyId: string;
+  media: 'proxy' | 'presigned';
+  createdAt: Date;
+}
+
+export interface StorageRepository {
+  /** Stores it, the secret sealed; false when the account already has a connection to that bucket in that mode. */
+  insert(connection: StorageConnection, secretAccessKey: string): Promise<boolean>;
+  list(accountId: string, mode: Mode): Promise<StorageConnection[]>;
+  get(accountId: string, mode: Mode, connectionId: string): Promise<StorageConnection | null>;
+  /** The connection to a bucket, with its secret opened (only what signs requests asks for it). */
+  forBucket(
+    accountId: string,
+    mode: Mode,
+    provider: 's3' | 'gcs',
+    bucket: string,
+  ): Promise<(StorageConnection & { secretAccessKey: string }) | null>;
+  /** Of the buckets given (provider and name), those the account has no connection to in that mode. */
+  unconnected(
+    accountId: string,
+    mode: Mode,
+    buckets: { provider: 's3' | 'gcs'; bucket: string }[],
+  ): Promise<{ provider: 's3' | 'gcs'; bucket: string }[]>;
+  delete(accountId: string, mode: Mode, connectionId: string): Promise<StorageConnection | null>;
 }

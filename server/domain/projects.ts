@@ -57,6 +57,7 @@ export async function createProject(
       type: input.type,
       rapid: input.rapid ?? false,
       studio: input.studio ?? false,
+      archived: false,
       createdAt: now,
     };
     if (!(await repos.projects.insert(project))) throw conflict(`A project named "${input.name}" exists already.`);
@@ -76,8 +77,8 @@ export async function getProject(uow: UnitOfWork, caller: Caller, name: string):
   return details(uow, await projectByName(uow, caller, name));
 }
 
-export async function listProjects(uow: UnitOfWork, caller: Caller): Promise<ProjectDetails[]> {
-  const list = await uow.projects.list(caller.account.accountId, caller.mode);
+export async function listProjects(uow: UnitOfWork, caller: Caller, filters: { archived?: boolean } = {}): Promise<ProjectDetails[]> {
+  const list = await uow.projects.list(caller.account.accountId, caller.mode, filters);
   const ids = list.map((p) => p.projectId);
   const [params, ontologies] = await Promise.all([uow.projects.paramVersions(ids), uow.projects.ontologyVersions(ids)]);
   return list.map((project) => ({
@@ -110,6 +111,23 @@ export async function setProjectParams(
     });
     return details(repos, project);
   });
+}
+
+/** Archives a project or undoes it; a project already so is returned unchanged. */
+export async function setProjectArchived(uow: UnitOfWork, caller: Caller, name: string, archived: boolean): Promise<ProjectDetails> {
+  return uow.transaction(async (repos) => {
+    const project = await projectByName(repos, caller, name, true);
+    if (project.archived !== archived) {
+      project.archived = archived;
+      await repos.projects.update(project);
+    }
+    return details(repos, project);
+  });
+}
+
+/** A project that takes new work: not archived (a task or a batch naming it, directly or through a batch → 400). */
+export function assertTakesWork(project: Project, what: 'task' | 'batch'): void {
+  if (project.archived) throw invalid(`project: "${project.name}" is archived and takes no new ${what} (unarchive it first).`);
 }
 
 /** Choice names are unique across the whole tree (a label must name one choice). */
@@ -170,6 +188,7 @@ export async function mergeProjectParams(
   body: Json,
 ): Promise<MergedParams> {
   const project = await projectByName(repos, caller, projectName);
+  assertTakesWork(project, 'task');
   if (project.type !== type) {
     throw invalid(`project: "${projectName}" is a ${project.type} project; a ${type} task cannot join it.`);
   }

@@ -10,7 +10,7 @@ import { UniqueIdTaken } from './ports.ts';
 import { batchToJoin, taskSettled } from './batches.ts';
 import { mergeProjectParams } from './projects.ts';
 import { acceptTaskParams } from './param-rules.ts';
-import { attachmentUrls, failedTestAttachments, withDirectLinks } from './attachments.ts';
+import { attachmentUrls, bucketObject, bucketScheme, failedTestAttachments, withDirectLinks } from './attachments.ts';
 import { queueTaskCallback, resendLatestCallback, taskCallback } from './outbox.ts';
 import { IdempotencyKeyBusy, savedAnswer, type IdempotencyInput } from './idempotency.ts';
 import { syntheticResponse, type TaskType } from './synthetic.ts';
@@ -107,6 +107,9 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
   let body = input.body;
   const batch = typeof body.batch === 'string' ? await batchToJoin(repos, caller, body.batch, body.project as string | undefined) : null;
   const projectName = batch?.project ?? (body.project as string | undefined);
+  // A version of no project would be dropped without a word.
+  if (body.project_param_version !== undefined && projectName === undefined)
+    throw invalid("project_param_version names a parameter version of the task's project: give project (or batch) with it.");
   let projectParamVersion: number | null = null;
   if (projectName !== undefined) {
     const merged = await mergeProjectParams(repos, caller, projectName, input.type, body);
@@ -127,6 +130,7 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
   }
   acceptTaskParams(input.type, params);
   const stored = withDirectLinks(params);
+  await refuseUnconnectedBuckets(repos, caller, stored);
   return {
     taskId: newTaskId(now),
     accountId: caller.account.accountId,
@@ -157,6 +161,22 @@ async function newTask(repos: Repositories, input: CreateTaskInput): Promise<Tas
     // Live mode fetches the attachments (test mode only simulates that).
     attachmentCheckAt: caller.mode === 'live' && attachmentUrls(stored).length > 0 ? now : null,
   };
+}
+
+/** A bucket attachment (s3://, gs://) is accepted only when the account has a connection to its bucket in this mode. */
+async function refuseUnconnectedBuckets(repos: Repositories, caller: Caller, params: Json) {
+  const objects = attachmentUrls(params).flatMap((url) => {
+    const object = bucketObject(url);
+    return object ? [{ url, ...object }] : [];
+  });
+  if (objects.length === 0) return;
+  const [missing] = await repos.storage.unconnected(caller.account.accountId, caller.mode, objects);
+  if (!missing) return;
+  const url = objects.find((o) => o.provider === missing.provider && o.bucket === missing.bucket)!.url;
+  throw invalid(
+    `attachment ${url} is in bucket "${missing.bucket}", and this account has no storage connection to ` +
+      `${bucketScheme(missing.provider)}://${missing.bucket}/ in ${caller.mode} mode (POST /v1/storage/connections).`,
+  );
 }
 
 async function assertUniqueIdFree(repos: Repositories, caller: Caller, uniqueId: string, taskId: string | null) {
@@ -549,4 +569,120 @@ export function finishAttachmentCheck(uow: UnitOfWork, task: Task, failures: Fai
     }
     await repos.tasks.update(current);
   });
+}
+
+// ---- Many creations at once: an import's group of lines (issue 36). ----
+
+/** A line of an import, its body checked against the contract (as a creation request's is). */
+export interface BulkCreation {
+  type: string;
+  /** The creation body: the line's own, over the import's project, batch and params. */
+  body: Json;
+  paramNames: ReadonlySet<string>;
+  checkMerged: (body: Json) => string | null;
+  /** Its creation body's key (type and canonical body), for a body without a unique_id; else null. */
+  key: string | null;
+}
+
+/** What became of each line: a task, a duplicate of an existing one, or the error of its single creation. */
+export type BulkOutcome = { created: string } | { duplicate: true } | { refused: DomainError };
+
+/**
+ * Reads of a group's projects and batches once (the group runs in one transaction: a batch read
+ * for update stays locked, and the object read is the one joined and changed).
+ */
+function readOnce(repos: Repositories): Repositories {
+  const cached = <A extends unknown[], R>(read: (...args: A) => Promise<R>) => {
+    const seen = new Map<string, Promise<R>>();
+    return (...args: A) => {
+      const key = JSON.stringify(args.slice(0, 3));
+      const known = seen.get(key);
+      if (known) return known;
+      const value = read(...args);
+      seen.set(key, value);
+      return value;
+    };
+  };
+  return {
+    ...repos,
+    projects: { ...repos.projects, get: cached(repos.projects.get), paramVersions: cached(repos.projects.paramVersions) },
+    batches: { ...repos.batches, get: cached(repos.batches.get) },
+  };
+}
+
+/**
+ * Creates the tasks of many creation bodies in the caller's transaction, each by the rules of
+ * `createTask` (batch and project applied, parameter rules, test-mode completion and callback,
+ * live work) and each its own outcome: a line whose unique_id is held, or whose key was imported
+ * before (in this group too), is a duplicate; a line the rules refuse is refused with the error its
+ * single creation would get. The tasks are written together. A batch a task joined is settled by
+ * the caller (once, when its import ends), not here.
+ */
+export async function createTasksInBulk(
+  txRepos: Repositories,
+  caller: Caller,
+  lines: BulkCreation[],
+  now: Date,
+): Promise<{ outcomes: BulkOutcome[]; batches: Set<string> }> {
+  const repos = readOnce(txRepos);
+  const { accountId } = caller.account;
+  const uniqueIds = lines.map((l) => l.body.unique_id).filter((u): u is string => typeof u === 'string');
+  const keys = lines.map((l) => l.key).filter((k): k is string => k !== null);
+  const [heldIds, heldKeys] = await Promise.all([
+    uniqueIds.length ? repos.tasks.heldUniqueIds(accountId, caller.mode, uniqueIds) : new Set<string>(),
+    keys.length ? repos.transfer.heldImportKeys(accountId, caller.mode, keys) : new Set<string>(),
+  ]);
+  const outcomes: BulkOutcome[] = [];
+  const tasks: Task[] = [];
+  const callbacks: OutboxMessage[] = [];
+  const newKeys: { key: string; taskId: string }[] = [];
+  const batches = new Set<string>();
+  for (const line of lines) {
+    const uniqueId = typeof line.body.unique_id === 'string' ? line.body.unique_id : null;
+    if ((uniqueId !== null && heldIds.has(uniqueId)) || (uniqueId === null && line.key !== null && heldKeys.has(line.key))) {
+      outcomes.push({ duplicate: true });
+      continue;
+    }
+    let task: Task;
+    try {
+      assertTypeEnabled(caller, line.type);
+      task = await newTask(repos, {
+        caller,
+        generation: 'current',
+        type: line.type,
+        body: line.body,
+        paramNames: line.paramNames,
+        now,
+        checkMerged: line.checkMerged,
+        render: () => ({ statusCode: 200, body: '' }),
+      });
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      outcomes.push({ refused: err });
+      continue;
+    }
+    // Held from here on: a later line of the group with the same unique_id or body is a duplicate.
+    if (uniqueId !== null) heldIds.add(uniqueId);
+    else if (line.key !== null) {
+      heldKeys.add(line.key);
+      newKeys.push({ key: line.key, taskId: task.taskId });
+    }
+    if (caller.mode === 'test') {
+      const delayMs = caller.account.testCompletionDelayMs;
+      if (delayMs > 0) task.testCompleteAt = new Date(now.getTime() + delayMs);
+      else {
+        completeSynthetically(task, now);
+        const callback = taskCallback(repos.payloads, task, caller.account.defaultCallbackUrl, now);
+        if (callback) callbacks.push(callback);
+      }
+    }
+    if (task.batch !== null) batches.add(task.batch);
+    tasks.push(task);
+    outcomes.push({ created: task.taskId });
+  }
+  if (tasks.length > 0) {
+    await repos.tasks.createMany(tasks, callbacks, caller.mode === 'live' ? tasks.length : 0);
+    if (newKeys.length) await repos.transfer.addImportKeys(accountId, caller.mode, newKeys);
+  }
+  return { outcomes, batches };
 }

@@ -43,7 +43,7 @@ export type Principal =
   | { kind: 'public' };
 
 /** Where a request came from (the activity log's address and request id). */
-export interface Origin {
+export interface Requester {
   address: string;
   requestId: string | undefined;
   userAgent: string | undefined;

@@ -6,7 +6,7 @@
 // transaction of their own join it. Handlers that record themselves (a log-in: the member is known
 // only once the password is checked) are left alone.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { type Actor, recordActivity } from '../domain/identity/activity.ts';
+import { type Actor, type NewActivity, recordActivity } from '../domain/identity/activity.ts';
 import type { Json } from '../domain/model.ts';
 import type { Repositories, UnitOfWork } from '../domain/ports.ts';
 import type { AccessTable, Principal } from './access.ts';
@@ -125,6 +125,9 @@ const pathTargets: [param: string, type: string][] = [
   ['memberId', 'member'],
   ['keyId', 'api_key'],
   ['sessionId', 'session'],
+  ['connectionId', 'storage_connection'],
+  ['importId', 'import'],
+  ['exportId', 'export'],
 ];
 
 /** What an operation changed: its path's object, else the object its answer names. */
@@ -136,8 +139,25 @@ function targetOf(action: string, path: Record<string, string>, answer: unknown)
     a?.name ??
     a?.worker_id ??
     (a?.member as { member_id?: string } | undefined)?.member_id ??
-    (a?.key as { key_id?: string } | undefined)?.key_id;
+    (a?.key as { key_id?: string } | undefined)?.key_id ??
+    a?.export_id ??
+    a?.import_id ??
+    a?.connection_id;
   return { type, id: typeof named === 'string' ? named : null };
+}
+
+/**
+ * The entry of an operation that records itself (listed in `selfRecorded`) because its change
+ * comes after work that must hold no transaction (a bucket tested, a file received): the handler
+ * appends it with `recordActivity` in the transaction that makes the change.
+ */
+export function requestActivity(
+  request: Pick<OperationRequest<unknown>, 'caller' | 'principal' | 'requester'>,
+  action: string,
+  target: { type: string; id: string },
+  at: Date,
+): NewActivity {
+  return { accountId: request.caller.account.accountId, action, actor: actorOf(request.principal), target, at, origin: request.requester };
 }
 
 /**
@@ -171,7 +191,7 @@ export function recordedHandlers<T extends HandlerTable<Operations['current']> |
               actor: tx.actor ?? actorOf(request.principal),
               target,
               at: now(),
-              origin: request.origin,
+              origin: request.requester,
               details: tx.details,
             });
         }

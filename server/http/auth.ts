@@ -293,7 +293,7 @@ export function authenticate(
   return async (req, res, next) => {
     try {
       const address = clientAddress(req);
-      res.locals.origin = {
+      res.locals.requester = {
         address,
         requestId: res.locals.requestId,
         userAgent: req.get('user-agent'),
@@ -302,7 +302,7 @@ export function authenticate(
       if (identity?.table.match(req.method, req.path)?.access.public) {
         // No credential: the per-key rate limit counts the address.
         res.locals.principal = { kind: 'public' };
-        res.locals.origin.ssoAttempt = cookieOf(req, ssoCookieName);
+        res.locals.requester.ssoAttempt = cookieOf(req, ssoCookieName);
         res.locals.keyHash = `address:${address}`;
         return next();
       }
@@ -346,7 +346,7 @@ export function authenticate(
       failures.proven(`key:${keyHash}`);
       res.locals.caller = { account: found.account, mode: found.mode } satisfies Caller;
       res.locals.principal = { kind: 'key', ...found.key };
-      res.locals.origin.mode = found.mode;
+      res.locals.requester.mode = found.mode;
       res.locals.keyHash = keyHash;
       touch(found, now);
       if (later && found.mode === 'live') {

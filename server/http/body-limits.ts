@@ -12,7 +12,7 @@ const MAX_BODY = '10mb';
 export const MAX_JSON_DEPTH = 64;
 
 /** Throws a 400 when the raw JSON nests deeper than MAX_JSON_DEPTH (strings skipped, one pass). */
-function checkJsonDepth(buf: Buffer): void {
+export function checkJsonDepth(buf: Buffer): void {
   let depth = 0;
   let inString = false;
   for (let i = 0; i < buf.length; i++) {
@@ -114,6 +114,9 @@ function numericQueryParams(contract: Contract<ContractName>): Set<string> {
   return names;
 }
 
+/** Why a parsed body cannot be stored (U+0000, a lone surrogate, infinity), naming where; null when it can. */
+export const unstorable = (body: unknown): string | null => (storable(body) ? null : refusedIn(body, 'body'));
+
 /**
  * Refuses (400, naming where) a body or query that holds what cannot be stored, a numeric query
  * value beyond any number, or a path with %00.
@@ -122,7 +125,7 @@ export function storableInput(contract: Contract<ContractName>): RequestHandler 
   const numeric = numericQueryParams(contract);
   return (req, _res, next) => {
     const problem =
-      (storable(req.body) ? null : refusedIn(req.body, 'body')) ??
+      unstorable(req.body) ??
       (storable(req.query) ? null : refusedIn(req.query, 'query')) ??
       hugeQueryNumber(req.query, numeric) ??
       (/%00/.test(req.path) ? 'the path contains the character U+0000, which is not accepted in text.' : null);

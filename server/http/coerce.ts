@@ -86,14 +86,17 @@ function itemSchemas(schemas: Json[], resolve: Resolve): Json[] {
 /**
  * Whether a string may become a `kind` value for these schemas: when a schema wants that kind and
  * no string, or when its string branch is the contract's lenient form (`type: [integer, string]`
- * with a `pattern`). A true union such as CategoryChoiceValue (`[string, number]`, no pattern)
- * keeps `"3"` as the string it is.
+ * with a pattern of its digits). A true union such as CategoryChoiceValue (`[string, number]`,
+ * whose only pattern is the text rule that refuses U+0000) keeps `"3"` as the string it is.
  */
+/** The contract's rule for text (no U+0000): it says nothing of numbers. */
+const textPattern = '^[^\\u0000]*$';
+
 function mayBecome(schemas: Json[], kind: 'number' | 'boolean'): boolean {
   return schemas.some((s) => {
     const t = types(s);
     const wants = kind === 'number' ? t.includes('integer') || t.includes('number') : t.includes('boolean');
-    return wants && (!t.includes('string') || typeof s.pattern === 'string');
+    return wants && (!t.includes('string') || (typeof s.pattern === 'string' && s.pattern !== textPattern));
   });
 }
 
@@ -136,9 +139,23 @@ function coerceValue(value: unknown, schemas: Json[], resolve: Resolve, mode: Mo
   return value;
 }
 
-/** A creation body with typed values and without its "not given" nulls. */
-export function coerceBody(body: unknown, schema: Json, resolve: Resolve, form: boolean): unknown {
-  return coerceValue(body, [resolve(schema)!], resolve, { types: true, form });
+/**
+ * A creation body with typed values and without its "not given" nulls. A top-level property the
+ * contract does not declare carries nothing when sent as `null`, so it is dropped too (clients
+ * built from another service's models send them; a documented name a creation does not take is
+ * refused only when given a value). `asSent` names top-level properties kept exactly as sent (a
+ * training task's answers).
+ */
+export function coerceBody(body: unknown, schema: Json, resolve: Resolve, form: boolean, asSent?: ReadonlySet<string>): unknown {
+  const top = resolve(schema)!;
+  const mode = { types: true, form };
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return coerceValue(body, [top], resolve, mode);
+  const out: Json = {};
+  for (const [k, v] of Object.entries(body as Json)) {
+    if (v === null && (nullMeansAbsent([top], k, resolve) || schemasOfProperty(top, k, resolve, true).length === 0)) continue;
+    out[k] = asSent?.has(k) ? v : coerceValue(v, schemasOfProperty(top, k, resolve), resolve, mode);
+  }
+  return out;
 }
 
 /** Any other request body without its "not given" nulls (values keep their types). */

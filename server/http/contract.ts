@@ -49,6 +49,8 @@ export interface Contract<Name extends ContractName = Generation> {
   propertyNames(schema: Json | undefined): Set<string>;
   /** The JSON body schema of the operation a request reaches (`POST`, `/v1/batches/b/finalize`), if it has one. */
   bodySchemaOf(method: string, path: string): Json | undefined;
+  /** The list filters (query parameters typed as arrays) of the operation a request reaches, if it has any. */
+  listQueryParamsOf(method: string, path: string): ReadonlySet<string> | undefined;
 }
 
 const contracts = new Map<ContractName, Contract<ContractName>>();
@@ -100,16 +102,20 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
   const creations = new Map<string, CreationOperation>();
   const operationIds: string[] = [];
   const bodies: { method: string; route: RegExp; literal: boolean; schema: Json }[] = [];
+  const lists: { method: string; route: RegExp; literal: boolean; names: ReadonlySet<string> }[] = [];
   for (const [p, item] of Object.entries<Json>(doc.paths)) {
     for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
       const op = item[method];
       if (!op) continue;
       operationIds.push(op.operationId);
+      const route = new RegExp(`^${p.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
       const jsonBody = resolve(op.requestBody)?.content?.['application/json']?.schema as Json | undefined;
-      if (jsonBody) {
-        const route = new RegExp(`^${p.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
-        bodies.push({ method: method.toUpperCase(), route, literal: !p.includes('{'), schema: jsonBody });
-      }
+      if (jsonBody) bodies.push({ method: method.toUpperCase(), route, literal: !p.includes('{'), schema: jsonBody });
+      const listNames = [...(item.parameters ?? []), ...(op.parameters ?? [])]
+        .map((ref: Json) => resolve(ref))
+        .filter((param): param is Json => param?.in === 'query' && resolve(param.schema)?.type === 'array')
+        .map((param) => String(param.name));
+      if (listNames.length) lists.push({ method: method.toUpperCase(), route, literal: !p.includes('{'), names: new Set(listNames) });
       const m = /^\/v1\/task\/([a-z]+)$/.exec(p);
       if (method === 'post' && m) {
         const bodySchema = op.requestBody.content['application/json'].schema as Json;
@@ -143,7 +149,9 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
   const acceptsForms = JSON.stringify(doc.paths).includes('"application/x-www-form-urlencoded"');
   // A literal path wins over a template that also matches it (`/v1/task/categorization`).
   bodies.sort((a, b) => Number(b.literal) - Number(a.literal));
+  lists.sort((a, b) => Number(b.literal) - Number(a.literal));
   const bodySchemaOf = (method: string, path: string) => bodies.find((b) => b.method === method && b.route.test(path))?.schema;
+  const listQueryParamsOf = (method: string, path: string) => lists.find((l) => l.method === method && l.route.test(path))?.names;
   const responseChecks = new Map<string, ValidateFunction>();
   const checkResponse = (type: string, response: Json): string | null => {
     let validate = responseChecks.get(type);
@@ -174,5 +182,6 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
     checkResponse,
     propertyNames: (schema) => propertyNames(schema),
     bodySchemaOf,
+    listQueryParamsOf,
   };
 }

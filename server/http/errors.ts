@@ -3,6 +3,7 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.ts';
+import { notValidJson } from '../domain/json.ts';
 import type { Generation } from '../domain/model.ts';
 import { safeError } from '../store/errors.ts';
 
@@ -40,13 +41,20 @@ function domainStatus(err: DomainError, generation: Generation): number {
   }
 }
 
+const boundKeywords = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'maxLength', 'maxItems']);
+
 /** express-openapi-validator's messages, made to name the field: "request/body/x must ...". */
-function validationMessage(err: { message: string; errors?: { path?: string; message: string }[] }): string {
+export function validationMessage(err: { message: string; errors?: { path?: string; message: string; errorCode?: string }[] }): string {
   if (!err.errors?.length) return err.message;
-  return err.errors
+  // A value out of its bounds is named first: under a oneOf (a form field's type) every other
+  // branch also reports its own `type` const and required properties, which say less.
+  const bound = (e: { errorCode?: string }) => boundKeywords.has(e.errorCode?.split('.')[0] ?? '');
+  return [...err.errors.filter(bound), ...err.errors.filter((e) => !bound(e))]
     .slice(0, 5)
     .map((e) => {
       const where = (e.path ?? '').replace(/^\//, '').replaceAll('/', '.');
+      // A closed object's unknown property (its path names it): said so, not as "must NOT have unevaluated properties".
+      if (where && e.errorCode === 'unevaluatedProperties.openapi.validation') return `${where} is not a property this object takes`;
       return where && !e.message.includes(where) ? `${where} ${e.message}` : e.message;
     })
     .join('; ');
@@ -66,8 +74,7 @@ export function toErrorAnswer(err: any, generation: Generation): ErrorAnswer {
   if (err instanceof DomainError)
     return { status: domainStatus(err, generation), message: err.message, headers: {}, ...(err.code ? { code: err.code } : {}) };
   // body-parser
-  if (err?.type === 'entity.parse.failed')
-    return { status: 400, message: `The request body is not valid JSON: ${err.message}`, headers: {} };
+  if (err?.type === 'entity.parse.failed') return { status: 400, message: notValidJson(err), headers: {} };
   if (err?.type === 'entity.too.large') return { status: 413, message: 'Request body is larger than 10 MB.', headers: {} };
   if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) {
     // express-openapi-validator: 400 validation, 404 unknown path, 405 method, 415 media type.

@@ -6,6 +6,8 @@ import { projectHandlers } from './projects.ts';
 import { qualityHandlers } from './quality.ts';
 import { taskHandlers, type HandlerDeps } from './tasks.ts';
 import { trainingHandlers } from './training.ts';
+import { storageHandlers } from './storage.ts';
+import { transferHandlers } from './transfer.ts';
 import type { HandlerTable, Operations } from './typed.ts';
 import { workforceManagementHandlers } from './workforce/handlers.ts';
 import { currentTaskListView, currentTaskView, legacyTaskListView, legacyTaskView } from './views/tasks.ts';
@@ -33,6 +35,8 @@ export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['cur
     ...workforceManagementHandlers(deps),
     ...qualityHandlers(deps),
     ...identityHandlers(deps.uow, deps.identityDeps),
+    ...transferHandlers(deps),
+    ...storageHandlers(deps),
   };
 }
 
@@ -56,6 +60,7 @@ function taskCreations<H>(create: H) {
     createLineAnnotationTask: create,
     createPolygonAnnotationTask: create,
     createSegmentAnnotationTask: create,
+    createSegmentAnnotationTaskAlias: create,
     createCategorizationTask: create,
     createComparisonTask: create,
     createDataCollectionTask: create,

@@ -38,7 +38,7 @@ import { authFailureLimit, failureLimit } from './auth.ts';
 import type { IdentityDeps } from './identity-deps.ts';
 import { HttpError, authChallenge } from './errors.ts';
 import { clearCookie, sessionCookieName, setCookie, ssoCookieName } from './member-auth.ts';
-import { flag, parseTimeFilter } from './tasks.ts';
+import { flag, parseTimeFilter } from './filters.ts';
 import { afterCommit, WithHeaders, type HandlerTable, type Operations } from './typed.ts';
 import {
   accountSecurityView,
@@ -60,7 +60,14 @@ export const memberPasswordOperations: ReadonlySet<string> = new Set([
 ]);
 
 /** The operations that write their own activity entries, in the transaction that makes their change. */
-export const selfRecordedOperations: ReadonlySet<string> = new Set(['loginMember', 'completeSsoLogin', 'setMemberPassword']);
+export const selfRecordedOperations: ReadonlySet<string> = new Set([
+  'loginMember',
+  'completeSsoLogin',
+  'setMemberPassword',
+  // Their change follows work that must hold no transaction: a bucket's test, a file's upload.
+  'createStorageConnection',
+  'createImport',
+]);
 
 const tooMany = (wait: number) =>
   new HttpError(
@@ -147,25 +154,25 @@ export function identityHandlers(uow: UnitOfWork, deps: IdentityDeps | undefined
   };
 
   return {
-    async loginMember({ body, origin }) {
+    async loginMember({ body, requester }) {
       const memberKey = `${body.account}\n${body.email.toLowerCase()}`;
-      const wait = Math.max(d.addressFailures.retryAfter(origin.address), d.memberFailures.retryAfter(memberKey));
+      const wait = Math.max(d.addressFailures.retryAfter(requester.address), d.memberFailures.retryAfter(memberKey));
       if (wait > 0) throw tooMany(wait);
       // Counted as a failure of the address and of the member before the password is checked (as a
       // worker's log-in, http/workforce/auth.ts): concurrent tries cannot pass the limit; what turns
       // out not to be a failure is given back.
-      const overAddress = await d.addressFailures.failed(origin.address);
+      const overAddress = await d.addressFailures.failed(requester.address);
       if (overAddress > 0) throw tooMany(overAddress);
       const overMember = await d.memberFailures.failed(memberKey);
       if (overMember > 0) {
-        await d.addressFailures.forgive(origin.address);
+        await d.addressFailures.forgive(requester.address);
         throw tooMany(overMember);
       }
-      const forgive = () => Promise.all([d.addressFailures.forgive(origin.address), d.memberFailures.forgive(memberKey)]);
+      const forgive = () => Promise.all([d.addressFailures.forgive(requester.address), d.memberFailures.forgive(memberKey)]);
       const outcome = await passwordLogin(
         uow,
         { account: body.account, email: body.email, password: body.password, totpCode: body.totp_code },
-        { address: origin.address, userAgent: origin.userAgent, origin },
+        { address: requester.address, userAgent: requester.userAgent, origin: requester },
         settings,
         now(),
       );
@@ -191,7 +198,7 @@ export function identityHandlers(uow: UnitOfWork, deps: IdentityDeps | undefined
       await forgive();
       const { grant, account, rules } = outcome;
       const view = memberSessionView(grant.session, grant.member, account, grant.secret, rules.requireTotp && !grant.member.totpSecret);
-      return new WithHeaders(view, { 'Set-Cookie': sessionCookie(grant.secret, grant.session.absoluteExpiresAt, origin.secure) });
+      return new WithHeaders(view, { 'Set-Cookie': sessionCookie(grant.secret, grant.session.absoluteExpiresAt, requester.secure) });
     },
     async getMemberSession({ principal, caller }) {
       const p = member(principal);
@@ -199,27 +206,27 @@ export function identityHandlers(uow: UnitOfWork, deps: IdentityDeps | undefined
       if (!found) throw new HttpError(401, 'The session has ended.', authChallenge, 'unauthenticated');
       return memberSessionView(found.session, found.member, caller.account, p.secret, p.secondFactorSetupRequired);
     },
-    async logoutMember({ principal, origin }) {
+    async logoutMember({ principal, requester }) {
       const p = member(principal);
       const ended = (await uow.memberSessions.end(p.memberId, p.sessionId, now())) ? 1 : 0;
-      return new WithHeaders({ ended_sessions: ended }, { 'Set-Cookie': clearCookie(sessionCookieName, '/', origin.secure) });
+      return new WithHeaders({ ended_sessions: ended }, { 'Set-Cookie': clearCookie(sessionCookieName, '/', requester.secure) });
     },
     async listMemberSessions({ principal }) {
       const p = member(principal);
       return { docs: (await uow.memberSessions.live(p.memberId, now())).map((s) => sessionSummaryView(s, p.sessionId)) };
     },
-    async logoutMemberEverywhere({ principal, origin }) {
+    async logoutMemberEverywhere({ principal, requester }) {
       const p = member(principal);
       const ended = await uow.memberSessions.endAll(p.memberId, now());
       noteActivity({ target: { type: 'member', id: p.memberId }, details: { ended_sessions: ended } });
-      return new WithHeaders({ ended_sessions: ended }, { 'Set-Cookie': clearCookie(sessionCookieName, '/', origin.secure) });
+      return new WithHeaders({ ended_sessions: ended }, { 'Set-Cookie': clearCookie(sessionCookieName, '/', requester.secure) });
     },
     async deleteMemberSession({ principal, path }) {
       const p = member(principal);
       if (!(await uow.memberSessions.end(p.memberId, path.sessionId, now()))) throw notFound(`Session ${path.sessionId} not found.`);
       return { ended_sessions: 1 };
     },
-    async setMemberPassword({ principal, caller, body, origin }) {
+    async setMemberPassword({ principal, caller, body, requester }) {
       const p = member(principal);
       const ended = await changeOwnPassword(
         uow,
@@ -229,7 +236,7 @@ export function identityHandlers(uow: UnitOfWork, deps: IdentityDeps | undefined
         p.sessionId,
         settings,
         now(),
-        origin,
+        requester,
       );
       if (ended === 'wrong_password') throw new HttpError(401, 'current_password is wrong.', authChallenge, 'login_failed');
       return { ended_sessions: ended };
@@ -263,9 +270,9 @@ export function identityHandlers(uow: UnitOfWork, deps: IdentityDeps | undefined
       });
       return { member: memberView(accepted), account: account?.name ?? '' };
     },
-    async createPasswordReset({ body, origin }) {
+    async createPasswordReset({ body, requester }) {
       // Each request counts as a failure of its address: it cannot be used to mail someone over and over.
-      const over = await d.addressFailures.failed(origin.address);
+      const over = await d.addressFailures.failed(requester.address);
       if (over > 0) throw tooMany(over);
       const account = await uow.accounts.findByName(body.account);
       const found = account ? await uow.members.findByEmail(account.accountId, body.email) : null;
@@ -374,7 +381,7 @@ export function identityHandlers(uow: UnitOfWork, deps: IdentityDeps | undefined
       noteActivity({ target: { type: 'sso', id: caller.account.accountId } });
       return accountSecurityView(await deleteSsoSettings(uow, caller.account.accountId));
     },
-    async startSsoLogin({ body, origin }) {
+    async startSsoLogin({ body, requester }) {
       const started = await startSsoLogin(uow, body.account, d.oidc, redirectUri(), now());
       return new WithHeaders(
         { authorization_url: started.url, expires_at: started.expiresAt.toISOString() },
@@ -383,28 +390,28 @@ export function identityHandlers(uow: UnitOfWork, deps: IdentityDeps | undefined
             path: '/v1/sso',
             maxAgeSeconds: ssoLoginTtlMs / 1000,
             sameSite: 'Lax',
-            secure: origin.secure,
+            secure: requester.secure,
           }),
         },
       );
     },
-    async completeSsoLogin({ body, origin }) {
+    async completeSsoLogin({ body, requester }) {
       const params: Record<string, string> = {};
       for (const [k, v] of Object.entries(body ?? {})) if (typeof v === 'string') params[k] = v;
       const { grant, account } = await completeSsoLogin(
         uow,
-        origin.ssoAttempt,
+        requester.ssoAttempt,
         { code: body?.code, state: body?.state, iss: body?.iss, error: body?.error, errorDescription: body?.error_description, params },
         d.oidc,
         redirectUri(),
-        { address: origin.address, userAgent: origin.userAgent, origin },
+        { address: requester.address, userAgent: requester.userAgent, origin: requester },
         settings,
         now(),
       );
       return new WithHeaders(memberSessionView(grant.session, grant.member, account, grant.secret, false), {
         'Set-Cookie': [
-          sessionCookie(grant.secret, grant.session.absoluteExpiresAt, origin.secure),
-          clearCookie(ssoCookieName, '/v1/sso', origin.secure),
+          sessionCookie(grant.secret, grant.session.absoluteExpiresAt, requester.secure),
+          clearCookie(ssoCookieName, '/v1/sso', requester.secure),
         ],
       });
     },

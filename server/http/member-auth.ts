@@ -92,7 +92,7 @@ export async function authenticateSession(deps: MemberAuthDeps, req: Request, re
     secondFactorSetupRequired: rules.requireTotp && session.via === 'password' && !member.totpSecret,
   };
   res.locals.keyHash = `member:${session.sessionId}`;
-  res.locals.origin.mode = mode;
+  res.locals.requester.mode = mode;
   // A live request is counted whoever makes it.
   if (mode === 'live') await deps.uow.accounts.countLiveRequest(account.accountId);
   return true;

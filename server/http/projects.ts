@@ -1,9 +1,10 @@
 // Handlers of the project and batch operations (tags Projects and Batches), the same in both
 // generations.
 import { batchStatus, createBatch, finalizeBatch, getBatch, listBatches, setBatchArchived, setBatchMetadata } from '../domain/batches.ts';
-import type { BatchFilters } from '../domain/ports.ts';
-import { createProject, getProject, listProjects, setProjectOntology, setProjectParams } from '../domain/projects.ts';
-import { flag, parseTimeFilter, type HandlerDeps } from './tasks.ts';
+import { createProject, getProject, listProjects, setProjectArchived, setProjectOntology, setProjectParams } from '../domain/projects.ts';
+import { canonicalType } from '../domain/type-names.ts';
+import { batchFilters, projectFilters } from './filters.ts';
+import type { HandlerDeps } from './tasks.ts';
 import type { OperationRequest, Operations } from './typed.ts';
 import { batchCountsView, batchListView, batchView, projectListView, projectView } from './views/projects.ts';
 
@@ -11,28 +12,28 @@ type Request<Id extends keyof Operations['current']> = OperationRequest<Operatio
 
 export function projectHandlers({ uow, contract }: HandlerDeps) {
   return {
-    createProject: async ({ body, caller }: Request<'createProject'>) =>
-      projectView(await createProject(uow, caller, body, contract.paramNamesOf(body.type), new Date())),
-    listProjects: async ({ caller }: Request<'listProjects'>) => projectListView(await listProjects(uow, caller)),
+    async createProject({ body, caller }: Request<'createProject'>) {
+      // An alias names its type here too.
+      const type = canonicalType(body.type);
+      return projectView(await createProject(uow, caller, { ...body, type }, contract.paramNamesOf(type), new Date()));
+    },
+    listProjects: async ({ query, caller }: Request<'listProjects'>) =>
+      projectListView(await listProjects(uow, caller, projectFilters(query))),
     getProject: async ({ path, caller }: Request<'getProject'>) => projectView(await getProject(uow, caller, path.projectName)),
     setProjectParams: async ({ path, body, caller }: Request<'setProjectParams'>) =>
       projectView(await setProjectParams(uow, caller, path.projectName, body, contract.paramNamesOf, new Date())),
     setProjectOntology: async ({ path, body, caller }: Request<'setProjectOntology'>) =>
       projectView(await setProjectOntology(uow, caller, path.projectName, body, new Date())),
+    archiveProject: async ({ path, caller }: Request<'archiveProject'>) =>
+      projectView(await setProjectArchived(uow, caller, path.projectName, true)),
+    unarchiveProject: async ({ path, caller }: Request<'unarchiveProject'>) =>
+      projectView(await setProjectArchived(uow, caller, path.projectName, false)),
     createBatch: async ({ body, caller }: Request<'createBatch'>) => batchView(await createBatch(uow, caller, body, new Date())),
     getBatch: async ({ path, caller }: Request<'getBatch'>) => batchView(await getBatch(uow, caller, path.batchName)),
     async listBatches({ query: q, caller }: Request<'listBatches'>) {
-      const filters: BatchFilters = {};
-      if (q.project !== undefined) filters.project = q.project;
-      if (q.status !== undefined) filters.status = q.status;
-      const start = parseTimeFilter('start_time', q.start_time);
-      const end = parseTimeFilter('end_time', q.end_time);
-      if (start) filters.startTime = start;
-      if (end) filters.endTime = end;
-      if (flag(q.exclude_archived)) filters.excludeArchived = true;
       const limit = q.limit ?? 100;
       const offset = q.offset ?? 0;
-      return batchListView(await listBatches(uow, caller, filters, limit, offset), limit, offset);
+      return batchListView(await listBatches(uow, caller, batchFilters(q), limit, offset), limit, offset);
     },
     finalizeBatch: async ({ path, caller }: Request<'finalizeBatch'>) =>
       batchView(await finalizeBatch(uow, caller, path.batchName, new Date())),

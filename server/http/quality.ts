@@ -4,7 +4,8 @@ import { projectQuality } from '../domain/quality/metrics.ts';
 import { getQualityPolicy, setQualityPolicy } from '../domain/quality/policy.ts';
 import { promoteTask } from '../domain/quality/promote.ts';
 import { workerStats } from '../domain/quality/stats.ts';
-import { parseTimeFilter, type HandlerDeps } from './tasks.ts';
+import { parseTimeFilter } from './filters.ts';
+import type { HandlerDeps } from './tasks.ts';
 import type { HandlerTable, Operations, WorkerHandlerTable } from './typed.ts';
 import { qualityPolicyView, projectQualityView, workerStatsView } from './views/quality.ts';
 import { trainingTaskView } from './views/training.ts';
@@ -41,9 +42,10 @@ export function qualityHandlers({
   };
 }
 
-export function workerQualityHandlers({ uow }: WorkerApiDeps): Pick<WorkerHandlerTable, 'getWorkerStats'> {
+export function workerQualityHandlers({ uow, now }: WorkerApiDeps): Pick<WorkerHandlerTable, 'getWorkerStats'> {
   return {
+    // The work loop's clock: the figures are as of the clock the work they count was stamped by.
     getWorkerStats: async ({ worker, query }) =>
-      workerStatsView(await workerStats(uow, worker, parseTimeFilter('since', query.since), new Date())),
+      workerStatsView(await workerStats(uow, worker, parseTimeFilter('since', query.since), now())),
   };
 }

@@ -38,6 +38,19 @@ function literalTargetRefusal(target: string, allowPrivateNetworks: readonly str
   return refusalReason(hostname, allowPrivateNetworks) !== null ? 'not a public address' : null;
 }
 
+/** Why a task creation body's callback or attachment URL is refused (a private address), or null. */
+export function privateTargetProblem(body: Json, kind: 'task' | 'batch', allowPrivateNetworks: readonly string[]): string | null {
+  const targets: [string, unknown][] =
+    kind === 'batch'
+      ? [['callback', body.callback]]
+      : [['callback_url', body.callback_url], ...attachmentUrls(body).map((u): [string, unknown] => ['attachment', u])];
+  for (const [field, value] of targets) {
+    const why = typeof value === 'string' ? literalTargetRefusal(value, allowPrivateNetworks) : null;
+    if (why) return `${field} ${value} points to ${why} (private networks are not allowed on this server).`;
+  }
+  return null;
+}
+
 /** On the creations `fieldsOf` names: the callback and attachment URLs of the body, checked. */
 export function refusePrivateTargets(
   allowPrivateNetworks: readonly string[],
@@ -47,14 +60,7 @@ export function refusePrivateTargets(
     const kind = req.method === 'POST' ? fieldsOf(req.path) : null;
     const body = req.body as Json | undefined;
     if (!kind || !body || typeof body !== 'object') return next();
-    const targets: [string, unknown][] =
-      kind === 'batch'
-        ? [['callback', body.callback]]
-        : [['callback_url', body.callback_url], ...attachmentUrls(body).map((u): [string, unknown] => ['attachment', u])];
-    for (const [field, value] of targets) {
-      const why = typeof value === 'string' ? literalTargetRefusal(value, allowPrivateNetworks) : null;
-      if (why) return next(new HttpError(400, `${field} ${value} points to ${why} (private networks are not allowed on this server).`));
-    }
-    next();
+    const problem = privateTargetProblem(body, kind, allowPrivateNetworks);
+    next(problem ? new HttpError(400, problem) : undefined);
   };
 }

@@ -1,11 +1,12 @@
 // Handlers of the task operations (tags Tasks and Task creation), shared by both generations: the
 // generation's views make the difference.
 import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
-import { invalid } from '../domain/errors.ts';
 import type { Generation, Json, Task } from '../domain/model.ts';
-import type { TaskFilters, UnitOfWork } from '../domain/ports.ts';
+import type { UnitOfWork } from '../domain/ports.ts';
 import type { WorkSettings } from '../domain/workforce/work.ts';
 import type { IdentitySettings } from '../domain/workforce/identity.ts';
+import type { StorageSettings } from '../storage/s3.ts';
+import type { TransferDeps } from '../transfer/settings.ts';
 import {
   addTaskTags,
   auditTask,
@@ -21,12 +22,15 @@ import {
   setTaskUniqueId,
   type TaskPage,
 } from '../domain/tasks.ts';
-import type { Contract } from './contract.ts';
 import type { IdentityDeps } from './identity-deps.ts';
+import type { RequestHandler } from 'express';
+import { loadContract, type Contract } from './contract.ts';
+import { canonicalType } from '../domain/type-names.ts';
+import { flag, taskFilters } from './filters.ts';
 import { HttpError } from './errors.ts';
 import { concurrentAnswer } from './idempotency.ts';
 import { Replay, type OperationRequest, type Operations } from './typed.ts';
-import { callbackHistoryView, statusesFor, type ListShape } from './views/tasks.ts';
+import { callbackHistoryView, type ListShape } from './views/tasks.ts';
 
 export interface HandlerDeps {
   uow: UnitOfWork;
@@ -37,6 +41,10 @@ export interface HandlerDeps {
   work?: WorkSettings;
   /** Members, sessions, single sign-on (tag Identity); defaults (nothing mailed, no SSO) when absent. */
   identityDeps?: IdentityDeps | undefined;
+  /** Imports and exports (config.transfer); none: the server answers them 503... see http/transfer.ts. */
+  transfer?: TransferDeps;
+  /** Customers' buckets (config.storage); defaults when absent. */
+  storage?: StorageSettings;
 }
 
 /** The request of an operation whose types are the same in both generations. */
@@ -47,9 +55,9 @@ export type CreationRequest = Pick<OperationRequest<unknown>, 'caller' | 'route'
   body: Json | undefined;
 };
 
-/** The list filters of either generation (the older one has `offset` and fewer statuses). */
+/** The list query of either generation (the older one has `offset` and fewer statuses). */
 type TaskListQuery = Omit<NonNullable<Operations['current']['listTasks']['parameters']['query']>, 'status'> &
-  Pick<NonNullable<Operations['legacy']['listTasks']['parameters']['query']>, 'offset'> & { status?: Task['status'] };
+  Pick<NonNullable<Operations['legacy']['listTasks']['parameters']['query']>, 'offset'> & { status?: Task['status'][] };
 
 /** How a generation shows tasks and pages their list. */
 export interface TaskViews<TaskWire, ListWire> {
@@ -59,50 +67,33 @@ export interface TaskViews<TaskWire, ListWire> {
   pagesByOffset: boolean;
 }
 
-// The contract's TimeFilter pattern, read: date, then optionally `T` or a space, the time, seconds,
-// a fraction and an offset (`Z`, `+01:00`, `+0100`, `+01`; a space for the sign is a `+` that form
-// decoding turned into a space). Whatever the pattern accepts is read here.
-const timeFilter =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+ -])(\d{2})(?::?(\d{2}))?)?)?$/;
-// What the database stores (PostgreSQL has no year 0 and ISO strings past 9999 need a sign).
-const firstStored = Date.parse('0001-01-01T00:00:00.000Z');
-const lastStored = Date.parse('9999-12-31T23:59:59.999Z');
-
-export function parseTimeFilter(name: string, value: string | undefined): Date | undefined {
-  if (value === undefined) return undefined;
-  const text = String(value);
-  const m = timeFilter.exec(text);
-  if (!m) throw invalid(`${name} is not a date or date-time: "${text}".`);
-  const [, y, mo, d, h = '0', mi = '0', sec = '0', fraction = '', , sign, oh = '0', om = '0'] = m;
-  const date = new Date(0);
-  // setUTCFullYear, not Date.UTC: that maps years 0-99 to 1900-1999.
-  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
-  // Date rolls 2026-02-30 over to March 2; such a date does not exist.
-  if (date.getUTCMonth() !== Number(mo) - 1 || date.getUTCDate() !== Number(d))
-    throw invalid(`${name} is not a date or date-time: "${text}".`);
-  date.setUTCHours(Number(h), Number(mi), Number(sec), Number(fraction.padEnd(3, '0').slice(0, 3)));
-  const offsetMinutes = sign ? (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) : 0;
-  const time = date.getTime() - offsetMinutes * 60_000;
-  if (time < firstStored || time > lastStored) {
-    throw invalid(`${name} is outside the times the service stores (0001-01-01 to 9999-12-31 UTC): "${text}".`);
-  }
-  return new Date(time);
+/**
+ * `POST /v1/task/<name>` where this generation creates no type of that name: 404 naming it and the
+ * types it creates (and, on the older generation, where a type of the current one is created). The
+ * validator alone would answer 405: the path reads as a task's, which takes no POST. A task id (24
+ * hex characters) is left to it.
+ */
+export function unknownCreationTypes(contract: Contract): RequestHandler {
+  const typesOf = (c: Contract) => [...new Set([...c.creations.values()].map((op) => op.type))];
+  const created = typesOf(contract);
+  const currentOnly = new Set(contract.generation === 'legacy' ? typesOf(loadContract('current')).filter((t) => !created.includes(t)) : []);
+  return (req, _res, next) => {
+    const m = req.method === 'POST' ? /^\/v1\/task\/([^/]+)$/.exec(req.path) : null;
+    if (!m?.[1] || contract.creations.has(req.path) || /^[0-9a-f]{24}$/.test(m[1])) return next();
+    let name = m[1];
+    try {
+      name = decodeURIComponent(name);
+    } catch {
+      // Shown as sent.
+    }
+    const elsewhere = currentOnly.has(canonicalType(name))
+      ? ` ${canonicalType(name)} tasks are created through the current generation (POST /v1/task/${name}, without /legacy).`
+      : '';
+    next(
+      new HttpError(404, `Unknown task type "${name}": this generation creates ${created.join(', ')} (POST /v1/task/<type>).${elsewhere}`),
+    );
+  };
 }
-
-const latest = (a: Date | undefined, b: Date | undefined) => (a && b ? (a > b ? a : b) : (a ?? b));
-const earliest = (a: Date | undefined, b: Date | undefined) => (a && b ? (a < b ? a : b) : (a ?? b));
-/** A query boolean (`true`/`false` in any letter case, checked by the contract). */
-export const flag = (value: string | undefined) => String(value ?? 'false').toLowerCase() === 'true';
-
-/** Repeated keys and comma-joined values alike (`tags=a&tags=b,c`). */
-const listOf = (value: string | string[] | undefined): string[] | undefined => {
-  if (value === undefined) return undefined;
-  const items = (Array.isArray(value) ? value : [value])
-    .flatMap((v) => String(v).split(','))
-    .map((s) => s.trim())
-    .filter(Boolean);
-  return items.length ? items : undefined;
-};
 
 export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: HandlerDeps, views: TaskViews<TaskWire, ListWire>) {
   const gen: Generation = contract.generation;
@@ -143,23 +134,7 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: Handle
     create,
     getTask: async ({ path, caller }: Shared<'getTask'>) => views.task(await getTask(uow, caller, path.taskId, new Date())),
     async listTasks({ query: q, caller }: { query: TaskListQuery; caller: Shared<'listTasks'>['caller'] }) {
-      const filters: TaskFilters = {
-        // created_after/created_before are start_time/end_time by other names: both bounds apply.
-        startTime: latest(parseTimeFilter('start_time', q.start_time), parseTimeFilter('created_after', q.created_after)),
-        endTime: earliest(parseTimeFilter('end_time', q.end_time), parseTimeFilter('created_before', q.created_before)),
-        statuses: q.status === undefined ? undefined : statusesFor(gen, q.status),
-        type: q.type,
-        project: q.project,
-        batch: q.batch,
-        uniqueId: q.unique_id,
-        tags: listOf(q.tags),
-        customerReviewStatus: q.customer_review_status,
-        completedAfter: parseTimeFilter('completed_after', q.completed_after),
-        completedBefore: parseTimeFilter('completed_before', q.completed_before),
-        updatedAfter: parseTimeFilter('updated_after', q.updated_after),
-        updatedBefore: parseTimeFilter('updated_before', q.updated_before),
-      };
-      for (const key of Object.keys(filters) as (keyof TaskFilters)[]) if (filters[key] === undefined) delete filters[key];
+      const filters = taskFilters(q, gen);
       const limit = q.limit ?? 100;
       const offset = views.pagesByOffset ? (q.offset ?? 0) : undefined;
       // The shape flags change no match: a next_token stays bound to the filters alone.
@@ -170,7 +145,16 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: Handle
         limit,
         ...(offset !== undefined ? { offset } : {}),
         ...(typeof q.next_token === 'string' ? { nextToken: q.next_token } : {}),
-        filterKey: JSON.stringify(Object.entries(filterParams).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+        filterKey: JSON.stringify(
+          Object.entries(filterParams)
+            // A filter of one value is bound as the value itself, as before list filters took several:
+            // a next_token issued then stays valid.
+            .map(([name, value]): [string, unknown] => [
+              name,
+              Array.isArray(value) && value.length === 1 && name !== 'tags' ? value[0] : value,
+            ])
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        ),
       });
       return views.list(page, limit, offset ?? 0, { attachmentUrl: flag(q.include_attachment_url), limited: flag(q.limited_response) });
     },

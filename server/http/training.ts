@@ -4,18 +4,20 @@
 import type { components } from '../../generated/current.ts';
 import type { Json } from '../domain/model.ts';
 import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
-import { isRecord } from '../domain/json.ts';
 import { createTrainingTask, getTrainingTask, listTrainingTasks, type TrainingKind } from '../domain/training.ts';
-import { coerceBody } from './coerce.ts';
 import type { Contract, Json as Schema } from './contract.ts';
 import { HttpError } from './errors.ts';
 import { concurrentAnswer } from './idempotency.ts';
-import { parseTimeFilter, type CreationRequest, type HandlerDeps } from './tasks.ts';
+import { trainingFilters } from './filters.ts';
+import type { CreationRequest, HandlerDeps } from './tasks.ts';
 import { Replay, type OperationRequest, type Operations } from './typed.ts';
 import { trainingTaskListView, trainingTaskView } from './views/training.ts';
 
 type Schemas = components['schemas'];
 type Request<Id extends keyof Operations['current']> = OperationRequest<Operations['current'][Id]>;
+
+/** A training or evaluation creation's answers: kept exactly as sent (not typed like its parameters). */
+export const trainingAnswers: ReadonlySet<string> = new Set(['expected_response', 'initial_response']);
 
 export interface TrainingCreation {
   operationId: string;
@@ -63,16 +65,13 @@ export function trainingHandlers({ uow, contract }: HandlerDeps) {
   const create = async ({ route, body, caller, idempotency }: CreationRequest): Promise<Schemas['TrainingTask'] | Replay> => {
     const op = creations.get(route);
     if (!op) throw new HttpError(404, 'Not found: no such endpoint.');
-    const sent = body ?? {};
-    // Lenient parameter values the validator accepted ("allow_unlabeled": "true") are stored typed,
-    // as on task creation; the answers are stored exactly as sent.
-    const typed = coerceBody(sent, op.bodySchema, contract.resolve, false);
     try {
       const task = await createTrainingTask(uow, {
         caller,
         kind: op.kind,
         type: op.type,
-        body: { ...(isRecord(typed) ? typed : {}), expected_response: sent.expected_response, initial_response: sent.initial_response },
+        // Typed before the contract checked it (app.ts), as every creation's body; the answers as sent.
+        body: body ?? {},
         paramNames: op.paramNames,
         now: new Date(),
         idempotency,
@@ -93,7 +92,7 @@ export function trainingHandlers({ uow, contract }: HandlerDeps) {
       const page = await listTrainingTasks(uow, {
         caller,
         kind,
-        filters: { type: q.type, startTime: parseTimeFilter('start_time', q.start_time), endTime: parseTimeFilter('end_time', q.end_time) },
+        filters: trainingFilters(q),
         limit,
         offset,
       });

@@ -1,15 +1,17 @@
 // Handlers typed by the contract (after Backstage's backend-openapi-utils `DocRequestHandler`): a
 // handler table keyed by operationId, one handler per operation of a contract (the compiler fails
 // when one is missing), each receiving its operation's path parameters, query and body as
-// generated/ types them, and returning the operation's 200 answer (or NoContent, a 204; or
-// Streamed, a file passed on).
+// generated/ types them, and returning the operation's 200 answer (or NoContent, a 204; a Download,
+// a file made here; or Streamed, a file passed on).
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Request, RequestHandler, Response } from 'express';
 import type { OpenApiRequest } from 'express-openapi-validator/dist/framework/types.js';
 import type { operations as CurrentOperations, paths as CurrentPaths } from '../../generated/current.ts';
 import type { operations as LegacyOperations, paths as LegacyPaths } from '../../generated/legacy.ts';
 import type { operations as WorkforceOperations, paths as WorkforcePaths } from '../../generated/workforce.ts';
 import type { Caller } from '../domain/model.ts';
-import type { Origin, Principal } from './access.ts';
+import type { Principal, Requester } from './access.ts';
 import type { WorkerPrincipal } from '../domain/workforce/worker.ts';
 import type { SavedAnswer } from '../domain/ports.ts';
 import { HttpError } from './errors.ts';
@@ -25,7 +27,7 @@ declare global {
       /** Who is asking (http/access.ts): a key, a member's session, or nobody on a public operation. */
       principal: Principal;
       /** Where the request came from, for the activity log. */
-      origin: Origin;
+      requester: Requester;
       keyHash: string;
       /** Set by the worker API's authentication on every request that reaches a worker handler. */
       worker: WorkerPrincipal;
@@ -88,8 +90,25 @@ export interface OperationRequest<Op> {
   liveRequest?: LiveRequest | undefined;
   /** Who is asking: a key, a member's session, or nobody (a public operation). */
   principal: Principal;
-  /** The client address, request id and User-Agent. */
-  origin: Origin;
+  /** The client address, request id and User-Agent (for the activity log and log-in throttles). */
+  requester: Requester;
+  /**
+   * A body no parser read (a file streamed to `POST /v1/imports`): the request itself, with its
+   * declared type and length. Absent for JSON and form bodies.
+   */
+  upload?: Upload | undefined;
+  /** The scheme, host and port the request was made to (`http://127.0.0.1:8080`), for links in answers. */
+  origin?: string;
+  /** Aborted when the client goes away before its answer is sent (a long poll then claims nothing). */
+  signal?: AbortSignal;
+}
+
+/** A streamed request body (see OperationRequest.upload). */
+export interface Upload {
+  stream: Readable;
+  contentType: string | undefined;
+  /** The Content-Length header, when the body has one (a chunked body has none). */
+  contentLength: number | undefined;
 }
 
 /** A live request whose counting was left to its work: `counted` once something counted it. */
@@ -98,7 +117,7 @@ export interface LiveRequest {
 }
 
 /** A request of the worker API: the worker instead of an account. */
-export interface WorkerOperationRequest<Op> extends Omit<OperationRequest<Op>, 'caller' | 'principal' | 'origin'> {
+export interface WorkerOperationRequest<Op> extends Omit<OperationRequest<Op>, 'caller' | 'principal' | 'requester'> {
   worker: WorkerPrincipal;
   credential: WorkerCredential;
 }
@@ -146,9 +165,24 @@ export class Streamed {
 /** Whether an operation documents a 206 (a byte range of a file): only those may answer Streamed. */
 type StreamedOf<Op> = Op extends { responses: { 206: unknown } } ? Streamed : never;
 
+/** A 200 answer that is a file, streamed (an import's refused lines): its media type and its bytes. */
+export class Download {
+  constructor(
+    readonly contentType: string,
+    readonly body: AsyncIterable<string | Buffer>,
+  ) {}
+}
+
+/** Whether an operation's 200 answer is something else than JSON: only those may answer a Download. */
+type DownloadOf<Op> = Op extends { responses: { 200: { content: infer C } } }
+  ? Exclude<keyof C, 'application/json'> extends never
+    ? never
+    : Download
+  : never;
+
 export type OperationHandler<Op> = (
   request: OperationRequest<Op>,
-) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op> | WithHeaders<AnswerOf<Op>>>;
+) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op> | DownloadOf<Op> | WithHeaders<AnswerOf<Op>>>;
 export type WorkerOperationHandler<Op> = (
   request: WorkerOperationRequest<Op>,
 ) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op> | StreamedOf<Op>>;
@@ -170,7 +204,10 @@ type WireHandler = (request: {
   idempotency: IdempotencyContext | undefined;
   liveRequest: LiveRequest | undefined;
   principal: Principal;
-  origin: Origin;
+  requester: Requester;
+  upload: Upload | undefined;
+  origin: string;
+  signal: AbortSignal;
 }) => Promise<unknown>;
 
 /**
@@ -186,9 +223,24 @@ export function dispatch(
     try {
       const handler = handlers.get(req.openapi?.schema.operationId ?? '');
       if (!req.openapi || !handler) throw new HttpError(404, 'Not found: no such endpoint.');
-      const { caller, worker, workerToken: credential, idempotency, body, liveRequest, principal, origin } = res.locals;
+      const { caller, worker, workerToken: credential, idempotency, body, liveRequest, principal, requester } = res.locals;
       req.body = body;
+      // A body that no parser read (a file to import) is the handler's to stream.
+      const length = Number(req.get('content-length'));
+      const upload: Upload | undefined =
+        body === undefined && req.get('content-type') !== undefined && req.readable && !req.readableEnded
+          ? {
+              stream: req,
+              contentType: req.get('content-type'),
+              contentLength: Number.isSafeInteger(length) && length >= 0 ? length : undefined,
+            }
+          : undefined;
+      const gone = new AbortController();
+      res.once('close', () => {
+        if (!res.writableFinished) gone.abort();
+      });
       let answer = await handler({
+        signal: gone.signal,
         path: req.openapi.pathParams,
         query: req.query,
         body,
@@ -199,13 +251,18 @@ export function dispatch(
         idempotency,
         liveRequest,
         principal,
-        origin,
+        requester,
+        upload,
+        origin: `${req.protocol}://${req.get('host') ?? 'localhost'}`,
       });
       if (answer instanceof AfterCommit) answer = await answer.finish();
       if (answer instanceof Replay) replay(res, answer.saved);
       else if (answer instanceof WithHeaders) {
         for (const [name, value] of Object.entries(answer.headers)) res.append(name, value);
         res.status(200).json(answer.body);
+      } else if (answer instanceof Download) {
+        res.status(200).type(answer.contentType);
+        await pipeline(Readable.from(answer.body), res);
       } else if (answer instanceof NoContent) res.status(204).set(answer.headers).end();
       else if (answer instanceof Streamed) await answer.send(req, res);
       else res.status(200).json(answer);

@@ -1,7 +1,6 @@
 // The repositories of customer identity (issue 34): members, sessions, links, log-in rules and SSO
 // settings, SSO log-ins, scoped API keys and the activity log. TOTP seeds, the OIDC client secret and
 // PKCE verifiers are sealed here on the way in and opened on the way out (secrets.ts).
-import { createHmac, hkdfSync } from 'node:crypto';
 import { and, asc, count, desc, eq, gt, gte, isNull, like, lt, lte, or, sql, type SQL } from 'drizzle-orm';
 import type { ActivityEntry, ActivityRepository } from '../domain/identity/activity.ts';
 import {
@@ -24,11 +23,6 @@ import type { SecretBox } from './secrets.ts';
 
 type MemberRow = typeof members.$inferSelect;
 type IdentityRow = typeof accountIdentity.$inferSelect;
-
-/** The key that signs member links: derived from the secrets key, for this use only. */
-function linkKey(secrets: SecretBox): Buffer {
-  return Buffer.from(hkdfSync('sha256', secrets.macKey, Buffer.alloc(0), 'humantask member links', 32));
-}
 
 export function identityRepositories(db: Database, secrets: SecretBox) {
   const seal = (v: string | null) => (v === null ? null : secrets.seal(v));
@@ -65,7 +59,6 @@ export function identityRepositories(db: Database, secrets: SecretBox) {
     createdBy: (r.createdBy as ApiKeyRecord['createdBy']) ?? null,
   });
   const liveKey = (now: Date) => and(isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, now)));
-  const key = linkKey(secrets);
 
   const membersRepo: MemberRepository = {
     async insert(member) {
@@ -213,7 +206,8 @@ export function identityRepositories(db: Database, secrets: SecretBox) {
     },
     token(link) {
       const signed = [link.linkId, link.accountId, link.memberId, link.purpose, link.expiresAt.toISOString()].join('\n');
-      return `htl_${link.linkId}.${createHmac('sha256', key).update(signed).digest('base64url')}`;
+      // Signed with a key derived from the secrets key for this use only (secrets.ts).
+      return `htl_${link.linkId}.${secrets.sign('member links', signed)}`;
     },
   };
 

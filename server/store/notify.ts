@@ -9,10 +9,11 @@ export const workChannel = 'humantask_work';
 
 /**
  * The background jobs: callbacks in the outbox, live attachment checks, delayed test completions;
- * and `assignments`: live work became claimable (it wakes workers waiting in a long poll).
+ * `assignments`: live work became claimable (it wakes workers waiting in a long poll); `transfer`:
+ * an import or export is ready to be taken up.
  */
-export type WorkQueue = 'outbox' | 'attachment_check' | 'test_completion' | 'assignments';
-const queues: readonly string[] = ['outbox', 'attachment_check', 'test_completion', 'assignments'] satisfies WorkQueue[];
+export type WorkQueue = 'outbox' | 'attachment_check' | 'test_completion' | 'assignments' | 'transfer';
+const queues: readonly string[] = ['outbox', 'attachment_check', 'test_completion', 'assignments', 'transfer'] satisfies WorkQueue[];
 
 /** A nudge's payload: the queue, and the time the work falls due when that is later than now. */
 export const workPayload = (queue: WorkQueue, dueAt?: Date | null) => (dueAt ? `${queue}@${dueAt.getTime()}` : queue);

@@ -53,6 +53,47 @@ const requeueText = `WITH mine AS (
     WHERE EXISTS (SELECT 1 FROM mine) OR EXISTS (SELECT 1 FROM free))
   SELECT mine.task_id, (SELECT count(*) FROM wake) AS woken FROM mine`;
 
+/**
+ * For an evaluation in the place of live task $4 (worker $1, account $2, type $3): whether the
+ * worker handed that task back, whether one of theirs and how many evaluations stand in for it, the oldest of the
+ * account's live evaluation tasks of the type the worker never had, and the ids just before and
+ * after $4 among the tasks of its millisecond ($5 to $6).
+ */
+const evaluationForText = `SELECT
+    EXISTS (SELECT 1 FROM assignments WHERE task_id = $4::text AND worker_id = $1::text AND status IN ('released', 'expired')) AS handed_back,
+    EXISTS (SELECT 1 FROM assignments WHERE stands_for = $4::text AND worker_id = $1::text) AS stood_in_mine,
+    (SELECT count(*)::int FROM assignments WHERE stands_for = $4::text) AS stood_in,
+    (SELECT max(task_id) FROM tasks WHERE task_id >= $5::text AND task_id < $4::text) AS before,
+    (SELECT min(task_id) FROM tasks WHERE task_id > $4::text AND task_id <= $6::text) AS after,
+    e.id, e.type, e.params, e.expected_response, e.initial_response
+  FROM (SELECT 1) one LEFT JOIN LATERAL (
+    SELECT t.id, t.type, t.params, t.expected_response, t.initial_response FROM training_tasks t
+    WHERE t.account_id = $2::text AND t.mode = 'live' AND t.kind = 'evaluation' AND t.type = $3::text
+      AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.worker_id = $1::text AND a.quality_task_id = t.id)
+    ORDER BY t.created_at, t.id LIMIT 1) e ON true`;
+
+/** Whether a live task that one of the worker's ($1) evaluations issued since $2 stands in for is still open for attempts. */
+const openStandInText = `SELECT EXISTS (SELECT 1 FROM assignments s JOIN task_work tw ON tw.task_id = s.stands_for
+    WHERE s.worker_id = $1::text AND s.stands_for IS NOT NULL AND s.issued_at > $2::timestamptz
+      AND tw.stage = 'attempt' AND tw.open_slots > 0) AS open`;
+
+/**
+ * The worker's ($1) evaluations issued since $3 and handed back (released, or the lease lapsed),
+ * not given again, whose live task is still open for attempts in a project where they are
+ * qualified (as that task would come back to them), only project $2's when given; the first in
+ * that task's queue order.
+ */
+const returnedText = `SELECT ${assignmentRow.qualified('a')}, tw.priority AS stand_priority, (extract(epoch from tw.created_at) * 1000)::float8 AS stand_created_ms
+  FROM assignments a JOIN task_work tw ON tw.task_id = a.stands_for
+  WHERE a.worker_id = $1::text AND a.stands_for IS NOT NULL AND a.issued_at > $3::timestamptz AND a.status IN ('released', 'expired')
+    AND ($2::text IS NULL OR a.quality_project = $2::text)
+    AND tw.stage = 'attempt' AND tw.open_slots > 0
+    AND NOT EXISTS (SELECT 1 FROM assignments n WHERE n.task_id = a.task_id AND n.worker_id = a.worker_id AND n.issued_at > a.issued_at)
+    AND NOT EXISTS (SELECT 1 FROM worker_qualifications q WHERE q.worker_id = a.worker_id AND q.account_id = a.account_id
+      AND q.project = a.quality_project AND q.state <> 'qualified')
+  ORDER BY tw.priority DESC, tw.created_at, a.task_id
+  LIMIT 1`;
+
 const qualityTask = (row: typeof trainingTasks.$inferSelect): QualityTask => ({
   id: row.id,
   type: row.type,
@@ -147,17 +188,40 @@ export function qualificationRepository(db: Database, execute: Execute): Qualifi
       const rows = await db.select({ id: trainingTasks.id }).from(trainingTasks).where(training(accountId, type)).limit(1);
       return rows.length > 0;
     },
-    async unseenEvaluation(workerId, accountId, type) {
-      const [row] = await execute<{ id: string }>(
-        statement(
-          `SELECT t.id FROM training_tasks t
-           WHERE t.account_id = $2::text AND t.mode = 'live' AND t.kind = 'evaluation' AND t.type = $3::text
-             AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.worker_id = $1::text AND a.quality_task_id = t.id)
-           ORDER BY t.created_at, t.id LIMIT 1`,
-          [workerId, accountId, type],
-        ),
+    async evaluationFor(workerId, accountId, type, taskId) {
+      const ms = taskId.slice(0, 12);
+      const [row] = await execute<Record<string, unknown>>(
+        statement(evaluationForText, [workerId, accountId, type, taskId, `${ms}000000000000`, `${ms}ffffffffffff`]),
       );
-      return row ? byId(accountId, row.id) : null;
+      return {
+        handedBack: row?.handed_back === true,
+        stoodInMine: row?.stood_in_mine === true,
+        stoodIn: Number(row?.stood_in ?? 0),
+        task: row?.id
+          ? {
+              id: String(row.id),
+              type: String(row.type),
+              params: row.params as QualityTask['params'],
+              expectedResponse: row.expected_response as QualityTask['expectedResponse'],
+              initialResponse: (row.initial_response ?? null) as QualityTask['initialResponse'],
+            }
+          : null,
+        before: (row?.before as string | null | undefined) ?? null,
+        after: (row?.after as string | null | undefined) ?? null,
+      };
+    },
+    async hasOpenStandIn(workerId, since) {
+      const [row] = await execute<{ open: boolean }>(statement(openStandInText, [workerId, since.toISOString()]));
+      return row?.open === true;
+    },
+    async returnedEvaluation(workerId, project, since) {
+      const [row] = await execute<Record<string, unknown>>(statement(returnedText, [workerId, project ?? null, since.toISOString()]));
+      if (!row) return null;
+      return {
+        assignment: assignmentRow.fromRow(row),
+        priority: Number(row.stand_priority),
+        createdAt: new Date(Number(row.stand_created_ms)),
+      };
     },
     qualityTask: byId,
     async issue(a) {

@@ -19,8 +19,10 @@ import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Database, Execute, Store } from './db.ts';
 import type { SecretBox } from './secrets.ts';
 import { isUniqueViolation } from './errors.ts';
-import { executeIn, rowCodec, statement } from './rows.ts';
-import { taskWorkInsert, workRepository } from './work.ts';
+import { executeIn, recordsetCodec, rowCodec, statement } from './rows.ts';
+import { taskPriority, taskWorkInsert, tasksWorkInsert, workRepository } from './work.ts';
+import { storageRepository } from './storage.ts';
+import { transferRepository } from './transfer.ts';
 import { workerRepository } from './workers.ts';
 import { qualityRepository } from './quality.ts';
 import { qualificationRepository } from './qualification.ts';
@@ -60,6 +62,14 @@ const attemptRow = rowCodec<DeliveryAttempt>(deliveryAttempts);
 const accountRow = rowCodec<Account & { testKeyHash: string; liveKeyHash: string }>(accounts);
 
 /**
+ * `column` equal to one of `list`: one value is compared with `=`, as the single-value filters always
+ * were (a page of one project or batch keeps reading its index in order); several with `= ANY`.
+ */
+function oneOf(column: string, list: readonly string[], add: (value: unknown) => string): string {
+  return list.length === 1 ? `${column} = ${add(list[0])}` : `${column} = ANY(${add(list)}::text[])`;
+}
+
+/**
  * The filters of a task list as SQL over `tasks`; their values are appended to `values`.
  * The text depends only on which filters are present, so each shape is one prepared statement.
  */
@@ -67,15 +77,16 @@ function taskFilterSql(accountId: string, mode: Mode, f: TaskFilters, values: un
   const add = (value: unknown) => `$${values.push(value)}`;
   const c = [`account_id = ${add(accountId)}`, `mode = ${add(mode)}`];
   const time = (column: string, op: string, d: Date | undefined) => d && c.push(`${column} ${op} ${add(d.toISOString())}::timestamptz`);
+  const any = (column: string, list: readonly string[] | undefined) => list?.length && c.push(oneOf(column, list, add));
   time('created_at', '>=', f.startTime);
   time('created_at', '<=', f.endTime);
   if (f.statuses) c.push(`status = ANY(${add(f.statuses)}::text[])`);
-  if (f.type) c.push(`type = ${add(f.type)}`);
-  if (f.project) c.push(`project = ${add(f.project)}`);
-  if (f.batch) c.push(`batch = ${add(f.batch)}`);
-  if (f.uniqueId) c.push(`unique_id = ${add(f.uniqueId)}`);
+  any('type', f.types);
+  any('project', f.projects);
+  any('batch', f.batches);
+  any('unique_id', f.uniqueIds);
   if (f.tags?.length) c.push(`tags @> ${add(JSON.stringify(f.tags))}::jsonb`);
-  if (f.customerReviewStatus) c.push(`customer_review_status = ${add(f.customerReviewStatus)}`);
+  any('customer_review_status', f.customerReviewStatuses);
   time('completed_at', '>=', f.completedAfter);
   time('completed_at', '<=', f.completedBefore);
   time('updated_at', '>=', f.updatedAfter);
@@ -123,18 +134,21 @@ function matchesSql(accountId: string, mode: Mode, f: TaskFilters, values: unkno
  * (through an index of that filter).
  */
 function countedTotalSql(accountId: string, mode: Mode, f: TaskFilters, values: unknown[]): string | null {
-  const kept = new Set(['statuses', 'type', 'project', 'batch', 'tags']);
+  const kept = new Set(['statuses', 'types', 'projects', 'batches', 'tags']);
   if (Object.entries(f).some(([name, value]) => value !== undefined && !kept.has(name))) return null;
   const tag = f.tags?.length ? f.tags : undefined;
-  if (tag && (tag.length > 1 || f.project || f.batch)) return null;
+  const projects = f.projects?.length ? f.projects : undefined;
+  const batches = f.batches?.length ? f.batches : undefined;
+  if (tag && (tag.length > 1 || projects || batches)) return null;
   const add = (value: unknown) => `$${values.push(value)}`;
   const c = [`account_id = ${add(accountId)}`, `mode = ${add(mode)}`];
+  // A task is counted once per scope, so several projects (or batches) sum without overlap.
   if (tag) c.push(`scope = 3`, `batch = ''`, `project = ''`, `tag = ${add(tag[0])}`);
-  else if (f.batch) c.push(`scope = 2`, `batch = ${add(f.batch)}`, ...(f.project ? [`project = ${add(f.project)}`] : []), `tag = ''`);
-  else if (f.project) c.push(`scope = 1`, `batch = ''`, `project = ${add(f.project)}`, `tag = ''`);
+  else if (batches) c.push(`scope = 2`, oneOf('batch', batches, add), ...(projects ? [oneOf('project', projects, add)] : []), `tag = ''`);
+  else if (projects) c.push(`scope = 1`, `batch = ''`, oneOf('project', projects, add), `tag = ''`);
   else c.push(`scope = 0`, `batch = ''`, `project = ''`, `tag = ''`);
   if (f.statuses) c.push(`status = ANY(${add(f.statuses)}::text[])`);
-  if (f.type) c.push(`type = ${add(f.type)}`);
+  if (f.types?.length) c.push(oneOf('type', f.types, add));
   return `SELECT coalesce(sum(count), 0) FROM task_counts WHERE ${c.join(' AND ')}`;
 }
 
@@ -200,6 +214,66 @@ function createTaskStatement(task: Task, extras: { answer?: SavedAnswer; callbac
   return statement(`WITH ${parts.join(', ')} SELECT EXISTS (SELECT 1 FROM task) AS created${woken}`, values);
 }
 
+const taskRecord = recordsetCodec<Task>(tasks);
+const outboxRecord = recordsetCodec<OutboxMessage>(outbox);
+
+/**
+ * Many new tasks in one statement (an import's group): the tasks, the work rows of the live ones,
+ * their callbacks, the live requests they count, and the nudges of what they queue (after the
+ * commit). The count and tag triggers count each task as a single creation's does.
+ */
+function createManyStatement(list: Task[], callbacks: OutboxMessage[], countLiveRequests: number) {
+  const values: unknown[] = [JSON.stringify(list.map((t) => taskRecord.toJson(t)))];
+  const parts = [
+    `r AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(${taskRecord.definition}))`,
+    `task AS (INSERT INTO tasks (${taskRecord.columnList}) SELECT ${taskRecord.columnList} FROM r RETURNING 1)`,
+  ];
+  const live = list.filter((t) => t.mode === 'live' && t.status === 'pending');
+  if (live.length > 0) {
+    const rows = live.map((t) => ({
+      task_id: t.taskId,
+      account_id: t.accountId,
+      project: t.project,
+      batch: t.batch,
+      priority: taskPriority(t),
+      created_at: t.createdAt.toISOString(),
+    }));
+    values.push(JSON.stringify(rows));
+    parts.push(
+      `w AS (SELECT * FROM jsonb_to_recordset($${values.length}::jsonb) AS w(task_id text, account_id text, project text, batch text, priority int, created_at timestamptz))`,
+      `work AS (${tasksWorkInsert('w')})`,
+    );
+  }
+  if (callbacks.length > 0) {
+    values.push(JSON.stringify(callbacks.map((m) => outboxRecord.toJson(m))));
+    parts.push(
+      `callback AS (INSERT INTO outbox (${outboxRecord.columnList}) SELECT ${outboxRecord.columnList} FROM jsonb_to_recordset($${values.length}::jsonb) AS o(${outboxRecord.definition}))`,
+    );
+  }
+  if (countLiveRequests > 0) {
+    const row = `VALUES ($${values.push(list[0]!.accountId)}::text, $${values.push(liveShard())}::int, $${values.push(countLiveRequests)}::bigint)`;
+    parts.push(`counted AS (INSERT INTO live_request_counts (account_id, shard, count) ${row}
+      ON CONFLICT (account_id, shard) DO UPDATE SET count = live_request_counts.count + excluded.count)`);
+  }
+  const work = [
+    ...(callbacks.length > 0 ? [workPayload('outbox')] : []),
+    ...(list.some((t) => t.attachmentCheckAt) ? [workPayload('attachment_check')] : []),
+    ...[...new Set(list.filter((t) => t.testCompleteAt).map((t) => t.testCompleteAt!.getTime()))]
+      .slice(0, 1)
+      .map((at) => workPayload('test_completion', new Date(at))),
+    ...(live.length > 0 ? [workPayload('assignments')] : []),
+  ];
+  let woken = '';
+  if (work.length > 0) {
+    const payloads = work.map((w) => `($${values.push(w)}::text)`).join(', ');
+    parts.push(
+      `wake AS (SELECT pg_notify('${workChannel}', w.payload) FROM (VALUES ${payloads}) AS w(payload) WHERE EXISTS (SELECT 1 FROM task))`,
+    );
+    woken = ', (SELECT count(*) FROM wake) AS woken';
+  }
+  return statement(`WITH ${parts.join(', ')} SELECT (SELECT count(*) FROM task) AS created${woken}`, values);
+}
+
 function repositories(db: Database, execute: Execute, secrets: SecretBox, payloads: CallbackPayloads): Repositories {
   // Account rows carry their secrets sealed; only the dispatcher, which sends them, opens them.
   const sealed = <A extends { callbackAuthKey: string; signingSecret: string }>(a: A): A => ({
@@ -215,6 +289,8 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
     qualification: qualificationRepository(db, execute),
     counts: countsRepository(execute),
     ...identityRepositories(db, secrets),
+    transfer: transferRepository(db, execute),
+    storage: storageRepository(db, secrets),
     tasks: {
       async create(task, extras) {
         try {
@@ -301,6 +377,49 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
           .set({ testCompleteAt: at })
           .where(and(eq(tasks.taskId, taskId), isNotNull(tasks.testCompleteAt)));
       },
+      async createMany(list, callbacks, countLiveRequests) {
+        if (list.length === 0) return;
+        try {
+          await execute(createManyStatement(list, callbacks, countLiveRequests));
+        } catch (err) {
+          if (isUniqueViolation(err, 'tasks_unique_id')) throw new UniqueIdTaken();
+          throw err;
+        }
+      },
+      async heldUniqueIds(accountId, mode, uniqueIds) {
+        const rows = await execute<{ unique_id: string }>(
+          statement(
+            `SELECT unique_id FROM tasks WHERE account_id = $1 AND mode = $2 AND unique_id IN (SELECT jsonb_array_elements_text($3::jsonb))`,
+            [accountId, mode, JSON.stringify(uniqueIds)],
+          ),
+        );
+        return new Set(rows.map((r) => r.unique_id));
+      },
+      async typesOf(accountId, mode, filters) {
+        const values: unknown[] = [];
+        // The counters' total by type (one row per status and type of the scope), else the matches grouped.
+        const counted = countedTotalSql(accountId, mode, filters, values);
+        const text = counted
+          ? counted.replace('SELECT coalesce(sum(count), 0) FROM task_counts', 'SELECT type, sum(count) AS n FROM task_counts') +
+            ' GROUP BY type'
+          : (() => {
+              const matches = matchesSql(accountId, mode, filters, values);
+              return `SELECT ${matches.row === '*' ? 'type' : 't.type'} AS type, count(*) AS n FROM ${matches.from} GROUP BY 1`;
+            })();
+        const rows = await execute<{ type: string; n: number | string }>(statement(text, values));
+        return new Map(rows.filter((r) => Number(r.n) > 0).map((r) => [r.type, Number(r.n)]));
+      },
+      async listAfter(accountId, mode, filters, after, limit) {
+        const values: unknown[] = [];
+        const matches = matchesSql(accountId, mode, filters, values);
+        const [createdAt, taskId] = matches.key;
+        let from = matches.from;
+        if (after)
+          from += ` AND (${createdAt}, ${taskId}) < ($${values.push(after.createdAt.toISOString())}::timestamptz, $${values.push(after.taskId)})`;
+        const text = `SELECT ${matches.row} FROM ${from} ORDER BY ${createdAt} DESC NULLS LAST, ${taskId} DESC NULLS LAST LIMIT $${values.push(limit)}`;
+        const rows = await execute(statement(text, values));
+        return rows.map((r) => taskRow.fromRow(r));
+      },
     },
     idempotency: {
       async find(accountId, mode, key) {
@@ -369,12 +488,17 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
         const rows = options?.forUpdate ? await q.for('update') : await q;
         return rows[0] ?? null;
       },
-      async list(accountId, mode) {
+      async list(accountId, mode, filters) {
+        const where: SQL[] = [eq(projects.accountId, accountId), eq(projects.mode, mode)];
+        if (filters?.archived !== undefined) where.push(eq(projects.archived, filters.archived));
         return db
           .select()
           .from(projects)
-          .where(and(eq(projects.accountId, accountId), eq(projects.mode, mode)))
+          .where(and(...where))
           .orderBy(asc(projects.createdAt), asc(projects.name));
+      },
+      async update(project) {
+        await db.update(projects).set(project).where(eq(projects.projectId, project.projectId));
       },
       async paramVersions(projectIds) {
         if (projectIds.length === 0) return [];
@@ -406,9 +530,11 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       },
       async update(batch) {
         // The calibration score is the quality loop's (store/quality.ts recounts it): never written back from a batch read earlier.
+        // audited_at likewise is kept by a trigger on tasks (migration 0024).
         const {
           calibrationScore: _score,
           calibrationReviewed: _reviewed,
+          auditedAt: _audited,
           ...columns
         } = batch as typeof batch & {
           calibrationScore?: unknown;
@@ -426,10 +552,14 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       },
       async list(accountId, mode, f, page) {
         const where: SQL[] = [eq(batches.accountId, accountId), eq(batches.mode, mode)];
-        if (f.project) where.push(eq(batches.project, f.project));
-        if (f.status) where.push(eq(batches.status, f.status));
+        if (f.projects?.length) where.push(inArray(batches.project, f.projects));
+        if (f.statuses?.length) where.push(inArray(batches.status, f.statuses));
         if (f.startTime) where.push(gte(batches.createdAt, f.startTime));
         if (f.endTime) where.push(lte(batches.createdAt, f.endTime));
+        if (f.completedAfter) where.push(gte(batches.completedAt, f.completedAfter));
+        if (f.completedBefore) where.push(lte(batches.completedAt, f.completedBefore));
+        if (f.auditedAfter) where.push(gte(batches.auditedAt, f.auditedAfter));
+        if (f.auditedBefore) where.push(lte(batches.auditedAt, f.auditedBefore));
         if (f.excludeArchived) where.push(eq(batches.archived, false));
         const [rows, totals] = await Promise.all([
           db
@@ -506,7 +636,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       },
       async list(accountId, mode, kind, f, page) {
         const where: SQL[] = [eq(trainingTasks.accountId, accountId), eq(trainingTasks.mode, mode), eq(trainingTasks.kind, kind)];
-        if (f.type) where.push(eq(trainingTasks.type, f.type));
+        if (f.types?.length) where.push(inArray(trainingTasks.type, f.types));
         if (f.startTime) where.push(gte(trainingTasks.createdAt, f.startTime));
         if (f.endTime) where.push(lte(trainingTasks.createdAt, f.endTime));
         const [rows, totals] = await Promise.all([

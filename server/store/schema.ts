@@ -8,6 +8,7 @@ import {
   doublePrecision,
   index,
   integer,
+  json,
   jsonb,
   pgTable,
   primaryKey,
@@ -17,6 +18,7 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import type { TaskAudit } from '../domain/model.ts';
+import type { ImportSettings } from '../domain/ports.ts';
 import type { QualificationState } from '../domain/quality/model.ts';
 import type {
   Answer,
@@ -30,6 +32,13 @@ import type {
 } from '../domain/workforce/model.ts';
 
 const ts = (name: string) => timestamp(name, { precision: 3, withTimezone: true, mode: 'date' });
+
+/**
+ * What a customer sent and gets back (task parameters, metadata, a callback's body) is `json`, not
+ * `jsonb`: `json` keeps the text as written, so object keys come back in the customer's order
+ * (`jsonb` sorts them by length). Nothing queries inside these columns.
+ */
+const customerJson = <T>(name: string) => json(name).$type<T>();
 
 /** A task's reviews: JSON with snake_case keys and ISO times in the row (as ever), Dates in the domain. */
 const auditsJson = customType<{ data: TaskAudit[]; driverData: string }>({
@@ -113,7 +122,7 @@ export const tasks = pgTable(
     type: text('type').notNull(),
     status: text('status').$type<'pending' | 'completed' | 'canceled' | 'error'>().notNull(),
     instruction: text('instruction'),
-    params: jsonb('params').$type<Record<string, unknown>>().notNull(),
+    params: customerJson<Record<string, unknown>>('params').notNull(),
     response: jsonb('response').$type<Record<string, unknown>>(),
     callbackUrl: text('callback_url'),
     callbackCompleted: boolean('callback_completed'),
@@ -123,7 +132,7 @@ export const tasks = pgTable(
     completedAt: ts('completed_at'),
     customerReviewStatus: text('customer_review_status'),
     timesRedone: integer('times_redone').notNull().default(0),
-    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+    metadata: customerJson<Record<string, unknown>>('metadata').notNull(),
     project: text('project'),
     batch: text('batch'),
     projectParamVersion: integer('project_param_version'),
@@ -235,6 +244,8 @@ export const projects = pgTable(
     type: text('type').notNull(),
     rapid: boolean('rapid').notNull().default(false),
     studio: boolean('studio').notNull().default(false),
+    /** Archived: takes no new task or batch; left out of `GET /v1/projects?archived=false`. */
+    archived: boolean('archived').notNull().default(false),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [uniqueIndex('projects_name').on(t.accountId, t.mode, t.name)],
@@ -247,7 +258,7 @@ export const projectParamVersions = pgTable(
       .notNull()
       .references(() => projects.projectId),
     version: integer('version').notNull(),
-    params: jsonb('params').$type<Record<string, unknown>>().notNull(),
+    params: customerJson<Record<string, unknown>>('params').notNull(),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.version] })],
@@ -279,12 +290,18 @@ export const batches = pgTable(
     project: text('project').notNull(),
     status: text('status').$type<'staging' | 'in_progress' | 'completed'>().notNull(),
     callback: text('callback'),
-    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+    metadata: customerJson<Record<string, unknown>>('metadata').notNull(),
     calibrationBatch: boolean('calibration_batch').notNull().default(false),
     selfLabelBatch: boolean('self_label_batch').notNull().default(false),
     archived: boolean('archived').notNull().default(false),
     createdAt: ts('created_at').notNull(),
     completedAt: ts('completed_at'),
+    /**
+     * When one of its tasks was last audited: the latest `audited_at` of their audit records, kept
+     * by a row trigger on `tasks` (the hand-written block of migration 0024), so every audit,
+     * whoever adds it (the customer's, a review's), moves it in its own transaction.
+     */
+    auditedAt: ts('audited_at'),
     /**
      * A calibration batch's calibration score so far (domain/quality/calibration.ts): the mean over
      * its decided attempts, recounted from work_events after each review or audit of its tasks;
@@ -325,7 +342,7 @@ export const trainingTasks = pgTable(
     mode: text('mode').$type<'test' | 'live'>().notNull(),
     kind: text('kind').$type<'training' | 'evaluation'>().notNull(),
     type: text('type').notNull(),
-    params: jsonb('params').$type<Record<string, unknown>>().notNull(),
+    params: customerJson<Record<string, unknown>>('params').notNull(),
     expectedResponse: jsonb('expected_response').$type<Record<string, unknown>>().notNull(),
     initialResponse: jsonb('initial_response').$type<Record<string, unknown>>(),
     createdAt: ts('created_at').notNull(),
@@ -355,7 +372,7 @@ export const outbox = pgTable(
     /** The task id, or the batch name. */
     subject: text('subject').notNull(),
     url: text('url').notNull(),
-    payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+    payload: customerJson<Record<string, unknown>>('payload').notNull(),
     createdAt: ts('created_at').notNull(),
     nextAttemptAt: ts('next_attempt_at').notNull(),
     attempts: integer('attempts').notNull().default(0),
@@ -494,6 +511,8 @@ export const assignments = pgTable(
     heartbeatAt: ts('heartbeat_at'),
     submittedAt: ts('submitted_at'),
     endedAt: ts('ended_at'),
+    /** Work that was reviewed (accepted, fixed, rejected by a reviewer or rejected by the customer): when that was decided. */
+    reviewedAt: ts('reviewed_at'),
     /** Active time the worker's client measured (never more than the time since issue). */
     activeMs: bigint('active_ms', { mode: 'number' }).notNull().default(0),
     draft: draftText('draft'),
@@ -517,6 +536,12 @@ export const assignments = pgTable(
     score: doublePrecision('score'),
     /** Training, once submitted: the feedback shown (the contract's TrainingFeedback, as JSON). */
     trainingFeedback: jsonb('training_feedback').$type<Record<string, unknown>>(),
+    /**
+     * A hidden evaluation: the live task whose place it takes in the worker's queue (its time, project,
+     * batch and instruction are shown); the claim passes that task over for this worker while they have
+     * other work (domain/quality/qualification.ts).
+     */
+    standsFor: text('stands_for'),
   },
   (t) => [
     // A worker never holds two attempts of one task (a lapsed or released one may be taken up again) ...
@@ -534,6 +559,10 @@ export const assignments = pgTable(
     index('assignments_lease').on(t.leaseExpiresAt).where(sql`${t.status} = 'active'`),
     // The drafts a worker's ended assignments still keep (one at most; see store/work.ts, dropOlderDrafts).
     index('assignments_ended_drafts').on(t.workerId).where(sql`${t.draft} is not null and ${t.status} <> 'active'`),
+    // The live task an evaluation stands in for (the claim passes it over for that worker) ...
+    index('assignments_stand_in').on(t.standsFor, t.workerId).where(sql`${t.standsFor} is not null`),
+    // ... and a worker's recent evaluations (their live tasks still open; those handed back, offered again).
+    index('assignments_stand_in_worker').on(t.workerId, t.issuedAt).where(sql`${t.standsFor} is not null`),
   ],
 );
 
@@ -664,6 +693,178 @@ export const workerQualifications = pgTable(
       sql`substr(encode(sha256(decode(${t.accountId} || chr(10) || ${t.workerId}, 'escape')), 'hex'), 1, 24)`,
     ),
   ],
+);
+
+// ---- Bulk work (issue 36): imports and exports, each a job row with its state and progress. ----
+
+const bytea = customType<{ data: Buffer; driverData: Buffer | Uint8Array }>({
+  dataType: () => 'bytea',
+  fromDriver: (value) => (Buffer.isBuffer(value) ? value : Buffer.from(value)),
+});
+
+/**
+ * An import (POST /v1/imports): its file is kept in import_chunks until read; a server process
+ * takes it with a lease (lease_until, fenced by lease_token: each group of lines is written only
+ * while the lease is its own) and moves `bytes_read`/`next_line` in the transaction that writes the
+ * group's tasks, so a crash resumes exactly after the last group written.
+ */
+export const imports = pgTable(
+  'imports',
+  {
+    importId: text('import_id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
+    mode: text('mode').$type<'test' | 'live'>().notNull(),
+    /** receiving (its upload is arriving: not shown), fetching, queued, running, completed, stopped, failed. */
+    state: text('state').notNull(),
+    format: text('format').$type<'jsonl' | 'csv'>().notNull(),
+    /** The file's settings: type, project, batch, params, attachment_column, source_url, the CSV header once read. */
+    settings: jsonb('settings').$type<ImportSettings>().notNull(),
+    maxRefusedShare: doublePrecision('max_refused_share').notNull(),
+    bytesTotal: bigint('bytes_total', { mode: 'number' }).notNull().default(0),
+    bytesRead: bigint('bytes_read', { mode: 'number' }).notNull().default(0),
+    /** The number of the next line to read (from 1). */
+    nextLine: bigint('next_line', { mode: 'number' }).notNull().default(1),
+    linesRead: bigint('lines_read', { mode: 'number' }).notNull().default(0),
+    created: bigint('created', { mode: 'number' }).notNull().default(0),
+    duplicates: bigint('duplicates', { mode: 'number' }).notNull().default(0),
+    refused: bigint('refused', { mode: 'number' }).notNull().default(0),
+    /** The batches its tasks joined: completed (if done) once, when the import ends. */
+    batches: jsonb('batches').$type<string[]>().notNull().default(sql`'[]'::jsonb`),
+    error: text('error'),
+    leaseUntil: ts('lease_until'),
+    leaseToken: text('lease_token'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+    finishedAt: ts('finished_at'),
+  },
+  (t) => [
+    index('imports_due').on(t.leaseUntil).where(sql`${t.state} in ('receiving', 'fetching', 'queued', 'running')`),
+    index('imports_account').on(t.accountId, t.mode, t.createdAt),
+  ],
+);
+
+/** An import's file, in pieces of a fixed size (IMPORT_CHUNK_BYTES but the last), deleted once read. */
+export const importChunks = pgTable(
+  'import_chunks',
+  {
+    importId: text('import_id')
+      .notNull()
+      .references(() => imports.importId, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    data: bytea('data').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.importId, t.seq] })],
+);
+
+/** The refused lines of an import: number, error, and the line itself (for the file to fix and import again). */
+export const importRefused = pgTable(
+  'import_refused',
+  {
+    importId: text('import_id')
+      .notNull()
+      .references(() => imports.importId, { onDelete: 'cascade' }),
+    line: bigint('line', { mode: 'number' }).notNull(),
+    statusCode: integer('status_code').notNull(),
+    error: text('error').notNull(),
+    /** The line as it was (null for one over the size limit, which is not kept). */
+    text: text('text'),
+  },
+  (t) => [primaryKey({ columns: [t.importId, t.line] })],
+);
+
+/**
+ * The creation bodies imported without a unique_id (their SHA-256 with the type): a body imported
+ * again is a duplicate, not a second task. Per account and mode, as unique_id is.
+ */
+export const importKeys = pgTable(
+  'import_keys',
+  {
+    accountId: text('account_id').notNull(),
+    mode: text('mode').notNull(),
+    key: text('key').notNull(),
+    taskId: text('task_id').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.mode, t.key] })],
+);
+
+/** An export (POST /v1/exports): written by one server process under a lease, kept in export_chunks. */
+export const exportsTable = pgTable(
+  'exports',
+  {
+    exportId: text('export_id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
+    mode: text('mode').$type<'test' | 'live'>().notNull(),
+    /** queued, running, completed, failed, expired. */
+    state: text('state').notNull(),
+    format: text('format').notNull(),
+    view: text('view').$type<'current' | 'legacy'>().notNull(),
+    /** The list filters as the query gave them (shown back), and as the store reads them. */
+    filterQuery: jsonb('filter_query').$type<Record<string, string>>().notNull(),
+    filters: jsonb('filters').$type<Record<string, unknown>>().notNull(),
+    options: jsonb('options').$type<Record<string, unknown>>().notNull(),
+    tasksTotal: bigint('tasks_total', { mode: 'number' }).notNull().default(0),
+    tasksWritten: bigint('tasks_written', { mode: 'number' }).notNull().default(0),
+    skipped: jsonb('skipped').$type<{ reason: string; count: number }[]>().notNull().default(sql`'[]'::jsonb`),
+    sizeBytes: bigint('size_bytes', { mode: 'number' }),
+    error: text('error'),
+    leaseUntil: ts('lease_until'),
+    leaseToken: text('lease_token'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+    finishedAt: ts('finished_at'),
+    /** When the file is deleted (EXPORT_RETENTION_SECONDS after it was written). */
+    expiresAt: ts('expires_at'),
+  },
+  (t) => [
+    index('exports_due').on(t.leaseUntil).where(sql`${t.state} in ('queued', 'running')`),
+    index('exports_expiry').on(t.expiresAt).where(sql`${t.state} = 'completed'`),
+  ],
+);
+
+/** An export's gzip file, in pieces in order. */
+export const exportChunks = pgTable(
+  'export_chunks',
+  {
+    exportId: text('export_id')
+      .notNull()
+      .references(() => exportsTable.exportId, { onDelete: 'cascade' }),
+    seq: integer('seq').notNull(),
+    data: bytea('data').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.exportId, t.seq] })],
+);
+
+/**
+ * An account's connection to one of its buckets, per mode (issue 37): `s3://<bucket>` (an
+ * S3-compatible endpoint) or `gs://<bucket>` (Google Cloud Storage through its S3 interoperability).
+ * The secret access key is stored sealed (store/secrets.ts) and never returned.
+ */
+export const storageConnections = pgTable(
+  'storage_connections',
+  {
+    connectionId: text('connection_id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.accountId),
+    mode: text('mode').$type<'test' | 'live'>().notNull(),
+    /** s3 or gcs: the scheme of its attachments' URLs (s3:// or gs://). */
+    provider: text('provider').$type<'s3' | 'gcs'>().notNull(),
+    bucket: text('bucket').notNull(),
+    endpoint: text('endpoint').notNull(),
+    region: text('region').notNull(),
+    pathStyle: boolean('path_style').notNull(),
+    accessKeyId: text('access_key_id').notNull(),
+    /** Sealed (sealed:v1:...). */
+    secretAccessKey: text('secret_access_key').notNull(),
+    /** proxy (files pass through the server's media route) or presigned (the route hands out a short-lived link). */
+    media: text('media').$type<'proxy' | 'presigned'>().notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('storage_connections_bucket').on(t.accountId, t.mode, t.provider, t.bucket)],
 );
 
 // ---- Customer identity (issue 34): members, their sessions and links, single sign-on, scoped API

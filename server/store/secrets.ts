@@ -1,7 +1,7 @@
 // Secrets at rest: each account's signing secret and callback auth key are stored sealed with
 // AES-256-GCM under a key kept outside the database, so that a copy of the database (its folder,
 // its WAL, a dump) forges no callback. Rows written before sealing existed are sealed at start.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -14,10 +14,13 @@ export interface SecretBox {
   open(stored: string): string;
   /** True when the key is made up for this process (an in-memory database). */
   ephemeral: boolean;
-  /** The key itself, from which keys for other uses are derived (HKDF: member links' signatures). */
-  macKey: Buffer;
   /** Where the key came from, for messages. */
   source: string;
+  /**
+   * An HMAC-SHA256 of `message` (base64url) under a key derived from this one for `purpose` (an
+   * export's signed download link): every server holding the same key makes and checks the same.
+   */
+  sign(purpose: string, message: string): string;
 }
 
 export class SecretsKeyError extends Error {}
@@ -26,10 +29,18 @@ export const isSealed = (stored: string) => stored.startsWith(prefix);
 
 export function secretBox(key: Buffer, source: string, ephemeral = false): SecretBox {
   if (key.length !== 32) throw new SecretsKeyError(`the secrets key (${source}) must be 32 bytes, got ${key.length}`);
+  const derived = new Map<string, Buffer>();
   return {
     ephemeral,
     source,
-    macKey: key,
+    sign(purpose, message) {
+      let k = derived.get(purpose);
+      if (!k) {
+        k = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `humantask ${purpose}`, 32));
+        derived.set(purpose, k);
+      }
+      return createHmac('sha256', k).update(message).digest('base64url');
+    },
     seal(plain) {
       if (isSealed(plain)) return plain;
       const iv = randomBytes(12);

@@ -16,7 +16,7 @@ import { assignments, staffing, taskWork, workEvents } from './schema.ts';
 const assignmentRow = rowCodec<Assignment>(assignments);
 
 /** Queue order: older-generation urgency immediate > day > week; a newer-generation task counts as day. */
-function taskPriority(task: Pick<Task, 'generation' | 'urgency'>): number {
+export function taskPriority(task: Pick<Task, 'generation' | 'urgency'>): number {
   if (task.generation !== 'legacy') return 2;
   return task.urgency === 'immediate' ? 3 : task.urgency === 'week' ? 1 : 2;
 }
@@ -40,6 +40,18 @@ export function taskWorkInsert(task: Task, gate: string, add: (value: unknown) =
     FROM ${gate}`;
 }
 
+/**
+ * The work rows of many new live tasks (an import's group), as taskWorkInsert makes one: from
+ * `source`, rows of (task_id, account_id, project, batch, priority, created_at).
+ */
+export const tasksWorkInsert = (source: string) =>
+  `INSERT INTO task_work (task_id, account_id, project, batch, stage, needed, open_slots, priority, available_at, calibration, created_at)
+    SELECT s.task_id, s.account_id, s.project, s.batch, 'attempt', o.overlap, o.overlap, s.priority, s.created_at,
+      coalesce((SELECT b.calibration_batch FROM batches b WHERE b.account_id = s.account_id AND b.mode = 'live' AND b.name = s.batch), false),
+      s.created_at
+    FROM ${source} s CROSS JOIN LATERAL (SELECT coalesce((SELECT (qp.policy->>'overlap')::int FROM quality_policies qp JOIN projects p ON p.project_id = qp.project_id
+      WHERE p.account_id = s.account_id AND p.mode = 'live' AND p.name = s.project ORDER BY qp.version DESC LIMIT 1), 1) AS overlap) o`;
+
 /** Wakes waiting claimers (after the commit) when `cte` returned rows: slots came back. */
 const wakeAfter = (cte: string) =>
   `wake AS (SELECT pg_notify('${workChannel}', '${workPayload('assignments')}') WHERE EXISTS (SELECT 1 FROM ${cte}))`;
@@ -54,7 +66,7 @@ const subjectsFor = (alias: string) => `CASE WHEN $5::text = 'review' THEN ${ali
  * index: the literal stage list and `DESC NULLS LAST` are spelled as the indexes are).
  * $1 worker, $2 its account (null: operator workforce), $3 its group (`operator` or `account`),
  * $4 calibrator, $5 role (attempt or review), $6 now, $7 lease ms, $8 hard cap ms, $9 assignment id,
- * $10 lease token, $11 project (null: any).
+ * $10 lease token, $11 project (null: any), $12 pass over the tasks the caller's evaluations issued since then stand in for (null: none).
  */
 const claimSql = (ownAccount: boolean, reservedOnly: boolean) => `WITH cand AS (
     SELECT tw.task_id FROM task_work tw JOIN tasks t ON t.task_id = tw.task_id
@@ -76,8 +88,13 @@ const claimSql = (ownAccount: boolean, reservedOnly: boolean) => `WITH cand AS (
       -- The calibration gate: a production batch waits until a calibration batch of its project passed.
       AND (tw.calibration OR tw.batch IS NULL OR ${calibrationGateOpen('tw', defaultQualityPolicy.calibration.gate_score)})
       AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.task_id = tw.task_id AND a.worker_id = $1::text AND a.status NOT IN ('expired', 'released')
-          -- Not a task the caller attempted, skipped or reviewed; a redo goes back to the author of the rejected work.
-          AND NOT ($5::text = 'attempt' AND tw.parent_assignment_id IS NOT NULL AND a.role IN ('attempt', 'redo') AND a.status <> 'active'))
+          -- Not a task the caller attempted or skipped; a redo goes back to the author of the rejected work; a reviewer
+          -- may review a task again (a redo of what they rejected, say), never their own work.
+          AND NOT ($5::text = 'attempt' AND tw.parent_assignment_id IS NOT NULL AND a.role IN ('attempt', 'redo') AND a.status <> 'active')
+          AND NOT ($5::text = 'review' AND a.role = 'review' AND a.status NOT IN ('active', 'skipped')))
+      -- Passed over while the caller has other work: a live task one of their hidden evaluations took the place of.
+      AND ($12::timestamptz IS NULL OR NOT EXISTS (SELECT 1 FROM assignments s
+          WHERE s.stands_for = tw.task_id AND s.stands_for IS NOT NULL AND s.worker_id = $1::text AND s.issued_at > $12::timestamptz))
     ORDER BY tw.priority DESC NULLS LAST, tw.created_at, tw.task_id
     LIMIT 1
     FOR UPDATE OF tw SKIP LOCKED),
@@ -206,6 +223,7 @@ export function workRepository(db: Database, execute: Execute): WorkRepository {
         r.assignmentId,
         r.leaseToken,
         r.project ?? null,
+        r.passOverStandInsSince?.toISOString() ?? null,
       ];
       try {
         const operator = r.worker.accountId === null;

@@ -70,7 +70,7 @@ describe.each(['current', 'legacy'] as const)('%s generation against the referen
     expect(got.data.status).toBe('completed'); // test mode completes at once
     expect(got.data.response).toHaveProperty('category');
 
-    const list = await c.tasks.list({ limit: 5, type: 'categorization' });
+    const list = await c.tasks.list({ limit: 5, type: ['categorization'] });
     ok(list);
     expect(list.data.docs.map((t) => t.task_id)).toContain(id);
 
@@ -175,7 +175,7 @@ describe.each(['current', 'legacy'] as const)('%s generation against the referen
     const meta = await c.batches.setMetadata('tickets-1', { week: 2 });
     ok(meta);
     expect(meta.data.metadata).toEqual({ week: 2 });
-    const list = await c.batches.list({ project: 'tickets' });
+    const list = await c.batches.list({ project: ['tickets'] });
     ok(list);
     expect(list.data.docs.map((b) => b.name)).toEqual(['tickets-1']);
 
@@ -206,7 +206,7 @@ describe.each(['current', 'legacy'] as const)('%s generation against the referen
     const gotTraining = await c.trainingTasks.get(training.data.id);
     ok(gotTraining);
     expect(gotTraining.data.id).toBe(training.data.id);
-    const trainingList = await c.trainingTasks.list({ type: 'textcollection' });
+    const trainingList = await c.trainingTasks.list({ type: ['textcollection'] });
     ok(trainingList);
     expect(trainingList.data.docs.map((t) => t.id)).toEqual([training.data.id]);
 

@@ -115,4 +115,21 @@ describe('the character U+0000', () => {
     });
     expect((await api('GET', '/v1/tasks')).body.total).toBe(0);
   });
+
+  it.each([
+    ['current', '/v1/task/categorization'],
+    ['legacy', '/v1/task/categorization'],
+    ['worker API', '/worker/v1/session'],
+  ] as const)('in a body that is not JSON (%s %s): a 400 that says so, its text without the character', async (gen, path) => {
+    const account = await createAccount(server.uow, `nul-json-${gen.replace(' ', '-')}`, new Date());
+    const api = client(server, gen === 'legacy' ? 'legacy' : 'current', gen === 'worker API' ? null : account.test_key);
+    for (const raw of ['\u0000', 'nul\u0000l', '{"instruction": x\u0000\ud800}']) {
+      const res = await api('POST', path, { form: raw, headers: { 'content-type': 'application/json' } });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.error).toMatch(/^The request body is not valid JSON: /);
+      expect(res.body.error).not.toMatch(/\p{Cc}|\p{Cs}/u);
+      expect(res.body.error).toContain('\\u0000');
+    }
+    expect((await client(server, 'current', account.test_key)('GET', '/v1/tasks')).body.total).toBe(0);
+  });
 });

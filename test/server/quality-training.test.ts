@@ -311,21 +311,22 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     expect(d.taskId).toBe(delivered);
     await submit(w, d, 'cat', new Date());
     await putStaffing(server.uow, caller, { project: 'p' }, { reviewFirst: 100 }, new Date());
-    const underReview = [await live('p'), await live('p')];
-    const more = await live('p');
+    const [first, more, third, fourth] = [await live('p'), await live('p'), await live('p'), await live('p')];
+    const underReview = [first, third];
     const other = await live('q');
 
     const l1 = (await claim(w, new Date(), never, 'p'))!;
     await submit(w, l1, 'cat', new Date());
+    // The evaluation takes the place of the second task, which the worker's queue then passes over.
     const e1 = (await claim(w, new Date(), always, 'p'))!;
-    expect(e1.purpose).toBe('evaluation');
+    expect(e1).toMatchObject({ purpose: 'evaluation', standsFor: more });
     await submit(w, e1, 'dog', new Date());
     const l2 = (await claim(w, new Date(), never, 'p'))!;
     await submit(w, l2, 'cat', new Date());
-    expect([l1.taskId, l2.taskId].sort()).toEqual([...underReview].sort());
+    expect([l1.taskId, l2.taskId]).toEqual(underReview);
     expect((await server.uow.work.getTaskWork(l1.taskId))!.stage).toBe('review');
     const e2 = (await claim(w, new Date(), always, 'p'))!;
-    expect(e2.purpose).toBe('evaluation');
+    expect(e2).toMatchObject({ purpose: 'evaluation', standsFor: fourth });
     await submit(w, e2, 'dog', new Date());
 
     // Paused for p: its answers under review are back in the queue, the delivered one stays.
@@ -354,12 +355,12 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     // Another worker takes the requeued tasks.
     const v = await worker();
     const taken = new Set<string>();
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 4; i++) {
       const a = (await claim(v, new Date(), never, 'p'))!;
       taken.add(a.taskId);
       await submit(v, a, 'cat', new Date());
     }
-    expect(taken).toEqual(new Set([...underReview, more]));
+    expect(taken).toEqual(new Set([...underReview, more, fourth]));
   });
   it('lets a lead return a worker paused for a project, or out of training tries, to work (unpause with the project)', async () => {
     const { current, policy, live, qualityTask, worker } = await account();
@@ -367,8 +368,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     await policy('q', { training: { required: 1, pass_score: 0.8, max_tries: 1 } });
     for (let i = 0; i < 3; i++) await qualityTask('evaluation', 'cat');
     await qualityTask('training', 'cat');
-    // Evaluation tasks stand in for live ones claimed: a third live task keeps p's queue from running dry.
-    const [l1, l2] = [await live('p'), await live('p'), await live('p')];
+    // Each evaluation takes the place of a live task in the worker's queue: five live tasks for two answers and three evaluations.
+    const [l1, , , l4] = [await live('p'), await live('p'), await live('p'), await live('p'), await live('p')];
     const w = await worker();
     const figuresOf = async (project: string, workerId: string) => {
       const r = await current('GET', `/v1/projects/${project}/quality`);
@@ -404,7 +405,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     expect(after.state).toBe('qualified');
     expect(after).not.toHaveProperty('accuracy');
     const a2 = (await claim(w, new Date(), never, 'p'))!;
-    expect(a2).toMatchObject({ purpose: 'live', taskId: l2 });
+    expect(a2).toMatchObject({ purpose: 'live', taskId: l4 });
     await submit(w, a2, 'cat', new Date());
     // One wrong answer since: fewer than min_scored, no pause.
     const e3 = (await claim(w, new Date(), always, 'p'))!;

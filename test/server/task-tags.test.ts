@@ -233,7 +233,7 @@ describe.skipIf(!hasPostgres())('the plan of a tag page on PostgreSQL', () => {
     const filters: Record<string, TaskFilters> = {
       rare: { tags: ['rare'] },
       common: { tags: ['common'] },
-      'rare + project (total counted through the tag)': { tags: ['rare'], project: 'p1' },
+      'rare + project (total counted through the tag)': { tags: ['rare'], projects: ['p1'] },
       'common + rare (the rarer drives)': { tags: ['common', 'rare'] },
     };
     for (const [name, f] of Object.entries(filters)) {

@@ -97,21 +97,28 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
     },
   );
 
-  it('keeps only the type parameters in params, and an initial_response only on an evaluation task', async () => {
+  it('refuses what another creation documents and a training task does not take (common task fields, an initial_response), naming it; ignores a name nobody documents; keeps the type parameters', async () => {
     const extras = {
       callback_url: 'https://example.com/cb',
       instruction: 'Draw boxes.',
       metadata: { a: 1 },
       unique_id: 'u-1',
       tags: ['x'],
-      surprise: true,
     };
+    for (const [name, value] of [...Object.entries(extras), ['initial_response', imageAnswer]] as const) {
+      const refused = await current('POST', '/v1/training_tasks/imageannotation', {
+        json: { ...image, [name]: value, expected_response: imageAnswer },
+      });
+      expect(refused.status, refused.text).toBe(400);
+      expect(refused.body.error).toMatch(new RegExp(`^${name} is not supported for imageannotation training tasks`));
+    }
     const training = await current('POST', '/v1/training_tasks/imageannotation', {
-      json: { ...image, ...extras, expected_response: imageAnswer, initial_response: imageAnswer },
+      json: { ...image, surprise: true, expected_response: imageAnswer },
     });
     expect(training.status, training.text).toBe(200);
     expect(training.body.params).toEqual(image);
     expect(training.body).not.toHaveProperty('initial_response');
+    expect(training.body).not.toHaveProperty('surprise');
     const evaluation = await current('POST', '/v1/evaluation_tasks/imageannotation', {
       json: { ...image, expected_response: imageAnswer },
     });
@@ -226,7 +233,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('train
 
     expect(ids(await account.current('GET', '/v1/training_tasks?type=imageannotation'))).toEqual([c, a]);
     expect((await account.current('GET', '/v1/training_tasks?type=categorization')).body).toMatchObject({ docs: [], total: 0 });
-    const badType = await account.current('GET', '/v1/training_tasks?type=documentranscription');
+    // A type alias names its type (issue 32); a name that is no type is 400.
+    expect(ids(await account.current('GET', '/v1/training_tasks?type=segmentannoation,imageannotation'))).toEqual([c, a]);
+    const badType = await account.current('GET', '/v1/training_tasks?type=documenttranscriptio');
     expect(badType.status).toBe(400);
     expect(badType.body.error).toContain('type');
 

@@ -120,4 +120,27 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('answe
       expect((await api('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', response: stored.response });
     },
   );
+
+  it('a comparison answer takes no fields the task does not ask for, and without its choice says which to choose', async () => {
+    const api = client(server, 'current', server.dev.live_key);
+    const { fields: _none, ...example } = examples.get('comparison')!;
+    const created = await api('POST', '/v1/task/comparison', { json: { ...example, choices: ['left', 'right'] } });
+    expect(created.status, created.text).toBe(200);
+    const w = await createWorker(server, { accountId: server.dev.account_id });
+    const call = (path: string, json: unknown) => workerClient(server, w.token)('POST', path, json);
+    const a = (await call('/v1/assignments/next', {})).body;
+    expect(a.task.task_id).toBe(created.body.task_id);
+    const submit = (response: Json) =>
+      call(`/v1/assignments/${a.assignment_id}/submit`, { lease_token: a.lease_token, active_ms: 1000, response });
+    const extra = await submit({ choice: 'left', fields: { note: 'not asked for' } });
+    expect([extra.status, extra.body.error]).toEqual([400, 'response.fields is given, but the task has no fields.']);
+    const noChoice = await submit({ fields: {} });
+    expect([noChoice.status, noChoice.body.error]).toEqual([400, 'response.choice is missing: choose one of "left", "right".']);
+    const done = await submit({ choice: 'right' });
+    expect(done.status, done.text).toBe(200);
+    expect((await api('GET', `/v1/task/${created.body.task_id}`)).body).toMatchObject({
+      status: 'completed',
+      response: { choice: 'right' },
+    });
+  });
 });

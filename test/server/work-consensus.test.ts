@@ -166,7 +166,6 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
         initialResponse: null,
         createdAt: new Date(Date.now() - 60_000 + i),
       });
-    const taskId = await p.newTask();
     const workers: WorkerPrincipal[] = [];
     for (const [i, answers] of given.entries()) {
       const w = await p.worker(`e${i}`);
@@ -186,12 +185,17 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('overl
         evaluationSince: null,
         updatedAt: new Date(),
       });
+      // Each evaluation takes the place of a live task in the worker's queue: one each, canceled once answered.
+      const fillers = [];
       for (const category of answers) {
+        fillers.push(await p.newTask());
         const a = (await claim(w, () => 0))!;
-        expect(a).toMatchObject({ purpose: 'evaluation' });
+        expect(a).toMatchObject({ purpose: 'evaluation', standsFor: fillers.at(-1) });
         await submit(w, a, category);
       }
+      for (const id of fillers) expect((await p.live('POST', `/v1/task/${id}/cancel`)).status).toBe(200);
     }
+    const taskId = await p.newTask();
     return { ...p, taskId, workers };
   }
 

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { petsAccount } from '../support/accounts.ts';
 import { takeAndSubmit } from '../support/assignments.ts';
+import { testClock } from '../support/clock.ts';
 import { databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { createWorker, workerClient } from '../support/workers.ts';
@@ -13,10 +14,16 @@ type Call = ReturnType<typeof workerClient>;
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('reviews on %s', (db) => {
   let server: TestServer;
   let hook: Receiver;
+  const clock = testClock();
 
   beforeAll(async () => {
     hook = await startReceiver();
-    server = await startTestServer(db, { DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32', WORK_SWEEP_POLL_MS: '0' });
+    server = await startTestServer(
+      db,
+      { DELIVERY_POLL_MS: '5', ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32', WORK_SWEEP_POLL_MS: '0' },
+      undefined,
+      { now: clock.now },
+    );
   });
   afterAll(async () => {
     await server?.close();
@@ -202,5 +209,30 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('revie
     await hook.waitFor(() => hook.byTask.has(fixed), 'the callback of the fixed attempt');
     expect(hook.bodiesOf(fixed).map((b) => b.response)).toEqual([{ category: 'dog' }]);
     expect((await who(fixed)).map((r: unknown[]) => r[2])).toEqual([undefined, undefined, 'fixed', 'fixed']);
+  });
+  it("says when the review was decided, not when the work was submitted: in the history, the redo and the reviewer's own", async () => {
+    const { live, worker, newTask } = await account();
+    const author = await worker();
+    const reviewer = await worker(['reviewer']);
+    const staffed = await live('PUT', '/v1/projects/pets/staffing', {
+      json: { attempt: [author.id], review: [reviewer.id], review_sampling: { new_worker_tasks: 10, rate: 0 } },
+    });
+    expect(staffed.status, staffed.text).toBe(200);
+    const taskId = await newTask();
+    const attempt = await answer(author.call, taskId, 'dog');
+    const submitted = (await author.call('GET', `/v1/assignments/${attempt.assignment_id}`)).body.submitted_at as string;
+    // The review is decided ten minutes after the submit.
+    clock.advance(600_000);
+    const review = await decide(reviewer.call, taskId, {
+      result: 'rejected',
+      feedback_items: [{ category: 'other', text: 'Look again.' }],
+    });
+    const decidedAt = (await reviewer.call('GET', `/v1/assignments/${review.assignment_id}`)).body.review.reviewed_at as string;
+    expect(Date.parse(decidedAt) - Date.parse(submitted)).toBeGreaterThanOrEqual(600_000);
+    const history = await author.call('GET', '/v1/assignments');
+    const listed = history.body.docs.find((a: { assignment_id: string }) => a.assignment_id === attempt.assignment_id);
+    expect(listed.review).toMatchObject({ result: 'rejected', reviewed_at: decidedAt });
+    const redo = await author.call('POST', '/v1/assignments/next', {});
+    expect(redo.body).toMatchObject({ role: 'redo', feedback: { result: 'rejected', reviewed_at: decidedAt } });
   });
 });

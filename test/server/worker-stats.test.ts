@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount } from '../../server/domain/accounts.ts';
 import { newTaskId } from '../../server/domain/ids.ts';
 import type { WorkEvent } from '../../server/domain/workforce/model.ts';
+import { testClock } from '../support/clock.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { createWorker, workerClient } from '../support/workers.ts';
 
@@ -13,9 +14,10 @@ const zero = { issued: 0, submitted: 0, skipped: 0, released: 0, expired: 0, acc
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the worker figures on %s', (db) => {
   let server: TestServer;
+  const clock = testClock();
 
   beforeAll(async () => {
-    server = await startTestServer(db, { WORK_SWEEP_POLL_MS: '0' });
+    server = await startTestServer(db, { WORK_SWEEP_POLL_MS: '0' }, undefined, { now: clock.now });
   });
   afterAll(async () => {
     await server?.close();
@@ -184,10 +186,12 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
     for (const result of ['accepted', 'rejected'] as const) {
       const review = await r('POST', '/v1/assignments/next', {});
       expect(review.status, review.text).toBe(200);
+      // Three seconds at each review (the server counts no more active time than has passed since issue).
+      clock.advance(3000);
       const decided = await r('POST', `/v1/assignments/${review.body.assignment_id}/review`, {
         lease_token: review.body.lease_token,
         result,
-        active_ms: 0,
+        active_ms: 2500,
         ...(result === 'rejected' ? { feedback_items: [{ category: 'wrong_label', text: 'Look again.' }] } : {}),
       });
       expect(decided.status, decided.text).toBe(200);
@@ -213,19 +217,24 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the w
 
     const theirs = await r('GET', '/v1/stats');
     const reviewerCounts = { ...zero, issued: 2, reviews: 2 };
-    expect(theirs.body).toMatchObject({ counts: reviewerCounts, projects: [{ project: 'pets', counts: reviewerCounts }] });
+    // The reviews' active time counts as a submit's does: 2.5 s each.
+    expect(theirs.body).toMatchObject({
+      counts: reviewerCounts,
+      active_ms: 5000,
+      projects: [{ project: 'pets', counts: reviewerCounts, active_ms: 5000 }],
+    });
     expect(theirs.body).not.toHaveProperty('median_active_ms');
 
     const nobody = await as(bystander.token)('GET', '/v1/stats');
     expect(nobody.body).toEqual({ since: expect.any(String), as_of: expect.any(String), counts: zero, active_ms: 0, projects: [] });
 
     // A period that begins after the work shows none of it; one in the future is refused.
-    const afterWork = new Date(Date.now() + 1);
-    await new Promise((r) => setTimeout(r, 5));
+    const afterWork = new Date(clock.now().getTime() + 1);
+    clock.advance(5);
     const recent = await w('GET', `/v1/stats?since=${afterWork.toISOString()}`);
     expect(recent.status, recent.text).toBe(200);
     expect(recent.body).toEqual({ since: afterWork.toISOString(), as_of: expect.any(String), counts: zero, active_ms: 0, projects: [] });
-    const later = await w('GET', `/v1/stats?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
+    const later = await w('GET', `/v1/stats?since=${encodeURIComponent(new Date(clock.now().getTime() + 60_000).toISOString())}`);
     expect([later.status, later.body.code]).toEqual([400, 'invalid_request']);
     expect(later.body.error).toMatch(/^since is .*: in the future\.$/);
   });

@@ -56,9 +56,11 @@ const clamp = (v: number, lo: number, hi: number) => Math.min(Math.max(lo, v), h
 
 export function geometriesOf(params: Params): Geometry[] {
   const given = (params.geometries ?? {}) as Partial<Record<Kind, GeometrySpec>>;
-  return kinds.flatMap((kind) => {
-    const spec = given[kind];
-    if (!spec) return [];
+  // In the customer's order (the tools, labels and colours follow it); keys that are no geometry are left out.
+  return Object.keys(given).flatMap((key) => {
+    const kind = kinds.find((k) => k === key);
+    const spec = kind && given[kind];
+    if (!kind || !spec) return [];
     return [
       {
         kind,

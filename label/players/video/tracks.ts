@@ -156,7 +156,22 @@ export function tracksOf(value: unknown, geometries: Geometry[]): Track[] {
   });
 }
 
-/** The events of a draft. */
+/**
+ * The tracks of pre-labels (the task's `hypothesis`, in the response's form): every frame given is
+ * a keyframe, and the track ends at the last one (a frame left out between two is interpolated).
+ */
+export function hypothesisTracks(value: unknown, geometries: Geometry[]): Track[] {
+  const list = isRecord(value) && Array.isArray(value.annotations) ? value.annotations : [];
+  const tracks = list.flatMap((t) => {
+    if (!isRecord(t) || !Array.isArray(t.frames)) return [];
+    const frames = t.frames.filter(isRecord);
+    const last = Math.max(...frames.map((f) => Math.round(num(f.frame))));
+    return frames.length ? [{ ...t, keys: frames, end: last }] : [];
+  });
+  return tracksOf({ tracks }, geometries);
+}
+
+/** The events of a draft (or of pre-labels, which have the same form). */
 export function eventsOf(value: unknown, labels: readonly string[]): VideoEvent[] {
   const list = isRecord(value) && Array.isArray(value.events) ? value.events : [];
   return list.flatMap((e): VideoEvent[] =>

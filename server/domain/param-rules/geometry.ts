@@ -66,3 +66,49 @@ export function imageHypothesis(params: Json): Problem {
   }
   return null;
 }
+
+// ---- videoplaybackannotation --------------------------------------------------------------------
+
+/**
+ * Pre-labels of a video: each track's geometry is given and its label is one of that geometry's
+ * labels, each event's label one of `events_to_annotate` and its end not before its start; with
+ * frame images, every frame named is one of them.
+ */
+export function videoHypothesis(params: Json): Problem {
+  if (!isRecord(params.hypothesis)) return null;
+  const geometries = asRecord(params.geometries);
+  const frames = Array.isArray(params.attachments) ? params.attachments.length : Infinity;
+  const frameProblem = (path: string, frame: unknown) =>
+    typeof frame === 'number' && frame >= frames
+      ? at(`${path} ${frame} is not one of the task's frames (the ${frames} of attachments, numbered from 0)`)
+      : null;
+  let index = 0;
+  for (const track of list(params.hypothesis.annotations)) {
+    const path = `hypothesis/annotations/${index++}`;
+    if (!isRecord(track)) continue;
+    const type = asString(track.type) ?? '';
+    const spec = geometries[type];
+    if (!isRecord(spec))
+      return at(`${path}/type ${show(type)} is not one of the task's geometries (${Object.keys(geometries).join(', ')})`);
+    if (!list(spec.objects_to_annotate).includes(track.label)) {
+      return at(`${path}/label ${show(track.label)} is not one of geometries/${seg(type)}/objects_to_annotate`);
+    }
+    let f = 0;
+    for (const frame of list(track.frames)) {
+      const problem = frameProblem(`${path}/frames/${f++}/frame`, asRecord(frame).frame);
+      if (problem) return problem;
+    }
+  }
+  const labels = list(params.events_to_annotate);
+  index = 0;
+  for (const event of list(params.hypothesis.events)) {
+    const path = `hypothesis/events/${index++}`;
+    if (!isRecord(event)) continue;
+    if (!labels.includes(event.label)) return at(`${path}/label ${show(event.label)} is not one of events_to_annotate`);
+    if (typeof event.start === 'number' && typeof event.end === 'number' && event.end < event.start)
+      return at(`${path}/end (${event.end}) must be at least start (${event.start})`);
+    const problem = frameProblem(`${path}/end`, event.end);
+    if (problem) return problem;
+  }
+  return null;
+}

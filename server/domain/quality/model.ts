@@ -125,8 +125,39 @@ export interface QualificationRepository {
   trainingTasks(accountId: string, type: string, limit: number): Promise<QualityTask[]>;
   /** Whether the account has a live training task of the type. */
   hasTrainingTasks(accountId: string, type: string): Promise<boolean>;
-  /** One of the account's live evaluation tasks of the type the worker was never given, oldest first; null when none is left. */
-  unseenEvaluation(workerId: string, accountId: string, type: string): Promise<QualityTask | null>;
+  /**
+   * What an evaluation in the place of live task `taskId` needs, in one statement: whether the
+   * worker handed that task back before (it comes back to them as it was), whether one of their
+   * evaluations stood in for it and how many evaluations (anyone's) do, one of the account's live evaluation tasks of the type
+   * the worker was never given (oldest first; null when none is left), and the ids of the tasks
+   * (any account or mode) just before and just after `taskId` among those whose ids carry the same
+   * millisecond (where an evaluation shown in its place must sort).
+   */
+  evaluationFor(
+    workerId: string,
+    accountId: string,
+    type: string,
+    taskId: string,
+  ): Promise<{
+    handedBack: boolean;
+    stoodInMine: boolean;
+    stoodIn: number;
+    task: QualityTask | null;
+    before: string | null;
+    after: string | null;
+  }>;
+  /** Whether a live task that one of the worker's evaluations issued since `since` stands in for is still open for attempts. */
+  hasOpenStandIn(workerId: string, since: Date): Promise<boolean>;
+  /**
+   * The worker's first evaluation issued since `since` that was handed back (released, or its lease
+   * lapsed) and not given again, in queue order of the live task it stands in for (only that
+   * project's with `project`), with that task's place in the queue; null when none.
+   */
+  returnedEvaluation(
+    workerId: string,
+    project: string | undefined,
+    since: Date,
+  ): Promise<{ assignment: Assignment; priority: number; createdAt: Date } | null>;
   /** A training or evaluation task by id (live mode). */
   qualityTask(accountId: string, id: string): Promise<QualityTask | null>;
   /** Inserts an assignment of a training or evaluation task (with its `issued` event); false when the worker already holds one. */

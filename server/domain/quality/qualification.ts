@@ -6,9 +6,11 @@
 //   A try passes when the mean of its scores reaches pass_score; a failed try may be followed by
 //   another after retry_after_s, at most max_tries in all; then the project gives them no work.
 // - A qualified worker's live claims are, at the policy's rate, swapped for one of the account's
-//   evaluation tasks of the project's type: shown in the place of the live task that was claimed
-//   (its project and batch, an id drawn as a live task's is, near that task's creation time), and
-//   scored against the expected answer without a word to the worker.
+//   evaluation tasks of the project's type, which takes the place of the live task that was claimed
+//   in that worker's queue: shown with its project, batch and instruction, the project's parameters
+//   as that task got them, and an id of that task's millisecond that sorts where its id does; the
+//   live task goes to other workers (this one gets it only once they have nothing else to do). It
+//   is scored against the expected answer without a word to the worker.
 // - The mean of a worker's last `window` evaluation scores in a project is their accuracy; with at
 //   least min_scored scores below pause_below they are paused for that project (no more of its
 //   work; other projects go on), and their answers there since their accuracy last held that are
@@ -17,9 +19,10 @@
 // The standing is kept per worker and project (worker_qualifications); the claim statement leaves
 // out projects where a worker is anything but qualified. Scores are kept on the assignments.
 import { randomBytes } from 'node:crypto';
+import { withDirectLinks } from '../attachments.ts';
 import { notFound } from '../errors.ts';
-import { newTaskId } from '../ids.ts';
 import type { Json, Task } from '../model.ts';
+import { acceptTaskParams } from '../param-rules.ts';
 import type { Project, Repositories, UnitOfWork } from '../ports.ts';
 import type { Answer, Assignment, Lease, TaskWork, WorkEvent } from '../workforce/model.ts';
 import type { WorkerPrincipal } from '../workforce/worker.ts';
@@ -51,7 +54,8 @@ const mean = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0) / xs.lengt
 function qualityAssignment(
   worker: WorkerPrincipal,
   accountId: string,
-  fields: Pick<Assignment, 'taskId' | 'purpose' | 'qualityTaskId' | 'qualityProject' | 'qualityBatch'>,
+  fields: Pick<Assignment, 'taskId' | 'purpose' | 'qualityTaskId' | 'qualityProject' | 'qualityBatch'> &
+    Partial<Pick<Assignment, 'standsFor' | 'draft'>>,
   s: IssueSettings,
   now: Date,
 ): Assignment {
@@ -68,6 +72,7 @@ function qualityAssignment(
     heartbeatAt: null,
     submittedAt: null,
     endedAt: null,
+    reviewedAt: null,
     activeMs: 0,
     draft: null,
     response: null,
@@ -77,6 +82,7 @@ function qualityAssignment(
     skipReason: null,
     score: null,
     trainingFeedback: null,
+    standsFor: null,
     ...fields,
   };
 }
@@ -210,7 +216,8 @@ async function afterTraining(repos: Repositories, a: Assignment, project: Projec
 /** Why a live claim was undone: the worker must train first, or gets an evaluation task in its place. */
 type Swap =
   | { kind: 'train'; project: Project }
-  | { kind: 'evaluate'; project: Project; task: QualityTask; shownAt: Date; batch: string | null };
+  | { kind: 'evaluate'; project: Project; task: QualityTask; standsFor: TaskWork; shownId: string }
+  | { kind: 'again'; returned: Assignment };
 
 class Undo extends Error {
   constructor(readonly swap: Swap) {
@@ -256,30 +263,68 @@ async function decide(repos: Repositories, worker: WorkerPrincipal, work: TaskWo
     (await repos.qualification.liveSubmitted(worker.workerId, work.accountId, project.name, e.trusted_after)) >= e.trusted_after;
   const rate = trusted ? e.rate_trusted : e.rate_new;
   if (rate <= 0 || random() >= rate) return null;
-  const task = await repos.qualification.unseenEvaluation(worker.workerId, work.accountId, project.type);
-  return task ? { kind: 'evaluate', project, task, shownAt: work.createdAt, batch: work.batch } : null;
+  const pick = await repos.qualification.evaluationFor(worker.workerId, work.accountId, project.type, work.taskId);
+  // A live task the worker handed back comes back to them as it was (as a handed-back evaluation does).
+  // One whose place an evaluation of theirs took comes to them as it is (a second one would carry its
+  // millisecond again); and one passed over by as many workers as it needs goes on as it is (passed
+  // over by more, it would wait for the workers left and come out of the queue's order).
+  if (pick.handedBack || pick.stoodInMine || pick.stoodIn >= work.needed || !pick.task) return null;
+  return { kind: 'evaluate', project, task: pick.task, standsFor: work, shownId: shownId(work.taskId, pick) };
 }
 
+/** How far back an evaluation handed back is still given again (a bound on the rows a claim reads). */
+const returnedWithinMs = 7 * 86_400_000;
+
 /**
- * An id for an evaluation task as a live task's is drawn (ids.ts: 12 hex of milliseconds, 12
- * random hex), its time within a second after the creation of the live task it stands in for
- * (never after now): beside the live tasks of the queue, it looks like one made with them.
+ * Since when a worker's evaluations keep the live tasks they took the place of away from that
+ * worker (while they have other work): one lease (WORK_LEASE_SECONDS) from the evaluation's issue,
+ * as a task comes back to the queue when a lease on it lapses. It also bounds the rows a claim reads.
  */
-function shownId(shownAt: Date, now: Date): string {
-  const jitter = randomBytes(2).readUInt16BE(0) % 1000;
-  return newTaskId(new Date(Math.min(shownAt.getTime() + jitter, now.getTime() - 1)));
+export const standInsSince = (lease: Lease, now: Date) => new Date(now.getTime() - lease.leaseMs);
+
+const suffixOf = (id: string) => BigInt(`0x${id.slice(12)}`);
+const maxSuffix = 0xffff_ffff_ffffn;
+
+/**
+ * The id an evaluation is shown under in the place of live task `liveId`: a task id (ids.ts: 12 hex
+ * of milliseconds, 12 random hex) of the same millisecond whose random part is drawn uniformly
+ * between those of the tasks just before and just after it (`neighbours`), the live id itself left
+ * out. It sorts exactly where the live task does, so the worker's queue reads in the same order
+ * as if they had been given that task; and given its neighbours, the live task's own random part
+ * was just such a draw.
+ */
+function shownId(liveId: string, neighbours: { before: string | null; after: string | null }): string {
+  const lo = neighbours.before ? suffixOf(neighbours.before) + 1n : 0n;
+  const hi = neighbours.after ? suffixOf(neighbours.after) - 1n : maxSuffix;
+  const own = suffixOf(liveId);
+  // hi - lo + 1 values in the range, the live task's own among them.
+  const choices = hi - lo;
+  let drawn = choices > 0n ? lo + (randomBytes(8).readBigUInt64BE(0) % choices) : own + 1n;
+  if (choices > 0n && drawn >= own) drawn += 1n;
+  return liveId.slice(0, 12) + drawn.toString(16).padStart(12, '0');
 }
+
+/** Whether an evaluation handed back, in the place of its live task, comes before live task `work` in the queue. */
+const comesFirst = (returned: { assignment: Assignment; priority: number; createdAt: Date }, work: TaskWork, taskId: string) =>
+  returned.priority !== work.priority
+    ? returned.priority > work.priority
+    : returned.createdAt.getTime() !== work.createdAt.getTime()
+      ? returned.createdAt < work.createdAt
+      : returned.assignment.taskId < taskId;
 
 /**
  * Claims a live attempt through `claim` (the work loop's statement), then keeps it, or undoes it
  * and gives the worker training (new to a project that requires it) or, at the policy's rate, an
- * evaluation task in its place. Bounded: each undo for training moves that project out of the
- * worker's claims; evaluation is tried once.
+ * evaluation task in its place. An evaluation the worker handed back (released, or its lease
+ * lapsed) is given again when its live task would come first, as that task would have come back
+ * to them. Bounded: each undo for training moves that project out of the worker's claims;
+ * evaluation is tried once. `project`: the claim's project, if it names one.
  */
 export async function claimLiveOrQuality(
   uow: UnitOfWork,
   worker: WorkerPrincipal,
   claim: (repos: Repositories) => Promise<Assignment | null>,
+  project: string | undefined,
   s: IssueSettings,
   now: Date,
   random: () => number,
@@ -288,9 +333,16 @@ export async function claimLiveOrQuality(
   for (let round = 0; round < 10; round++) {
     try {
       return await uow.transaction(async (repos) => {
+        // Read before the claim, which may take the open slot of the live task it stands in for.
+        const returned = evaluated
+          ? null
+          : await repos.qualification.returnedEvaluation(worker.workerId, project, new Date(now.getTime() - returnedWithinMs));
         const a = await claim(repos);
+        const work = a ? await repos.work.getTaskWork(a.taskId) : null;
+        // The live task it stands in for counts as the evaluation itself (once it is no longer passed over).
+        if (returned && (!a || !work || a.taskId === returned.assignment.standsFor || comesFirst(returned, work, a.taskId)))
+          throw new Undo({ kind: 'again', returned: returned.assignment });
         if (!a) return null;
-        const work = await repos.work.getTaskWork(a.taskId);
         const swap = work ? await decide(repos, worker, work, evaluated ? () => 1 : random, now) : null;
         if (swap) throw new Undo(swap);
         return a;
@@ -318,17 +370,39 @@ export async function claimLiveOrQuality(
         });
         const t = await claimTraining(uow, worker, swap.project.name, s, now);
         if (t) return t;
+      } else if (swap.kind === 'again') {
+        evaluated = true;
+        const r = swap.returned;
+        const a = qualityAssignment(
+          worker,
+          r.accountId,
+          {
+            taskId: r.taskId,
+            purpose: 'evaluation',
+            qualityTaskId: r.qualityTaskId,
+            qualityProject: r.qualityProject,
+            qualityBatch: r.qualityBatch,
+            standsFor: r.standsFor,
+            // As the claim offers a live task's draft to the worker who had it.
+            draft: r.draft,
+          },
+          s,
+          now,
+        );
+        if (await uow.qualification.issue(a)) return a;
       } else {
         evaluated = true;
+        const live = swap.standsFor;
         const a = qualityAssignment(
           worker,
           swap.project.accountId,
           {
-            taskId: shownId(swap.shownAt, now),
+            taskId: swap.shownId,
             purpose: 'evaluation',
             qualityTaskId: swap.task.id,
             qualityProject: swap.project.name,
-            qualityBatch: swap.batch,
+            qualityBatch: live.batch,
+            standsFor: live.taskId,
           },
           s,
           now,
@@ -344,16 +418,44 @@ export async function claimLiveOrQuality(
 // Showing and submitting training and evaluation assignments.
 
 /**
- * The task a training or evaluation assignment shows, as a live task of its project would be:
- * the training task's params, the project's instruction, the shown id (evaluation) or the
- * training task's id (training).
+ * The params of an evaluation shown in the place of a live task: what that task's creation would
+ * have stored had its request carried the evaluation's params. The project's parameter version the
+ * live task uses, under the evaluation's own; no `instruction` (a task's is a field of its own;
+ * a promoted task keeps its instruction in the stored params); the parameter rules and direct
+ * links applied; the keys in the order that creation keeps (the project's, then the request's,
+ * as sent: params are stored as the customer sent them, decision 17).
+ */
+function shownParams(type: string, own: Json, projectParams: Json | null): Json {
+  const { instruction: _own, ...given } = own;
+  const { instruction: _project, ...defaults } = projectParams ?? {};
+  const merged: Json = { ...defaults, ...given };
+  try {
+    acceptTaskParams(type, merged);
+  } catch {
+    // The project's parameters do not go with this evaluation's: it is shown with its own.
+    return withDirectLinks(given);
+  }
+  return withDirectLinks(merged);
+}
+
+/**
+ * The task a training or evaluation assignment shows, as a live task of its project would be.
+ * Evaluation: the instruction, project, batch and parameter version of the live task whose place
+ * it took, the evaluation's params shown as that task's creation would store them, the shown id.
+ * Training (and an evaluation issued before the live task was kept): the training task's params
+ * without `instruction`, the project's latest instruction, the training task's id (training).
  */
 export async function qualityTaskOf(repos: Repositories, a: Assignment): Promise<{ task: Task; quality: QualityTask; project: Project }> {
   const quality = a.qualityTaskId ? await repos.qualification.qualityTask(a.accountId, a.qualityTaskId) : null;
   const project = a.qualityProject ? await repos.projects.get(a.accountId, 'live', a.qualityProject) : null;
   if (!quality || !project) throw notFound(`Assignment ${a.assignmentId} not found.`);
-  const latest = (await repos.projects.paramVersions([project.projectId])).at(-1);
-  const instruction = typeof latest?.params.instruction === 'string' && latest.params.instruction !== '' ? latest.params.instruction : null;
+  const versions = await repos.projects.paramVersions([project.projectId]);
+  const live = a.purpose === 'evaluation' && a.standsFor ? await repos.tasks.get(a.accountId, 'live', a.standsFor) : null;
+  const latest = versions.at(-1);
+  const version = live ? (versions.find((v) => v.version === live.projectParamVersion) ?? null) : (latest ?? null);
+  const projectInstruction =
+    typeof latest?.params.instruction === 'string' && latest.params.instruction !== '' ? latest.params.instruction : null;
+  const { instruction: _stored, ...params } = quality.params;
   const task: Task = {
     taskId: a.taskId,
     accountId: a.accountId,
@@ -361,8 +463,8 @@ export async function qualityTaskOf(repos: Repositories, a: Assignment): Promise
     generation: 'current',
     type: quality.type,
     status: 'pending',
-    instruction,
-    params: quality.params,
+    instruction: live ? live.instruction : projectInstruction,
+    params: live ? shownParams(quality.type, quality.params, version?.params ?? null) : params,
     response: null,
     callbackUrl: null,
     callbackCompleted: null,
@@ -374,8 +476,8 @@ export async function qualityTaskOf(repos: Repositories, a: Assignment): Promise
     timesRedone: 0,
     metadata: {},
     project: project.name,
-    batch: a.qualityBatch,
-    projectParamVersion: latest?.version ?? null,
+    batch: live ? live.batch : a.qualityBatch,
+    projectParamVersion: version?.version ?? null,
     audits: [],
     uniqueId: null,
     tags: null,

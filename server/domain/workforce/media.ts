@@ -5,6 +5,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { marked } from 'marked';
 import sanitizeHtml from 'sanitize-html';
+import { attachmentUrls, bucketObject } from '../attachments.ts';
 import { notFound } from '../errors.ts';
 import type { Json, Task } from '../model.ts';
 import type { UnitOfWork } from '../ports.ts';
@@ -58,13 +59,23 @@ function taskFileUrls(task: Pick<Task, 'instruction' | 'params'>): Set<string> {
     }
   };
   walk(task.params);
+  // Objects of the account's buckets: its attachments only, compared as written.
+  for (const url of attachmentUrls(task.params)) if (bucketObject(url)) urls.add(url);
   return urls;
 }
 
 const sameToken = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
+/** A file of an assignment's task that its lease opens: the URL, whose task it is, and until when. */
+export interface AssignmentFile {
+  url: string;
+  accountId: string;
+  mode: Task['mode'];
+  leaseExpiresAt: Date;
+}
+
 /**
- * The URL to fetch for `url` of assignment `assignmentId`, opened by `leaseToken`: null when the
+ * The file to fetch for `url` of assignment `assignmentId`, opened by `leaseToken`: null when the
  * token is not the assignment's (no such assignment, another one's token: the caller cannot tell);
  * a 409 (`lease_lost`, `task_canceled`, `assignment_closed`) when it was, but the lease has ended;
  * a 404 when the task, as the worker sees it, names no such file.
@@ -73,13 +84,13 @@ export async function assignmentFile(
   uow: UnitOfWork,
   input: { assignmentId: string; leaseToken: string; url: string },
   now: Date,
-): Promise<string | null> {
+): Promise<AssignmentFile | null> {
   const a = await uow.work.get(input.assignmentId, null);
   if (!a || !sameToken(a.leaseToken, input.leaseToken)) return null;
   if (a.status !== 'active' || a.leaseExpiresAt <= now) throw whyNotHeld(a, now);
   const { task } = await assignmentWork(uow, a);
-  const url = httpUrl(input.url);
+  const url = bucketObject(input.url) ? input.url : httpUrl(input.url);
   if (!url || !taskFileUrls(task).has(url))
     throw notFound(`The task of assignment ${a.assignmentId} names no file at ${input.url}: only the files of its task are passed on.`);
-  return url;
+  return { url, accountId: task.accountId, mode: task.mode, leaseExpiresAt: a.leaseExpiresAt };
 }

@@ -69,6 +69,8 @@ export interface Assignment {
   heartbeatAt: Date | null;
   submittedAt: Date | null;
   endedAt: Date | null;
+  /** Work that was reviewed: when the review (or the customer's rejection) decided it. */
+  reviewedAt: Date | null;
   activeMs: number;
   draft: Draft | null;
   response: Answer | null;
@@ -85,6 +87,11 @@ export interface Assignment {
   score: number | null;
   /** Training, once submitted: the feedback shown (the contract's TrainingFeedback). */
   trainingFeedback: Record<string, unknown> | null;
+  /**
+   * A hidden evaluation: the live task whose place it took in the worker's queue (shown with its
+   * time, project, batch and instruction); null otherwise, and for evaluations issued before it was kept.
+   */
+  standsFor: string | null;
 }
 
 /**
@@ -146,6 +153,11 @@ export interface ClaimRequest {
   lease: Lease;
   /** Only a redo reserved for this worker. */
   reservedOnly?: boolean;
+  /**
+   * Pass over the live tasks this worker's hidden evaluations issued since then stand in for (their
+   * place in the worker's queue went to the evaluation); absent once the worker has nothing else to do.
+   */
+  passOverStandInsSince?: Date | undefined;
 }
 
 export type WorkEventKind =

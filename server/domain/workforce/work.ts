@@ -29,7 +29,7 @@ import {
 } from './model.ts';
 import type { WorkerPrincipal } from './worker.ts';
 import { workerSeenBy } from './handles.ts';
-import { claimLiveOrQuality, claimTraining, qualityTaskOf, submitQualityAnswer } from '../quality/qualification.ts';
+import { claimLiveOrQuality, claimTraining, qualityTaskOf, standInsSince, submitQualityAnswer } from '../quality/qualification.ts';
 
 export interface WorkSettings {
   /** A lease without heartbeat lapses after this. */
@@ -38,10 +38,26 @@ export interface WorkSettings {
   hardCapMs: number;
   /** A redo waits this long for the worker whose work was rejected before any worker may take it. */
   redoReserveMs: number;
+  /**
+   * Reviewers reject a task's work at most this many times: its next review is final, and accepts
+   * or fixes (REVIEW_MAX_REJECTIONS; 2 when absent).
+   */
+  maxRejections?: number | undefined;
 }
 
-/** The defaults of server/config.ts (WORK_LEASE_SECONDS, WORK_HARD_CAP_SECONDS, REDO_RESERVE_SECONDS). */
-export const defaultWorkSettings: WorkSettings = { leaseMs: 600_000, hardCapMs: 14_400_000, redoReserveMs: 86_400_000 };
+/** The defaults of server/config.ts (WORK_LEASE_SECONDS, WORK_HARD_CAP_SECONDS, REDO_RESERVE_SECONDS, REVIEW_MAX_REJECTIONS). */
+export const defaultWorkSettings: WorkSettings = { leaseMs: 600_000, hardCapMs: 14_400_000, redoReserveMs: 86_400_000, maxRejections: 2 };
+
+/** How many times reviewers may reject a task's work (REVIEW_MAX_REJECTIONS). */
+const maxRejections = (settings: Pick<WorkSettings, 'maxRejections'>) => settings.maxRejections ?? 2;
+
+/** How many times reviewers rejected the work of a task (its assignments, oldest first). */
+const rejections = (assignments: readonly Assignment[]) =>
+  assignments.filter((x) => x.role === 'review' && x.reviewResult === 'rejected').length;
+
+/** Whether a review of a task with these assignments is final: reviewers rejected its work as often as they may. */
+const finalReview = (assignments: readonly Assignment[], settings: Pick<WorkSettings, 'maxRejections'>) =>
+  rejections(assignments) >= maxRejections(settings);
 
 /**
  * A draft's limit, serialized as JSON (the contract's AssignmentDraft: 1 MB). The worker API
@@ -129,7 +145,8 @@ export async function claimNext(
   // Training first for a worker in training (domain/quality/qualification.ts).
   const training = attempts ? await claimTraining(uow, worker, request.project, issue, now) : null;
   if (training) return training;
-  for (const step of steps) {
+  const since = standInsSince(lease, now);
+  const take = async (step: (typeof steps)[number], passOverStandInsSince: Date | undefined) => {
     const claim = (repos: Repositories) =>
       repos.work.claim({
         worker,
@@ -139,10 +156,20 @@ export async function claimNext(
         leaseToken: newLeaseToken(),
         now,
         lease,
+        passOverStandInsSince,
       });
     // A live attempt may be swapped for training (new to its project) or a hidden evaluation task.
-    const a =
-      step.role === 'attempt' && !step.reservedOnly ? await claimLiveOrQuality(uow, worker, claim, issue, now, random) : await claim(uow);
+    return step.role === 'attempt' && !step.reservedOnly
+      ? claimLiveOrQuality(uow, worker, claim, request.project, issue, now, random)
+      : claim(uow);
+  };
+  for (const step of steps) {
+    const a = await take(step, step.role === 'attempt' ? since : undefined);
+    if (a) return a;
+  }
+  // Nothing else to do: the live tasks whose place went to this worker's hidden evaluations are theirs too.
+  if (attempts && (await uow.qualification.hasOpenStandIn(worker.workerId, since))) {
+    const a = await take({ role: 'attempt', reservedOnly: false }, undefined);
     if (a) return a;
   }
   // A concurrent request of the same worker may have taken work meanwhile: that is the one to resume.
@@ -165,12 +192,15 @@ export async function claimNextWaiting(
   worker: WorkerPrincipal,
   request: { role?: 'attempt' | 'review'; project?: string | undefined },
   settings: WorkSettings,
-  wait: { waitMs: number; available: WorkAvailable; recheckMs?: number },
+  wait: { waitMs: number; available: WorkAvailable; recheckMs?: number; signal?: AbortSignal },
   random: () => number = Math.random,
   now: Clock = wallClock,
 ): Promise<Assignment | null> {
   const deadline = Date.now() + wait.waitMs;
   for (;;) {
+    // A worker who went away (a tab closed while it waited) takes no task: it would sit leased to
+    // nobody until its lease lapsed.
+    if (wait.signal?.aborted) return null;
     const a = await claimNext(uow, worker, request, settings, now(), random);
     const left = deadline - Date.now();
     if (a || left <= 0) return a;
@@ -499,9 +529,16 @@ export async function reviewAssignment(
     if (input.result === 'fixed' && !input.response) throw invalid('response is required with result "fixed" (the corrected answer).');
     if (input.result !== 'fixed' && input.response) throw invalid(`response is only sent with result "fixed", not "${input.result}".`);
     const feedback = input.feedback?.length ? input.feedback : null;
+    if (input.result === 'rejected' && finalReview(await repos.work.forTask(a.taskId), settings))
+      throw invalid(
+        `Reviewers rejected the work of task ${a.taskId} ${maxRejections(settings)} times: this review is final (under_review.final). Accept the answer or fix it.`,
+      );
     const fix = input.result === 'fixed' ? checkedResponse(task, input.response!, reviewed.activeMs, checkSchema) : null;
     const score = decisionScore(task, input.result, reviewed.response, fix);
-    const events = [event(a, 'reviewed', now, { result: input.result, reviewed_assignment_id: reviewed.assignmentId, score })];
+    // The review's active time is recorded as a submit's is: it counts in the reviewer's figures.
+    const events = [
+      event(a, 'reviewed', now, { result: input.result, reviewed_assignment_id: reviewed.assignmentId, score, active_ms: activeMs }),
+    ];
     const decided: Assignment = {
       ...a,
       // The review points at the attempt it decided (a redo of it is then known as a review's rejection).
@@ -515,13 +552,13 @@ export async function reviewAssignment(
       draft: null,
     };
     if (input.result === 'rejected') {
-      await repos.work.update({ ...reviewed, status: 'rejected', feedback });
+      await repos.work.update({ ...reviewed, status: 'rejected', feedback, reviewedAt: now });
       await openRedo(repos, work, reviewed, settings, now);
       events.push(event(reviewed, 'redo_created', now, { reserved_for: reviewed.workerId }));
     } else {
       const response = fix ?? reviewed.response;
       if (fix) decided.response = fix;
-      await repos.work.update({ ...reviewed, status: input.result, feedback });
+      await repos.work.update({ ...reviewed, status: input.result, feedback, reviewedAt: now });
       const audit: TaskAudit = {
         // The customer's own reviewer by id, one of the operator's by the handle the customer knows them by.
         auditedBy: workerSeenBy(a.accountId, worker),
@@ -569,7 +606,7 @@ export async function redoAfterCustomerReject(
   const adopted = adoptedAttempt(await repos.work.forTask(task.taskId));
   // A FeedbackItem of the contract (category and text, at most 5000 characters; about the whole answer).
   const feedback: FeedbackItem[] = [{ category: 'other', text: (comments?.trim() || 'Rejected by the customer.').slice(0, 5000) }];
-  if (adopted) await repos.work.update({ ...adopted, status: 'rejected', feedback });
+  if (adopted) await repos.work.update({ ...adopted, status: 'rejected', feedback, reviewedAt: now });
   await openRedo(repos, work, adopted, settings, now);
   await repos.work.addEvents([
     {
@@ -593,23 +630,35 @@ export interface AssignmentWork {
   task: Task;
   reviewed: Assignment | null;
   attempts?: Assignment[];
+  /** An active review that may not reject (reviewers rejected the task's work as often as they may). */
+  final?: boolean;
 }
 
-async function withWork(uow: UnitOfWork, a: Assignment): Promise<AssignmentWork> {
+async function withWork(
+  uow: UnitOfWork,
+  a: Assignment,
+  settings: Pick<WorkSettings, 'maxRejections'> = defaultWorkSettings,
+): Promise<AssignmentWork> {
   if (a.purpose !== 'live') return { assignment: a, task: (await qualityTaskOf(uow, a)).task, reviewed: null };
   const task = await uow.tasks.get(a.accountId, 'live', a.taskId);
   if (!task) throw notFound(`Assignment ${a.assignmentId} not found.`);
   const reviewed = a.role === 'review' && a.parentAssignmentId ? await uow.work.get(a.parentAssignmentId, null) : null;
   if (!reviewed) return { assignment: a, task, reviewed };
   const attempts = await attemptsUnderReview(uow, a.taskId, reviewed.assignmentId);
-  return { assignment: a, task, reviewed, ...(attempts.length > 1 ? { attempts } : {}) };
+  const final = a.status === 'active' && finalReview(await uow.work.forTask(a.taskId), settings);
+  return { assignment: a, task, reviewed, ...(attempts.length > 1 ? { attempts } : {}), ...(final ? { final } : {}) };
 }
 
 /** A worker's own assignment with its task (404 for anyone else's). */
-export async function getOwnAssignment(uow: UnitOfWork, worker: WorkerPrincipal, assignmentId: string): Promise<AssignmentWork> {
+export async function getOwnAssignment(
+  uow: UnitOfWork,
+  worker: WorkerPrincipal,
+  assignmentId: string,
+  settings: Pick<WorkSettings, 'maxRejections'> = defaultWorkSettings,
+): Promise<AssignmentWork> {
   const a = await uow.work.get(assignmentId, worker.workerId);
   if (!a) throw notFound(`Assignment ${assignmentId} not found.`);
-  return withWork(uow, a);
+  return withWork(uow, a, settings);
 }
 
 /** The task and reviewed answer of an assignment just claimed. */

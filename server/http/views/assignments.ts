@@ -23,11 +23,13 @@ export function domainStatuses(status: Wire['AssignmentStatus']): AssignmentStat
   return status === 'reviewed' ? ['accepted', 'fixed', 'rejected'] : [status];
 }
 
-function review(a: Assignment, reviewedAt: Date | null): Wire['AssignmentReview'] | undefined {
+/** The decision on `a`: a review's own (decided when it was submitted), or the one made on reviewed work. */
+function review(a: Assignment): Wire['AssignmentReview'] | undefined {
   const result =
     a.role === 'review' ? a.reviewResult : a.status === 'accepted' || a.status === 'fixed' || a.status === 'rejected' ? a.status : null;
   if (!result) return undefined;
-  return { result, feedback_items: a.feedback ?? [], reviewed_at: (reviewedAt ?? a.endedAt ?? a.issuedAt).toISOString() };
+  const decidedAt = a.role === 'review' ? a.submittedAt : a.reviewedAt;
+  return { result, feedback_items: a.feedback ?? [], reviewed_at: (decidedAt ?? a.endedAt ?? a.issuedAt).toISOString() };
 }
 
 /**
@@ -59,9 +61,9 @@ const answer = (a: Answer): Wire['WorkerResponse'] => stored<Wire['WorkerRespons
 export function assignmentView(work: AssignmentWork & { parent?: Assignment | null; calibration?: boolean }): Wire['Assignment'] {
   const { assignment: a, task, reviewed } = work;
   const active = a.status === 'active';
-  const decided = review(a, a.role === 'review' ? a.submittedAt : null);
+  const decided = review(a);
   const parent = a.role === 'redo' ? (work.parent ?? null) : null;
-  const rejection = parent ? review(parent, null) : undefined;
+  const rejection = parent ? review(parent) : undefined;
   return {
     assignment_id: a.assignmentId,
     role: a.role,
@@ -77,6 +79,7 @@ export function assignmentView(work: AssignmentWork & { parent?: Assignment | nu
           under_review: {
             response: answer(reviewed.response),
             active_ms: reviewed.activeMs,
+            ...(work.final ? { final: true } : {}),
             ...(work.attempts
               ? {
                   attempt: work.attempts.findIndex((x) => x.assignmentId === reviewed.assignmentId) + 1,
@@ -123,7 +126,7 @@ export const workerHandle = (accountId: string, workerId: string, own: boolean) 
   own ? workerId : operatorWorkerHandle(accountId, workerId);
 
 export function taskAssignmentView(a: Assignment, own: boolean): Current['schemas']['TaskAssignment'] {
-  const result = review(a, null)?.result;
+  const result = review(a)?.result;
   return {
     assignment_id: a.assignmentId,
     worker: workerHandle(a.accountId, a.workerId, own),

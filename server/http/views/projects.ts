@@ -15,6 +15,7 @@ export function projectView(d: ProjectDetails): Schemas['Project'] {
     created_at: d.project.createdAt.toISOString(),
     rapid: d.project.rapid,
     studio: d.project.studio,
+    archived: d.project.archived,
     param_history: history,
     paramHistory: history,
     ontologyHistory: d.ontologies.map((v) => ({
@@ -36,6 +37,7 @@ export function batchView(b: Batch): Schemas['Batch'] {
     ...(b.callback !== null ? { callback: b.callback } : {}),
     created_at: b.createdAt.toISOString(),
     ...(b.completedAt !== null ? { completed_at: b.completedAt.toISOString() } : {}),
+    ...(b.auditedAt !== null && b.auditedAt !== undefined ? { audited_at: b.auditedAt.toISOString() } : {}),
     metadata: b.metadata,
     calibration_batch: b.calibrationBatch,
     self_label_batch: b.selfLabelBatch,

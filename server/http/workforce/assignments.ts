@@ -102,16 +102,16 @@ export function assignmentHandlers({
   | 'releaseAssignment'
   | 'reviewAssignment'
 > {
-  const own = async (worker: WorkerPrincipal, id: string) => view(uow, await getOwnAssignment(uow, worker, id));
-  const after = async (a: Assignment) => view(uow, await assignmentWork(uow, a));
+  const own = async (worker: WorkerPrincipal, id: string) => view(uow, await getOwnAssignment(uow, worker, id, work));
+  const after = async (a: Assignment) => view(uow, await assignmentWork(uow, a, work));
   return {
-    claimAssignment: async ({ worker, query, body }) => {
+    claimAssignment: async ({ worker, query, body, signal }) => {
       const a = await claimNextWaiting(
         uow,
         worker,
         { role: body?.role, project: body?.project },
         work,
-        { waitMs: (query.wait ?? 0) * 1000, available: workAvailable },
+        { waitMs: (query.wait ?? 0) * 1000, available: workAvailable, ...(signal ? { signal } : {}) },
         random,
         now,
       );

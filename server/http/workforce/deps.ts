@@ -14,6 +14,8 @@ export interface MediaSettings {
   maxBytes: number;
   /** ALLOW_PRIVATE_NETWORKS, as for callbacks and attachment checks. */
   allowPrivateNetworks: readonly string[];
+  /** The longest a link to a bucket's object handed to a browser lives (STORAGE_LINK_SECONDS); never past the lease. */
+  linkSeconds: number;
 }
 
 export interface WorkerApiDeps {

@@ -5,7 +5,10 @@
 // (domain/workforce/media.ts); here the bytes pass, with the host's range answers, limits, and the
 // headers that keep a file opened by itself inert in the server's origin.
 import type { Request, Response } from 'express';
-import { assignmentFile } from '../../domain/workforce/media.ts';
+import { bucketObject } from '../../domain/attachments.ts';
+import type { UnitOfWork } from '../../domain/ports.ts';
+import { assignmentFile, type AssignmentFile } from '../../domain/workforce/media.ts';
+import { presignedGet } from '../../storage/s3.ts';
 import { safeStream } from '../../delivery/net.ts';
 import { HttpError } from '../errors.ts';
 import { Streamed, type WorkerHandlerTable } from '../typed.ts';
@@ -13,7 +16,7 @@ import type { MediaSettings, WorkerApiDeps } from './deps.ts';
 import { unauthenticated } from './auth.ts';
 
 /** The defaults of server/config.ts. */
-export const defaultMediaSettings: MediaSettings = { timeoutMs: 15_000, maxBytes: 2 ** 31, allowPrivateNetworks: [] };
+export const defaultMediaSettings: MediaSettings = { timeoutMs: 15_000, maxBytes: 2 ** 31, allowPrivateNetworks: [], linkSeconds: 300 };
 
 /** What a file opened by itself may do in the server's origin: nothing. */
 const inert = {
@@ -52,9 +55,9 @@ const failureWords: Record<string, string> = {
 };
 
 /** The file at `url` to `res`: the host's status (200, 206) and media headers, then its bytes. */
-async function relay(req: Request, res: Response, url: string, settings: MediaSettings): Promise<void> {
+async function relay(req: Request, res: Response, source: string, settings: MediaSettings, url = source): Promise<void> {
   const range = singleRange(req.get('range'));
-  const answer = await safeStream(url, {
+  const answer = await safeStream(source, {
     headers: range ? { range } : {},
     timeoutMs: settings.timeoutMs,
     allowPrivateNetworks: settings.allowPrivateNetworks,
@@ -145,6 +148,25 @@ function pipe(body: NodeJS.ReadableStream, res: Response, url: string, close: ()
   });
 }
 
+/** How long the server's own signed request to a bucket stays valid: it is used at once. */
+const proxySeconds = 60;
+
+/**
+ * Where an object of the account's bucket is read from: a link signed with the connection's keys,
+ * for the server's own request (proxy) or for the browser (presigned: at most linkSeconds, and never
+ * past the lease). Null when the account has no connection to the bucket any more.
+ */
+async function bucketLink(uow: UnitOfWork, file: AssignmentFile, settings: MediaSettings, now: Date) {
+  const object = bucketObject(file.url);
+  if (!object) return null;
+  const access = await uow.storage.forBucket(file.accountId, file.mode, object.provider, object.bucket);
+  if (!access) throw unavailable(`${file.url} is in bucket ${object.bucket}, to which the account has no storage connection any more.`);
+  const net = { allowPrivateNetworks: settings.allowPrivateNetworks, timeoutMs: settings.timeoutMs };
+  if (access.media === 'proxy') return { redirect: false, url: await presignedGet(access, object.key, proxySeconds, net) };
+  const leaseLeft = Math.floor((file.leaseExpiresAt.getTime() - now.getTime()) / 1000);
+  return { redirect: true, url: await presignedGet(access, object.key, Math.min(settings.linkSeconds, leaseLeft), net) };
+}
+
 export function mediaHandlers({ uow, media, now }: WorkerApiDeps): Pick<WorkerHandlerTable, 'getAssignmentMedia'> {
   return {
     getAssignmentMedia: async ({ path, query }) =>
@@ -153,9 +175,17 @@ export function mediaHandlers({ uow, media, now }: WorkerApiDeps): Pick<WorkerHa
         const leaseToken = req.query.lease_token;
         if (typeof leaseToken !== 'string')
           throw unauthenticated('lease_token is required: the lease of the assignment whose file this is.');
-        const url = await assignmentFile(uow, { assignmentId: path.assignmentId, leaseToken, url: query.url }, now());
-        if (url === null) throw unauthenticated(`lease_token is not a lease of assignment ${path.assignmentId}.`);
-        await relay(req, res, url, media);
+        const at = now();
+        const file = await assignmentFile(uow, { assignmentId: path.assignmentId, leaseToken, url: query.url }, at);
+        if (file === null) throw unauthenticated(`lease_token is not a lease of assignment ${path.assignmentId}.`);
+        const link = await bucketLink(uow, file, media, at);
+        if (link?.redirect) {
+          res.status(307).setHeader('Location', link.url);
+          res.setHeader('Cache-Control', 'no-store');
+          res.end();
+          return;
+        }
+        await relay(req, res, link?.url ?? file.url, media, file.url);
       }),
   };
 }

@@ -6,18 +6,18 @@ const legacy = createLegacyClient(options); // the same origin: the client adds 
 
 // Every matching task, newest first; pages of `limit` are fetched as the loop needs them.
 let completed = 0;
-for await (const task of client.tasks.iterate({ status: 'completed', limit: 50 })) {
+for await (const task of client.tasks.iterate({ status: ['completed'], limit: 50 })) {
   if (task.type === 'categorization') completed++;
 }
 console.log('completed categorization tasks:', completed);
 
 // The older generation pages by offset; its iterator still yields each task once.
-for await (const task of legacy.tasks.iterate({ type: 'categorization' })) {
+for await (const task of legacy.tasks.iterate({ type: ['categorization'] })) {
   console.log(task.task_id, task.urgency);
   break; // leaving the loop stops fetching
 }
 
-for await (const batch of client.batches.iterate({ status: 'in_progress' })) console.log('batch:', batch.name);
+for await (const batch of client.batches.iterate({ status: ['in_progress'] })) console.log('batch:', batch.name);
 
 // One page at a time, and the typed paths underneath (openapi-fetch).
 const page = await client.tasks.list({ limit: 10 });

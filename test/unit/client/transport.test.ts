@@ -75,7 +75,7 @@ describe('requests', () => {
   it('go to {origin}/legacy/v1 for the older generation, with query parameters serialized', async () => {
     const s = scripted(json(200, { docs: [], total: 0, limit: 5, offset: 10, has_more: false }));
     const c = createLegacyClient({ apiKey: 'k', baseUrl: 'https://ht.example', fetch: s.fetch });
-    await c.tasks.list({ limit: 5, offset: 10, tags: ['a', 'b'], status: 'completed' });
+    await c.tasks.list({ limit: 5, offset: 10, tags: ['a', 'b'], status: ['completed'] });
     expect(s.sent[0]!.url).toBe('https://ht.example/legacy/v1/tasks?limit=5&offset=10&tags=a&tags=b&status=completed');
   });
 

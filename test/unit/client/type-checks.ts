@@ -42,7 +42,7 @@ export async function creationBodies(client: HumantaskClient, legacy: LegacyHuma
 }
 
 export async function parameterNames(client: HumantaskClient, legacy: LegacyHumantaskClient) {
-  await client.tasks.list({ status: 'completed', limit: 10, next_token: 'x' });
+  await client.tasks.list({ status: ['completed'], limit: 10, next_token: 'x' });
   // @ts-expect-error no parameter `statuss`
   await client.tasks.list({ statuss: 'completed' });
   // @ts-expect-error the current generation pages with next_token, not offset
@@ -96,7 +96,7 @@ export async function narrowing(client: HumantaskClient, legacy: LegacyHumantask
 
   const page = await client.tasks.list();
   if (page.ok) expectTypeOf(page.data.next_token).toEqualTypeOf<string | undefined>();
-  for await (const task of client.tasks.iterate({ status: 'completed' })) expectTypeOf(task).toEqualTypeOf<Task>();
+  for await (const task of client.tasks.iterate({ status: ['completed'] })) expectTypeOf(task).toEqualTypeOf<Task>();
   for await (const task of legacy.tasks.iterate()) expectTypeOf(task).toEqualTypeOf<LegacyTask>();
 }
 

@@ -1,0 +1,54 @@
+// The wire shapes of imports and exports (tag "Imports and exports").
+import type { components } from '../../../generated/current.ts';
+import type { ExportRecord, ImportRecord, RefusedLine } from '../../domain/ports.ts';
+import { stored } from './stored.ts';
+
+type Schemas = components['schemas'];
+
+export function importView(r: ImportRecord, refused: RefusedLine[]): Schemas['Import'] {
+  const s = r.settings;
+  return {
+    import_id: r.importId,
+    // An upload is answered only once received: `receiving` is never shown.
+    state: r.state === 'receiving' ? 'queued' : r.state,
+    format: r.format,
+    ...(s.type !== undefined
+      ? { type: stored<Schemas['TaskType']>(s.type === 'documentranscription' ? 'documenttranscription' : s.type) }
+      : {}),
+    ...(s.project !== undefined ? { project: s.project } : {}),
+    ...(s.batch !== undefined ? { batch: s.batch } : {}),
+    ...(s.sourceUrl !== undefined ? { source_url: s.sourceUrl } : {}),
+    bytes_total: r.bytesTotal,
+    bytes_read: r.bytesRead,
+    lines_read: r.linesRead,
+    created: r.created,
+    duplicates: r.duplicates,
+    refused: r.refused,
+    refused_lines: refused.map((l) => ({ line: l.line, status_code: l.statusCode, error: l.error })),
+    max_refused_share: r.maxRefusedShare,
+    ...(r.error !== null ? { error: r.error } : {}),
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt.toISOString(),
+    ...(r.finishedAt !== null ? { finished_at: r.finishedAt.toISOString() } : {}),
+  };
+}
+
+export function exportView(r: ExportRecord, link: { url: string; expiresAt: Date; fileName: string } | null): Schemas['Export'] {
+  return {
+    export_id: r.exportId,
+    state: r.state,
+    format: stored<Schemas['ExportFormat']>(r.format),
+    view: r.view,
+    filters: r.filterQuery,
+    tasks_total: r.tasksTotal,
+    tasks_written: r.tasksWritten,
+    skipped: r.skipped.slice(0, 100),
+    ...(r.state === 'completed' && r.sizeBytes !== null ? { size_bytes: r.sizeBytes } : {}),
+    ...(link ? { file_name: link.fileName, download_url: link.url, download_expires_at: link.expiresAt.toISOString() } : {}),
+    ...(r.state === 'completed' && r.expiresAt !== null ? { expires_at: r.expiresAt.toISOString() } : {}),
+    ...(r.error !== null ? { error: r.error } : {}),
+    created_at: r.createdAt.toISOString(),
+    updated_at: r.updatedAt.toISOString(),
+    ...(r.finishedAt !== null ? { finished_at: r.finishedAt.toISOString() } : {}),
+  };
+}
