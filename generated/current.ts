@@ -2238,6 +2238,574 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current session
+         * @description The session of the `humantask_session` cookie: who is logged in, to which account, and the
+         *     CSRF token the console sends with every change. Renews the session's idle time, as every use
+         *     does. Members only (an API key → 403).
+         */
+        get: operations["getMemberSession"];
+        put?: never;
+        /**
+         * Log a member in
+         * @description Logs a member in with the account's name, the member's e-mail address and password (and a
+         *     TOTP code when the member has TOTP). Answers the session and sets it in the
+         *     `humantask_session` cookie: HttpOnly, SameSite=Strict, `Path=/`, Secure when the server is
+         *     reached over TLS (PUBLIC_URL is https, or the connection is). API keys never travel through the
+         *     browser: the console works with this cookie only.
+         *
+         *     Refused with 401 without saying which part was wrong; with 403 when the account has password
+         *     log-in turned off (log in with single sign-on). Failed log-ins are limited per client address
+         *     (AUTH_FAILURE_*) and per member (MEMBER_LOGIN_FAILURE_*): past the limit, 429 with
+         *     `Retry-After`, before any password is checked. When the account requires TOTP and the member
+         *     has none yet, the session answers `second_factor_setup_required: true` and may only set one up.
+         */
+        post: operations["loginMember"];
+        /**
+         * Log out
+         * @description Ends the session of the cookie at once (on every server of the database) and clears the
+         *     cookie. Needs the CSRF token, as every change made with the cookie does.
+         */
+        delete: operations["logoutMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my sessions
+         * @description The member's own live sessions (on every device), newest first, the current one marked. Never
+         *     another member's. Members only.
+         */
+        get: operations["listMemberSessions"];
+        put?: never;
+        post?: never;
+        /**
+         * Log out everywhere
+         * @description Ends every session of the member, this one included, and clears the cookie: what to do after
+         *     a lost laptop. Members only.
+         */
+        delete: operations["logoutMemberEverywhere"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of one of the member's own sessions (`mss_...`). Another member's session → 404.
+                 * @example mss_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                sessionId: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of my sessions
+         * @description Ends one of the member's own sessions (another device's). Members only.
+         */
+        delete: operations["deleteMemberSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change my password
+         * @description Changes the member's own password, given the current one (401 with code `login_failed` when
+         *     it is wrong). Every other session of the member ends; this one stays. Members only.
+         */
+        put: operations["setMemberPassword"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/me/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Confirm TOTP
+         * @description Turns TOTP on with a current code of the secret just made (400 when there is no enrollment or
+         *     the code is wrong). From now on the member's password log-ins need a code. Members only.
+         */
+        put: operations["confirmTotpEnrollment"];
+        /**
+         * Begin setting up TOTP
+         * @description Makes a new TOTP secret for the member (RFC 6238) and shows it this once, as base32 and as an
+         *     `otpauth://` URI for a QR code. It is stored sealed (AES-256-GCM under SECRETS_KEY) and takes
+         *     effect only when a code made from it is confirmed with `PUT /v1/me/totp`. A member who has
+         *     TOTP already → 409 (turn it off first). Members only; allowed to a session that must still set
+         *     up the second factor the account requires.
+         */
+        post: operations["createTotpEnrollment"];
+        /**
+         * Turn my TOTP off
+         * @description Turns the member's TOTP off, given a current code (400 when it is wrong, or when the account
+         *     requires TOTP). A member who lost the device asks an admin (`DELETE /v1/members/{memberId}/totp`).
+         *     Members only.
+         */
+        delete: operations["deleteOwnTotp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation
+         * @description Accepts an invitation with the token of its link and sets the member's password (unless the
+         *     account logs in with single sign-on only): the member becomes `active` and logs in next. The
+         *     link is signed by the server (HMAC-SHA256 under a key derived from SECRETS_KEY), expires
+         *     (MEMBER_LINK_TTL_SECONDS, 7 days by default) and works once: a link used already, expired,
+         *     replaced by a newer invitation, of a removed member, or not made by this server → 400 naming
+         *     which. No credential: the token is one.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/password_resets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password link
+         * @description Mails a password link to the member with this account and address, when there is one that may
+         *     log in with a password and an SMTP server is configured. The answer is the same in every case,
+         *     so that it tells nobody who is a member; requests are limited per client address as failed
+         *     log-ins are. Without SMTP, an admin makes the link instead (`POST /v1/members/{memberId}/password_reset`).
+         */
+        post: operations["createPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/password_resets/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a password with a link
+         * @description Sets the member's password with the token of a password link (a reset, or the first owner's
+         *     link of `humantask accounts create`): signed, expiring and single-use like invitations (400
+         *     naming why a link is refused). Every session of the member ends. A member still `invited`
+         *     becomes `active`.
+         */
+        post: operations["completePasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List members
+         * @description The account's members (those that are not removed, unless `status` asks for another), oldest
+         *     first. Never another account's members.
+         */
+        get: operations["listMembers"];
+        put?: never;
+        /**
+         * Invite a member
+         * @description Invites a person by e-mail with a role: the member is `invited` until they accept the link
+         *     (signed, expiring after MEMBER_LINK_TTL_SECONDS, single-use). With SMTP_URL the link is mailed
+         *     (a real SMTP exchange, after the invitation is stored); without SMTP, or when the mail server
+         *     refuses it, the link is in the answer instead (with \`mail_error\` saying why it was not
+         *     mailed), shown to the inviter this once, to pass on by hand. Only an owner's session may invite an owner. An address already used by a
+         *     member that is not removed → 409. At most 1000 members that are not removed.
+         */
+        post: operations["inviteMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/members/{memberId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a member of this account (`mbr_...`). Another account's member, or an id of another form → 404.
+                 * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                memberId: components["parameters"]["MemberId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a member
+         * @description One member of the account (removed ones too). Another account's member → 404.
+         */
+        get: operations["getMember"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member
+         * @description Removes a member: every session ends at once, links stop working, and the record stays
+         *     (`status: removed`) for the activity log. Removing an owner needs an owner's session; the last
+         *     active owner cannot be removed (400). Removing a removed member changes nothing.
+         */
+        delete: operations["removeMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member
+         * @description Changes a member's role or displayed name. Only an owner's session may make someone an owner
+         *     or change an owner's role (403 otherwise); the last active owner cannot be demoted (400); a
+         *     removed member cannot be changed (400). A role that does not exist → 400 naming the roles.
+         *     The member's sessions carry the new role from their next request.
+         */
+        patch: operations["updateMember"];
+        trace?: never;
+    };
+    "/v1/members/{memberId}/invitation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a member of this account (`mbr_...`). Another account's member, or an id of another form → 404.
+                 * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                memberId: components["parameters"]["MemberId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an invitation again
+         * @description A new invitation link for a member still `invited` (400 for another status); earlier links of
+         *     the member stop working. Mailed, or shown when there is no SMTP server, as at the invitation.
+         */
+        post: operations["createMemberInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/members/{memberId}/password_reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a member of this account (`mbr_...`). Another account's member, or an id of another form → 404.
+                 * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                memberId: components["parameters"]["MemberId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a member a password link
+         * @description A password link for an active member (signed, expiring, single-use; earlier ones stop
+         *     working): mailed with SMTP, shown to the admin without. The password stays as it is until the
+         *     link is used. Needs an owner's session for an owner.
+         */
+        post: operations["createMemberPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/members/{memberId}/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a member of this account (`mbr_...`). Another account's member, or an id of another form → 404.
+                 * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                memberId: components["parameters"]["MemberId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Turn a member's TOTP off
+         * @description For a member who lost the device: TOTP off and every session of the member ended. Where the
+         *     account requires TOTP, the member sets it up again at the next log-in. An owner's TOTP needs an
+         *     owner's session.
+         */
+        delete: operations["resetMemberTotp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/security": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's log-in rules
+         * @description Whether TOTP is required and whether members may log in with a password.
+         */
+        get: operations["getAccountSecurity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the account's log-in rules
+         * @description Requires TOTP of every member logging in with a password, and turns password log-in off or on.
+         *     Password log-in can be turned off only while single sign-on is enabled (400 otherwise), so
+         *     that nobody is locked out by accident.
+         */
+        patch: operations["updateAccountSecurity"];
+        trace?: never;
+    };
+    "/v1/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The single sign-on settings
+         * @description The account's OpenID Connect provider, without its client secret. None set up → 404.
+         */
+        get: operations["getSsoSettings"];
+        /**
+         * Set up single sign-on
+         * @description Sets the account's OpenID Connect provider (replacing any earlier one). The issuer's
+         *     discovery document is fetched and checked first (400 naming the problem: unreachable, not
+         *     JSON, another `issuer`, no authorization or token endpoint, an address refused by the network
+         *     guard). Members then log in at `POST /v1/sso/start`; a person of an allowed domain whom the
+         *     account does not know yet becomes a member with `default_role` at the first log-in
+         *     (`owner` is never a default role: 400).
+         */
+        put: operations["setSsoSettings"];
+        post?: never;
+        /**
+         * Remove single sign-on
+         * @description Removes the provider (and its sealed secret). Refused (400) while password log-in is off:
+         *     turn it on first. Members created by single sign-on stay; they log in with a password once
+         *     they set one (a password link).
+         */
+        delete: operations["deleteSsoSettings"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sso/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Begin a single sign-on log-in
+         * @description Begins a log-in through the account's OpenID Connect provider: the authorization code flow
+         *     with PKCE (S256), a fresh `state` and `nonce`. The answer names the URL to send the browser
+         *     to and sets the `humantask_sso` cookie (HttpOnly, SameSite=Lax, 10 minutes) that the callback
+         *     needs. The provider sends the browser back to `{PUBLIC_URL}/console/sso/callback`, whose page
+         *     posts what it got to `POST /v1/sso/callback`. An account without enabled single sign-on (or
+         *     no such account: the same answer) → 400.
+         */
+        post: operations["startSsoLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sso/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Finish a single sign-on log-in
+         * @description Finishes the log-in that `POST /v1/sso/start` began in this browser (its `humantask_sso`
+         *     cookie): checks `state`, exchanges the code with the PKCE verifier at the provider (a code
+         *     used before is refused there), checks the ID token (signature, issuer, audience = our client
+         *     id, expiry by the server's clock, nonce) with openid-client, then the e-mail address: verified,
+         *     and of an allowed domain. The member with that provider subject or e-mail address logs in (an
+         *     invited one becomes active); a new address becomes a member with the default role. Answers
+         *     the session and sets the session cookie, as a password log-in does, and clears
+         *     `humantask_sso`. Every refusal is 400 naming it (a wrong or missing state, a lapsed or used
+         *     log-in attempt, the provider's error, a token that fails a check) or 403 (a domain that is not
+         *     allowed, a removed member).
+         */
+        post: operations["completeSsoLogin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api_keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description The account's API keys, without their secrets: name, mode, scopes, prefix, creator, creation,
+         *     expiry and last use; the two legacy keys as full-scope keys. Revoked and expired keys only with
+         *     `include_revoked=true`. Never another account's keys.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description A named key of one mode with the scopes it needs and an optional expiry. The secret is in this
+         *     answer only; the server keeps its SHA-256. Keys of a mode work side by side: to rotate one,
+         *     create its successor, move the clients, revoke the old one. At most 100 live keys (409).
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api_keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of an API key of this account (`key_...`, `legacy_test` or `legacy_live`). Another account's key → 404.
+                 * @example key_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                keyId: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an API key
+         * @description One key of the account, without its secret (revoked ones too).
+         */
+        get: operations["getApiKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes a key: it stops working at once, on every server. Revoking twice changes nothing. The
+         *     legacy keys are not revoked here (400): rotate them with `humantask accounts rotate-key`.
+         */
+        delete: operations["deleteApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The activity log
+         * @description Who did what to the account, newest first, paged with `next_token` (bound to the account and
+         *     the filters), filtered by action, actor, target and time. Entries are kept for
+         *     ACTIVITY_RETENTION_DAYS (365 by default; 0 keeps them forever).
+         */
+        get: operations["listActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/training_tasks": {
         parameters: {
             query?: never;
@@ -10056,6 +10624,815 @@ export interface components {
             revoked_tokens: number;
         };
         /**
+         * MemberRole
+         * @description A member's role. Roles are ranked, each one allowing everything the ones below it allow:
+         *     `viewer` (reads everything of the account except its members, keys, single sign-on settings,
+         *     activity log, imports, exports and storage connections) < `reviewer` (also audits completed
+         *     tasks: accept, reject) < `manager` (also creates and changes tasks, projects, batches,
+         *     ontologies, quality policies, staffing and the account's own workers, runs and reads imports
+         *     and exports, reads storage connections) < `admin` (also members, API keys, storage
+         *     connections, the activity log) < `owner` (also single sign-on, the account's security
+         *     settings, and making or unmaking owners). An account always keeps at least one active owner.
+         * @example manager
+         * @enum {string}
+         */
+        MemberRole: "owner" | "admin" | "manager" | "reviewer" | "viewer";
+        /**
+         * Member
+         * @description A person of the customer's account: the engineer, the project manager, the reviewer, the
+         *     viewer. Members log in to the console with a password (and a second factor) or with the
+         *     account's single sign-on; what they may do is their `role`. Never another account's members.
+         */
+        Member: {
+            /**
+             * @description The member's id.
+             * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+             */
+            member_id: string;
+            /**
+             * Format: email
+             * @description The member's e-mail address, unique among the account's members that are not removed (any letter case).
+             * @example ana@example.com
+             */
+            email: string;
+            /**
+             * @description The name shown for the member; absent until the member or an admin gives one.
+             * @example Ana Lima
+             */
+            display_name?: string;
+            role: components["schemas"]["MemberRole"];
+            /**
+             * @description `invited`: an invitation was sent and not yet accepted (the member cannot log in);
+             *     `active`: can log in; `removed`: removed by an admin (every session ended; the record stays
+             *     for the activity log, and the e-mail address may be invited again).
+             * @example active
+             * @enum {string}
+             */
+            status: "invited" | "active" | "removed";
+            /**
+             * @description Whether the member has a confirmed TOTP second factor (RFC 6238).
+             * @example false
+             */
+            totp_enabled: boolean;
+            /**
+             * @description True when the member has logged in through the account's single sign-on at least once (or was created by it).
+             * @example false
+             */
+            sso?: boolean;
+            /**
+             * Format: date-time
+             * @description When the member was invited or created.
+             * @example 2026-11-20T08:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description The member's latest log-in; absent before the first.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            last_login_at?: string;
+        };
+        /**
+         * MemberSession
+         * @description A member's console session. The session itself travels only in the `humantask_session`
+         *     cookie (HttpOnly, SameSite=Strict, Secure when the server is reached over TLS); this body
+         *     carries what the console needs besides: who is logged in, and the CSRF token to send in
+         *     `X-CSRF-Token` with every request that changes something.
+         */
+        MemberSession: {
+            /**
+             * @description The session's id (as listed by `GET /v1/sessions`); not a credential.
+             * @example mss_65f1c0a2b3c4d5e6f7a8b901
+             */
+            session_id: string;
+            member: components["schemas"]["Member"];
+            /** @description The account the member belongs to. */
+            account: {
+                /**
+                 * @description The account's id.
+                 * @example acct_65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                account_id: string;
+                /**
+                 * @description The account's name.
+                 * @example acme
+                 */
+                name: string;
+            };
+            /**
+             * @description The session's CSRF token. Send it as `X-CSRF-Token` with every POST, PUT, PATCH and DELETE made with the cookie (403 without it).
+             * @example 3q2-7wEjRg9vQpXk1m0nZbYcA8sD4fG6hJ2kL5pO7rT
+             */
+            csrf_token: string;
+            /**
+             * @description How the member logged in.
+             * @example password
+             * @enum {string}
+             */
+            via: "password" | "sso";
+            /**
+             * Format: date-time
+             * @description When the session began (the log-in).
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the session ends unless used before (MEMBER_SESSION_IDLE_SECONDS after its last use).
+             * @example 2026-11-22T10:30:00.000Z
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description When the session ends however it is used (MEMBER_SESSION_MAX_SECONDS after the log-in).
+             * @example 2026-11-22T21:30:00.000Z
+             */
+            absolute_expires_at: string;
+            /**
+             * @description True when the account requires TOTP and the member has none yet: until it is confirmed
+             *     (`POST` then `PUT /v1/me/totp`) the session may do nothing else (403 with code
+             *     `second_factor_setup_required`).
+             * @example false
+             */
+            second_factor_setup_required: boolean;
+        };
+        /**
+         * LoginRequest
+         * @description A member's log-in with a password.
+         */
+        LoginRequest: {
+            /** @description The account's name (as `humantask accounts list` shows it); members belong to one account. */
+            account: string;
+            /** @description The member's e-mail address (any letter case). */
+            email: string;
+            /** @description The member's password. */
+            password: string;
+            /**
+             * @description The current 6-digit code of the member's authenticator app (RFC 6238, 30-second steps, one
+             *     step of drift either way). Required when the member has TOTP enabled (401 with code
+             *     `totp_required` without it); a code already used is refused.
+             */
+            totp_code?: string;
+        };
+        /**
+         * SessionsEnded
+         * @description How many sessions an operation ended.
+         */
+        SessionsEnded: {
+            /**
+             * @description The number of sessions ended.
+             * @example 3
+             */
+            ended_sessions: number;
+        };
+        /**
+         * MemberSessionSummary
+         * @description One of the member's live sessions.
+         */
+        MemberSessionSummary: {
+            /**
+             * @description The session's id.
+             * @example mss_65f1c0a2b3c4d5e6f7a8b901
+             */
+            session_id: string;
+            /**
+             * @description How the member logged in.
+             * @example password
+             * @enum {string}
+             */
+            via: "password" | "sso";
+            /**
+             * Format: date-time
+             * @description When the session began.
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Its latest use (written at most once a minute).
+             * @example 2026-11-22T09:45:00.000Z
+             */
+            last_used_at?: string;
+            /**
+             * Format: date-time
+             * @description When it ends unless used before.
+             * @example 2026-11-22T10:45:00.000Z
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description When it ends however it is used.
+             * @example 2026-11-22T21:30:00.000Z
+             */
+            absolute_expires_at: string;
+            /**
+             * @description The client address it logged in from.
+             * @example 203.0.113.7
+             */
+            address?: string;
+            /**
+             * @description The browser's User-Agent at log-in (cut to 256 characters).
+             * @example Mozilla/5.0 (X11; Linux x86_64)
+             */
+            user_agent?: string;
+            /**
+             * @description True for the session this request was made with.
+             * @example true
+             */
+            current: boolean;
+        };
+        /**
+         * MemberSessionList
+         * @description The member's live sessions (not ended, not lapsed), newest first.
+         */
+        MemberSessionList: {
+            /** @description The sessions. */
+            docs: components["schemas"]["MemberSessionSummary"][];
+        };
+        /**
+         * PasswordChangeRequest
+         * @description A member's new password, with the current one.
+         */
+        PasswordChangeRequest: {
+            /** @description The member's current password (a stolen session alone cannot change it). */
+            current_password: string;
+            /** @description The new password, 12 to 256 characters (hashed with scrypt as workers' passwords are; never stored or logged in plain text). */
+            password: string;
+        };
+        /**
+         * TotpCodeRequest
+         * @description A current code of the member's authenticator app.
+         */
+        TotpCodeRequest: {
+            /** @description The 6-digit code (RFC 6238, one step of drift either way; a code already used is refused). */
+            code: string;
+        };
+        /**
+         * TotpEnrollment
+         * @description A TOTP secret to put in an authenticator app (RFC 6238: SHA-1, 6 digits, 30-second steps), shown
+         *     this once: scan `otpauth_uri` as a QR code or type `secret`. It takes effect when a code made
+         *     from it is confirmed (`PUT /v1/me/totp`); a new enrollment replaces an unconfirmed one.
+         */
+        TotpEnrollment: {
+            /**
+             * @description The shared secret in base32 (160 bits).
+             * @example JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP
+             */
+            secret: string;
+            /**
+             * @description The `otpauth://totp/...` URI of the secret, for a QR code.
+             * @example otpauth://totp/humantask%20acme:ana%40example.com?issuer=humantask%20acme&secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&algorithm=SHA1&digits=6&period=30
+             */
+            otpauth_uri: string;
+        };
+        /**
+         * InvitationAcceptRequest
+         * @description Accepting an invitation.
+         */
+        InvitationAcceptRequest: {
+            /** @description The token of the invitation link (the part after `#token=`). */
+            token: string;
+            /** @description The member's password, 12 to 256 characters. Required unless the account has password log-in turned off (then members log in with single sign-on only, and a password is refused). */
+            password?: string;
+            /** @description The name to show for the member (kept from the invitation when absent). */
+            display_name?: string;
+        };
+        /**
+         * MemberAccepted
+         * @description The member after accepting an invitation or setting a password with a link; log in next (`POST /v1/session`, or single sign-on).
+         */
+        MemberAccepted: {
+            member: components["schemas"]["Member"];
+            /**
+             * @description The account's name, to log in with.
+             * @example acme
+             */
+            account: string;
+        };
+        /**
+         * PasswordResetRequest
+         * @description Who forgot their password.
+         */
+        PasswordResetRequest: {
+            /** @description The account's name. */
+            account: string;
+            /** @description The member's e-mail address. */
+            email: string;
+        };
+        /**
+         * PasswordResetRequested
+         * @description The request was taken. The answer is the same whether or not such a member exists (so it tells
+         *     nobody which addresses are members): when one does, can log in with a password and SMTP is
+         *     configured, a password link is mailed to it.
+         */
+        PasswordResetRequested: {
+            /**
+             * @description Always true.
+             * @example true
+             * @constant
+             */
+            requested: true;
+        };
+        /**
+         * PasswordResetCompleteRequest
+         * @description A new password, set with a password link.
+         */
+        PasswordResetCompleteRequest: {
+            /** @description The token of the password link (the part after `#token=`). */
+            token: string;
+            /** @description The new password, 12 to 256 characters. */
+            password: string;
+        };
+        /**
+         * MemberList
+         * @description The account's members (removed ones only with `status=removed`), oldest first. An account has at most 1000 members that are not removed.
+         */
+        MemberList: {
+            /** @description The members. */
+            docs: components["schemas"]["Member"][];
+        };
+        /**
+         * MemberInviteRequest
+         * @description Whom to invite, and with which role.
+         */
+        MemberInviteRequest: {
+            /**
+             * Format: email
+             * @description The e-mail address the invitation is sent to; the member logs in with it.
+             */
+            email: string;
+            role: components["schemas"]["MemberRole"];
+            /** @description The name shown for the member (the member may give one when accepting). */
+            display_name?: string;
+        };
+        /**
+         * MemberLink
+         * @description A signed, expiring, single-use link sent to a member: an invitation (accepted at
+         *     `POST /v1/invitations/accept`) or a password link (used at `POST /v1/password_resets/complete`).
+         *     The link is `{PUBLIC_URL}/console/accept-invitation#token=...` or
+         *     `{PUBLIC_URL}/console/reset-password#token=...`: the token sits in the fragment, which browsers
+         *     never send to a server, and the console page posts it. With an SMTP server configured the link
+         *     is only mailed; without one (or when the mail could not be sent) it is shown here, once, to
+         *     whoever asked (the inviter), to be passed on by hand.
+         */
+        MemberLink: {
+            /**
+             * Format: date-time
+             * @description When the link stops working (MEMBER_LINK_TTL_SECONDS after it was made; 7 days by default).
+             * @example 2026-11-27T08:00:00.000Z
+             */
+            expires_at: string;
+            /**
+             * @description True when the link was mailed to the member (SMTP_URL is set); false when it is shown in `url` instead.
+             * @example true
+             */
+            mailed: boolean;
+            /**
+             * @description Why the link was not mailed although SMTP_URL is set (the mail server's refusal, a timeout); the link is in `url` instead.
+             * @example 550 5.1.1 mailbox unavailable
+             */
+            mail_error?: string;
+            /**
+             * Format: uri
+             * @description The link itself; present only when it was not mailed.
+             * @example http://127.0.0.1:8080/console/accept-invitation#token=htl_65f1c0a2b3c4d5e6f7a8b901.Zm9vYmFy
+             */
+            url?: string;
+        };
+        /**
+         * MemberInvited
+         * @description The invited member (`status` invited) and the invitation sent.
+         */
+        MemberInvited: {
+            member: components["schemas"]["Member"];
+            invitation: components["schemas"]["MemberLink"];
+        };
+        /**
+         * MemberUpdateRequest
+         * @description What to change of a member; absent fields stay. Only an owner's session may give or take the
+         *     `owner` role; the last active owner keeps it (400).
+         */
+        MemberUpdateRequest: {
+            role?: components["schemas"]["MemberRole"];
+            /** @description The name shown for the member. */
+            display_name?: string;
+        };
+        /**
+         * AccountSecurity
+         * @description How the account's members may log in.
+         */
+        AccountSecurity: {
+            /**
+             * @description True: every member logging in with a password needs a TOTP second factor. A member without
+             *     one can, after the password, only set one up (the session says `second_factor_setup_required`).
+             *     Log-ins through single sign-on leave the second factor to the identity provider.
+             * @example false
+             */
+            require_totp: boolean;
+            /**
+             * @description False: members log in only through single sign-on (password log-ins answer 403). It can be
+             *     turned off only while single sign-on is set up and enabled; the operator can turn it back on
+             *     with `humantask accounts set --name NAME --password-login on`.
+             * @example true
+             */
+            password_login: boolean;
+            /**
+             * @description Whether single sign-on is set up and enabled (`PUT /v1/sso`).
+             * @example false
+             */
+            sso_enabled: boolean;
+        };
+        /**
+         * AccountSecurityUpdate
+         * @description What to change of the account's log-in rules; absent fields stay.
+         */
+        AccountSecurityUpdate: {
+            /** @description Require a TOTP second factor of every member logging in with a password. */
+            require_totp?: boolean;
+            /** @description Allow log-ins with a password (false only while single sign-on is enabled, 400 otherwise). */
+            password_login?: boolean;
+        };
+        /**
+         * SsoSettings
+         * @description The account's OpenID Connect provider. Members log in with the authorization code flow and PKCE
+         *     (S256), with `state` and `nonce`; the ID token's issuer, audience, signature, expiry and nonce
+         *     are checked. The client secret is never shown again (`client_secret_set`); it is stored sealed
+         *     with AES-256-GCM under SECRETS_KEY, as the account's other secrets are.
+         */
+        SsoSettings: {
+            /**
+             * Format: uri
+             * @description The provider's issuer URL (its discovery document is at `{issuer}/.well-known/openid-configuration`).
+             * @example https://login.example.com/realms/acme
+             */
+            issuer: string;
+            /**
+             * @description The client id this server has at the provider.
+             * @example humantask
+             */
+            client_id: string;
+            /**
+             * @description Whether a client secret is stored (a confidential client); false for a public client with PKCE only.
+             * @example true
+             */
+            client_secret_set: boolean;
+            /**
+             * @description E-mail domains whose people may log in (the ID token's `email`, which must be verified
+             *     unless the provider sends no `email_verified`). Members with another domain are refused
+             *     (403) even when the provider knows them.
+             * @example [
+             *       "example.com"
+             *     ]
+             */
+            allowed_domains: string[];
+            default_role: components["schemas"]["MemberRole"];
+            /**
+             * @description Whether members may log in through the provider now.
+             * @example true
+             */
+            enabled: boolean;
+            /**
+             * Format: uri
+             * @description The redirect URI to register at the provider, `{PUBLIC_URL}/console/sso/callback`.
+             * @example https://humantask.example.com/console/sso/callback
+             */
+            redirect_uri: string;
+            /**
+             * Format: date-time
+             * @description When the settings were last saved.
+             * @example 2026-11-20T08:00:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * SsoSettingsRequest
+         * @description The account's OpenID Connect provider. The server fetches the issuer's discovery document when
+         *     the settings are saved (400 naming the problem when it cannot, or when the document's `issuer`
+         *     differs) through the same guard as callbacks: only public addresses, unless
+         *     ALLOW_PRIVATE_NETWORKS names the network.
+         */
+        SsoSettingsRequest: {
+            /**
+             * Format: uri
+             * @description The provider's issuer URL (https; http only towards ALLOW_PRIVATE_NETWORKS, for tests).
+             */
+            issuer: string;
+            /** @description The client id this server has at the provider. */
+            client_id: string;
+            /** @description The client secret (stored sealed, never shown again). Absent on a change of the settings keeps the stored one; absent at first, a public client (PKCE only). */
+            client_secret?: string;
+            /** @description E-mail domains whose people may log in. */
+            allowed_domains: string[];
+            default_role: components["schemas"]["MemberRole"];
+            /**
+             * @description Whether members may log in through the provider now.
+             * @default true
+             */
+            enabled?: boolean;
+        };
+        /**
+         * SsoStartRequest
+         * @description Which account's provider to log in with.
+         */
+        SsoStartRequest: {
+            /** @description The account's name. */
+            account: string;
+        };
+        /**
+         * SsoStart
+         * @description Where to send the browser: the provider's authorization endpoint, with this log-in's `state`,
+         *     `nonce` and PKCE challenge. The answer also sets the `humantask_sso` cookie (HttpOnly,
+         *     SameSite=Lax, 10 minutes) that binds the log-in to this browser: the callback is refused
+         *     without it.
+         */
+        SsoStart: {
+            /**
+             * Format: uri
+             * @description The URL to navigate to.
+             * @example https://login.example.com/realms/acme/protocol/openid-connect/auth?client_id=humantask&response_type=code&scope=openid+email+profile&redirect_uri=https%3A%2F%2Fhumantask.example.com%2Fconsole%2Fsso%2Fcallback&state=x&nonce=y&code_challenge=z&code_challenge_method=S256
+             */
+            authorization_url: string;
+            /**
+             * Format: date-time
+             * @description When this log-in attempt lapses (10 minutes after it began).
+             * @example 2026-11-22T09:40:00.000Z
+             */
+            expires_at: string;
+        };
+        /**
+         * SsoCallbackRequest
+         * @description The query parameters the provider put on the redirect to `{PUBLIC_URL}/console/sso/callback`,
+         *     passed on as they came by the console's callback page (with the `humantask_sso` cookie).
+         */
+        SsoCallbackRequest: {
+            /** @description The authorization code. */
+            code?: string;
+            /** @description The state this server sent (400 when it is not this log-in's). */
+            state?: string;
+            /** @description The issuer, when the provider sends it (RFC 9207; checked). */
+            iss?: string;
+            /** @description Sent by some providers; ignored. */
+            session_state?: string;
+            /** @description The provider's error code, when it refused the log-in (answered 400 with it). */
+            error?: string;
+            /** @description The provider's description of its error. */
+            error_description?: string;
+        };
+        /**
+         * ApiKeyScope
+         * @description What an API key may do. `tasks:read` reads tasks, projects, batches, training and evaluation
+         *     tasks, quality figures and callback histories; `tasks:write` creates and changes tasks (cancel,
+         *     metadata, unique_id, tags, audits, redelivery) and training and evaluation tasks;
+         *     `projects:write` creates and changes projects, ontologies, quality policies and batches, and
+         *     promotes audited tasks; `workforce` reads and changes the account's own workers and staffing;
+         *     `exports` runs imports and exports and reads them (bulk data in and out); `admin` manages
+         *     members, API keys, single sign-on, the account's security settings and storage connections
+         *     (the buckets' credentials), and reads the activity log. A key needs the
+         *     scope of each operation it calls (403 naming the scope otherwise); scopes do not imply each
+         *     other.
+         * @example tasks:read
+         * @enum {string}
+         */
+        ApiKeyScope: "tasks:read" | "tasks:write" | "projects:write" | "workforce" | "exports" | "admin";
+        /**
+         * ActivityActor
+         * @description Who did something.
+         */
+        ActivityActor: {
+            /**
+             * @description `member`: a member in the console (or with a session); `api_key`: a request with an API key;
+             *     `worker`: a worker of the account (through the worker API); `operator`: whoever runs the
+             *     server, through the `humantask` command; `system`: the server itself (a log-in through
+             *     single sign-on that created a member).
+             * @example member
+             * @enum {string}
+             */
+            type: "member" | "api_key" | "worker" | "operator" | "system";
+            /**
+             * @description The member's, key's or worker's id.
+             * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+             */
+            id?: string;
+            /**
+             * @description The member's e-mail address, the key's name, the worker's e-mail address, as they were then.
+             * @example ana@example.com
+             */
+            name?: string;
+        };
+        /**
+         * ApiKey
+         * @description An API key of the account, without its secret (shown only once, at creation). Besides the keys
+         *     members create, every account has its two keys of old, `legacy_test` and `legacy_live` (the
+         *     test and live key of `humantask accounts create`): they keep working, carry every scope, and
+         *     are rotated with `humantask accounts rotate-key`.
+         */
+        ApiKey: {
+            /**
+             * @description The key's id (not the key).
+             * @example key_65f1c0a2b3c4d5e6f7a8b901
+             */
+            key_id: string;
+            /**
+             * @description What the key is for.
+             * @example nightly importer
+             */
+            name: string;
+            /**
+             * @description The mode the key works in (its secret starts with `test_` or `live_`).
+             * @example live
+             * @enum {string}
+             */
+            mode: "test" | "live";
+            /**
+             * @description What the key may do.
+             * @example [
+             *       "tasks:read",
+             *       "tasks:write"
+             *     ]
+             */
+            scopes: components["schemas"]["ApiKeyScope"][];
+            /**
+             * @description The first characters of the secret, to recognize it (`live_` alone for a legacy key, whose secret was never kept).
+             * @example live_Xq4mT9vL
+             */
+            prefix: string;
+            /**
+             * @description True for the account's two keys of old.
+             * @example false
+             */
+            legacy: boolean;
+            created_by?: components["schemas"]["ActivityActor"];
+            /**
+             * Format: date-time
+             * @description When the key was made.
+             * @example 2026-11-20T08:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the key stops working; absent for a key that does not expire.
+             * @example 2027-02-20T08:00:00.000Z
+             */
+            expires_at?: string;
+            /**
+             * Format: date-time
+             * @description The key's latest use (written at most once a minute per server process); absent before the first.
+             * @example 2026-11-22T09:45:00.000Z
+             */
+            last_used_at?: string;
+            /**
+             * Format: date-time
+             * @description When the key was revoked; revoked keys are listed only with `include_revoked=true`.
+             * @example 2026-11-23T08:00:00.000Z
+             */
+            revoked_at?: string;
+        };
+        /**
+         * ApiKeyList
+         * @description The account's API keys, newest first, the two legacy keys last.
+         */
+        ApiKeyList: {
+            /** @description The keys. */
+            docs: components["schemas"]["ApiKey"][];
+        };
+        /**
+         * ApiKeyCreateRequest
+         * @description A new API key. An account has at most 100 live keys (not revoked, not expired) besides its two legacy ones.
+         */
+        ApiKeyCreateRequest: {
+            /** @description What the key is for. */
+            name: string;
+            /**
+             * @description The mode the key works in.
+             * @enum {string}
+             */
+            mode: "test" | "live";
+            /** @description What the key may do. */
+            scopes: components["schemas"]["ApiKeyScope"][];
+            /**
+             * Format: date-time
+             * @description When the key stops working (in the future, 400 otherwise); absent for a key that does not expire.
+             */
+            expires_at?: string;
+        };
+        /**
+         * ApiKeyCreated
+         * @description The new key with its secret, shown this once (the server keeps only its SHA-256). Use it as the
+         *     other keys: HTTP Basic, the secret as user name, an empty password. To rotate a key without
+         *     downtime, create its successor, move the clients to it, then revoke the old one: both work
+         *     meanwhile.
+         */
+        ApiKeyCreated: {
+            key: components["schemas"]["ApiKey"];
+            /**
+             * @description The key itself.
+             * @example live_Xq4mT9vLw2sKe7RbZ1nPa8Yc0dF3gH5j
+             */
+            secret: string;
+        };
+        /**
+         * ActivityEntry
+         * @description One change made by a person or key of the account, written in the same transaction as the
+         *     change itself (a change that failed leaves no entry, and no entry is ever lost for a change that
+         *     was made). Append-only: nothing changes or deletes an entry but the retention sweep
+         *     (ACTIVITY_RETENTION_DAYS). Task creation is not recorded here (a task carries its own history);
+         *     bulk operations are.
+         */
+        ActivityEntry: {
+            /**
+             * @description The entry's id, time-ordered.
+             * @example act_65f1c0a2b3c4d5e6f7a8b901
+             */
+            activity_id: string;
+            /**
+             * Format: date-time
+             * @description When the change was made.
+             * @example 2026-11-22T09:45:00.000Z
+             */
+            at: string;
+            /**
+             * @description What was done: `member.invited`, `member.joined`, `member.updated`, `member.removed`,
+             *     `member.password_changed`, `member.password_set`, `member.password_link_sent`,
+             *     `member.totp_enabled`, `member.totp_disabled`, `member.totp_reset`, `session.created`,
+             *     `session.ended`, `sessions.ended`, `api_key.created`, `api_key.revoked`, `sso.updated`,
+             *     `sso.deleted`, `account.security_updated`, `account.updated`, `api_key.rotated`,
+             *     `project.created`, `project.params_set`, `project.ontology_set`,
+             *     `project.quality_policy_set`, `project.staffing_set`, `project.archived`,
+             *     `project.unarchived`, `batch.created`, `batch.finalized`,
+             *     `batch.metadata_set`, `batch.archived`, `batch.unarchived`, `batch.staffing_set`,
+             *     `task.canceled`, `task.audited`, `task.callback_redelivered`, `task.promoted`,
+             *     `worker.created`, `worker.updated`, `worker.removed`, `worker.paused`, `worker.unpaused`,
+             *     `worker.password_reset`, `storage_connection.created`, `storage_connection.deleted`, and
+             *     those of bulk operations (`import.created`, `export.created`). Which operation records
+             *     which action is in the access table (docs/members.md).
+             * @example project.params_set
+             */
+            action: string;
+            actor: components["schemas"]["ActivityActor"];
+            /** @description What was changed. */
+            target: {
+                /**
+                 * @description The kind of object (`project`, `batch`, `task`, `worker`, `member`, `session`, `api_key`, `sso`, `account`, `import`, `export`, `storage_connection`, ...).
+                 * @example project
+                 */
+                type: string;
+                /**
+                 * @description Its id or name.
+                 * @example street-scenes
+                 */
+                id?: string;
+            };
+            /**
+             * @description The mode of the request that made the change, where it had one.
+             * @example live
+             * @enum {string}
+             */
+            mode?: "test" | "live";
+            /**
+             * @description The client address of the request.
+             * @example 203.0.113.7
+             */
+            address?: string;
+            /**
+             * @description The request's id (its X-Request-Id), to find it in the server's log.
+             * @example 5f0c8a4e-9b1d-4c1e-8f3a-2d6b7e9c0a11
+             */
+            request_id?: string;
+            /**
+             * @description What else the change says, where it says more than its target (a role from and to, a key's scopes); never a secret.
+             * @example {
+             *       "from": "viewer",
+             *       "to": "manager"
+             *     }
+             */
+            details?: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * ActivityList
+         * @description One page of the activity log, newest first (ties by `activity_id` descending).
+         */
+        ActivityList: {
+            /** @description The entries of this page. */
+            docs: components["schemas"]["ActivityEntry"][];
+            /**
+             * @description The page size used.
+             * @example 100
+             */
+            limit: number;
+            /**
+             * @description True when entries follow this page; pass `next_token` to get them.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description The cursor of the next page; present only when `has_more` is true.
+             * @example eyJjIjoxNzY0MDAwMDAwMDAwLCJpIjoiYWN0XzY1ZjEifQ
+             */
+            next_token?: string;
+        };
+        /**
          * TrainingTaskList
          * @description One page of training tasks (under `/v1/training_tasks`) or evaluation tasks (under
          *     `/v1/evaluation_tasks`), ordered by `created_at` descending, ties by `id` descending, with
@@ -10748,6 +12125,22 @@ export interface components {
             };
         };
         /**
+         * @description The credential is valid but may not do this: a member whose role is below the operation's
+         *     (the message names the role needed), an API key whose scopes do not cover it (the message
+         *     names the scope), an API key on an operation only members' sessions may call, a state-changing
+         *     request made with a session cookie without its CSRF token, or a session that must first set up
+         *     the second factor the account requires. Which role and which scope each operation needs is in
+         *     its `x-access` and in the access table of the guide (docs/members.md).
+         */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
          * @description Wait `Retry-After` seconds; retrying is safe. One of: too many requests for this API key (a
          *     token bucket, `RATE_LIMIT_PER_SECOND` and `RATE_LIMIT_BURST`); too many unknown keys from this
          *     client address (`AUTH_FAILURE_BURST`, `AUTH_FAILURE_PER_SECOND`: then the address's requests
@@ -10829,6 +12222,33 @@ export interface components {
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description No valid member session: the `humantask_session` cookie is missing, unknown, ended or lapsed
+         *     (code `session_expired` when it lapsed). Log in again.
+         */
+        SessionRequired: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+        /**
+         * @description The log-in was refused: an unknown account or e-mail address, a wrong password, a member who is
+         *     invited, removed or has no password (the answer does not say which), or a missing or wrong TOTP
+         *     code (code `totp_required` or `totp_invalid`: the password was right).
+         */
+        LoginRefused: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
                 [name: string]: unknown;
             };
             content: {
@@ -11196,6 +12616,66 @@ export interface components {
          */
         WorkerId: string;
         /**
+         * @description The id of one of the member's own sessions (`mss_...`). Another member's session → 404.
+         * @example mss_65f1c0a2b3c4d5e6f7a8b901
+         */
+        SessionId: string;
+        /**
+         * @description Only members of this status; without it, the members that are not removed.
+         * @example active
+         */
+        MemberStatusFilter: "invited" | "active" | "removed";
+        /**
+         * @description The id of a member of this account (`mbr_...`). Another account's member, or an id of another form → 404.
+         * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+         */
+        MemberId: string;
+        /**
+         * @description List revoked and expired keys too (`true`/`false`, any letter case; default false).
+         * @example true
+         */
+        IncludeRevoked: string;
+        /**
+         * @description The id of an API key of this account (`key_...`, `legacy_test` or `legacy_live`). Another account's key → 404.
+         * @example key_65f1c0a2b3c4d5e6f7a8b901
+         */
+        KeyId: string;
+        /**
+         * @description Only entries of this action (`member.invited`), or of every action on one kind of object (`member.*`).
+         * @example member.*
+         */
+        ActivityAction: string;
+        /**
+         * @description Only entries whose actor is of this type.
+         * @example api_key
+         */
+        ActivityActorType: "member" | "api_key" | "worker" | "operator" | "system";
+        /**
+         * @description Only entries of this actor (a member's, key's or worker's id).
+         * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+         */
+        ActivityActorId: string;
+        /**
+         * @description Only entries about this kind of object (`project`, `member`, ...).
+         * @example project
+         */
+        ActivityTargetType: string;
+        /**
+         * @description Only entries about this object (its id or name; with `target_type` for an unambiguous answer).
+         * @example street-scenes
+         */
+        ActivityTargetId: string;
+        /**
+         * @description Only entries at or after this time (a `TimeFilter`, as the task list's).
+         * @example 2026-11-21
+         */
+        ActivitySince: components["schemas"]["TimeFilter"];
+        /**
+         * @description Only entries at or before this time (a `TimeFilter`).
+         * @example 2026-11-22T23:59:59Z
+         */
+        ActivityUntil: components["schemas"]["TimeFilter"];
+        /**
          * @description The `id` of a training task of this account and mode (24 lowercase hex characters). Unknown
          *     id, an evaluation task's id, or any other string → 404.
          * @example 65f1c0a2b3c4d5e6f7a8c001
@@ -11537,6 +13017,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -11581,6 +13062,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -11628,6 +13110,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -11675,6 +13158,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -11722,6 +13206,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -11769,6 +13254,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -11816,6 +13302,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -11863,6 +13350,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -11910,6 +13398,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -11957,6 +13446,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -12004,6 +13494,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -12051,6 +13542,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -12098,6 +13590,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -12160,6 +13653,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -12222,6 +13716,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -12269,6 +13764,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -12316,6 +13812,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -12363,6 +13860,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -12410,6 +13908,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -12447,6 +13946,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -12499,6 +13999,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -12547,6 +14048,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -12596,6 +14098,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             /** @description Conflict: another task of this account and mode already holds this unique_id; the message names the value and that task. Nothing changes. */
             409: {
@@ -12641,6 +14144,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -12689,6 +14193,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -12738,6 +14243,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -12787,6 +14293,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -12836,6 +14343,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -12872,6 +14380,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -12915,6 +14424,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -12950,6 +14460,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -12998,6 +14509,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -13032,6 +14544,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -13094,6 +14607,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description A project with this name already exists in this account and mode. */
             409: {
                 headers: {
@@ -13136,6 +14650,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No project of this name exists in this account and mode. */
             404: {
                 headers: {
@@ -13189,6 +14704,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No project of this name exists in this account and mode. */
             404: {
                 headers: {
@@ -13246,6 +14762,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No project of this name exists in this account and mode. */
             404: {
                 headers: {
@@ -13288,6 +14805,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -13321,6 +14839,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -13354,6 +14873,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -13392,6 +14912,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -13433,6 +14954,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No project of this name exists in this account and mode, or it has no such policy version. */
             404: {
                 headers: {
@@ -13487,6 +15009,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -13529,6 +15052,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -13661,6 +15185,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -13723,6 +15248,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The project named in `project` does not exist in this account and mode. */
             404: {
                 headers: {
@@ -13774,6 +15300,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No batch of this name exists in this account and mode. */
             404: {
                 headers: {
@@ -13826,6 +15353,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No batch of this name exists in this account and mode. */
             404: {
                 headers: {
@@ -13867,6 +15395,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No batch of this name exists in this account and mode. */
             404: {
                 headers: {
@@ -13920,6 +15449,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No batch of this name exists in this account and mode. */
             404: {
                 headers: {
@@ -13962,6 +15492,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -13995,6 +15526,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -14028,6 +15560,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -14066,6 +15599,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -14092,6 +15626,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -14129,6 +15664,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description The account already has a connection to this bucket in this mode (delete it first to change it). */
             409: {
                 headers: {
@@ -14171,6 +15707,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -14204,6 +15741,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -14249,6 +15787,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -14278,6 +15817,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /**
              * @description The e-mail address is already used by a worker of this workforce (the account's own, in the
              *     key's mode) that is not removed; `code` is `email_taken`. Other workforces never cause it.
@@ -14325,6 +15865,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -14359,6 +15900,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -14398,6 +15940,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -14433,6 +15976,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -14472,6 +16016,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -14512,11 +16057,1103 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMemberSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    loginMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The credentials. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginRequest"];
+            };
+        };
+        responses: {
+            /** @description The new session (its secret is only in the Set-Cookie header). */
+            200: {
+                headers: {
+                    /** @description The session cookie, `humantask_session=...; Path=/; HttpOnly; SameSite=Strict` (and `Secure` over TLS). */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["LoginRefused"];
+            /** @description The account has password log-in turned off. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    logoutMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session ended. */
+            200: {
+                headers: {
+                    /** @description Clears the session cookie. */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionsEnded"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listMemberSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member's sessions. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberSessionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    logoutMemberEverywhere: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many sessions ended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionsEnded"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteMemberSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of one of the member's own sessions (`mss_...`). Another member's session → 404.
+                 * @example mss_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                sessionId: components["parameters"]["SessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session ended (0 when it had ended already). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionsEnded"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    setMemberPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The current and the new password. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordChangeRequest"];
+            };
+        };
+        responses: {
+            /** @description Changed; how many other sessions ended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionsEnded"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    confirmTotpEnrollment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A code from the authenticator app. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TotpCodeRequest"];
+            };
+        };
+        responses: {
+            /** @description The member, with `totp_enabled` true. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createTotpEnrollment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret, shown once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TotpEnrollment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteOwnTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A current code. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TotpCodeRequest"];
+            };
+        };
+        responses: {
+            /** @description The member, with `totp_enabled` false. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["SessionRequired"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The token and the member's password. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationAcceptRequest"];
+            };
+        };
+        responses: {
+            /** @description The member, now active. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberAccepted"];
+                };
+            };
+            /** @description The token or the password is not accepted; the message says why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Who forgot the password. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordResetRequest"];
+            };
+        };
+        responses: {
+            /** @description Taken (whether or not a link was sent). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PasswordResetRequested"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    completePasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The token and the new password. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordResetCompleteRequest"];
+            };
+        };
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listMembers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only members of this status; without it, the members that are not removed.
+                 * @example active
+                 */
+                status?: components["parameters"]["MemberStatusFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The members. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    inviteMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Whom to invite. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberInviteRequest"];
+            };
+        };
+        responses: {
+            /** @description The invited member and the invitation. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberInvited"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The e-mail address is already a member's. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a member of this account (`mbr_...`). Another account's member, or an id of another form → 404.
+                 * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                memberId: components["parameters"]["MemberId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    removeMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a member of this account (`mbr_...`). Another account's member, or an id of another form → 404.
+                 * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                memberId: components["parameters"]["MemberId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member, removed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    updateMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a member of this account (`mbr_...`). Another account's member, or an id of another form → 404.
+                 * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                memberId: components["parameters"]["MemberId"];
+            };
+            cookie?: never;
+        };
+        /** @description What to change. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The member after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            /** @description The change is not allowed; the message says why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createMemberInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a member of this account (`mbr_...`). Another account's member, or an id of another form → 404.
+                 * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                memberId: components["parameters"]["MemberId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new link. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createMemberPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a member of this account (`mbr_...`). Another account's member, or an id of another form → 404.
+                 * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                memberId: components["parameters"]["MemberId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberLink"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    resetMemberTotp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a member of this account (`mbr_...`). Another account's member, or an id of another form → 404.
+                 * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                memberId: components["parameters"]["MemberId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member, with `totp_enabled` false. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getAccountSecurity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountSecurity"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    updateAccountSecurity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description What to change. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountSecurityUpdate"];
+            };
+        };
+        responses: {
+            /** @description The rules after the change. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountSecurity"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getSsoSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    setSsoSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The provider. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description The settings as stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteSsoSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's log-in rules afterwards. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountSecurity"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    startSsoLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The account. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoStartRequest"];
+            };
+        };
+        responses: {
+            /** @description Where to go. */
+            200: {
+                headers: {
+                    /** @description The log-in attempt's cookie, `humantask_sso=...; Path=/v1/sso; HttpOnly; SameSite=Lax; Max-Age=600` (and `Secure` over TLS). */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoStart"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    completeSsoLogin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The redirect's query parameters. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SsoCallbackRequest"];
+            };
+        };
+        responses: {
+            /** @description The new session. */
+            200: {
+                headers: {
+                    /** @description The session cookie (and `humantask_sso` cleared). */
+                    "Set-Cookie"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberSession"];
+                };
+            };
+            /** @description The log-in is refused; the message says why. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The person may not log in to this account. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /**
+                 * @description List revoked and expired keys too (`true`/`false`, any letter case; default false).
+                 * @example true
+                 */
+                include_revoked?: components["parameters"]["IncludeRevoked"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The key. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The key and its secret. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of an API key of this account (`key_...`, `legacy_test` or `legacy_live`). Another account's key → 404.
+                 * @example key_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                keyId: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    deleteApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id of an API key of this account (`key_...`, `legacy_test` or `legacy_live`). Another account's key → 404.
+                 * @example key_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                keyId: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key, revoked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listActivity: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only entries of this action (`member.invited`), or of every action on one kind of object (`member.*`).
+                 * @example member.*
+                 */
+                action?: components["parameters"]["ActivityAction"];
+                /**
+                 * @description Only entries whose actor is of this type.
+                 * @example api_key
+                 */
+                actor_type?: components["parameters"]["ActivityActorType"];
+                /**
+                 * @description Only entries of this actor (a member's, key's or worker's id).
+                 * @example mbr_65f1c0a2b3c4d5e6f7a8b901
+                 */
+                actor_id?: components["parameters"]["ActivityActorId"];
+                /**
+                 * @description Only entries about this kind of object (`project`, `member`, ...).
+                 * @example project
+                 */
+                target_type?: components["parameters"]["ActivityTargetType"];
+                /**
+                 * @description Only entries about this object (its id or name; with `target_type` for an unambiguous answer).
+                 * @example street-scenes
+                 */
+                target_id?: components["parameters"]["ActivityTargetId"];
+                /**
+                 * @description Only entries at or after this time (a `TimeFilter`, as the task list's).
+                 * @example 2026-11-21
+                 */
+                since?: components["parameters"]["ActivitySince"];
+                /**
+                 * @description Only entries at or before this time (a `TimeFilter`).
+                 * @example 2026-11-22T23:59:59Z
+                 */
+                until?: components["parameters"]["ActivityUntil"];
+                /**
+                 * @description Results per page: an integer from 1 to 100, default 100. Out of range or not an integer → 400.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Cursor paging: the `next_token` of the previous page; omit it for the first page. The token is
+                 *     opaque and bound to the account, the mode (API key) and every filter of the call that produced
+                 *     it: reusing it with other filter values, or with another key → 400. `limit` may change from
+                 *     page to page. Tasks created during the walk do not make it skip or repeat a task.
+                 *     No example value is given: a token is only ever valid for the key and filters that produced
+                 *     it, so no fixed value could be replayed.
+                 */
+                next_token?: components["parameters"]["NextToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of entries. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActivityList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     listTrainingTasks: {
@@ -14592,6 +17229,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -14651,6 +17289,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -14720,6 +17359,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -14789,6 +17429,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -14858,6 +17499,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -14927,6 +17569,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -14996,6 +17639,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -15065,6 +17709,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -15134,6 +17779,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -15175,6 +17821,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No training task with this id exists in this account and mode. */
             404: {
                 headers: {
@@ -15261,6 +17908,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };
@@ -15320,6 +17968,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -15389,6 +18038,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -15458,6 +18108,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -15527,6 +18178,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -15596,6 +18248,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -15665,6 +18318,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -15734,6 +18388,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -15803,6 +18458,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            403: components["responses"]["Forbidden"];
             /** @description The `Idempotency-Key` was used before with a different request (in this mode: keys are per mode). */
             409: {
                 headers: {
@@ -15844,6 +18500,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No evaluation task with this id exists in this account and mode. */
             404: {
                 headers: {
@@ -15960,6 +18617,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             /** @description The file is larger than `IMPORT_MAX_BYTES` (1 GiB unless configured). */
             413: {
@@ -16010,6 +18668,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No import with this id for this account and mode. */
             404: {
                 headers: {
@@ -16058,6 +18717,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No import with this id for this account and mode. */
             404: {
                 headers: {
@@ -16264,6 +18924,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -16296,6 +18957,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No export with this id for this account and mode. */
             404: {
                 headers: {

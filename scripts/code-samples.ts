@@ -46,9 +46,18 @@ export function codeSamples(gen: Api, apiPath: string, method: string, op: Json,
   // The worker API takes a worker's Bearer token (none to log in; the media route a lease token in
   // the query), the generations an API key.
   const leaseInQuery = (op.security ?? []).some((s: Json) => 'leaseToken' in s);
+  // Tag Identity (issue 34): a public operation takes no credential; a members-only one, the
+  // member's session cookie (and its CSRF token on a change), never a key.
+  const access = op['x-access'] as { public?: boolean; scope?: string } | undefined;
+  const membersOnly = gen !== 'workforce' && access !== undefined && !access.public && access.scope === undefined;
+  const csrf = method === 'get' ? '' : `-H "X-CSRF-Token: $HUMANTASK_CSRF_TOKEN" `;
   const auth =
     gen !== 'workforce'
-      ? `-u "$HUMANTASK_KEY:" `
+      ? access?.public
+        ? ''
+        : membersOnly
+          ? `-b "humantask_session=$HUMANTASK_SESSION" ${csrf}`
+          : `-u "$HUMANTASK_KEY:" `
       : op.security?.length === 0 || leaseInQuery
         ? ''
         : `-H "Authorization: Bearer $HUMANTASK_WORKER_TOKEN" `;
@@ -73,8 +82,9 @@ export function codeSamples(gen: Api, apiPath: string, method: string, op: Json,
     curl.push(`--data-binary '${file.text.replaceAll("'", `'\\''`)}'`);
   }
   const sampleCurl: CodeSample = { lang: 'curl', label: 'curl', source: curl.join(' \\\n  ') };
-  // The client package has no worker client (yet): the worker API's reference shows curl only.
-  if (gen === 'workforce') return [sampleCurl];
+  // The client package has no worker client (yet): the worker API's reference shows curl only; a
+  // member's session lives in a browser, and a public operation (a log-in) is the console's: curl only.
+  if (gen === 'workforce' || membersOnly || access?.public) return [sampleCurl];
   const create = gen === 'legacy' ? 'createLegacyClient' : 'createClient';
   const init: string[] = [];
   if (pathParams.length) init.push(`params: { path: { ${pathParams.map((p) => `${p}: process.env.${shellVariable(p)}!`).join(', ')} } }`);

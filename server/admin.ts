@@ -7,7 +7,9 @@ import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import { accountSummary, createAccount, rotateKey, updateAccount } from './domain/accounts.ts';
 import { DomainError, invalid, notFound } from './domain/errors.ts';
-import type { CountCheck, UnitOfWork } from './domain/ports.ts';
+import type { CountCheck, Repositories, UnitOfWork } from './domain/ports.ts';
+import { operatorActor, recordActivity } from './domain/identity/activity.ts';
+import { addOwner, type MemberSettings } from './domain/identity/members.ts';
 import {
   changeWorker,
   createWorker,
@@ -23,9 +25,13 @@ import type { WorkerRole, WorkerStatus } from './domain/workforce/worker.ts';
 import { safeError } from './store/errors.ts';
 
 export interface AccountCommand {
-  command: 'create' | 'list' | 'rotate-key' | 'set' | 'usage';
+  command: 'create' | 'list' | 'rotate-key' | 'set' | 'usage' | 'add-owner';
   name?: string;
   mode?: string;
+  /** create --owner, add-owner --email: the owner's e-mail address. */
+  owner?: string;
+  /** set --password-login on: the way back in when single sign-on fails. */
+  passwordLogin?: boolean;
   defaultCallbackUrl?: string | null;
   enableTypes?: string[];
   disableTypes?: string[];
@@ -37,22 +43,87 @@ const need = (v: string | undefined, flag: string) => {
   return v;
 };
 
-export async function runAccountCommand(uow: UnitOfWork, c: AccountCommand): Promise<unknown> {
+/** What account commands need to make an owner and the link that sets their password. */
+export interface AccountCommandSettings extends MemberSettings {
+  /** PUBLIC_URL (or http://HOST:PORT): where the set-password link points. */
+  publicUrl: string;
+}
+
+/** An owner for an account, in the caller's transaction, recorded as the operator's: the member and the one-time link. */
+async function ownerFor(repos: Repositories, accountId: string, email: string, settings: AccountCommandSettings, now: Date) {
+  const { member, token } = await addOwner(repos, accountId, email, settings, now);
+  await recordActivity(repos, {
+    accountId,
+    action: 'member.joined',
+    actor: operatorActor,
+    target: { type: 'member', id: member.memberId },
+    at: now,
+    details: { role: 'owner', email },
+  });
+  return { member_id: member.memberId, email, set_password_url: `${settings.publicUrl}/console/reset-password#token=${token}` };
+}
+
+const defaultAccountCommandSettings: AccountCommandSettings = {
+  passwordCost: 15,
+  linkTtlMs: 7 * 86_400_000,
+  publicUrl: 'http://127.0.0.1:8080',
+};
+
+export async function runAccountCommand(
+  uow: UnitOfWork,
+  c: AccountCommand,
+  settings: AccountCommandSettings = defaultAccountCommandSettings,
+): Promise<unknown> {
+  const now = new Date();
+  const record = (repos: Repositories, accountId: string, action: string, details?: Record<string, unknown>) =>
+    recordActivity(repos, { accountId, action, actor: operatorActor, target: { type: 'account', id: accountId }, at: now, details });
   switch (c.command) {
     case 'create':
-      return createAccount(uow, need(c.name, 'name'), new Date());
+      return uow.transaction(async (repos) => {
+        const secrets = await createAccount(repos, need(c.name, 'name'), now);
+        return c.owner ? { ...secrets, owner: await ownerFor(repos, secrets.account_id, c.owner, settings, now) } : secrets;
+      });
+    case 'add-owner':
+      return uow.transaction(async (repos) => {
+        const account = await repos.accounts.findByName(need(c.name, 'name'));
+        if (!account) throw notFound(`No account named "${c.name}".`);
+        return ownerFor(repos, account.accountId, need(c.owner, 'email'), settings, now);
+      });
     case 'list':
       return (await uow.accounts.list()).map(accountSummary);
     case 'rotate-key': {
-      if (c.mode !== 'test' && c.mode !== 'live') throw invalid('--mode is test or live');
-      return rotateKey(uow, need(c.name, 'name'), c.mode);
+      const mode = c.mode;
+      if (mode !== 'test' && mode !== 'live') throw invalid('--mode is test or live');
+      return uow.transaction(async (repos) => {
+        const rotated = await rotateKey(repos, need(c.name, 'name'), mode);
+        const account = await repos.accounts.findByName(rotated.name);
+        await recordActivity(repos, {
+          accountId: account!.accountId,
+          action: 'api_key.rotated',
+          actor: operatorActor,
+          target: { type: 'api_key', id: `legacy_${mode}` },
+          at: now,
+        });
+        return rotated;
+      });
     }
     case 'set': {
       if (c.testCompletionDelayMs !== undefined && !(Number.isInteger(c.testCompletionDelayMs) && c.testCompletionDelayMs >= 0)) {
         throw invalid('--test-completion-delay-ms is a whole number of milliseconds');
       }
-      const { command: _c, name, mode: _m, ...settings } = c;
-      return updateAccount(uow, need(name, 'name'), settings);
+      const { command: _c, name, mode: _m, owner: _o, passwordLogin, ...changes } = c;
+      return uow.transaction(async (repos) => {
+        const summary = await updateAccount(repos, need(name, 'name'), changes);
+        if (passwordLogin !== undefined) {
+          const rules = await repos.accountIdentity.get(summary.account_id);
+          await repos.accountIdentity.put({ ...rules, passwordLogin });
+        }
+        await record(repos, summary.account_id, 'account.updated', {
+          ...changes,
+          ...(passwordLogin !== undefined ? { password_login: passwordLogin } : {}),
+        });
+        return summary;
+      });
     }
     case 'usage': {
       const account = await uow.accounts.findByName(need(c.name, 'name'));
@@ -242,6 +313,7 @@ export async function startAdmin(
   dataDir: string,
   log: (err: Record<string, unknown>) => void = (err) => console.error('admin command failed', err),
   identity: IdentitySettings = defaultIdentitySettings,
+  accounts: AccountCommandSettings = defaultAccountCommandSettings,
 ): Promise<{ close(): Promise<void> }> {
   const token = randomBytes(24).toString('hex');
   const server: Server = createServer((req, res) => {
@@ -263,7 +335,7 @@ export async function startAdmin(
             })
           : req.url === '/workers'
             ? runWorkerCommand(uow, input as WorkerCommand, identity)
-            : runAccountCommand(uow, input as AccountCommand);
+            : runAccountCommand(uow, input as AccountCommand, accounts);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {

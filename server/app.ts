@@ -11,8 +11,12 @@ import type { UnitOfWork } from './domain/ports.ts';
 import { defaultWorkSettings, type WorkAvailable, type WorkSettings } from './domain/workforce/work.ts';
 import type { IdentitySettings } from './domain/workforce/identity.ts';
 import { defaultIdentitySettings } from './domain/workforce/settings.ts';
+import { accessTable, authorize } from './http/access.ts';
+import { ambientUnitOfWork, recordedHandlers } from './http/activity.ts';
 import type { HashGate } from './domain/workforce/passwords.ts';
 import { authenticate, type AuthFailureLimit, type FailureLimit, type LimitLog } from './http/auth.ts';
+import { memberPasswordOperations, selfRecordedOperations } from './http/identity.ts';
+import type { IdentityDeps } from './http/identity-deps.ts';
 import { bodyParsers, storableInput } from './http/body-limits.ts';
 import type { ClientAddress } from './http/client-address.ts';
 import { passwordHashing } from './http/hashing.ts';
@@ -43,7 +47,7 @@ export interface AppDeps {
   loginFailures: FailureLimit;
   /** Password hashing on requests' paths (log-ins, worker creations, password resets). */
   hashGate: HashGate;
-  /** The client address of a request (TRUSTED_PROXIES); the connection's peer when absent. */
+  /** The client address of a request (TRUSTED_PROXIES; the limits, the activity log); the connection's peer when absent. */
   clientAddress?: ClientAddress;
   /** Says when a limit trips (http/auth.ts, limitLog). */
   limitLog?: LimitLog;
@@ -68,6 +72,8 @@ export interface AppDeps {
   now?: Clock;
   /** The handlers (default: handlerTable); bench/server.ts swaps in ones that do nothing. */
   handlers?: typeof handlerTable;
+  /** Members, sessions, single sign-on, keys (issue 34); defaults when absent (nothing mailed, no SSO). */
+  identityDeps?: IdentityDeps;
   /** Imports and exports (config.transfer, and the key that signs download links); defaults when absent. */
   transfer?: TransferDeps;
   /** Customers' buckets (config.storage, and the networks an endpoint may be in); defaults when absent. */
@@ -86,17 +92,44 @@ export function handlerTable(
   uow: UnitOfWork,
   identity = defaultIdentitySettings,
   work = defaultWorkSettings,
+  identityDeps?: IdentityDeps,
   transfer?: TransferDeps,
   storage?: StorageSettings,
 ): HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> {
   return contract.generation === 'legacy'
     ? legacyHandlers({ uow, contract, work })
-    : currentHandlers({ uow, contract, identity, work, ...(transfer ? { transfer } : {}), ...(storage ? { storage } : {}) });
+    : currentHandlers({
+        uow,
+        contract,
+        identity,
+        work,
+        identityDeps,
+        ...(transfer ? { transfer } : {}),
+        ...(storage ? { storage } : {}),
+      });
 }
 
 export function createApp(generation: Generation, deps: AppDeps) {
   const contract = loadContract(generation);
-  const handlers = (deps.handlers ?? handlerTable)(contract, deps.uow, deps.identity, deps.work, deps.transfer, deps.storage);
+  const access = accessTable(contract);
+  const now = deps.now ?? (() => new Date());
+  // The handlers see the store through the running operation's transaction where it records an
+  // activity (http/activity.ts): the change and its entry commit together.
+  const handlers = recordedHandlers(
+    (deps.handlers ?? handlerTable)(
+      contract,
+      ambientUnitOfWork(deps.uow),
+      deps.identity,
+      deps.work,
+      deps.identityDeps,
+      deps.transfer,
+      deps.storage,
+    ),
+    access,
+    deps.uow,
+    now,
+    selfRecordedOperations,
+  );
   const app = express();
   app.disable('x-powered-by');
   // No ETag: the contract has no conditional requests, and hashing every body costs each answer.
@@ -104,6 +137,9 @@ export function createApp(generation: Generation, deps: AppDeps) {
 
   // The key is checked before the body is read: a caller without one costs no parsing.
   // A live task creation is counted by its creating statement (one write per creation, not two).
+  // A member's session (its cookie) instead of a key, and the public operations (log-in), come here
+  // too; then the access table decides, before any body is read.
+  const identity = deps.identityDeps;
   app.use(
     authenticate(
       deps.uow,
@@ -113,8 +149,18 @@ export function createApp(generation: Generation, deps: AppDeps) {
         failed: (err) => deps.logger.error({ err }, 'counting a live request failed'),
       },
       deps.clientAddress,
+      {
+        table: access,
+        get publicUrl() {
+          return identity?.publicUrl ?? 'http://127.0.0.1';
+        },
+        uow: deps.uow,
+        now,
+        settings: identity?.settings ?? { passwordCost: 15, idleMs: 3_600_000, maxMs: 43_200_000 },
+      },
     ),
   );
+  app.use(authorize(access));
   app.use(deps.rateLimit);
   app.use(...bodyParsers(contract.acceptsForms), storableInput(contract), unknownCreationTypes(contract));
   const trainingPaths = trainingCreations(contract);
@@ -155,6 +201,16 @@ export function createApp(generation: Generation, deps: AppDeps) {
   // Creating a worker and resetting a password hash one: an account waits its turn (http/hashing.ts).
   const hashing = passwordHashing(deps.hashGate, (_req, res) => [`account:${res.locals.caller.account.accountId}`]);
   app.use((req, res, next) => (req.method === 'POST' && hashingPath.test(req.path) ? hashing(req, res, next) : next()));
+  // A member's password (a log-in, a password set or changed) waits its turn at the same gate, by
+  // its client address (and e-mail address, at log-in).
+  const memberHashing = passwordHashing(deps.hashGate, (req, res) => [
+    `address:${res.locals.requester.address}`,
+    ...(typeof req.body?.email === 'string' ? [`email:${req.body.email.toLowerCase()}`] : []),
+  ]);
+  app.use((req, res, next) => {
+    const op = access.match(req.method, req.path);
+    return op && memberPasswordOperations.has(op.operationId) ? memberHashing(req, res, next) : next();
+  });
   app.use(dispatch(handlers));
   app.use(errorMapper(generation, deps.logger, saveErrorAnswer(deps.uow)));
   return app;

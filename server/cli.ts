@@ -23,7 +23,7 @@ const usage = `usage: humantask <command> [options]
 
 commands:
   serve                 run the service (both generations; docs at /docs)
-  accounts <command>    create, list, rotate-key, set, usage (humantask accounts --help)
+  accounts <command>    create, add-owner, list, rotate-key, set, usage (humantask accounts --help)
   workers <command>     the operator's workforce: create, list, set-roles, pause, unpause, remove,
                         reset-password (humantask workers --help)
   deliveries --failed   callbacks that failed for good, newest first, with their last error
@@ -53,13 +53,19 @@ instead of the embedded store), WORKERS (processes behind the port; the number o
 const accountsUsage = `usage: humantask accounts <command> [options]
 
 commands:
-  create --name NAME              a new account; prints its keys and secrets (shown only now)
+  create --name NAME [--owner EMAIL]
+                                  a new account; prints its keys and secrets (shown only now) and,
+                                  with --owner, its first owner's one-time set-password link
+  add-owner --name NAME --email EMAIL
+                                  one more owner (an account made before members existed gets its
+                                  first); prints the owner's one-time set-password link
   list                            every account with its settings and usage
   rotate-key --name NAME --mode test|live
                                   a new API key of that mode; the old one stops working
   set --name NAME [--default-callback-url URL|none] [--enable-type T]... [--disable-type T]...
-      [--test-completion-delay-ms N]
-                                  change an account's settings
+      [--test-completion-delay-ms N] [--password-login on]
+                                  change an account's settings (--password-login on: members may log
+                                  in with a password again, when single sign-on fails)
   usage --name NAME               live requests counted (the first 5 are free)
 
 options:
@@ -290,6 +296,15 @@ function banner(
       `  live key:          ${devAccount.live_key}`,
       `  callback auth key: ${devAccount.callback_auth_key}`,
       `  signing secret:    ${devAccount.signing_secret}`,
+      ...(devAccount.owner?.password
+        ? [
+            '',
+            'Its development owner logs in to the console (the password is shown only now; change it at PUT /v1/me/password):',
+            `  account:           ${devAccount.name}`,
+            `  e-mail:            ${devAccount.owner.email}`,
+            `  password:          ${devAccount.owner.password}`,
+          ]
+        : []),
       '',
       `try: curl -u ${devAccount.test_key}: ${url}/v1/tasks`,
       '',
@@ -347,7 +362,7 @@ async function viaRunningServer(dataDir: string, command: unknown, route: string
   return { result: body.result };
 }
 
-const accountCommands = ['create', 'list', 'rotate-key', 'set', 'usage'] as const;
+const accountCommands = ['create', 'list', 'rotate-key', 'set', 'usage', 'add-owner'] as const;
 
 async function accounts(args: string[]) {
   const parsed = parse(
@@ -360,6 +375,9 @@ async function accounts(args: string[]) {
       'enable-type': { type: 'string', multiple: true },
       'disable-type': { type: 'string', multiple: true },
       'test-completion-delay-ms': { type: 'string' },
+      owner: { type: 'string' },
+      email: { type: 'string' },
+      'password-login': { type: 'string' },
     },
     accountsUsage,
     1,
@@ -367,11 +385,15 @@ async function accounts(args: string[]) {
   if (!parsed) return;
   const { values, positionals } = parsed;
   const sub = positionals[0];
-  if (sub === undefined) throw new UsageError('which accounts command? (create, list, rotate-key, set, usage)', accountsUsage);
+  if (sub === undefined) throw new UsageError('which accounts command? (create, add-owner, list, rotate-key, set, usage)', accountsUsage);
   if (!(accountCommands as readonly string[]).includes(sub)) throw new UsageError(`unknown accounts command: ${sub}`, accountsUsage);
   if (sub !== 'list' && !values.name) throw new UsageError(`accounts ${sub} needs --name NAME`, accountsUsage);
   if (sub === 'rotate-key' && values.mode !== 'test' && values.mode !== 'live')
     throw new UsageError('accounts rotate-key needs --mode test or --mode live', accountsUsage);
+  if (sub === 'add-owner' && !values.email) throw new UsageError('accounts add-owner needs --email EMAIL', accountsUsage);
+  const passwordLogin = values['password-login'];
+  if (passwordLogin !== undefined && passwordLogin !== 'on')
+    throw new UsageError('--password-login takes only "on" (turn it off in the console, with single sign-on set up)', accountsUsage);
   const url = values['default-callback-url'];
   const delay = values['test-completion-delay-ms'];
   if (delay !== undefined && !/^\d+$/.test(delay))
@@ -384,9 +406,19 @@ async function accounts(args: string[]) {
     enableTypes: values['enable-type'] ?? [],
     disableTypes: values['disable-type'] ?? [],
     ...(delay !== undefined ? { testCompletionDelayMs: Number(delay) } : {}),
+    ...(sub === 'create' && values.owner !== undefined ? { owner: values.owner } : {}),
+    ...(sub === 'add-owner' ? { owner: values.email } : {}),
+    ...(passwordLogin === 'on' ? { passwordLogin: true } : {}),
   };
   const { runAccountCommand } = await import('./admin.ts');
-  print(await onStore('/accounts', command, (uow) => runAccountCommand(uow, command)), values.json);
+  const { readConfig } = await import('./config.ts');
+  const config = readConfig();
+  const settings = {
+    passwordCost: config.workers.passwordCost,
+    linkTtlMs: config.members.linkTtlMs,
+    publicUrl: config.publicUrl ?? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`,
+  };
+  print(await onStore('/accounts', command, (uow) => runAccountCommand(uow, command, settings)), values.json);
 }
 
 const workerCommands = ['create', 'list', 'set-roles', 'pause', 'unpause', 'remove', 'reset-password'] as const;

@@ -107,6 +107,23 @@ export interface Config {
    */
   workers: { passwordCost: number; sessionTtlMs: number; sessionMaxMs: number };
   /**
+   * The server's address as its users reach it (PUBLIC_URL; without it, the address the server
+   * listens on, `http://HOST:PORT`): the links
+   * in invitation and password mails and the single sign-on redirect point there; an https one
+   * makes the session cookies Secure.
+   */
+  publicUrl: string | undefined;
+  /**
+   * Members (issue 34): a console session lapses after MEMBER_SESSION_IDLE_SECONDS without use
+   * (default 3600) and MEMBER_SESSION_MAX_SECONDS after log-in (default 43200); an invitation or
+   * password link works for MEMBER_LINK_TTL_SECONDS (default 604800: 7 days); failed log-ins per
+   * member, a burst (MEMBER_LOGIN_FAILURE_BURST, default 10; 0 = no limit) refilled at
+   * MEMBER_LOGIN_FAILURE_PER_MINUTE (default 1). Passwords are hashed as workers' (WORKER_PASSWORD_COST).
+   */
+  members: { idleMs: number; maxMs: number; linkTtlMs: number; loginFailureBurst: number; loginFailurePerSecond: number };
+  /** Activity log entries are deleted after ACTIVITY_RETENTION_DAYS (default 365; 0 keeps them). */
+  activityRetentionDays: number;
+  /**
    * Imports and exports (issue 36): the largest import file (IMPORT_MAX_BYTES, default 1 GiB); the
    * share of refused lines past which an import stops unless it says otherwise
    * (IMPORT_MAX_REFUSED_SHARE, default 0.1); lines written per transaction (IMPORT_GROUP_LINES,
@@ -171,6 +188,19 @@ function processesOf(env: NodeJS.ProcessEnv): number {
   return Number(raw);
 }
 
+function publicUrlOf(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.PUBLIC_URL;
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`PUBLIC_URL must be an http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`PUBLIC_URL must be an http(s) URL, got "${raw}"`);
+  return url.href.replace(/\/+$/, '');
+}
+
 export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: int('PORT', 8080, env),
@@ -232,6 +262,15 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sessionTtlMs: Math.max(1, int('WORKER_SESSION_TTL_SECONDS', 3600, env)) * 1000,
       sessionMaxMs: Math.max(1, int('WORKER_SESSION_MAX_SECONDS', 86_400, env)) * 1000,
     },
+    publicUrl: publicUrlOf(env),
+    members: {
+      idleMs: Math.max(1, int('MEMBER_SESSION_IDLE_SECONDS', 3600, env)) * 1000,
+      maxMs: Math.max(1, int('MEMBER_SESSION_MAX_SECONDS', 43_200, env)) * 1000,
+      linkTtlMs: Math.max(1, int('MEMBER_LINK_TTL_SECONDS', 604_800, env)) * 1000,
+      loginFailureBurst: int('MEMBER_LOGIN_FAILURE_BURST', 10, env),
+      loginFailurePerSecond: int('MEMBER_LOGIN_FAILURE_PER_MINUTE', 1, env) / 60,
+    },
+    activityRetentionDays: int('ACTIVITY_RETENTION_DAYS', 365, env),
     transfer: {
       importMaxBytes: int('IMPORT_MAX_BYTES', 1024 ** 3, env),
       importMaxRefusedShare: Math.min(1, int('IMPORT_MAX_REFUSED_SHARE', 0.1, env)),

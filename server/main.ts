@@ -12,6 +12,12 @@ import { createWorkerApp, workerBasePath } from './worker-app.ts';
 import { labelApp } from './label.ts';
 import type { Config } from './config.ts';
 import { createAccount, type AccountSecrets } from './domain/accounts.ts';
+import { operatorActor, recordActivity } from './domain/identity/activity.ts';
+import { addOwner, type MemberSettings } from './domain/identity/members.ts';
+import { generatePassword } from './domain/workforce/passwords.ts';
+import { createNoticeMailer } from './delivery/notices.ts';
+import { oidcRelyingParty } from './delivery/oidc.ts';
+import type { IdentityDeps } from './http/identity-deps.ts';
 import { wallClock } from './domain/clock.ts';
 import type { UnitOfWork } from './domain/ports.ts';
 import { completeDueTestTasks } from './domain/tasks.ts';
@@ -57,15 +63,33 @@ export interface RunningServer {
  * database may all find it empty: the account name is unique, so one makes it and the others
  * answer null.
  */
-async function firstAccount(uow: UnitOfWork): Promise<AccountSecrets | null> {
+async function firstAccount(uow: UnitOfWork, settings: MemberSettings): Promise<AccountSecrets | null> {
   if ((await uow.accounts.count()) > 0) return null;
   try {
-    return await createAccount(uow, 'dev', new Date());
+    return await uow.transaction(async (repos) => {
+      const now = new Date();
+      const secrets = await createAccount(repos, 'dev', now);
+      // A development owner whose first log-in the banner prints (the console's, POST /v1/session).
+      const password = generatePassword();
+      const { member } = await addOwner(repos, secrets.account_id, devOwnerEmail, settings, now, password);
+      await recordActivity(repos, {
+        accountId: secrets.account_id,
+        action: 'member.joined',
+        actor: operatorActor,
+        target: { type: 'member', id: member.memberId },
+        at: now,
+        details: { role: 'owner', email: devOwnerEmail },
+      });
+      return { ...secrets, owner: { member_id: member.memberId, email: devOwnerEmail, password } };
+    });
   } catch (err) {
     if (await uow.accounts.findByName('dev')) return null;
     throw err;
   }
 }
+
+/** The development account's owner (a name of the reserved `.localhost` domain: it never reaches anyone). */
+const devOwnerEmail = 'owner@dev.localhost';
 
 export async function startServer(
   config: Config,
@@ -78,7 +102,13 @@ export async function startServer(
   const mail = createMailer(config.smtpUrl, { from: config.smtpFrom, timeoutMs: config.delivery.timeoutMs });
   const store = await openStore({ ...config, warn: (m) => logger.warn(m) });
   const uow = unitOfWork(store, callbackPayloads);
-  const devAccount = await firstAccount(uow);
+  const memberSettings = {
+    passwordCost: config.workers.passwordCost,
+    linkTtlMs: config.members.linkTtlMs,
+    idleMs: config.members.idleMs,
+    maxMs: config.members.maxMs,
+  };
+  const devAccount = await firstAccount(uow, memberSettings);
   // PostgreSQL: the limits' buckets are shared by every server process on the database.
   const shared = store.kind === 'postgres' ? databaseBuckets(store.execute) : undefined;
 
@@ -100,6 +130,24 @@ export async function startServer(
     logger.warn(
       `WORKER_PASSWORD_CONCURRENCY (${config.logins.hashConcurrency}) leaves none of libuv's ${threads} threads to DNS lookups; raise UV_THREADPOOL_SIZE where the process starts`,
     );
+  const authFailures = authFailureLimit(config.authFailurePerSecond, config.authFailureBurst, shared, tripped);
+  // Members (issue 34): without PUBLIC_URL the links point where the server listens (set once it does).
+  const identityDeps: IdentityDeps = {
+    settings: memberSettings,
+    now,
+    publicUrl: config.publicUrl ?? '',
+    notices: createNoticeMailer(config.smtpUrl, { from: config.smtpFrom, timeoutMs: config.delivery.timeoutMs }),
+    oidc: oidcRelyingParty({ allowPrivateNetworks: config.delivery.allowPrivateNetworks, timeoutMs: config.delivery.timeoutMs, now }),
+    addressFailures: authFailures,
+    memberFailures: failureLimit(
+      'failed member log-ins',
+      'member',
+      config.members.loginFailurePerSecond,
+      config.members.loginFailureBurst,
+      shared,
+      tripped,
+    ),
+  };
   // Imports and exports: their settings, and the key that signs export download links.
   const transfer: TransferDeps = {
     ...config.transfer,
@@ -111,7 +159,8 @@ export async function startServer(
     uow,
     logger,
     rateLimit: rateLimit(config.rateLimitPerSecond, config.rateLimitBurst, shared, tripped),
-    authFailures: authFailureLimit(config.authFailurePerSecond, config.authFailureBurst, shared, tripped),
+    authFailures,
+    identityDeps,
     loginFailures: failureLimit('failed log-ins', 'email', config.logins.failurePerSecond, config.logins.failureBurst, shared, tripped),
     hashGate: hashGate(
       { concurrency: config.logins.hashConcurrency, queue: config.logins.hashQueue, perSubject: config.logins.hashPerClient },
@@ -179,6 +228,12 @@ export async function startServer(
 
   const sweeper = setInterval(() => {
     uow.idempotency.deleteExpired(now()).catch((err) => logger.error({ err: safeError(err) }, 'idempotency sweep failed'));
+    // Single sign-on attempts lapse after 10 minutes; the activity log keeps ACTIVITY_RETENTION_DAYS.
+    uow.ssoLogins.deleteBefore(now()).catch((err) => logger.error({ err: safeError(err) }, 'sso log-in sweep failed'));
+    if (config.activityRetentionDays > 0)
+      uow.activity
+        .deleteBefore(new Date(now().getTime() - config.activityRetentionDays * 86_400_000))
+        .catch((err) => logger.error({ err: safeError(err) }, 'activity retention sweep failed'));
     shared?.deleteFull().catch((err) => logger.error({ err: safeError(err) }, 'rate limit sweep failed'));
   }, 60_000);
   sweeper.unref();
@@ -261,7 +316,12 @@ export async function startServer(
   // The CLI reaches a server that holds the embedded database through a loopback admin interface.
   const admin =
     store.kind === 'pglite' && config.dataDir !== 'memory://'
-      ? await startAdmin(uow, config.dataDir, (err) => logger.error({ err }, 'admin command failed'), config.workers)
+      ? await startAdmin(uow, config.dataDir, (err) => logger.error({ err }, 'admin command failed'), config.workers, {
+          ...memberSettings,
+          get publicUrl() {
+            return identityDeps.publicUrl;
+          },
+        })
       : null;
 
   // Timeouts are checked every connectionsCheckingInterval (30 s by default): often enough for them.
@@ -279,6 +339,7 @@ export async function startServer(
   });
   const { port } = server.address() as { port: number };
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  identityDeps.publicUrl ||= `http://${host}:${port}`;
   return {
     url: `http://${host}:${port}`,
     store,

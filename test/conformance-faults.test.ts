@@ -788,6 +788,23 @@ const cases: Record<string, Case> = {
     checks: byId('quality/promote'),
     expectFailed: ['quality/promote'],
   },
+  // Issue 34: the access table. Each fault sends what the table refused again with the main key
+  // (full scope) and answers that: a server that ignores scopes, roles, or whose account a list is.
+  "a key's scopes are not enforced (issue 34)": {
+    fault: {},
+    checks: byId('identity/key-scopes'),
+    expectFailed: ['identity/key-scopes'],
+  },
+  "a member's role is not enforced (issue 34)": {
+    fault: {},
+    checks: byId('identity/role-forbidden'),
+    expectFailed: ['identity/role-forbidden'],
+  },
+  "another account sees the main account's members and keys (issue 34)": {
+    fault: {},
+    checks: byId('identity/no-leak'),
+    expectFailed: ['identity/no-leak'],
+  },
 };
 
 describe('the conformance suite reports planted faults', () => {
@@ -812,6 +829,22 @@ describe('the conformance suite reports planted faults', () => {
     swap.fault = {
       request(req) {
         if (req.headers.authorization === otherAuth) req.headers.authorization = mainAuth;
+      },
+    };
+    // Issue 34: what the access table refused, sent again as the main key (every scope).
+    const asMain = (codes: string[]) => ({
+      async response(req: ProxiedRequest, res: ProxiedResponse, upstream: (r: ProxiedRequest) => Promise<ProxiedResponse>) {
+        if (res.status !== 403 || !codes.includes(json(res).code)) return;
+        const { cookie: _c, 'x-csrf-token': _t, ...headers } = req.headers;
+        Object.assign(res, await upstream({ ...req, headers: { ...headers, authorization: mainAuth } }));
+      },
+    });
+    cases["a key's scopes are not enforced (issue 34)"]!.fault = asMain(['scope_missing']);
+    cases["a member's role is not enforced (issue 34)"]!.fault = asMain(['role_missing']);
+    cases["another account sees the main account's members and keys (issue 34)"]!.fault = {
+      request(req) {
+        if (req.headers.authorization === otherAuth && /^\/v1\/(members|api_keys)/.test(apiPath(req.url)))
+          req.headers.authorization = mainAuth;
       },
     };
     const liveAuth = `Basic ${Buffer.from(`${server.dev.live_key}:`).toString('base64')}`;

@@ -62,6 +62,8 @@ describe.each(apis)('%s contract', (api) => {
       const codes = Object.keys(op.responses ?? {});
       // The worker API answers some operations with 204 (log out, no work for now).
       const expected = ['400', '401', '429', '500', ...(api === 'workforce' && !codes.includes('200') ? ['204'] : ['200'])];
+      // Issue 34: a customer operation may be refused to a role or a key's scope (public ones excepted).
+      if (api !== 'workforce' && !op['x-access']?.public) expected.push('403');
       if (p.includes('{')) expected.push('404');
       if (op.requestBody) expected.push('413');
       if (/^\/v1\/task\/[a-z]+$/.test(p)) expected.push('402', '404', '409');
@@ -222,6 +224,42 @@ const quality = [
   'GET /v1/projects/{projectName}/quality',
   'POST /v1/task/{taskId}/promote',
 ];
+// Issue 34: members, sessions, single sign-on, scoped keys and the activity log (current generation only).
+const identity = [
+  'POST /v1/session',
+  'GET /v1/session',
+  'DELETE /v1/session',
+  'GET /v1/sessions',
+  'DELETE /v1/sessions',
+  'DELETE /v1/sessions/{sessionId}',
+  'PUT /v1/me/password',
+  'POST /v1/me/totp',
+  'PUT /v1/me/totp',
+  'DELETE /v1/me/totp',
+  'POST /v1/invitations/accept',
+  'POST /v1/password_resets',
+  'POST /v1/password_resets/complete',
+  'GET /v1/members',
+  'POST /v1/members',
+  'GET /v1/members/{memberId}',
+  'PATCH /v1/members/{memberId}',
+  'DELETE /v1/members/{memberId}',
+  'POST /v1/members/{memberId}/invitation',
+  'POST /v1/members/{memberId}/password_reset',
+  'DELETE /v1/members/{memberId}/totp',
+  'GET /v1/account/security',
+  'PATCH /v1/account/security',
+  'GET /v1/sso',
+  'PUT /v1/sso',
+  'DELETE /v1/sso',
+  'POST /v1/sso/start',
+  'POST /v1/sso/callback',
+  'GET /v1/api_keys',
+  'POST /v1/api_keys',
+  'GET /v1/api_keys/{keyId}',
+  'DELETE /v1/api_keys/{keyId}',
+  'GET /v1/activity',
+];
 // Issue 36: imports and exports (current generation).
 const transfer = [
   'POST /v1/imports',
@@ -257,7 +295,17 @@ const workerApi = [
 
 describe('coverage of the API description', () => {
   it.each([
-    ['current', [...expectedEndpoints([...olderTypes, ...newerTypes]), ...workforceManagement, ...quality, ...transfer, ...storage].sort()],
+    [
+      'current',
+      [
+        ...expectedEndpoints([...olderTypes, ...newerTypes]),
+        ...workforceManagement,
+        ...quality,
+        ...identity,
+        ...transfer,
+        ...storage,
+      ].sort(),
+    ],
     ['legacy', expectedEndpoints(olderTypes)],
     ['workforce', [...workerApi].sort()],
   ] as const)('the %s contract has every endpoint, and no other', (api, expected) => {
@@ -270,6 +318,39 @@ describe('coverage of the API description', () => {
   it.each(generations)('the %s contract has the three callbacks as webhooks', (gen) => {
     const hooks = loadBundle(gen).webhooks ?? {};
     expect(Object.keys(hooks).sort()).toEqual(['attachmentError', 'batchCompleted', 'taskCompleted']);
+  });
+});
+
+describe('the access table (x-access, issue 34)', () => {
+  const roles = ['owner', 'admin', 'manager', 'reviewer', 'viewer'];
+  const scopes = ['tasks:read', 'tasks:write', 'projects:write', 'workforce', 'exports', 'admin'];
+  it.each(generations)('%s: every operation says who may call it, in the one shape the server reads', (gen) => {
+    const problems: string[] = [];
+    for (const { op, method, path: p } of operations(gen)) {
+      const a = op['x-access'];
+      const name = `${method.toUpperCase()} ${p}`;
+      if (!a || typeof a !== 'object') {
+        problems.push(`${name}: no x-access`);
+        continue;
+      }
+      const keys = Object.keys(a).filter((k) => !['public', 'role', 'scope', 'activity', 'second_factor_setup'].includes(k));
+      if (keys.length) problems.push(`${name}: unknown keys ${keys}`);
+      if (a.public === true) {
+        if (a.role || a.scope) problems.push(`${name}: public with a role or scope`);
+        if (!Array.isArray(op.security) || op.security.length !== 0) problems.push(`${name}: public without security: []`);
+      } else if (!roles.includes(a.role)) problems.push(`${name}: role ${a.role}`);
+      if (a.scope !== undefined && !scopes.includes(a.scope)) problems.push(`${name}: scope ${a.scope}`);
+      if (a.activity !== undefined && !/^[a-z_]+\.[a-z_]+$/.test(a.activity)) problems.push(`${name}: activity ${a.activity}`);
+      // Members only: the operation says so to generators too (the session scheme alone).
+      if (!a.public && a.scope === undefined && JSON.stringify(op.security) !== JSON.stringify([{ memberSession: [] }]))
+        problems.push(`${name}: members only without security [memberSession]`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('every operation of the older generation is one of the current generation, with the same access', () => {
+    const current = new Map(operations('current').map((o) => [o.op.operationId, o.op['x-access']]));
+    for (const { op } of operations('legacy')) expect(op['x-access'], op.operationId).toEqual(current.get(op.operationId));
   });
 });
 

@@ -9,6 +9,7 @@ import { callbackChecks } from './callbacks.ts';
 import { clientEdgeChecks } from './client-edges.ts';
 import { errorChecks } from './errors.ts';
 import { idempotencyChecks } from './idempotency.ts';
+import { identityChecks } from './identity.ts';
 import { isolationChecks } from './isolation.ts';
 import { listChecks } from './lists.ts';
 import { markdownChecks } from './markdown.ts';
@@ -52,4 +53,5 @@ export const behaviourChecks: Check[] = [
   ...workforceQualityChecks,
   ...workforceManageChecks,
   ...qualityChecks,
+  ...identityChecks,
 ];

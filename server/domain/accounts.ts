@@ -12,6 +12,8 @@ export interface AccountSecrets {
   live_key: string;
   callback_auth_key: string;
   signing_secret: string;
+  /** The first owner (issue 34), when one was made with the account. */
+  owner?: { member_id: string; email: string; password?: string; set_password_url?: string };
 }
 
 export const hashKey = (key: string) => sha256(key);

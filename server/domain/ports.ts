@@ -3,6 +3,16 @@ import type { Account, Generation, Json, Mode, Task, TaskStatus } from './model.
 import type { WorkRepository } from './workforce/model.ts';
 import type { WorkerRepository } from './workforce/identity.ts';
 import type { ProjectQualityRepository, QualificationRepository, QualityPolicyRepository, WorkerStatsRepository } from './quality/model.ts';
+import type { ActivityRepository } from './identity/activity.ts';
+import type {
+  AccountIdentityRepository,
+  ApiKeyRepository,
+  MemberLinkRepository,
+  MemberRepository,
+  MemberSessionRepository,
+  SsoLoginRepository,
+} from './identity/model.ts';
+import type { Scope } from './identity/roles.ts';
 
 /**
  * A task list's filters, combined with AND. A list matches a task having any of its values
@@ -107,14 +117,22 @@ export interface AccountRecord extends Account {
   liveRequestCount: number;
 }
 
+/** What an API key opens: its account and mode, and which key it is (the keys of old carry every scope). */
+export interface AuthenticatedKey {
+  account: Account;
+  mode: Mode;
+  key: { keyId: string; name: string; scopes: readonly Scope[] | 'all' };
+}
+
 export interface AccountRepository {
   findById(accountId: string): Promise<AccountRecord | null>;
   /**
-   * The account and mode of an API key (by its hash); a live request is counted at the same time,
+   * The account and mode of an API key (by its hash): one of the account's two keys of old, or a
+   * scoped key (not revoked, not expired at `now`); a live request is counted at the same time,
    * unless `countLater`: then the request is counted by the statement that creates its task (one
    * write, not two), or else by countLiveRequest before it is answered.
    */
-  authenticate(keyHash: string, options?: { countLater?: boolean }): Promise<{ account: Account; mode: Mode } | null>;
+  authenticate(keyHash: string, options?: { countLater?: boolean; now?: Date }): Promise<AuthenticatedKey | null>;
   /** Counts one live request of the account (on one of its 16 counter rows). */
   countLiveRequest(accountId: string): Promise<void>;
   findByName(name: string): Promise<AccountRecord | null>;
@@ -344,6 +362,14 @@ export interface Repositories {
   qualification: QualificationRepository;
   /** The list counters and the tag index that triggers keep, checked and rebuilt (`humantask counts`). */
   counts: CountsRepository;
+  /** Customer identity (issue 34): members, their sessions and links, log-in rules, SSO log-ins, scoped keys, the activity log. */
+  members: MemberRepository;
+  memberSessions: MemberSessionRepository;
+  memberLinks: MemberLinkRepository;
+  accountIdentity: AccountIdentityRepository;
+  ssoLogins: SsoLoginRepository;
+  apiKeys: ApiKeyRepository;
+  activity: ActivityRepository;
   /** Imports and exports: their jobs, files and progress. */
   transfer: TransferRepository;
   /** The accounts' storage connections (their buckets), secrets sealed at rest. */

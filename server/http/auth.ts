@@ -1,14 +1,19 @@
-// HTTP Basic authentication (the API key is the user name, the password is empty), the per-key
-// rate limit and the per-address limit of failed authentications. The key decides the account and
-// the mode.
+// HTTP Basic authentication (the API key is the user name, the password is empty), or a member's
+// session cookie (issue 34), the per-key rate limit and the per-address limit of failed
+// authentications. The key (or the session and its mode) decides the account and the mode.
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { hashKey } from '../domain/accounts.ts';
 import type { Caller } from '../domain/model.ts';
-import type { UnitOfWork } from '../domain/ports.ts';
-import type { ClientAddress } from './client-address.ts';
+import type { AuthenticatedKey, UnitOfWork } from '../domain/ports.ts';
+import type { AccessTable } from './access.ts';
+import { peerAddress, type ClientAddress } from './client-address.ts';
 import { HttpError, authChallenge } from './errors.ts';
+import { authenticateSession, cookieOf, overTls, sessionCookieName, ssoCookieName, type MemberAuthDeps } from './member-auth.ts';
 import type { LiveRequest } from './typed.ts';
+
+/** Whether a request carries an Authorization header (then it, not a session cookie, decides). */
+const hasAuthorization = (rawHeaders: string[]) => rawHeaders.some((h, i) => i % 2 === 0 && h.toLowerCase() === 'authorization');
 
 /**
  * The API key of a request, or null. Refused: a second Authorization header (Node keeps only the
@@ -244,28 +249,93 @@ export interface CountLater {
   failed(err: unknown): void;
 }
 
+/** How an API key's last use is recorded: at most once a minute per key and process. */
+function keyUses(uow: UnitOfWork, failed: (err: unknown) => void) {
+  const written = new Map<string, number>();
+  return (found: AuthenticatedKey, now: Date) => {
+    const id = `${found.account.accountId}/${found.key.keyId}`;
+    const last = written.get(id);
+    if (last !== undefined && now.getTime() - last < 60_000) return;
+    written.delete(id);
+    written.set(id, now.getTime());
+    // The least recently written are forgotten first.
+    if (written.size > 100_000) written.delete(written.keys().next().value!);
+    const write =
+      found.key.scopes === 'all'
+        ? uow.accountIdentity.touchLegacyKey(found.account.accountId, found.mode, now)
+        : uow.apiKeys.touch(found.key.keyId, now);
+    write.catch(failed);
+  };
+}
+
+/** What authentication needs to know of members and the access table (issue 34). */
+export interface IdentityAuth extends MemberAuthDeps {
+  table: AccessTable;
+  /** PUBLIC_URL: an https one makes cookies Secure. */
+  publicUrl: string;
+}
+
 /**
  * A live request is counted where the key is looked up (one statement), except a request that
  * `countLater` names: its lookup only reads, its work counts it (a creation: in the statement that
  * writes the task, so that a creation writes once), and whatever its work did not count is counted
- * before its answer is sent.
+ * before its answer is sent. With `identity`: an operation the access table calls public needs no
+ * credential, and a request without an Authorization header may be a member's (its session cookie).
  */
 export function authenticate(
   uow: UnitOfWork,
   failures: AuthFailureLimit = authFailureLimit(0, 0),
   countLater?: CountLater,
-  clientAddress: ClientAddress = (req) => req.socket.remoteAddress ?? '',
+  clientAddress: ClientAddress = peerAddress,
+  identity?: IdentityAuth,
 ): RequestHandler {
+  const touch = keyUses(uow, (err) => countLater?.failed(err));
   return async (req, res, next) => {
     try {
       const address = clientAddress(req);
+      res.locals.requester = {
+        address,
+        requestId: res.locals.requestId,
+        userAgent: req.get('user-agent'),
+        secure: identity ? overTls(req, identity.publicUrl) : req.secure,
+      };
+      if (identity?.table.match(req.method, req.path)?.access.public) {
+        // No credential: the per-key rate limit counts the address.
+        res.locals.principal = { kind: 'public' };
+        res.locals.requester.ssoAttempt = cookieOf(req, ssoCookieName);
+        res.locals.keyHash = `address:${address}`;
+        return next();
+      }
+      if (identity && !hasAuthorization(req.rawHeaders)) {
+        const secret = cookieOf(req, sessionCookieName);
+        if (secret) {
+          // A blocked address: 429 before any lookup, unless the session worked before.
+          const credential = `session:${hashKey(secret)}`;
+          const wait = failures.retryAfter(address, credential);
+          if (wait > 0) throw tooManyFailures(wait);
+          if (await authenticateSession(identity, req, res, secret)) {
+            failures.proven(credential);
+            return next();
+          }
+          failures.disproven(credential);
+          const over = await failures.failed(address);
+          if (over > 0) throw tooManyFailures(over);
+          throw new HttpError(
+            401,
+            'The session is unknown or has ended; log in again (POST /v1/session).',
+            authChallenge,
+            'unauthenticated',
+          );
+        }
+      }
       const key = apiKeyOf(req.rawHeaders);
       const keyHash = key ? hashKey(key) : '';
       // A blocked address: 429 before any lookup, unless the key worked before.
       const wait = failures.retryAfter(address, key ? `key:${keyHash}` : undefined);
       if (wait > 0) throw tooManyFailures(wait);
       const later = countLater?.applies(req) === true;
-      const found = key ? await uow.accounts.authenticate(keyHash, later ? { countLater: true } : undefined) : null;
+      const now = identity?.now() ?? new Date();
+      const found = key ? await uow.accounts.authenticate(keyHash, { ...(later ? { countLater: true } : {}), now }) : null;
       if (!found) {
         if (key) failures.disproven(`key:${keyHash}`);
         // Over the limit already (concurrent failures, or another process used it up): 429 too.
@@ -274,8 +344,11 @@ export function authenticate(
         throw new HttpError(401, 'A valid API key is required (HTTP Basic, the key as user name, empty password).', authChallenge);
       }
       failures.proven(`key:${keyHash}`);
-      res.locals.caller = found satisfies Caller;
+      res.locals.caller = { account: found.account, mode: found.mode } satisfies Caller;
+      res.locals.principal = { kind: 'key', ...found.key };
+      res.locals.requester.mode = found.mode;
       res.locals.keyHash = keyHash;
+      touch(found, now);
       if (later && found.mode === 'live') {
         const live: LiveRequest = { counted: false };
         res.locals.liveRequest = live;

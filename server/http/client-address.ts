@@ -9,7 +9,8 @@ import proxyaddr from 'proxy-addr';
 
 export type ClientAddress = (req: IncomingMessage) => string;
 
-const peerAddress: ClientAddress = (req) => req.socket.remoteAddress ?? '';
+/** The connection's peer: the client address without trusted proxies. */
+export const peerAddress: ClientAddress = (req) => req.socket.remoteAddress ?? '';
 
 /**
  * The address of a Forwarded `for=` node: `192.0.2.43`, `192.0.2.43:47011`, `[2001:db8::17]:4711`

@@ -1,6 +1,7 @@
 // The handler tables of the two generations: one handler for every operation of each contract, by
 // operationId. A contract operation without a handler here fails the compile (HandlerTable is
 // exhaustive); test/static/typecheck-boundary.test.ts proves it.
+import { identityHandlers } from './identity.ts';
 import { projectHandlers } from './projects.ts';
 import { qualityHandlers } from './quality.ts';
 import { taskHandlers, type HandlerDeps } from './tasks.ts';
@@ -33,6 +34,7 @@ export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['cur
     ...trainingCreations(createTraining),
     ...workforceManagementHandlers(deps),
     ...qualityHandlers(deps),
+    ...identityHandlers(deps.uow, deps.identityDeps),
     ...transferHandlers(deps),
     ...storageHandlers(deps),
   };

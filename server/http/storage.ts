@@ -2,8 +2,10 @@
 // tested against the bucket before it is kept (server/storage/s3.ts).
 import { DomainError, notFound } from '../domain/errors.ts';
 import { newTaskId } from '../domain/ids.ts';
+import { recordActivity } from '../domain/identity/activity.ts';
 import { bucketScheme } from '../domain/attachments.ts';
 import { defaultStorageSettings, endpointDefaults, testBucket } from '../storage/s3.ts';
+import { requestActivity } from './activity.ts';
 import type { HandlerDeps } from './tasks.ts';
 import type { OperationRequest, Operations } from './typed.ts';
 import { storageConnectionView } from './views/storage.ts';
@@ -12,7 +14,8 @@ type Request<Id extends keyof Operations['current']> = OperationRequest<Operatio
 
 export function storageHandlers({ uow, storage = defaultStorageSettings }: HandlerDeps) {
   return {
-    async createStorageConnection({ body, caller }: Request<'createStorageConnection'>) {
+    async createStorageConnection(request: Request<'createStorageConnection'>) {
+      const { body, caller } = request;
       const provider = body.provider ?? 's3';
       const where = endpointDefaults(provider, body.region, body.endpoint);
       const access = {
@@ -40,7 +43,14 @@ export function storageHandlers({ uow, storage = defaultStorageSettings }: Handl
         media: body.media ?? 'proxy',
         createdAt: now,
       };
-      if (!(await uow.storage.insert(connection, secretAccessKey))) {
+      // Kept and logged in one transaction, after the bucket's test (which holds none).
+      const kept = await uow.transaction(async (repos) => {
+        if (!(await repos.storage.insert(connection, secretAccessKey))) return false;
+        const target = { type: 'storage_connection', id: connection.connectionId };
+        await recordActivity(repos, requestActivity(request, 'storage_connection.created', target, now));
+        return true;
+      });
+      if (!kept) {
         const other = await uow.storage.forBucket(caller.account.accountId, caller.mode, provider, body.bucket);
         throw new DomainError(
           'conflict',

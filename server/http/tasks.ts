@@ -22,6 +22,7 @@ import {
   setTaskUniqueId,
   type TaskPage,
 } from '../domain/tasks.ts';
+import type { IdentityDeps } from './identity-deps.ts';
 import type { RequestHandler } from 'express';
 import { loadContract, type Contract } from './contract.ts';
 import { canonicalType } from '../domain/type-names.ts';
@@ -38,6 +39,8 @@ export interface HandlerDeps {
   identity?: IdentitySettings;
   /** The work loop's settings (a customer's rejecting audit of a live task opens a redo); defaults when absent. */
   work?: WorkSettings;
+  /** Members, sessions, single sign-on (tag Identity); defaults (nothing mailed, no SSO) when absent. */
+  identityDeps?: IdentityDeps | undefined;
   /** Imports and exports (config.transfer); none: the server answers them 503... see http/transfer.ts. */
   transfer?: TransferDeps;
   /** Customers' buckets (config.storage); defaults when absent. */

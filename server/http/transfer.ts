@@ -5,11 +5,13 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { readConfig } from '../config.ts';
 import { invalid, notFound } from '../domain/errors.ts';
 import type { Caller, Json } from '../domain/model.ts';
-import type { ImportSettings, UnitOfWork } from '../domain/ports.ts';
+import { recordActivity } from '../domain/identity/activity.ts';
+import type { ImportRecord, ImportSettings, Repositories, UnitOfWork } from '../domain/ports.ts';
 import { receiveImport } from '../transfer/imports.ts';
 import type { TransferDeps } from '../transfer/settings.ts';
 import { requestExport } from '../transfer/exports.ts';
 import { downloadLink } from '../transfer/links.ts';
+import { requestActivity } from './activity.ts';
 import { flag, taskFilters } from './filters.ts';
 import type { HandlerDeps } from './tasks.ts';
 import { Download, type OperationRequest, type Operations } from './typed.ts';
@@ -54,7 +56,8 @@ export function transferHandlers({ uow, transfer }: HandlerDeps) {
   const withRefused = async (record: Awaited<ReturnType<typeof importOf>>) =>
     importView(record, await uow.transfer.refusedLines(record.importId, 0, 100));
   return {
-    async createImport({ query: q, caller, upload }: Request<'createImport'>) {
+    async createImport(request: Request<'createImport'>) {
+      const { query: q, caller, upload } = request;
       const settings: ImportSettings = {};
       if (q.type !== undefined) settings.type = q.type;
       if (q.project !== undefined) settings.project = q.project;
@@ -62,7 +65,19 @@ export function transferHandlers({ uow, transfer }: HandlerDeps) {
       if (q.params !== undefined) settings.params = paramsOf(q.params as unknown);
       if (q.attachment_column !== undefined) settings.attachmentColumn = q.attachment_column;
       if (q.source_url !== undefined) settings.sourceUrl = q.source_url;
-      const record = await receiveImport(uow, caller, { format: q.format, settings, maxRefusedShare: q.max_refused_share, upload }, deps);
+      // The activity log's entry commits with the import's queueing (an upload takes no transaction).
+      const recordCreated = async (repos: Repositories, created: ImportRecord) => {
+        await recordActivity(
+          repos,
+          requestActivity(request, 'import.created', { type: 'import', id: created.importId }, created.updatedAt),
+        );
+      };
+      const record = await receiveImport(
+        uow,
+        caller,
+        { format: q.format, settings, maxRefusedShare: q.max_refused_share, upload, recordCreated },
+        deps,
+      );
       return importView(record, []);
     },
     getImport: async ({ path, caller }: Request<'getImport'>) => withRefused(await importOf(uow, caller, path.importId)),

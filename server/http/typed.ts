@@ -11,6 +11,7 @@ import type { operations as CurrentOperations, paths as CurrentPaths } from '../
 import type { operations as LegacyOperations, paths as LegacyPaths } from '../../generated/legacy.ts';
 import type { operations as WorkforceOperations, paths as WorkforcePaths } from '../../generated/workforce.ts';
 import type { Caller } from '../domain/model.ts';
+import type { Principal, Requester } from './access.ts';
 import type { WorkerPrincipal } from '../domain/workforce/worker.ts';
 import type { SavedAnswer } from '../domain/ports.ts';
 import { HttpError } from './errors.ts';
@@ -21,8 +22,12 @@ declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Locals {
-      /** Set by authenticate (http/auth.ts) on every request that reaches a generation's handler. */
+      /** Set by authenticate (http/auth.ts) on every request that reaches a generation's handler (not on a public operation's). */
       caller: Caller;
+      /** Who is asking (http/access.ts): a key, a member's session, or nobody on a public operation. */
+      principal: Principal;
+      /** Where the request came from, for the activity log. */
+      requester: Requester;
       keyHash: string;
       /** Set by the worker API's authentication on every request that reaches a worker handler. */
       worker: WorkerPrincipal;
@@ -83,6 +88,10 @@ export interface OperationRequest<Op> {
   idempotency: IdempotencyContext | undefined;
   /** Set on a live creation request that its creation is to count (see http/auth.ts). */
   liveRequest?: LiveRequest | undefined;
+  /** Who is asking: a key, a member's session, or nobody (a public operation). */
+  principal: Principal;
+  /** The client address, request id and User-Agent (for the activity log and log-in throttles). */
+  requester: Requester;
   /**
    * A body no parser read (a file streamed to `POST /v1/imports`): the request itself, with its
    * declared type and length. Absent for JSON and form bodies.
@@ -108,7 +117,7 @@ export interface LiveRequest {
 }
 
 /** A request of the worker API: the worker instead of an account. */
-export interface WorkerOperationRequest<Op> extends Omit<OperationRequest<Op>, 'caller'> {
+export interface WorkerOperationRequest<Op> extends Omit<OperationRequest<Op>, 'caller' | 'principal' | 'requester'> {
   worker: WorkerPrincipal;
   credential: WorkerCredential;
 }
@@ -117,6 +126,24 @@ export interface WorkerOperationRequest<Op> extends Omit<OperationRequest<Op>, '
 export class Replay {
   constructor(readonly saved: SavedAnswer) {}
 }
+
+/** A 200 answer with headers of its own (a log-in's Set-Cookie). */
+export class WithHeaders<A> {
+  constructor(
+    readonly body: A,
+    readonly headers: Record<string, string | string[]>,
+  ) {}
+}
+
+/**
+ * An answer made after the operation's transaction commits (http/activity.ts): an invitation is
+ * mailed once it is stored, and no lock is held while the mail server answers. `afterCommit` types
+ * it as the answer it will be.
+ */
+export class AfterCommit {
+  constructor(readonly finish: () => Promise<unknown>) {}
+}
+export const afterCommit = <A>(finish: () => Promise<A>): A => new AfterCommit(finish) as unknown as A;
 
 /** A 204 answer (the worker API's log-out, or no work for now), with its headers. */
 export class NoContent {
@@ -153,7 +180,9 @@ type DownloadOf<Op> = Op extends { responses: { 200: { content: infer C } } }
     : Download
   : never;
 
-export type OperationHandler<Op> = (request: OperationRequest<Op>) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op> | DownloadOf<Op>>;
+export type OperationHandler<Op> = (
+  request: OperationRequest<Op>,
+) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op> | DownloadOf<Op> | WithHeaders<AnswerOf<Op>>>;
 export type WorkerOperationHandler<Op> = (
   request: WorkerOperationRequest<Op>,
 ) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op> | StreamedOf<Op>>;
@@ -174,6 +203,8 @@ type WireHandler = (request: {
   route: string;
   idempotency: IdempotencyContext | undefined;
   liveRequest: LiveRequest | undefined;
+  principal: Principal;
+  requester: Requester;
   upload: Upload | undefined;
   origin: string;
   signal: AbortSignal;
@@ -192,7 +223,7 @@ export function dispatch(
     try {
       const handler = handlers.get(req.openapi?.schema.operationId ?? '');
       if (!req.openapi || !handler) throw new HttpError(404, 'Not found: no such endpoint.');
-      const { caller, worker, workerToken: credential, idempotency, body, liveRequest } = res.locals;
+      const { caller, worker, workerToken: credential, idempotency, body, liveRequest, principal, requester } = res.locals;
       req.body = body;
       // A body that no parser read (a file to import) is the handler's to stream.
       const length = Number(req.get('content-length'));
@@ -208,7 +239,7 @@ export function dispatch(
       res.once('close', () => {
         if (!res.writableFinished) gone.abort();
       });
-      const answer = await handler({
+      let answer = await handler({
         signal: gone.signal,
         path: req.openapi.pathParams,
         query: req.query,
@@ -219,11 +250,17 @@ export function dispatch(
         route: req.path,
         idempotency,
         liveRequest,
+        principal,
+        requester,
         upload,
         origin: `${req.protocol}://${req.get('host') ?? 'localhost'}`,
       });
+      if (answer instanceof AfterCommit) answer = await answer.finish();
       if (answer instanceof Replay) replay(res, answer.saved);
-      else if (answer instanceof Download) {
+      else if (answer instanceof WithHeaders) {
+        for (const [name, value] of Object.entries(answer.headers)) res.append(name, value);
+        res.status(200).json(answer.body);
+      } else if (answer instanceof Download) {
         res.status(200).type(answer.contentType);
         await pipeline(Readable.from(answer.body), res);
       } else if (answer instanceof NoContent) res.status(204).set(answer.headers).end();

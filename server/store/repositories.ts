@@ -14,6 +14,7 @@ import type {
 } from '../domain/ports.ts';
 import { UniqueIdTaken } from '../domain/ports.ts';
 import type { Account, Mode, Task } from '../domain/model.ts';
+import type { Scope } from '../domain/identity/roles.ts';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Database, Execute, Store } from './db.ts';
 import type { SecretBox } from './secrets.ts';
@@ -26,6 +27,7 @@ import { workerRepository } from './workers.ts';
 import { qualityRepository } from './quality.ts';
 import { qualificationRepository } from './qualification.ts';
 import { countsRepository } from './counts.ts';
+import { identityRepositories } from './identity.ts';
 import { workChannel, workPayload } from './notify.ts';
 import {
   accounts,
@@ -286,6 +288,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
     quality: qualityRepository(db, execute),
     qualification: qualificationRepository(db, execute),
     counts: countsRepository(execute),
+    ...identityRepositories(db, secrets),
     transfer: transferRepository(db, execute),
     storage: storageRepository(db, secrets),
     tasks: {
@@ -722,22 +725,39 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
         return rows[0] ?? null;
       },
       async authenticate(keyHash: string, options) {
-        // One round trip: find the account of the key and, for a live key, count the request (unless
-        // it is counted later: then a read only).
-        const find = `SELECT ${accountRow.columnList} FROM accounts WHERE test_key_hash = $1 OR live_key_hash = $1`;
-        const [row] = await execute(
+        // One round trip: the account of the key (one of its two keys of old, or a scoped key that
+        // is not revoked or expired) and, for a live key, the request counted (unless it is counted
+        // later: then a read only).
+        const find = `SELECT ${accountRow.qualified('a')}, NULL::text AS key_id, NULL::text AS key_name, NULL::text[] AS key_scopes,
+            CASE WHEN a.test_key_hash = $1 THEN 'test' ELSE 'live' END AS key_mode
+          FROM accounts a WHERE a.test_key_hash = $1 OR a.live_key_hash = $1
+          UNION ALL
+          SELECT ${accountRow.qualified('a')}, k.key_id, k.name, k.scopes, k.mode
+          FROM api_keys k JOIN accounts a ON a.account_id = k.account_id
+          WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $2::timestamptz)`;
+        const now = (options?.now ?? new Date()).toISOString();
+        const [row] = await execute<
+          Record<string, unknown> & { key_id: string | null; key_name: string | null; key_scopes: string[] | null; key_mode: Mode }
+        >(
           options?.countLater
-            ? statement(find, [keyHash])
+            ? statement(find, [keyHash, now])
             : statement(
                 `WITH found AS (${find}),
-                  counted AS (${countLiveRequestSql('SELECT account_id, $2, 1 FROM found WHERE live_key_hash = $1')})
+                  counted AS (${countLiveRequestSql("SELECT account_id, $3, 1 FROM found WHERE key_mode = 'live'")})
                 SELECT * FROM found`,
-                [keyHash, liveShard()],
+                [keyHash, now, liveShard()],
               ),
         );
         if (!row) return null;
-        const { testKeyHash, liveKeyHash: _live, ...account } = accountRow.fromRow(row);
-        return { account, mode: testKeyHash === keyHash ? 'test' : 'live' };
+        const { testKeyHash: _test, liveKeyHash: _live, ...account } = accountRow.fromRow(row);
+        const mode = row.key_mode;
+        return {
+          account,
+          mode,
+          key: row.key_id
+            ? { keyId: row.key_id, name: row.key_name ?? '', scopes: (row.key_scopes ?? []) as Scope[] }
+            : { keyId: mode === 'test' ? 'legacy_test' : 'legacy_live', name: `${mode} key`, scopes: 'all' },
+        };
       },
       async countLiveRequest(accountId: string) {
         await execute(statement(countLiveRequestSql('VALUES ($1, $2, 1)'), [accountId, liveShard()]));

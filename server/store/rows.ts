@@ -84,7 +84,8 @@ export function executeIn(tx: Database): Execute {
   return <R>(st: Statement) =>
     withStatementName(st.name, async () => {
       const parts = st.text.split(/\$(\d+)/);
-      const chunks: SQL[] = parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${st.values[Number(part) - 1]}`));
+      // One parameter each, an array too (drizzle would spread an array into a list of parameters).
+      const chunks: SQL[] = parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${sql.param(st.values[Number(part) - 1])}`));
       const result = (await tx.execute(sql.join(chunks))) as unknown as { rows: R[] };
       return result.rows;
     });

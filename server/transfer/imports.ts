@@ -16,7 +16,7 @@ import { invalid } from '../domain/errors.ts';
 import { newTaskId } from '../domain/ids.ts';
 import { notValidJson } from '../domain/json.ts';
 import type { Caller, Json } from '../domain/model.ts';
-import type { ImportProgress, ImportRecord, ImportSettings, RefusedLine, UnitOfWork } from '../domain/ports.ts';
+import type { ImportProgress, ImportRecord, ImportSettings, RefusedLine, Repositories, UnitOfWork } from '../domain/ports.ts';
 import { UniqueIdTaken } from '../domain/ports.ts';
 import { projectByName } from '../domain/projects.ts';
 import { createTasksInBulk, type BulkCreation } from '../domain/tasks.ts';
@@ -43,6 +43,11 @@ export interface ImportRequest {
   settings: ImportSettings;
   maxRefusedShare: number | undefined;
   upload: { stream: AsyncIterable<Buffer>; contentType: string | undefined; contentLength: number | undefined } | undefined;
+  /**
+   * Called in the transaction that makes the import the customer's (its row for a source_url, its
+   * queueing once the upload is in): the activity log's entry (http/transfer.ts) commits with it.
+   */
+  recordCreated?: (repos: Repositories, record: ImportRecord) => Promise<void>;
 }
 
 const newImportId = (now: Date) => `imp_${newTaskId(now)}`;
@@ -131,11 +136,15 @@ export async function receiveImport(
     updatedAt: now,
     finishedAt: null,
   };
-  await uow.transfer.insertImport(record);
   if (upload === undefined || settings.sourceUrl !== undefined) {
+    await uow.transaction(async (repos) => {
+      await repos.transfer.insertImport(record);
+      await request.recordCreated?.(repos, record);
+    });
     await uow.transfer.nudgeTransfers();
     return record;
   }
+  await uow.transfer.insertImport(record);
   let received: number;
   try {
     received = await keepPieces(uow, record, token, upload.stream, config);
@@ -144,8 +153,12 @@ export async function receiveImport(
     throw err;
   }
   const queued: ImportRecord = { ...record, state: 'queued', bytesTotal: received, leaseUntil: null, updatedAt: new Date() };
-  if (!(await uow.transfer.saveImportProgress(record.importId, token, progressOf(queued), 0)))
-    throw new Error(`import ${record.importId} was taken over while its upload arrived`);
+  const kept = await uow.transaction(async (repos) => {
+    if (!(await repos.transfer.saveImportProgress(record.importId, token, progressOf(queued), 0))) return false;
+    await request.recordCreated?.(repos, queued);
+    return true;
+  });
+  if (!kept) throw new Error(`import ${record.importId} was taken over while its upload arrived`);
   await uow.transfer.nudgeTransfers();
   return queued;
 }

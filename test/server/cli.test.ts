@@ -96,4 +96,49 @@ describe('accounts CLI', () => {
       await once(server.child, 'exit');
     }
   });
+
+  it("prints the development owner's first log-in in the banner, and makes owners with a one-time set-password link (issue 34)", async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'humantask-cli-'));
+    dirs.push(dataDir);
+    const env = { DATA_DIR: dataDir, WORKER_PASSWORD_COST: '10' };
+    const server = await serve(env);
+    try {
+      const banner = /e-mail: +(\S+)\n +password: +(\S+)/.exec(server.output());
+      expect(banner, server.output()).not.toBeNull();
+      const [, email, password] = banner!;
+      const dev = await fetch(`${server.url}/v1/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ account: 'dev', email, password }),
+      });
+      expect(dev.status).toBe(200);
+      const created = await cli(env, 'create', '--name', 'bravo', '--owner', 'boss@example.com');
+      expect(created.owner).toMatchObject({
+        email: 'boss@example.com',
+        set_password_url: expect.stringContaining(`${server.url}/console/reset-password#token=htl_`),
+      });
+      const token = new URL(created.owner.set_password_url).hash.replace('#token=', '');
+      const set = await fetch(`${server.url}/v1/password_resets/complete`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token, password: 'boss-password-long' }),
+      });
+      expect(set.status).toBe(200);
+      const login = await fetch(`${server.url}/v1/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ account: 'bravo', email: 'boss@example.com', password: 'boss-password-long' }),
+      });
+      expect(login.status).toBe(200);
+      // The operator's work is in the account's activity log.
+      const log = await fetch(`${server.url}/v1/activity`, {
+        headers: { authorization: `Basic ${Buffer.from(`${created.test_key}:`).toString('base64')}` },
+      });
+      const actions = ((await log.json()) as { docs: { action: string; actor: { type: string } }[] }).docs;
+      expect(actions.find((e) => e.action === 'member.joined')?.actor.type).toBe('operator');
+    } finally {
+      server.child.kill('SIGTERM');
+      await once(server.child, 'exit');
+    }
+  }, 120_000);
 });

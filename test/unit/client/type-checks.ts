@@ -65,7 +65,7 @@ export async function parameterNames(client: HumantaskClient, legacy: LegacyHuma
 
 export async function narrowing(client: HumantaskClient, legacy: LegacyHumantaskClient) {
   const res = await client.tasks.get('65f1c0a2b3c4d5e6f7a8b9c0');
-  expectTypeOf(res.status).toEqualTypeOf<200 | 400 | 401 | 404 | 429 | 500>();
+  expectTypeOf(res.status).toEqualTypeOf<200 | 400 | 401 | 403 | 404 | 429 | 500>();
   if (res.status === 200) {
     expectTypeOf(res.data).toEqualTypeOf<Task>();
     expectTypeOf(res.error).toEqualTypeOf<undefined>();
@@ -74,7 +74,7 @@ export async function narrowing(client: HumantaskClient, legacy: LegacyHumantask
     expectTypeOf(res.data).toEqualTypeOf<undefined>();
   }
   if (res.ok) expectTypeOf(res.data.task_id).toBeString();
-  if (res.error) expectTypeOf(res.status).toEqualTypeOf<400 | 401 | 404 | 429 | 500>();
+  if (res.error) expectTypeOf(res.status).toEqualTypeOf<400 | 401 | 403 | 404 | 429 | 500>();
   // @ts-expect-error getTask documents no 409
   if (res.status === 409) return;
   // @ts-expect-error data may be absent until narrowed

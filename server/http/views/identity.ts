@@ -1,0 +1,122 @@
+// Wire shapes of tag Identity (issue 34), typed by the contract.
+import type { components } from '../../../generated/current.ts';
+import type { ActivityEntry, Actor } from '../../domain/identity/activity.ts';
+import type { KeyView } from '../../domain/identity/keys.ts';
+import type { AccountIdentityRecord, MemberRecord, MemberSessionRecord } from '../../domain/identity/model.ts';
+import { csrfTokenOf } from '../../domain/identity/sessions.ts';
+import type { Account } from '../../domain/model.ts';
+
+type Schemas = components['schemas'];
+
+const iso = (d: Date) => d.toISOString();
+
+export function memberView(m: MemberRecord): Schemas['Member'] {
+  return {
+    member_id: m.memberId,
+    email: m.email,
+    ...(m.displayName ? { display_name: m.displayName } : {}),
+    role: m.role,
+    status: m.status,
+    totp_enabled: m.totpSecret !== null,
+    sso: m.ssoSubject !== null,
+    created_at: iso(m.createdAt),
+    ...(m.lastLoginAt ? { last_login_at: iso(m.lastLoginAt) } : {}),
+  };
+}
+
+export function memberSessionView(
+  session: MemberSessionRecord,
+  member: MemberRecord,
+  account: Pick<Account, 'accountId' | 'name'>,
+  secret: string,
+  secondFactorSetupRequired: boolean,
+): Schemas['MemberSession'] {
+  return {
+    session_id: session.sessionId,
+    member: memberView(member),
+    account: { account_id: account.accountId, name: account.name },
+    csrf_token: csrfTokenOf(secret),
+    via: session.via,
+    created_at: iso(session.createdAt),
+    expires_at: iso(session.expiresAt),
+    absolute_expires_at: iso(session.absoluteExpiresAt),
+    second_factor_setup_required: secondFactorSetupRequired,
+  };
+}
+
+export function sessionSummaryView(s: MemberSessionRecord, currentId: string): Schemas['MemberSessionSummary'] {
+  return {
+    session_id: s.sessionId,
+    via: s.via,
+    created_at: iso(s.createdAt),
+    ...(s.lastUsedAt ? { last_used_at: iso(s.lastUsedAt) } : {}),
+    expires_at: iso(s.expiresAt),
+    absolute_expires_at: iso(s.absoluteExpiresAt),
+    ...(s.address ? { address: s.address } : {}),
+    ...(s.userAgent ? { user_agent: s.userAgent } : {}),
+    current: s.sessionId === currentId,
+  };
+}
+
+export function linkView(
+  expiresAt: Date,
+  delivery: { mailed: true } | { mailed: false; url: string; mailError?: string | null },
+): Schemas['MemberLink'] {
+  return {
+    expires_at: iso(expiresAt),
+    mailed: delivery.mailed,
+    ...(!delivery.mailed ? { url: delivery.url, ...(delivery.mailError ? { mail_error: delivery.mailError } : {}) } : {}),
+  };
+}
+
+export function accountSecurityView(r: AccountIdentityRecord): Schemas['AccountSecurity'] {
+  return { require_totp: r.requireTotp, password_login: r.passwordLogin, sso_enabled: r.sso?.enabled === true };
+}
+
+export function ssoSettingsView(r: AccountIdentityRecord, redirectUri: string): Schemas['SsoSettings'] | null {
+  if (!r.sso) return null;
+  return {
+    issuer: r.sso.issuer,
+    client_id: r.sso.clientId,
+    client_secret_set: r.sso.clientSecret !== null,
+    allowed_domains: r.sso.allowedDomains,
+    default_role: r.sso.defaultRole,
+    enabled: r.sso.enabled,
+    redirect_uri: redirectUri,
+    updated_at: iso(r.sso.updatedAt),
+  };
+}
+
+function actorView(a: Actor): Schemas['ActivityActor'] {
+  return { type: a.type, ...(a.id ? { id: a.id } : {}), ...(a.name ? { name: a.name } : {}) };
+}
+
+export function apiKeyView(k: KeyView): Schemas['ApiKey'] {
+  return {
+    key_id: k.keyId,
+    name: k.name,
+    mode: k.mode,
+    scopes: [...k.scopes],
+    prefix: k.prefix,
+    legacy: k.legacy,
+    ...(k.createdBy ? { created_by: actorView(k.createdBy) } : {}),
+    created_at: iso(k.createdAt),
+    ...(k.expiresAt ? { expires_at: iso(k.expiresAt) } : {}),
+    ...(k.lastUsedAt ? { last_used_at: iso(k.lastUsedAt) } : {}),
+    ...(k.revokedAt ? { revoked_at: iso(k.revokedAt) } : {}),
+  };
+}
+
+export function activityView(e: ActivityEntry): Schemas['ActivityEntry'] {
+  return {
+    activity_id: e.activityId,
+    at: iso(e.at),
+    action: e.action,
+    actor: actorView(e.actor),
+    target: { type: e.targetType, ...(e.targetId !== null ? { id: e.targetId } : {}) },
+    ...(e.mode ? { mode: e.mode } : {}),
+    ...(e.address ? { address: e.address } : {}),
+    ...(e.requestId ? { request_id: e.requestId } : {}),
+    ...(e.details ? { details: e.details } : {}),
+  };
+}
