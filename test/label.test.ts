@@ -409,9 +409,7 @@ describe('the labeling app', () => {
     await page.locator('.instruction').waitFor();
     await page.keyboard.press('1');
     await page.keyboard.press('Control+Enter');
-    await page
-      .locator('.notice', { hasText: "The answer was not accepted: request/body must have required property 'lease_token'" })
-      .waitFor();
+    await page.locator('.notice', { hasText: 'The answer was not accepted: body.lease_token is required' }).waitFor();
     expect(await page.getByLabel('Billing').isChecked()).toBe(true);
     prefer = {};
     await page.keyboard.press('Control+Enter');
