@@ -1,26 +1,59 @@
 // The labeling app's smaller faults (issue 32, item 13), each as a worker meets it: Chromium against
 // the real server in this process (PGlite), live tasks of the customer's own workforce.
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest, type Server } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { testBrowser } from './support/browser.ts';
-import { startTestServer, type TestServer } from './support/server.ts';
+import { clickOnImage, logInThroughForm, street } from './support/label.ts';
+import { client, startTestServer, type TestServer } from './support/server.ts';
+import { createWorker, type TestWorker } from './support/workers.ts';
 
 let server: TestServer;
 let browser: Browser;
+let worker: TestWorker;
+let customer: ReturnType<typeof client>;
+/** The customer's host: the street image (the server passes it on to the app). */
+let host: Server;
+let streetUrl: string;
+const poll = { timeout: 20_000 };
 
 beforeAll(async () => {
+  host = createServer((_req, res) => void res.writeHead(200, { 'content-type': 'image/svg+xml' }).end(street));
+  await new Promise<void>((r) => host.listen(0, '127.0.0.1', r));
+  streetUrl = `http://127.0.0.1:${(host.address() as { port: number }).port}/street.svg`;
   [server, browser] = await Promise.all([
     startTestServer('pglite', { ALLOW_PRIVATE_NETWORKS: '127.0.0.1/32', WORK_SWEEP_POLL_MS: '0' }),
     testBrowser(inject('browserEndpoint')),
   ]);
+  customer = client(server, 'current', server.dev.live_key);
+  worker = await createWorker(server, { accountId: server.dev.account_id, displayName: 'Ana Lima' });
 });
 
 afterAll(async () => {
   await browser?.close();
   await server?.close();
+  if (host) await new Promise((r) => host.close(r));
 });
+
+/** A live task of the customer made through the API (no callback is delivered here); its id. */
+async function liveTask(type: string, params: Record<string, unknown>): Promise<string> {
+  const r = await customer('POST', `/v1/task/${type}`, { json: { callback_url: 'https://example.com/hook', ...params } });
+  expect(r.status, r.text).toBe(200);
+  return r.body.task_id as string;
+}
+
+/** The task as the customer reads it once the worker submitted. */
+async function completed(taskId: string): Promise<any> {
+  let task: any;
+  await expect
+    .poll(async () => {
+      task = (await customer('GET', `/v1/task/${taskId}`)).body;
+      return task.status;
+    }, poll)
+    .toBe('completed');
+  return task.response;
+}
 
 /** A GET as a client sends it with exactly these headers (fetch would ask for gzip itself and undo it). */
 function rawGet(
@@ -37,6 +70,16 @@ function rawGet(
     req.on('error', reject);
     req.end();
   });
+}
+
+/** A fresh page at 1280 × 800, logged in through the form; script errors are collected. */
+async function openApp(): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(e.message));
+  await page.goto(`${server.url}/label/`);
+  await logInThroughForm(page, worker.email, worker.password, 'Ana Lima');
+  return { page, problems };
 }
 
 describe('the app’s files', () => {
@@ -80,5 +123,58 @@ describe('the app’s files', () => {
     const folder = await rawGet('/label?workforce=operator');
     expect(folder.status).toBe(301);
     expect(folder.headers.location).toBe('/label/?workforce=operator');
+  });
+});
+
+describe('the image player', () => {
+  it('adds no vertex when the first is clicked too early, and closes no polygon whose outline crosses itself', async () => {
+    const taskId = await liveTask('imageannotation', {
+      instruction: 'Outline the car.',
+      attachment: streetUrl,
+      attachment_type: 'image',
+      geometries: { polygon: { objects_to_annotate: ['car'], min_vertices: 3 } },
+    });
+    const { page, problems } = await openApp();
+    try {
+      await page.getByText('640 × 400 px').waitFor(poll);
+      const message = page.locator('.image-status .message');
+      await clickOnImage(page, 640, [200, 200]);
+      await clickOnImage(page, 640, [380, 200]);
+      // The first vertex again, with two placed: not closed, and no third vertex at its place.
+      await clickOnImage(page, 640, [200, 200]);
+      await expect.poll(() => message.textContent(), poll).toContain('A polygon needs at least 3 vertices here; it has 2');
+      await clickOnImage(page, 640, [380, 290]);
+      await clickOnImage(page, 640, [200, 200]);
+      await expect.poll(() => page.locator('.shapes li').count(), poll).toBe(1);
+      // A bow-tie: Enter does not close it, and says why.
+      for (const at of [
+        [420, 40],
+        [600, 180],
+        [600, 40],
+        [420, 180],
+      ] as [number, number][])
+        await clickOnImage(page, 640, at);
+      await page.keyboard.press('Enter');
+      await expect.poll(() => message.textContent(), poll).toMatch(/This polygon crosses itself at \(510, 110\)/);
+      expect(await page.locator('.shapes li').count()).toBe(1);
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Control+Enter');
+      const response = await completed(taskId);
+      expect(response.annotations).toHaveLength(1);
+      const [polygon] = response.annotations;
+      expect(polygon.vertices).toHaveLength(3);
+      const want = [
+        [200, 200],
+        [380, 200],
+        [380, 290],
+      ];
+      polygon.vertices.forEach((v: { x: number; y: number }, i: number) => {
+        expect(Math.abs(v.x - want[i]![0]!)).toBeLessThan(2);
+        expect(Math.abs(v.y - want[i]![1]!)).toBeLessThan(2);
+      });
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
   });
 });
