@@ -556,6 +556,7 @@ const tabs = new TabLock(takenAway);
 keymap.push([{ keys: ['T'], label: 'Take the task over in this tab', when: () => !!offer, run: () => offer?.() }]);
 
 function stopWork() {
+  confirming?.();
   if (retryTimer) clearInterval(retryTimer);
   retryTimer = null;
   asking?.abort();
@@ -578,6 +579,7 @@ function isLeaseEnd(err: unknown): err is ApiError {
 
 function leaseLost(w: Work, err: ApiError) {
   w.lost = true;
+  confirming?.();
   // A session that is not the one shown (ended meanwhile) says nothing over the current task.
   if (w !== work) return w.stop();
   const what =
@@ -629,9 +631,60 @@ async function heartbeat(w: Work) {
   }
 }
 
-async function submit() {
+/**
+ * Whether an answer holds nothing the person gave: no shape, label, span, text or choice (every list
+ * empty, every text blank). The time a datacollection answer carries is measured, not given.
+ */
+function isEmptyAnswer(value: unknown): boolean {
+  if (value === null || value === undefined || value === '') return true;
+  if (Array.isArray(value)) return value.every(isEmptyAnswer);
+  if (typeof value === 'object') return Object.entries(value).every(([key, v]) => key === 'time_spent_in_seconds' || isEmptyAnswer(v));
+  return typeof value === 'string' && value.trim() === '';
+}
+
+/** The question before an empty answer goes: Enter (or the button) submits it, Escape goes back to the task. */
+let confirming: (() => void) | null = null;
+function confirmEmpty(go: () => void) {
+  const send = el('button', { type: 'button', class: 'primary' }, 'Submit it ', el('kbd', {}, 'Enter'));
+  const back = el('button', { type: 'button' }, 'Go back ', el('kbd', {}, 'Esc'));
+  const overlay = el(
+    'div',
+    { class: 'overlay', role: 'alertdialog', 'aria-modal': 'true', 'aria-labelledby': 'empty-title', 'aria-describedby': 'empty-text' },
+    el(
+      'div',
+      { class: 'dialog' },
+      el('h2', { id: 'empty-title' }, 'Submit an empty answer?'),
+      el(
+        'p',
+        { id: 'empty-text' },
+        'Your answer has nothing in it: no shape, label or text. Submit it only if the task has nothing to answer; go back to do the work.',
+      ),
+      el('div', { class: 'actions' }, send, back),
+    ),
+  );
+  const close = () => {
+    overlay.remove();
+    confirming = null;
+    dropKeys();
+  };
+  const yes = () => {
+    close();
+    go();
+  };
+  const dropKeys = keymap.push([
+    { keys: ['Enter', 'Ctrl+Enter'], label: 'Submit the empty answer', run: yes },
+    { keys: ['Escape'], label: 'Go back to the task', run: close },
+  ]);
+  send.addEventListener('click', yes);
+  back.addEventListener('click', close);
+  document.body.append(overlay);
+  confirming = close;
+  back.focus();
+}
+
+async function submit(emptyConfirmed = false) {
   const w = work;
-  if (!w || w.busy || w.lost) return;
+  if (!w || w.busy || w.lost || confirming) return;
   if (w.review) {
     if (w.review.fixing) return decide('fixed');
     workNotices.replaceChildren(notice('warn', 'Decide the review: accept (Shift+A), fix (Shift+F) or reject (Shift+X).'));
@@ -642,6 +695,7 @@ async function submit() {
     workNotices.replaceChildren(notice('bad', answer.problem));
     return;
   }
+  if (!emptyConfirmed && isEmptyAnswer(answer.response)) return confirmEmpty(() => void submit(true));
   w.busy = true;
   const activeMs = w.timer.take();
   try {

@@ -72,9 +72,9 @@ function rawGet(
   });
 }
 
-/** A fresh page at 1280 × 800, logged in through the form; script errors are collected. */
-async function openApp(): Promise<{ page: Page; problems: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+/** A fresh page (1280 × 800 unless told), logged in through the form; script errors are collected. */
+async function openApp(viewport = { width: 1280, height: 800 }): Promise<{ page: Page; problems: string[] }> {
+  const page = await browser.newPage({ viewport });
   const problems: string[] = [];
   page.on('pageerror', (e) => problems.push(e.message));
   await page.goto(`${server.url}/label/`);
@@ -172,6 +172,171 @@ describe('the image player', () => {
         expect(Math.abs(v.x - want[i]![0]!)).toBeLessThan(2);
         expect(Math.abs(v.y - want[i]![1]!)).toBeLessThan(2);
       });
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+  it('shows the zoom the wheel just made, and fits the image again when the window grows', async () => {
+    const taskId = await liveTask('imageannotation', {
+      instruction: 'Draw a box around every car.',
+      attachment: streetUrl,
+      attachment_type: 'image',
+      geometries: { box: { objects_to_annotate: ['car'] } },
+    });
+    const { page, problems } = await openApp({ width: 900, height: 700 });
+    try {
+      await page.getByText('640 × 400 px').waitFor(poll);
+      const zoom = page.locator('.image-status .zoom');
+      expect(await zoom.textContent()).toBe('zoom 100 %');
+      const canvas = page.locator('.stage canvas').first();
+      const small = (await canvas.boundingBox())!;
+      await page.mouse.move(small.x + small.width / 2, small.y + small.height / 2);
+      // One notch of the wheel: exp(0.0015 × 200) ≈ 1.35.
+      await page.mouse.wheel(0, -200);
+      await expect.poll(() => zoom.textContent(), poll).toBe('zoom 135 %');
+      await page.keyboard.press('0');
+      await page.setViewportSize({ width: 1400, height: 1000 });
+      await expect.poll(async () => (await canvas.boundingBox())!.width, poll).toBeGreaterThan(small.width * 1.2);
+      const grown = (await canvas.boundingBox())!;
+      // The whole image, at its proportions, fills the new room.
+      expect(Math.abs(grown.width / grown.height - 640 / 400)).toBeLessThan(0.02);
+      expect(await zoom.textContent()).toBe('zoom 100 %');
+      await page.keyboard.press('Control+Enter');
+      await page.getByRole('alertdialog').waitFor(poll);
+      await page.keyboard.press('Enter');
+      expect(await completed(taskId)).toEqual({ annotations: [] });
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe('the shell', () => {
+  it('asks before an empty answer goes: Escape goes back to the task, Enter submits it', async () => {
+    const taskId = await liveTask('imageannotation', {
+      instruction: 'Draw a box around every car.',
+      attachment: streetUrl,
+      attachment_type: 'image',
+      geometries: { box: { objects_to_annotate: ['car'] } },
+    });
+    const { page, problems } = await openApp();
+    try {
+      await page.getByText('640 × 400 px').waitFor(poll);
+      const sent: string[] = [];
+      page.on('request', (r) => {
+        if (r.url().endsWith('/submit')) sent.push(r.url());
+      });
+      const dialog = page.getByRole('alertdialog', { name: 'Submit an empty answer?' });
+      await page.keyboard.press('Control+Enter');
+      await dialog.waitFor(poll);
+      expect(await dialog.textContent()).toContain('Your answer has nothing in it');
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached', ...poll });
+      expect(sent).toEqual([]);
+      expect((await customer('GET', `/v1/task/${taskId}`)).body.status).toBe('pending');
+      await page.getByRole('button', { name: /^Submit/ }).click();
+      await dialog.waitFor(poll);
+      await page.keyboard.press('Enter');
+      expect(await completed(taskId)).toEqual({ annotations: [] });
+      expect(sent).toHaveLength(1);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe('the form players', () => {
+  it('an untouched slider answers nothing: a required one blocks the submit, an optional one is left out', async () => {
+    const taskId = await liveTask('textcollection', {
+      instruction: 'Rate the recording.',
+      attachments: [{ type: 'text', content: 'A short interview about the harbour.' }],
+      fields: [
+        { type: 'number', field_id: 'clarity', title: 'Clarity', use_slider: true, min: 1, max: 5, step: 1, required: true },
+        { type: 'number', field_id: 'noise', title: 'Background noise', use_slider: true, min: 0, max: 10, step: 1 },
+      ],
+    });
+    const { page, problems } = await openApp();
+    try {
+      const clarity = page.getByLabel('Clarity');
+      await clarity.waitFor(poll);
+      expect(await clarity.getAttribute('aria-valuetext')).toBe('not set');
+      await page.keyboard.press('Control+Enter');
+      await page.locator('.notice.bad', { hasText: 'Clarity: move the slider to the value (it is not set yet).' }).waitFor(poll);
+      expect((await customer('GET', `/v1/task/${taskId}`)).body.status).toBe('pending');
+      await clarity.focus();
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      expect(await clarity.getAttribute('aria-valuetext')).toBeNull();
+      expect(await page.getByLabel('Background noise').getAttribute('aria-valuetext')).toBe('not set');
+      await page.keyboard.press('Control+Enter');
+      expect(await completed(taskId)).toEqual({ annotations: { clarity: '3' } });
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('opens an image attachment in a viewer that zooms: + and - and the wheel, 0 fits, Escape closes', async () => {
+    const taskId = await liveTask('categorization', {
+      instruction: 'Is there a car in the street?',
+      attachment: streetUrl,
+      attachment_type: 'image',
+      categories: ['Yes', 'No'],
+    });
+    const { page, problems } = await openApp();
+    try {
+      const opener = page.getByRole('button', { name: 'Zoom: The image to categorize' });
+      await opener.waitFor(poll);
+      await opener.click();
+      const viewer = page.getByRole('dialog', { name: 'Zoomed: The image to categorize' });
+      await viewer.waitFor(poll);
+      const level = viewer.locator('output.zoom');
+      await expect.poll(() => level.textContent(), poll).toBe('100 %');
+      const image = viewer.locator('img');
+      const fitted = (await image.boundingBox())!.width;
+      await page.keyboard.press('+');
+      await page.keyboard.press('+');
+      await expect.poll(() => level.textContent(), poll).toBe('156 %');
+      expect((await image.boundingBox())!.width).toBeGreaterThan(fitted * 1.5);
+      const box = (await viewer.locator('.viewer-image').boundingBox())!;
+      await page.mouse.move(box.x + 50, box.y + 50);
+      await page.mouse.wheel(0, 200);
+      await expect.poll(() => level.textContent(), poll).not.toBe('156 %');
+      await page.keyboard.press('0');
+      await expect.poll(() => level.textContent(), poll).toBe('100 %');
+      // Escape closes the viewer, and only the viewer: the task is still open.
+      await page.keyboard.press('Escape');
+      await viewer.waitFor({ state: 'detached', ...poll });
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Zoom: The image to categorize');
+      await page.getByLabel('Yes').check();
+      await page.keyboard.press('Control+Enter');
+      expect(await completed(taskId)).toEqual({ category: 'Yes' });
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+  it('heads the columns of repeated values with what they are called, not their keys', async () => {
+    const taskId = await liveTask('transcription', {
+      instruction: 'Transcribe the receipt.',
+      attachment_type: 'image',
+      attachment: streetUrl,
+      fields: { shop: 'The name of the shop' },
+      repeatable_fields: { item: 'The line item', unit: { description: 'The unit', choices: ['piece', 'cup'] } },
+    });
+    const { page, problems } = await openApp();
+    try {
+      const table = page.locator('table.rows');
+      await table.waitFor(poll);
+      expect(await table.locator('th[scope=col]').allTextContents()).toEqual(['The line item', 'The unit']);
+      await page.keyboard.press('Control+Enter');
+      await page.getByText('Fill in: The name of the shop.').waitFor(poll);
+      await page.getByLabel('The name of the shop').fill('Harbour Café');
+      await page.keyboard.press('Control+Enter');
+      expect(await completed(taskId)).toEqual({ fields: { shop: 'Harbour Café' }, repeatable_fields: [] });
       expect(problems).toEqual([]);
     } finally {
       await page.close();
