@@ -5530,6 +5530,13 @@ export interface components {
                      */
                     active_ms?: number;
                 }[];
+                /**
+                 * @description When the answer under review is a redo: the reviews that rejected the earlier answers it
+                 *     redoes, oldest first, each with its remarks (their reviewers are not named, as the author
+                 *     is not), so that this reviewer can check that every remark was dealt with. Absent for a
+                 *     first answer.
+                 */
+                earlier_reviews?: components["schemas"]["AssignmentReview"][];
             };
             /** @description For a redo: the review that rejected the earlier answer, with its feedback items. */
             feedback?: components["schemas"]["AssignmentReview"];

@@ -3,7 +3,7 @@
 // release. Every action has a key (`?` lists them).
 import { ActiveTime, trackActivity } from './activity.ts';
 import { ApiError, createApi, type Assignment, type Draft } from './api.ts';
-import { differencePins, itemPins, redoNotice, trainingSummary } from './feedback.ts';
+import { differencePins, earlierReviewsNotice, itemPins, redoNotice, trainingSummary } from './feedback.ts';
 import { showHistory } from './history.ts';
 import { instructionHtml } from './instruction.ts';
 import { Keymap, type Shortcut } from './keys.ts';
@@ -469,6 +469,8 @@ function startWork(assignment: Assignment) {
       under?.final === true,
     );
     instructionPanel.after(review.element);
+    // A redo under review: the remarks it was to deal with, for this reviewer to check.
+    if (under?.earlier_reviews?.length) workNotices.append(earlierReviewsNotice(under.earlier_reviews, player));
     dropReviewKeys = keymap.push(review.shortcuts);
   } else {
     mount(draft, false);

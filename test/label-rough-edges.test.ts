@@ -4,10 +4,12 @@ import { createServer, request as httpRequest, type Server } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { petsAccount } from './support/accounts.ts';
+import { takeAndSubmit } from './support/assignments.ts';
 import { testBrowser } from './support/browser.ts';
-import { clickOnImage, logInThroughForm, street } from './support/label.ts';
+import { clickOnImage, logInThroughForm, street, whereIs } from './support/label.ts';
 import { client, startTestServer, type TestServer } from './support/server.ts';
-import { createWorker, type TestWorker } from './support/workers.ts';
+import { createWorker, workerClient, type TestWorker } from './support/workers.ts';
 
 let server: TestServer;
 let browser: Browser;
@@ -73,12 +75,15 @@ function rawGet(
 }
 
 /** A fresh page (1280 × 800 unless told), logged in through the form; script errors are collected. */
-async function openApp(viewport = { width: 1280, height: 800 }): Promise<{ page: Page; problems: string[] }> {
+async function openApp(
+  viewport = { width: 1280, height: 800 },
+  who: { worker: TestWorker; name: string } = { worker, name: 'Ana Lima' },
+): Promise<{ page: Page; problems: string[] }> {
   const page = await browser.newPage({ viewport });
   const problems: string[] = [];
   page.on('pageerror', (e) => problems.push(e.message));
   await page.goto(`${server.url}/label/`);
-  await logInThroughForm(page, worker.email, worker.password, 'Ana Lima');
+  await logInThroughForm(page, who.worker.email, who.worker.password, who.name);
   return { page, problems };
 }
 
@@ -337,6 +342,84 @@ describe('the form players', () => {
       await page.getByLabel('The name of the shop').fill('Harbour Café');
       await page.keyboard.press('Control+Enter');
       expect(await completed(taskId)).toEqual({ fields: { shop: 'Harbour Café' }, repeatable_fields: [] });
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe('the named-entity player', () => {
+  it('puts the caret where the text is clicked, and undoes and redoes spans', async () => {
+    const taskId = await liveTask('namedentityrecognition', {
+      instruction: 'Label the people.',
+      text: 'Ana Lima met Bo Chen in Lisbon.',
+      labels: [{ name: 'PERSON', display_name: 'Person' }],
+    });
+    const { page, problems } = await openApp();
+    try {
+      const text = page.locator('.ner-text');
+      await text.waitFor(poll);
+      const spans = () => page.locator('[data-span]').allTextContents();
+      // A click just before "Bo", then Shift+→ twice and Enter: the span is "Bo".
+      const bo = await whereIs(page, 'Bo');
+      await page.mouse.click(bo.x1 - 1, bo.y1);
+      await page.keyboard.press('Shift+ArrowRight');
+      await page.keyboard.press('Shift+ArrowRight');
+      await page.keyboard.press('Enter');
+      await expect.poll(spans, poll).toEqual([expect.stringContaining('“Bo”')]);
+      // Undo takes it back, redo brings it again; a removed span comes back with undo.
+      await page.keyboard.press('Control+Z');
+      await expect.poll(spans, poll).toEqual([]);
+      await page.keyboard.press('Control+Shift+Z');
+      await expect.poll(spans, poll).toEqual([expect.stringContaining('“Bo”')]);
+      await page.keyboard.press(']');
+      await page.keyboard.press('Delete');
+      await expect.poll(spans, poll).toEqual([]);
+      await page.keyboard.press('Control+Z');
+      await expect.poll(spans, poll).toEqual([expect.stringContaining('“Bo”')]);
+      await page.keyboard.press('Control+Enter');
+      const response = await completed(taskId);
+      expect(response.annotations).toEqual([expect.objectContaining({ start: 13, end: 15, text: 'Bo', label: 'PERSON' })]);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe('review mode', () => {
+  it('shows the reviewer of a redo the remarks of the review it answers', async () => {
+    const { secrets, live, newTask } = await petsAccount(server, 'rough-edges-review', 'https://example.com/hook');
+    const author = await createWorker(server, { accountId: secrets.account_id });
+    const first = await createWorker(server, { accountId: secrets.account_id, roles: ['reviewer'] });
+    const second = await createWorker(server, { accountId: secrets.account_id, roles: ['reviewer'], displayName: 'Bo Chen' });
+    const staffed = await live('PUT', '/v1/projects/pets/staffing', {
+      json: { attempt: [author.workerId], review: [first.workerId, second.workerId], review_sampling: { new_worker_tasks: 10, rate: 0 } },
+    });
+    expect(staffed.status, staffed.text).toBe(200);
+    const taskId = await newTask();
+    await takeAndSubmit(workerClient(server, author.token), taskId, { category: 'dog' });
+    const reviewer = workerClient(server, first.token);
+    const review = await reviewer('POST', '/v1/assignments/next', { role: 'review' });
+    expect(review.body.task.task_id).toBe(taskId);
+    const remark = { category: 'wrong_label', text: 'The text says cat.', scope: { field: 'category' } };
+    const rejected = await reviewer('POST', `/v1/assignments/${review.body.assignment_id}/review`, {
+      lease_token: review.body.lease_token,
+      active_ms: 1000,
+      result: 'rejected',
+      feedback_items: [remark],
+    });
+    expect(rejected.status, rejected.text).toBe(200);
+    await takeAndSubmit(workerClient(server, author.token), taskId, { category: 'cat' });
+
+    const { page, problems } = await openApp(undefined, { worker: second, name: 'Bo Chen' });
+    try {
+      const earlier = page.getByRole('status').filter({ hasText: 'This answer is a redo.' });
+      await earlier.waitFor(poll);
+      expect(await earlier.textContent()).toContain('The text says cat.');
+      await page.keyboard.press('Shift+A');
+      await expect.poll(async () => (await live('GET', `/v1/task/${taskId}`)).body.status, poll).toBe('completed');
       expect(problems).toEqual([]);
     } finally {
       await page.close();
