@@ -1,6 +1,8 @@
 // The labeling app's smaller faults (issue 32, item 13), each as a worker meets it: Chromium against
 // the real server in this process (PGlite), live tasks of the customer's own workforce.
 import { createServer, request as httpRequest, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
@@ -418,11 +420,120 @@ describe('review mode', () => {
       const earlier = page.getByRole('status').filter({ hasText: 'This answer is a redo.' });
       await earlier.waitFor(poll);
       expect(await earlier.textContent()).toContain('The text says cat.');
+      expect(await axeViolations(page), 'review mode').toEqual([]);
       await page.keyboard.press('Shift+A');
       await expect.poll(async () => (await live('GET', `/v1/task/${taskId}`)).body.status, poll).toBe('completed');
       expect(problems).toEqual([]);
     } finally {
       await page.close();
+    }
+  });
+});
+
+/** axe-core's rules run in the page (evaluated over the DevTools protocol, so the app's policy allows it). */
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.evaluate(axeSource);
+  const found = await page.evaluate(async () => {
+    const axe = (
+      window as unknown as { axe: { run(): Promise<{ violations: { id: string; help: string; nodes: { target: string[] }[] }[] }> } }
+    ).axe;
+    return (await axe.run()).violations;
+  });
+  return found.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+}
+
+describe('accessibility', () => {
+  it('has no axe-core violation on the log-in form, the idle screen, a task and its empty-answer question', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    try {
+      await page.goto(`${server.url}/label/`);
+      await page.getByRole('button', { name: 'Log in' }).waitFor(poll);
+      expect(await axeViolations(page)).toEqual([]);
+    } finally {
+      await page.close();
+    }
+    const taskId = await liveTask('imageannotation', {
+      instruction: 'Draw a box around every **car**.',
+      attachment: streetUrl,
+      attachment_type: 'image',
+      geometries: { box: { objects_to_annotate: ['car', 'truck'] } },
+    });
+    const { page: work, problems } = await openApp();
+    try {
+      await work.getByText('640 × 400 px').waitFor(poll);
+      expect(await axeViolations(work)).toEqual([]);
+      await work.keyboard.press('Control+Enter');
+      await work.getByRole('alertdialog').waitFor(poll);
+      expect(await axeViolations(work)).toEqual([]);
+      await work.keyboard.press('Enter');
+      expect(await completed(taskId)).toEqual({ annotations: [] });
+      // Form and text players, each skipped once checked (a skipped task is not offered again).
+      const kinds: [string, Record<string, unknown>, string][] = [
+        ['categorization', { attachment_type: 'image', attachment: streetUrl, categories: ['street', 'park'] }, 'street'],
+        [
+          'namedentityrecognition',
+          { text: 'Ana Lima met Bo Chen in Lisbon.', labels: [{ name: 'PERSON', display_name: 'Person' }] },
+          'Ana Lima met',
+        ],
+        [
+          'textcollection',
+          {
+            attachments: [{ type: 'image', content: streetUrl }],
+            fields: [
+              { type: 'number', field_id: 'cars', title: 'Cars', use_slider: true, min: 0, max: 5, step: 1 },
+              { type: 'boolean', field_id: 'night', title: 'Night' },
+              {
+                type: 'category',
+                field_id: 'weather',
+                title: 'Weather',
+                choices: [
+                  { label: 'Sun', value: 'sun' },
+                  { label: 'Rain', value: 'rain' },
+                ],
+              },
+              { type: 'text', field_id: 'note', title: 'Note' },
+            ],
+          },
+          'Weather',
+        ],
+        [
+          'transcription',
+          {
+            attachment_type: 'image',
+            attachment: streetUrl,
+            fields: { street: 'The street name' },
+            repeatable_fields: { plate: 'A number plate' },
+          },
+          'The street name',
+        ],
+      ];
+      for (const [type, params, shown] of kinds) {
+        await liveTask(type, { instruction: `A ${type} task.`, ...params });
+        await work.keyboard.press('N');
+        await work.getByText(shown).first().waitFor(poll);
+        await work.locator('.instruction').waitFor(poll);
+        expect(await axeViolations(work), type).toEqual([]);
+        await work.keyboard.press('Shift+S');
+        await work.getByLabel(/Why\?/).fill('Checked for accessibility.');
+        await work.keyboard.press('Control+Enter');
+        await work.getByRole('button', { name: /Stop waiting/ }).waitFor(poll);
+        await work.keyboard.press('Escape');
+      }
+      await work.getByRole('button', { name: /Take the next task/ }).waitFor(poll);
+      await work.getByRole('button', { name: /Take the next task/ }).waitFor(poll);
+      expect(await axeViolations(work)).toEqual([]);
+      await work.keyboard.press('?');
+      await work.getByRole('dialog', { name: 'Keyboard shortcuts' }).waitFor(poll);
+      expect(await axeViolations(work), 'the shortcuts').toEqual([]);
+      await work.keyboard.press('Escape');
+      await work.keyboard.press('Shift+H');
+      await work.getByRole('button', { name: /Back to work/ }).waitFor(poll);
+      await work.locator('table').first().waitFor(poll);
+      expect(await axeViolations(work), 'my history').toEqual([]);
+      expect(problems).toEqual([]);
+    } finally {
+      await work.close();
     }
   });
 });
