@@ -54,6 +54,8 @@ let asking: AbortController | null = null;
 const longPollSeconds = 25;
 
 const localDraftKey = (id: string) => `humantask.label.draft.${id}`;
+/** The work on a task whose lease was lost, kept for when the task comes back to this browser. */
+const lostWorkKey = (taskId: string) => `humantask.label.lost.${taskId}`;
 const fmt = (ms: number) => {
   const s = Math.max(0, Math.floor(ms / 1000));
   const h = Math.floor(s / 3600);
@@ -291,10 +293,15 @@ function startWork(assignment: Assignment) {
   tabs.hold(id);
   const reviewing = assignment.role === 'review';
   const local = localStorage.getItem(localDraftKey(id));
+  // Work done on this task after its lease lapsed (in this browser) is newer than the server's draft.
+  const lost = reviewing || local ? null : localStorage.getItem(lostWorkKey(assignment.task.task_id));
+  localStorage.removeItem(lostWorkKey(assignment.task.task_id));
   // The local copy is at least as new as the server's (each heartbeat sends what was saved locally).
-  const draft: Draft | undefined = local
-    ? (JSON.parse(local) as Draft)
-    : (assignment.draft ?? (reviewing ? undefined : (assignment.previous_response as Draft | undefined)));
+  const draft: Draft | undefined =
+    local || lost
+      ? (JSON.parse((local ?? lost) as string) as Draft)
+      : (assignment.draft ?? (reviewing ? undefined : (assignment.previous_response as Draft | undefined)));
+  if (lost) localStorage.setItem(localDraftKey(id), lost);
   const timer = new ActiveTime(undefined, undefined, document.visibilityState === 'visible');
   // Taking the task was input: the time spent reading it counts.
   timer.input();
@@ -319,7 +326,9 @@ function startWork(assignment: Assignment) {
     el('section', { class: 'panel', 'aria-label': 'Time and lease' }, meters),
     el('section', { class: 'panel', 'aria-label': 'Actions' }, actions),
   );
-  workNotices.replaceChildren();
+  workNotices.replaceChildren(
+    ...(lost ? [notice('good', 'Your work from when the lease on this task was lost is back: go on from it.')] : []),
+  );
   main.replaceChildren(el('div', { class: 'work' }, side, area));
 
   let player: Player = { shortcuts: [], getDraft: () => ({}), getResponse: () => ({ ok: false, problem: '' }) };
@@ -591,6 +600,20 @@ function leaseLost(w: Work, err: ApiError) {
         ? 'This assignment is already closed.'
         : 'Your lease on this task was lost: the task may be with another worker now.';
   const next = button('Take the next task', 'N', () => void takeNext(), true);
+  // The work as it is now (also what was done after the last heartbeat): kept in this browser for
+  // when the task comes back here, and offered as a file.
+  const saved = JSON.stringify(w.draft());
+  if (w.assignment.role !== 'review') localStorage.setItem(lostWorkKey(w.assignment.task.task_id), saved);
+  const download = el(
+    'a',
+    {
+      class: 'button',
+      id: 'download-work',
+      href: URL.createObjectURL(new Blob([saved], { type: 'application/json' })),
+      download: `task-${w.assignment.task.task_id}-my-work.json`,
+    },
+    'Download my work',
+  );
   workNotices.replaceChildren(
     el(
       'div',
@@ -598,8 +621,10 @@ function leaseLost(w: Work, err: ApiError) {
       el('strong', {}, what),
       ' ',
       err.message,
-      ' Your work on it cannot be saved or submitted any more; a copy stays in this browser.',
+      ' Your work on it cannot be saved or submitted any more. It stays shown here, and in this browser: if the task comes back to you here, it opens with this work. Download it to keep a copy.',
     ),
+    download,
+    ' ',
     next,
   );
   main.querySelector('.player')?.setAttribute('inert', '');

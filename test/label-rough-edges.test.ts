@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { petsAccount } from './support/accounts.ts';
 import { takeAndSubmit } from './support/assignments.ts';
 import { testBrowser } from './support/browser.ts';
+import { expireLapsedLeases } from '../server/domain/workforce/work.ts';
 import { clickOnImage, logInThroughForm, street, whereIs } from './support/label.ts';
 import { client, startTestServer, type TestServer } from './support/server.ts';
 import { createWorker, workerClient, type TestWorker } from './support/workers.ts';
@@ -80,11 +81,12 @@ function rawGet(
 async function openApp(
   viewport = { width: 1280, height: 800 },
   who: { worker: TestWorker; name: string } = { worker, name: 'Ana Lima' },
+  query = '',
 ): Promise<{ page: Page; problems: string[] }> {
   const page = await browser.newPage({ viewport });
   const problems: string[] = [];
   page.on('pageerror', (e) => problems.push(e.message));
-  await page.goto(`${server.url}/label/`);
+  await page.goto(`${server.url}/label/${query}`);
   await logInThroughForm(page, who.worker.email, who.worker.password, who.name);
   return { page, problems };
 }
@@ -248,6 +250,42 @@ describe('the shell', () => {
       await page.keyboard.press('Enter');
       expect(await completed(taskId)).toEqual({ annotations: [] });
       expect(sent).toHaveLength(1);
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
+describe('a lapsed lease', () => {
+  it('keeps the work done after it: offered as a file, and back when the task comes back to this browser', async () => {
+    const taskId = await liveTask('categorization', {
+      instruction: 'Which team should answer this message?',
+      attachment_type: 'text',
+      attachment: 'My invoice shows the wrong address.',
+      categories: ['Billing', 'Technical problem', 'Account access'],
+    });
+    const { page, problems } = await openApp(undefined, undefined, '?heartbeat=1');
+    try {
+      await page.locator('.instruction').waitFor(poll);
+      await page.keyboard.press('1');
+      await page.waitForResponse((r) => r.url().endsWith('/heartbeat') && r.request().postDataJSON()?.draft?.category === 'Billing', poll);
+      // The lease lapses on the server; the worker, not yet told, goes on: the next heartbeat is refused.
+      expect(await expireLapsedLeases(server.uow, new Date(Date.now() + 3_600_000))).toBeGreaterThanOrEqual(1);
+      await page.keyboard.press('3');
+      await page.locator('#lease-lost').waitFor(poll);
+      expect(await page.locator('#lease-lost').textContent()).toContain('if the task comes back to you here, it opens with this work');
+      const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Download my work' }).click()]);
+      expect(file.suggestedFilename()).toBe(`task-${taskId}-my-work.json`);
+      const chunks: Buffer[] = [];
+      for await (const c of (await file.createReadStream()) as AsyncIterable<Buffer>) chunks.push(c);
+      expect(JSON.parse(Buffer.concat(chunks).toString('utf8'))).toMatchObject({ category: 'Account access' });
+      // The task comes back: with the work done after the lapse, not the server's older draft.
+      await page.keyboard.press('N');
+      await page.getByText('Your work from when the lease on this task was lost is back').waitFor(poll);
+      expect(await page.getByLabel('Account access').isChecked()).toBe(true);
+      await page.keyboard.press('Control+Enter');
+      expect(await completed(taskId)).toEqual({ category: 'Account access' });
       expect(problems).toEqual([]);
     } finally {
       await page.close();
