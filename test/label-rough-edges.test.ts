@@ -1,16 +1,15 @@
 // The labeling app's smaller faults (issue 32, item 13), each as a worker meets it: Chromium against
 // the real server in this process (PGlite), live tasks of the customer's own workforce.
 import { createServer, request as httpRequest, type Server } from 'node:http';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import axeCore from 'axe-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { petsAccount } from './support/accounts.ts';
 import { takeAndSubmit } from './support/assignments.ts';
 import { testBrowser } from './support/browser.ts';
 import { expireLapsedLeases } from '../server/domain/workforce/work.ts';
-import { clickOnImage, logInThroughForm, street, whereIs } from './support/label.ts';
+import { clickOnImage, logInThroughForm, screenshot, street, whereIs } from './support/label.ts';
 import { client, startTestServer, type TestServer } from './support/server.ts';
 import { createWorker, workerClient, type TestWorker } from './support/workers.ts';
 
@@ -241,6 +240,7 @@ describe('the shell', () => {
       await page.keyboard.press('Control+Enter');
       await dialog.waitFor(poll);
       expect(await dialog.textContent()).toContain('Your answer has nothing in it');
+      await screenshot(page, 'empty-answer');
       await page.keyboard.press('Escape');
       await dialog.waitFor({ state: 'detached', ...poll });
       expect(sent).toEqual([]);
@@ -345,6 +345,7 @@ describe('the form players', () => {
       await page.keyboard.press('+');
       await page.keyboard.press('+');
       await expect.poll(() => level.textContent(), poll).toBe('156 %');
+      await screenshot(page, 'image-viewer');
       expect((await image.boundingBox())!.width).toBeGreaterThan(fitted * 1.5);
       const box = (await viewer.locator('.viewer-image').boundingBox())!;
       await page.mouse.move(box.x + 50, box.y + 50);
@@ -469,7 +470,7 @@ describe('review mode', () => {
 });
 
 /** axe-core's rules run in the page (evaluated over the DevTools protocol, so the app's policy allows it). */
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const axeSource = axeCore.source;
 async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(axeSource);
   const found = await page.evaluate(async () => {

@@ -67,7 +67,7 @@ function pdfPages(url: string): HTMLElement {
  * wheel, around the pointer) from the fitted size up to 8 × the image's own, `0` fits it again,
  * dragged or scrolled to pan; `Escape` closes it and gives the focus back.
  */
-export function zoomable(img: HTMLImageElement): HTMLElement {
+function zoomable(img: HTMLImageElement): HTMLElement {
   const open = el('button', { type: 'button', class: 'zoomable', 'aria-label': `Zoom: ${img.alt}` }, img);
   open.addEventListener('click', () => showImage(img, open));
   return open;
