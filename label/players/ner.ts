@@ -400,16 +400,15 @@ export const ner: PlayerFactory = (container, assignment, draft, context) => {
       return;
     }
     // A click puts the caret where it was (between whole graphemes), for the keyboard to go on from.
+    // It shows with the first key: redrawing the text now would lose a double-click's word.
     if (sel?.anchorNode && textBox.contains(sel.anchorNode)) {
       const at = offsetOf(sel.anchorNode, sel.anchorOffset);
       anchor = caret = graphemes.reduce((best, g) => (Math.abs(g - at) < Math.abs(best - at) ? g : best), 0);
-      keyboard = true;
     }
     // A click on a span selects it; a click beside the spans deselects.
     const hit = (e.target as HTMLElement).closest<HTMLElement>('[data-spans]');
     const id = hit?.dataset.spans?.split(' ')[0] ?? null;
     if (id !== selected) select(id);
-    else drawText();
   });
 
   // The keyboard in the text: a caret, a selection, Enter to label it.
