@@ -3555,7 +3555,7 @@ export interface components {
              * @example sidewalk
              */
             label: string;
-            /** @description The corners of the polygon in drawing order (the last joins the first); at least the task's `min_vertices` and at most its `max_vertices`. */
+            /** @description The corners of the polygon in drawing order (the last joins the first); at least the task's `min_vertices` and at most its `max_vertices`. They make a simple outline, with no two vertices at one place (the first is not repeated at the end) and no edges that cross or touch (a bow-tie); a worker's answer breaking this is refused with 400 naming the polygon and where it crosses. */
             vertices: {
                 /** @description Horizontal position in pixels from the left edge of the image. */
                 x: number;
@@ -4561,7 +4561,7 @@ export interface components {
         } | {
             /** @constant */
             type: "polygon";
-            /** @description The corners in drawing order; their count is within the geometry's `min_vertices` and `max_vertices`. */
+            /** @description The corners in drawing order; their count is within the geometry's `min_vertices` and `max_vertices`. They make a simple outline, with no two vertices at one place (the first is not repeated at the end) and no edges that cross or touch (a bow-tie); a worker's answer breaking this is refused with 400 naming the polygon and where it crosses. */
             vertices: {
                 /** @description Horizontal position in pixels from the left edge of the image. */
                 x: number;

@@ -1789,7 +1789,7 @@ export interface components {
              * @example sidewalk
              */
             label: string;
-            /** @description The corners of the polygon in drawing order (the last joins the first); at least the task's `min_vertices` and at most its `max_vertices`. */
+            /** @description The corners of the polygon in drawing order (the last joins the first); at least the task's `min_vertices` and at most its `max_vertices`. They make a simple outline, with no two vertices at one place (the first is not repeated at the end) and no edges that cross or touch (a bow-tie); a worker's answer breaking this is refused with 400 naming the polygon and where it crosses. */
             vertices: {
                 /** @description Horizontal position in pixels from the left edge of the image. */
                 x: number;
@@ -2795,7 +2795,7 @@ export interface components {
         } | {
             /** @constant */
             type: "polygon";
-            /** @description The corners in drawing order; their count is within the geometry's `min_vertices` and `max_vertices`. */
+            /** @description The corners in drawing order; their count is within the geometry's `min_vertices` and `max_vertices`. They make a simple outline, with no two vertices at one place (the first is not repeated at the end) and no edges that cross or touch (a bow-tie); a worker's answer breaking this is refused with 400 naming the polygon and where it crosses. */
             vertices: {
                 /** @description Horizontal position in pixels from the left edge of the image. */
                 x: number;
@@ -5536,6 +5536,13 @@ export interface components {
                      */
                     active_ms?: number;
                 }[];
+                /**
+                 * @description When the answer under review is a redo: the reviews that rejected the earlier answers it
+                 *     redoes, oldest first, each with its remarks (their reviewers are not named, as the author
+                 *     is not), so that this reviewer can check that every remark was dealt with. Absent for a
+                 *     first answer.
+                 */
+                earlier_reviews?: components["schemas"]["AssignmentReview"][];
             };
             /** @description For a redo: the review that rejected the earlier answer, with its feedback items. */
             feedback?: components["schemas"]["AssignmentReview"];

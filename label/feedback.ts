@@ -59,6 +59,26 @@ export function redoNotice(items: FeedbackItem[], player: Player | undefined): H
   );
 }
 
+/** In review mode, when the answer is a redo: the remarks of the reviews it answers, oldest first. */
+export function earlierReviewsNotice(reviews: { feedback_items: FeedbackItem[] }[], player: Player | undefined): HTMLElement {
+  return el(
+    'section',
+    { class: 'notice warn feedback', role: 'status', id: 'earlier-reviews', 'aria-label': 'Earlier reviews' },
+    el('strong', {}, 'This answer is a redo. '),
+    reviews.length === 1
+      ? 'The review it answers said (check that each remark was dealt with):'
+      : `The ${reviews.length} reviews it answers said, oldest first (check that each remark was dealt with):`,
+    ...reviews.map((r, i) =>
+      el(
+        'div',
+        {},
+        ...(reviews.length > 1 ? [el('p', {}, `Review ${i + 1}:`)] : []),
+        r.feedback_items.length ? remarkList(r.feedback_items, player) : el('p', { class: 'muted' }, 'No remark.'),
+      ),
+    ),
+  );
+}
+
 const percent = (v: number) => `${Math.round(v * 100)} %`;
 
 /** Differences a training score found, as pins on the worker's answer (those about a region or a field). */

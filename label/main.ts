@@ -3,7 +3,7 @@
 // release. Every action has a key (`?` lists them).
 import { ActiveTime, trackActivity } from './activity.ts';
 import { ApiError, createApi, type Assignment, type Draft } from './api.ts';
-import { differencePins, itemPins, redoNotice, trainingSummary } from './feedback.ts';
+import { differencePins, earlierReviewsNotice, itemPins, redoNotice, trainingSummary } from './feedback.ts';
 import { showHistory } from './history.ts';
 import { instructionHtml } from './instruction.ts';
 import { Keymap, type Shortcut } from './keys.ts';
@@ -54,6 +54,8 @@ let asking: AbortController | null = null;
 const longPollSeconds = 25;
 
 const localDraftKey = (id: string) => `humantask.label.draft.${id}`;
+/** The work on a task whose lease was lost, kept for when the task comes back to this browser. */
+const lostWorkKey = (taskId: string) => `humantask.label.lost.${taskId}`;
 const fmt = (ms: number) => {
   const s = Math.max(0, Math.floor(ms / 1000));
   const h = Math.floor(s / 3600);
@@ -291,10 +293,15 @@ function startWork(assignment: Assignment) {
   tabs.hold(id);
   const reviewing = assignment.role === 'review';
   const local = localStorage.getItem(localDraftKey(id));
+  // Work done on this task after its lease lapsed (in this browser) is newer than the server's draft.
+  const lost = reviewing || local ? null : localStorage.getItem(lostWorkKey(assignment.task.task_id));
+  localStorage.removeItem(lostWorkKey(assignment.task.task_id));
   // The local copy is at least as new as the server's (each heartbeat sends what was saved locally).
-  const draft: Draft | undefined = local
-    ? (JSON.parse(local) as Draft)
-    : (assignment.draft ?? (reviewing ? undefined : (assignment.previous_response as Draft | undefined)));
+  const draft: Draft | undefined =
+    local || lost
+      ? (JSON.parse((local ?? lost) as string) as Draft)
+      : (assignment.draft ?? (reviewing ? undefined : (assignment.previous_response as Draft | undefined)));
+  if (lost) localStorage.setItem(localDraftKey(id), lost);
   const timer = new ActiveTime(undefined, undefined, document.visibilityState === 'visible');
   // Taking the task was input: the time spent reading it counts.
   timer.input();
@@ -319,7 +326,9 @@ function startWork(assignment: Assignment) {
     el('section', { class: 'panel', 'aria-label': 'Time and lease' }, meters),
     el('section', { class: 'panel', 'aria-label': 'Actions' }, actions),
   );
-  workNotices.replaceChildren();
+  workNotices.replaceChildren(
+    ...(lost ? [notice('good', 'Your work from when the lease on this task was lost is back: go on from it.')] : []),
+  );
   main.replaceChildren(el('div', { class: 'work' }, side, area));
 
   let player: Player = { shortcuts: [], getDraft: () => ({}), getResponse: () => ({ ok: false, problem: '' }) };
@@ -469,6 +478,8 @@ function startWork(assignment: Assignment) {
       under?.final === true,
     );
     instructionPanel.after(review.element);
+    // A redo under review: the remarks it was to deal with, for this reviewer to check.
+    if (under?.earlier_reviews?.length) workNotices.append(earlierReviewsNotice(under.earlier_reviews, player));
     dropReviewKeys = keymap.push(review.shortcuts);
   } else {
     mount(draft, false);
@@ -556,6 +567,7 @@ const tabs = new TabLock(takenAway);
 keymap.push([{ keys: ['T'], label: 'Take the task over in this tab', when: () => !!offer, run: () => offer?.() }]);
 
 function stopWork() {
+  confirming?.();
   if (retryTimer) clearInterval(retryTimer);
   retryTimer = null;
   asking?.abort();
@@ -578,6 +590,7 @@ function isLeaseEnd(err: unknown): err is ApiError {
 
 function leaseLost(w: Work, err: ApiError) {
   w.lost = true;
+  confirming?.();
   // A session that is not the one shown (ended meanwhile) says nothing over the current task.
   if (w !== work) return w.stop();
   const what =
@@ -587,6 +600,20 @@ function leaseLost(w: Work, err: ApiError) {
         ? 'This assignment is already closed.'
         : 'Your lease on this task was lost: the task may be with another worker now.';
   const next = button('Take the next task', 'N', () => void takeNext(), true);
+  // The work as it is now (also what was done after the last heartbeat): kept in this browser for
+  // when the task comes back here, and offered as a file.
+  const saved = JSON.stringify(w.draft());
+  if (w.assignment.role !== 'review') localStorage.setItem(lostWorkKey(w.assignment.task.task_id), saved);
+  const download = el(
+    'a',
+    {
+      class: 'button',
+      id: 'download-work',
+      href: URL.createObjectURL(new Blob([saved], { type: 'application/json' })),
+      download: `task-${w.assignment.task.task_id}-my-work.json`,
+    },
+    'Download my work',
+  );
   workNotices.replaceChildren(
     el(
       'div',
@@ -594,8 +621,10 @@ function leaseLost(w: Work, err: ApiError) {
       el('strong', {}, what),
       ' ',
       err.message,
-      ' Your work on it cannot be saved or submitted any more; a copy stays in this browser.',
+      ' Your work on it cannot be saved or submitted any more. It stays shown here, and in this browser: if the task comes back to you here, it opens with this work. Download it to keep a copy.',
     ),
+    download,
+    ' ',
     next,
   );
   main.querySelector('.player')?.setAttribute('inert', '');
@@ -629,9 +658,60 @@ async function heartbeat(w: Work) {
   }
 }
 
-async function submit() {
+/**
+ * Whether an answer holds nothing the person gave: no shape, label, span, text or choice (every list
+ * empty, every text blank). The time a datacollection answer carries is measured, not given.
+ */
+function isEmptyAnswer(value: unknown): boolean {
+  if (value === null || value === undefined || value === '') return true;
+  if (Array.isArray(value)) return value.every(isEmptyAnswer);
+  if (typeof value === 'object') return Object.entries(value).every(([key, v]) => key === 'time_spent_in_seconds' || isEmptyAnswer(v));
+  return typeof value === 'string' && value.trim() === '';
+}
+
+/** The question before an empty answer goes: Enter (or the button) submits it, Escape goes back to the task. */
+let confirming: (() => void) | null = null;
+function confirmEmpty(go: () => void) {
+  const send = el('button', { type: 'button', class: 'primary' }, 'Submit it ', el('kbd', {}, 'Enter'));
+  const back = el('button', { type: 'button' }, 'Go back ', el('kbd', {}, 'Esc'));
+  const overlay = el(
+    'div',
+    { class: 'overlay', role: 'alertdialog', 'aria-modal': 'true', 'aria-labelledby': 'empty-title', 'aria-describedby': 'empty-text' },
+    el(
+      'div',
+      { class: 'dialog' },
+      el('h2', { id: 'empty-title' }, 'Submit an empty answer?'),
+      el(
+        'p',
+        { id: 'empty-text' },
+        'Your answer has nothing in it: no shape, label or text. Submit it only if the task has nothing to answer; go back to do the work.',
+      ),
+      el('div', { class: 'actions' }, send, back),
+    ),
+  );
+  const close = () => {
+    overlay.remove();
+    confirming = null;
+    dropKeys();
+  };
+  const yes = () => {
+    close();
+    go();
+  };
+  const dropKeys = keymap.push([
+    { keys: ['Enter', 'Ctrl+Enter'], label: 'Submit the empty answer', run: yes },
+    { keys: ['Escape'], label: 'Go back to the task', run: close },
+  ]);
+  send.addEventListener('click', yes);
+  back.addEventListener('click', close);
+  document.body.append(overlay);
+  confirming = close;
+  back.focus();
+}
+
+async function submit(emptyConfirmed = false) {
   const w = work;
-  if (!w || w.busy || w.lost) return;
+  if (!w || w.busy || w.lost || confirming) return;
   if (w.review) {
     if (w.review.fixing) return decide('fixed');
     workNotices.replaceChildren(notice('warn', 'Decide the review: accept (Shift+A), fix (Shift+F) or reject (Shift+X).'));
@@ -642,6 +722,7 @@ async function submit() {
     workNotices.replaceChildren(notice('bad', answer.problem));
     return;
   }
+  if (!emptyConfirmed && isEmptyAnswer(answer.response)) return confirmEmpty(() => void submit(true));
   w.busy = true;
   const activeMs = w.timer.take();
   try {

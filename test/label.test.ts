@@ -368,9 +368,9 @@ describe('the labeling app', () => {
     await page.getByLabel('The invoice number').fill('INV-1041');
     // Submitting with a field left empty says what is missing, and sends nothing.
     await page.keyboard.press('Control+Enter');
-    await page.getByText('Fill in: total.').waitFor();
+    await page.getByText('Fill in: The total due.').waitFor();
     await page.getByLabel('The total due').fill('1,250.00 EUR');
-    expect(await page.getByText('Fill in: total.').count()).toBe(0);
+    expect(await page.getByText('Fill in: The total due.').count()).toBe(0);
     await page.keyboard.press('Alt+Enter');
     await page.keyboard.type('Consulting');
     await page.getByLabel('The unit (row 1)').selectOption('hour');

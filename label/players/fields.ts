@@ -26,6 +26,11 @@ export const fields: PlayerFactory = (container, assignment, draft, context) => 
   const keys = Object.keys(params.fields ?? {});
   const repeatable = params.repeatable_fields;
   const repeatKeys = Object.keys(repeatable ?? {});
+  /** What a repeated key is called for people: its description (the key only when it has none). */
+  const repeatTitle = (key: string) => {
+    const spec = repeatable?.[key];
+    return (typeof spec === 'string' ? spec : spec?.description) || key;
+  };
   const values: Row = strings(draft?.fields);
   let rows: Row[] = Array.isArray(draft?.repeatable_fields) ? (draft.repeatable_fields as unknown[]).map(strings) : [];
   let ids = 0;
@@ -70,7 +75,12 @@ export const fields: PlayerFactory = (container, assignment, draft, context) => 
     el(
       'thead',
       {},
-      el('tr', {}, ...repeatKeys.map((k) => el('th', { scope: 'col' }, k)), el('th', {}, el('span', { class: 'sr-only' }, 'Remove'))),
+      el(
+        'tr',
+        {},
+        ...repeatKeys.map((k) => el('th', { scope: 'col', 'data-key': k }, repeatTitle(k))),
+        el('th', {}, el('span', { class: 'sr-only' }, 'Remove')),
+      ),
     ),
     body,
   );
@@ -85,7 +95,7 @@ export const fields: PlayerFactory = (container, assignment, draft, context) => 
       ...rows.map((row, r) => {
         const cells = repeatKeys.map((key) => {
           const spec = repeatable?.[key];
-          const label = `${typeof spec === 'string' ? spec : (spec?.description ?? key)} (row ${r + 1})`;
+          const label = `${repeatTitle(key)} (row ${r + 1})`;
           let input: HTMLInputElement | HTMLSelectElement;
           if (spec && typeof spec === 'object') {
             input = el(
@@ -129,7 +139,7 @@ export const fields: PlayerFactory = (container, assignment, draft, context) => 
     getDraft: () => ({ fields: answerFields(), repeatable_fields: rows }),
     getResponse() {
       const missing = keys.filter((k) => !(values[k] ?? '').trim());
-      if (missing.length) return { ok: false, problem: `Fill in: ${missing.join(', ')}.` };
+      if (missing.length) return { ok: false, problem: `Fill in: ${missing.map((k) => params.fields?.[k] || k).join(', ')}.` };
       const badRow = rows.findIndex((row) => repeatKeys.some((k) => !(row[k] ?? '').trim()));
       if (badRow >= 0) return { ok: false, problem: `Row ${badRow + 1} of the repeated values is incomplete.` };
       if (assignment.task.type === 'datacollection')

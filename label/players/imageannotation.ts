@@ -237,7 +237,7 @@ export function imagePlayer(
     const chosen = relabeled()?.label ?? (kind ? current.get(kind) : undefined);
     labelBar.setAttribute('aria-label', `${kind ?? ''} label`);
     labelBar.replaceChildren(...labelButtons(labels, chosen, allLabels, pickLabel));
-    zoomText.textContent = `zoom ${Math.round((canvas.scale / canvas.fit) * 100)} %`;
+    showZoom();
     list.replaceChildren(
       ...shapes.map((s, i) => {
         const notes = pins.filter((p) => sameScope(p.scope, { region_id: regionId(s) }));
@@ -278,8 +278,15 @@ export function imagePlayer(
       }),
     );
   }
-  // The view moves with zoom and pan (the canvas writes them on the holder): the notes follow.
-  const viewWatch = new MutationObserver(() => placePins());
+  const showZoom = () => {
+    zoomText.textContent = `zoom ${Math.round((canvas.scale / canvas.fit) * 100)} %`;
+  };
+  // The view moves with zoom and pan (the canvas writes them on the holder): the notes and the zoom
+  // shown follow, once the view has changed (a wheel listener of the stage ran before the zoom).
+  const viewWatch = new MutationObserver(() => {
+    placePins();
+    showZoom();
+  });
   viewWatch.observe(holder, { attributes: true, attributeFilter: ['data-x', 'data-y', 'data-scale'] });
 
   function changed() {
@@ -374,10 +381,22 @@ export function imagePlayer(
   // ---- the image -----------------------------------------------------------------------------
   const image = new Image();
   image.alt = '';
+  /** The room the image may take: the width of its column, the window's height less the bars. */
+  const room = () =>
+    [Math.max(200, holder.parentElement?.clientWidth ?? container.clientWidth - 24), Math.max(240, window.innerHeight - 230)] as const;
+  // The window resized: the image fits the new room, at the same zoom relative to the fit (once a frame).
+  let refitFrame = 0;
+  const refit = () => {
+    cancelAnimationFrame(refitFrame);
+    refitFrame = requestAnimationFrame(() => {
+      if (!ready) return;
+      canvas.refit(...room());
+      render();
+    });
+  };
+  window.addEventListener('resize', refit);
   image.onload = () => {
-    const maxW = Math.max(200, holder.parentElement?.clientWidth ?? container.clientWidth - 24);
-    const maxH = Math.max(240, window.innerHeight - 230);
-    canvas.setImage(image, maxW, maxH);
+    canvas.setImage(image, ...room());
     const count = canvas.setContext(params.layers);
     shapes = shapes.map((s) => tidy(s, canvas.imgW, canvas.imgH));
     size.textContent = `${canvas.imgW} × ${canvas.imgH} px${count ? `, ${count} read-only shape${count === 1 ? '' : 's'} (H hides them)` : ''}${geometries.length ? '' : ' — this task names no geometry'}`;
@@ -472,9 +491,6 @@ export function imagePlayer(
       },
     },
   ];
-  canvas.stage.on('wheel', () => {
-    zoomText.textContent = `zoom ${Math.round((canvas.scale / canvas.fit) * 100)} %`;
-  });
 
   return {
     shortcuts,
@@ -509,6 +525,8 @@ export function imagePlayer(
     },
     destroy() {
       viewWatch.disconnect();
+      window.removeEventListener('resize', refit);
+      cancelAnimationFrame(refitFrame);
       document.removeEventListener('keydown', spaceDown);
       document.removeEventListener('keyup', spaceDown);
       drawing.destroy();

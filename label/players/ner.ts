@@ -2,13 +2,16 @@
 // 1-9), then select text (drag, or double-click a word): the span gets the label. With the keyboard:
 // focus the text, move with the arrows (Ctrl+arrows by word, Home/End), extend with Shift, and press
 // Enter (or a label's number) to label the selection. Clicking a span, or [ and ], selects it; a
-// number relabels it and Delete removes it; its attributes are set in the list of spans.
+// number relabels it and Delete removes it; its attributes are set in the list of spans. A click in
+// the text puts the caret there. Ctrl+Z undoes a change of the spans or relationships, Ctrl+Shift+Z
+// (or Ctrl+Y) redoes it.
 // Relationships between spans are added from three lists (source, kind, target), checked against
 // the task's definitions. Offsets count Unicode code points, as the contract does (an emoji is one,
 // a combining accent is one more); the caret moves by whole graphemes.
 import type { components } from '../../generated/workforce.ts';
 import type { Shortcut } from '../keys.ts';
 import { el, type PlayerFactory } from './types.ts';
+import { History } from './image/history.ts';
 import { isRecord } from '../../server/domain/json.ts';
 
 type Params = components['schemas']['NamedEntityRecognitionParams'];
@@ -122,6 +125,9 @@ export const ner: PlayerFactory = (container, assignment, draft, context) => {
   let caret = 0;
   let keyboard = false;
   const spanText = (s: Span) => chars.slice(s.start, s.end).join('');
+  // Undo and redo over the spans and the relationships: each change of the person's one step.
+  const history = new History<{ spans: Span[]; relations: Relation[] }>((state) => structuredClone(state));
+  const remember = () => history.record({ spans, relations });
   const ordered = () => [...spans].sort((a, b) => a.start - b.start || a.end - b.end);
 
   // ---- layout ------------------------------------------------------------------------------------
@@ -218,6 +224,7 @@ export const ner: PlayerFactory = (container, assignment, draft, context) => {
           );
           select.value = s.attributes[key] ?? '';
           select.addEventListener('change', () => {
+            remember();
             if (select.value) s.attributes[key] = select.value;
             else delete s.attributes[key];
             context.changed();
@@ -273,6 +280,7 @@ export const ner: PlayerFactory = (container, assignment, draft, context) => {
         error.textContent = 'That relationship is there already.';
         return;
       }
+      remember();
       relations.push({ id: `r${++relSerial}`, source_ref: from.id, target_ref: to.id, ...(named ? { name: kind.value } : {}) });
       drawRelations();
       context.changed();
@@ -285,6 +293,7 @@ export const ner: PlayerFactory = (container, assignment, draft, context) => {
       const words = `“${from ? spanText(from) : '?'}” ${r.name ? (d?.display_name ?? r.name) : 'related to'} “${to ? spanText(to) : '?'}”`;
       const remove = el('button', { type: 'button', 'aria-label': `Remove the relationship ${words}` }, '✕');
       remove.addEventListener('click', () => {
+        remember();
         relations = relations.filter((x) => x !== r);
         drawRelations();
         context.changed();
@@ -318,6 +327,7 @@ export const ner: PlayerFactory = (container, assignment, draft, context) => {
     const existing = spans.find((s) => s.start === start && s.end === end && s.label === label);
     if (existing) return select(existing.id);
     const span: Span = { id: `a${++spanSerial}`, start, end, label, attributes: {} };
+    remember();
     spans.push(span);
     selected = span.id;
     anchor = caret = end;
@@ -328,7 +338,16 @@ export const ner: PlayerFactory = (container, assignment, draft, context) => {
     selected = id;
     draw();
   }
+  /** Back to the work as it was before the last change (undo), or after it (redo). */
+  function restore(state: { spans: Span[]; relations: Relation[] } | undefined) {
+    if (!state) return;
+    ({ spans, relations } = state);
+    if (!spans.some((s) => s.id === selected)) selected = null;
+    draw();
+    context.changed();
+  }
   function removeSpan(id: string) {
+    remember();
     spans = spans.filter((s) => s.id !== id);
     relations = relations.filter((r) => r.source_ref !== id && r.target_ref !== id);
     if (selected === id) selected = null;
@@ -340,6 +359,7 @@ export const ner: PlayerFactory = (container, assignment, draft, context) => {
     if (keyboard && anchor !== caret) return addSpan(Math.min(anchor, caret), Math.max(anchor, caret), name);
     const span = spans.find((s) => s.id === selected);
     if (span && span.label !== name) {
+      remember();
       span.label = name;
       const keep = labelOf(name)?.attributes ?? {};
       span.attributes = Object.fromEntries(Object.entries(span.attributes).filter(([k, v]) => keep[k]?.options.some((o) => o.value === v)));
@@ -378,6 +398,12 @@ export const ner: PlayerFactory = (container, assignment, draft, context) => {
       const end = graphemes.find((g) => g >= Math.max(a, b)) ?? n;
       addSpan(start, end, current);
       return;
+    }
+    // A click puts the caret where it was (between whole graphemes), for the keyboard to go on from.
+    // It shows with the first key: redrawing the text now would lose a double-click's word.
+    if (sel?.anchorNode && textBox.contains(sel.anchorNode)) {
+      const at = offsetOf(sel.anchorNode, sel.anchorOffset);
+      anchor = caret = graphemes.reduce((best, g) => (Math.abs(g - at) < Math.abs(best - at) ? g : best), 0);
     }
     // A click on a span selects it; a click beside the spans deselects.
     const hit = (e.target as HTMLElement).closest<HTMLElement>('[data-spans]');
@@ -441,6 +467,8 @@ export const ner: PlayerFactory = (container, assignment, draft, context) => {
       when: () => selected !== null && !document.querySelector('.overlay:not([hidden])'),
       run: () => select(null),
     },
+    { keys: ['Ctrl+Z'], label: 'Undo', run: () => restore(history.undo({ spans, relations })) },
+    { keys: ['Ctrl+Shift+Z', 'Ctrl+Y'], label: 'Redo', run: () => restore(history.redo({ spans, relations })) },
     {
       keys: ['Delete', 'Backspace'],
       label: 'Remove the selected span',

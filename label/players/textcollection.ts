@@ -83,7 +83,8 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
       case 'text':
         return '';
       case 'number':
-        return isTrue(f.use_slider) ? String(num(f.min) ?? 0) : '';
+        // A slider not yet moved has no value (not its minimum): it answers nothing until moved.
+        return '';
       case 'datetime': {
         const defaults = isRecord(f.defaults) ? f.defaults : {};
         const include = (Array.isArray(f.include) ? f.include : []) as string[];
@@ -285,12 +286,24 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
             max: String(num(f.max) ?? 100),
             step: String(num(f.step) ?? 1),
           });
-          input.value = typeof value === 'string' ? value : '';
-          const out = el('output', {}, input.value);
-          input.addEventListener('input', () => {
+          // Untouched, it shows "not set" (its thumb faded, at the minimum) and answers nothing; a move
+          // or a click gives the value it shows.
+          const given = typeof value === 'string' && value !== '';
+          input.value = given ? value : String(num(f.min) ?? 0);
+          const out = el('output', {}, given ? input.value : 'not set');
+          const mark = (on: boolean) => {
+            input.classList.toggle('unset', !on);
+            if (on) input.removeAttribute('aria-valuetext');
+            else input.setAttribute('aria-valuetext', 'not set');
+          };
+          mark(given);
+          const take = () => {
+            mark(true);
             out.textContent = input.value;
             set(input.value);
-          });
+          };
+          input.addEventListener('input', take);
+          input.addEventListener('click', take);
           return el('div', { class: 'inline' }, String(num(f.min) ?? 0), input, String(num(f.max) ?? 100), out);
         }
         const input = el('input', { type: 'text', inputmode: 'decimal', 'aria-label': name, class: 'short' });
@@ -627,6 +640,7 @@ export const textcollection: PlayerFactory = (container, assignment, draft, cont
         return typeof entry === 'boolean' ? entry : bad('choose Yes or No.');
       case 'number': {
         const text = typeof entry === 'string' ? entry.trim() : '';
+        if (!text && isTrue(f.use_slider)) return bad('move the slider to the value (it is not set yet).');
         if (!/^-?[0-9]+(\.[0-9]+)?$/.test(text)) return bad('write a number in digits (like 4.5).');
         const [lo, hi] = [num(f.min), num(f.max)];
         if ((lo !== undefined && Number(text) < lo) || (hi !== undefined && Number(text) > hi))

@@ -3,6 +3,8 @@
 // the minimum size with the allowed vertex counts and no negative coordinates, categories and
 // choices from the task's lists, exactly the fields the task asks for, entity spans inside the
 // text. The type's response schema (the contract) is checked separately, before these.
+/// <reference path="./sweepline-intersections.d.ts" />
+import findIntersections from 'sweepline-intersections';
 import type { Json, Task } from './model.ts';
 import { type ChoiceValue, conditionsHold, daysInMonth, leafChoiceValues, SECONDS_PER_DAY } from './form-fields.ts';
 import { asBoolean, asRecord, DECIMAL, finiteNumber, isRecord, list, records, show, strings } from './json.ts';
@@ -46,6 +48,28 @@ const shapeSpec = (p: Json): ShapeSpec => ({
   maxVertices: finiteNumber(p.max_vertices),
 });
 
+/**
+ * Why a polygon's outline is not simple, or null: two vertices at one place (a vertex clicked twice,
+ * the first one repeated at the end), or edges that cross or touch (a bow-tie). Such an outline has
+ * no single inside: its area, and so any score or mask made from it, is not what was meant. The
+ * crossings are found by a sweep line (sweepline-intersections), in n log n for the outlines people
+ * draw, so a large polygon costs no quadratic time.
+ */
+export function polygonProblem(vertices: { x: number; y: number }[]): string | null {
+  const seen = new Map<string, number>();
+  for (const [i, v] of vertices.entries()) {
+    const key = `${v.x},${v.y}`;
+    const first = seen.get(key);
+    if (first !== undefined) return `has vertices ${first} and ${i} at the same place (${v.x}, ${v.y})`;
+    seen.set(key, i);
+  }
+  if (vertices.length < 3) return null;
+  const ring = [...vertices, vertices[0]!].map((v) => [v.x, v.y]);
+  const [crossing] = findIntersections({ type: 'Polygon', coordinates: [ring] });
+  return crossing ? `crosses itself at (${round2(crossing[0])}, ${round2(crossing[1])})` : null;
+}
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
 /** The shape rules of one annotation (`kind`: box, point, line, polygon, cuboid, ellipse). */
 function shapeProblems(where: string, kind: string, a: Json, spec: ShapeSpec): string[] {
   const out: string[] = [];
@@ -77,6 +101,11 @@ function shapeProblems(where: string, kind: string, a: Json, spec: ShapeSpec): s
         out.push(`${where} has ${vertices.length} vertices, fewer than the task's min_vertices ${spec.minVertices}.`);
       if (spec.maxVertices !== undefined && vertices.length > spec.maxVertices)
         out.push(`${where} has ${vertices.length} vertices, more than the task's max_vertices ${spec.maxVertices}.`);
+    }
+    const points = vertices.map((v) => ({ x: finiteNumber(v.x), y: finiteNumber(v.y) }));
+    if (kind === 'polygon' && points.every((v): v is { x: number; y: number } => v.x !== undefined && v.y !== undefined)) {
+      const bad = polygonProblem(points);
+      if (bad) out.push(`${where} (a polygon) ${bad}: a polygon's outline may not cross or touch itself.`);
     }
   }
   return out;

@@ -143,4 +143,61 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('answe
       response: { choice: 'right' },
     });
   });
+
+  it('a polygon whose outline crosses or touches itself (a bow-tie, a vertex repeated) is refused with 400 naming the shape', async () => {
+    const api = client(server, 'current', server.dev.live_key);
+    const square: Json[] = [
+      { x: 10, y: 10 },
+      { x: 110, y: 10 },
+      { x: 110, y: 110 },
+      { x: 10, y: 110 },
+    ];
+    const [nw, ne, se, sw] = square as [Json, Json, Json, Json];
+    const bowTie = [nw, se, ne, sw];
+    const closedTwice = [...square, nw];
+    for (const [type, params, shape] of [
+      [
+        'imageannotation',
+        { geometries: { polygon: { objects_to_annotate: ['lot'] } } },
+        (vertices: Json[]) => ({ uuid: '7a3c2a64-6f4e-4d8e-9a53-1f0b2c3d4e5f', type: 'polygon', label: 'lot', vertices }),
+      ],
+      ['polygonannotation', { objects_to_annotate: ['lot'] }, (vertices: Json[]) => ({ label: 'lot', vertices })],
+    ] as const) {
+      const created = await api('POST', `/v1/task/${type}`, {
+        json: {
+          callback_url: 'https://example.com/hook',
+          instruction: 'Outline the lot.',
+          attachment: 'https://example.com/lot.png',
+          attachment_type: 'image',
+          ...params,
+        },
+      });
+      expect(created.status, created.text).toBe(200);
+      const w = await createWorker(server, { accountId: server.dev.account_id });
+      const call = (path: string, json: unknown) => workerClient(server, w.token)('POST', path, json);
+      const a = (await call('/v1/assignments/next', {})).body;
+      expect(a.task.task_id).toBe(created.body.task_id);
+      const submit = (vertices: Json[]) =>
+        call(`/v1/assignments/${a.assignment_id}/submit`, {
+          lease_token: a.lease_token,
+          active_ms: 1000,
+          response: { annotations: [shape(vertices)] },
+        });
+      const crossing = await submit(bowTie);
+      expect(crossing.status, type).toBe(400);
+      expect(crossing.body.error).toContain(
+        "response.annotations[0] (a polygon) crosses itself at (60, 60): a polygon's outline may not cross or touch itself.",
+      );
+      const repeated = await submit(closedTwice);
+      expect(repeated.status, type).toBe(400);
+      expect(repeated.body.error).toContain('response.annotations[0] (a polygon) has vertices 0 and 4 at the same place (10, 10)');
+      expect((await api('GET', `/v1/task/${created.body.task_id}`)).body).toMatchObject({ status: 'pending' });
+      const done = await submit(square);
+      expect(done.status, done.text).toBe(200);
+      expect((await api('GET', `/v1/task/${created.body.task_id}`)).body).toMatchObject({
+        status: 'completed',
+        response: { annotations: [shape(square)] },
+      });
+    }
+  });
 });

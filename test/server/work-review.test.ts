@@ -73,15 +73,25 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('revie
 
     const taskId = await newTask();
     await answer(author.call, taskId, 'dog');
-    await decide(reviewers[0]!.call, taskId, { result: 'rejected', feedback_items: first });
+    const review1 = await decide(reviewers[0]!.call, taskId, { result: 'rejected', feedback_items: first });
+    expect(review1.under_review.earlier_reviews).toBeUndefined();
     const redo1 = await answer(author.call, taskId, 'fish');
     expect(redo1).toMatchObject({ role: 'redo', feedback: { result: 'rejected', feedback_items: first } });
     expect(redo1.review).toBeUndefined();
-    await decide(reviewers[1]!.call, taskId, { result: 'rejected', feedback_items: second });
+    // The reviewer of a redo sees the remarks of the review it answers (oldest first), to check them.
+    const review2 = await decide(reviewers[1]!.call, taskId, { result: 'rejected', feedback_items: second });
+    expect(review2.under_review).toMatchObject({
+      response: { category: 'fish' },
+      earlier_reviews: [{ result: 'rejected', feedback_items: first }],
+    });
     // The second redo carries the second rejection's remarks, not the first's.
     const redo2 = await answer(author.call, taskId, 'cat');
     expect(redo2).toMatchObject({ role: 'redo', feedback: { result: 'rejected', feedback_items: second } });
-    await decide(reviewers[2]!.call, taskId, { result: 'accepted' });
+    const review3 = await decide(reviewers[2]!.call, taskId, { result: 'accepted' });
+    expect(review3.under_review.earlier_reviews).toMatchObject([
+      { result: 'rejected', feedback_items: first },
+      { result: 'rejected', feedback_items: second },
+    ]);
 
     const mine = async (id: string) => (await author.call('GET', `/v1/assignments/${id}`)).body;
     expect(await mine(redo2.assignment_id)).toMatchObject({

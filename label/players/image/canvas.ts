@@ -114,6 +114,21 @@ export class ImageCanvas {
     this.view(this.fit, 0, 0);
   }
 
+  /**
+   * Fits the image to new room (the window was resized): the zoom stays the same relative to the
+   * fit, and the image point in the middle of the view stays in the middle.
+   */
+  refit(maxW: number, maxH: number): void {
+    if (!this.imgW || !this.imgH) return;
+    const s = this.scale;
+    const relative = s / this.fit;
+    const middle = { x: (this.stage.width() / 2 - this.stage.x()) / s, y: (this.stage.height() / 2 - this.stage.y()) / s };
+    this.fit = Math.min(maxW / this.imgW, maxH / this.imgH, 4);
+    this.stage.size({ width: Math.round(this.imgW * this.fit), height: Math.round(this.imgH * this.fit) });
+    const next = this.fit * relative;
+    this.view(next, this.stage.width() / 2 - middle.x * next, this.stage.height() / 2 - middle.y * next);
+  }
+
   /** Paints the image again (its canvas now holds another frame). */
   redrawImage(): void {
     this.imageLayer.batchDraw();

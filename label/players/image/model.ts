@@ -3,6 +3,7 @@
 // task's bounds (min_width/min_height, min_vertices/max_vertices) before submit, written back as
 // the contract's elements.
 import type { components } from '../../../generated/workforce.ts';
+import { polygonProblem } from '../../../server/domain/answer-rules.ts';
 import { isRecord } from '../../../server/domain/json.ts';
 
 export type Params = components['schemas']['ImageAnnotationParams'];
@@ -198,6 +199,9 @@ export function shapeProblem(s: Shape, g: Geometry | undefined): string | null {
   if (s.type === 'polygon' || s.type === 'line') {
     if (s.vertices.length < g.minVertices) return `it has ${s.vertices.length} vertices, fewer than the task's ${g.minVertices}`;
     if (s.vertices.length > g.maxVertices) return `it has ${s.vertices.length} vertices, more than the task's ${g.maxVertices}`;
+    // The server's rule, shared (answer-rules.ts): a polygon's outline neither crosses nor touches itself.
+    const crossing = s.type === 'polygon' ? polygonProblem(s.vertices) : null;
+    if (crossing) return `it ${crossing}; a polygon's outline may not cross or touch itself`;
   }
   if (s.type === 'cuboid') {
     const faces = s.vertices.filter((v) => v.description.startsWith('face-')).length;

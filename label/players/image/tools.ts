@@ -8,6 +8,7 @@ import Konva from 'konva/lib/Core';
 import { Ellipse as KEllipse } from 'konva/lib/shapes/Ellipse';
 import { Line } from 'konva/lib/shapes/Line';
 import { Rect } from 'konva/lib/shapes/Rect';
+import { polygonProblem } from '../../../server/domain/answer-rules.ts';
 import type { ImageCanvas } from './canvas.ts';
 import { cuboidEdges, cuboidFrom, fewestVertices, round, type Geometry, type Kind, type Pt, type Shape } from './model.ts';
 import { uuidV4 } from './uuid.ts';
@@ -199,13 +200,20 @@ export class Drawing {
     const last = this.vertices[this.vertices.length - 1];
     const toScreen = (p: Pt) => ({ x: p.x * s, y: p.y * s });
     const fewest = fewestVertices(geometry);
-    if (tool === 'polygon' && first && this.vertices.length >= fewest && distance(toScreen(first), toScreen(image)) < near) {
-      this.finish();
+    if (tool === 'polygon' && first && this.vertices.length > 1 && distance(toScreen(first), toScreen(image)) < near) {
+      // A click on the first vertex closes the polygon; too early, it says so and adds nothing (a
+      // second vertex at the first one's place would make an outline that touches itself).
+      if (this.vertices.length >= fewest) this.finish();
+      else this.host.say(`A polygon needs at least ${fewest} vertices here; it has ${this.vertices.length}: place more before closing it.`);
       return;
     }
     if (last && distance(toScreen(last), toScreen(image)) < near) {
       // A second click on the last vertex (a double click) finishes.
       if (this.vertices.length >= fewest) this.finish();
+      return;
+    }
+    if (tool === 'polygon' && this.vertices.some((v) => distance(toScreen(v), toScreen(image)) < near)) {
+      this.host.say("That vertex is placed already: a polygon's outline may not touch itself.");
       return;
     }
     this.vertices.push(image);
@@ -236,6 +244,12 @@ export class Drawing {
     const fewest = fewestVertices(geometry);
     if (this.vertices.length < fewest) {
       this.host.say(`A ${tool} needs at least ${fewest} vertices here; it has ${this.vertices.length}.`);
+      return true;
+    }
+    // The server's rule (answer-rules.ts): a polygon's outline neither crosses nor touches itself.
+    const crossing = tool === 'polygon' ? polygonProblem(this.vertices.map((v) => ({ x: round(v.x), y: round(v.y) }))) : null;
+    if (crossing) {
+      this.host.say(`This polygon ${crossing}: a polygon's outline may not cross itself. Backspace takes the last vertex back.`);
       return true;
     }
     const vertices = this.vertices;

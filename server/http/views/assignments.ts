@@ -56,14 +56,18 @@ const answer = (a: Answer): Wire['WorkerResponse'] => stored<Wire['WorkerRespons
 
 /**
  * The worker's view: the task, the lease while active, the draft, the answer; for a review the
- * answer under review; for a redo the rejection's feedback and the worker's earlier answer.
+ * answer under review (and the reviews that rejected the answers a redo redoes, `redone`); for a
+ * redo the rejection's feedback and the worker's earlier answer.
  */
-export function assignmentView(work: AssignmentWork & { parent?: Assignment | null; calibration?: boolean }): Wire['Assignment'] {
+export function assignmentView(
+  work: AssignmentWork & { parent?: Assignment | null; calibration?: boolean; redone?: Assignment[] },
+): Wire['Assignment'] {
   const { assignment: a, task, reviewed } = work;
   const active = a.status === 'active';
   const decided = review(a);
   const parent = a.role === 'redo' ? (work.parent ?? null) : null;
   const rejection = parent ? review(parent) : undefined;
+  const earlierReviews = (work.redone ?? []).flatMap((x) => review(x) ?? []);
   return {
     assignment_id: a.assignmentId,
     role: a.role,
@@ -86,6 +90,7 @@ export function assignmentView(work: AssignmentWork & { parent?: Assignment | nu
                   attempts: work.attempts.flatMap((x) => (x.response ? [{ response: answer(x.response), active_ms: x.activeMs }] : [])),
                 }
               : {}),
+            ...(earlierReviews.length ? { earlier_reviews: earlierReviews } : {}),
           },
         }
       : {}),

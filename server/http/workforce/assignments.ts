@@ -24,12 +24,22 @@ import type { WorkerApiDeps } from './deps.ts';
 /** How soon to ask again when there is no work (seconds). */
 const retryAfterSeconds = 5;
 
-/** The worker's view of an assignment: with the rejected work of a redo and the calibration flag. */
+/**
+ * The worker's view of an assignment: with the rejected work of a redo, the calibration flag, and for
+ * a review of a redo the rejected answers it redoes (oldest first), whose reviews the reviewer sees.
+ */
 async function view(uow: UnitOfWork, work: AssignmentWork) {
   const a = work.assignment;
   const parent = a.role === 'redo' && a.parentAssignmentId ? await uow.work.get(a.parentAssignmentId, null) : null;
   const calibration = (await uow.work.getTaskWork(a.taskId))?.calibration ?? false;
-  return assignmentView({ ...work, parent, calibration });
+  const redone: Assignment[] = [];
+  for (let at = work.reviewed; at?.role === 'redo' && at.parentAssignmentId && redone.length < 20; ) {
+    const earlier = await uow.work.get(at.parentAssignmentId, null);
+    if (!earlier) break;
+    redone.unshift(earlier);
+    at = earlier;
+  }
+  return assignmentView({ ...work, parent, calibration, redone });
 }
 
 /**
