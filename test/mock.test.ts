@@ -133,7 +133,7 @@ describe.concurrent.each(generations)('the %s client decodes every documented ex
       const call = callOf(method, path) ?? rawCall(method, path);
       // A console session's operations (tag Identity) are secured by the session cookie alone; the
       // mock checks only that it is there, and that changes carry a CSRF token as the server wants.
-      const session = (op.security ?? doc.security ?? []).some((s: Json) => 'memberSession' in s)
+      const session: Record<string, string> = (op.security ?? doc.security ?? []).some((s: Json) => 'memberSession' in s)
         ? { cookie: 'humantask_session=mock-session', 'x-csrf-token': 'mock-csrf' }
         : {};
       const cases = Object.entries<Json>(op.responses).flatMap(([code, ref]) =>
