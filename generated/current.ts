@@ -2837,7 +2837,8 @@ export interface paths {
          *     parameters give those (a `type` column each row's type, unless the file has one), and
          *     `params` gives fixed parameters). The file is the request body,
          *     streamed (`Content-Type: application/x-ndjson` or `text/csv`), or is fetched from
-         *     `source_url`. The tasks join `project` and `batch` when given.
+         *     `source_url`, or is one task per object under a prefix of a connected bucket (`source_url`
+         *     ending with `/`, `params` the template). The tasks join `project` and `batch` when given.
          *
          *     The answer comes once the file is received (not when its tasks are made): the import, in
          *     state `queued` (`fetching` with `source_url`). A server process then reads it in groups of
@@ -11224,7 +11225,12 @@ export interface components {
          *     unreachable) ends the import in state `failed`, saying why. It may also be an object of one of
          *     the account's buckets (`s3://<bucket>/<key>`, `gs://<bucket>/<key>`: a manifest of tasks, whose
          *     lines may name the bucket's objects as attachments), read with the account's storage connection
-         *     to that bucket in the key's mode (none → 400 naming the bucket).
+         *     to that bucket in the key's mode (none → 400 naming the bucket). A URL that ends with `/`
+         *     (`s3://<bucket>/`, `s3://<bucket>/<prefix>/`) names a prefix instead: one task per object under
+         *     it (a key ending with `/`, a folder marker, is no object), in key order, made from the `params`
+         *     template (see `params`: `{{url}}` and `{{key}}` name the object); `type` is then required and
+         *     `format` must be `jsonl` (the server writes the file, one line per object). Listing the prefix
+         *     needs `s3:ListBucket` on the bucket.
          * @example https://example.com/datasets/tickets.jsonl
          */
         ImportSourceUrl: string;
@@ -11242,6 +11248,11 @@ export interface components {
          * @description Creation parameters given to every line, as a JSON object (URL-encoded), under what each line
          *     gives: for CSV the fixed parameters of the column mapping (`{"objects_to_annotate": ["car"],
          *     "callback_url": "https://example.com/cb"}`), for JSON Lines defaults. At most 100 keys.
+         *
+         *     For a bucket prefix (`source_url` ending with `/`) it is the template of every task: in each of
+         *     its strings, at any depth, `{{url}}` becomes the object's URL (`s3://<bucket>/<key>`) and
+         *     `{{key}}` its key (`{"attachment": "{{url}}", "metadata": {"file": "{{key}}"}}`). A template
+         *     with no `{{url}}` gets the URL as `attachment`. Elsewhere these words are not replaced.
          */
         ImportParams: string;
         /**
@@ -15877,7 +15888,12 @@ export interface operations {
                  *     unreachable) ends the import in state `failed`, saying why. It may also be an object of one of
                  *     the account's buckets (`s3://<bucket>/<key>`, `gs://<bucket>/<key>`: a manifest of tasks, whose
                  *     lines may name the bucket's objects as attachments), read with the account's storage connection
-                 *     to that bucket in the key's mode (none → 400 naming the bucket).
+                 *     to that bucket in the key's mode (none → 400 naming the bucket). A URL that ends with `/`
+                 *     (`s3://<bucket>/`, `s3://<bucket>/<prefix>/`) names a prefix instead: one task per object under
+                 *     it (a key ending with `/`, a folder marker, is no object), in key order, made from the `params`
+                 *     template (see `params`: `{{url}}` and `{{key}}` name the object); `type` is then required and
+                 *     `format` must be `jsonl` (the server writes the file, one line per object). Listing the prefix
+                 *     needs `s3:ListBucket` on the bucket.
                  * @example https://example.com/datasets/tickets.jsonl
                  */
                 source_url?: components["parameters"]["ImportSourceUrl"];
@@ -15895,6 +15911,11 @@ export interface operations {
                  * @description Creation parameters given to every line, as a JSON object (URL-encoded), under what each line
                  *     gives: for CSV the fixed parameters of the column mapping (`{"objects_to_annotate": ["car"],
                  *     "callback_url": "https://example.com/cb"}`), for JSON Lines defaults. At most 100 keys.
+                 *
+                 *     For a bucket prefix (`source_url` ending with `/`) it is the template of every task: in each of
+                 *     its strings, at any depth, `{{url}}` becomes the object's URL (`s3://<bucket>/<key>`) and
+                 *     `{{key}}` its key (`{"attachment": "{{url}}", "metadata": {"file": "{{key}}"}}`). A template
+                 *     with no `{{url}}` gets the URL as `attachment`. Elsewhere these words are not replaced.
                  */
                 params?: components["parameters"]["ImportParams"];
                 /**
@@ -15927,7 +15948,7 @@ export interface operations {
                     "application/json": components["schemas"]["Import"];
                 };
             };
-            /** @description Bad request: a query parameter is invalid (the message names it), both a body and `source_url`, or neither of them. */
+            /** @description Bad request: a query parameter is invalid (the message names it), both a body and `source_url`, or neither of them; a bucket with no storage connection; a bucket prefix without `type` or with `format` `csv`. */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -8,7 +8,14 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
-import { GetObjectCommand, HeadBucketCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { refusalReason } from '../delivery/net.ts';
@@ -207,4 +214,34 @@ export function presignedGet(access: BucketAccess, key: string, seconds: number,
   return getSignedUrl(s3Client(access, net), new GetObjectCommand({ Bucket: access.bucket, Key: key }), {
     expiresIn: Math.max(1, Math.floor(seconds)),
   });
+}
+
+/**
+ * The keys of the objects under `prefix`, in the service's order (by key), page by page; a key
+ * ending with `/` (a folder marker) is no object. Throws a StorageError naming what failed.
+ */
+export async function* listKeys(access: BucketAccess, prefix: string, net: StorageNetwork): AsyncGenerator<string> {
+  const literal = endpointRefusal(access.endpoint, net.allowPrivateNetworks);
+  if (literal)
+    throw new StorageError({
+      code: 'storage_unreachable',
+      message: `The storage endpoint ${access.endpoint} could not be reached: ${literal}.`,
+    });
+  let token: string | undefined;
+  do {
+    const page = await s3Client(access, net)
+      .send(new ListObjectsV2Command({ Bucket: access.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }))
+      .catch((err: unknown) => {
+        throw new StorageError(storageFailure(err, access));
+      });
+    for (const o of page.Contents ?? []) if (o.Key && !o.Key.endsWith('/')) yield o.Key;
+    token = page.NextContinuationToken;
+  } while (token);
+}
+
+/** A request to a bucket that failed, in the words of StorageFailure. */
+export class StorageError extends Error {
+  constructor(readonly failure: StorageFailure) {
+    super(failure.message);
+  }
 }
