@@ -2935,7 +2935,8 @@ export interface paths {
          *     A server process writes it in pages of tasks, in bounded memory and without holding up other
          *     requests; `GET /v1/exports/{exportId}` shows its progress and, once `completed`, a
          *     `download_url` that works without a key. The file is kept for `EXPORT_RETENTION_SECONDS`
-         *     (7 days by default).
+         *     (7 days by default). With a `target` (a folder of a connected bucket), the file is also
+         *     written into the account's bucket, and `target_url` names the object.
          *
          *     A format that cannot write some of the matching tasks' types is refused with 400, naming
          *     those types (filter by `type` to leave them out). Shapes a format has no place for (a line in
@@ -10569,6 +10570,16 @@ export interface components {
             image_width?: number | string;
             /** @description The height in pixels of images whose task does not give its own. */
             image_height?: number | string;
+            /**
+             * @description A folder of one of the account's buckets to write the file into as well: `s3://<bucket>/`
+             *     or `s3://<bucket>/<prefix>/` (`gs://` for Google Cloud Storage), ending with `/`. The file
+             *     is put there as `<prefix><file_name>` with the account's storage connection to that bucket
+             *     in the key's mode (none → 400 naming the bucket; the connection's key needs `s3:PutObject`),
+             *     once it is whole: the export is `completed` only when the object is written, and `failed`,
+             *     naming what the bucket answered, when it cannot be. `target_url` then names the object. The
+             *     file is kept for `download_url` as well, as any export's.
+             */
+            target?: string;
         };
         /**
          * ExportState
@@ -10647,6 +10658,13 @@ export interface components {
             size_bytes?: number;
             /** @description A name for the file (`exp_....coco.json.gz`, `exp_....yolo.tar.gz`), once `completed`. */
             file_name?: string;
+            /** @description The bucket folder the file is written into, as asked (`ExportRequest.target`); absent when none was. */
+            target?: string;
+            /**
+             * @description Once `completed` with a `target`: the object written, `<target><file_name>`
+             *     (`s3://acme-exports/weekly/exp_....jsonl.gz`), readable with the bucket's own keys.
+             */
+            target_url?: string;
             /**
              * Format: uri
              * @description Once `completed`: a link to the file that works without an API key (signed, for tools such
@@ -16253,7 +16271,7 @@ export interface operations {
                     "application/json": components["schemas"]["Export"];
                 };
             };
-            /** @description Bad request: a filter or option is invalid (the message names it), or the format cannot write some of the matching tasks' types (the message names them). */
+            /** @description Bad request: a filter or option is invalid (the message names it), the format cannot write some of the matching tasks' types (the message names them), or the `target` is in a bucket the account has no storage connection to in the key's mode (the message names it). */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -8,11 +8,13 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
+import { Readable } from 'node:stream';
 import {
   GetObjectCommand,
   HeadBucketCommand,
   HeadObjectCommand,
   ListObjectsV2Command,
+  PutObjectCommand,
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
@@ -243,5 +245,37 @@ export async function* listKeys(access: BucketAccess, prefix: string, net: Stora
 export class StorageError extends Error {
   constructor(readonly failure: StorageFailure) {
     super(failure.message);
+  }
+}
+
+/**
+ * Puts one object into the bucket from a stream of `size` bytes (a single PUT: at most 5 GiB, the
+ * S3 limit of one). Throws a StorageError naming what failed.
+ */
+export async function putObject(
+  access: BucketAccess,
+  key: string,
+  body: AsyncIterable<Buffer>,
+  meta: { size: number; contentType: string },
+  net: StorageNetwork,
+): Promise<void> {
+  const literal = endpointRefusal(access.endpoint, net.allowPrivateNetworks);
+  if (literal)
+    throw new StorageError({
+      code: 'storage_unreachable',
+      message: `The storage endpoint ${access.endpoint} could not be reached: ${literal}.`,
+    });
+  try {
+    await s3Client(access, net).send(
+      new PutObjectCommand({
+        Bucket: access.bucket,
+        Key: key,
+        Body: Readable.from(body),
+        ContentLength: meta.size,
+        ContentType: meta.contentType,
+      }),
+    );
+  } catch (err) {
+    throw new StorageError(storageFailure(err, access));
   }
 }
