@@ -1997,6 +1997,12 @@ export interface paths {
          *     - `storage_unreachable`: the endpoint did not answer (no such host, refused, timed out, or
          *       not a public address).
          *
+         *     A connection with `media: presigned` is refused before the test, with `code`
+         *     `storage_media_origin_not_allowed`, unless the bucket's origin (the endpoint's with
+         *     `path_style`, else `<bucket>.` before its host) is one the server's operator lets the labeling
+         *     app load files from (`STORAGE_MEDIA_ORIGINS`): the app's Content-Security-Policy lists exactly
+         *     those origins, so a link to any other would not load.
+         *
          *     Once connected, task attachments may name the bucket's objects (`s3://<bucket>/<key>`,
          *     `gs://<bucket>/<key>`). The secret key is sealed at rest and never returned.
          */
@@ -9679,7 +9685,9 @@ export interface components {
          *     - `presigned`: the media route answers `307` with a link signed for that one object, valid at
          *       most `STORAGE_LINK_SECONDS` (300 s by default) and never past the lease's end; the browser
          *       loads the object from the bucket. The bucket's CORS must allow the labeling app's origin
-         *       (docs/storage.md). The route is asked again (and signs again) while the lease is held.
+         *       (docs/storage.md), and the bucket's origin must be one the server lets the labeling app load
+         *       from (`STORAGE_MEDIA_ORIGINS`, which its Content-Security-Policy lists; otherwise the
+         *       connection is refused). The route is asked again (and signs again) while the lease is held.
          * @default proxy
          * @example proxy
          * @enum {string}

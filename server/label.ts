@@ -25,27 +25,33 @@ const vendorFiles = new Set(['pdf.min.mjs', 'pdf.worker.min.mjs']);
 // the customer's (a website or PDF attachment, an <iframe> of an instruction): a web page cannot be
 // passed on faithfully, so it comes from its host, sandboxed and without a referrer
 // (server/domain/markup-allowlist.ts's frameAttributes). SECURITY.md, "The labeling app".
-const csp = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "media-src 'self' blob:",
-  'frame-src http: https:',
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+// The other exception: the origins of the buckets whose objects workers' browsers load by a signed
+// link (a connection with `media: presigned`), which the operator lists (STORAGE_MEDIA_ORIGINS), and
+// no other: the media route redirects there, and the browser checks the redirect against the policy.
+const csp = (mediaOrigins: readonly string[]) => {
+  const extra = mediaOrigins.map((o) => ` ${o}`).join('');
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    `img-src 'self' data: blob:${extra}`,
+    `media-src 'self' blob:${extra}`,
+    'frame-src http: https:',
+    `connect-src 'self'${extra}`,
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+};
 
 /** Every answer under /label/ (SECURITY.md): the policy above, no framing, no sniffing, no referrer. */
-const headers = {
-  'Content-Security-Policy': csp,
+const headers = (mediaOrigins: readonly string[]) => ({
+  'Content-Security-Policy': csp(mediaOrigins),
   'X-Frame-Options': 'DENY',
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
-};
+});
 
 /** The app's files by their path under /label/: `app.js` (label/main.ts and what it imports) and its chunks. */
 type Bundle = Map<string, string>;
@@ -73,11 +79,13 @@ async function buildLabelBundle(): Promise<Bundle> {
   return files;
 }
 
-export function labelApp(): Router {
+/** The app, its pages allowed to load files from `mediaOrigins` besides their own (STORAGE_MEDIA_ORIGINS). */
+export function labelApp(mediaOrigins: readonly string[] = []): Router {
   const router = express.Router();
   let bundle: Promise<Bundle> | null = null;
+  const answerHeaders = headers(mediaOrigins);
   router.use((_req, res, next) => {
-    res.set(headers);
+    res.set(answerHeaders);
     next();
   });
   router.get(['/app.js', '/chunks/:file'], async (req, res, next) => {

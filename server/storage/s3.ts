@@ -43,10 +43,18 @@ export interface StorageNetwork {
 export interface StorageSettings extends StorageNetwork {
   /** The longest a link signed for a worker's browser lives (STORAGE_LINK_SECONDS); never past the lease. */
   linkSeconds: number;
+  /** The origins the labeling app may load files from (STORAGE_MEDIA_ORIGINS): a presigned bucket's must be one. */
+  mediaOrigins: readonly string[];
 }
 
 /** The defaults of server/config.ts (an app made without settings: a test's, the bench's). */
-export const defaultStorageSettings: StorageSettings = { allowPrivateNetworks: [], timeoutMs: 15_000, linkSeconds: 300 };
+export const defaultStorageSettings: StorageSettings = { allowPrivateNetworks: [], timeoutMs: 15_000, linkSeconds: 300, mediaOrigins: [] };
+
+/** The origin a link signed for one of the bucket's objects points at: the endpoint's, with the bucket before its host unless path-style. */
+export function bucketOrigin(access: Pick<BucketAccess, 'bucket' | 'endpoint' | 'pathStyle'>): string {
+  const u = new URL(access.endpoint);
+  return access.pathStyle ? u.origin : `${u.protocol}//${access.bucket}.${u.host}`;
+}
 
 /** The defaults a connection request leaves out. */
 export function endpointDefaults(provider: 's3' | 'gcs', region: string | undefined, endpoint: string | undefined) {
