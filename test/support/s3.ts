@@ -75,3 +75,7 @@ export async function startBucketServer(buckets: string[], origin = '*'): Promis
     },
   };
 }
+
+/** The storage checks' bucket (`--bucket`) on a test bucket server: a bucket "conformance" made at its start. */
+export const conformanceBucket = (buckets: TestBucketServer) =>
+  ({ endpoint: buckets.endpoint, name: 'conformance', region: 'us-east-1', ...s3Keys }) as const;
