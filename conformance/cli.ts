@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { progressSink } from './progress.ts';
 import { summaryText, writeReports } from './report.ts';
 import { defaultRuns, runConformance } from './runner.ts';
-import type { Generation, Options } from './types.ts';
+import type { BucketOption, Generation, Options } from './types.ts';
 
 const conformanceUsage = `usage: humantask conformance --base-url URL --key KEY [options]
 
@@ -26,6 +26,12 @@ Tests a server of this API against the contract and the API description's rules.
   --signing-secret S      are then verified (service-callback-auth, webhook-signature); else inspected
   --callback-host HOST    address of this machine that the server can reach; the suite receives
                           callbacks there (callback checks are skipped without it), e.g. 127.0.0.1
+  --bucket URL            a bucket of an S3-protocol service that this machine and the server can
+                          reach, as the service's origin and the bucket's name, path style:
+                          https://minio.example.com:9000/conformance (storage checks skipped without it)
+  --bucket-key ID:SECRET  keys of that bucket that may list, read and write it (the storage checks
+                          connect it to the account, put objects under conformance/ and read exports)
+  --bucket-region R       the bucket's region (default us-east-1)
   --only PATTERN          only checks whose id or area contains PATTERN (case-insensitive)
   --report DIR            write report.xml (JUnit), report.html and report.json into DIR
   --seed N                seed of the generated input (default 1; printed, so any run can be repeated)
@@ -62,6 +68,9 @@ function parseConformanceArgs(args: string[]): Options & { reportDir?: string } 
       'settings-key': { type: 'string' },
       'worker-token': { type: 'string' },
       'callback-host': { type: 'string' },
+      bucket: { type: 'string' },
+      'bucket-key': { type: 'string' },
+      'bucket-region': { type: 'string', default: 'us-east-1' },
       only: { type: 'string' },
       report: { type: 'string' },
       seed: { type: 'string', default: '1' },
@@ -85,6 +94,7 @@ function parseConformanceArgs(args: string[]): Options & { reportDir?: string } 
   const runs = Number(values.runs);
   if (!Number.isInteger(runs) || runs < 1) throw new UsageError('--runs is a positive integer');
   if (values.profile !== 'full' && values.profile !== 'mock') throw new UsageError('--profile is full or mock');
+  const bucket = bucketOption(values.bucket, values['bucket-key'], values['bucket-region']);
   return {
     baseUrl,
     key: values.key,
@@ -103,7 +113,18 @@ function parseConformanceArgs(args: string[]): Options & { reportDir?: string } 
     profile: values.profile,
     ...(values['legacy-prefix'] !== undefined ? { legacyPrefix: values['legacy-prefix'] } : {}),
     ...(values.cleanup ? { cleanup: true } : {}),
+    ...(bucket ? { bucket } : {}),
   };
+}
+
+/** --bucket, --bucket-key and --bucket-region read; undefined without --bucket. */
+function bucketOption(url: string | undefined, key: string | undefined, region = 'us-east-1'): BucketOption | undefined {
+  if (url === undefined && key === undefined) return undefined;
+  const m = url === undefined ? null : /^(https?:\/\/[^/]+)\/([^/?#]+)\/?$/.exec(url);
+  if (!m) throw new UsageError("--bucket is the service's origin and the bucket, e.g. https://minio.example.com:9000/conformance");
+  const colon = key?.indexOf(':') ?? -1;
+  if (!key || colon < 1 || colon === key.length - 1) throw new UsageError('--bucket-key ID:SECRET is required with --bucket');
+  return { endpoint: m[1]!, name: m[2]!, region, accessKeyId: key.slice(0, colon), secretAccessKey: key.slice(colon + 1) };
 }
 
 /** Runs the suite as the command line says; resolves to the exit status. */

@@ -58,6 +58,9 @@ const ruleBeyondSchema: Record<string, number[]> = {
   // An import names a project or batch the run may not have (404) and a source_url the server must
   // fetch: one it may not reach, or that answers no file, is refused with 400 naming why.
   createImport: [400, 404],
+  // An export's target names a bucket: one the account has no storage connection to is refused with
+  // 400 naming it (the generated targets name buckets the run never connected).
+  createExport: [400],
   ...storageOutcomes(),
 };
 

@@ -157,6 +157,7 @@ function missingNeed(check: Check, options: Options): string | undefined {
     if (need === 'callbackSecrets' && !(options.callbackAuthKey && options.signingSecret))
       return "needs --callback-auth-key and --signing-secret (the account's callback secrets)";
     if (need === 'callback' && !options.callbackHost) return 'needs --callback-host (an address of this machine the server can reach)';
+    if (need === 'bucket' && !options.bucket) return 'needs --bucket and --bucket-key (a bucket the suite and the server can reach)';
   }
   return undefined;
 }

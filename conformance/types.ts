@@ -44,6 +44,21 @@ export interface Options {
   cleanup?: boolean;
   /** Generated requests per operation and kind (valid, invalid); default 6. */
   runs?: number;
+  /**
+   * A bucket of an S3-protocol service that both the suite and the server under test can reach,
+   * and keys that may list, read and write it: the storage checks connect it to the account, put
+   * objects in it and read what the server wrote (skipped without it).
+   */
+  bucket?: BucketOption;
+}
+
+/** `--bucket URL` (the service's origin and the bucket, path style) with `--bucket-key` and `--bucket-region`. */
+export interface BucketOption {
+  endpoint: string;
+  name: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
 }
 
 export interface RequestOptions {
@@ -147,7 +162,7 @@ export interface Check {
   /** Generations it applies to (default both). */
   generations?: Generation[];
   /** Options it needs; the check is skipped (and listed) when one is missing. */
-  needs?: Array<'otherKey' | 'liveKey' | 'settingsKey' | 'workerToken' | 'callback' | 'callbackSecrets'>;
+  needs?: Array<'otherKey' | 'liveKey' | 'settingsKey' | 'workerToken' | 'callback' | 'callbackSecrets' | 'bucket'>;
   /** Whether it runs with `--profile mock` (default: shape and generated checks do, behaviour checks do not). */
   mock?: boolean;
   run(ctx: CheckContext): Promise<void>;

@@ -1997,6 +1997,12 @@ export interface paths {
          *     - `storage_unreachable`: the endpoint did not answer (no such host, refused, timed out, or
          *       not a public address).
          *
+         *     A connection with `media: presigned` is refused before the test, with `code`
+         *     `storage_media_origin_not_allowed`, unless the bucket's origin (the endpoint's with
+         *     `path_style`, else `<bucket>.` before its host) is one the server's operator lets the labeling
+         *     app load files from (`STORAGE_MEDIA_ORIGINS`): the app's Content-Security-Policy lists exactly
+         *     those origins, so a link to any other would not load.
+         *
          *     Once connected, task attachments may name the bucket's objects (`s3://<bucket>/<key>`,
          *     `gs://<bucket>/<key>`). The secret key is sealed at rest and never returned.
          */
@@ -3405,7 +3411,8 @@ export interface paths {
          *     parameters give those (a `type` column each row's type, unless the file has one), and
          *     `params` gives fixed parameters). The file is the request body,
          *     streamed (`Content-Type: application/x-ndjson` or `text/csv`), or is fetched from
-         *     `source_url`. The tasks join `project` and `batch` when given.
+         *     `source_url`, or is one task per object under a prefix of a connected bucket (`source_url`
+         *     ending with `/`, `params` the template). The tasks join `project` and `batch` when given.
          *
          *     The answer comes once the file is received (not when its tasks are made): the import, in
          *     state `queued` (`fetching` with `source_url`). A server process then reads it in groups of
@@ -3502,7 +3509,8 @@ export interface paths {
          *     A server process writes it in pages of tasks, in bounded memory and without holding up other
          *     requests; `GET /v1/exports/{exportId}` shows its progress and, once `completed`, a
          *     `download_url` that works without a key. The file is kept for `EXPORT_RETENTION_SECONDS`
-         *     (7 days by default).
+         *     (7 days by default). With a `target` (a folder of a connected bucket), the file is also
+         *     written into the account's bucket, and `target_url` names the object.
          *
          *     A format that cannot write some of the matching tasks' types is refused with 400, naming
          *     those types (filter by `type` to leave them out). Shapes a format has no place for (a line in
@@ -10267,7 +10275,9 @@ export interface components {
          *     - `presigned`: the media route answers `307` with a link signed for that one object, valid at
          *       most `STORAGE_LINK_SECONDS` (300 s by default) and never past the lease's end; the browser
          *       loads the object from the bucket. The bucket's CORS must allow the labeling app's origin
-         *       (docs/storage.md). The route is asked again (and signs again) while the lease is held.
+         *       (docs/storage.md), and the bucket's origin must be one the server lets the labeling app load
+         *       from (`STORAGE_MEDIA_ORIGINS`, which its Content-Security-Policy lists; otherwise the
+         *       connection is refused). The route is asked again (and signs again) while the lease is held.
          * @default proxy
          * @example proxy
          * @enum {string}
@@ -11967,6 +11977,16 @@ export interface components {
             image_width?: number | string;
             /** @description The height in pixels of images whose task does not give its own. */
             image_height?: number | string;
+            /**
+             * @description A folder of one of the account's buckets to write the file into as well: `s3://<bucket>/`
+             *     or `s3://<bucket>/<prefix>/` (`gs://` for Google Cloud Storage), ending with `/`. The file
+             *     is put there as `<prefix><file_name>` with the account's storage connection to that bucket
+             *     in the key's mode (none → 400 naming the bucket; the connection's key needs `s3:PutObject`),
+             *     once it is whole: the export is `completed` only when the object is written, and `failed`,
+             *     naming what the bucket answered, when it cannot be. `target_url` then names the object. The
+             *     file is kept for `download_url` as well, as any export's.
+             */
+            target?: string;
         };
         /**
          * ExportState
@@ -12045,6 +12065,13 @@ export interface components {
             size_bytes?: number;
             /** @description A name for the file (`exp_....coco.json.gz`, `exp_....yolo.tar.gz`), once `completed`. */
             file_name?: string;
+            /** @description The bucket folder the file is written into, as asked (`ExportRequest.target`); absent when none was. */
+            target?: string;
+            /**
+             * @description Once `completed` with a `target`: the object written, `<target><file_name>`
+             *     (`s3://acme-exports/weekly/exp_....jsonl.gz`), readable with the bucket's own keys.
+             */
+            target_url?: string;
             /**
              * Format: uri
              * @description Once `completed`: a link to the file that works without an API key (signed, for tools such
@@ -12726,7 +12753,12 @@ export interface components {
          *     unreachable) ends the import in state `failed`, saying why. It may also be an object of one of
          *     the account's buckets (`s3://<bucket>/<key>`, `gs://<bucket>/<key>`: a manifest of tasks, whose
          *     lines may name the bucket's objects as attachments), read with the account's storage connection
-         *     to that bucket in the key's mode (none → 400 naming the bucket).
+         *     to that bucket in the key's mode (none → 400 naming the bucket). A URL that ends with `/`
+         *     (`s3://<bucket>/`, `s3://<bucket>/<prefix>/`) names a prefix instead: one task per object under
+         *     it (a key ending with `/`, a folder marker, is no object), in key order, made from the `params`
+         *     template (see `params`: `{{url}}` and `{{key}}` name the object); `type` is then required and
+         *     `format` must be `jsonl` (the server writes the file, one line per object). Listing the prefix
+         *     needs `s3:ListBucket` on the bucket.
          * @example https://example.com/datasets/tickets.jsonl
          */
         ImportSourceUrl: string;
@@ -12744,6 +12776,11 @@ export interface components {
          * @description Creation parameters given to every line, as a JSON object (URL-encoded), under what each line
          *     gives: for CSV the fixed parameters of the column mapping (`{"objects_to_annotate": ["car"],
          *     "callback_url": "https://example.com/cb"}`), for JSON Lines defaults. At most 100 keys.
+         *
+         *     For a bucket prefix (`source_url` ending with `/`) it is the template of every task: in each of
+         *     its strings, at any depth, `{{url}}` becomes the object's URL (`s3://<bucket>/<key>`) and
+         *     `{{key}}` its key (`{"attachment": "{{url}}", "metadata": {"file": "{{key}}"}}`). A template
+         *     with no `{{url}}` gets the URL as `attachment`. Elsewhere these words are not replaced.
          */
         ImportParams: string;
         /**
@@ -18556,7 +18593,12 @@ export interface operations {
                  *     unreachable) ends the import in state `failed`, saying why. It may also be an object of one of
                  *     the account's buckets (`s3://<bucket>/<key>`, `gs://<bucket>/<key>`: a manifest of tasks, whose
                  *     lines may name the bucket's objects as attachments), read with the account's storage connection
-                 *     to that bucket in the key's mode (none → 400 naming the bucket).
+                 *     to that bucket in the key's mode (none → 400 naming the bucket). A URL that ends with `/`
+                 *     (`s3://<bucket>/`, `s3://<bucket>/<prefix>/`) names a prefix instead: one task per object under
+                 *     it (a key ending with `/`, a folder marker, is no object), in key order, made from the `params`
+                 *     template (see `params`: `{{url}}` and `{{key}}` name the object); `type` is then required and
+                 *     `format` must be `jsonl` (the server writes the file, one line per object). Listing the prefix
+                 *     needs `s3:ListBucket` on the bucket.
                  * @example https://example.com/datasets/tickets.jsonl
                  */
                 source_url?: components["parameters"]["ImportSourceUrl"];
@@ -18574,6 +18616,11 @@ export interface operations {
                  * @description Creation parameters given to every line, as a JSON object (URL-encoded), under what each line
                  *     gives: for CSV the fixed parameters of the column mapping (`{"objects_to_annotate": ["car"],
                  *     "callback_url": "https://example.com/cb"}`), for JSON Lines defaults. At most 100 keys.
+                 *
+                 *     For a bucket prefix (`source_url` ending with `/`) it is the template of every task: in each of
+                 *     its strings, at any depth, `{{url}}` becomes the object's URL (`s3://<bucket>/<key>`) and
+                 *     `{{key}}` its key (`{"attachment": "{{url}}", "metadata": {"file": "{{key}}"}}`). A template
+                 *     with no `{{url}}` gets the URL as `attachment`. Elsewhere these words are not replaced.
                  */
                 params?: components["parameters"]["ImportParams"];
                 /**
@@ -18606,7 +18653,7 @@ export interface operations {
                     "application/json": components["schemas"]["Import"];
                 };
             };
-            /** @description Bad request: a query parameter is invalid (the message names it), both a body and `source_url`, or neither of them. */
+            /** @description Bad request: a query parameter is invalid (the message names it), both a body and `source_url`, or neither of them; a bucket with no storage connection; a bucket prefix without `type` or with `format` `csv`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -18914,7 +18961,7 @@ export interface operations {
                     "application/json": components["schemas"]["Export"];
                 };
             };
-            /** @description Bad request: a filter or option is invalid (the message names it), or the format cannot write some of the matching tasks' types (the message names them). */
+            /** @description Bad request: a filter or option is invalid (the message names it), the format cannot write some of the matching tasks' types (the message names them), or the `target` is in a bucket the account has no storage connection to in the key's mode (the message names it). */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -84,9 +84,12 @@ export interface Config {
   /**
    * Customers' buckets (issue 37): each request to a storage service connects and answers within
    * STORAGE_TIMEOUT_MS (default 15000); a link signed for a worker's browser lives at most
-   * STORAGE_LINK_SECONDS (default 300), and never past the assignment's lease.
+   * STORAGE_LINK_SECONDS (default 300), and never past the assignment's lease. The labeling app
+   * loads files from the origins of STORAGE_MEDIA_ORIGINS (comma-separated; none by default) as well
+   * as its own: its Content-Security-Policy lists exactly these, and only a bucket of one of them may
+   * have `media: presigned`.
    */
-  storage: { timeoutMs: number; linkSeconds: number };
+  storage: { timeoutMs: number; linkSeconds: number; mediaOrigins: string[] };
   /** Origins allowed to call from a browser (CORS_ORIGINS, comma-separated, `*` for any; none by default). */
   corsOrigins: string[];
   /** Prometheus metrics at /metrics (METRICS=true; off by default). */
@@ -158,6 +161,27 @@ export interface Config {
     jitter: number;
     allowPrivateNetworks: string[];
   };
+}
+
+/** A comma-separated list of web origins (`https://host[:port]`), each checked and written as browsers write it. */
+function origins(name: string, env: NodeJS.ProcessEnv): string[] {
+  return (env[name] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((raw) => {
+      let u: URL | null = null;
+      try {
+        u = new URL(raw);
+      } catch {
+        u = null;
+      }
+      if (!u || (u.protocol !== 'https:' && u.protocol !== 'http:') || u.origin !== raw.replace(/\/$/, '').toLowerCase())
+        throw new Error(
+          `${name} must list origins such as https://bucket.s3.eu-west-1.amazonaws.com (scheme, host and port only), got "${raw}"`,
+        );
+      return u.origin;
+    });
 }
 
 function int(name: string, fallback: number, env: NodeJS.ProcessEnv): number {
@@ -240,6 +264,7 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storage: {
       timeoutMs: Math.max(1, int('STORAGE_TIMEOUT_MS', 15_000, env)),
       linkSeconds: Math.max(1, int('STORAGE_LINK_SECONDS', 300, env)),
+      mediaOrigins: origins('STORAGE_MEDIA_ORIGINS', env),
     },
     corsOrigins: (env.CORS_ORIGINS ?? '')
       .split(',')

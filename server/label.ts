@@ -44,27 +44,33 @@ const pdfjsBuild = () => path.join(path.dirname(createRequire(import.meta.url).r
 // the customer's (a website or PDF attachment, an <iframe> of an instruction): a web page cannot be
 // passed on faithfully, so it comes from its host, sandboxed and without a referrer
 // (server/domain/markup-allowlist.ts's frameAttributes). SECURITY.md, "The labeling app".
-const csp = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "media-src 'self' blob:",
-  'frame-src http: https:',
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+// The other exception: the origins of the buckets whose objects workers' browsers load by a signed
+// link (a connection with `media: presigned`), which the operator lists (STORAGE_MEDIA_ORIGINS), and
+// no other: the media route redirects there, and the browser checks the redirect against the policy.
+const csp = (mediaOrigins: readonly string[]) => {
+  const extra = mediaOrigins.map((o) => ` ${o}`).join('');
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    `img-src 'self' data: blob:${extra}`,
+    `media-src 'self' blob:${extra}`,
+    'frame-src http: https:',
+    `connect-src 'self'${extra}`,
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+};
 
 /** Every answer under /label/ (SECURITY.md): the policy above, no framing, no sniffing, no referrer. */
-const headers = {
-  'Content-Security-Policy': csp,
+const headers = (mediaOrigins: readonly string[]) => ({
+  'Content-Security-Policy': csp(mediaOrigins),
   'X-Frame-Options': 'DENY',
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
-};
+});
 
 /** A file as sent: plain, and compressed with each encoding a browser may ask for. */
 interface Encoded {
@@ -230,10 +236,12 @@ function shipped(router: Router, cache: Encodings): void {
   });
 }
 
-export function labelApp(): Router {
+/** The app, its pages allowed to load files from `mediaOrigins` besides their own (STORAGE_MEDIA_ORIGINS). */
+export function labelApp(mediaOrigins: readonly string[] = []): Router {
   const router = express.Router();
+  const answerHeaders = headers(mediaOrigins);
   router.use((_req, res, next) => {
-    res.set(headers);
+    res.set(answerHeaders);
     next();
   });
   const cache: Encodings = new Map();

@@ -217,7 +217,7 @@ export async function startServer(
   }
   const docs = existsSync(path.join(docsSite, 'index.html'));
   if (docs) root.use('/docs', express.static(docsSite));
-  root.use('/label', labelApp());
+  root.use('/label', labelApp(config.storage.mediaOrigins));
   // An export's signed download link works without a key: served before the API's authentication.
   root.use(downloadRouter(uow, transfer, now));
   // /, /healthz, /readyz, /openapi/*, /metrics and a 404 for what is not the API: all without a key.

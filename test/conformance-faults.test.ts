@@ -11,6 +11,7 @@ import { behaviourChecks } from '../conformance/checks/index.ts';
 import { loadContract } from '../conformance/contract.ts';
 import { runConformance, type ConformanceRun } from '../conformance/runner.ts';
 import type { Check, Generation, Options } from '../conformance/types.ts';
+import { conformanceBucket, startBucketServer, type TestBucketServer } from './support/s3.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { createWorker } from './support/workers.ts';
 
@@ -805,6 +806,54 @@ const cases: Record<string, Case> = {
     checks: byId('identity/no-leak'),
     expectFailed: ['identity/no-leak'],
   },
+  'a storage connection is kept untested (the proxy answers 200 to a refused connection)': {
+    fault: {
+      response(req, res) {
+        if (req.method !== 'POST' || apiPath(req.url) !== '/v1/storage/connections' || res.status !== 400) return;
+        const asked = JSON.parse(req.body.toString('utf8'));
+        res.status = 200;
+        setJson(res, { connection_id: `stc_${randomBytes(12).toString('hex')}`, provider: 's3', bucket: asked.bucket, media: 'proxy' });
+      },
+    },
+    checks: byId('storage/connection-tested'),
+    expectFailed: ['storage/connection-tested'],
+  },
+  'a bucket attachment needs no connection (the proxy answers a refused one with a task)': {
+    fault: {
+      async response(req, res, upstream) {
+        if (!isCreation(req) || res.status !== 400 || !json(res).error?.includes('no storage connection')) return;
+        const body = JSON.parse(req.body.toString('utf8'));
+        const made = await upstream({
+          ...req,
+          body: Buffer.from(JSON.stringify({ ...body, attachment: 'https://example.com/frame.png' })),
+        });
+        Object.assign(res, { status: made.status, headers: made.headers, body: made.body });
+      },
+    },
+    checks: byId('storage/attachment-needs-connection'),
+    expectFailed: ['storage/attachment-needs-connection'],
+  },
+  'an import from a bucket prefix drops its template (the proxy removes params)': {
+    fault: {
+      request(req) {
+        if (req.method === 'POST' && apiPath(req.url) === '/v1/imports' && req.url.searchParams.get('source_url')?.endsWith('/'))
+          req.url.searchParams.delete('params');
+      },
+    },
+    checks: byId('storage/import-prefix'),
+    expectFailed: ['storage/import-prefix'],
+  },
+  'an export is not written into its target bucket (the proxy removes target)': {
+    fault: {
+      request(req) {
+        if (req.method !== 'POST' || apiPath(req.url) !== '/v1/exports' || req.body.length === 0) return;
+        const { target: _target, ...rest } = JSON.parse(req.body.toString('utf8'));
+        req.body = Buffer.from(JSON.stringify(rest));
+      },
+    },
+    checks: byId('storage/export-to-bucket'),
+    expectFailed: ['storage/export-to-bucket'],
+  },
 };
 
 describe('the conformance suite reports planted faults', () => {
@@ -812,8 +861,11 @@ describe('the conformance suite reports planted faults', () => {
   let other: AccountSecrets;
   let proxy: Awaited<ReturnType<typeof startProxy>>;
   let workerToken: string;
+  let buckets: TestBucketServer;
 
   beforeAll(async () => {
+    // The storage checks' bucket: an S3-protocol server on loopback, which the suite and the server both reach.
+    buckets = await startBucketServer(['conformance']);
     // A short lease: workforce/lease-expiry waits one out.
     server = await startTestServer('pglite', {
       DELIVERY_POLL_MS: '20',
@@ -874,6 +926,7 @@ describe('the conformance suite reports planted faults', () => {
   afterAll(async () => {
     await proxy?.close();
     await server?.close();
+    await buckets?.close();
   });
 
   function run(c: Case): Promise<ConformanceRun> {
@@ -887,6 +940,7 @@ describe('the conformance suite reports planted faults', () => {
       callbackHost: '127.0.0.1',
       seed: 7,
       profile: 'full',
+      bucket: conformanceBucket(buckets),
       ...(c.only ? { only: c.only } : {}),
     };
     return runConformance(options, c.checks ? { checks: c.checks } : {});

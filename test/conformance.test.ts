@@ -16,6 +16,7 @@ import { runConformance, type ConformanceRun } from '../conformance/runner.ts';
 import type { CheckResult } from '../conformance/types.ts';
 import { checkUnits } from './mutation/checks.ts';
 import { testBrowser } from './support/browser.ts';
+import { conformanceBucket, startBucketServer, type TestBucketServer } from './support/s3.ts';
 import { conformanceEnv as env, conformanceKeys, databases, hasPostgres, startTestServer, type TestServer } from './support/server.ts';
 import { root } from './support/spec.ts';
 
@@ -25,10 +26,13 @@ const units = checkUnits();
 describe.each(databases)('our server on %s', (db) => {
   const skip = db === 'postgres' && !hasPostgres();
   let server: TestServer;
+  let buckets: TestBucketServer;
   // One full run (its checks share fixtures, as an implementer's run does); the tests read its results.
   let run: ConformanceRun;
   beforeAll(async () => {
     if (skip) return;
+    // The storage checks' bucket: an S3-protocol server on loopback.
+    buckets = await startBucketServer(['conformance']);
     server = await startTestServer(db, env);
     const keys = await conformanceKeys(server);
     run = await runConformance({
@@ -42,10 +46,12 @@ describe.each(databases)('our server on %s', (db) => {
       callbackHost: '127.0.0.1',
       seed: 1,
       profile: 'full',
+      bucket: conformanceBucket(buckets),
     });
   }, 900_000);
   afterAll(async () => {
     await server?.close();
+    await buckets?.close();
   });
 
   it.skipIf(skip).each(units.map((u) => [`${u.generation} | ${u.id}`, u] as const))('passes %s', (_name, unit) => {

@@ -17,6 +17,7 @@ import { paramRuleChecks } from './param-rules.ts';
 import { projectChecks } from './projects.ts';
 import { qualityChecks } from './quality.ts';
 import { taskChangeChecks } from './task-changes.ts';
+import { storageChecks } from './storage.ts';
 import { taskStateChecks } from './task-states.ts';
 import { testModeChecks } from './test-mode.ts';
 import { testModeRuleChecks } from './test-mode-rules.ts';
@@ -34,6 +35,7 @@ export const behaviourChecks: Check[] = [
   ...testModeRuleChecks,
   ...uniqueIdChecks,
   ...transferChecks,
+  ...storageChecks,
   ...idempotencyChecks,
   ...taskChangeChecks,
   ...paramRuleChecks,

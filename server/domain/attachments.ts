@@ -18,6 +18,13 @@ export function bucketObject(url: string): BucketObject | null {
   return { provider: m[1]!.toLowerCase() === 'gs' ? 'gcs' : 's3', bucket: m[2]!, key: m[3]! };
 }
 
+/** A prefix of a customer's bucket: `s3://<bucket>/` or `s3://<bucket>/<prefix>/` (ending with `/`); null otherwise. */
+export function bucketPrefix(url: string): { provider: 's3' | 'gcs'; bucket: string; prefix: string } | null {
+  const m = /^(s3|gs):\/\/([^/?#]+)\/([^?#]*\/)?$/i.exec(url);
+  if (!m) return null;
+  return { provider: m[1]!.toLowerCase() === 'gs' ? 'gcs' : 's3', bucket: m[2]!, prefix: m[3] ?? '' };
+}
+
 /** The scheme of a provider's attachment URLs. */
 export const bucketScheme = (provider: 's3' | 'gcs') => (provider === 'gcs' ? 'gs' : 's3');
 

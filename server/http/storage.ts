@@ -4,7 +4,7 @@ import { DomainError, notFound } from '../domain/errors.ts';
 import { newTaskId } from '../domain/ids.ts';
 import { recordActivity } from '../domain/identity/activity.ts';
 import { bucketScheme } from '../domain/attachments.ts';
-import { defaultStorageSettings, endpointDefaults, testBucket } from '../storage/s3.ts';
+import { bucketOrigin, defaultStorageSettings, endpointDefaults, testBucket } from '../storage/s3.ts';
 import { requestActivity } from './activity.ts';
 import type { HandlerDeps } from './tasks.ts';
 import type { OperationRequest, Operations } from './typed.ts';
@@ -31,6 +31,14 @@ export function storageHandlers({ uow, storage = defaultStorageSettings }: Handl
       const existing = await uow.storage.forBucket(caller.account.accountId, caller.mode, provider, body.bucket);
       if (existing)
         throw new DomainError('conflict', `This account already has a connection to ${prefix} (${existing.connectionId}).`, 'conflict');
+      if ((body.media ?? 'proxy') === 'presigned' && !storage.mediaOrigins.includes(bucketOrigin(access)))
+        throw new DomainError(
+          'invalid',
+          `Workers' browsers cannot load files from ${bucketOrigin(access)}: the labeling app loads files only from the origins ` +
+            `STORAGE_MEDIA_ORIGINS lists (${storage.mediaOrigins.length > 0 ? storage.mediaOrigins.join(', ') : 'none on this server'}). ` +
+            'Use media "proxy", or ask the operator to add the origin.',
+          'storage_media_origin_not_allowed',
+        );
       const failure = await testBucket(access, storage);
       if (failure) throw new DomainError('invalid', failure.message, failure.code);
       const now = new Date();

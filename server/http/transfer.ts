@@ -107,6 +107,7 @@ export function transferHandlers({ uow, transfer }: HandlerDeps) {
         view: body?.view ?? 'current',
         imageWidth: body?.image_width === undefined ? undefined : Number(body.image_width),
         imageHeight: body?.image_height === undefined ? undefined : Number(body.image_height),
+        target: body?.target,
       });
       return exportView(record, downloadLink(deps, record, origin, deps.now()));
     },

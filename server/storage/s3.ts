@@ -8,7 +8,16 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
-import { GetObjectCommand, HeadBucketCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { Readable } from 'node:stream';
+import {
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { refusalReason } from '../delivery/net.ts';
@@ -34,10 +43,18 @@ export interface StorageNetwork {
 export interface StorageSettings extends StorageNetwork {
   /** The longest a link signed for a worker's browser lives (STORAGE_LINK_SECONDS); never past the lease. */
   linkSeconds: number;
+  /** The origins the labeling app may load files from (STORAGE_MEDIA_ORIGINS): a presigned bucket's must be one. */
+  mediaOrigins: readonly string[];
 }
 
 /** The defaults of server/config.ts (an app made without settings: a test's, the bench's). */
-export const defaultStorageSettings: StorageSettings = { allowPrivateNetworks: [], timeoutMs: 15_000, linkSeconds: 300 };
+export const defaultStorageSettings: StorageSettings = { allowPrivateNetworks: [], timeoutMs: 15_000, linkSeconds: 300, mediaOrigins: [] };
+
+/** The origin a link signed for one of the bucket's objects points at: the endpoint's, with the bucket before its host unless path-style. */
+export function bucketOrigin(access: Pick<BucketAccess, 'bucket' | 'endpoint' | 'pathStyle'>): string {
+  const u = new URL(access.endpoint);
+  return access.pathStyle ? u.origin : `${u.protocol}//${access.bucket}.${u.host}`;
+}
 
 /** The defaults a connection request leaves out. */
 export function endpointDefaults(provider: 's3' | 'gcs', region: string | undefined, endpoint: string | undefined) {
@@ -207,4 +224,66 @@ export function presignedGet(access: BucketAccess, key: string, seconds: number,
   return getSignedUrl(s3Client(access, net), new GetObjectCommand({ Bucket: access.bucket, Key: key }), {
     expiresIn: Math.max(1, Math.floor(seconds)),
   });
+}
+
+/**
+ * The keys of the objects under `prefix`, in the service's order (by key), page by page; a key
+ * ending with `/` (a folder marker) is no object. Throws a StorageError naming what failed.
+ */
+export async function* listKeys(access: BucketAccess, prefix: string, net: StorageNetwork): AsyncGenerator<string> {
+  const literal = endpointRefusal(access.endpoint, net.allowPrivateNetworks);
+  if (literal)
+    throw new StorageError({
+      code: 'storage_unreachable',
+      message: `The storage endpoint ${access.endpoint} could not be reached: ${literal}.`,
+    });
+  let token: string | undefined;
+  do {
+    const page = await s3Client(access, net)
+      .send(new ListObjectsV2Command({ Bucket: access.bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) }))
+      .catch((err: unknown) => {
+        throw new StorageError(storageFailure(err, access));
+      });
+    for (const o of page.Contents ?? []) if (o.Key && !o.Key.endsWith('/')) yield o.Key;
+    token = page.NextContinuationToken;
+  } while (token);
+}
+
+/** A request to a bucket that failed, in the words of StorageFailure. */
+export class StorageError extends Error {
+  constructor(readonly failure: StorageFailure) {
+    super(failure.message);
+  }
+}
+
+/**
+ * Puts one object into the bucket from a stream of `size` bytes (a single PUT: at most 5 GiB, the
+ * S3 limit of one). Throws a StorageError naming what failed.
+ */
+export async function putObject(
+  access: BucketAccess,
+  key: string,
+  body: AsyncIterable<Buffer>,
+  meta: { size: number; contentType: string },
+  net: StorageNetwork,
+): Promise<void> {
+  const literal = endpointRefusal(access.endpoint, net.allowPrivateNetworks);
+  if (literal)
+    throw new StorageError({
+      code: 'storage_unreachable',
+      message: `The storage endpoint ${access.endpoint} could not be reached: ${literal}.`,
+    });
+  try {
+    await s3Client(access, net).send(
+      new PutObjectCommand({
+        Bucket: access.bucket,
+        Key: key,
+        Body: Readable.from(body),
+        ContentLength: meta.size,
+        ContentType: meta.contentType,
+      }),
+    );
+  } catch (err) {
+    throw new StorageError(storageFailure(err, access));
+  }
 }

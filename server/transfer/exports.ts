@@ -16,11 +16,13 @@ import { setImmediate as yieldToOthers } from 'node:timers/promises';
 import { createGzip } from 'node:zlib';
 import type { Logger } from 'pino';
 import { pack } from 'tar-stream';
+import { bucketPrefix, bucketScheme } from '../domain/attachments.ts';
 import { invalid } from '../domain/errors.ts';
 import { newTaskId } from '../domain/ids.ts';
 import type { Caller, Json, Task } from '../domain/model.ts';
 import type { ExportProgress, ExportRecord, TaskFilters, UnitOfWork } from '../domain/ports.ts';
 import { currentTaskView, legacyTaskView } from '../http/views/tasks.ts';
+import { putObject, StorageError } from '../storage/s3.ts';
 import type { FolderEntry, FormatContext, ImageSize, Scratch } from './formats/format.ts';
 import { exportFormats } from './formats/index.ts';
 import type { TransferConfig } from './settings.ts';
@@ -39,6 +41,8 @@ export interface ExportRequest {
   view: 'current' | 'legacy';
   imageWidth: number | undefined;
   imageHeight: number | undefined;
+  /** A folder of one of the account's buckets to write the file into (`s3://<bucket>/<prefix>/`). */
+  target: string | undefined;
 }
 
 const dateFilters = ['startTime', 'endTime', 'completedAfter', 'completedBefore', 'updatedAfter', 'updatedBefore'] as const;
@@ -56,6 +60,16 @@ function filtersFromJson(json: Record<string, unknown>): TaskFilters {
 export async function requestExport(uow: UnitOfWork, caller: Caller, request: ExportRequest): Promise<ExportRecord> {
   const format = exportFormats.get(request.format);
   if (!format) throw invalid(`format ${request.format} is not an export format.`);
+  const target = request.target === undefined ? null : bucketPrefix(request.target);
+  if (request.target !== undefined && !target)
+    throw invalid(
+      `target ${request.target} is not a bucket folder: give s3://<bucket>/ or s3://<bucket>/<prefix>/ (gs:// for Google Cloud Storage).`,
+    );
+  if (target && !(await uow.storage.forBucket(caller.account.accountId, caller.mode, target.provider, target.bucket)))
+    throw invalid(
+      `target ${request.target} is in bucket "${target.bucket}", and this account has no storage connection to ` +
+        `${bucketScheme(target.provider)}://${target.bucket}/ in ${caller.mode} mode (POST /v1/storage/connections).`,
+    );
   const now = new Date();
   // The tasks created up to now: a task created while the export is written is not in it.
   const filters: TaskFilters = {
@@ -85,6 +99,7 @@ export async function requestExport(uow: UnitOfWork, caller: Caller, request: Ex
     options: {
       ...(request.imageWidth !== undefined ? { imageWidth: request.imageWidth } : {}),
       ...(request.imageHeight !== undefined ? { imageHeight: request.imageHeight } : {}),
+      ...(request.target !== undefined ? { target: request.target } : {}),
     },
     tasksTotal: total,
     tasksWritten: 0,
@@ -106,6 +121,16 @@ export async function requestExport(uow: UnitOfWork, caller: Caller, request: Ex
 /** The file's name: the export id and the format's suffix. */
 export const exportFileName = (r: Pick<ExportRecord, 'exportId' | 'format'>) =>
   `${r.exportId}.${exportFormats.get(r.format)?.suffix ?? 'gz'}`;
+
+/** The bucket folder the export is written into as well, as asked; null when none. */
+export const exportTarget = (r: Pick<ExportRecord, 'options'>): string | null =>
+  typeof r.options.target === 'string' ? r.options.target : null;
+
+/** The object an export with a target is written to: the folder and the file's name. */
+export const exportTargetUrl = (r: Pick<ExportRecord, 'exportId' | 'format' | 'options'>): string | null => {
+  const target = exportTarget(r);
+  return target === null ? null : `${target}${exportFileName(r)}`;
+};
 
 class LeaseLost extends Error {}
 
@@ -233,6 +258,11 @@ export function exportWorker(uow: UnitOfWork, config: TransferConfig, logger: Lo
     } finally {
       for (const s of scratches) await s.remove();
     }
+    const unwritten = await writeToTarget(job, size);
+    if (unwritten !== null) {
+      await uow.transfer.clearExportFile(job.exportId);
+      return fail(unwritten);
+    }
     const at = now();
     const saved = await uow.transfer.saveExportProgress(job.exportId, token, {
       state: 'completed',
@@ -246,6 +276,36 @@ export function exportWorker(uow: UnitOfWork, config: TransferConfig, logger: Lo
       leaseUntil: null,
     });
     if (!saved) throw new LeaseLost();
+  }
+
+  /** Puts the whole file into the export's target folder, if it has one: null when done (or none), else why not. */
+  async function writeToTarget(job: ExportRecord, size: number): Promise<string | null> {
+    const url = exportTargetUrl(job);
+    const where = url === null ? null : bucketPrefix(exportTarget(job)!);
+    if (url === null || where === null) return null;
+    const access = await uow.storage.forBucket(job.accountId, job.mode, where.provider, where.bucket);
+    if (!access) return `The file could not be written to ${url}: the account has no storage connection to its bucket any more.`;
+    async function* pieces(): AsyncIterable<Buffer> {
+      for (let seq = 0; ; ) {
+        const page = await uow.transfer.exportChunks(job.exportId, seq, 4);
+        for (const p of page) yield p.data;
+        if (page.length < 4) return;
+        seq = page.at(-1)!.seq + 1;
+      }
+    }
+    try {
+      await putObject(
+        access,
+        `${where.prefix}${exportFileName(job)}`,
+        pieces(),
+        { size, contentType: 'application/gzip' },
+        { allowPrivateNetworks: config.allowPrivateNetworks, timeoutMs: Math.max(config.leaseMs, 60_000) },
+      );
+      return null;
+    } catch (err) {
+      if (err instanceof StorageError) return `The file could not be written to ${url}: ${err.message}`;
+      throw err;
+    }
   }
 
   /** Expires kept files past their time, then claims one due export and writes it; true when one was claimed. */

@@ -20,9 +20,9 @@ import type { ImportProgress, ImportRecord, ImportSettings, RefusedLine, Reposit
 import { UniqueIdTaken } from '../domain/ports.ts';
 import { projectByName } from '../domain/projects.ts';
 import { createTasksInBulk, type BulkCreation } from '../domain/tasks.ts';
-import { bucketObject, bucketScheme } from '../domain/attachments.ts';
+import { bucketObject, bucketPrefix, bucketScheme } from '../domain/attachments.ts';
 import { safeRequest } from '../delivery/net.ts';
-import { presignedGet } from '../storage/s3.ts';
+import { listKeys, presignedGet, StorageError } from '../storage/s3.ts';
 import { checkJsonDepth } from '../http/body-limits.ts';
 import { loadContract } from '../http/contract.ts';
 import { HttpError, toErrorAnswer } from '../http/errors.ts';
@@ -83,6 +83,52 @@ async function sourceLink(uow: UnitOfWork, job: ImportRecord, config: TransferCo
   return presignedGet(access, object.key, manifestLinkSeconds, { allowPrivateNetworks: config.allowPrivateNetworks, timeoutMs: 15_000 });
 }
 
+/** The words of a template that name the object (ImportParams): its URL and its key. */
+const URL_WORD = '{{url}}';
+const KEY_WORD = '{{key}}';
+
+/** The template with the object's URL and key put in its strings, at any depth; its URL as `attachment` when it names none. */
+function filledTemplate(template: Json, url: string, key: string): Json {
+  let named = false;
+  const fill = (v: unknown): unknown => {
+    if (typeof v === 'string') {
+      if (v.includes(URL_WORD)) named = true;
+      return v.replaceAll(URL_WORD, url).replaceAll(KEY_WORD, key);
+    }
+    if (Array.isArray(v)) return v.map(fill);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x)]));
+    return v;
+  };
+  const filled = fill(template) as Json;
+  return named ? filled : { ...filled, attachment: url };
+}
+
+/**
+ * The lines of an import from a bucket prefix: one creation per object under it, from the
+ * template, handed to `take` (false: stop). Null when done, else why the listing failed.
+ */
+async function prefixLines(
+  uow: UnitOfWork,
+  job: ImportRecord,
+  where: NonNullable<ReturnType<typeof bucketPrefix>>,
+  config: TransferConfig,
+  take: (piece: Buffer) => Promise<boolean>,
+): Promise<string | null> {
+  const access = await uow.storage.forBucket(job.accountId, job.mode, where.provider, where.bucket);
+  if (!access) return 'the account has no storage connection to its bucket any more';
+  const scheme = bucketScheme(where.provider);
+  try {
+    for await (const key of listKeys(access, where.prefix, { allowPrivateNetworks: config.allowPrivateNetworks, timeoutMs: 15_000 })) {
+      const line = filledTemplate(job.settings.params ?? {}, `${scheme}://${where.bucket}/${key}`, key);
+      if (!(await take(Buffer.from(`${JSON.stringify(line)}\n`)))) return null;
+    }
+  } catch (err) {
+    if (err instanceof StorageError) return err.message.replace(/\.$/, '');
+    throw err;
+  }
+  return null;
+}
+
 /**
  * POST /v1/imports: checks what applies to the whole file (its type, project, batch), then keeps
  * the streamed body in pieces and answers the import, queued; or, with a source URL, answers it at
@@ -95,16 +141,21 @@ export async function receiveImport(
   config: TransferConfig,
 ): Promise<ImportRecord> {
   const { settings, upload } = request;
-  const format = request.format ?? (upload?.contentType?.toLowerCase().startsWith('text/csv') ? 'csv' : 'jsonl');
+  const prefix = settings.sourceUrl === undefined ? null : bucketPrefix(settings.sourceUrl);
+  const format = prefix ? 'jsonl' : (request.format ?? (upload?.contentType?.toLowerCase().startsWith('text/csv') ? 'csv' : 'jsonl'));
   const hasBody = upload !== undefined && upload.contentLength !== 0;
   if (settings.sourceUrl !== undefined && hasBody) throw invalid('Send the file as the request body or give source_url, not both.');
   if (settings.sourceUrl === undefined && !hasBody) throw invalid('Send the file as the request body, or give source_url.');
-  const manifest = settings.sourceUrl === undefined ? null : bucketObject(settings.sourceUrl);
+  const manifest = prefix ?? (settings.sourceUrl === undefined ? null : bucketObject(settings.sourceUrl));
   if (manifest && !(await uow.storage.forBucket(caller.account.accountId, caller.mode, manifest.provider, manifest.bucket)))
     throw invalid(
       `source_url ${settings.sourceUrl} is in bucket "${manifest.bucket}", and this account has no storage connection to ` +
         `${bucketScheme(manifest.provider)}://${manifest.bucket}/ in ${caller.mode} mode (POST /v1/storage/connections).`,
     );
+  if (prefix && settings.type === undefined)
+    throw invalid(`An import from a bucket prefix needs type: each object under ${settings.sourceUrl} becomes a task of that type.`);
+  if (prefix && request.format === 'csv')
+    throw invalid('An import from a bucket prefix makes one JSON line per object from the params template: format csv does not apply.');
   if (settings.type !== undefined)
     assertTypeEnabled(caller, loadContract('current').creations.get(`/v1/task/${settings.type}`)?.type ?? settings.type);
   if (settings.batch !== undefined) await getBatch(uow, caller, settings.batch);
@@ -313,26 +364,43 @@ export function importWorker(uow: UnitOfWork, config: TransferConfig, logger: Lo
     };
     // A fetch begun by a process that died starts again: what it kept is dropped first.
     await uow.transfer.saveImportProgress(job.importId, token, progressOf({ ...job, bytesTotal: 0 }), ALL_PIECES);
+    const take = async (piece: Buffer) => {
+      total += piece.length;
+      if (total > config.importMaxBytes) {
+        tooBig = true;
+        return false;
+      }
+      pending.push(piece);
+      pendingBytes += piece.length;
+      await write(false);
+      return true;
+    };
+    const failed = (error: string) => ({ ...job, state: 'failed' as const, error, finishedAt: now(), updatedAt: now(), leaseUntil: null });
+    const prefix = bucketPrefix(job.settings.sourceUrl!);
+    let next: ImportRecord;
+    if (prefix) {
+      const listFailure = await prefixLines(uow, job, prefix, config, take);
+      if (listFailure !== null) next = failed(`The objects under source_url could not be listed: ${listFailure}.`);
+      else if (tooBig)
+        next = failed(
+          `The objects under source_url make a file larger than ${config.importMaxBytes} bytes, the import limit (IMPORT_MAX_BYTES): import a narrower prefix.`,
+        );
+      else {
+        await write(true);
+        next = { ...job, state: 'running', bytesTotal: total, updatedAt: now() };
+      }
+      const drop = next.state === 'failed' ? ALL_PIECES : 0;
+      if (!(await uow.transfer.saveImportProgress(job.importId, token, progressOf(next), drop))) throw new LeaseLost();
+      return next;
+    }
     const source = await sourceLink(uow, job, config);
     const answer = await safeRequest(source ?? 'about:no-connection', {
       method: 'GET',
       timeoutMs: Math.max(config.leaseMs * 10, 600_000),
       maxResponseBytes: 0,
       allowPrivateNetworks: [...config.allowPrivateNetworks],
-      async sink(piece) {
-        total += piece.length;
-        if (total > config.importMaxBytes) {
-          tooBig = true;
-          return false;
-        }
-        pending.push(piece);
-        pendingBytes += piece.length;
-        await write(false);
-        return true;
-      },
+      sink: take,
     });
-    const failed = (error: string) => ({ ...job, state: 'failed' as const, error, finishedAt: now(), updatedAt: now(), leaseUntil: null });
-    let next: ImportRecord;
     if (source === null)
       next = failed(`The file could not be fetched from source_url: the account has no storage connection to its bucket any more.`);
     else if (tooBig)

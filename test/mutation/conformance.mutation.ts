@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failureText } from '../../conformance/report.ts';
 import { runConformance } from '../../conformance/runner.ts';
 import type { CheckResult } from '../../conformance/types.ts';
+import { conformanceBucket, startBucketServer, type TestBucketServer } from '../support/s3.ts';
 import { conformanceEnv, conformanceKeys, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { checkUnits } from './checks.ts';
 
@@ -23,7 +24,10 @@ const runs = Number(process.env.MUTATION_RUNS ?? 1);
 describe('conformance', () => {
   let server: TestServer;
   let keys: Awaited<ReturnType<typeof conformanceKeys>>;
+  let buckets: TestBucketServer;
   beforeAll(async () => {
+    // The storage checks' bucket: an S3-protocol server on loopback.
+    buckets = await startBucketServer(['conformance']);
     // Stryker runs this file once per mutant, each time in a new worker: a server start per mutant.
     server = await startTestServer(hasPostgres() ? 'postgres' : 'pglite', env);
     keys = await conformanceKeys(server);
@@ -32,6 +36,7 @@ describe('conformance', () => {
   });
   afterAll(async () => {
     await server?.close();
+    await buckets?.close();
   });
 
   // `gen | id |`: no test name is part of another (Stryker selects tests by an unanchored name pattern).
@@ -50,6 +55,7 @@ describe('conformance', () => {
           seed: 1,
           runs,
           profile: 'full',
+          bucket: conformanceBucket(buckets),
         },
         { checks: [unit.check()] },
       );

@@ -31,7 +31,13 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('bucke
     receiver = await startReceiver();
     server = await startTestServer(
       db,
-      { ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8', ATTACHMENT_CHECK_POLL_MS: '50', DELIVERY_POLL_MS: '50', WORK_SWEEP_POLL_MS: '0' },
+      {
+        ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8',
+        STORAGE_MEDIA_ORIGINS: buckets.endpoint,
+        ATTACHMENT_CHECK_POLL_MS: '50',
+        DELIVERY_POLL_MS: '50',
+        WORK_SWEEP_POLL_MS: '0',
+      },
       undefined,
       { now: clock.now },
     );

@@ -37,7 +37,11 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('stora
         done();
       },
     });
-    server = await startTestServer(db, { ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8' }, pino({ level: 'debug' }, stream));
+    server = await startTestServer(
+      db,
+      { ALLOW_PRIVATE_NETWORKS: '127.0.0.0/8', STORAGE_MEDIA_ORIGINS: bucketServer.endpoint },
+      pino({ level: 'debug' }, stream),
+    );
     call = client(server, 'current', server.dev.test_key);
   });
   afterAll(async () => {
@@ -135,6 +139,12 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('stora
         json: bucket('acme-images', { endpoint: bucketServer.endpoint.replace('127.0.0.1', 'localhost') }),
       });
       expect(named.body).toMatchObject({ status_code: 400, code: 'storage_unreachable' });
+      // Presigned links to an origin the labeling app may not load from (STORAGE_MEDIA_ORIGINS lists none here).
+      const presigned = await client(strict, 'current', strict.dev.test_key)('POST', '/v1/storage/connections', {
+        json: bucket('acme-images', { media: 'presigned' }),
+      });
+      expect(presigned.body).toMatchObject({ status_code: 400, code: 'storage_media_origin_not_allowed' });
+      expect(presigned.body.error).toContain(`cannot load files from ${bucketServer.endpoint}`);
     } finally {
       await strict.close();
     }

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { DeleteBucketCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 
 /** s3rver's one account. */
@@ -24,6 +24,10 @@ export interface TestBucketServer {
   endpoint: string;
   put(bucket: string, key: string, body: string | Buffer, contentType?: string): Promise<void>;
   get(bucket: string, key: string): Promise<string | null>;
+  /** An object's bytes (a gzip file, say), or null when there is none. */
+  getBytes(bucket: string, key: string): Promise<Buffer | null>;
+  /** Deletes an empty bucket (what a customer who removes it does). */
+  deleteBucket(bucket: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -53,6 +57,17 @@ export async function startBucketServer(buckets: string[], origin = '*'): Promis
         return null;
       }
     },
+    async getBytes(bucket, key) {
+      try {
+        const r = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        return r.Body ? Buffer.from(await r.Body.transformToByteArray()) : null;
+      } catch {
+        return null;
+      }
+    },
+    async deleteBucket(bucket) {
+      await client.send(new DeleteBucketCommand({ Bucket: bucket }));
+    },
     async close() {
       client.destroy();
       await server.close();
@@ -60,3 +75,7 @@ export async function startBucketServer(buckets: string[], origin = '*'): Promis
     },
   };
 }
+
+/** The storage checks' bucket (`--bucket`) on a test bucket server: a bucket "conformance" made at its start. */
+export const conformanceBucket = (buckets: TestBucketServer) =>
+  ({ endpoint: buckets.endpoint, name: 'conformance', region: 'us-east-1', ...s3Keys }) as const;

@@ -1,6 +1,7 @@
 // The wire shapes of imports and exports (tag "Imports and exports").
 import type { components } from '../../../generated/current.ts';
 import type { ExportRecord, ImportRecord, RefusedLine } from '../../domain/ports.ts';
+import { exportTarget, exportTargetUrl } from '../../transfer/exports.ts';
 import { stored } from './stored.ts';
 
 type Schemas = components['schemas'];
@@ -44,6 +45,8 @@ export function exportView(r: ExportRecord, link: { url: string; expiresAt: Date
     tasks_written: r.tasksWritten,
     skipped: r.skipped.slice(0, 100),
     ...(r.state === 'completed' && r.sizeBytes !== null ? { size_bytes: r.sizeBytes } : {}),
+    ...(exportTarget(r) !== null ? { target: exportTarget(r)! } : {}),
+    ...(r.state === 'completed' && exportTargetUrl(r) !== null ? { target_url: exportTargetUrl(r)! } : {}),
     ...(link ? { file_name: link.fileName, download_url: link.url, download_expires_at: link.expiresAt.toISOString() } : {}),
     ...(r.state === 'completed' && r.expiresAt !== null ? { expires_at: r.expiresAt.toISOString() } : {}),
     ...(r.error !== null ? { error: r.error } : {}),
