@@ -854,6 +854,22 @@ const cases: Record<string, Case> = {
     checks: byId('storage/export-to-bucket'),
     expectFailed: ['storage/export-to-bucket'],
   },
+  'logging in wants an API key, as if it were no public operation (issue 34)': {
+    fault: {
+      response(req, res) {
+        if (req.method !== 'POST' || apiPath(req.url) !== '/v1/session' || req.headers.authorization) return;
+        Object.assign(res, refusal('A valid API key is required.', 401));
+        res.headers['www-authenticate'] = 'Basic realm="humantask"';
+      },
+    },
+    only: 'auth/no-key/loginMember',
+    expectFailed: ['auth/no-key/loginMember'],
+  },
+  'a session cookie the server never handed out is taken (the proxy sends it with the main key; issue 34)': {
+    fault: {},
+    only: 'auth/no-key/listMembers',
+    expectFailed: ['auth/no-key/listMembers'],
+  },
 };
 
 describe('the conformance suite reports planted faults', () => {
@@ -893,6 +909,13 @@ describe('the conformance suite reports planted faults', () => {
     });
     cases["a key's scopes are not enforced (issue 34)"]!.fault = asMain(['scope_missing']);
     cases["a member's role is not enforced (issue 34)"]!.fault = asMain(['role_missing']);
+    cases['a session cookie the server never handed out is taken (the proxy sends it with the main key; issue 34)']!.fault = {
+      async response(req, res, upstream) {
+        if (res.status !== 401 || !req.headers.cookie?.includes('humantask_session=')) return;
+        const { cookie: _c, 'x-csrf-token': _t, ...headers } = req.headers;
+        Object.assign(res, await upstream({ ...req, headers: { ...headers, authorization: mainAuth } }));
+      },
+    };
     cases["another account sees the main account's members and keys (issue 34)"]!.fault = {
       request(req) {
         if (req.headers.authorization === otherAuth && /^\/v1\/(members|api_keys)/.test(apiPath(req.url)))
