@@ -82,7 +82,8 @@ export function executeIn(tx: Database): Execute {
   return <R>(st: Statement) =>
     withStatementName(st.name, async () => {
       const parts = st.text.split(/\$(\d+)/);
-      const chunks: SQL[] = parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${st.values[Number(part) - 1]}`));
+      // One parameter each, as outside a transaction: an array (`= ANY($1::text[])`) is one value, not a list to expand.
+      const chunks: SQL[] = parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${sql.param(st.values[Number(part) - 1])}`));
       const result = (await tx.execute(sql.join(chunks))) as unknown as { rows: R[] };
       return result.rows;
     });
