@@ -220,6 +220,9 @@ const quality = [
   'POST /v1/task/{taskId}/promote',
 ];
 // Issue 34: members, sessions, single sign-on, scoped keys and the activity log (current generation only).
+/** The operations the console added (issue 35). */
+const consoleOperations = ['POST /v1/tasks/cancel'];
+
 const identity = [
   'POST /v1/session',
   'GET /v1/session',
@@ -275,7 +278,10 @@ const workerApi = [
 
 describe('coverage of the API description', () => {
   it.each([
-    ['current', [...expectedEndpoints([...olderTypes, ...newerTypes]), ...workforceManagement, ...quality, ...identity].sort()],
+    [
+      'current',
+      [...expectedEndpoints([...olderTypes, ...newerTypes]), ...workforceManagement, ...quality, ...identity, ...consoleOperations].sort(),
+    ],
     ['legacy', expectedEndpoints(olderTypes)],
     ['workforce', [...workerApi].sort()],
   ] as const)('the %s contract has every endpoint, and no other', (api, expected) => {

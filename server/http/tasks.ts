@@ -15,6 +15,7 @@ import {
   getTask,
   listTaskCallbacks,
   listTasks,
+  cancelMatchingTasks,
   redeliverTaskCallback,
   removeTaskTags,
   setTaskMetadata,
@@ -25,6 +26,7 @@ import type { Contract } from './contract.ts';
 import type { IdentityDeps } from './identity-deps.ts';
 import { HttpError } from './errors.ts';
 import { concurrentAnswer } from './idempotency.ts';
+import { noteActivity } from './activity.ts';
 import { Replay, type OperationRequest, type Operations } from './typed.ts';
 import { callbackHistoryView, statusesFor, type ListShape } from './views/tasks.ts';
 
@@ -143,23 +145,7 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: Handle
     create,
     getTask: async ({ path, caller }: Shared<'getTask'>) => views.task(await getTask(uow, caller, path.taskId, new Date())),
     async listTasks({ query: q, caller }: { query: TaskListQuery; caller: Shared<'listTasks'>['caller'] }) {
-      const filters: TaskFilters = {
-        // created_after/created_before are start_time/end_time by other names: both bounds apply.
-        startTime: latest(parseTimeFilter('start_time', q.start_time), parseTimeFilter('created_after', q.created_after)),
-        endTime: earliest(parseTimeFilter('end_time', q.end_time), parseTimeFilter('created_before', q.created_before)),
-        statuses: q.status === undefined ? undefined : statusesFor(gen, q.status),
-        type: q.type,
-        project: q.project,
-        batch: q.batch,
-        uniqueId: q.unique_id,
-        tags: listOf(q.tags),
-        customerReviewStatus: q.customer_review_status,
-        completedAfter: parseTimeFilter('completed_after', q.completed_after),
-        completedBefore: parseTimeFilter('completed_before', q.completed_before),
-        updatedAfter: parseTimeFilter('updated_after', q.updated_after),
-        updatedBefore: parseTimeFilter('updated_before', q.updated_before),
-      };
-      for (const key of Object.keys(filters) as (keyof TaskFilters)[]) if (filters[key] === undefined) delete filters[key];
+      const filters = taskFilters(gen, q);
       const limit = q.limit ?? 100;
       const offset = views.pagesByOffset ? (q.offset ?? 0) : undefined;
       // The shape flags change no match: a next_token stays bound to the filters alone.
@@ -173,6 +159,20 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: Handle
         filterKey: JSON.stringify(Object.entries(filterParams).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
       });
       return views.list(page, limit, offset ?? 0, { attachmentUrl: flag(q.include_attachment_url), limited: flag(q.limited_response) });
+    },
+    /** Current generation only (handlers.ts): the list's filters, up to `limit` pending tasks canceled. */
+    async cancelTasks({ query: q, caller }: OperationRequest<Operations['current']['cancelTasks']>) {
+      const { limit: _l, clear_unique_id: _c, ...filterParams } = q;
+      const { taskIds, hasMore } = await cancelMatchingTasks(
+        uow,
+        caller,
+        taskFilters(gen, filterParams),
+        q.limit ?? 100,
+        flag(q.clear_unique_id),
+        new Date(),
+      );
+      noteActivity({ details: { canceled: taskIds.length, filters: filterParams as Json } });
+      return { canceled: taskIds.length, task_ids: taskIds, has_more: hasMore };
     },
     async cancelTask({ path, query, caller }: Shared<'cancelTask'>) {
       const clear = flag(query.clear_unique_id);
@@ -197,4 +197,29 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: Handle
     auditTask: async ({ path, body, caller }: Shared<'auditTask'>) =>
       views.task(await auditTask(uow, caller, path.taskId, body, new Date(), work)),
   };
+}
+
+/** The list's filters as the domain takes them (times parsed; `created_*` are the `*_time` bounds by other names). */
+function taskFilters(
+  gen: Generation,
+  q: Omit<TaskListQuery, 'limit' | 'offset' | 'next_token' | 'include_attachment_url' | 'limited_response'>,
+): TaskFilters {
+  const filters: TaskFilters = {
+    // created_after/created_before are start_time/end_time by other names: both bounds apply.
+    startTime: latest(parseTimeFilter('start_time', q.start_time), parseTimeFilter('created_after', q.created_after)),
+    endTime: earliest(parseTimeFilter('end_time', q.end_time), parseTimeFilter('created_before', q.created_before)),
+    statuses: q.status === undefined ? undefined : statusesFor(gen, q.status),
+    type: q.type,
+    project: q.project,
+    batch: q.batch,
+    uniqueId: q.unique_id,
+    tags: listOf(q.tags),
+    customerReviewStatus: q.customer_review_status,
+    completedAfter: parseTimeFilter('completed_after', q.completed_after),
+    completedBefore: parseTimeFilter('completed_before', q.completed_before),
+    updatedAfter: parseTimeFilter('updated_after', q.updated_after),
+    updatedBefore: parseTimeFilter('updated_before', q.updated_before),
+  };
+  for (const key of Object.keys(filters) as (keyof TaskFilters)[]) if (filters[key] === undefined) delete filters[key];
+  return filters;
 }
