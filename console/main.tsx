@@ -11,6 +11,7 @@ import { href, navigate, useRoute, type Route } from './route.ts';
 import { Home } from './screens/home.tsx';
 import { Members } from './screens/members.tsx';
 import { Sessions } from './screens/sessions.tsx';
+import { TasksScreen } from './screens/tasks.tsx';
 import { Heading, Link } from './ui.tsx';
 
 interface Screen {
@@ -24,6 +25,12 @@ interface Screen {
 /** The screens in the order of the navigation. */
 const screens: Screen[] = [
   { path: '', title: 'Home', needs: 'getMemberSession', draw: ({ session, route }) => <Home session={session} route={route} /> },
+  {
+    path: 'tasks',
+    title: 'Tasks',
+    needs: 'listTasks',
+    draw: ({ session, route }) => <TasksScreen route={route} role={session.member.role} />,
+  },
   { path: 'members', title: 'Members', needs: 'listMembers', draw: () => <Members /> },
   { path: 'sessions', title: 'Your sessions', needs: 'listMemberSessions', draw: ({ logOut }) => <Sessions onLoggedOut={logOut} /> },
 ];

@@ -136,7 +136,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the c
       await logInWithKeyboard(page, account, owner.email, owner.password);
       await page.getByRole('heading', { name: account }).waitFor();
       const nav = page.getByRole('navigation', { name: 'Screens' });
-      expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'Members', 'Your sessions']);
+      expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'Tasks', 'Members', 'Your sessions']);
       await expectNoAxeViolation(page);
       await consoleScreenshot(page, 'home');
 
@@ -181,7 +181,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the c
         await page.getByRole('heading', { name: 'Not for your role' }).waitFor();
         expect(await page.getByText(`Your role (${role}) may not open Members.`).count()).toBe(1);
         const nav = page.getByRole('navigation', { name: 'Screens' });
-        expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'Your sessions']);
+        expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'Tasks', 'Your sessions']);
         const refused = await page.evaluate(async () => {
           const res = await fetch('/v1/members', { headers: { 'humantask-mode': 'test' } });
           return { status: res.status, body: await res.json() };
