@@ -273,6 +273,8 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the c
         expect(requests.some((u) => u.startsWith(`${idp.issuer}/auth`))).toBe(true);
         expect(requests.some((u) => u.startsWith(`${server.url}/console/sso/callback?code=`))).toBe(true);
         expect(await page.getByText('ana@example.com (viewer)').count()).toBe(1);
+        // The heading is drawn before the list has come: wait for its row.
+        await page.getByRole('cell', { name: 'sso', exact: true }).waitFor();
         expect(await page.getByRole('cell', { name: 'sso', exact: true }).count()).toBe(1);
       } finally {
         await close();
