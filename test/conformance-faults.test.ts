@@ -172,6 +172,17 @@ const cases: Record<string, Case> = {
     generations: ['current', 'legacy'],
     expectFailed: ['task-states/cancel-completed-current', 'task-states/cancel-completed-legacy'],
   },
+  'the bulk cancel ignores its filters (the proxy drops them from POST /v1/tasks/cancel)': {
+    fault: {
+      request(req) {
+        if (req.method !== 'POST' || apiPath(req.url) !== '/v1/tasks/cancel') return;
+        for (const name of [...req.url.searchParams.keys()]) if (name !== 'limit') req.url.searchParams.delete(name);
+      },
+    },
+    checks: byId('task-states/cancel-by-filter'),
+    generations: ['current'],
+    expectFailed: ['task-states/cancel-by-filter'],
+  },
   'unique_id is not enforced (the proxy drops it from creation bodies)': {
     fault: {
       request(req) {

@@ -41,7 +41,12 @@ export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['cur
 }
 
 export function legacyHandlers(deps: HandlerDeps): HandlerTable<Operations['legacy']> {
-  const { create, ...tasks } = taskHandlers(deps, { task: legacyTaskView, list: legacyTaskListView, pagesByOffset: true });
+  // The bulk cancel is the current generation's only (issue 35).
+  const {
+    create,
+    cancelTasks: _currentOnly,
+    ...tasks
+  } = taskHandlers(deps, { task: legacyTaskView, list: legacyTaskListView, pagesByOffset: true });
   const { create: createTraining, ...training } = trainingHandlers(deps);
   return {
     ...tasks,
