@@ -3,60 +3,24 @@
 // code for a member who has one), the page of an invitation's link, the mode switch in the URL, the
 // navigation that offers each role only what it may open (and the server's refusal of the rest),
 // log-out, and axe-core on each screen.
-import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Provider from 'oidc-provider';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TOTP } from 'otpauth';
 import { testBrowser } from './support/browser.ts';
+import { testProvider } from './support/oidc.ts';
 import { consoleScreenshot, expectNoAxeViolation, logInWithKeyboard, openConsole } from './support/console.ts';
 import { accountWithOwner, memberWithRole, send, type MemberSession } from './support/members.ts';
 import { databases, hasPostgres, startTestServer, type TestServer } from './support/server.ts';
 
-/**
- * An OpenID Connect provider on loopback (oidc-provider) whose person, Ana, logs in and consents as
- * soon as the browser reaches its interaction page.
- */
+/** An OpenID Connect provider on loopback whose person, Ana, logs in and consents at once. */
 async function identityProvider(redirectUri: string) {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'k1', alg: 'RS256', use: 'sig' };
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: 'humantask',
-        client_secret: 'provider-secret',
-        redirect_uris: [redirectUri],
-        response_types: ['code'],
-        grant_types: ['authorization_code'],
-        token_endpoint_auth_method: 'client_secret_post',
-      },
-    ],
-    jwks: { keys: [jwk as never] },
-    cookies: { keys: ['test-cookie-key'] },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    conformIdTokenClaims: false,
-    features: { devInteractions: { enabled: false } },
-    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
-    findAccount: async (_ctx, sub) => ({
-      accountId: sub,
-      claims: async () => ({ sub, email: 'ana@example.com', email_verified: true, name: 'Ana Lima' }),
-    }),
-  });
-  server.on('request', async (req, res) => {
-    if (req.url?.startsWith('/interaction/')) {
-      const details = await provider.interactionDetails(req, res);
-      const grant = new provider.Grant({ accountId: 'ana', clientId: String(details.params.client_id) });
-      grant.addOIDCScope('openid email profile');
-      await provider.interactionFinished(req, res, { login: { accountId: 'ana' }, consent: { grantId: await grant.save() } });
-      return;
-    }
-    provider.callback()(req, res);
-  });
+  const op = testProvider({ issuer, redirectUri, users: { ana: { email: 'ana@example.com', name: 'Ana Lima' } } });
+  server.on('request', (req, res) => void op.handle(req, res));
   return { issuer, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
