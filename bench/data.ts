@@ -18,7 +18,9 @@ import { postgresAvailable, startCluster } from '../test/support/postgres.ts';
 import { keysOf, onCleanup, rssMbOf, run, serveChild, sleep, spread, textTable, today } from './lib.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const { values: args } = parseArgs({ options: { lines: { type: 'string', default: '1000000' }, db: { type: 'string', default: 'both' } } });
+const { values: args } = parseArgs({
+  options: { lines: { type: 'string', default: '1000000' }, db: { type: 'string', default: 'both' }, profile: { type: 'string' } },
+});
 const LINES = Number(args.lines);
 const DBS = (args.db === 'both' ? ['postgres', 'pglite'] : [args.db]) as ('postgres' | 'pglite')[];
 
@@ -111,13 +113,16 @@ async function benchOne(db: 'postgres' | 'pglite', file: string) {
     env = { DATABASE_URL: await cluster.createDatabase() };
   }
   // One process (the import's rate is one process's); no callback leaves the machine.
-  const server = await serveChild({
-    ...env,
-    WORKERS: '1',
-    LOG_LEVEL: 'warn',
-    IMPORT_MAX_BYTES: String(4 * 1024 ** 3),
-    REQUEST_TIMEOUT_MS: '3600000',
-  });
+  const server = await serveChild(
+    {
+      ...env,
+      WORKERS: '1',
+      LOG_LEVEL: 'warn',
+      IMPORT_MAX_BYTES: String(4 * 1024 ** 3),
+      REQUEST_TIMEOUT_MS: '3600000',
+    },
+    args.profile ? ['--cpu-prof', `--cpu-prof-dir=${args.profile}`] : [],
+  );
   try {
     const key = keysOf(server.output()).test;
     const before = listLoad(server.url, key);

@@ -637,6 +637,9 @@ export interface BulkCreation {
   key: string | null;
 }
 
+/** How many tasks of a bulk creation go to the database in one statement. */
+const BULK_SLICE = 100;
+
 /** What became of each line: a task, a duplicate of an existing one, or the error of its single creation. */
 export type BulkOutcome = { created: string } | { duplicate: true } | { refused: DomainError };
 
@@ -686,10 +689,23 @@ export async function createTasksInBulk(
     keys.length ? repos.transfer.heldImportKeys(accountId, caller.mode, keys) : new Set<string>(),
   ]);
   const outcomes: BulkOutcome[] = [];
-  const tasks: Task[] = [];
-  const callbacks: OutboxMessage[] = [];
   const newKeys: { key: string; taskId: string }[] = [];
   const batches = new Set<string>();
+  // The tasks go to the database a slice at a time, each slice's statement sent before the next is
+  // built: the database writes one slice while this process builds the next (issue 36's bench).
+  const writes: Promise<void>[] = [];
+  let slice: Task[] = [];
+  let callbacks: OutboxMessage[] = [];
+  const send = async () => {
+    if (slice.length === 0) return;
+    const written = repos.tasks.createMany(slice, callbacks, caller.mode === 'live' ? slice.length : 0);
+    // Awaited below, with the others: a slice refused meanwhile is no unhandled rejection.
+    written.catch(() => {});
+    writes.push(written);
+    slice = [];
+    callbacks = [];
+    await new Promise((resolve) => setImmediate(resolve));
+  };
   for (const line of lines) {
     const uniqueId = typeof line.body.unique_id === 'string' ? line.body.unique_id : null;
     if ((uniqueId !== null && heldIds.has(uniqueId)) || (uniqueId === null && line.key !== null && heldKeys.has(line.key))) {
@@ -725,12 +741,12 @@ export async function createTasksInBulk(
       if (callback) callbacks.push(callback);
     }
     if (task.batch !== null) batches.add(task.batch);
-    tasks.push(task);
+    slice.push(task);
     outcomes.push({ created: task.taskId });
+    if (slice.length >= BULK_SLICE) await send();
   }
-  if (tasks.length > 0) {
-    await repos.tasks.createMany(tasks, callbacks, caller.mode === 'live' ? tasks.length : 0);
-    if (newKeys.length) await repos.transfer.addImportKeys(accountId, caller.mode, newKeys);
-  }
+  await send();
+  for (const written of writes) await written;
+  if (newKeys.length) await repos.transfer.addImportKeys(accountId, caller.mode, newKeys);
   return { outcomes, batches };
 }

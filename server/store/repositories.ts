@@ -389,7 +389,10 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       async heldUniqueIds(accountId, mode, uniqueIds) {
         const rows = await execute<{ unique_id: string }>(
           statement(
-            `SELECT unique_id FROM tasks WHERE account_id = $1 AND mode = $2 AND unique_id IN (SELECT jsonb_array_elements_text($3::jsonb))`,
+            // One index probe per id (LIMIT keeps the lookup a nested loop): a semi-join planned on
+            // stale statistics scans every task of the account once per id (issue 36's bench).
+            `SELECT u.id AS unique_id FROM jsonb_array_elements_text($3::jsonb) AS u(id)
+             CROSS JOIN LATERAL (SELECT 1 FROM tasks WHERE account_id = $1 AND mode = $2 AND unique_id = u.id LIMIT 1) AS held`,
             [accountId, mode, JSON.stringify(uniqueIds)],
           ),
         );

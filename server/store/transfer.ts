@@ -5,7 +5,7 @@ import type { ExportRecord, ImportRecord, TransferRepository } from '../domain/p
 import type { Database, Execute } from './db.ts';
 import { workChannel, workPayload } from './notify.ts';
 import { rowCodec, statement } from './rows.ts';
-import { exportChunks, exportsTable, importChunks, importKeys, importRefused, imports } from './schema.ts';
+import { exportChunks, exportsTable, importChunks, importRefused, imports } from './schema.ts';
 
 const importRow = rowCodec<ImportRecord>(imports);
 const exportRow = rowCodec<ExportRecord>(exportsTable);
@@ -87,14 +87,24 @@ export function transferRepository(db: Database, execute: Execute): TransferRepo
     async heldImportKeys(accountId, mode, keys) {
       const rows = await execute<{ key: string }>(
         statement(
-          `SELECT key FROM import_keys WHERE account_id = $1 AND mode = $2 AND key IN (SELECT jsonb_array_elements_text($3::jsonb))`,
+          // One index probe per key, as heldUniqueIds (repositories.ts) does.
+          `SELECT k.key FROM jsonb_array_elements_text($3::jsonb) AS k(key)
+           CROSS JOIN LATERAL (SELECT 1 FROM import_keys WHERE account_id = $1 AND mode = $2 AND key = k.key LIMIT 1) AS held`,
           [accountId, mode, JSON.stringify(keys)],
         ),
       );
       return new Set(rows.map((r) => r.key));
     },
     async addImportKeys(accountId, mode, entries) {
-      await db.insert(importKeys).values(entries.map((e) => ({ accountId, mode, key: e.key, taskId: e.taskId })));
+      // One parameter for the group (as createMany writes its tasks), not four a row: building a
+      // statement of 1,000 parameters cost the import more than running it.
+      await execute(
+        statement(
+          `INSERT INTO import_keys (account_id, mode, key, task_id)
+           SELECT $1, $2, k.key, k.task_id FROM jsonb_to_recordset($3::jsonb) AS k(key text, task_id text)`,
+          [accountId, mode, JSON.stringify(entries.map((e) => ({ key: e.key, task_id: e.taskId })))],
+        ),
+      );
     },
     async insertExport(record) {
       await db.insert(exportsTable).values(record);

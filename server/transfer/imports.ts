@@ -35,6 +35,8 @@ const PIECE_BYTES = 1024 * 1024;
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
 /** Drops every piece of an import's file (past any piece number). */
 const ALL_PIECES = 2 ** 31 - 1;
+/** How many lines are checked between two turns of other work (the transaction in flight among them). */
+const CHECK_SLICE = 25;
 /** An import stops for refused lines only once it has read this many (a few bad first lines are no verdict). */
 const MIN_LINES_TO_STOP = 100;
 
@@ -417,7 +419,11 @@ export function importWorker(uow: UnitOfWork, config: TransferConfig, logger: Lo
     return next;
   }
 
-  /** Reads the import from its cursor to its end (or until it stops), group by group. */
+  /**
+   * Reads the import from its cursor to its end (or until it stops), group by group, in two
+   * stages: while one group's transaction runs, the next group's lines are checked (the database
+   * writes as this process checks). Groups are written one after another, in the file's order.
+   */
   async function read(claimed: ImportRecord, token: string): Promise<void> {
     let job = claimed;
     const account = await uow.accounts.findById(job.accountId);
@@ -425,33 +431,54 @@ export function importWorker(uow: UnitOfWork, config: TransferConfig, logger: Lo
     const checker = lineChecker(job.settings, config.allowPrivateNetworks);
     const csv = job.format === 'csv';
     let group: FileRecord[] = [];
+    const flight: { writing: Promise<ImportRecord> | null } = { writing: null };
+    /** The group being written, written: the import as it stands after it. */
+    const written = async () => {
+      if (flight.writing) job = await flight.writing;
+      flight.writing = null;
+      return job;
+    };
     const records = fileRecords(
       piecesFrom(uow, job.importId, job.bytesRead),
       { offset: job.bytesRead, line: job.nextLine },
       MAX_LINE_BYTES,
       csv,
     );
-    for await (const record of records) {
-      if (csv && job.settings.header === undefined) {
-        job = await readHeader(job, token, record);
-        if (job.state === 'failed') return;
-        continue;
+    /** Writes `lines` once the group before them is written; false when the import stops there. */
+    const next = async (lines: FileRecord[]) => {
+      const checked = await checkGroup(job, lines, checker);
+      await written();
+      if (job.state === 'stopped') return false;
+      if (stopping) {
+        // Given back: whoever claims it next (this process after its restart, another now) goes on from here.
+        await uow.transfer.saveImportProgress(job.importId, token, progressOf({ ...job, leaseUntil: null }), 0);
+        throw new Stopping();
       }
-      group.push(record);
-      if (group.length >= config.importGroupLines) {
-        job = await writeGroup(job, token, group, checker);
-        group = [];
-        if (job.state === 'stopped') return;
-        if (stopping) {
-          // Given back: whoever claims it next (this process after its restart, another now) goes on from here.
-          await uow.transfer.saveImportProgress(job.importId, token, progressOf({ ...job, leaseUntil: null }), 0);
-          throw new Stopping();
+      flight.writing = writeGroup(job, token, lines, checked);
+      // Awaited by the next group or the end: a failure meanwhile is no unhandled rejection.
+      flight.writing.catch(() => {});
+      return true;
+    };
+    try {
+      for await (const record of records) {
+        if (csv && job.settings.header === undefined) {
+          job = await readHeader(job, token, record);
+          if (job.state === 'failed') return;
+          continue;
         }
-        // Other requests' statements go before the next group's (the embedded database has one connection).
-        await yieldToOthers();
+        group.push(record);
+        if (group.length >= config.importGroupLines) {
+          const lines = group;
+          group = [];
+          if (!(await next(lines))) return;
+        }
       }
+      if (group.length > 0 && !(await next(group))) return;
+      await written();
+    } finally {
+      // Leaving early (an error, a stop): the group in hand is written or fails before the lease goes.
+      await flight.writing?.catch(() => {});
     }
-    if (group.length > 0) job = await writeGroup(job, token, group, checker);
     if (job.state === 'stopped') return;
     const at = new Date();
     const done: ImportRecord = { ...job, state: 'completed', finishedAt: at, updatedAt: at, leaseUntil: null };
@@ -460,6 +487,16 @@ export function importWorker(uow: UnitOfWork, config: TransferConfig, logger: Lo
       if (!(await repos.transfer.saveImportProgress(job.importId, token, progressOf(done), ALL_PIECES))) throw new LeaseLost();
       for (const name of done.batches) await settleBatch(repos, { account, mode: job.mode }, name, at);
     });
+  }
+
+  /** A group's records checked, a few at a time: the transaction of the group before goes on meanwhile. */
+  async function checkGroup(job: ImportRecord, group: FileRecord[], checker: ReturnType<typeof lineChecker>) {
+    const checked: CheckedLine[] = [];
+    for (const record of group) {
+      checked.push(checkRecord(job, record, checker));
+      if (checked.length % CHECK_SLICE === 0) await yieldToOthers();
+    }
+    return checked;
   }
 
   async function readHeader(job: ImportRecord, token: string, record: FileRecord): Promise<ImportRecord> {
@@ -520,13 +557,7 @@ export function importWorker(uow: UnitOfWork, config: TransferConfig, logger: Lo
   }
 
   /** One group of records: their tasks, refused lines and the import's cursor, in one transaction. */
-  async function writeGroup(
-    job: ImportRecord,
-    token: string,
-    group: FileRecord[],
-    checker: ReturnType<typeof lineChecker>,
-  ): Promise<ImportRecord> {
-    const checked = group.map((record) => checkRecord(job, record, checker));
+  async function writeGroup(job: ImportRecord, token: string, group: FileRecord[], checked: CheckedLine[]): Promise<ImportRecord> {
     const last = group.at(-1)!;
     for (let attempt = 1; ; attempt++) {
       try {
