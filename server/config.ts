@@ -1,6 +1,7 @@
 // Configuration: every setting comes from an environment variable with a documented default, read
 // once here. README.md lists them.
-import { availableParallelism } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
+import path from 'node:path';
 
 export interface Config {
   /** Port of the HTTP server (PORT, default 8080; 0 picks a free one). */
@@ -18,6 +19,11 @@ export interface Config {
   dataDir: string;
   /** Not an environment setting: an image for an in-memory DATA_DIR to start from (see store/db.ts; the tests use it). */
   memoryImage?: string | undefined;
+  /**
+   * The folder that keeps the image of a new, migrated embedded database between processes
+   * (DATABASE_IMAGE_CACHE, default ~/.cache/humantask; `off`: none): a new DATA_DIR starts from it.
+   */
+  imageCache: string | null;
   /**
    * Key sealing the account secrets at rest (SECRETS_KEY: 64 hex digits or base64 of 32 bytes), or a
    * file holding it (SECRETS_KEY_FILE). Neither: the file beside DATA_DIR (`./data.key`), made on
@@ -232,6 +238,10 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     processes: processesOf(env),
     dataDir: env.DATA_DIR || './data',
+    imageCache:
+      env.DATABASE_IMAGE_CACHE === 'off'
+        ? null
+        : env.DATABASE_IMAGE_CACHE || path.join(env.XDG_CACHE_HOME || path.join(homedir(), '.cache'), 'humantask'),
     secretsKey: env.SECRETS_KEY || undefined,
     secretsKeyFile: env.SECRETS_KEY_FILE || undefined,
     logLevel: env.LOG_LEVEL || 'info',

@@ -14,6 +14,7 @@ import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import { listenPostgres, type ListenHandlers, type Unlisten } from './notify.ts';
 import { withStatementName } from './errors.ts';
+import { imageCache, type ImageCache } from './image-cache.ts';
 import { lockDataDir } from './lock.ts';
 import { connectionTurns, preparedExecutor } from './pglite-prepared.ts';
 import * as schema from './schema.ts';
@@ -57,6 +58,8 @@ export interface StoreOptions extends KeySettings {
    * of laying out and migrating its own once per process: the tests make one for the whole run.
    */
   memoryImage?: string | undefined;
+  /** The folder that keeps the image of a new, migrated embedded database between processes (image-cache.ts); null: none. */
+  imageCache?: string | null | undefined;
   /** Where a problem that does not stop the start is told (default: stderr). */
   warn?: (message: string) => void;
 }
@@ -84,7 +87,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   } else if (options.dataDir === 'memory://') {
     const pglite = await import('@electric-sql/pglite');
     const { PGlite } = pglite;
-    const image = options.memoryImage ? new Blob([readFileSync(options.memoryImage)]) : await migratedImage(PGlite);
+    const image = options.memoryImage
+      ? new Blob([readFileSync(options.memoryImage)])
+      : await migratedImage(PGlite, cacheOf(options, PGlite));
     const client = new PGlite({ startParams: pgliteStartParams(PGlite), loadDataDir: image });
     // Nothing is left to apply (the image has every migration): drizzle only reads its journal.
     store = pgliteStore(client, await migrated(client), pglite);
@@ -101,11 +106,18 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     const lock = lockDataDir(options.dataDir);
     try {
       const dir = path.resolve(options.dataDir);
-      if (!existsSync(path.join(dir, 'PG_VERSION'))) await initdbApart({ dir });
       const pglite = await import('@electric-sql/pglite');
       const { PGlite } = pglite;
-      const client = new PGlite(dir, { startParams: pgliteStartParams(PGlite) });
-      const s = pgliteStore(client, await migrated(client), pglite);
+      const cache = cacheOf(options, PGlite);
+      const fresh = !existsSync(path.join(dir, 'PG_VERSION'));
+      // A new folder is laid out from the kept image of a migrated database when there is one.
+      const image = fresh ? (cache?.read() ?? null) : null;
+      if (fresh && !image) await initdbApart({ dir });
+      const client = new PGlite(dir, { startParams: pgliteStartParams(PGlite), ...(image ? { loadDataDir: image } : {}) });
+      const db = await migrated(client);
+      // Kept before anything is stored in it (the sealed secrets' check below, the accounts later).
+      if (fresh && !image && cache) await cache.write(await client.dumpDataDir('none'));
+      const s = pgliteStore(client, db, pglite);
       ownerOnly(options.dataDir);
       store = { ...s, close: () => s.close().finally(() => lock.release()) };
     } catch (err) {
@@ -176,8 +188,10 @@ let databaseImage: Promise<Blob> | undefined;
  * The image of a new, migrated database, made once per process: every in-memory database (the
  * tests open many) starts from a copy instead of running initdb and the migrations again.
  */
-function migratedImage(pglite: typeof PGlite): Promise<Blob> {
+function migratedImage(pglite: typeof PGlite, cache: ImageCache | null = null): Promise<Blob> {
   databaseImage ??= (async () => {
+    const kept = cache?.read();
+    if (kept) return kept;
     const dir = mkdtempSync(path.join(tmpdir(), 'humantask-initdb-'));
     try {
       const image = path.join(dir, 'pgdata.tar');
@@ -185,7 +199,9 @@ function migratedImage(pglite: typeof PGlite): Promise<Blob> {
       const client = new pglite({ startParams: pgliteStartParams(pglite), loadDataDir: new Blob([readFileSync(image)]) });
       try {
         await migrated(client);
-        return await client.dumpDataDir('none');
+        const image = await client.dumpDataDir('none');
+        await cache?.write(image);
+        return image;
       } finally {
         await client.close();
       }
@@ -198,10 +214,14 @@ function migratedImage(pglite: typeof PGlite): Promise<Blob> {
 }
 
 /** Writes the image of a new, migrated in-memory database to `file` (a tar, for `memoryImage`). */
-export async function writeMemoryImage(file: string): Promise<void> {
+export async function writeMemoryImage(file: string, cacheFolder: string | null = null): Promise<void> {
   const { PGlite } = await import('@electric-sql/pglite');
-  writeFileSync(file, Buffer.from(await (await migratedImage(PGlite)).arrayBuffer()));
+  const cache = cacheFolder ? imageCache(cacheFolder, migrationsFolder, pgliteStartParams(PGlite)) : null;
+  writeFileSync(file, Buffer.from(await (await migratedImage(PGlite, cache)).arrayBuffer()));
 }
+
+const cacheOf = (options: StoreOptions, pglite: typeof PGlite) =>
+  options.imageCache ? imageCache(options.imageCache, migrationsFolder, pgliteStartParams(pglite)) : null;
 
 /**
  * PGlite lays out a new database from its archive with mode 0666 whatever the umask (the files it
