@@ -944,7 +944,7 @@ describe('the server', () => {
 describe('the form and text players', () => {
   let checkAnswer: (task: { type: string; params: any }, response: any) => string[];
   beforeAll(async () => {
-    ({ checkAnswer } = (await import('../server/domain/answer-rules.ts')) as any);
+    ({ checkAnswer } = (await import('../shared/answer-rules.ts')) as any);
   });
 
   /** The response submitted for this assignment: valid for the contract and for the server's rules. */
@@ -1244,7 +1244,7 @@ describe('the form and text players', () => {
 describe('the form and text players: comparison, categorization, rows, named entities', () => {
   let checkAnswer: (task: { type: string; params: any }, response: any) => string[];
   beforeAll(async () => {
-    ({ checkAnswer } = (await import('../server/domain/answer-rules.ts')) as any);
+    ({ checkAnswer } = (await import('../shared/answer-rules.ts')) as any);
   });
   async function submitted(a: Assignment, schemaName: string) {
     const call = await waitForCall((c) => c.path.endsWith('/submit') && c.body?.lease_token === a.lease_token);
@@ -2115,7 +2115,7 @@ describe('the video and audio players', () => {
   let checkAnswer: (task: { type: string; params: any }, response: any) => string[];
   let videoTask: () => Assignment['task'];
   beforeAll(async () => {
-    ({ checkAnswer } = (await import('../server/domain/answer-rules.ts')) as any);
+    ({ checkAnswer } = (await import('../shared/answer-rules.ts')) as any);
     videoTask = () =>
       ({
         task_id: '65f1c0a2b3c4d5e6f7a8b9f1',

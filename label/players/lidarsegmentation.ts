@@ -7,8 +7,8 @@
 // the one shown first, then the others in the background, since the answer needs every frame's
 // point count. three.js comes with the view (lidar/view.ts), a chunk of its own that the app loads
 // only when a lidar task opens: the other players do without it.
-import { checkAnswer } from '../../server/domain/answer-rules.ts';
-import { isRecord } from '../../server/domain/json.ts';
+import { checkAnswer } from '../../shared/answer-rules.ts';
+import { isRecord } from '../../shared/json.ts';
 import type { components } from '../../generated/workforce.ts';
 import type { Shortcut } from '../keys.ts';
 import { decodeLabels, encodeLabels, insideLasso, LabelHistory, readFrame, UNLABELED } from './lidar/cloud.ts';

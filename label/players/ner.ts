@@ -12,7 +12,7 @@ import type { components } from '../../generated/workforce.ts';
 import type { Shortcut } from '../keys.ts';
 import { el, type PlayerFactory } from './types.ts';
 import { History } from './image/history.ts';
-import { isRecord } from '../../server/domain/json.ts';
+import { isRecord } from '../../shared/json.ts';
 
 type Params = components['schemas']['NamedEntityRecognitionParams'];
 type LabelDef = components['schemas']['NamedEntityRecognitionLabel'];

@@ -8,8 +8,8 @@
 import { Circle } from 'konva/lib/shapes/Circle';
 import { Image as KImage } from 'konva/lib/shapes/Image';
 import Konva from 'konva/lib/Core';
-import { checkAnswer } from '../../server/domain/answer-rules.ts';
-import { asBoolean, isRecord } from '../../server/domain/json.ts';
+import { checkAnswer } from '../../shared/answer-rules.ts';
+import { asBoolean, isRecord } from '../../shared/json.ts';
 import type { Shortcut } from '../keys.ts';
 import { ImageCanvas } from './image/canvas.ts';
 import type { Pt } from './image/model.ts';

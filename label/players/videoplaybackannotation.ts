@@ -6,8 +6,8 @@
 // frames between keyframes are interpolated (video/tracks.ts). The answer lists every track's shape
 // in each frame it is visible in, and the events ordered by start; the server's own answer rules
 // (bundled) run before submit.
-import { checkAnswer } from '../../server/domain/answer-rules.ts';
-import { asRecord, strings } from '../../server/domain/json.ts';
+import { checkAnswer } from '../../shared/answer-rules.ts';
+import { asRecord, strings } from '../../shared/json.ts';
 import type { Shortcut } from '../keys.ts';
 import { applicable, attributeDefs, attributeForm, attributesOut, missingAttribute } from './image/attributes.ts';
 import { ImageCanvas } from './image/canvas.ts';

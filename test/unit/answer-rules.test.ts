@@ -2,7 +2,7 @@
 // left out is fine unless it is `required` (UnitFieldCommon.required, default false); a field that
 // is answered is checked however it is marked.
 import { describe, expect, it } from 'vitest';
-import { checkAnswer } from '../../server/domain/answer-rules.ts';
+import { checkAnswer } from '../../shared/answer-rules.ts';
 
 const params = {
   attachments: [{ type: 'text', content: 'A podcast episode transcript.' }],

@@ -5,7 +5,7 @@
 // text. The type's response schema (the contract) is checked separately, before these.
 /// <reference path="./sweepline-intersections.d.ts" />
 import findIntersections from 'sweepline-intersections';
-import type { Json, Task } from './model.ts';
+import type { Json, Task } from '../server/domain/model.ts';
 import { type ChoiceValue, conditionsHold, daysInMonth, leafChoiceValues, SECONDS_PER_DAY } from './form-fields.ts';
 import { asBoolean, asRecord, DECIMAL, finiteNumber, isRecord, list, records, show, strings } from './json.ts';
 
