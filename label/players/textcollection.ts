@@ -3,7 +3,7 @@
 // `choices_from_field`, ranking_order of the attachments, form with fieldsets), several answers
 // where `max_responses_required` is above 1, and several fillings of a form. A field whose
 // `conditions` do not hold is hidden and left out of the answer, as the server's rules want
-// (server/domain/answer-rules.ts, run here too before submitting). `hypothesis` fills the form in
+// (shared/answer-rules.ts, run here too before submitting). `hypothesis` fills the form in
 // first; a draft wins over it.
 import { checkAnswer } from '../../shared/answer-rules.ts';
 import { conditionsHold, leafChoiceValues } from '../../shared/form-fields.ts';
