@@ -274,6 +274,8 @@ describe('the labeling app', () => {
 
     // The instruction: Markdown rendered, script and event handlers gone.
     await expect.poll(() => page.locator('.instruction strong').textContent(), poll).toBe('team');
+    // The shell's state (label/shell/state.ts) is on the page: working on the task now.
+    expect(await page.locator('#app').getAttribute('data-state')).toBe('working');
     expect(await page.locator('.instruction').innerHTML()).not.toMatch(/script|onerror/);
     expect(await page.evaluate(() => (window as any).pwned)).toBeUndefined();
     expect(
@@ -335,6 +337,7 @@ describe('the labeling app', () => {
     // Nothing more: the app says so and asks again after Retry-After.
     await page.getByText(/Nothing to do right now\. Asking again in [12] s\./).waitFor();
     await waitForCall((c) => c.path.endsWith('/next') && c.status === 204);
+    expect(await page.locator('#app').getAttribute('data-state')).toBe('waiting');
     // Every question for work is the long poll (this front, as Prism, answers at once: Retry-After is kept).
     expect(calls.filter((c) => c.path.endsWith('/next')).map((c) => c.body)).toContainEqual({ wait: '25' });
     expect(calls.filter((c) => c.path.endsWith('/next') && c.body.wait !== '25')).toEqual([]);
@@ -430,6 +433,7 @@ describe('the labeling app', () => {
     await logIn(page);
     await page.keyboard.press('1');
     await page.locator('#lease-lost').waitFor();
+    expect(await page.locator('#app').getAttribute('data-state')).toBe('lease-lost');
     expect(await page.locator('#lease-lost').textContent()).toContain('Your lease on this task was lost');
     expect(await page.locator('#lease-lost').textContent()).toContain('was lost; the task may be with another worker now.');
     const lost = calls.find((c) => c.path.endsWith('/heartbeat'));

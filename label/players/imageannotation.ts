@@ -27,8 +27,6 @@ import {
 import { Drawing, type Pending, type Tool } from './image/tools.ts';
 import { el, sameScope, type Pin, type PinScope, type PlayerFactory } from './types.ts';
 
-export { uuidV4 } from './image/uuid.ts';
-
 export const palette = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#9a6324', '#469990', '#808000'];
 /** Each tool's key and name. */
 export const toolKeys: Record<Tool, [string, string]> = {
