@@ -2242,6 +2242,66 @@ describe('the video and audio players', () => {
     await page.close();
   });
 
+  it('one undo and one tool bar in every player: the video player undoes and redoes with the same keys, and the help lists its tools and undo from the keymap', async () => {
+    const a = assignment(videoTask());
+    queue = [a];
+    const { page } = await open();
+    await page.route('**/fixtures/drive-*.svg', (r) =>
+      r.fulfill({ contentType: 'image/svg+xml', body: driveFrame(Number(/drive-(\d+)/.exec(r.request().url())?.[1])) }),
+    );
+    await logIn(page);
+    await page.getByText('320 × 200 px, 5 frames at 2 per second').waitFor();
+    // Each tool's button names its key; the help lists the same key for the same tool (label/players/toolbar.ts).
+    const tools = await page
+      .getByRole('toolbar', { name: 'Tool' })
+      .locator('button')
+      .evaluateAll((bs) => bs.map((b) => [b.querySelector('kbd')?.textContent ?? '', (b.lastChild?.textContent ?? '').trim()]));
+    expect(tools).toEqual([
+      ['V', 'Select, move and pan'],
+      ['B', 'Box'],
+      ['K', 'Point'],
+    ]);
+    await page.keyboard.press('?');
+    const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await help.waitFor();
+    const rows = await help
+      .locator('tr')
+      .evaluateAll((rs) => rs.map((r) => [...(r as HTMLTableRowElement).cells].map((c) => c.textContent)));
+    for (const [key, name] of tools) expect(rows).toContainEqual([key, `Tool: ${name}`]);
+    // Undo and redo: the same keys and words in every player that has them (label/undo.ts).
+    expect(rows).toContainEqual(['Ctrl+Z', 'Undo']);
+    expect(rows).toContainEqual(['Ctrl+Shift+Z Ctrl+Y', 'Redo']);
+    await page.keyboard.press('Escape');
+    await help.waitFor({ state: 'hidden' });
+
+    // B (the key the bar shows) picks the box tool; a box starts a track; undo takes it back, redo brings it again.
+    await page.keyboard.press('B');
+    expect(await page.locator('button[data-tool="box"]').getAttribute('aria-pressed')).toBe('true');
+    await drag(page, [40, 120], [120, 160]);
+    const tracks = () => page.locator('.shapes li').count();
+    await expect.poll(tracks, poll).toBe(1);
+    await page.keyboard.press('Control+Z');
+    await expect.poll(tracks, poll).toBe(0);
+    await page.keyboard.press('Control+Z');
+    await expect.poll(() => page.locator('.message').textContent(), poll).toBe('Nothing to undo.');
+    await page.keyboard.press('Control+Y');
+    await expect.poll(tracks, poll).toBe(1);
+    await page.keyboard.press('Control+Shift+Z');
+    await expect.poll(() => page.locator('.message').textContent(), poll).toBe('Nothing to redo.');
+    // The track redone is the one submitted (its attribute answered: the task asks it of every shape).
+    await page.locator('.shapes li button').first().click();
+    await page
+      .getByRole('group', { name: 'Attributes of the selected shape' })
+      .getByRole('group', { name: 'Is it occluded?' })
+      .getByLabel('no')
+      .check();
+    await page.keyboard.press('Control+Enter');
+    const response = await submitted(a, 'VideoPlaybackAnnotationResponse');
+    expect(response.annotations).toHaveLength(1);
+    expect(response.annotations[0]).toMatchObject({ type: 'box', label: 'car' });
+    await page.close();
+  });
+
   it('videoplaybackannotation starts from the pre-labels (hypothesis): tracks with their attributes and events; tools in the order of geometries', async () => {
     const task = videoTask() as Assignment['task'] & { params: Record<string, unknown> };
     const uuid = '5d6e7f80-9a1b-4c2d-8e3f-405162738495';
