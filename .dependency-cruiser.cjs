@@ -32,6 +32,39 @@ module.exports = {
       to: { path: ['^server/http/', framework] },
     },
     {
+      name: 'shared-pure',
+      comment:
+        'shared/ holds the rules the server and the labeling app both run (answer rules, markup allowlist, form fields, ' +
+        'the JSON readers): pure code that runs in Node and in the browser, so it imports nothing of server/ or label/ ' +
+        'and no Node built-in (decision 26).',
+      severity: 'error',
+      from: { path: '^shared/' },
+      to: { path: '^(server|label|console|client|conformance|scripts|test|bench|bin)/' },
+    },
+    {
+      name: 'shared-no-node-builtin',
+      comment: 'shared/ runs in the browser too: no Node built-in module (node:fs, path, ...).',
+      severity: 'error',
+      from: { path: '^shared/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'label-browser-only',
+      comment:
+        "The labeling app (label/) runs in the browser and talks to the server over HTTP: it may use the contract's " +
+        'generated types and shared/, never the modules of server/ (decision 26).',
+      severity: 'error',
+      from: { path: '^label/' },
+      to: { path: '^(server|console|conformance|scripts|test|bench|bin)/' },
+    },
+    {
+      name: 'label-no-node-builtin',
+      comment: 'The labeling app runs in the browser: no Node built-in module.',
+      severity: 'error',
+      from: { path: '^label/' },
+      to: { dependencyTypes: ['core'] },
+    },
+    {
       name: 'client-not-server',
       comment: '@humantask/client is its own package and ships without the server.',
       severity: 'error',

@@ -1,5 +1,5 @@
 // Mutation run (`npm run mutation`): how many of the mutants that Stryker makes in the server's
-// rules (server/domain) and HTTP layer (server/http) the conformance suite kills. Not in CI (too
+// rules (server/domain, shared/) and HTTP layer (server/http) the conformance suite kills. Not in CI (too
 // slow); the result and the command are in docs/conformance.md. The only test is
 // test/mutation/conformance.mutation.ts: the reference server in process (on PostgreSQL when the
 // machine has it, else PGlite), one vitest test per (generation, check), so that per-test coverage
@@ -8,7 +8,7 @@
 // A uniform random sample (test/mutation/sample.mjs): npm run mutation:sample
 import { filesUnder, sampledMutatePatterns, sampleOptions } from './test/mutation/sample.mjs';
 
-const scope = ['server/domain', 'server/http'];
+const scope = ['server/domain', 'shared', 'server/http'];
 const sample = sampleOptions();
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */

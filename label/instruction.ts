@@ -4,7 +4,7 @@
 // allowlist's sandbox and no referrer; every image comes through the server (media.ts).
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
-import { allowedAttributes as attributesByTag, allowedTags, frameAttributes } from '../server/domain/markup-allowlist.ts';
+import { allowedAttributes as attributesByTag, allowedTags, frameAttributes } from '../shared/markup-allowlist.ts';
 import type { MediaAddress } from './media.ts';
 
 const allowedAttributes = [...new Set(Object.values(attributesByTag).flat())];

@@ -1,155 +1,54 @@
 // The labeling app's shell: log in, take the next task, show its instruction and the player of its
 // type, keep the lease with heartbeats that carry the active time and the draft, and submit, skip or
 // release. Every action has a key (`?` lists them).
-import { ActiveTime, trackActivity } from './activity.ts';
+//
+// Where things are (docs/label-app.md, "How the app is built"):
+//   shell/state.ts       the states (logged out, idle, waiting, working, reviewing, lease lost) and their transitions
+//   main.ts (this file)  the transitions: what each action asks the server, and which state it leads to
+//   shell/login.ts, shell/work.ts, shell/lease-lost.ts, shell/training.ts, shell/dialogs.ts, shell/help.ts: the screens
+//   players/             one player per task type (players/index.ts), with their keys and their undo (undo.ts)
+//   keys.ts              the keymap: every shortcut, which the help lists
 import { ApiError, createApi, type Assignment, type Draft } from './api.ts';
-import { differencePins, earlierReviewsNotice, itemPins, redoNotice, trainingSummary } from './feedback.ts';
 import { showHistory } from './history.ts';
-import { instructionHtml } from './instruction.ts';
 import { Keymap, type Shortcut } from './keys.ts';
-import { mediaThroughServer, type MediaAddress } from './media.ts';
-import { players } from './players/index.ts';
-import { el, type Player, type PlayerContext } from './players/types.ts';
-import { uuidV4 } from './players/imageannotation.ts';
-import { asReviewDraft, ReviewPanel } from './review.ts';
-import { AttemptsView } from './attempts.ts';
+import { uuidV4 } from './players/image/uuid.ts';
+import { el } from './players/types.ts';
 import { TabLock } from './tablock.ts';
+import { askSkipReason, confirmEmpty, isEmptyAnswer } from './shell/dialogs.ts';
+import { Help } from './shell/help.ts';
+import { showLeaseLost } from './shell/lease-lost.ts';
+import { loginForm } from './shell/login.ts';
+import { ShellMachine, type ShellState } from './shell/state.ts';
+import { showTrainingFeedback } from './shell/training.ts';
+import { button, main, notice, say, who } from './shell/ui.ts';
+import { localDraftKey, openWork, type Work, type WorkShell } from './shell/work.ts';
 
 const config = new URLSearchParams(location.search);
 /** Seconds between heartbeats (the contract asks for 20 to 30; tests shorten it). */
 const heartbeatMs = Math.max(1, Number(config.get('heartbeat')) || 20) * 1000;
-
-const api = createApi();
-const keymap = new Keymap();
-const main = document.getElementById('app') as HTMLElement;
-const statusLine = document.getElementById('status') as HTMLElement;
-const who = document.getElementById('who') as HTMLElement;
-document.addEventListener('keydown', (e) => keymap.handle(e));
-
-interface Work {
-  assignment: Assignment;
-  readonly player: Player;
-  /** Review mode's remarks and decision (review assignments only). */
-  readonly review: ReviewPanel | undefined;
-  /** What heartbeats save: the player's draft, or in review mode the remarks and the fix. */
-  draft(): Draft;
-  timer: ActiveTime;
-  leaseToken: string;
-  /** Where the task's files load from: the assignment's media route, opened by this lease. */
-  media: MediaAddress;
-  leaseExpiresAt: number;
-  idempotencyKey: string;
-  lost: boolean;
-  busy: boolean;
-  stop(): void;
-}
-let work: Work | null = null;
-let retryTimer: ReturnType<typeof setInterval> | null = null;
-/**
- * The question for work in flight (a long poll), one at a time: N pressed again while it is asked
- * asks nothing more, so that one task is never opened twice (two sessions heartbeating it).
- */
-let asking: AbortController | null = null;
 /** Seconds the server may hold the question until work comes (the long poll; the contract allows up to 30). */
 const longPollSeconds = 25;
 
-const localDraftKey = (id: string) => `humantask.label.draft.${id}`;
-/** The work on a task whose lease was lost, kept for when the task comes back to this browser. */
-const lostWorkKey = (taskId: string) => `humantask.label.lost.${taskId}`;
-const fmt = (ms: number) => {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  const h = Math.floor(s / 3600);
-  const mm = String(Math.floor((s % 3600) / 60)).padStart(h ? 2 : 1, '0');
-  return `${h ? `${h}:` : ''}${mm}:${String(s % 60).padStart(2, '0')}`;
-};
-const say = (text: string) => {
-  statusLine.textContent = text;
-};
-function notice(kind: 'good' | 'warn' | 'bad', text: string): HTMLElement {
-  return el('p', { class: `notice ${kind}`, role: kind === 'bad' ? 'alert' : 'status' }, text);
-}
-function button(label: string, key: string, run: () => void, primary = false): HTMLButtonElement {
-  const b = el(
-    'button',
-    { type: 'button', class: primary ? 'primary' : '', 'aria-keyshortcuts': key.replace('Ctrl', 'Control') },
-    `${label} `,
-    el('kbd', {}, key),
-  );
-  b.addEventListener('click', run);
-  return b;
-}
+const api = createApi();
+const keymap = new Keymap();
+document.addEventListener('keydown', (e) => keymap.handle(e));
+const help = new Help(keymap);
+/** Where the person is; each screen below is entered through a transition of it. */
+const machine = new ShellMachine<Work>();
+// The state is on the page too (for styles, and for whoever reads the page: `data-state`).
+machine.onChange((state) => {
+  main.dataset.state = state.name;
+});
+/** The notices over the open task (a refused answer, the lease lost, the remarks of a redo). */
+const workNotices = el('div', { 'aria-live': 'polite' });
 
-// ---- help overlay ---------------------------------------------------------------------------
-const help = el('div', { class: 'overlay', hidden: '', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'help-title' });
-document.body.append(help);
-function toggleHelp(show = help.hidden) {
-  if (!show) {
-    help.hidden = true;
-    return;
-  }
-  const close = el('button', { type: 'button' }, 'Close ', el('kbd', {}, 'Esc'));
-  close.addEventListener('click', () => toggleHelp(false));
-  const rows = keymap
-    .active()
-    .map((s) => el('tr', {}, el('td', {}, ...s.keys.flatMap((k, i) => [i ? ' ' : '', el('kbd', {}, k)])), el('td', {}, s.label)));
-  help.replaceChildren(
-    el('div', { class: 'dialog' }, el('h2', { id: 'help-title' }, 'Keyboard shortcuts'), el('table', {}, el('tbody', {}, ...rows)), close),
-  );
-  help.hidden = false;
-  close.focus();
-}
-keymap.push([
-  { keys: ['?'], label: 'Show or hide this help', run: () => toggleHelp() },
-  { keys: ['Escape'], label: 'Close the help', when: () => !help.hidden, run: () => toggleHelp(false) },
-]);
-
-// ---- log in -------------------------------------------------------------------------------
+// ---- logged out -----------------------------------------------------------------------------
 function showLogin(message?: string) {
-  stopWork();
+  machine.go({ name: 'logged-out' });
   who.replaceChildren();
-  const email = el('input', { id: 'email', type: 'email', autocomplete: 'username', required: '' });
-  const password = el('input', { id: 'password', type: 'password', autocomplete: 'current-password', required: '' });
-  // One address may belong to several workforces (the operator's, customers' own): the link a
-  // workforce gives its workers names it (`?workforce=wkf_...`), and the field appears when the
-  // server asks which one (409 workforce_required).
-  const workforce = el('input', { id: 'workforce', autocomplete: 'off', value: config.get('workforce') ?? '' });
-  const workforceField = el(
-    'div',
-    { class: 'workforce' },
-    el('label', { for: 'workforce' }, 'Workforce'),
-    workforce,
-    el('p', { class: 'hint' }, 'The workforce id from the link your workforce gave you (wkf_...), or "operator".'),
-  );
-  workforceField.hidden = !workforce.value;
-  const error = el('p', { class: 'error', role: 'alert' }, message ?? '');
-  const form = el(
-    'form',
-    { class: 'login', 'aria-labelledby': 'login-title' },
-    el('h2', { id: 'login-title' }, 'Log in'),
-    el('label', { for: 'email' }, 'E-mail address'),
-    email,
-    el('label', { for: 'password' }, 'Password'),
-    password,
-    workforceField,
-    error,
-    el('button', { type: 'submit', class: 'primary' }, 'Log in'),
-  );
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    error.textContent = '';
-    try {
-      await api.login(email.value, password.value, workforce.value.trim() || undefined);
-      void takeNext();
-    } catch (err) {
-      error.textContent = err instanceof ApiError ? err.message : 'The server cannot be reached.';
-      if (err instanceof ApiError && err.code === 'workforce_required') {
-        workforceField.hidden = false;
-        workforce.focus();
-      }
-    }
-  });
+  const { form, focus } = loginForm(api, config.get('workforce'), () => void takeNext(), message);
   main.replaceChildren(form);
-  email.focus();
+  focus();
   say('');
 }
 
@@ -166,9 +65,10 @@ function showWho() {
   who.replaceChildren(`${worker.display_name ?? worker.email} `, mine, ' ', out);
 }
 
+// ---- idle: between tasks ----------------------------------------------------------------------
 /** My history and figures. An open task is left as it is (its draft is kept; N resumes it). */
 async function openHistory() {
-  stopWork();
+  machine.go({ name: 'idle', view: 'history' });
   const back = button('Back to work', 'N', () => void takeNext(), true);
   say('My history');
   try {
@@ -179,19 +79,19 @@ async function openHistory() {
   }
 }
 
-// ---- no work / between tasks ----------------------------------------------------------------
 function showIdle(...notices: HTMLElement[]) {
-  stopWork();
+  machine.go({ name: 'idle', view: 'next' });
   const next = button('Take the next task', 'N', () => void takeNext(), true);
   main.replaceChildren(el('section', { class: 'idle', 'aria-label': 'No task open' }, ...notices, next));
   next.focus();
 }
 const idleKeys: Shortcut[] = [
-  { keys: ['N'], label: 'Take the next task', when: () => !work && !!api.worker(), run: () => void takeNext() },
-  { keys: ['Shift+H'], label: 'My history and figures', when: () => !work && !!api.worker(), run: () => void openHistory() },
+  { keys: ['N'], label: 'Take the next task', when: () => !machine.work && !!api.worker(), run: () => void takeNext() },
+  { keys: ['Shift+H'], label: 'My history and figures', when: () => !machine.work && !!api.worker(), run: () => void openHistory() },
 ];
 keymap.push(idleKeys);
 
+// ---- waiting for work -------------------------------------------------------------------------
 /** The waiting screen: while the server holds the question (`seconds` undefined), or until it is asked again. */
 function showWaiting(seconds?: number) {
   let left = seconds ?? 0;
@@ -206,39 +106,37 @@ function showWaiting(seconds?: number) {
   const stop = button('Stop waiting', 'Esc', () => showIdle());
   main.replaceChildren(el('section', { class: 'idle', 'aria-label': 'Waiting for work' }, text, stop));
   if (seconds === undefined) return;
-  retryTimer = setInterval(() => {
+  const countdown = setInterval(() => {
     left -= 1;
     if (left <= 0) void takeNext();
     else update();
   }, 1000);
+  machine.alsoOnLeave(() => clearInterval(countdown));
 }
-keymap.push([
-  {
-    keys: ['Escape'],
-    label: 'Stop waiting for work',
-    when: () => help.hidden && !work && (!!asking || !!retryTimer),
-    run: () => showIdle(),
-  },
-]);
+keymap.push([{ keys: ['Escape'], label: 'Stop waiting for work', when: () => !help.open && machine.is('waiting'), run: () => showIdle() }]);
 
 /**
  * Asks for the next task with the long poll: the server answers as soon as work comes (or 204 when
  * none came in `longPollSeconds`). Its Retry-After counts from when the question was asked: after a
  * held question the next goes at once; a server that answers 204 at once is asked again after it.
+ * One question at a time: N pressed again while it is asked asks nothing more, so that one task is
+ * never opened twice (two sessions heartbeating it).
  */
 async function takeNext() {
-  if (asking) return;
-  stopWork();
-  showWho();
+  const now = machine.state;
+  if (now.name === 'waiting' && now.asking) return;
   const ask = new AbortController();
-  asking = ask;
+  const waiting: ShellState<Work> & { name: 'waiting' } = { name: 'waiting', asking: ask };
+  machine.go(waiting, () => ask.abort());
+  showWho();
   say('Asking for the next task…');
   showWaiting();
   const asked = Date.now();
   try {
     const next = await api.next(longPollSeconds, ask.signal);
-    if (asking !== ask) return;
-    asking = null;
+    // Stopped meanwhile (Esc, log-out, the history): the answer is not wanted.
+    if (machine.state !== waiting) return;
+    waiting.asking = null;
     if ('retryAfter' in next) {
       say('');
       const left = Math.ceil(next.retryAfter - (Date.now() - asked) / 1000);
@@ -246,9 +144,8 @@ async function takeNext() {
       else void takeNext();
     } else startWork(next);
   } catch (err) {
-    // Stopped meanwhile (Esc, log-out, the history): the answer is not wanted.
-    if (asking !== ask) return;
-    asking = null;
+    if (machine.state !== waiting) return;
+    waiting.asking = null;
     handleError(err, 'The next task could not be fetched');
   }
 }
@@ -256,277 +153,45 @@ async function takeNext() {
 function handleError(err: unknown, what: string) {
   if (err instanceof ApiError && err.status === 401) return showLogin('Your session has ended; log in again.');
   const text = err instanceof ApiError ? `${what}: ${err.message}` : `${what}: the server cannot be reached.`;
-  if (work) {
+  if (machine.work) {
     say(text);
     workNotices.replaceChildren(notice('bad', text));
   } else showIdle(notice('bad', text));
 }
 
-// ---- working on an assignment -----------------------------------------------------------------
-const workNotices = el('div', { 'aria-live': 'polite' });
-/** A player shown outside work (the training feedback view), with its keys. */
-let shown: { player: Player; drop(): void } | null = null;
-/** The "take over here" action while the task is open in another tab of this browser. */
-let offer: (() => void) | null = null;
-/** The keys of a view outside work (the training feedback's). */
-let viewKeys: (() => void) | null = null;
-
-/** The player of the assignment's type (or a notice that this app cannot do the type yet). */
-function makePlayer(area: HTMLElement, assignment: Assignment, draft: Draft | undefined, context: PlayerContext): Player {
-  const factory = players[assignment.task.type];
-  if (factory) return factory(area, assignment, draft, context);
-  area.append(
-    notice('warn', `Tasks of type ${assignment.task.type} cannot be done in this app yet. Skip it with a reason, or release it.`),
-  );
-  return {
-    shortcuts: [],
-    getDraft: () => draft ?? {},
-    getResponse: () => ({ ok: false, problem: `This app cannot answer ${assignment.task.type} tasks yet.` }),
-  };
-}
+// ---- working on an assignment (or reviewing it) -------------------------------------------------
+const workShell: WorkShell = {
+  keymap,
+  tabs: new TabLock(takenAway),
+  notices: workNotices,
+  heartbeatMs,
+  heartbeat: (w) => void heartbeat(w),
+  submit: () => void submit(),
+  decide: (result) => void decide(result),
+  askSkip: () => askSkip(),
+  release: () => void release(),
+  help: () => help.toggle(true),
+};
 
 function startWork(assignment: Assignment) {
   // One work session at a time: whatever was shown ends here.
-  stopWork();
-  const id = assignment.assignment_id;
-  if (tabs.heldElsewhere(id)) return showHeldElsewhere(assignment);
-  tabs.hold(id);
-  const reviewing = assignment.role === 'review';
-  const local = localStorage.getItem(localDraftKey(id));
-  // Work done on this task after its lease lapsed (in this browser) is newer than the server's draft.
-  const lost = reviewing || local ? null : localStorage.getItem(lostWorkKey(assignment.task.task_id));
-  localStorage.removeItem(lostWorkKey(assignment.task.task_id));
-  // The local copy is at least as new as the server's (each heartbeat sends what was saved locally).
-  const draft: Draft | undefined =
-    local || lost
-      ? (JSON.parse((local ?? lost) as string) as Draft)
-      : (assignment.draft ?? (reviewing ? undefined : (assignment.previous_response as Draft | undefined)));
-  if (lost) localStorage.setItem(localDraftKey(id), lost);
-  const timer = new ActiveTime(undefined, undefined, document.visibilityState === 'visible');
-  // Taking the task was input: the time spent reading it counts.
-  timer.input();
-  const untrack = trackActivity(timer);
-  const area = el('section', { class: 'player', 'aria-label': `Task: ${assignment.task.type}${reviewing ? ' (review)' : ''}` });
-  const meters = el('dl', { class: 'meters' });
-  const actions = el('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Task actions' });
-  const media = mediaThroughServer(id, assignment.lease_token ?? '');
-  const instruction = el('div', { class: 'instruction' });
-  instruction.innerHTML = instructionHtml(assignment.task.instruction, media);
-  const instructionPanel = el(
-    'section',
-    { class: 'panel', 'aria-labelledby': 'instruction-title' },
-    el('h2', { id: 'instruction-title' }, 'Instruction'),
-    instruction,
-  );
-  const side = el(
-    'aside',
-    { class: 'side' },
-    workNotices,
-    instructionPanel,
-    el('section', { class: 'panel', 'aria-label': 'Time and lease' }, meters),
-    el('section', { class: 'panel', 'aria-label': 'Actions' }, actions),
-  );
-  workNotices.replaceChildren(
-    ...(lost ? [notice('good', 'Your work from when the lease on this task was lost is back: go on from it.')] : []),
-  );
-  main.replaceChildren(el('div', { class: 'work' }, side, area));
-
-  let player: Player = { shortcuts: [], getDraft: () => ({}), getResponse: () => ({ ok: false, problem: '' }) };
-  let dropPlayerKeys = () => {};
-  let review: ReviewPanel | undefined;
-  /** Review mode with several attempts: each in its own read-only player, until one is fixed. */
-  let attemptsView: AttemptsView | null = null;
-  const saveLocal = () => localStorage.setItem(localDraftKey(id), JSON.stringify(current.draft()));
-  const clear = () => {
-    dropPlayerKeys();
-    if (attemptsView) attemptsView.destroy();
-    else player.destroy?.();
-    attemptsView = null;
-    area.replaceChildren();
-    area.removeAttribute('inert');
-  };
-  /** Shows the player on `answer`; read-only: a player that cannot show without editing is made inert. */
-  const mount = (answer: Draft | undefined, readOnly: boolean) => {
-    clear();
-    player = makePlayer(area, assignment, answer, {
-      changed: () => {
-        saveLocal();
-        // What was missing or refused may be mended now: its notice goes.
-        for (const n of workNotices.querySelectorAll('.notice.bad')) n.remove();
-        say('Unsaved changes');
-      },
-      activeMs: () => assignment.active_ms + timer.total,
-      readOnly,
-      media,
-    });
-    if (readOnly && !player.readOnly) area.setAttribute('inert', '');
-    player.pinning?.onPick((scope) => review?.picked(scope));
-    dropPlayerKeys = keymap.push(player.shortcuts);
-  };
-
-  let dropReviewKeys = () => {};
-  const current: Work = {
-    assignment,
-    get player() {
-      return player;
-    },
-    get review() {
-      return review;
-    },
-    draft: () => (review ? ({ ...review.draft(review.fixing ? player.getDraft() : undefined) } as Draft) : player.getDraft()),
-    timer,
-    leaseToken: assignment.lease_token ?? '',
-    media,
-    leaseExpiresAt: Date.parse(assignment.lease_expires_at ?? '') || Date.now(),
-    idempotencyKey: uuidV4(),
-    lost: false,
-    busy: false,
-    stop() {
-      clearInterval(tick);
-      clearInterval(beat);
-      untrack();
-      clear();
-      dropReviewKeys();
-      tabs.release();
-    },
-  };
-  work = current;
-
-  if (reviewing) {
-    // Review mode: the answer under review in the player, read-only until the reviewer fixes it;
-    // with several attempts, all of them side by side until the reviewer fixes the one picked.
-    const saved = asReviewDraft(draft);
-    const under = assignment.under_review;
-    const attempts = under?.attempts && under.attempts.length > 1 ? under.attempts : null;
-    let picked = attempts ? Math.min(attempts.length, saved?.review.attempt ?? under?.attempt ?? 1) : undefined;
-    const answerOf = () => (attempts && picked ? attempts[picked - 1]?.response : under?.response) as Draft | undefined;
-    const fixingNote = () => {
-      if (picked)
-        area.prepend(
-          el('p', { class: 'notice good', id: 'fixing-attempt' }, `Fixing attempt ${picked}: your fix becomes the task's answer.`),
-        );
-    };
-    const showAttempts = (list: NonNullable<typeof attempts>, at: number) => {
-      clear();
-      const view = new AttemptsView(area, list, under?.attempt ?? 1, at, {
-        player: (box, answer) => {
-          const p = makePlayer(box, assignment, answer, {
-            changed: () => undefined,
-            activeMs: () => assignment.active_ms + timer.total,
-            readOnly: true,
-            media,
-          });
-          if (!p.readOnly) box.setAttribute('inert', '');
-          return p;
-        },
-        mayPick: () => {
-          if (!review?.items.length) return true;
-          workNotices.replaceChildren(
-            notice('warn', `Your remarks are about attempt ${picked}: remove them, or send your decision on it, before you pick another.`),
-          );
-          return false;
-        },
-        picked: (n) => {
-          picked = n;
-          use(view);
-          if (review) {
-            review.attempt = n;
-            review.render();
-          }
-          saveLocal();
-          say(`Attempt ${n} picked`);
-        },
-        pointed: (_n, scope) => review?.picked(scope),
-        button,
-      });
-      attemptsView = view;
-      use(view);
-    };
-    /** The picked attempt's player is the one remarks point into; its keys and the switcher's apply. */
-    const use = (view: AttemptsView) => {
-      dropPlayerKeys();
-      player = view.player;
-      dropPlayerKeys = keymap.push([...view.shortcuts, ...player.shortcuts]);
-    };
-    if (attempts && picked && !saved?.review.fixing) showAttempts(attempts, picked);
-    else {
-      mount(saved?.review.fixing ? (saved.answer ?? answerOf()) : answerOf(), !saved?.review.fixing);
-      if (saved?.review.fixing) fixingNote();
-    }
-    review = new ReviewPanel(
-      {
-        player: () => player,
-        changed: () => {
-          saveLocal();
-          for (const n of workNotices.querySelectorAll('.notice.bad')) n.remove();
-        },
-        fix: () => {
-          if (!review || review.fixing || current.lost) return;
-          review.fixing = true;
-          mount(answerOf(), false);
-          fixingNote();
-          review.render();
-          saveLocal();
-          say('Fixing: change the answer, then submit the fix (Ctrl+Enter).');
-        },
-        decide: (result) => void decide(result),
-        button,
-      },
-      saved,
-      under?.active_ms,
-      picked,
-      under?.final === true,
-    );
-    instructionPanel.after(review.element);
-    // A redo under review: the remarks it was to deal with, for this reviewer to check.
-    if (under?.earlier_reviews?.length) workNotices.append(earlierReviewsNotice(under.earlier_reviews, player));
-    dropReviewKeys = keymap.push(review.shortcuts);
-  } else {
-    mount(draft, false);
-    if (assignment.role === 'redo' && assignment.feedback) {
-      // The reviewer's remarks: listed here, and on their shapes and fields in the player.
-      const items = assignment.feedback.feedback_items ?? [];
-      workNotices.append(redoNotice(items, player));
-      player.pinning?.show(itemPins(items));
-    }
-  }
-
-  actions.append(
-    ...(reviewing ? [] : [button('Submit', 'Ctrl+Enter', () => void submit(), true)]),
-    button('Skip…', 'Shift+S', () => askSkip()),
-    button('Release', 'Shift+R', () => void release()),
-    button('Help', '?', () => toggleHelp(true)),
-  );
-  const baseActive = assignment.active_ms;
-  const renderMeters = () => {
-    const left = current.leaseExpiresAt - Date.now();
-    const lease = current.lost ? 'lost' : left > 0 ? fmt(left) : 'expired — it may go to someone else';
-    meters.replaceChildren(
-      el('dt', {}, 'Active time'),
-      el('dd', { id: 'active-time' }, fmt(baseActive + timer.total)),
-      el('dt', {}, 'Lease'),
-      el('dd', { id: 'lease', class: current.lost || left < 60_000 ? 'low' : '' }, lease),
-    );
-  };
-  renderMeters();
-  const tick = setInterval(() => {
-    timer.tick();
-    renderMeters();
-  }, 1000);
-  const beat = setInterval(() => {
-    if (timer.active) void heartbeat(current);
-  }, heartbeatMs);
-  say(`Task ${assignment.task.task_id} (${assignment.task.type}${assignment.role === 'attempt' ? '' : `, ${assignment.role}`})`);
-  area.focus();
+  machine.leave();
+  if (workShell.tabs.heldElsewhere(assignment.assignment_id)) return showHeldElsewhere(assignment);
+  const work = openWork(assignment, workShell);
+  machine.go({ name: assignment.role === 'review' ? 'reviewing' : 'working', work }, () => {
+    work.dialog?.();
+    work.stop();
+  });
 }
 
 /** Another tab of this browser works on the assignment: say so, and offer to take it over here. */
 function showHeldElsewhere(assignment: Assignment) {
-  stopWork();
+  const state: ShellState<Work> & { name: 'idle' } = { name: 'idle', view: 'held-elsewhere' };
+  machine.go(state);
   const take = async () => {
-    offer = null;
+    state.take = undefined;
     say('Taking the task over…');
-    await tabs.takeOver(assignment.assignment_id);
+    await workShell.tabs.takeOver(assignment.assignment_id);
     startWork(assignment);
   };
   const here = button('Take over here', 'T', () => void take(), true);
@@ -541,46 +206,32 @@ function showHeldElsewhere(assignment: Assignment) {
       here,
     ),
   );
-  offer = () => void take();
+  state.take = () => void take();
   say('Open in another tab');
   here.focus();
 }
+const heldOffer = () => {
+  const s = machine.state;
+  return s.name === 'idle' ? s.take : undefined;
+};
+keymap.push([{ keys: ['T'], label: 'Take the task over in this tab', when: () => !!heldOffer(), run: () => heldOffer()?.() }]);
 
 /** This tab's task was taken over by another tab: its draft is saved for that tab, nothing more is sent. */
 function takenAway(assignmentId: string) {
-  const w = work;
+  const w = machine.work;
   if (!w || w.assignment.assignment_id !== assignmentId) return;
   localStorage.setItem(localDraftKey(assignmentId), JSON.stringify(w.draft()));
-  const assignment = w.assignment;
-  w.stop();
-  work = null;
-  showHeldElsewhere(assignment);
+  // Leaving the work state stops the session.
+  showHeldElsewhere(w.assignment);
   main
     .querySelector('#held-elsewhere .notice')
     ?.replaceChildren(
-      `Task ${assignment.task.task_id} was taken over in another tab of this browser, with your work on it. Nothing more is sent from this tab; take it back here if you want to go on here.`,
+      `Task ${w.assignment.task.task_id} was taken over in another tab of this browser, with your work on it. Nothing more is sent from this tab; take it back here if you want to go on here.`,
     );
   say('Taken over in another tab');
 }
-const tabs = new TabLock(takenAway);
 
-keymap.push([{ keys: ['T'], label: 'Take the task over in this tab', when: () => !!offer, run: () => offer?.() }]);
-
-function stopWork() {
-  confirming?.();
-  if (retryTimer) clearInterval(retryTimer);
-  retryTimer = null;
-  asking?.abort();
-  asking = null;
-  offer = null;
-  work?.stop();
-  work = null;
-  shown?.drop();
-  shown = null;
-  viewKeys?.();
-  viewKeys = null;
-}
-
+// ---- the lease ----------------------------------------------------------------------------------
 /** The 409s that end the assignment (the contract's LeaseConflict codes). */
 function isLeaseEnd(err: unknown): err is ApiError {
   return (
@@ -590,51 +241,13 @@ function isLeaseEnd(err: unknown): err is ApiError {
 
 function leaseLost(w: Work, err: ApiError) {
   w.lost = true;
-  confirming?.();
+  w.dialog?.();
   // A session that is not the one shown (ended meanwhile) says nothing over the current task.
-  if (w !== work) return w.stop();
-  const what =
-    err.code === 'task_canceled'
-      ? 'The customer canceled this task.'
-      : err.code === 'assignment_closed'
-        ? 'This assignment is already closed.'
-        : 'Your lease on this task was lost: the task may be with another worker now.';
+  if (w !== machine.work) return w.stop();
   const next = button('Take the next task', 'N', () => void takeNext(), true);
-  // The work as it is now (also what was done after the last heartbeat): kept in this browser for
-  // when the task comes back here, and offered as a file.
-  const saved = JSON.stringify(w.draft());
-  if (w.assignment.role !== 'review') localStorage.setItem(lostWorkKey(w.assignment.task.task_id), saved);
-  const download = el(
-    'a',
-    {
-      class: 'button',
-      id: 'download-work',
-      href: URL.createObjectURL(new Blob([saved], { type: 'application/json' })),
-      download: `task-${w.assignment.task.task_id}-my-work.json`,
-    },
-    'Download my work',
-  );
-  workNotices.replaceChildren(
-    el(
-      'div',
-      { class: 'notice bad', role: 'alert', id: 'lease-lost' },
-      el('strong', {}, what),
-      ' ',
-      err.message,
-      ' Your work on it cannot be saved or submitted any more. It stays shown here, and in this browser: if the task comes back to you here, it opens with this work. Download it to keep a copy.',
-    ),
-    download,
-    ' ',
-    next,
-  );
-  main.querySelector('.player')?.setAttribute('inert', '');
-  const lease = main.querySelector('#lease');
-  if (lease) lease.textContent = 'lost';
-  main.querySelectorAll<HTMLButtonElement>('.actions button').forEach((b) => {
-    b.disabled = true;
-  });
-  w.stop();
-  work = null;
+  showLeaseLost(w, err, workNotices, next);
+  // Leaving the work state stops the session (timers, heartbeats, keys).
+  machine.go({ name: 'lease-lost' });
   say('Lease lost');
   next.focus();
 }
@@ -649,69 +262,19 @@ async function heartbeat(w: Work) {
       draft: w.draft(),
     });
     w.leaseExpiresAt = Date.parse(res.lease_expires_at) || w.leaseExpiresAt;
-    if (w === work) say(`Draft saved at ${new Date().toLocaleTimeString()}`);
+    if (w === machine.work) say(`Draft saved at ${new Date().toLocaleTimeString()}`);
   } catch (err) {
     w.timer.giveBack(activeMs);
-    if (w !== work) return;
+    if (w !== machine.work) return;
     if (isLeaseEnd(err)) leaseLost(w, err);
     else handleError(err, 'The draft could not be saved');
   }
 }
 
-/**
- * Whether an answer holds nothing the person gave: no shape, label, span, text or choice (every list
- * empty, every text blank). The time a datacollection answer carries is measured, not given.
- */
-function isEmptyAnswer(value: unknown): boolean {
-  if (value === null || value === undefined || value === '') return true;
-  if (Array.isArray(value)) return value.every(isEmptyAnswer);
-  if (typeof value === 'object') return Object.entries(value).every(([key, v]) => key === 'time_spent_in_seconds' || isEmptyAnswer(v));
-  return typeof value === 'string' && value.trim() === '';
-}
-
-/** The question before an empty answer goes: Enter (or the button) submits it, Escape goes back to the task. */
-let confirming: (() => void) | null = null;
-function confirmEmpty(go: () => void) {
-  const send = el('button', { type: 'button', class: 'primary' }, 'Submit it ', el('kbd', {}, 'Enter'));
-  const back = el('button', { type: 'button' }, 'Go back ', el('kbd', {}, 'Esc'));
-  const overlay = el(
-    'div',
-    { class: 'overlay', role: 'alertdialog', 'aria-modal': 'true', 'aria-labelledby': 'empty-title', 'aria-describedby': 'empty-text' },
-    el(
-      'div',
-      { class: 'dialog' },
-      el('h2', { id: 'empty-title' }, 'Submit an empty answer?'),
-      el(
-        'p',
-        { id: 'empty-text' },
-        'Your answer has nothing in it: no shape, label or text. Submit it only if the task has nothing to answer; go back to do the work.',
-      ),
-      el('div', { class: 'actions' }, send, back),
-    ),
-  );
-  const close = () => {
-    overlay.remove();
-    confirming = null;
-    dropKeys();
-  };
-  const yes = () => {
-    close();
-    go();
-  };
-  const dropKeys = keymap.push([
-    { keys: ['Enter', 'Ctrl+Enter'], label: 'Submit the empty answer', run: yes },
-    { keys: ['Escape'], label: 'Go back to the task', run: close },
-  ]);
-  send.addEventListener('click', yes);
-  back.addEventListener('click', close);
-  document.body.append(overlay);
-  confirming = close;
-  back.focus();
-}
-
+// ---- the task's actions: submit, a review's decision, skip, release -------------------------------
 async function submit(emptyConfirmed = false) {
-  const w = work;
-  if (!w || w.busy || w.lost || confirming) return;
+  const w = machine.work;
+  if (!w || w.busy || w.lost || w.dialog) return;
   if (w.review) {
     if (w.review.fixing) return decide('fixed');
     workNotices.replaceChildren(notice('warn', 'Decide the review: accept (Shift+A), fix (Shift+F) or reject (Shift+X).'));
@@ -722,7 +285,16 @@ async function submit(emptyConfirmed = false) {
     workNotices.replaceChildren(notice('bad', answer.problem));
     return;
   }
-  if (!emptyConfirmed && isEmptyAnswer(answer.response)) return confirmEmpty(() => void submit(true));
+  if (!emptyConfirmed && isEmptyAnswer(answer.response)) {
+    w.dialog = confirmEmpty(
+      keymap,
+      () => void submit(true),
+      () => {
+        w.dialog = null;
+      },
+    );
+    return;
+  }
   w.busy = true;
   const activeMs = w.timer.take();
   try {
@@ -732,11 +304,13 @@ async function submit(emptyConfirmed = false) {
       w.idempotencyKey,
     );
     localStorage.removeItem(localDraftKey(w.assignment.assignment_id));
-    stopWork();
+    machine.leave();
     say('Submitted');
     // A training answer is scored at once: its feedback comes before the next task.
-    if (done.training?.feedback) showTrainingFeedback(done, w.media);
-    else await takeNext();
+    if (done.training?.feedback) {
+      machine.go({ name: 'idle', view: 'feedback' });
+      machine.alsoOnLeave(showTrainingFeedback(done, w.media, keymap, () => void takeNext()));
+    } else await takeNext();
   } catch (err) {
     w.busy = false;
     w.timer.giveBack(activeMs);
@@ -751,7 +325,7 @@ async function submit(emptyConfirmed = false) {
 
 /** Sends the review's decision: accepted, fixed (with the player's answer) or rejected (with remarks). */
 async function decide(result: 'accepted' | 'fixed' | 'rejected') {
-  const w = work;
+  const w = machine.work;
   const review = w?.review;
   if (!w || !review || w.busy || w.lost) return;
   const items = review.items;
@@ -786,7 +360,7 @@ async function decide(result: 'accepted' | 'fixed' | 'rejected') {
       active_ms: activeMs,
     });
     localStorage.removeItem(localDraftKey(w.assignment.assignment_id));
-    stopWork();
+    machine.leave();
     say(`Review sent: ${result}`);
     await takeNext();
   } catch (err) {
@@ -797,96 +371,14 @@ async function decide(result: 'accepted' | 'fixed' | 'rejected') {
   }
 }
 
-/**
- * After a training answer: its score and what differed, pinned on the answer shown read-only. The
- * task's files come from the addresses the work used (the browser kept them: the lease has ended).
- */
-function showTrainingFeedback(done: Assignment, media: MediaAddress) {
-  const training = done.training;
-  const feedback = training?.feedback;
-  if (!training || !feedback) return;
-  const area = el('section', { class: 'player', 'aria-label': 'Your training answer' });
-  const caption = el('p', { class: 'muted', id: 'shown-answer' });
-  const show = (expected: boolean) => {
-    shown?.drop();
-    area.replaceChildren();
-    const answer = (expected ? feedback.expected_response : done.response) as Draft | undefined;
-    const player = makePlayer(area, done, answer, { changed: () => undefined, activeMs: () => done.active_ms, readOnly: true, media });
-    if (!player.readOnly) area.setAttribute('inert', '');
-    if (!expected) player.pinning?.show(differencePins(feedback));
-    caption.textContent = expected ? 'Shown: the expected answer.' : 'Shown: your answer, with what differed on its parts.';
-    const drop = keymap.push(player.shortcuts);
-    shown = {
-      player,
-      drop() {
-        drop();
-        player.destroy?.();
-      },
-    };
-  };
-  let expected = false;
-  const toggle = button('Show the expected answer', 'Shift+E', () => {
-    expected = !expected;
-    show(expected);
-    toggle.firstChild!.textContent = expected ? 'Show my answer ' : 'Show the expected answer ';
-  });
-  const next = button('Take the next task', 'N', () => void takeNext(), true);
-  main.replaceChildren(
-    el(
-      'div',
-      { class: 'work' },
-      el(
-        'aside',
-        { class: 'side' },
-        trainingSummary(training.project, feedback),
-        el('section', { class: 'panel actions', 'aria-label': 'Actions' }, next, ...(feedback.expected_response ? [toggle] : []), caption),
-      ),
-      area,
-    ),
-  );
-  show(false);
-  if (feedback.expected_response)
-    viewKeys = keymap.push([{ keys: ['Shift+E'], label: 'Show the expected answer or mine', run: () => toggle.click() }]);
-  next.focus();
-}
-
 function askSkip() {
-  const w = work;
+  const w = machine.work;
   if (!w || w.busy || w.lost) return;
-  const reason = el('textarea', { id: 'skip-reason', maxlength: '1000', required: '' });
-  const error = el('p', { class: 'error', role: 'alert' });
-  const cancel = el('button', { type: 'button' }, 'Cancel ', el('kbd', {}, 'Esc'));
-  const ok = el('button', { type: 'submit', class: 'primary' }, 'Skip the task ', el('kbd', {}, 'Ctrl+Enter'));
-  const form = el(
-    'form',
-    { class: 'dialog' },
-    el('h2', { id: 'skip-title' }, 'Skip this task'),
-    el('label', { for: 'skip-reason' }, 'Why? (the task will not be offered to you again)'),
-    reason,
-    error,
-    el('div', { class: 'actions' }, ok, cancel),
-  );
-  const overlay = el('div', { class: 'overlay', role: 'dialog', 'aria-modal': 'true', 'aria-labelledby': 'skip-title' }, form);
-  const close = () => {
-    overlay.remove();
-    dropKeys();
-  };
-  const dropKeys = keymap.push([
-    { keys: ['Escape'], label: 'Cancel the skip', run: close },
-    { keys: ['Ctrl+Enter'], label: 'Skip with this reason', run: () => form.requestSubmit() },
-  ]);
-  cancel.addEventListener('click', close);
-  form.addEventListener('submit', async (e) => {
-    e.preventDefault();
-    if (!reason.value.trim()) {
-      error.textContent = 'Give a reason.';
-      return;
-    }
-    close();
+  askSkipReason(keymap, async (reason) => {
     w.busy = true;
     const activeMs = w.timer.take();
     try {
-      await api.skip(w.assignment.assignment_id, { lease_token: w.leaseToken, reason: reason.value.trim(), active_ms: activeMs });
+      await api.skip(w.assignment.assignment_id, { lease_token: w.leaseToken, reason, active_ms: activeMs });
       localStorage.removeItem(localDraftKey(w.assignment.assignment_id));
       say('Skipped');
       await takeNext();
@@ -897,12 +389,10 @@ function askSkip() {
       else handleError(err, 'The task could not be skipped');
     }
   });
-  document.body.append(overlay);
-  reason.focus();
 }
 
 async function release() {
-  const w = work;
+  const w = machine.work;
   if (!w || w.busy || w.lost) return;
   w.busy = true;
   const activeMs = w.timer.take();
@@ -920,9 +410,9 @@ async function release() {
 }
 
 keymap.push([
-  { keys: ['Ctrl+Enter'], label: 'Submit the answer', when: () => !!work, run: () => void submit() },
-  { keys: ['Shift+S'], label: 'Skip the task (asks for a reason)', when: () => !!work, run: askSkip },
-  { keys: ['Shift+R'], label: 'Release the task (hand it back)', when: () => !!work, run: () => void release() },
+  { keys: ['Ctrl+Enter'], label: 'Submit the answer', when: () => !!machine.work, run: () => void submit() },
+  { keys: ['Shift+S'], label: 'Skip the task (asks for a reason)', when: () => !!machine.work, run: askSkip },
+  { keys: ['Shift+R'], label: 'Release the task (hand it back)', when: () => !!machine.work, run: () => void release() },
 ]);
 // The player's own keys come after these (pushed per task), so they win where both match.
 

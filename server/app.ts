@@ -5,7 +5,7 @@ import express, { type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 
 import type { Clock } from './domain/clock.ts';
-import { cloneJson } from './domain/json.ts';
+import { cloneJson } from '../shared/json.ts';
 import type { Generation } from './domain/model.ts';
 import type { UnitOfWork } from './domain/ports.ts';
 import { defaultWorkSettings, type WorkAvailable, type WorkSettings } from './domain/workforce/work.ts';

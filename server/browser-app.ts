@@ -56,7 +56,7 @@ export interface BrowserApp {
  * a page elsewhere can neither frame an app nor be sent anything by it. The one exception is a frame
  * of the customer's (a website or PDF attachment, an <iframe> of an instruction): a web page cannot
  * be passed on faithfully, so it comes from its host, sandboxed and without a referrer
- * (server/domain/markup-allowlist.ts's frameAttributes). The other: `mediaOrigins`, the origins of
+ * (shared/markup-allowlist.ts's frameAttributes). The other: `mediaOrigins`, the origins of
  * the buckets whose objects browsers load by a signed link (a storage connection with
  * `media: presigned`), which the operator lists (STORAGE_MEDIA_ORIGINS), and no other: the media
  * route redirects there, and the browser checks the redirect against the policy.

@@ -25,7 +25,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
-import { notValidJson } from './domain/json.ts';
+import { notValidJson } from '../shared/json.ts';
 import type { Generation } from './domain/model.ts';
 import { accessTable } from './http/access.ts';
 import { loadContract } from './http/contract.ts';

@@ -4,7 +4,7 @@
 import express, { type RequestHandler } from 'express';
 import type { AppDeps } from './app.ts';
 import { wallClock } from './domain/clock.ts';
-import { cloneJson } from './domain/json.ts';
+import { cloneJson } from '../shared/json.ts';
 import { defaultIdentitySettings } from './domain/workforce/settings.ts';
 import { authFailureLimit, tokenBuckets, type LimitLog } from './http/auth.ts';
 import { bodyParsers, storableInput } from './http/body-limits.ts';

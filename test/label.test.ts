@@ -274,6 +274,8 @@ describe('the labeling app', () => {
 
     // The instruction: Markdown rendered, script and event handlers gone.
     await expect.poll(() => page.locator('.instruction strong').textContent(), poll).toBe('team');
+    // The shell's state (label/shell/state.ts) is on the page: working on the task now.
+    expect(await page.locator('#app').getAttribute('data-state')).toBe('working');
     expect(await page.locator('.instruction').innerHTML()).not.toMatch(/script|onerror/);
     expect(await page.evaluate(() => (window as any).pwned)).toBeUndefined();
     expect(
@@ -335,6 +337,7 @@ describe('the labeling app', () => {
     // Nothing more: the app says so and asks again after Retry-After.
     await page.getByText(/Nothing to do right now\. Asking again in [12] s\./).waitFor();
     await waitForCall((c) => c.path.endsWith('/next') && c.status === 204);
+    expect(await page.locator('#app').getAttribute('data-state')).toBe('waiting');
     // Every question for work is the long poll (this front, as Prism, answers at once: Retry-After is kept).
     expect(calls.filter((c) => c.path.endsWith('/next')).map((c) => c.body)).toContainEqual({ wait: '25' });
     expect(calls.filter((c) => c.path.endsWith('/next') && c.body.wait !== '25')).toEqual([]);
@@ -430,6 +433,7 @@ describe('the labeling app', () => {
     await logIn(page);
     await page.keyboard.press('1');
     await page.locator('#lease-lost').waitFor();
+    expect(await page.locator('#app').getAttribute('data-state')).toBe('lease-lost');
     expect(await page.locator('#lease-lost').textContent()).toContain('Your lease on this task was lost');
     expect(await page.locator('#lease-lost').textContent()).toContain('was lost; the task may be with another worker now.');
     const lost = calls.find((c) => c.path.endsWith('/heartbeat'));
@@ -944,7 +948,7 @@ describe('the server', () => {
 describe('the form and text players', () => {
   let checkAnswer: (task: { type: string; params: any }, response: any) => string[];
   beforeAll(async () => {
-    ({ checkAnswer } = (await import('../server/domain/answer-rules.ts')) as any);
+    ({ checkAnswer } = (await import('../shared/answer-rules.ts')) as any);
   });
 
   /** The response submitted for this assignment: valid for the contract and for the server's rules. */
@@ -1244,7 +1248,7 @@ describe('the form and text players', () => {
 describe('the form and text players: comparison, categorization, rows, named entities', () => {
   let checkAnswer: (task: { type: string; params: any }, response: any) => string[];
   beforeAll(async () => {
-    ({ checkAnswer } = (await import('../server/domain/answer-rules.ts')) as any);
+    ({ checkAnswer } = (await import('../shared/answer-rules.ts')) as any);
   });
   async function submitted(a: Assignment, schemaName: string) {
     const call = await waitForCall((c) => c.path.endsWith('/submit') && c.body?.lease_token === a.lease_token);
@@ -2115,7 +2119,7 @@ describe('the video and audio players', () => {
   let checkAnswer: (task: { type: string; params: any }, response: any) => string[];
   let videoTask: () => Assignment['task'];
   beforeAll(async () => {
-    ({ checkAnswer } = (await import('../server/domain/answer-rules.ts')) as any);
+    ({ checkAnswer } = (await import('../shared/answer-rules.ts')) as any);
     videoTask = () =>
       ({
         task_id: '65f1c0a2b3c4d5e6f7a8b9f1',
@@ -2235,6 +2239,66 @@ describe('the video and audio players', () => {
       expect(Math.abs(f.width - 80)).toBeLessThanOrEqual(1.5);
     }
     expect(foreign).toEqual([]);
+    await page.close();
+  });
+
+  it('one undo and one tool bar in every player: the video player undoes and redoes with the same keys, and the help lists its tools and undo from the keymap', async () => {
+    const a = assignment(videoTask());
+    queue = [a];
+    const { page } = await open();
+    await page.route('**/fixtures/drive-*.svg', (r) =>
+      r.fulfill({ contentType: 'image/svg+xml', body: driveFrame(Number(/drive-(\d+)/.exec(r.request().url())?.[1])) }),
+    );
+    await logIn(page);
+    await page.getByText('320 × 200 px, 5 frames at 2 per second').waitFor();
+    // Each tool's button names its key; the help lists the same key for the same tool (label/players/toolbar.ts).
+    const tools = await page
+      .getByRole('toolbar', { name: 'Tool' })
+      .locator('button')
+      .evaluateAll((bs) => bs.map((b) => [b.querySelector('kbd')?.textContent ?? '', (b.lastChild?.textContent ?? '').trim()]));
+    expect(tools).toEqual([
+      ['V', 'Select, move and pan'],
+      ['B', 'Box'],
+      ['K', 'Point'],
+    ]);
+    await page.keyboard.press('?');
+    const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await help.waitFor();
+    const rows = await help
+      .locator('tr')
+      .evaluateAll((rs) => rs.map((r) => [...(r as HTMLTableRowElement).cells].map((c) => c.textContent)));
+    for (const [key, name] of tools) expect(rows).toContainEqual([key, `Tool: ${name}`]);
+    // Undo and redo: the same keys and words in every player that has them (label/undo.ts).
+    expect(rows).toContainEqual(['Ctrl+Z', 'Undo']);
+    expect(rows).toContainEqual(['Ctrl+Shift+Z Ctrl+Y', 'Redo']);
+    await page.keyboard.press('Escape');
+    await help.waitFor({ state: 'hidden' });
+
+    // B (the key the bar shows) picks the box tool; a box starts a track; undo takes it back, redo brings it again.
+    await page.keyboard.press('B');
+    expect(await page.locator('button[data-tool="box"]').getAttribute('aria-pressed')).toBe('true');
+    await drag(page, [40, 120], [120, 160]);
+    const tracks = () => page.locator('.shapes li').count();
+    await expect.poll(tracks, poll).toBe(1);
+    await page.keyboard.press('Control+Z');
+    await expect.poll(tracks, poll).toBe(0);
+    await page.keyboard.press('Control+Z');
+    await expect.poll(() => page.locator('.message').textContent(), poll).toBe('Nothing to undo.');
+    await page.keyboard.press('Control+Y');
+    await expect.poll(tracks, poll).toBe(1);
+    await page.keyboard.press('Control+Shift+Z');
+    await expect.poll(() => page.locator('.message').textContent(), poll).toBe('Nothing to redo.');
+    // The track redone is the one submitted (its attribute answered: the task asks it of every shape).
+    await page.locator('.shapes li button').first().click();
+    await page
+      .getByRole('group', { name: 'Attributes of the selected shape' })
+      .getByRole('group', { name: 'Is it occluded?' })
+      .getByLabel('no')
+      .check();
+    await page.keyboard.press('Control+Enter');
+    const response = await submitted(a, 'VideoPlaybackAnnotationResponse');
+    expect(response.annotations).toHaveLength(1);
+    expect(response.annotations[0]).toMatchObject({ type: 'box', label: 'car' });
     await page.close();
   });
 

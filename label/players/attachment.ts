@@ -3,7 +3,7 @@
 // through the server too: Chromium shows no PDF in a sandboxed frame), websites framed (sandboxed
 // as every customer frame is, straight from their host: a web page cannot be passed on faithfully)
 // with a link to open them.
-import { frameAttributes } from '../../server/domain/markup-allowlist.ts';
+import { frameAttributes } from '../../shared/markup-allowlist.ts';
 import type { MediaAddress } from '../media.ts';
 import { pdfSource } from './pdf.ts';
 import { el } from './types.ts';

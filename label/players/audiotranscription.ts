@@ -6,8 +6,8 @@
 // app's own origin. If the audio cannot be decoded, it plays all the same, without the waveform. A click on the waveform
 // seeks; Alt+Enter closes a segment at the playhead (from where the previous one ended) and puts the
 // caret in its text, so a person listens, pauses at the end of a phrase, and types it. Escape plays and pauses even while typing.
-import { checkAnswer } from '../../server/domain/answer-rules.ts';
-import { asRecord, records } from '../../server/domain/json.ts';
+import { checkAnswer } from '../../shared/answer-rules.ts';
+import { asRecord, records } from '../../shared/json.ts';
 import type { Shortcut } from '../keys.ts';
 import { el, type PlayerFactory } from './types.ts';
 

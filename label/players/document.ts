@@ -5,8 +5,8 @@
 // undo, attributes of the selected shape) with the feature labels as box labels and the text and
 // kind as attributes; the answer turns every page's boxes into the contract's regions, in reading
 // order, with their page and the feature's region type.
-import { checkAnswer } from '../../server/domain/answer-rules.ts';
-import { isRecord, records } from '../../server/domain/json.ts';
+import { checkAnswer } from '../../shared/answer-rules.ts';
+import { isRecord, records } from '../../shared/json.ts';
 import { imagePlayer } from './imageannotation.ts';
 import type { Params } from './image/model.ts';
 import { uuidV4 } from './image/uuid.ts';

@@ -4,11 +4,12 @@
 // select tool, the middle button or Space), select, move, resize, vertex editing, delete, undo
 // and redo; a key for every tool. Coordinates are image pixels, as the contract counts them.
 // The parts: image/model.ts (shapes and the task's bounds), image/canvas.ts (Konva layers and
-// editing handles), image/tools.ts (drawing gestures), image/attributes.ts, image/history.ts.
+// editing handles), image/tools.ts (drawing gestures), image/attributes.ts; undo and redo over snapshots of the shapes (label/undo.ts).
 import type { Shortcut } from '../keys.ts';
+import { Undo, undoKeys } from '../undo.ts';
+import { keepFocus, ToolBar, type ToolDef } from './toolbar.ts';
 import { applicable, attributeDefs, attributeForm, attributesOut, missingAttribute } from './image/attributes.ts';
 import { ImageCanvas } from './image/canvas.ts';
-import { History } from './image/history.ts';
 import {
   boundsOf,
   clone,
@@ -27,10 +28,8 @@ import {
 import { Drawing, type Pending, type Tool } from './image/tools.ts';
 import { el, sameScope, type Pin, type PinScope, type PlayerFactory } from './types.ts';
 
-export { uuidV4 } from './image/uuid.ts';
-
 export const palette = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#9a6324', '#469990', '#808000'];
-/** Each tool's key and name. */
+/** Each tool's key and name (the image, document and video players' tool bars). */
 export const toolKeys: Record<Tool, [string, string]> = {
   select: ['V', 'Select, move and pan'],
   box: ['B', 'Box'],
@@ -40,12 +39,8 @@ export const toolKeys: Record<Tool, [string, string]> = {
   cuboid: ['C', 'Cuboid'],
   ellipse: ['E', 'Ellipse'],
 };
-
-/**
- * A click on a tool or label button leaves the focus where it was, so that Space (pan), Enter
- * (finish) and the other keys keep working on the canvas; the keyboard still reaches the buttons.
- */
-export const keepFocus = (b: HTMLButtonElement) => b.addEventListener('mousedown', (e) => e.preventDefault());
+/** The tools in a tool bar (label/players/toolbar.ts), by `toolKeys`. */
+export const toolDefs = (tools: Tool[]): ToolDef<Tool>[] => tools.map((id) => ({ id, key: toolKeys[id][0], name: toolKeys[id][1] }));
 
 /** The label bar's buttons: keys 1-9, the label's colour (by its place in `allLabels`), the chosen one pressed. */
 export function labelButtons(
@@ -106,7 +101,15 @@ export function imagePlayer(
   const relabeled = () => (selected && selected !== justDrawn ? shapes.find((s) => s.uuid === selected) : undefined);
   let tool: Tool = geometries[0]?.kind ?? 'select';
   const current = new Map<Kind, string>(geometries.flatMap((g) => (g.labels[0] ? [[g.kind, g.labels[0]] as const] : [])));
-  const history = new History();
+  // Undo and redo over snapshots of the shapes: each change of the person's one step.
+  const history = Undo.snapshot(
+    () => shapes,
+    (before) => {
+      drawing.cancel();
+      shapes = before;
+    },
+    (state) => state.map(clone),
+  );
   let ready = false;
   // Read-only (a review before "fix", a feedback view): only the select tool, and no edit is kept.
   const readOnly = context.readOnly ?? false;
@@ -117,17 +120,7 @@ export function imagePlayer(
 
   // ---- the page ------------------------------------------------------------------------------
   const tools: Tool[] = readOnly ? ['select'] : ['select', ...geometries.map((g) => g.kind)];
-  const toolBar = el('div', { class: 'labels tools', role: 'toolbar', 'aria-label': 'Tool' });
-  const toolButtons = new Map(
-    tools.map((t) => {
-      const [key, name] = toolKeys[t];
-      const b = el('button', { type: 'button', 'aria-pressed': 'false', 'data-tool': t }, el('kbd', {}, key), ` ${name}`);
-      b.addEventListener('click', () => pickTool(t));
-      keepFocus(b);
-      toolBar.append(b);
-      return [t, b] as const;
-    }),
-  );
+  const toolBar = new ToolBar(toolDefs(tools), (t) => pickTool(t));
   const labelBar = el('div', { class: 'labels', role: 'toolbar', 'aria-label': 'Label' });
   const holder = el('div', {
     class: 'stage',
@@ -144,7 +137,7 @@ export function imagePlayer(
   const pinLayer = el('div', { class: 'pin-layer', 'aria-hidden': 'true' });
   if (readOnly) labelBar.hidden = true;
   container.append(
-    toolBar,
+    toolBar.element,
     labelBar,
     el(
       'div',
@@ -158,7 +151,7 @@ export function imagePlayer(
   };
 
   const canvas = new ImageCanvas(holder, options.splines ?? false, {
-    begin: () => history.record(shapes),
+    begin: () => history.record(),
     // The canvas's copy has the new geometry; the label and attributes may have changed since it was made.
     commit: (shape) => {
       if (readOnly) return render();
@@ -179,7 +172,7 @@ export function imagePlayer(
     geometry,
     label: (kind) => current.get(kind),
     add(shape) {
-      history.record(shapes);
+      history.record();
       if (defs.length) shape.attributes = {};
       shapes.push(tidy(shape, canvas.imgW, canvas.imgH));
       selected = shape.uuid;
@@ -211,7 +204,7 @@ export function imagePlayer(
       defs,
       shape,
       shapes,
-      () => history.record(shapes),
+      () => history.record(),
       (name, value) => {
         const attributes = { ...(shape.attributes ?? {}) };
         if (value === undefined) delete attributes[name];
@@ -231,7 +224,7 @@ export function imagePlayer(
     if (!ready) return;
     canvas.render(shapes, selected, colour, tool === 'select');
     holder.style.cursor = tool === 'select' ? 'default' : 'crosshair';
-    for (const [t, b] of toolButtons) b.setAttribute('aria-pressed', String(t === tool));
+    toolBar.show(tool);
     const kind = labelKind();
     const labels = (kind && geometry(kind)?.labels) || [];
     const chosen = relabeled()?.label ?? (kind ? current.get(kind) : undefined);
@@ -311,7 +304,7 @@ export function imagePlayer(
   const shown = () => say('The answer is shown read-only.');
 
   function pickTool(t: Tool) {
-    if (!toolButtons.has(t)) return;
+    if (!toolBar.has(t)) return;
     drawing.cancel();
     tool = t;
     say(t === 'select' ? 'Click a shape to select it; drag the image to pan.' : `${toolKeys[t][1]}: ${current.get(t) ?? ''}`);
@@ -326,7 +319,7 @@ export function imagePlayer(
     const shape = relabeled();
     if (shape && shape.label !== label && readOnly) return shown();
     if (shape && shape.label !== label) {
-      history.record(shapes);
+      history.record();
       shapes = shapes.map((s) => (s.uuid === shape.uuid ? { ...clone(s), label } : s));
       changed();
     } else {
@@ -335,11 +328,9 @@ export function imagePlayer(
     }
   }
 
-  function restore(next: Shape[] | undefined, what: string) {
+  function restore(what: 'undo' | 'redo') {
     if (readOnly) return shown();
-    if (!next) return say(`Nothing to ${what}.`);
-    drawing.cancel();
-    shapes = next;
+    if (!history[what]()) return say(`Nothing to ${what}.`);
     changed();
     say(`${what === 'undo' ? 'Undone' : 'Redone'}.`);
   }
@@ -347,7 +338,7 @@ export function imagePlayer(
   function remove() {
     if (!selected) return;
     if (readOnly) return shown();
-    history.record(shapes);
+    history.record();
     shapes = shapes.filter((s) => s.uuid !== selected);
     // Links to the deleted shape go with it.
     const gone = selected;
@@ -365,7 +356,7 @@ export function imagePlayer(
       return;
     }
     if (readOnly) return shown();
-    history.record(shapes);
+    history.record();
     const moved = clone(shape);
     translate(moved, dx, dy, canvas.imgW, canvas.imgH);
     shapes = shapes.map((s) => (s.uuid === moved.uuid ? moved : s));
@@ -403,7 +394,7 @@ export function imagePlayer(
     ready = true;
     // A shape that was being drawn when the draft was saved (a reload in the middle of a polygon).
     const pending = (draft as { drawing?: Pending } | undefined)?.drawing;
-    if (pending && toolButtons.has(pending.tool)) {
+    if (pending && toolBar.has(pending.tool)) {
       tool = pending.tool;
       render();
       drawing.resume(pending);
@@ -438,7 +429,7 @@ export function imagePlayer(
   }
   const noDialog = () => !document.querySelector('.overlay:not([hidden])');
   const shortcuts: Shortcut[] = [
-    ...tools.map((t) => ({ keys: [toolKeys[t][0]], label: `Tool: ${toolKeys[t][1]}`, run: () => pickTool(t) })),
+    ...toolBar.shortcuts,
     {
       keys: ['1', '2', '3', '4', '5', '6', '7', '8', '9'],
       label: 'Choose label 1-9 of the tool (relabels a shape you selected)',
@@ -456,8 +447,10 @@ export function imagePlayer(
         remove();
       },
     },
-    { keys: ['Ctrl+Z'], label: 'Undo', run: () => restore(history.undo(shapes), 'undo') },
-    { keys: ['Ctrl+Shift+Z', 'Ctrl+Y'], label: 'Redo', run: () => restore(history.redo(shapes), 'redo') },
+    ...undoKeys(
+      () => restore('undo'),
+      () => restore('redo'),
+    ),
     { keys: [']'], label: 'Select the next shape', run: () => cycle(1) },
     { keys: ['['], label: 'Select the previous shape', run: () => cycle(-1) },
     {

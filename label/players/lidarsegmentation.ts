@@ -7,11 +7,13 @@
 // the one shown first, then the others in the background, since the answer needs every frame's
 // point count. three.js comes with the view (lidar/view.ts), a chunk of its own that the app loads
 // only when a lidar task opens: the other players do without it.
-import { checkAnswer } from '../../server/domain/answer-rules.ts';
-import { isRecord } from '../../server/domain/json.ts';
+import { checkAnswer } from '../../shared/answer-rules.ts';
+import { isRecord } from '../../shared/json.ts';
 import type { components } from '../../generated/workforce.ts';
 import type { Shortcut } from '../keys.ts';
-import { decodeLabels, encodeLabels, insideLasso, LabelHistory, readFrame, UNLABELED } from './lidar/cloud.ts';
+import { applyLasso, decodeLabels, encodeLabels, insideLasso, type LassoStep, readFrame, UNLABELED } from './lidar/cloud.ts';
+import { Undo, undoKeys } from '../undo.ts';
+import { keepFocus, ToolBar } from './toolbar.ts';
 import type { CloudView, Mode } from './lidar/view.ts';
 import { el, type PlayerFactory } from './types.ts';
 
@@ -41,7 +43,7 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
   const labelNames = params.labels ?? [];
   const colours = labelNames.map((_, i) => rgb(palette[i % palette.length] as string));
   const frames: Frame[] = (params.attachments ?? []).map((url) => ({ url }));
-  const history = new LabelHistory();
+  const history = new Undo<LassoStep>(100);
   const aborter = new AbortController();
   let current = 0;
   let chosen = labelNames.length ? 0 : ERASE;
@@ -83,25 +85,19 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
     labelBar.append(b);
     return [value, b] as const;
   });
-  const toolBar = el('div', { class: 'labels tools', role: 'toolbar', 'aria-label': 'Tool' });
-  const toolButtons = (
+  const toolBar = new ToolBar<Mode>(
     [
-      ['lasso', 'L', 'Lasso'],
-      ['view', 'V', 'Turn the view'],
-    ] as const
-  ).map(([mode, key, name]) => {
-    const b = el('button', { type: 'button', 'aria-pressed': 'false', 'data-tool': mode }, el('kbd', {}, key), ` ${name}`);
-    b.addEventListener('click', () => pickMode(mode));
-    keepFocus(b);
-    toolBar.append(b);
-    return [mode, b] as const;
-  });
+      { id: 'lasso', key: 'L', name: 'Lasso', help: 'Tool: lasso (drag around points)' },
+      { id: 'view', key: 'V', name: 'Turn the view', help: 'Tool: turn the view with the mouse' },
+    ],
+    (m) => pickMode(m),
+  );
   const onlyBox = el('input', { type: 'checkbox', id: 'lidar-only-unlabeled' });
   onlyBox.addEventListener('change', () => setOnlyUnlabeled(onlyBox.checked));
   const reset = el('button', { type: 'button' }, el('kbd', {}, '0'), ' Reset the view');
   reset.addEventListener('click', () => view?.resetView());
   keepFocus(reset);
-  toolBar.append(
+  toolBar.element.append(
     el('span', { class: 'choice' }, onlyBox, el('label', { for: onlyBox.id }, el('kbd', {}, 'U'), ' Lasso only unlabeled points')),
     reset,
   );
@@ -132,7 +128,7 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
   sizeInput.addEventListener('input', () => setPointSize(Number(sizeInput.value)));
   container.append(
     labelBar,
-    toolBar,
+    toolBar.element,
     el(
       'div',
       { class: 'image-player lidar-player' },
@@ -286,7 +282,7 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
     previous.disabled = current === 0;
     next.disabled = current === frames.length - 1;
     for (const [value, b] of labelButtons) b.setAttribute('aria-pressed', String(value === chosen));
-    for (const [m, b] of toolButtons) b.setAttribute('aria-pressed', String(m === mode));
+    toolBar.show(mode);
     onlyBox.checked = onlyUnlabeled;
     const tally = new Array<number>(labelNames.length + 1).fill(0);
     for (const l of frame.labels ?? []) tally[l + 1] = (tally[l + 1] as number) + 1;
@@ -314,7 +310,8 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
     if (!frame.positions || !frame.labels) return;
     const labels = frame.labels;
     const inside = insideLasso(frame.positions, matrix, width, height, polygon, onlyUnlabeled ? (p) => labels[p] === UNLABELED : undefined);
-    const step = history.apply(current, labels, inside, chosen);
+    const step = applyLasso(current, labels, inside, chosen, (f) => frames[f]?.labels);
+    if (step) history.push(step);
     const what = chosen === ERASE ? 'unlabeled' : `labeled ${labelNames[chosen]}`;
     if (!step) return say(inside.length ? `Those ${number(inside.length)} points were ${what} already.` : 'No point inside the lasso.');
     recolour(step.indices);
@@ -332,7 +329,7 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
   }
 
   async function undoRedo(which: 'undo' | 'redo') {
-    const step = history[which]((f) => frames[f]?.labels);
+    const step = history[which]();
     if (!step) return say(`Nothing to ${which}.`);
     if (step.frame !== current) await show(step.frame);
     else recolour(step.indices);
@@ -371,11 +368,13 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
       run: (e) => pickLabel(Number(e.key) - 1),
     },
     { keys: ['X'], label: 'Lasso takes labels off (unlabel)', run: () => pickLabel(ERASE) },
-    { keys: ['L'], label: 'Tool: lasso (drag around points)', run: () => pickMode('lasso') },
-    { keys: ['V'], label: 'Tool: turn the view with the mouse', run: () => pickMode('view') },
+    ...toolBar.shortcuts,
     { keys: ['U'], label: 'Lasso only unlabeled points (on or off)', run: () => setOnlyUnlabeled(!onlyUnlabeled) },
-    { keys: ['Ctrl+Z'], label: 'Undo the last lasso', run: () => void undoRedo('undo') },
-    { keys: ['Ctrl+Shift+Z', 'Ctrl+Y'], label: 'Redo', run: () => void undoRedo('redo') },
+    ...undoKeys(
+      () => void undoRedo('undo'),
+      () => void undoRedo('redo'),
+      'Undo the last lasso',
+    ),
     { keys: ['0'], label: 'Reset the view', run: () => view?.resetView() },
     {
       keys: ['ArrowLeft', 'ArrowRight', 'ArrowUp', 'ArrowDown'],
@@ -441,4 +440,3 @@ export const lidarsegmentation: PlayerFactory = (container, assignment, draft, c
 };
 
 /** A click on a button leaves the focus where it was (the view keeps the keys). */
-const keepFocus = (b: HTMLButtonElement) => b.addEventListener('mousedown', (e) => e.preventDefault());

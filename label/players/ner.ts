@@ -11,8 +11,8 @@
 import type { components } from '../../generated/workforce.ts';
 import type { Shortcut } from '../keys.ts';
 import { el, type PlayerFactory } from './types.ts';
-import { History } from './image/history.ts';
-import { isRecord } from '../../server/domain/json.ts';
+import { Undo, undoKeys } from '../undo.ts';
+import { isRecord } from '../../shared/json.ts';
 
 type Params = components['schemas']['NamedEntityRecognitionParams'];
 type LabelDef = components['schemas']['NamedEntityRecognitionLabel'];
@@ -126,8 +126,11 @@ export const ner: PlayerFactory = (container, assignment, draft, context) => {
   let keyboard = false;
   const spanText = (s: Span) => chars.slice(s.start, s.end).join('');
   // Undo and redo over the spans and the relationships: each change of the person's one step.
-  const history = new History<{ spans: Span[]; relations: Relation[] }>((state) => structuredClone(state));
-  const remember = () => history.record({ spans, relations });
+  const history = Undo.snapshot(
+    () => ({ spans, relations }),
+    (state) => restore(state),
+  );
+  const remember = () => history.record();
   const ordered = () => [...spans].sort((a, b) => a.start - b.start || a.end - b.end);
 
   // ---- layout ------------------------------------------------------------------------------------
@@ -339,8 +342,7 @@ export const ner: PlayerFactory = (container, assignment, draft, context) => {
     draw();
   }
   /** Back to the work as it was before the last change (undo), or after it (redo). */
-  function restore(state: { spans: Span[]; relations: Relation[] } | undefined) {
-    if (!state) return;
+  function restore(state: { spans: Span[]; relations: Relation[] }) {
     ({ spans, relations } = state);
     if (!spans.some((s) => s.id === selected)) selected = null;
     draw();
@@ -467,8 +469,10 @@ export const ner: PlayerFactory = (container, assignment, draft, context) => {
       when: () => selected !== null && !document.querySelector('.overlay:not([hidden])'),
       run: () => select(null),
     },
-    { keys: ['Ctrl+Z'], label: 'Undo', run: () => restore(history.undo({ spans, relations })) },
-    { keys: ['Ctrl+Shift+Z', 'Ctrl+Y'], label: 'Redo', run: () => restore(history.redo({ spans, relations })) },
+    ...undoKeys(
+      () => history.undo(),
+      () => history.redo(),
+    ),
     {
       keys: ['Delete', 'Backspace'],
       label: 'Remove the selected span',

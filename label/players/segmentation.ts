@@ -8,20 +8,22 @@
 import { Circle } from 'konva/lib/shapes/Circle';
 import { Image as KImage } from 'konva/lib/shapes/Image';
 import Konva from 'konva/lib/Core';
-import { checkAnswer } from '../../server/domain/answer-rules.ts';
-import { asBoolean, isRecord } from '../../server/domain/json.ts';
+import { checkAnswer } from '../../shared/answer-rules.ts';
+import { asBoolean, isRecord } from '../../shared/json.ts';
 import type { Shortcut } from '../keys.ts';
 import { ImageCanvas } from './image/canvas.ts';
 import type { Pt } from './image/model.ts';
 import { binaryPng, combinedPng, type Dirty, indexedPng, LabelMap, paintOverlay, rgb, type SegClass } from './segmentation/mask.ts';
 import { el, type PlayerFactory } from './types.ts';
+import { Undo, undoKeys } from '../undo.ts';
+import { keepFocus, ToolBar, type ToolDef } from './toolbar.ts';
 
 type Tool = 'brush' | 'fill' | 'eraser';
-const toolKeys: Record<Tool, [string, string]> = {
-  brush: ['B', 'Brush'],
-  fill: ['F', 'Fill the region'],
-  eraser: ['E', 'Eraser'],
-};
+const tools: ToolDef<Tool>[] = [
+  { id: 'brush', key: 'B', name: 'Brush' },
+  { id: 'fill', key: 'F', name: 'Fill the region' },
+  { id: 'eraser', key: 'E', name: 'Eraser' },
+];
 const palette = ['#e6194b', '#3cb44b', '#4363d8', '#f58231', '#911eb4', '#42d4f4', '#f032e6', '#bfef45', '#469990', '#9a6324'];
 const brushSizes = [1, 2, 3, 5, 8, 12, 20, 32, 50];
 const HISTORY = 30;
@@ -53,7 +55,6 @@ function hslHex(h: number, s: number, l: number): string {
 }
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? [...new Set(v.filter((x): x is string => typeof x === 'string'))] : []);
-const keepFocus = (b: HTMLButtonElement) => b.addEventListener('mousedown', (e) => e.preventDefault());
 
 export const segmentation: PlayerFactory = (container, assignment, draft, context) => {
   const params = assignment.task.params as Record<string, unknown>;
@@ -72,27 +73,15 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
   /** The instance of each instance label that the brush paints now. */
   const instanceOf = new Map<string, number>();
   let radius = 8;
-  const undo: Uint16Array[] = [];
-  let redo: Uint16Array[] = [];
   let spaceHeld = false;
   let maskShown = true;
   let draftTooLarge = false;
 
   // ---- the page ------------------------------------------------------------------------------
-  const toolBar = el('div', { class: 'labels tools', role: 'toolbar', 'aria-label': 'Tool' });
-  const toolButtons = new Map(
-    (Object.keys(toolKeys) as Tool[]).map((t) => {
-      const [key, name] = toolKeys[t];
-      const b = el('button', { type: 'button', 'aria-pressed': 'false', 'data-tool': t }, el('kbd', {}, key), ` ${name}`);
-      b.addEventListener('click', () => pickTool(t));
-      keepFocus(b);
-      toolBar.append(b);
-      return [t, b] as const;
-    }),
-  );
+  const toolBar = new ToolBar(tools, (t) => pickTool(t));
   const sizeOut = el('output', { class: 'brush-size', 'aria-live': 'polite' });
   const sizeLabel = el('span', { class: 'brush-size-label' }, el('kbd', {}, '['), ' ', el('kbd', {}, ']'), ' brush ', sizeOut);
-  toolBar.append(sizeLabel);
+  toolBar.element.append(sizeLabel);
   const labelBar = el('div', { class: 'labels', role: 'toolbar', 'aria-label': 'Label' });
   const instanceBar = el('div', { class: 'seg-instances muted', 'aria-live': 'polite' });
   const holder = el('div', {
@@ -106,7 +95,7 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
   const status = el('p', { class: 'muted image-status' }, size, ' · ', zoomText, ' · ', message);
   const list = el('ul', { class: 'seg-classes', 'aria-label': 'Pixels per label' });
   container.append(
-    toolBar,
+    toolBar.element,
     labelBar,
     instanceBar,
     el(
@@ -157,7 +146,7 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
   const paintAll = () => map && redraw({ left: 0, top: 0, right: map.width, bottom: map.height });
 
   function render() {
-    for (const [t, b] of toolButtons) b.setAttribute('aria-pressed', String(t === tool));
+    toolBar.show(tool);
     sizeOut.textContent = `${radius * 2} px`;
     labelBar.replaceChildren(
       ...allLabels.map((l, i) => {
@@ -202,7 +191,7 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
 
   function pickTool(t: Tool) {
     tool = t;
-    say(`${toolKeys[t][1]}${t === 'eraser' ? '' : `: ${label}`}`);
+    say(`${toolBar.name(t)}${t === 'eraser' ? '' : `: ${label}`}`);
     render();
   }
 
@@ -211,7 +200,7 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
     if (!l) return;
     label = l;
     if (tool === 'eraser') tool = 'brush';
-    say(`${toolKeys[tool][1]}: ${label}`);
+    say(`${toolBar.name(tool)}: ${label}`);
     render();
   }
 
@@ -224,18 +213,22 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
     changed();
   }
 
+  // Undo and redo over snapshots of the mask: each stroke or fill one step.
+  const history = Undo.snapshot(
+    () => (map as LabelMap).data,
+    (data) => {
+      map?.data.set(data);
+      paintAll();
+    },
+    (data) => data.slice(),
+    HISTORY,
+  );
   function record() {
     if (!map) return;
-    undo.push(map.data.slice());
-    if (undo.length > HISTORY) undo.shift();
-    redo = [];
+    history.record();
   }
-  function restore(from: Uint16Array[], to: Uint16Array[], what: string) {
-    const data = from.pop();
-    if (!map || !data) return say(`Nothing to ${what}.`);
-    to.push(map.data.slice());
-    map.data.set(data);
-    paintAll();
+  function restore(what: 'undo' | 'redo') {
+    if (!map || !history[what]()) return say(`Nothing to ${what}.`);
     say(what === 'undo' ? 'Undone.' : 'Redone.');
     changed();
   }
@@ -261,7 +254,7 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
       record();
       const dirty = map.fill(x, y, value);
       if (!dirty) {
-        undo.pop();
+        history.forget();
         return say('That region has this label already.');
       }
       redraw(dirty);
@@ -419,13 +412,15 @@ export const segmentation: PlayerFactory = (container, assignment, draft, contex
     render();
   };
   const shortcuts: Shortcut[] = [
-    ...(Object.keys(toolKeys) as Tool[]).map((t) => ({ keys: [toolKeys[t][0]], label: `Tool: ${toolKeys[t][1]}`, run: () => pickTool(t) })),
+    ...toolBar.shortcuts,
     { keys: ['1', '2', '3', '4', '5', '6', '7', '8', '9'], label: 'Choose label 1-9', run: (e) => pickLabel(Number(e.key) - 1) },
     { keys: ['I'], label: 'New instance of the chosen instance label', run: newInstance },
     { keys: ['['], label: 'Smaller brush', run: () => resize(-1) },
     { keys: [']'], label: 'Larger brush', run: () => resize(1) },
-    { keys: ['Ctrl+Z'], label: 'Undo', run: () => restore(undo, redo, 'undo') },
-    { keys: ['Ctrl+Shift+Z', 'Ctrl+Y'], label: 'Redo', run: () => restore(redo, undo, 'redo') },
+    ...undoKeys(
+      () => restore('undo'),
+      () => restore('redo'),
+    ),
     { keys: ['+', '='], label: 'Zoom in (also the wheel)', run: () => zoom(1.25) },
     { keys: ['-'], label: 'Zoom out', run: () => zoom(0.8) },
     { keys: ['0'], label: 'Fit the image', run: () => zoom(0) },

@@ -3,16 +3,16 @@
 // `choices_from_field`, ranking_order of the attachments, form with fieldsets), several answers
 // where `max_responses_required` is above 1, and several fillings of a form. A field whose
 // `conditions` do not hold is hidden and left out of the answer, as the server's rules want
-// (server/domain/answer-rules.ts, run here too before submitting). `hypothesis` fills the form in
+// (shared/answer-rules.ts, run here too before submitting). `hypothesis` fills the form in
 // first; a draft wins over it.
-import { checkAnswer } from '../../server/domain/answer-rules.ts';
-import { conditionsHold, leafChoiceValues } from '../../server/domain/form-fields.ts';
+import { checkAnswer } from '../../shared/answer-rules.ts';
+import { conditionsHold, leafChoiceValues } from '../../shared/form-fields.ts';
 import { instructionHtml } from '../instruction.ts';
 import type { Shortcut } from '../keys.ts';
 import { attachmentView, type AttachmentType } from './attachment.ts';
 import { fieldPinning, showOnly } from './pins.ts';
 import { el, type PlayerFactory } from './types.ts';
-import { asBoolean, isRecord } from '../../server/domain/json.ts';
+import { asBoolean, isRecord } from '../../shared/json.ts';
 
 type Json = Record<string, unknown>;
 type Choice = string | number;

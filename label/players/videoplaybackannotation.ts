@@ -6,9 +6,10 @@
 // frames between keyframes are interpolated (video/tracks.ts). The answer lists every track's shape
 // in each frame it is visible in, and the events ordered by start; the server's own answer rules
 // (bundled) run before submit.
-import { checkAnswer } from '../../server/domain/answer-rules.ts';
-import { asRecord, strings } from '../../server/domain/json.ts';
+import { checkAnswer } from '../../shared/answer-rules.ts';
+import { asRecord, strings } from '../../shared/json.ts';
 import type { Shortcut } from '../keys.ts';
+import { Undo, undoKeys } from '../undo.ts';
 import { applicable, attributeDefs, attributeForm, attributesOut, missingAttribute } from './image/attributes.ts';
 import { ImageCanvas } from './image/canvas.ts';
 import {
@@ -26,7 +27,8 @@ import {
 } from './image/model.ts';
 import { Drawing, type Pending, type Tool } from './image/tools.ts';
 import { Frames } from './video/frames.ts';
-import { keepFocus, labelButtons, palette, toolKeys } from './imageannotation.ts';
+import { labelButtons, palette, toolDefs, toolKeys } from './imageannotation.ts';
+import { keepFocus, ToolBar } from './toolbar.ts';
 import {
   eventsOf,
   hypothesisTracks,
@@ -75,24 +77,12 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
     typeof pendingSaved.label === 'string' && eventLabels.includes(pendingSaved.label)
       ? { label: pendingSaved.label, frame: Math.round(num(pendingSaved.frame)) }
       : null;
-  const past: State[] = [];
-  let future: State[] = [];
   let ready = false;
   let playing: ReturnType<typeof setInterval> | null = null;
 
   // ---- the page ------------------------------------------------------------------------------
   const tools: Tool[] = ['select', ...geometries.map((g) => g.kind)];
-  const toolBar = el('div', { class: 'labels tools', role: 'toolbar', 'aria-label': 'Tool' });
-  const toolButtons = new Map(
-    tools.map((t) => {
-      const [key, name] = toolKeys[t];
-      const b = el('button', { type: 'button', 'aria-pressed': 'false', 'data-tool': t }, el('kbd', {}, key), ` ${name}`);
-      b.addEventListener('click', () => pickTool(t));
-      keepFocus(b);
-      toolBar.append(b);
-      return [t, b] as const;
-    }),
-  );
+  const toolBar = new ToolBar(toolDefs(tools), (t) => pickTool(t));
   const labelBar = el('div', { class: 'labels', role: 'toolbar', 'aria-label': 'Label' });
   const holder = el('div', {
     class: 'stage',
@@ -142,7 +132,7 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
   );
   if (!eventLabels.length) eventsBox.hidden = true;
   container.append(
-    toolBar,
+    toolBar.element,
     labelBar,
     el(
       'div',
@@ -156,17 +146,17 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
   };
 
   // ---- undo ----------------------------------------------------------------------------------
-  const record = () => {
-    past.push(structuredClone(state));
-    if (past.length > 200) past.shift();
-    future = [];
-  };
-  function undoRedo(from: State[], to: State[], what: string) {
-    const next = from.pop();
-    if (!next) return say(`Nothing to ${what}.`);
-    drawing.cancel();
-    to.push(structuredClone(state));
-    state = next;
+  // Over snapshots of the tracks and events: each change of the person's one step.
+  const history = Undo.snapshot(
+    () => state,
+    (before) => {
+      drawing.cancel();
+      state = before;
+    },
+  );
+  const record = () => history.record();
+  function undoRedo(what: 'undo' | 'redo') {
+    if (!history[what]()) return say(`Nothing to ${what}.`);
     changed();
     say(`${what === 'undo' ? 'Undone' : 'Redone'}.`);
   }
@@ -265,7 +255,7 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
     const shapes = visibleShapes();
     canvas.render(shapes, selected, colour, tool === 'select');
     holder.style.cursor = tool === 'select' ? 'default' : 'crosshair';
-    for (const [t, b] of toolButtons) b.setAttribute('aria-pressed', String(t === tool));
+    toolBar.show(tool);
     const kind = labelKind();
     const labels = (kind && geometry(kind)?.labels) || [];
     const chosen = track(selected)?.label ?? (kind ? current.get(kind) : undefined);
@@ -355,7 +345,7 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
   }
 
   function pickTool(t: Tool) {
-    if (!toolButtons.has(t)) return;
+    if (!toolBar.has(t)) return;
     drawing.cancel();
     tool = t;
     say(t === 'select' ? 'Click a shape to select its track; drag the frame to pan.' : `${toolKeys[t][1]}: ${current.get(t) ?? ''}`);
@@ -407,7 +397,7 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
     record();
     if (isKeyframe(t, frame)) {
       if (t.keys.length === 1) {
-        past.pop();
+        history.forget();
         return say('A track keeps at least one keyframe (Delete removes the track).');
       }
       t.keys = t.keys.filter((k) => k.frame !== frame);
@@ -511,7 +501,7 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
           () => canvas.redrawImage(),
           () => undefined,
         );
-      if (pending && toolButtons.has(pending.tool)) {
+      if (pending && toolBar.has(pending.tool)) {
         tool = pending.tool;
         render();
         drawing.resume(pending);
@@ -541,7 +531,7 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
   }
   const noDialog = () => !document.querySelector('.overlay:not([hidden])');
   const shortcuts: Shortcut[] = [
-    ...tools.map((t) => ({ keys: [toolKeys[t][0]], label: `Tool: ${toolKeys[t][1]}`, run: () => pickTool(t) })),
+    ...toolBar.shortcuts,
     {
       keys: ['1', '2', '3', '4', '5', '6', '7', '8', '9'],
       label: 'Choose label 1-9 of the tool (relabels the selected track)',
@@ -588,8 +578,10 @@ export const videoplaybackannotation: PlayerFactory = (container, assignment, dr
         remove();
       },
     },
-    { keys: ['Ctrl+Z'], label: 'Undo', run: () => undoRedo(past, future, 'undo') },
-    { keys: ['Ctrl+Shift+Z', 'Ctrl+Y'], label: 'Redo', run: () => undoRedo(future, past, 'redo') },
+    ...undoKeys(
+      () => undoRedo('undo'),
+      () => undoRedo('redo'),
+    ),
     { keys: [']'], label: 'Select the next shape in this frame', run: () => cycle(1) },
     { keys: ['['], label: 'Select the previous shape in this frame', run: () => cycle(-1) },
     { keys: ['+', '='], label: 'Zoom in (also the wheel)', run: () => zoom(1.25) },

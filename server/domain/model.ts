@@ -1,8 +1,11 @@
 // The domain model: one task, whatever generation shows it.
+import type { Json } from '../../shared/json.ts';
+
+/** A JSON object (the rules shared with the labeling app define it: shared/json.ts). */
+export type { Json };
 export type Mode = 'test' | 'live';
 export type Generation = 'current' | 'legacy';
 export type TaskStatus = 'pending' | 'completed' | 'canceled' | 'error';
-export type Json = Record<string, unknown>;
 export type Urgency = 'immediate' | 'day' | 'week';
 export type CustomerReviewStatus = 'pending' | 'accepted' | 'rejected' | 'fixed';
 

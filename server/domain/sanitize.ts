@@ -2,7 +2,7 @@
 // description's allowlist (section 2.3) survive, everything else is removed (sanitize-html). Every
 // frame is stored sandboxed (markup-allowlist.ts's frameAttributes), whatever the customer wrote.
 import sanitizeHtml from 'sanitize-html';
-import { allowedAttributes, allowedTags, frameAttributes } from './markup-allowlist.ts';
+import { allowedAttributes, allowedTags, frameAttributes } from '../../shared/markup-allowlist.ts';
 
 function sanitizeMarkdown(markdown: string): string {
   return sanitizeHtml(markdown, {

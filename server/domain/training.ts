@@ -8,7 +8,7 @@ import { acceptTaskParams } from './param-rules.ts';
 import type { Caller, Json } from './model.ts';
 import type { TrainingTask, UnitOfWork } from './ports.ts';
 import { claimIdempotencyKey, type IdempotencyInput } from './idempotency.ts';
-import { isRecord } from './json.ts';
+import { isRecord } from '../../shared/json.ts';
 
 export type TrainingKind = TrainingTask['kind'];
 

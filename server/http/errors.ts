@@ -3,7 +3,7 @@
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { DomainError } from '../domain/errors.ts';
-import { notValidJson } from '../domain/json.ts';
+import { notValidJson } from '../../shared/json.ts';
 import type { Generation } from '../domain/model.ts';
 import { safeError } from '../store/errors.ts';
 import { type ContractName, loadContract } from './contract.ts';

@@ -14,7 +14,7 @@ import { assertTypeEnabled } from '../domain/accounts.ts';
 import { getBatch, settleBatch } from '../domain/batches.ts';
 import { invalid } from '../domain/errors.ts';
 import { newTaskId } from '../domain/ids.ts';
-import { notValidJson } from '../domain/json.ts';
+import { notValidJson } from '../../shared/json.ts';
 import type { Caller, Json } from '../domain/model.ts';
 import type { ImportProgress, ImportRecord, ImportSettings, RefusedLine, Repositories, UnitOfWork } from '../domain/ports.ts';
 import { UniqueIdTaken } from '../domain/ports.ts';

@@ -45,6 +45,22 @@ it('reports every planted violation, and nothing the exceptions allow', async ()
     'server/cli.ts': "export const load = () => [import('../scripts/generate.ts'), import('../test/support/net.ts')];",
     'server/a.ts': "import { b } from './b.ts';\nexport const a = () => b;",
     'server/b.ts': "import { a } from './a.ts';\nexport const b = () => a;",
+    // shared/ (the rules the server and the labeling app both run) is pure: nothing of server/ or label/, no Node built-in.
+    'shared/planted.ts': [
+      "import { readFileSync } from 'node:fs';",
+      "import { errors } from '../server/http/errors.ts';",
+      "import { api } from '../label/api.ts';",
+      "import { isRecord } from './json.ts';",
+      'export const x = [readFileSync, errors, api, isRecord];',
+    ].join('\n'),
+    'shared/json.ts': 'export const isRecord = 1;',
+    // The labeling app reaches the rules through shared/ (allowed), never server/; it runs in the browser.
+    'label/api.ts': [
+      "import path from 'node:path';",
+      "import { errors } from '../server/http/errors.ts';",
+      "import { isRecord } from '../shared/json.ts';",
+      'export const api = [path, errors, isRecord];',
+    ].join('\n'),
     'client/index.ts': "import { errors } from '../server/http/errors.ts';\nexport const x = errors;",
     'console/main.tsx': "import { errors } from '../server/http/errors.ts';\nexport const x = errors;",
     'conformance/runner.ts':
@@ -64,7 +80,21 @@ it('reports every planted violation, and nothing the exceptions allow', async ()
 
   const result = await run(
     depcruise,
-    ['--config', config, '--output-type', 'json', 'server', 'client', 'console', 'conformance', 'bench', 'scripts', 'test'],
+    [
+      '--config',
+      config,
+      '--output-type',
+      'json',
+      'server',
+      'shared',
+      'label',
+      'client',
+      'console',
+      'conformance',
+      'bench',
+      'scripts',
+      'test',
+    ],
     {
       cwd: planted,
       maxBuffer: 64 << 20,
@@ -95,6 +125,11 @@ it('reports every planted violation, and nothing the exceptions allow', async ()
       'nothing-imports-test: server/cli.ts -> test/support/net.ts',
       // A cycle is reported once, at its first edge.
       'no-circular-in-server: server/a.ts -> server/b.ts',
+      'shared-pure: shared/planted.ts -> server/http/errors.ts',
+      'shared-pure: shared/planted.ts -> label/api.ts',
+      'shared-no-node-builtin: shared/planted.ts -> fs',
+      'label-browser-only: label/api.ts -> server/http/errors.ts',
+      'label-no-node-builtin: label/api.ts -> path',
       'client-not-server: client/index.ts -> server/http/errors.ts',
       'console-browser-only: console/main.tsx -> server/http/errors.ts',
       'conformance-standalone: conformance/runner.ts -> server/http/errors.ts',

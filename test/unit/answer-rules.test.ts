@@ -1,8 +1,8 @@
-// The answer rules a worker's textcollection answer meets (server/domain/answer-rules.ts): a field
+// The answer rules a worker's textcollection answer meets (shared/answer-rules.ts): a field
 // left out is fine unless it is `required` (UnitFieldCommon.required, default false); a field that
 // is answered is checked however it is marked.
 import { describe, expect, it } from 'vitest';
-import { checkAnswer } from '../../server/domain/answer-rules.ts';
+import { checkAnswer } from '../../shared/answer-rules.ts';
 
 const params = {
   attachments: [{ type: 'text', content: 'A podcast episode transcript.' }],

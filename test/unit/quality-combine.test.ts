@@ -5,7 +5,7 @@
 // weights, averaging and clustering do what docs/quality.md says.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkAnswer } from '../../server/domain/answer-rules.ts';
+import { checkAnswer } from '../../shared/answer-rules.ts';
 import { agreementOf, combineAnswers } from '../../server/domain/quality/combine.ts';
 import { accuracyWeight } from '../../server/domain/quality/consensus.ts';
 import { syntheticResponse, type TaskType } from '../../server/domain/synthetic.ts';

@@ -16,7 +16,7 @@ import {
   syntheticResponse,
   type TaskType,
 } from '../../server/domain/synthetic.ts';
-import { checkAnswer } from '../../server/domain/answer-rules.ts';
+import { checkAnswer } from '../../shared/answer-rules.ts';
 import { makeValidator } from '../support/spec.ts';
 import {
   type AttributeParams,

@@ -3,7 +3,7 @@
 // the selected shape, and the values that go out (those of attributes that apply, nothing else).
 import { el } from '../types.ts';
 import { describe, type AttributeValue, type Shape } from './model.ts';
-import { isRecord } from '../../../server/domain/json.ts';
+import { isRecord } from '../../../shared/json.ts';
 
 export interface AttributeDef {
   name: string;

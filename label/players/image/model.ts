@@ -3,8 +3,8 @@
 // task's bounds (min_width/min_height, min_vertices/max_vertices) before submit, written back as
 // the contract's elements.
 import type { components } from '../../../generated/workforce.ts';
-import { polygonProblem } from '../../../server/domain/answer-rules.ts';
-import { isRecord } from '../../../server/domain/json.ts';
+import { polygonProblem } from '../../../shared/answer-rules.ts';
+import { isRecord } from '../../../shared/json.ts';
 
 export type Params = components['schemas']['ImageAnnotationParams'];
 type GeometrySpec = components['schemas']['GeometrySpec'];

@@ -8,7 +8,7 @@ import Konva from 'konva/lib/Core';
 import { Ellipse as KEllipse } from 'konva/lib/shapes/Ellipse';
 import { Line } from 'konva/lib/shapes/Line';
 import { Rect } from 'konva/lib/shapes/Rect';
-import { polygonProblem } from '../../../server/domain/answer-rules.ts';
+import { polygonProblem } from '../../../shared/answer-rules.ts';
 import type { ImageCanvas } from './canvas.ts';
 import { cuboidEdges, cuboidFrom, fewestVertices, round, type Geometry, type Kind, type Pt, type Shape } from './model.ts';
 import { uuidV4 } from './uuid.ts';

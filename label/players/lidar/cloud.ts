@@ -1,6 +1,7 @@
 // The lidar player's model, free of the DOM and of three.js: a frame file read into coordinates,
 // the labels of a frame kept compact in drafts (run-length coded), undo and redo as the points a
 // change touched, and the lasso's test (which projected points lie inside a screen polygon).
+import type { Step } from '../../undo.ts';
 
 /** A point left without a label, as the contract writes it. */
 export const UNLABELED = -1;
@@ -80,57 +81,51 @@ export function decodeLabels(coded: string, count: number, labelCount: number): 
   return filled === count ? out : undefined;
 }
 
-// ---- undo and redo: a step is the points one lasso changed, with their labels before and after.
+// ---- undo and redo: a step is the points one lasso changed, with their labels before and after
+// (pushed on the player's Undo, label/undo.ts; a frame's labels are too many to copy per lasso).
 
-export interface Step {
+export interface LassoStep extends Step {
   frame: number;
   indices: Uint32Array;
   before: Int16Array;
   after: number;
 }
 
-export class LabelHistory {
-  private past: Step[] = [];
-  private future: Step[] = [];
-
-  constructor(private readonly limit = 100) {}
-
-  /** Gives `indices` of `labels` the label `after`, remembering what they had; the step, or undefined when nothing changed. */
-  apply(frame: number, labels: Int16Array, indices: Uint32Array, after: number): Step | undefined {
-    const changed = indices.filter((i) => labels[i] !== after);
-    if (changed.length === 0) return undefined;
-    const before = new Int16Array(changed.length);
-    changed.forEach((p, k) => {
-      before[k] = labels[p] as number;
-      labels[p] = after;
-    });
-    const step = { frame, indices: changed, before, after };
-    this.past.push(step);
-    if (this.past.length > this.limit) this.past.shift();
-    this.future = [];
-    return step;
-  }
-
-  /** Takes back the last step on `labelsOf(step.frame)`; the step, or undefined. */
-  undo(labelsOf: (frame: number) => Int16Array | undefined): Step | undefined {
-    const step = this.past.pop();
-    const labels = step && labelsOf(step.frame);
-    if (!step || !labels) return undefined;
-    step.indices.forEach((p, k) => {
-      labels[p] = step.before[k] as number;
-    });
-    this.future.push(step);
-    return step;
-  }
-
-  redo(labelsOf: (frame: number) => Int16Array | undefined): Step | undefined {
-    const step = this.future.pop();
-    const labels = step && labelsOf(step.frame);
-    if (!step || !labels) return undefined;
-    for (const p of step.indices) labels[p] = step.after;
-    this.past.push(step);
-    return step;
-  }
+/**
+ * Gives `indices` of `labels` (frame `frame`'s) the label `after`, remembering what they had; the
+ * step, which undoes and redoes itself on `labelsOf(frame)`, or undefined when nothing changed.
+ */
+export function applyLasso(
+  frame: number,
+  labels: Int16Array,
+  indices: Uint32Array,
+  after: number,
+  labelsOf: (frame: number) => Int16Array | undefined,
+): LassoStep | undefined {
+  const changed = indices.filter((i) => labels[i] !== after);
+  if (changed.length === 0) return undefined;
+  const before = new Int16Array(changed.length);
+  changed.forEach((p, k) => {
+    before[k] = labels[p] as number;
+    labels[p] = after;
+  });
+  return {
+    frame,
+    indices: changed,
+    before,
+    after,
+    undo() {
+      const now = labelsOf(frame);
+      if (now)
+        changed.forEach((p, k) => {
+          now[p] = before[k] as number;
+        });
+    },
+    redo() {
+      const now = labelsOf(frame);
+      if (now) for (const p of changed) now[p] = after;
+    },
+  };
 }
 
 // ---- the lasso

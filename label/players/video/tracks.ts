@@ -4,7 +4,7 @@
 // keyframes have as many; otherwise the earlier keyframe's shape holds). A track is visible from its
 // first keyframe to its `end` (inclusive; null: to the last frame). The answer lists the track's
 // shape in every frame it is visible in (VideoAnnotationTrack); the draft keeps the keyframes.
-import { isRecord } from '../../../server/domain/json.ts';
+import { isRecord } from '../../../shared/json.ts';
 import {
   clone,
   num,

@@ -1,7 +1,7 @@
 // Parameter rules (param-rules.ts) of documenttranscription: feature labels (and their deprecated
 // alias `name`), unique, and pre-labels naming them.
 import type { Json } from '../model.ts';
-import { isRecord, records, show } from '../json.ts';
+import { isRecord, records, show } from '../../../shared/json.ts';
 import { at, first, type Problem, repeated } from './problems.ts';
 
 /** A document feature's label: `label`, or the deprecated `name` of tasks and projects made before. */

@@ -2,7 +2,7 @@
 // (the older image types), each geometry's bounds (imageannotation, videoplaybackannotation) and
 // imageannotation's pre-labels.
 import type { Json } from '../model.ts';
-import { asRecord, asString, entries, isRecord, list, numeric, show } from '../json.ts';
+import { asRecord, asString, entries, isRecord, list, numeric, show } from '../../../shared/json.ts';
 import { at, first, join, type Problem, seg } from './problems.ts';
 
 /** `max_vertices` (absent or null: no bound) at least `min_vertices` (default 1). */

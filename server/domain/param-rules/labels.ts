@@ -1,7 +1,7 @@
 // Parameter rules (param-rules.ts) of label lists and trees: segmentannotation's two label lists,
 // categorization's ids, namedentityrecognition's label tree and relationships.
 import type { Json } from '../model.ts';
-import { entries, isRecord, list, records, show } from '../json.ts';
+import { entries, isRecord, list, records, show } from '../../../shared/json.ts';
 import { at, first, join, type Problem, repeated, seg } from './problems.ts';
 
 /** A name is in `labels` or in `instance_labels`, never both (the response keys masks by label). */

@@ -1,7 +1,7 @@
 // Parameter rules (param-rules.ts) of textcollection: fields, forms and the fields they name,
 // answer counts, and pre-filled answers against their fields.
 import type { Json } from '../model.ts';
-import { asRecord, asString, entries, isRecord, list, numeric, records, show } from '../json.ts';
+import { asRecord, asString, entries, isRecord, list, numeric, records, show } from '../../../shared/json.ts';
 import { at, first, join, type Problem, repeated, seg, valueKey } from './problems.ts';
 
 /** One field of the task (FieldSets are not fields: their fields are listed instead). */

@@ -13,7 +13,7 @@
 // transcriptions do (a per-character vote of texts that differ in length reads badly).
 // A combined answer that breaks the task's answer rules (answer-rules.ts), or the optional
 // `check` (the contract's response schema), is replaced by the medoid answer, which passed them.
-import { checkAnswer } from '../answer-rules.ts';
+import { checkAnswer } from '../../../shared/answer-rules.ts';
 import { categorization, comparison, dataCollection, textCollection } from './combiners/choices.ts';
 import { type Ballot, type Combiner, type Json, total } from './combiners/common.ts';
 import { imageAnnotation, singleGeometry } from './combiners/geometry.ts';

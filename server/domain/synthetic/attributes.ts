@@ -2,7 +2,7 @@
 // values for each annotation, in an order that lets attribute conditions refer to attributes
 // declared after them.
 import type { Json } from '../model.ts';
-import { asBoolean, asRecord, asString, distinctStrings, isRecord, records } from '../json.ts';
+import { asBoolean, asRecord, asString, distinctStrings, isRecord, records } from '../../../shared/json.ts';
 import type { Size } from './geometry.ts';
 import { decideInDependencyOrder } from './order.ts';
 import { phrase, type SeededRandom } from './random.ts';

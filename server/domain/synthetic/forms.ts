@@ -2,7 +2,7 @@
 // fields or picking from its lists: categorization, comparison, datacollection, transcription.
 import type { components } from '../../../generated/current.ts';
 import type { Json } from '../model.ts';
-import { asBoolean, asRecord, distinctStrings, isRecord } from '../json.ts';
+import { asBoolean, asRecord, distinctStrings, isRecord } from '../../../shared/json.ts';
 import { phrase, range, type SeededRandom } from './random.ts';
 
 type Schemas = components['schemas'];

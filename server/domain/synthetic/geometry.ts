@@ -3,7 +3,7 @@
 // a task's `geometries` (imageannotation, videoplaybackannotation).
 import type { components } from '../../../generated/current.ts';
 import type { Json } from '../model.ts';
-import { asCount, asRecord, decimalNumber, distinctStrings, isRecord } from '../json.ts';
+import { asCount, asRecord, decimalNumber, distinctStrings, isRecord } from '../../../shared/json.ts';
 import { NOMINAL_IMAGE } from './nominal.ts';
 import { clamp, coveringLabels, range, round1, type SeededRandom } from './random.ts';
 

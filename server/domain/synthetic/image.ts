@@ -3,7 +3,7 @@
 // several geometries, each with its own labels.
 import type { components } from '../../../generated/current.ts';
 import type { Json } from '../model.ts';
-import { asBoolean, distinctStrings } from '../json.ts';
+import { asBoolean, distinctStrings } from '../../../shared/json.ts';
 import { withAttributes } from './attributes.ts';
 import {
   boxOfShape,

@@ -2,7 +2,7 @@
 // task's text and relationships between them.
 import type { components } from '../../../generated/current.ts';
 import type { Json } from '../model.ts';
-import { asRecord, asString, records } from '../json.ts';
+import { asRecord, asString, records } from '../../../shared/json.ts';
 import { coveringLabels, type SeededRandom } from './random.ts';
 
 type Schemas = components['schemas'];

@@ -2,7 +2,7 @@
 // by label, which test mode names but never paints) and lidarsegmentation (a label per point).
 import type { components } from '../../../generated/current.ts';
 import type { Json } from '../model.ts';
-import { asBoolean, distinctStrings, list } from '../json.ts';
+import { asBoolean, distinctStrings, list } from '../../../shared/json.ts';
 import { NOMINAL_LIDAR_POINTS, SYNTHETIC_MASK_ORIGIN } from './nominal.ts';
 import { range, type SeededRandom } from './random.ts';
 

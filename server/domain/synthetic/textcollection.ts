@@ -3,8 +3,15 @@
 // fields followed, forms filled several times.
 import type { components } from '../../../generated/current.ts';
 import type { Json } from '../model.ts';
-import { conditionsHold, daysInMonth, isChoiceValue, leafChoiceValues, SECONDS_PER_DAY, type ChoiceValue } from '../form-fields.ts';
-import { asCount, asRecord, asString, decimalNumber, distinctStrings, records } from '../json.ts';
+import {
+  conditionsHold,
+  daysInMonth,
+  isChoiceValue,
+  leafChoiceValues,
+  SECONDS_PER_DAY,
+  type ChoiceValue,
+} from '../../../shared/form-fields.ts';
+import { asCount, asRecord, asString, decimalNumber, distinctStrings, records } from '../../../shared/json.ts';
 import { decideInDependencyOrder } from './order.ts';
 import { clamp, phrase, range, type SeededRandom, truncate } from './random.ts';
 

@@ -2,7 +2,7 @@
 // segments of the nominal audio) and documenttranscription (regions on the first page).
 import type { components } from '../../../generated/current.ts';
 import type { Json } from '../model.ts';
-import { asString, records } from '../json.ts';
+import { asString, records } from '../../../shared/json.ts';
 import { NOMINAL_AUDIO_SECONDS, NOMINAL_IMAGE, NOMINAL_PDF_PAGE } from './nominal.ts';
 import { phrase, range, round1, type SeededRandom } from './random.ts';
 

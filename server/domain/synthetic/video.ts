@@ -2,7 +2,7 @@
 // frames the worker sees, and events.
 import type { components } from '../../../generated/current.ts';
 import type { Json } from '../model.ts';
-import { asCount, distinctStrings, list } from '../json.ts';
+import { asCount, distinctStrings, list } from '../../../shared/json.ts';
 import { withAttributes } from './attributes.ts';
 import { boxOfShape, canvasFor, type GeometryPlan, geometryPlans, moveWithin, randomShape, type Shape } from './geometry.ts';
 import { NOMINAL_VIDEO_SECONDS } from './nominal.ts';

@@ -4,7 +4,7 @@
 // lapsed leases. Each operation is one transaction; the claim, heartbeat, skip/release and sweep
 // are single statements (server/store/work.ts).
 import { randomBytes } from 'node:crypto';
-import { checkAnswer } from '../answer-rules.ts';
+import { checkAnswer } from '../../../shared/answer-rules.ts';
 import { wallClock, type Clock } from '../clock.ts';
 import { taskSettled } from '../batches.ts';
 import { DomainError, invalid, notFound } from '../errors.ts';

@@ -2,7 +2,6 @@
 // image, what blocks a submit, cuboids from a face, and which annotation attributes apply.
 import { describe, expect, it } from 'vitest';
 import { applicable, attributeDefs, attributesOut, missingAttribute } from '../../../label/players/image/attributes.ts';
-import { History } from '../../../label/players/image/history.ts';
 import {
   cuboidFrom,
   fewestVertices,
@@ -93,15 +92,6 @@ describe('the image model', () => {
       { type: 'box', label: 'no uuid' },
     ];
     expect(shapesOf({ annotations: elements }, geometriesOf(params)).map(toElement)).toEqual(elements.slice(0, 2));
-  });
-
-  it('undoes and redoes whole snapshots', () => {
-    const h = new History();
-    const one: Shape[] = [{ uuid: 'a', label: 'w', type: 'point', x: 1, y: 1 }];
-    h.record([]);
-    expect(h.undo(one)).toEqual([]);
-    expect(h.redo([])).toEqual(one);
-    expect(h.redo(one)).toBeUndefined();
   });
 });
 

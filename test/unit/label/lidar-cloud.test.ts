@@ -2,7 +2,16 @@
 // run-length coding of labels, undo and redo of lassos, and which projected points a lasso holds.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeLabels, encodeLabels, insideLasso, LabelHistory, readFrame, UNLABELED } from '../../../label/players/lidar/cloud.ts';
+import {
+  applyLasso,
+  decodeLabels,
+  encodeLabels,
+  insideLasso,
+  type LassoStep,
+  readFrame,
+  UNLABELED,
+} from '../../../label/players/lidar/cloud.ts';
+import { Undo } from '../../../label/undo.ts';
 
 /** Column-major 4 × 4 identity: a point's x and y are its place on screen (-1..1), z its depth. */
 const identity = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1];
@@ -67,36 +76,44 @@ describe('the draft coding of labels', () => {
   });
 });
 
-describe('LabelHistory', () => {
+describe('a lasso as an undo step', () => {
   it('applies a lasso to the points that change, and undoes and redoes it', () => {
     const labels = Int16Array.from([-1, 0, -1, 1]);
-    const history = new LabelHistory();
-    const step = history.apply(0, labels, Uint32Array.from([0, 1, 2]), 0);
+    const frames = (f: number) => (f === 0 ? labels : undefined);
+    const history = new Undo<LassoStep>(100);
+    const lasso = (indices: number[], after: number) => {
+      const step = applyLasso(0, labels, Uint32Array.from(indices), after, frames);
+      if (step) history.push(step);
+      return step;
+    };
+    const step = lasso([0, 1, 2], 0);
     expect(Array.from(step?.indices ?? [])).toEqual([0, 2]);
     expect(Array.from(labels)).toEqual([0, 0, 0, 1]);
-    expect(history.apply(0, labels, Uint32Array.from([0, 1]), 0)).toBeUndefined();
-    history.apply(0, labels, Uint32Array.from([3]), -1);
+    expect(lasso([0, 1], 0)).toBeUndefined();
+    lasso([3], -1);
     expect(Array.from(labels)).toEqual([0, 0, 0, -1]);
-    const frames = (f: number) => (f === 0 ? labels : undefined);
-    expect(history.undo(frames)?.after).toBe(-1);
+    expect(history.undo()?.after).toBe(-1);
     expect(Array.from(labels)).toEqual([0, 0, 0, 1]);
-    history.undo(frames);
+    history.undo();
     expect(Array.from(labels)).toEqual([-1, 0, -1, 1]);
-    expect(history.undo(frames)).toBeUndefined();
-    history.redo(frames);
+    expect(history.undo()).toBeUndefined();
+    history.redo();
     expect(Array.from(labels)).toEqual([0, 0, 0, 1]);
     // A new lasso after an undo drops what could have been redone.
-    history.undo(frames);
-    history.apply(0, labels, Uint32Array.from([1]), 1);
-    expect(history.redo(frames)).toBeUndefined();
+    history.undo();
+    lasso([1], 1);
+    expect(history.redo()).toBeUndefined();
   });
 
   it('keeps at most its limit of steps', () => {
     const labels = new Int16Array(10).fill(-1);
-    const history = new LabelHistory(3);
-    for (let i = 0; i < 5; i++) history.apply(0, labels, Uint32Array.from([i]), 0);
+    const history = new Undo<LassoStep>(3);
+    for (let i = 0; i < 5; i++) {
+      const step = applyLasso(0, labels, Uint32Array.from([i]), 0, () => labels);
+      if (step) history.push(step);
+    }
     let undone = 0;
-    while (history.undo(() => labels)) undone++;
+    while (history.undo()) undone++;
     expect(undone).toBe(3);
     expect(Array.from(labels)).toEqual([0, 0, -1, -1, -1, -1, -1, -1, -1, -1]);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cloneJson } from '../../../server/domain/json.ts';
+import { cloneJson } from '../../../shared/json.ts';
 
 describe('cloneJson (the copy of a request body the validator fills defaults into)', () => {
   it('copies a parsed body deeply: equal, and changing the copy leaves the original', () => {

@@ -2,7 +2,8 @@
 // parameters): the one place for the small readers the rule modules share (param-rules, the
 // synthetic generator, answer-rules). Each returns a safe empty value or undefined instead of
 // throwing, so a rule reads defensively and says what is wrong itself.
-import type { Json } from './model.ts';
+/** A JSON object as the rules read it (a task's params, an answer). */
+export type Json = Record<string, unknown>;
 
 export function isRecord(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

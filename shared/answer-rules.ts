@@ -5,9 +5,8 @@
 // text. The type's response schema (the contract) is checked separately, before these.
 /// <reference path="./sweepline-intersections.d.ts" />
 import findIntersections from 'sweepline-intersections';
-import type { Json, Task } from './model.ts';
 import { type ChoiceValue, conditionsHold, daysInMonth, leafChoiceValues, SECONDS_PER_DAY } from './form-fields.ts';
-import { asBoolean, asRecord, DECIMAL, finiteNumber, isRecord, list, records, show, strings } from './json.ts';
+import { asBoolean, asRecord, DECIMAL, finiteNumber, isRecord, type Json, list, records, show, strings } from './json.ts';
 
 type Rule = (params: Json, response: Json) => string[];
 
@@ -468,6 +467,6 @@ const rules: Record<string, Rule> = {
 };
 
 /** The problems of an answer to this task (empty: none), each naming the response part and the rule. */
-export function checkAnswer(task: Pick<Task, 'type' | 'params'>, response: Json): string[] {
+export function checkAnswer(task: { type: string; params: Json }, response: Json): string[] {
   return rules[task.type]?.(task.params, response) ?? [];
 }
