@@ -2,7 +2,18 @@
 // go through drizzle-orm with the same schema, queries and migrations.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,9 +122,10 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       const cache = cacheOf(options, PGlite);
       const fresh = !existsSync(path.join(dir, 'PG_VERSION'));
       // A new folder is laid out from the kept image of a migrated database when there is one.
-      const image = fresh ? (cache?.read() ?? null) : null;
-      if (fresh && !image) await initdbApart({ dir });
-      const client = new PGlite(dir, { startParams: pgliteStartParams(PGlite), ...(image ? { loadDataDir: image } : {}) });
+      const image = fresh ? (cache?.file() ?? null) : null;
+      if (fresh && image) await unpackInto(dir, image);
+      else if (fresh) await initdbApart({ dir });
+      const client = new PGlite(dir, { startParams: pgliteStartParams(PGlite) });
       const db = await migrated(client);
       // Kept before anything is stored in it (the sealed secrets' check below, the accounts later).
       if (fresh && !image && cache) await cache.write(await client.dumpDataDir('none'));
@@ -165,14 +177,17 @@ const pgliteStartParams = (pglite: typeof PGlite) => [...pglite.defaultStartPara
  * that memory afterwards (about 500 MB of the 0.9 GB a fresh DATA_DIR used to hold right after
  * start); a child gives it back when it exits.
  */
-async function initdbApart(target: { dir: string } | { image: string }): Promise<void> {
+async function initdbApart(target: { dir: string; from?: string } | { image: string }): Promise<void> {
+  // With `from` (the kept image of a migrated database), the folder is unpacked from it instead:
+  // apart too, since unpacking grows the WebAssembly memory as initdb does.
   const code = `const { PGlite } = await import(process.argv[1]);
-    const [dir, image] = process.argv.slice(2);
-    const db = dir ? new PGlite(dir) : new PGlite();
+    const [dir, image, from] = process.argv.slice(2);
+    const load = from ? { loadDataDir: new Blob([(await import('node:fs')).readFileSync(from)]) } : {};
+    const db = dir ? new PGlite(dir, load) : new PGlite();
     await db.waitReady;
     if (image) (await import('node:fs')).writeFileSync(image, Buffer.from(await (await db.dumpDataDir('none')).arrayBuffer()));
     await db.close();`;
-  const args = 'dir' in target ? [target.dir] : ['', target.image];
+  const args = 'dir' in target ? [target.dir, '', target.from ?? ''] : ['', target.image];
   const child = spawn(process.execPath, ['--input-type=module', '-e', code, import.meta.resolve('@electric-sql/pglite'), ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -180,6 +195,22 @@ async function initdbApart(target: { dir: string } | { image: string }): Promise
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const [exitCode] = (await once(child, 'exit')) as [number | null];
   if (exitCode !== 0) throw new Error(`could not lay out a new database (initdb exited with ${exitCode}): ${stderr.trim()}`);
+}
+
+/**
+ * Lays out the new folder `dir` from a kept image: unpacked beside it (apart: unpacking grows the
+ * WebAssembly memory as initdb does), then moved in, never over what the folder already holds (its
+ * lock file: an image kept from another folder holds that folder's).
+ */
+async function unpackInto(dir: string, image: string): Promise<void> {
+  const beside = mkdtempSync(path.join(path.dirname(dir), '.humantask-layout-'));
+  try {
+    await initdbApart({ dir: beside, from: image });
+    for (const entry of readdirSync(beside))
+      if (!existsSync(path.join(dir, entry))) renameSync(path.join(beside, entry), path.join(dir, entry));
+  } finally {
+    rmSync(beside, { recursive: true, force: true });
+  }
 }
 
 let databaseImage: Promise<Blob> | undefined;
@@ -190,8 +221,8 @@ let databaseImage: Promise<Blob> | undefined;
  */
 function migratedImage(pglite: typeof PGlite, cache: ImageCache | null = null): Promise<Blob> {
   databaseImage ??= (async () => {
-    const kept = cache?.read();
-    if (kept) return kept;
+    const kept = cache?.file();
+    if (kept) return new Blob([readFileSync(kept)]);
     const dir = mkdtempSync(path.join(tmpdir(), 'humantask-initdb-'));
     try {
       const image = path.join(dir, 'pgdata.tar');

@@ -41,8 +41,8 @@ function ownFolder(folder: string): string | null {
 }
 
 export interface ImageCache {
-  /** The image kept for these migrations, or null. */
-  read(): Blob | null;
+  /** The file of the image kept for these migrations, or null. */
+  file(): string | null;
   /** Keeps `image` (written beside, then renamed: a reader never sees half of it). */
   write(image: Blob): Promise<void>;
 }
@@ -52,12 +52,8 @@ export function imageCache(folder: string, migrationsFolder: string, startParams
   if (!own) return null;
   const file = path.join(own, imageName(migrationsFolder, startParams));
   return {
-    read() {
-      try {
-        return new Blob([readFileSync(file)]);
-      } catch {
-        return null;
-      }
+    file() {
+      return existsSync(file) ? file : null;
     },
     async write(image) {
       const partial = `${file}.${process.pid}.partial`;
