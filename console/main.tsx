@@ -11,6 +11,7 @@ import { href, navigate, useRoute, type Route } from './route.ts';
 import { Home } from './screens/home.tsx';
 import { Members } from './screens/members.tsx';
 import { Sessions } from './screens/sessions.tsx';
+import { TaskView } from './screens/task.tsx';
 import { TasksScreen } from './screens/tasks.tsx';
 import { Heading, Link } from './ui.tsx';
 
@@ -29,7 +30,13 @@ const screens: Screen[] = [
     path: 'tasks',
     title: 'Tasks',
     needs: 'listTasks',
-    draw: ({ session, route }) => <TasksScreen route={route} role={session.member.role} />,
+    // The data manager, and under it one task's view (tasks/<taskId>).
+    draw: ({ session, route }) =>
+      route.path === 'tasks' ? (
+        <TasksScreen route={route} role={session.member.role} />
+      ) : (
+        <TaskView route={route} role={session.member.role} />
+      ),
   },
   { path: 'members', title: 'Members', needs: 'listMembers', draw: () => <Members /> },
   { path: 'sessions', title: 'Your sessions', needs: 'listMemberSessions', draw: ({ logOut }) => <Sessions onLoggedOut={logOut} /> },
