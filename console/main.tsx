@@ -8,9 +8,12 @@ import { client, currentSession, data, sessionState, type MemberSession, type Mo
 import { sessionLapsed } from './load.ts';
 import { LogIn, SetPassword, SsoCallback, TotpSetup } from './login.tsx';
 import { href, navigate, useRoute, type Route } from './route.ts';
+import { Activity } from './screens/activity.tsx';
 import { Home } from './screens/home.tsx';
+import { ApiKeys } from './screens/keys.tsx';
 import { Members } from './screens/members.tsx';
 import { Sessions } from './screens/sessions.tsx';
+import { TaskView } from './screens/task.tsx';
 import { TasksScreen } from './screens/tasks.tsx';
 import { Heading, Link } from './ui.tsx';
 
@@ -29,9 +32,17 @@ const screens: Screen[] = [
     path: 'tasks',
     title: 'Tasks',
     needs: 'listTasks',
-    draw: ({ session, route }) => <TasksScreen route={route} role={session.member.role} />,
+    // The data manager, and under it one task's view (tasks/<taskId>).
+    draw: ({ session, route }) =>
+      route.path === 'tasks' ? (
+        <TasksScreen route={route} role={session.member.role} />
+      ) : (
+        <TaskView route={route} role={session.member.role} />
+      ),
   },
   { path: 'members', title: 'Members', needs: 'listMembers', draw: () => <Members /> },
+  { path: 'api-keys', title: 'API keys', needs: 'listApiKeys', draw: () => <ApiKeys /> },
+  { path: 'activity', title: 'Activity', needs: 'listActivity', draw: ({ route }) => <Activity route={route} /> },
   { path: 'sessions', title: 'Your sessions', needs: 'listMemberSessions', draw: ({ logOut }) => <Sessions onLoggedOut={logOut} /> },
 ];
 

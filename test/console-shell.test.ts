@@ -100,7 +100,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the c
       await logInWithKeyboard(page, account, owner.email, owner.password);
       await page.getByRole('heading', { name: account }).waitFor();
       const nav = page.getByRole('navigation', { name: 'Screens' });
-      expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'Tasks', 'Members', 'Your sessions']);
+      expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'Tasks', 'Members', 'API keys', 'Activity', 'Your sessions']);
       await expectNoAxeViolation(page);
       await consoleScreenshot(page, 'home');
 

@@ -40,10 +40,11 @@ const filterNames = ['status', 'customer_review_status', ...textFilters.map(([n]
 interface Column {
   id: string;
   title: string;
-  cell(task: Task): string;
+  cell(task: Task): preact.ComponentChildren;
 }
 const columns: Column[] = [
-  { id: 'task_id', title: 'Task', cell: (t) => t.task_id },
+  // The task's id opens its view (a link: Enter on it, or a new tab).
+  { id: 'task_id', title: 'Task', cell: (t) => <Link href={href(`tasks/${encodeURIComponent(t.task_id)}`)}>{t.task_id}</Link> },
   { id: 'created', title: 'Created', cell: (t) => when(t.created_at) },
   { id: 'type', title: 'Type', cell: (t) => t.type ?? '—' },
   { id: 'status', title: 'Status', cell: (t) => t.status },
