@@ -1,5 +1,5 @@
 // What the rules need from storage. server/store implements it; the rules never see SQL.
-import type { Account, Generation, Json, Mode, Task, TaskStatus } from './model.ts';
+import type { Account, Generation, Json, Mode, ResultFilesRecord, Task, TaskStatus } from './model.ts';
 import type { WorkRepository } from './workforce/model.ts';
 import type { WorkerRepository } from './workforce/identity.ts';
 import type { ProjectQualityRepository, QualificationRepository, QualityPolicyRepository, WorkerStatsRepository } from './quality/model.ts';
@@ -52,6 +52,8 @@ export interface TaskRepository {
    */
   create(task: Task, extras: { answer?: SavedAnswer; callback?: OutboxMessage; countLiveRequestOf?: string }): Promise<boolean>;
   update(task: Task): Promise<void>;
+  /** Records where a task's response files are (written first), only while its response is still the one they hold. */
+  setResultFiles(taskId: string, record: ResultFilesRecord): Promise<void>;
   /** The task if it belongs to this account and mode; with forUpdate, locked until the transaction ends. */
   get(accountId: string, mode: Mode, taskId: string, options?: { forUpdate?: boolean }): Promise<Task | null>;
   findByUniqueId(accountId: string, mode: Mode, uniqueId: string): Promise<Task | null>;
@@ -340,6 +342,16 @@ export interface CallbackPayloads {
   task(task: Task): Json;
   /** A batch as the batchCompleted webhook shows it. */
   batch(batch: Batch): Json;
+  /** A task's response as its callback shows it (files as links, decision record 24); the stored one when absent. */
+  response?(task: Task): Json | null;
+}
+
+/**
+ * Writes a completed task's response files before the task's row is written (decision record 24),
+ * and records where they are in `task.resultFiles`. The store calls it on each task it writes.
+ */
+export interface ResultWriter {
+  prepare(task: Task, repos: Repositories): Promise<void>;
 }
 
 export interface Repositories {

@@ -3,6 +3,7 @@ import { and, asc, count, desc, eq, getTableColumns, gte, inArray, isNotNull, lt
 import type {
   AccountRecord,
   CallbackPayloads,
+  ResultWriter,
   ClaimedMessage,
   DeliveryAttempt,
   OutboxMessage,
@@ -13,7 +14,7 @@ import type {
   UnitOfWork,
 } from '../domain/ports.ts';
 import { UniqueIdTaken } from '../domain/ports.ts';
-import type { Account, Mode, Task } from '../domain/model.ts';
+import type { Account, Mode, ResultFilesRecord, Task } from '../domain/model.ts';
 import type { Scope } from '../domain/identity/roles.ts';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Database, Execute, Store } from './db.ts';
@@ -274,14 +275,24 @@ function createManyStatement(list: Task[], callbacks: OutboxMessage[], countLive
   return statement(`WITH ${parts.join(', ')} SELECT (SELECT count(*) FROM task) AS created${woken}`, values);
 }
 
-function repositories(db: Database, execute: Execute, secrets: SecretBox, payloads: CallbackPayloads): Repositories {
+function repositories(
+  db: Database,
+  execute: Execute,
+  secrets: SecretBox,
+  payloads: CallbackPayloads,
+  results: ResultWriter | undefined,
+): Repositories {
   // Account rows carry their secrets sealed; only the dispatcher, which sends them, opens them.
   const sealed = <A extends { callbackAuthKey: string; signingSecret: string }>(a: A): A => ({
     ...a,
     callbackAuthKey: secrets.seal(a.callbackAuthKey),
     signingSecret: secrets.seal(a.signingSecret),
   });
-  return {
+  // A completed task's response files are written before the row that says where they are.
+  const prepared = async (list: Task[]) => {
+    if (results) for (const task of list) await results.prepare(task, repos);
+  };
+  const repos: Repositories = {
     payloads,
     work: workRepository(db, execute),
     workers: workerRepository(db),
@@ -293,6 +304,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
     storage: storageRepository(db, secrets),
     tasks: {
       async create(task, extras) {
+        await prepared([task]);
         try {
           const [row] = await execute<{ created: boolean }>(createTaskStatement(task, extras));
           return row?.created === true;
@@ -302,12 +314,16 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
         }
       },
       async update(task: Task) {
+        await prepared([task]);
         try {
           await db.update(tasks).set(task).where(eq(tasks.taskId, task.taskId));
         } catch (err) {
           if (isUniqueViolation(err, 'tasks_unique_id')) throw new UniqueIdTaken();
           throw err;
         }
+      },
+      async setResultFiles(taskId: string, record: ResultFilesRecord) {
+        await db.update(tasks).set({ resultFiles: record }).where(eq(tasks.taskId, taskId));
       },
       async get(accountId, mode, taskId, options) {
         const lock = options?.forUpdate ? ' FOR UPDATE' : '';
@@ -379,6 +395,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       },
       async createMany(list, callbacks, countLiveRequests) {
         if (list.length === 0) return;
+        await prepared(list);
         try {
           await execute(createManyStatement(list, callbacks, countLiveRequests));
         } catch (err) {
@@ -781,6 +798,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       },
     },
   };
+  return repos;
 }
 
 /** For a unit of work that queues no callback (a tool that only reads or seeds): asking for a payload is a bug. */
@@ -797,13 +815,13 @@ const noCallbackPayloads: CallbackPayloads = {
  * The repositories on a store. `payloads` renders queued callbacks (the HTTP layer's views, which
  * the store does not know: the composition root passes them in).
  */
-export function unitOfWork(store: Store, payloads: CallbackPayloads = noCallbackPayloads): UnitOfWork {
+export function unitOfWork(store: Store, payloads: CallbackPayloads = noCallbackPayloads, results?: ResultWriter): UnitOfWork {
   return {
-    ...repositories(store.db, store.execute, store.secrets, payloads),
+    ...repositories(store.db, store.execute, store.secrets, payloads, results),
     transaction: (work) =>
       store.db.transaction((tx) => {
         const db = tx as unknown as Database;
-        return work(repositories(db, executeIn(db), store.secrets, payloads));
+        return work(repositories(db, executeIn(db), store.secrets, payloads, results));
       }),
   };
 }
