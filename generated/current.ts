@@ -1390,8 +1390,8 @@ export interface paths {
          *     `annotations` array, for `file=events` a `videoplaybackannotation` response's `events`
          *     array, as JSON. Both the link's signature and a key are needed: the key of the account and
          *     mode that own the task (another account's key, or the other mode's, gets 404 as for any task
-         *     not its own), and a link whose `expires` has passed gets 403 (read the task again for a new
-         *     link). A link made for one task and file opens no other. The file read is the one of the
+         *     not its own, checked first), a link whose signature does not match 403, and a link whose
+         *     `expires` has passed 403 (read the task again for a new link). A link made for one task and file opens no other. The file read is the one of the
          *     task's current response (after a redo, the new one). Files kept in the account's bucket are
          *     streamed by the server with the connection's keys; a connection deleted since makes them
          *     unreadable (404).
@@ -14654,17 +14654,17 @@ export interface operations {
     };
     getTaskResultFile: {
         parameters: {
-            query: {
+            query?: {
                 /**
-                 * @description When the link stops working, in Unix seconds (part of what is signed).
+                 * @description When the link stops working, in Unix seconds (part of what is signed); without it → 403.
                  * @example 1795000000
                  */
-                expires: number;
+                expires?: number;
                 /**
-                 * @description The server's signature of the task, the file and `expires`.
+                 * @description The server's signature of the task, the file and `expires`; without it → 403.
                  * @example Xk2c
                  */
-                signature: string;
+                signature?: string;
             };
             header?: never;
             path: {

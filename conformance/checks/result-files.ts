@@ -35,6 +35,12 @@ const keyOf = (ctx: CheckContext, key: KeyName): string | undefined =>
  */
 export async function readResultLink(ctx: CheckContext, url: string, key: KeyName = 'main'): Promise<{ status: number; body: any }> {
   const link = new URL(url);
+  if (ctx.generation === 'current') {
+    // Through the suite's client: the answer's shape is checked and the operation counted as covered.
+    const query = Object.fromEntries(link.searchParams.entries());
+    const ex = await ctx.call('GET', link.pathname, { query, key });
+    return { status: ex.status, body: ex.body };
+  }
   const secret = keyOf(ctx, key);
   const res = await fetch(new URL(link.pathname + link.search, ctx.options.baseUrl.replace(/\/+$/, '') + '/'), {
     headers: secret ? { authorization: `Basic ${Buffer.from(`${secret}:`).toString('base64')}` } : {},

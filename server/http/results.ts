@@ -27,13 +27,14 @@ export function resultHandlers({ uow, results, storage = defaultStorageSettings 
   return {
     async getTaskResultFile({ path, query, caller }: Request<'getTaskResultFile'>) {
       const { taskId, file } = path;
-      if (!results.verify(taskId, file, query.expires, query.signature))
-        throw new HttpError(403, 'This result file link is not valid (its signature does not match).');
       const now = results.now();
-      if (query.expires * 1000 <= now.getTime())
-        throw new HttpError(403, 'This result file link has expired; read the task again (GET /v1/task/{taskId}) for a new one.');
       // Another account's or mode's key finds no such task (404), as for any task not its own.
       const task = await getTask(uow, caller, taskId, now);
+      const expires = query.expires ?? Number.NaN;
+      if (!Number.isSafeInteger(expires) || !results.verify(taskId, file, expires, query.signature ?? ''))
+        throw new HttpError(403, 'This result file link is not valid (its signature does not match).');
+      if (expires * 1000 <= now.getTime())
+        throw new HttpError(403, 'This result file link has expired; read the task again (GET /v1/task/{taskId}) for a new one.');
       const found = await readResultFile(uow, task, file, results.settings, storage);
       if (!found) throw notFound(`Task ${taskId} has no ${file} file.`);
       // The file is JSON the server wrote itself: streamed as kept, not parsed and sent again (the
