@@ -33,7 +33,7 @@ const keyOf = (ctx: CheckContext, key: KeyName): string | undefined =>
  * URL: the link's origin is the server's own address, which a proxy or a load balancer may hide),
  * with `key` (none: no Authorization).
  */
-export async function readResultLink(ctx: CheckContext, url: string, key: KeyName = 'main'): Promise<{ status: number; body: any }> {
+async function readResultLink(ctx: CheckContext, url: string, key: KeyName = 'main'): Promise<{ status: number; body: any }> {
   const link = new URL(url);
   if (ctx.generation === 'current') {
     // Through the suite's client: the answer's shape is checked and the operation counted as covered.

@@ -38,7 +38,7 @@ export interface ResultSettings {
 const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
 /** Which parts of a task's response are files (none while it is not completed, or for an error response). */
-export function resultFileNames(task: Pick<Task, 'type' | 'status' | 'response'>, inlineMaxBytes: number): ResultFileName[] {
+function resultFileNames(task: Pick<Task, 'type' | 'status' | 'response'>, inlineMaxBytes: number): ResultFileName[] {
   const r = task.response;
   if (task.status !== 'completed' || r === null || typeof r !== 'object' || Array.isArray(r) || 'error' in r) return [];
   if (videoTypes.has(task.type)) return (['annotations', 'events'] as const).filter((f) => Array.isArray(r[f]));
@@ -140,7 +140,7 @@ async function resultBucket(repos: Repositories, task: Task): Promise<(BucketAcc
  * where in `task.resultFiles`; the row is written after. A bucket that refuses the file (no
  * s3:PutObject, gone) is no loss: the file is kept under RESULTS_DIR instead.
  */
-export async function writeResultFiles(task: Task, repos: Repositories, settings: ResultSettings, net: StorageNetwork) {
+async function writeResultFiles(task: Task, repos: Repositories, settings: ResultSettings, net: StorageNetwork) {
   const names = resultFileNames(task, settings.inlineMaxBytes);
   if (names.length === 0) return;
   const sha = responseHash(task.response);
