@@ -14678,10 +14678,11 @@ export interface operations {
                  */
                 taskId: components["parameters"]["TaskId"];
                 /**
-                 * @description Which part of the response.
+                 * @description Which part of the response: `annotations` or `events`. Any other name names no file of the
+                 *     task → 404 (like an id that names nothing, never 400).
                  * @example annotations
                  */
-                file: "annotations" | "events";
+                file: string;
             };
             cookie?: never;
         };

@@ -35,7 +35,7 @@ export function resultHandlers({ uow, results, storage = defaultStorageSettings 
         throw new HttpError(403, 'This result file link is not valid (its signature does not match).');
       if (expires * 1000 <= now.getTime())
         throw new HttpError(403, 'This result file link has expired; read the task again (GET /v1/task/{taskId}) for a new one.');
-      const found = await readResultFile(uow, task, file, results.settings, storage);
+      const found = file === 'annotations' || file === 'events' ? await readResultFile(uow, task, file, results.settings, storage) : null;
       if (!found) throw notFound(`Task ${taskId} has no ${file} file.`);
       // The file is JSON the server wrote itself: streamed as kept, not parsed and sent again (the
       // typed layer lets only non-JSON answers be a Download, hence the cast).
