@@ -39,6 +39,15 @@ module.exports = {
       to: { path: '^(server|conformance|scripts|test|bench)/' },
     },
     {
+      name: 'console-browser-only',
+      comment:
+        "The console (console/) runs in the browser and talks to the API over HTTP: it may use the contract's generated " +
+        "types and the labeling app's players, never the server's modules (decision 23).",
+      severity: 'error',
+      from: { path: '^console/' },
+      to: { path: '^(server|conformance|scripts|test|bench)/' },
+    },
+    {
       name: 'conformance-standalone',
       comment:
         'The conformance suite is shipped and tests any implementation: it uses the contract and the client, not our server or our tests.',

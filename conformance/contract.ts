@@ -222,6 +222,22 @@ export function loadContract(generation: Bundle): Contract {
   return contract;
 }
 
+/**
+ * Who may call an operation, by its `security` (the document's when it names none): `public` needs
+ * no credential (`security: []`), `session` a member's console session alone (every requirement
+ * names `memberSession` only), `key` an API key (or a session, where the contract allows one).
+ */
+export function credentialOf(contract: Contract, op: ContractOperation): 'public' | 'session' | 'key' {
+  const security: Json[] = op.op.security ?? contract.doc.security ?? [];
+  if (security.length === 0) return 'public';
+  return security.every((s) => Object.keys(s).length === 1 && 'memberSession' in s) ? 'session' : 'key';
+}
+
+/** Whether a member's console session may call the operation (some requirement of its security names `memberSession`). */
+export function takesSession(contract: Contract, op: ContractOperation): boolean {
+  return ((op.op.security ?? contract.doc.security ?? []) as Json[]).some((s) => 'memberSession' in s);
+}
+
 /** Every (operationId, status) pair that the contract documents, for coverage. */
 export function documentedPairs(contract: Contract): { operationId: string; method: string; path: string; status: string }[] {
   return contract.operations.flatMap((o) =>

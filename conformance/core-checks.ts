@@ -1,13 +1,25 @@
 // The suite's own checks that exercise every operation of the contract once or twice:
 //  - without a key and with an unknown key: 401 (with WWW-Authenticate; the shape rules check it);
+//    an operation that needs no credential (`security: []`: logging in, invitations, password
+//    links, single sign-on) gets its examples' documented answers without one instead;
 //  - on a templated path naming nothing that exists: 404;
 //  - each documented request example (or, for operations without a body, one plain request): the
 //    documented answer.
 // Each answer also goes through the shape checks of the runner.
-import { loadContract, type Contract, type ContractOperation } from './contract.ts';
-import { formEncode, isRecord, operationKind, personalize, requestExamples, staffedBy, unknownHexId, type SuiteState } from './fixtures.ts';
+import { credentialOf, loadContract, takesSession, type Contract, type ContractOperation } from './contract.ts';
+import {
+  formEncode,
+  isRecord,
+  keepingAccountRules,
+  operationKind,
+  personalize,
+  requestExamples,
+  staffedBy,
+  unknownHexId,
+  type SuiteState,
+} from './fixtures.ts';
 import { describeExchange } from './shape.ts';
-import { ConformanceFailure, type Check, type CheckContext, type Exchange, type Generation } from './types.ts';
+import { ConformanceFailure, type Check, type CheckContext, type Exchange, type Generation, type KeyName } from './types.ts';
 
 /** The status the seed gives for a cancel of a completed task: 400 (newer), 500 (older). */
 const cancelCompletedStatus: Record<Generation, number> = { current: 400, legacy: 500 };
@@ -61,7 +73,15 @@ const ruleBeyondSchema: Record<string, number[]> = {
   // An export's target names a bucket: one the account has no storage connection to is refused with
   // 400 naming it (the generated targets name buckets the run never connected).
   createExport: [400],
+  // A password is needed to accept an invitation unless the account logs in by single sign-on only.
+  acceptInvitation: [400],
+  // Only an owner's session may make an owner or change one: the suite's key gets 403 for role owner.
+  inviteMember: [403],
+  updateMember: [403],
+  // password_login false needs single sign-on set up and enabled, which a run cannot (see ssoOutcomes).
+  updateAccountSecurity: [400],
   ...storageOutcomes(),
+  ...ssoOutcomes(),
 };
 
 /**
@@ -69,7 +89,7 @@ const ruleBeyondSchema: Record<string, number[]> = {
  * than 200 on the run's own data: an export in a format that writes some task types only (COCO)
  * meets the run's tasks of other types, a 400 naming them.
  */
-const exampleOutcomes: Record<string, number[]> = { createExport: [400], ...storageOutcomes() };
+const exampleOutcomes: Record<string, number[]> = { createExport: [400], ...storageOutcomes(), ...ssoOutcomes() };
 
 /**
  * A storage connection is tested against its bucket before it is kept: the examples' bucket, on a
@@ -78,6 +98,17 @@ const exampleOutcomes: Record<string, number[]> = { createExport: [400], ...stor
  */
 function storageOutcomes(): Record<string, number[]> {
   return { createStorageConnection: [400], getStorageConnection: [404], deleteStorageConnection: [404] };
+}
+
+/**
+ * Single sign-on settings are tested against their OpenID provider before they are kept (its
+ * discovery document): the examples' provider, on a real host, is out of a conformance run's reach
+ * (400 naming why), so the run sets none up: the settings are not found (404), and an account
+ * without single sign-on starts no log-in (400), nor completes one that this client never began
+ * (400, no `humantask_sso` cookie). The server's tests make them against a provider on loopback.
+ */
+function ssoOutcomes(): Record<string, number[]> {
+  return { setSsoSettings: [400], getSsoSettings: [404], deleteSsoSettings: [404], startSsoLogin: [400], completeSsoLogin: [400] };
 }
 
 /** The answers an operation may give to a valid request of the suite (besides 200); `generated`: input generated from the schemas. */
@@ -91,6 +122,19 @@ export function businessOutcomes(ctx: CheckContext, op: ContractOperation, gener
 export function coreChecks(state: SuiteState): Check[] {
   const checks: Check[] = [];
   for (const { operationId, generations } of operationsOfBothGenerations()) {
+    const contract = loadContract(generations[0]!);
+    if (credentialOf(contract, contract.byId.get(operationId)!) === 'public') {
+      checks.push({
+        id: `auth/no-key/${operationId}`,
+        area: 'Authentication',
+        seed: '(our decision: tag Identity; an operation with `security: []` and x-access public needs no credential)',
+        rule: 'An operation anybody may call (logging in, invitations, password links, single sign-on) needs no key: each of its contract examples, sent without one, gets the documented answer.',
+        kind: 'shape',
+        generations,
+        run: (ctx) => runExamples(ctx, state, operationId, 'none'),
+      });
+      continue;
+    }
     const label = operationId;
     checks.push({
       id: `auth/no-key/${label}`,
@@ -114,6 +158,13 @@ export function coreChecks(state: SuiteState): Check[] {
           headers: { authorization: `Basic ${Buffer.from(`${ctx.unique('not-a-key')}:`).toString('base64')}` },
         });
         expectOneOf(unknown, [401], `${operationId} with an unknown key`);
+        // An operation a member's session may call: a session cookie the server never handed out is no credential either.
+        if (!takesSession(loadContract(ctx.generation), op)) return;
+        const unknownSession = await ctx.call(method, path, {
+          key: 'none',
+          headers: { cookie: `humantask_session=${unknownHexId()}${unknownHexId()}`, 'x-csrf-token': unknownHexId() },
+        });
+        expectOneOf(unknownSession, [401], `${operationId} with an unknown session cookie`);
       },
     });
   }
@@ -181,7 +232,7 @@ export function coreChecks(state: SuiteState): Check[] {
       rule: "Each of the contract's request examples of the operation (or a plain request, when it takes no body) gets the documented answer.",
       kind: 'shape',
       generations,
-      run: (ctx) => runExamples(ctx, state, operationId),
+      run: (ctx) => keepingAccountRules(ctx, operationId, () => runExamples(ctx, state, operationId)),
     });
   }
   return checks;
@@ -193,7 +244,8 @@ function anyForms(ctx: CheckContext): string[] {
   return ['fake_id_qwertyuiop', hex.toUpperCase(), `${ctx.unique('long')}-`.padEnd(300, 'x'), `${ctx.unique('no such')} é`];
 }
 
-async function runExamples(ctx: CheckContext, state: SuiteState, operationId: string): Promise<void> {
+/** Sends each request example of an operation and expects its documented answer; `credential`: sent with it rather than the default. */
+async function runExamples(ctx: CheckContext, state: SuiteState, operationId: string, credential?: KeyName): Promise<void> {
   const { contract, op } = operationOf(ctx, operationId);
   const fixtures = state.fixtures(contract);
   const mock = ctx.options.profile === 'mock';
@@ -255,7 +307,7 @@ async function runExamples(ctx: CheckContext, state: SuiteState, operationId: st
       : b.form && isRecord(body)
         ? { form: formEncode(body), ...(headers ? { headers } : {}) }
         : { ...(body !== undefined ? { json: body } : {}), ...(headers ? { headers } : {}) };
-    const ex = await ctx.call(method, path, request);
+    const ex = await ctx.call(method, path, credential ? { ...request, key: credential } : request);
     if (ex.status === 402 && kind !== 'other' && !mock) {
       ctx.note(`example ${b.name}: 402, the task type is not enabled for this account (a documented business answer)`);
       continue;

@@ -3,6 +3,7 @@
 // unique names, and callbacks to the suite's receiver so that nothing leaves the machine).
 import { randomBytes } from 'node:crypto';
 import type { Contract, ContractOperation, Json } from './contract.ts';
+import { invite, logIn, realIdentityFields } from './members.ts';
 import { describeExchange } from './shape.ts';
 import { ConformanceFailure, type CheckContext, type Exchange, type Generation, type KeyName } from './types.ts';
 
@@ -55,6 +56,9 @@ export function formSafe(value: unknown): boolean {
 
 export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** A parameter's value in the contract's example. */
+const exampleOf = (param: Json): string => String(param.example ?? param.schema?.examples?.[0] ?? 'x');
+
 /** A 24-hex id that no server has handed out (random, so practically never taken). */
 export const unknownHexId = () => randomBytes(12).toString('hex');
 
@@ -71,9 +75,18 @@ export const operationKind = (op: ContractOperation) =>
           ? 'batch-creation'
           : 'other';
 
+/** An API key's expiry at least a day ahead: a date the example or the generator put in the past is moved 30 days ahead of now. */
+function futureExpiry(value: unknown): unknown {
+  if (typeof value !== 'string' || Date.parse(value) > Date.now() + 86_400_000) return value;
+  return new Date(Date.now() + 30 * 86_400_000).toISOString();
+}
+
 /**
  * A request body made safe to send: a fresh unique_id, callbacks to the receiver, fresh names for
- * new projects and batches. References to projects and batches are left to the caller.
+ * new projects and batches, fresh e-mail addresses for new workers and members. References to
+ * projects and batches are left to the caller. What an Identity request names that only the server
+ * hands out (a link's token, a member's credentials, a TOTP code) is made real (members.ts), except
+ * with `--profile mock`, which keeps nothing to make real.
  */
 export async function personalize(ctx: CheckContext, op: ContractOperation, body: unknown): Promise<unknown> {
   if (!isRecord(body)) {
@@ -87,9 +100,11 @@ export async function personalize(ctx: CheckContext, op: ContractOperation, body
   if (kind === 'batch-creation' && 'callback' in out) out.callback = (await ctx.receiver()).url('suite-batch');
   if (kind === 'project-creation') out.name = ctx.unique('project');
   if (kind === 'batch-creation') out.name = ctx.unique('batch');
-  // An e-mail address is one worker's login: each new worker gets one of its own.
+  // An e-mail address is one worker's login, or one member's: each new one gets one of its own.
   if (op.operationId === 'createWorker' && typeof out.email === 'string') out.email = `${ctx.unique('worker')}@example.com`;
-  return out;
+  if (op.operationId === 'inviteMember' && typeof out.email === 'string') out.email = `${ctx.unique('member')}@example.com`;
+  if (op.operationId === 'createApiKey' && 'expires_at' in out) out.expires_at = futureExpiry(out.expires_at);
+  return ctx.options.profile === 'mock' ? out : realIdentityFields(ctx, op.operationId, out);
 }
 
 /** A staffing body with the example's worker ids replaced by `workerId` (a worker of the run), each list without repeats. */
@@ -115,8 +130,10 @@ class FixtureError extends ConformanceFailure {
 }
 
 const freshTaskOperations = new Set(['addTaskTags', 'putTaskTags', 'auditTask']);
-/** Operations that end the worker they act on: each gets a worker of its own. */
+/** Operations that end the worker, member or API key they act on: each gets one of its own. */
 const freshWorkerOperations = new Set(['removeWorker']);
+const freshMemberOperations = new Set(['removeMember']);
+const freshKeyOperations = new Set(['deleteApiKey']);
 
 /** Objects made once per generation and run, and fresh tasks on demand. */
 export class Fixtures {
@@ -269,6 +286,25 @@ export class Fixtures {
     return this.once('worker', () => this.freshWorker(ctx));
   }
 
+  /** A member invited with the main key (still `invited`: it can be invited again, and reach no data). */
+  member(ctx: CheckContext): Promise<string> {
+    return this.once('member', async () => (await invite(ctx)).memberId);
+  }
+
+  /** A new test-mode API key that may read tasks, made with the main key. */
+  async freshApiKey(ctx: CheckContext): Promise<string> {
+    const ex = await ctx.call('POST', this.op('createApiKey').path, {
+      key: 'main',
+      json: { name: ctx.unique('key'), mode: 'test', scopes: ['tasks:read'] },
+    });
+    expectAnswer(ex, [200], 'creating an API key for the check (scope tasks:read)');
+    return String(ex.body?.key?.key_id);
+  }
+
+  apiKey(ctx: CheckContext): Promise<string> {
+    return this.once('api-key', () => this.freshApiKey(ctx));
+  }
+
   /**
    * The concrete path of an operation: each path parameter filled with an object of this run.
    * `fresh`: a new task rather than the shared one (by default for the operations whose outcome
@@ -276,6 +312,7 @@ export class Fixtures {
    * task not under review).
    */
   async pathFor(ctx: CheckContext, op: ContractOperation, fresh = freshTaskOperations.has(op.operationId)): Promise<string> {
+    const mock = ctx.options.profile === 'mock';
     let path = op.path;
     for (const param of op.parameters.filter((p) => p.in === 'path')) {
       let value: string;
@@ -306,8 +343,21 @@ export class Fixtures {
         case 'workerId':
           value = freshWorkerOperations.has(op.operationId) ? await this.freshWorker(ctx) : await this.worker(ctx);
           break;
+        // A mock keeps no members, keys or sessions: their paths take the contract's examples.
+        case 'memberId':
+          if (mock) value = exampleOf(param);
+          else value = freshMemberOperations.has(op.operationId) ? (await invite(ctx)).memberId : await this.member(ctx);
+          break;
+        case 'keyId':
+          if (mock) value = exampleOf(param);
+          else value = freshKeyOperations.has(op.operationId) ? await this.freshApiKey(ctx) : await this.apiKey(ctx);
+          break;
+        case 'sessionId':
+          // Another session of the check's member: the one its requests carry stays.
+          value = mock ? exampleOf(param) : (await logIn(ctx, await ctx.member())).sessionId;
+          break;
         default:
-          value = String(param.example ?? param.schema?.examples?.[0] ?? 'x');
+          value = exampleOf(param);
           ctx.note(`path parameter ${param.name}: no object of this run fits it; the contract's example ${value} was used`);
       }
       path = path.replace(`{${param.name}}`, encodeURIComponent(value));
@@ -328,10 +378,36 @@ export class Fixtures {
   /** The concrete path filled with the contract's own parameter examples (for requests that stop at authentication). */
   examplePathFor(op: ContractOperation): string {
     let path = op.path;
-    for (const param of op.parameters.filter((p) => p.in === 'path')) {
-      path = path.replace(`{${param.name}}`, encodeURIComponent(String(param.example ?? param.schema?.examples?.[0] ?? 'x')));
-    }
+    for (const param of op.parameters.filter((p) => p.in === 'path'))
+      path = path.replace(`{${param.name}}`, encodeURIComponent(exampleOf(param)));
     return path;
+  }
+}
+
+/**
+ * Operations whose success changes the account's log-in rules for every member (with TOTP
+ * required, a member without it may only set it up): where the rules are read, and their fields.
+ */
+const accountRules: Record<string, { path: string; fields: string[] }> = {
+  updateAccountSecurity: { path: '/v1/account/security', fields: ['require_totp', 'password_login'] },
+};
+
+/**
+ * Runs a check of `operationId` and, for an operation that changes the account's log-in rules,
+ * puts them back as the check found them: the later checks, and the account's people, meet the
+ * rules they had.
+ */
+export async function keepingAccountRules(ctx: CheckContext, operationId: string, run: () => Promise<void>): Promise<void> {
+  const rules = accountRules[operationId];
+  if (!rules || ctx.options.profile === 'mock') return run();
+  const before = await ctx.call('GET', rules.path, { key: 'main' });
+  expectAnswer(before, [200], "reading the account's log-in rules before the check changes them");
+  try {
+    await run();
+  } finally {
+    const json = Object.fromEntries(rules.fields.map((f) => [f, before.body?.[f]]));
+    const restored = await ctx.call('PATCH', rules.path, { key: 'main', json });
+    expectAnswer(restored, [200], "putting the account's log-in rules back as the check found them");
   }
 }
 

@@ -22,7 +22,16 @@ import fc from 'fast-check';
 import { flatten, merge, schemaArbitrary } from './arbitraries.ts';
 import { ajvErrors, loadContract, type Contract, type ContractOperation, type Json } from './contract.ts';
 import { businessOutcomes, operationOf, operationsOfBothGenerations } from './core-checks.ts';
-import { formEncode, formSafe, isRecord, operationKind, personalize, requestExamples, type SuiteState } from './fixtures.ts';
+import {
+  formEncode,
+  formSafe,
+  isRecord,
+  keepingAccountRules,
+  operationKind,
+  personalize,
+  requestExamples,
+  type SuiteState,
+} from './fixtures.ts';
 import { describeExchange, truncate } from './shape.ts';
 import { ConformanceFailure, type Check, type CheckContext, type Exchange, type RequestOptions } from './types.ts';
 
@@ -578,40 +587,41 @@ export function generatedChecks(state: SuiteState): Check[] {
       rule: 'Requests that the contract accepts (generated from its schemas) get 200 or a documented business answer, never another 4xx, never 5xx.',
       kind: 'generated',
       generations,
-      async run(ctx) {
-        const { contract, op } = operationOf(ctx, operationId);
-        const fixtures = state.fixtures(contract);
-        const plans = validPlans(contract, op, ctx.options.seed, ctx.options.runs ?? 6);
-        if (plans.length === 0)
-          throw new ConformanceFailure(
-            `no valid request of ${operationId} could be generated from the contract (its examples or schemas are not valid)`,
-          );
-        const failures: string[] = [];
-        for (const plan of plans) {
-          const path = op.templated ? await fixtures.pathFor(ctx, op) : op.path;
-          const body = plan.body === undefined ? undefined : await ready(ctx, state, contract, op, plan.body);
-          const headers: Record<string, string> = plan.idempotencyKey ? { 'Idempotency-Key': ctx.unique('idem') } : {};
-          // Prism (5.14) stops on form bodies of operations with callbacks: a mock gets JSON only.
-          const ex = await sendPlan(
-            ctx,
-            op,
-            { path, body, query: plan.query, ...(plan.queryStyle ? { queryStyle: plan.queryStyle } : {}), headers },
-            (plan.form ?? false) && ctx.options.profile !== 'mock',
-          );
-          const allowed = ctx.options.profile === 'mock' ? [200] : businessOutcomes(ctx, op, true);
-          if (ex.status === 402 && operationKind(op) !== 'other' && ctx.options.profile !== 'mock') {
-            ctx.note(`${operationId}: 402, the task type is not enabled for this account (a documented business answer)`);
-            continue;
+      run: (ctx) =>
+        keepingAccountRules(ctx, operationId, async () => {
+          const { contract, op } = operationOf(ctx, operationId);
+          const fixtures = state.fixtures(contract);
+          const plans = validPlans(contract, op, ctx.options.seed, ctx.options.runs ?? 6);
+          if (plans.length === 0)
+            throw new ConformanceFailure(
+              `no valid request of ${operationId} could be generated from the contract (its examples or schemas are not valid)`,
+            );
+          const failures: string[] = [];
+          for (const plan of plans) {
+            const path = op.templated ? await fixtures.pathFor(ctx, op) : op.path;
+            const body = plan.body === undefined ? undefined : await ready(ctx, state, contract, op, plan.body);
+            const headers: Record<string, string> = plan.idempotencyKey ? { 'Idempotency-Key': ctx.unique('idem') } : {};
+            // Prism (5.14) stops on form bodies of operations with callbacks: a mock gets JSON only.
+            const ex = await sendPlan(
+              ctx,
+              op,
+              { path, body, query: plan.query, ...(plan.queryStyle ? { queryStyle: plan.queryStyle } : {}), headers },
+              (plan.form ?? false) && ctx.options.profile !== 'mock',
+            );
+            const allowed = ctx.options.profile === 'mock' ? [200] : businessOutcomes(ctx, op, true);
+            if (ex.status === 402 && operationKind(op) !== 'other' && ctx.options.profile !== 'mock') {
+              ctx.note(`${operationId}: 402, the task type is not enabled for this account (a documented business answer)`);
+              continue;
+            }
+            if (!allowed.includes(ex.status))
+              failures.push(`${plan.form ? 'form body: ' : ''}expected ${allowed.join(' or ')}, got ${ex.status}\n${describeExchange(ex)}`);
           }
-          if (!allowed.includes(ex.status))
-            failures.push(`${plan.form ? 'form body: ' : ''}expected ${allowed.join(' or ')}, got ${ex.status}\n${describeExchange(ex)}`);
-        }
-        if (failures.length) {
-          throw new ConformanceFailure(
-            `${failures.length} of ${plans.length} valid request(s) of ${operationId} were not accepted (${reproduce(ctx, validId)}):\n${failures.slice(0, 3).join('\n')}`,
-          );
-        }
-      },
+          if (failures.length) {
+            throw new ConformanceFailure(
+              `${failures.length} of ${plans.length} valid request(s) of ${operationId} were not accepted (${reproduce(ctx, validId)}):\n${failures.slice(0, 3).join('\n')}`,
+            );
+          }
+        }),
     });
 
     const invalidId = `generated/invalid/${operationId}`;
@@ -625,44 +635,45 @@ export function generatedChecks(state: SuiteState): Check[] {
       // (unevaluatedProperties), and a mock cannot show that nothing was stored.
       mock: false,
       generations,
-      async run(ctx) {
-        const { contract, op } = operationOf(ctx, operationId);
-        const fixtures = state.fixtures(contract);
-        const runs = ctx.options.runs ?? 6;
-        const [base] = validPlans(contract, op, ctx.options.seed, 1);
-        const mutations = invalidMutations(contract, op, base, ctx.options.seed, runs);
-        if (mutations.length === 0) {
-          ctx.note(`nothing in a request of ${operationId} can be made invalid by the contract`);
-          return;
-        }
-        const validate = bodyValidator(contract, op);
-        const path = op.templated ? await fixtures.pathFor(ctx, op) : op.path;
-        const before = await snapshot(ctx, op, path);
-        const failures: string[] = [];
-        let sent = 0;
-        for (const mutation of mutations) {
-          const body = base?.body === undefined ? undefined : await ready(ctx, state, contract, op, base.body);
-          const plan = mutation.apply({ path, body, query: base?.query ?? {}, headers: {} });
-          // The run's own ids and names replaced a value: what is sent must still be refused by the contract.
-          if (mutation.at && validate?.((mutation.read ?? mutation.apply)({ path, body, query: base?.query ?? {}, headers: {} }).body))
-            continue;
-          sent++;
-          const ex = await sendPlan(ctx, op, plan, false);
-          if (ex.status !== 400)
-            failures.push(
-              `${mutation.what}: expected 400, got ${ex.status}${validate && mutation.at ? ` (the contract says: ${ajvErrors(validate, 2)})` : ''}\n${describeExchange(ex)}`,
+      run: (ctx) =>
+        keepingAccountRules(ctx, operationId, async () => {
+          const { contract, op } = operationOf(ctx, operationId);
+          const fixtures = state.fixtures(contract);
+          const runs = ctx.options.runs ?? 6;
+          const [base] = validPlans(contract, op, ctx.options.seed, 1);
+          const mutations = invalidMutations(contract, op, base, ctx.options.seed, runs);
+          if (mutations.length === 0) {
+            ctx.note(`nothing in a request of ${operationId} can be made invalid by the contract`);
+            return;
+          }
+          const validate = bodyValidator(contract, op);
+          const path = op.templated ? await fixtures.pathFor(ctx, op) : op.path;
+          const before = await snapshot(ctx, op, path);
+          const failures: string[] = [];
+          let sent = 0;
+          for (const mutation of mutations) {
+            const body = base?.body === undefined ? undefined : await ready(ctx, state, contract, op, base.body);
+            const plan = mutation.apply({ path, body, query: base?.query ?? {}, headers: {} });
+            // The run's own ids and names replaced a value: what is sent must still be refused by the contract.
+            if (mutation.at && validate?.((mutation.read ?? mutation.apply)({ path, body, query: base?.query ?? {}, headers: {} }).body))
+              continue;
+            sent++;
+            const ex = await sendPlan(ctx, op, plan, false);
+            if (ex.status !== 400)
+              failures.push(
+                `${mutation.what}: expected 400, got ${ex.status}${validate && mutation.at ? ` (the contract says: ${ajvErrors(validate, 2)})` : ''}\n${describeExchange(ex)}`,
+              );
+          }
+          if (before !== undefined) {
+            const after = await snapshot(ctx, op, path);
+            if (after !== before) failures.push(`refused requests changed what is stored: before ${before}, after ${after}`);
+          }
+          if (failures.length) {
+            throw new ConformanceFailure(
+              `${failures.length} of ${sent} invalid request(s) of ${operationId} were not refused as the contract says (${reproduce(ctx, invalidId)}):\n${failures.slice(0, 3).join('\n')}`,
             );
-        }
-        if (before !== undefined) {
-          const after = await snapshot(ctx, op, path);
-          if (after !== before) failures.push(`refused requests changed what is stored: before ${before}, after ${after}`);
-        }
-        if (failures.length) {
-          throw new ConformanceFailure(
-            `${failures.length} of ${sent} invalid request(s) of ${operationId} were not refused as the contract says (${reproduce(ctx, invalidId)}):\n${failures.slice(0, 3).join('\n')}`,
-          );
-        }
-      },
+          }
+        }),
     });
 
     const nullId = `generated/null-as-absent/${operationId}`;
@@ -680,53 +691,54 @@ export function generatedChecks(state: SuiteState): Check[] {
       // A mock answers from examples: it cannot show that two requests were read alike.
       mock: false,
       generations: withBody,
-      async run(ctx) {
-        const { contract, op } = operationOf(ctx, operationId);
-        const fixtures = state.fixtures(contract);
-        const [base] = validPlans(contract, op, ctx.options.seed, 1);
-        // A property whose absence is refused too (needed unless a project gives it) shows little:
-        // such pairs are compared but do not count, up to twice the quota of pairs.
-        const quota = Math.max(1, Math.floor((ctx.options.runs ?? 6) / 3));
-        const properties = isRecord(base?.body) ? nullableAsAbsent(contract, op, base.body, ctx.options.seed, 2 * quota) : [];
-        if (!isRecord(base?.body) || properties.length === 0) {
-          ctx.note(`${operationId} has no optional body property that the contract does not type as nullable`);
-          return;
-        }
-        // Each request on a fresh object where the path names one (a change must not meet the other's).
-        const send = async (body: Record<string, unknown>) =>
-          ctx.call(op.method.toUpperCase(), op.templated ? await fixtures.pathFor(ctx, op, true) : op.path, { json: body });
-        const fresh = operationKind(op) !== 'other';
-        const failures: string[] = [];
-        let accepted = 0;
-        let tried = 0;
-        for (const name of properties) {
-          if (accepted >= quota) break;
-          tried++;
-          const left = { ...((await ready(ctx, state, contract, op, base.body)) as Record<string, unknown>) };
-          delete left[name];
-          const withNull = { ...((await ready(ctx, state, contract, op, base.body)) as Record<string, unknown>), [name]: null };
-          const absent = await send(left);
-          const nulled = await send(withNull);
-          if (absent.status === 200) accepted++;
-          if (absent.status !== nulled.status) {
-            failures.push(`${name}: left out → ${absent.status}, null → ${nulled.status}\n${describeExchange(nulled)}`);
-          } else if (absent.status === 200 && isRecord(absent.body) && isRecord(nulled.body)) {
-            // A new object is compared whole; a changed one by the keys of its answer (both without
-            // what differs between equal requests, such as a callback flag set by a delivery meanwhile).
-            const a = fresh ? comparable(absent.body) : Object.keys(comparable(absent.body) as object).sort();
-            const b = fresh ? comparable(nulled.body) : Object.keys(comparable(nulled.body) as object).sort();
-            if (!isDeepStrictEqual(a, b))
-              failures.push(
-                `${name}: the answers differ: left out ${truncate(JSON.stringify(a), 400)}, null ${truncate(JSON.stringify(b), 400)}`,
-              );
+      run: (ctx) =>
+        keepingAccountRules(ctx, operationId, async () => {
+          const { contract, op } = operationOf(ctx, operationId);
+          const fixtures = state.fixtures(contract);
+          const [base] = validPlans(contract, op, ctx.options.seed, 1);
+          // A property whose absence is refused too (needed unless a project gives it) shows little:
+          // such pairs are compared but do not count, up to twice the quota of pairs.
+          const quota = Math.max(1, Math.floor((ctx.options.runs ?? 6) / 3));
+          const properties = isRecord(base?.body) ? nullableAsAbsent(contract, op, base.body, ctx.options.seed, 2 * quota) : [];
+          if (!isRecord(base?.body) || properties.length === 0) {
+            ctx.note(`${operationId} has no optional body property that the contract does not type as nullable`);
+            return;
           }
-        }
-        if (failures.length) {
-          throw new ConformanceFailure(
-            `${failures.length} of ${tried} optional propert(ies) of ${operationId} sent as null were not read as left out (${reproduce(ctx, nullId)}):\n${failures.slice(0, 3).join('\n')}`,
-          );
-        }
-      },
+          // Each request on a fresh object where the path names one (a change must not meet the other's).
+          const send = async (body: Record<string, unknown>) =>
+            ctx.call(op.method.toUpperCase(), op.templated ? await fixtures.pathFor(ctx, op, true) : op.path, { json: body });
+          const fresh = operationKind(op) !== 'other';
+          const failures: string[] = [];
+          let accepted = 0;
+          let tried = 0;
+          for (const name of properties) {
+            if (accepted >= quota) break;
+            tried++;
+            const left = { ...((await ready(ctx, state, contract, op, base.body)) as Record<string, unknown>) };
+            delete left[name];
+            const withNull = { ...((await ready(ctx, state, contract, op, base.body)) as Record<string, unknown>), [name]: null };
+            const absent = await send(left);
+            const nulled = await send(withNull);
+            if (absent.status === 200) accepted++;
+            if (absent.status !== nulled.status) {
+              failures.push(`${name}: left out → ${absent.status}, null → ${nulled.status}\n${describeExchange(nulled)}`);
+            } else if (absent.status === 200 && isRecord(absent.body) && isRecord(nulled.body)) {
+              // A new object is compared whole; a changed one by the keys of its answer (both without
+              // what differs between equal requests, such as a callback flag set by a delivery meanwhile).
+              const a = fresh ? comparable(absent.body) : Object.keys(comparable(absent.body) as object).sort();
+              const b = fresh ? comparable(nulled.body) : Object.keys(comparable(nulled.body) as object).sort();
+              if (!isDeepStrictEqual(a, b))
+                failures.push(
+                  `${name}: the answers differ: left out ${truncate(JSON.stringify(a), 400)}, null ${truncate(JSON.stringify(b), 400)}`,
+                );
+            }
+          }
+          if (failures.length) {
+            throw new ConformanceFailure(
+              `${failures.length} of ${tried} optional propert(ies) of ${operationId} sent as null were not read as left out (${reproduce(ctx, nullId)}):\n${failures.slice(0, 3).join('\n')}`,
+            );
+          }
+        }),
     });
   }
   return checks;

@@ -2,9 +2,10 @@
 // answer any check sees is shape-checked against the bundled contract and counted for coverage.
 import { randomBytes } from 'node:crypto';
 import { behaviourChecks } from './checks/index.ts';
-import { documentedPairs, loadContract, type Contract, type ContractOperation } from './contract.ts';
+import { credentialOf, documentedPairs, loadContract, type Contract, type ContractOperation } from './contract.ts';
 import { coreChecks } from './core-checks.ts';
 import { generatedChecks } from './generated-checks.ts';
+import { makeMember, mockMember } from './members.ts';
 import { startReceiver, type RunningReceiver } from './receiver.ts';
 import { callbackProblems, describeExchange, shapeProblems, shapeRuleText, truncate, type ShapeProblem, type ShapeRule } from './shape.ts';
 import { SuiteState } from './fixtures.ts';
@@ -22,6 +23,7 @@ import {
   type ProgressSink,
   type ReceivedCallback,
   type RequestOptions,
+  type SuiteMember,
 } from './types.ts';
 
 /** One documented (operation, status) pair of a generation, and how often the run saw it. */
@@ -57,6 +59,8 @@ export interface ConformanceRun {
   checkRuns: number;
   /** Tasks the run created, and with `cleanup`, what cancelling them gave. */
   created: { tasks: number; cancelled?: number; alreadyDone?: number; notCancelled?: string[] };
+  /** The members the run invited and the API keys it made: removed (revoked) when it ended, always; what could not be. */
+  access: { removed: number; notRemoved: string[] };
 }
 
 export interface RunExtras {
@@ -123,9 +127,37 @@ function keyFor(options: Options, name: KeyName): string | null {
         throw new Error('this check needs --settings-key (the test key of an account set up to try the account settings)');
       return options.settingsKey;
     case 'none':
+    case 'member':
       return null;
   }
 }
+
+/**
+ * The credential of a request that names none: none when it brings its own Authorization or Cookie
+ * header; the check's member's session for an operation that only a member's session may call;
+ * the main key otherwise.
+ */
+function defaultCredential(contract: Contract, op: ContractOperation | undefined, headers: RequestOptions['headers']): KeyName {
+  if (Object.keys(headers ?? {}).some((h) => /^(authorization|cookie)$/i.test(h))) return 'none';
+  return op && credentialOf(contract, op) === 'session' ? 'member' : 'main';
+}
+
+/** How a request's header is shown in reports: credentials hidden. */
+function shownHeader(name: string, value: string): string {
+  const lower = name.toLowerCase();
+  if (lower === 'authorization') return 'Basic (API key hidden)';
+  if (lower === 'cookie' || lower === 'x-csrf-token') return '(session hidden)';
+  return value;
+}
+
+/**
+ * Operations whose success hands out a way into the account (a member, an API key), with where
+ * the id is in the answer and what removes or revokes it: the run undoes what it made when it ends.
+ */
+const accessMade: Record<string, { id: (body: any) => unknown; path: (id: string) => string }> = {
+  inviteMember: { id: (body) => body?.member?.member_id, path: (id) => `/v1/members/${encodeURIComponent(id)}` },
+  createApiKey: { id: (body) => body?.key?.key_id, path: (id) => `/v1/api_keys/${encodeURIComponent(id)}` },
+};
 
 /**
  * Percent-encodes everything but RFC 3986's unreserved characters: a space is `%20` (not the
@@ -198,6 +230,8 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
   let requests = 0;
   /** Tasks created by the run, by `generation|id`, with the key that created them. */
   const createdTasks = new Map<string, { generation: Generation; id: string; key: string | null }>();
+  /** Members invited and API keys made by the run (with the main key), by the path that removes them. */
+  const madeAccess = new Map<string, { generation: Generation; path: string }>();
 
   function record(check: Check, ex: Exchange, contract: Contract) {
     const op = ex.operationId ? contract.byId.get(ex.operationId) : undefined;
@@ -303,9 +337,7 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
       shapeProblems: [],
       url,
       ...(body !== undefined ? { requestText: body } : {}),
-      requestHeaders: Object.fromEntries(
-        Object.entries(headers).map(([name, value]) => [name, name === 'authorization' ? 'Basic (API key hidden)' : value]),
-      ),
+      requestHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, shownHeader(name, value)])),
     };
   }
 
@@ -314,13 +346,24 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
 
   function contextFor(check: Check, generation: Generation, notes: string[], sent: Exchange[]): CheckContext {
     const contract = contracts.get(generation)!;
-    return {
+    /** The check's member: made on first use, or anew when a check asks (see CheckContext.member). */
+    let member: Promise<SuiteMember> | undefined;
+    const ctx: CheckContext = {
       generation,
       options,
       async call(method, path, req: RequestOptions = {}) {
-        const key = keyFor(options, req.key ?? 'main');
+        const upper = method.toUpperCase();
+        const pathOnly = path.split('?')[0]!;
+        const op = contract.match(upper, pathOnly);
+        const credential = req.key ?? defaultCredential(contract, op, req.headers);
+        const key = keyFor(options, credential);
         const headers: Record<string, string> = { ...freshConnection };
         if (key !== null) headers.authorization = basicAuth(key);
+        if (credential === 'member') {
+          const { session } = await ctx.member();
+          headers.cookie = session.cookie;
+          headers['x-csrf-token'] = session.csrfToken;
+        }
         let body: string | undefined;
         if (req.json !== undefined) {
           headers['content-type'] = 'application/json';
@@ -334,9 +377,6 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
         }
         Object.assign(headers, req.headers);
         const url = requestUrl(options, generation, path, req.query);
-        const upper = method.toUpperCase();
-        const pathOnly = path.split('?')[0]!;
-        const op = contract.match(upper, pathOnly);
         // A rate-limited request (429) is shape-checked, then sent again after its Retry-After
         // (at most 10 s, 5 times): a server's rate limit is no failure of the check that hit it.
         for (let attempt = 1; ; attempt++) {
@@ -348,6 +388,9 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
           if (upper === 'POST' && ex.status === 200 && op && /^\/v1\/task\/[a-z]+$/.test(op.path) && typeof taskId === 'string') {
             createdTasks.set(`${generation}|${taskId}`, { generation, id: taskId, key });
           }
+          const made = op && ex.status === 200 && credential === 'main' ? accessMade[op.operationId] : undefined;
+          const madeId = made?.id(ex.body);
+          if (made && typeof madeId === 'string') madeAccess.set(made.path(madeId), { generation, path: made.path(madeId) });
           if (ex.status !== 429 || attempt === 5) return ex;
           const retryAfter = Number(ex.headers.get('retry-after'));
           await new Promise((r) =>
@@ -385,7 +428,20 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
       note(text) {
         notes.push(text);
       },
+      member({ fresh = false } = {}) {
+        if (options.profile === 'mock') return Promise.resolve(mockMember());
+        if (!member || fresh) {
+          const made = makeMember(ctx);
+          // A failure is not kept: the next request tries again (and fails with its own message).
+          made.catch(() => {
+            if (member === made) member = undefined;
+          });
+          member = made;
+        }
+        return member;
+      },
     };
+    return ctx;
   }
 
   sink.log?.(
@@ -393,8 +449,8 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
   );
   sink.log?.(
     options.cleanup
-      ? `${plan.length} checks. --cleanup: the tasks this run creates are cancelled when it ends (projects, batches, training and evaluation tasks stay: the API deletes none of them).`
-      : `${plan.length} checks. Warning: the run creates tasks, projects, batches, training and evaluation tasks in the accounts of the keys given, and leaves them there; --cleanup cancels its tasks when it ends. Use a test account.`,
+      ? `${plan.length} checks. --cleanup: the tasks this run creates are cancelled when it ends (projects, batches, training and evaluation tasks stay: the API deletes none of them; the members and API keys it makes are removed).`
+      : `${plan.length} checks. Warning: the run creates tasks, projects, batches, training and evaluation tasks in the accounts of the keys given, and leaves them there; --cleanup cancels its tasks when it ends (the members and API keys it makes are removed in any case). Use a test account.`,
   );
   sink.start?.(plan.length);
   const results: CheckResult[] = [];
@@ -451,6 +507,12 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
     if (receiver) await (await receiver).close();
     sink.stop?.();
   }
+  // A member or key the run made is a way into the account: none is left behind (a mock made none).
+  const access = options.profile === 'mock' ? { removed: 0, notRemoved: [] } : await removeAccess(options, [...madeAccess.values()]);
+  if (madeAccess.size > 0 && options.profile !== 'mock')
+    sink.log?.(
+      `the ${access.removed} members and API keys the run made were removed${access.notRemoved.length ? `; not removed: ${access.notRemoved.join(', ')}` : ''}`,
+    );
   const created: ConformanceRun['created'] = { tasks: createdTasks.size };
   if (options.cleanup) {
     Object.assign(created, await cancelTasks(options, [...createdTasks.values()]));
@@ -518,7 +580,36 @@ export async function runConformance(input: Options, extra: RunExtras = {}): Pro
     requests,
     checkRuns: plan.length,
     created,
+    access,
   };
+}
+
+/**
+ * Removes the members a run invited and revokes the API keys it made (DELETE with the main key). One
+ * that a check removed already answers 200 again (or 404 where the server forgets removed ones).
+ */
+async function removeAccess(options: Options, made: { generation: Generation; path: string }[]) {
+  let removed = 0;
+  const notRemoved: string[] = [];
+  const queue = [...made];
+  const worker = async () => {
+    for (let item = queue.shift(); item; item = queue.shift()) {
+      try {
+        const res = await fetch(requestUrl(options, item.generation, item.path), {
+          method: 'DELETE',
+          headers: { ...freshConnection, authorization: basicAuth(options.key) },
+          signal: AbortSignal.timeout(requestTimeoutMs),
+        });
+        await res.arrayBuffer();
+        if (res.ok || res.status === 404) removed++;
+        else notRemoved.push(`${item.path}: ${res.status}`);
+      } catch (err) {
+        notRemoved.push(`${item.path}: ${(err as Error).message}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
+  return { removed, notRemoved };
 }
 
 /**

@@ -3,8 +3,12 @@
 
 export type Generation = 'current' | 'legacy';
 
-/** Which key a request is sent with: the main (test-mode) key, another account's key, the live key, or none. */
-export type KeyName = 'main' | 'other' | 'live' | 'settings' | 'none';
+/**
+ * Which credential a request is sent with: the main (test-mode) key, another account's key, the live
+ * key, the settings account's key, none, or `member`: the console session (cookie and CSRF token) of
+ * the check's member (`CheckContext.member`).
+ */
+export type KeyName = 'main' | 'other' | 'live' | 'settings' | 'none' | 'member';
 
 export interface Options {
   /** Origin of the server under test; the current generation is at `${baseUrl}`, the older at `${baseUrl}/legacy`. */
@@ -62,6 +66,11 @@ export interface BucketOption {
 }
 
 export interface RequestOptions {
+  /**
+   * The credential. By default the main key, except for an operation that only a member's session
+   * may call (its `security` names `memberSession` alone): the check's member's session. A request
+   * that names its own `authorization` or `cookie` header gets no other credential.
+   */
   key?: KeyName;
   json?: unknown;
   /** An `application/x-www-form-urlencoded` body (the older generation accepts forms). */
@@ -105,6 +114,28 @@ export interface Exchange {
   requestHeaders?: Record<string, string>;
 }
 
+/** A member's console session: what `POST /v1/session` answered and set. */
+export interface MemberSession {
+  /** `humantask_session=...`, as the Cookie header carries it. */
+  cookie: string;
+  csrfToken: string;
+  sessionId: string;
+}
+
+/**
+ * A member of the main account that the suite made through the API (conformance/members.ts):
+ * invited with the main key, the invitation accepted with a random password, logged in.
+ */
+export interface SuiteMember {
+  memberId: string;
+  email: string;
+  password: string;
+  /** The account's name, as a log-in names it. */
+  account: string;
+  role: string;
+  session: MemberSession;
+}
+
 /**
  * What a check gets. Every `call` is shape-checked against the bundled contract and counted for
  * coverage by the runner, whatever the check then asserts.
@@ -121,6 +152,13 @@ export interface CheckContext {
   until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs?: number): Promise<T>;
   /** Notes something in the report without failing (e.g. why a part was not exercised). */
   note(text: string): void;
+  /**
+   * The check's member (a viewer), made on first use; `fresh`: a new one, which is the check's
+   * member from then on (for a request that changes the member's password or second factor, or
+   * ends its sessions). Its session is the `member` credential. With `--profile mock` (no state)
+   * it is the contract's example member with a made-up session.
+   */
+  member(options?: { fresh?: boolean }): Promise<SuiteMember>;
 }
 
 export interface ReceivedCallback {

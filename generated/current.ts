@@ -49,6 +49,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tasks/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel the pending tasks a filter matches
+         * @description Cancels, as `POST /v1/task/{taskId}/cancel` does each, the **pending** tasks that the list's
+         *     filters match: the same query parameters as `GET /v1/tasks`, under the same names and with the
+         *     same rules (a filter left out matches everything; no filter at all cancels every pending task of
+         *     the mode). At most `limit` tasks per request (in the list's order, the newest first), all in one transaction with
+         *     one entry in the activity log (`tasks.canceled`, with the count and the filters); when
+         *     `has_more` is true, pending tasks still match: repeat the same request until it is false. A
+         *     retry is safe: a task already canceled is no longer pending and is not counted again. Tasks
+         *     that are not pending are left as they are (a `status` filter other than `pending` therefore
+         *     matches nothing to cancel). Our design (issue 35): the console's bulk cancel over a filter,
+         *     without sending a million task ids through the browser.
+         *
+         *     | Filter | As in `GET /v1/tasks` |
+         *     |---|---|
+         *     | `type`, `project`, `batch`, `unique_id`, `customer_review_status` | any of the values given (repeated keys or comma-joined) |
+         *     | `tags` | every tag given |
+         *     | `start_time`/`created_after`, `end_time`/`created_before`, `updated_*`, `completed_*` | time bounds |
+         */
+        post: operations["cancelTasks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/task/annotation": {
         parameters: {
             query?: never;
@@ -8581,6 +8616,30 @@ export interface components {
             request_id?: string;
         };
         /**
+         * TasksCanceled
+         * @description What one request of `POST /v1/tasks/cancel` canceled.
+         */
+        TasksCanceled: {
+            /**
+             * @description How many pending tasks this request canceled.
+             * @example 2
+             */
+            canceled: number;
+            /**
+             * @description The tasks this request canceled, in the list's order (the newest first).
+             * @example [
+             *       "65f1c0a2b3c4d5e6f7a8b9c2",
+             *       "65f1c0a2b3c4d5e6f7a8b9c3"
+             *     ]
+             */
+            task_ids: string[];
+            /**
+             * @description Whether pending tasks still match the filters (repeat the request until false).
+             * @example false
+             */
+            has_more: boolean;
+        };
+        /**
          * CallbackAddress
          * @description Where a callback goes: an `http(s)` URL with a host and no user name or password
          *     (`https://example.com/humantask/callback`), which receives a POST, or one plain e-mail address
@@ -12576,6 +12635,14 @@ export interface components {
          */
         NextToken: string;
         /**
+         * @description `true` removes the task's `unique_id` when it is canceled, so that the value can be used again
+         *     for a new task; `false` (the default) keeps it. `true`/`false` in any letter case; anything else
+         *     → 400. It also works on a repeated cancel of an already canceled task. When the cancel is refused
+         *     (the task is not pending), the unique_id is kept.
+         * @example true
+         */
+        ClearUniqueId: string;
+        /**
          * @description Makes the creation safe to retry. 1 to 255 visible ASCII characters (a version 4 UUID is
          *     recommended); anything else → 400. The key is scoped to the account and mode (a key used with
          *     the test key is free for the live key, and the other way round, as everything of the two modes
@@ -12635,14 +12702,6 @@ export interface components {
          * @example 65f1c0a2b3c4d5e6f7a8b9c0
          */
         TaskId: string;
-        /**
-         * @description `true` removes the task's `unique_id` when it is canceled, so that the value can be used again
-         *     for a new task; `false` (the default) keeps it. `true`/`false` in any letter case; anything else
-         *     → 400. It also works on a repeated cancel of an already canceled task. When the cancel is refused
-         *     (the task is not pending), the unique_id is kept.
-         * @example true
-         */
-        ClearUniqueId: string;
         /**
          * @description `true`: only archived projects (`archived: true`); `false`: only projects that are not
          *     archived; absent: every project. `true`/`false` in any letter case. Sent by clients of the real
@@ -12912,7 +12971,9 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
-         * @description The authentication scheme to use (HTTP Basic, API key as user name, empty password).
+         * @description The authentication scheme to use (HTTP Basic, API key as user name, empty password). Not sent to
+         *     a request that names `Humantask-Mode` (a member's console, working with the session cookie): a
+         *     browser answers a Basic challenge with a password dialog of its own.
          * @example Basic realm="humantask"
          */
         WwwAuthenticate: "Basic realm=\"humantask\"";
@@ -13152,6 +13213,204 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    cancelTasks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only objects created at or after this time (minimum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-01
+                 */
+                start_time?: components["parameters"]["StartTime"];
+                /**
+                 * @description Only objects created at or before this time (maximum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
+                 *     ends the range at the first instant of that day; a start later than the end gives an empty list.
+                 * @example 2026-11-21T23:59:59.999Z
+                 */
+                end_time?: components["parameters"]["EndTime"];
+                /**
+                 * @description The same filter as `start_time`, by the name clients of the real service send (our decision: when
+                 *     both are given, both bounds apply).
+                 *     Only objects created at or after this time (minimum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21 10:00:00.123456
+                 */
+                created_after?: components["parameters"]["CreatedAfter"];
+                /**
+                 * @description The same filter as `end_time`, by the name clients of the real service send (our decision: when
+                 *     both are given, both bounds apply).
+                 *     Only objects created at or before this time (maximum `created_at`).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision), so a plain date
+                 *     ends the range at the first instant of that day; a start later than the end gives an empty list.
+                 * @example 2026-11-21 10:00:00.123456
+                 */
+                created_before?: components["parameters"]["CreatedBefore"];
+                /**
+                 * @description Only tasks in one of these statuses: `pending`, `completed`, `canceled` or `error`. Any other
+                 *     value → 400. A list filter: several statuses as repeated keys (`status=pending&status=error`)
+                 *     or comma-joined in one value (`status=pending,error`), the two forms mixed as you like; a task
+                 *     matches when its status is any of them (guide "Pagination", list filters).
+                 * @example [
+                 *       "completed"
+                 *     ]
+                 */
+                status?: components["parameters"]["TaskStatusFilter"];
+                /**
+                 * @description Only tasks of one of these types (`TaskTypeName` values, for example `categorization`; the
+                 *     aliases `documentranscription` and `segmentannoation` are `documenttranscription` and
+                 *     `segmentannotation`). Any other value → 400. A list filter: several types as repeated keys
+                 *     (`type=annotation&type=polygonannotation`) or comma-joined in one value
+                 *     (`type=annotation,polygonannotation`), the two forms mixed as you like; a task matches when its
+                 *     type is any of them (guide "Pagination", list filters).
+                 * @example [
+                 *       "categorization"
+                 *     ]
+                 */
+                type?: components["parameters"]["TaskTypeFilter"];
+                /**
+                 * @description Only results that belong to one of the projects with these names (exact match). A name that
+                 *     matches no project gives an empty result, not 404 (our decision). A list filter: several names
+                 *     as repeated keys (`project=vehicles&project=pets`) or comma-joined in one value
+                 *     (`project=vehicles,pets`), the two forms mixed as you like (guide "Pagination", list filters);
+                 *     because commas separate names, a project name that itself contains a comma cannot be given in
+                 *     this filter. At most 100 names, each 1 to 255 characters (as a project name).
+                 * @example [
+                 *       "vehicles"
+                 *     ]
+                 */
+                project?: components["parameters"]["ProjectFilter"];
+                /**
+                 * @description Only tasks in one of the batches with these names (exact match). A name that matches no batch
+                 *     gives an empty list, not 404 (our decision). A list filter: several names as repeated keys
+                 *     (`batch=week-47&batch=week-48`) or comma-joined in one value (`batch=week-47,week-48`), the two
+                 *     forms mixed as you like (guide "Pagination", list filters); because commas separate names, a
+                 *     batch name that itself contains a comma cannot be given in this filter. At most 100 names, each
+                 *     1 to 255 characters (as a batch name).
+                 * @example [
+                 *       "vehicles-week-47"
+                 *     ]
+                 */
+                batch?: components["parameters"]["BatchFilter"];
+                /**
+                 * @description Only the tasks whose `unique_id` equals one of these values (exact, case-sensitive match);
+                 *     since a unique_id is held by at most one task of the account and mode, the list has at most as
+                 *     many tasks as values. A list filter: several values as repeated keys
+                 *     (`unique_id=order-1041&unique_id=order-1042`) or comma-joined in one value
+                 *     (`unique_id=order-1041,order-1042`), the two forms mixed as you like (guide "Pagination", list
+                 *     filters). Because commas separate values, a unique_id that itself contains a comma cannot be
+                 *     given in this filter. At most 100 values, each 1 to 255 characters. This filter is our decision
+                 *     (the API description does not show one).
+                 * @example [
+                 *       "order-1041"
+                 *     ]
+                 */
+                unique_id?: components["parameters"]["UniqueIdFilter"];
+                /**
+                 * @description Only tasks that carry every one of these tags (our decision: all must match, unlike the other
+                 *     list filters, where any value matches). A list filter: several tags as repeated keys
+                 *     (`tags=fleet&tags=priority`) or comma-joined in one value (`tags=fleet,priority`), the two forms
+                 *     mixed as you like (guide "Pagination", list filters). Because commas separate tags, a tag that
+                 *     itself contains a comma cannot be used in this filter. This filter is our decision (the API
+                 *     description says tags can be used to query tasks but does not name the parameter).
+                 *     At most 5 tags (a task has at most 5; more → 400), each at most 255 characters.
+                 * @example [
+                 *       "fleet",
+                 *       "priority"
+                 *     ]
+                 */
+                tags?: components["parameters"]["TagsFilter"];
+                /**
+                 * @description Only tasks whose `customer_review_status` is one of these values (`pending`, `accepted`,
+                 *     `rejected`, `fixed`); tasks without one never match. Any other value → 400. A list filter:
+                 *     several values as repeated keys (`customer_review_status=accepted&customer_review_status=fixed`)
+                 *     or comma-joined in one value (`customer_review_status=accepted,fixed`), the two forms mixed as
+                 *     you like; a task matches when its status is any of them (guide "Pagination", list filters).
+                 *     This filter is our decision.
+                 * @example [
+                 *       "accepted",
+                 *       "fixed"
+                 *     ]
+                 */
+                customer_review_status?: components["parameters"]["CustomerReviewStatusFilter"];
+                /**
+                 * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or after this time (minimum
+                 *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+                 *     completing has none until it completes again).
+                 *     This filter is our decision (the API description does not list it; clients of the real service
+                 *     send it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-20T00:00:00Z
+                 */
+                completed_after?: components["parameters"]["CompletedAfter"];
+                /**
+                 * @description Only results (tasks, or batches on `GET /v1/batches`) completed at or before this time (maximum
+                 *     `completed_at`; those without `completed_at` never match: a batch that took a new task after
+                 *     completing has none until it completes again).
+                 *     This filter is our decision (the API description does not list it; clients of the real service
+                 *     send it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21T12:00:00+01:00
+                 */
+                completed_before?: components["parameters"]["CompletedBefore"];
+                /**
+                 * @description Only tasks whose `updated_at` is at or after this time (useful to fetch what changed since a previous
+                 *     sync). This filter is our decision (the API description does not list it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-21T10:00:00.000Z
+                 */
+                updated_after?: components["parameters"]["UpdatedAfter"];
+                /**
+                 * @description Only tasks whose `updated_at` is at or before this time. This filter is our
+                 *     decision (the API description does not list it).
+                 *     A date or date-time as `TimeFilter` describes (`2026-11-21`, `2026-11-21T10:00:00Z`,
+                 *     `2026-11-21 10:00:00.123456`; no offset means UTC). The bound is inclusive (our decision).
+                 * @example 2026-11-22
+                 */
+                updated_before?: components["parameters"]["UpdatedBefore"];
+                /**
+                 * @description `true` removes the task's `unique_id` when it is canceled, so that the value can be used again
+                 *     for a new task; `false` (the default) keeps it. `true`/`false` in any letter case; anything else
+                 *     → 400. It also works on a repeated cancel of an already canceled task. When the cancel is refused
+                 *     (the task is not pending), the unique_id is kept.
+                 * @example true
+                 */
+                clear_unique_id?: components["parameters"]["ClearUniqueId"];
+                /**
+                 * @description Results per page: an integer from 1 to 100, default 100. Out of range or not an integer → 400.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What this request canceled, and whether pending tasks still match. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TasksCanceled"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];

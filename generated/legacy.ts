@@ -8904,7 +8904,9 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
-         * @description The authentication scheme to use (HTTP Basic, API key as user name, empty password).
+         * @description The authentication scheme to use (HTTP Basic, API key as user name, empty password). Not sent to
+         *     a request that names `Humantask-Mode` (a member's console, working with the session cookie): a
+         *     browser answers a Basic challenge with a password dialog of its own.
          * @example Basic realm="humantask"
          */
         WwwAuthenticate: "Basic realm=\"humantask\"";

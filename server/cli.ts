@@ -281,7 +281,7 @@ function banner(
   workerPids: number[],
 ): string {
   const lines = [
-    `humantask listening on ${url} (current generation /v1, older /legacy/v1, docs /docs, worker API /worker/v1, labeling app /label/)`,
+    `humantask listening on ${url} (current generation /v1, older /legacy/v1, docs /docs, worker API /worker/v1, labeling app /label/, console /console/)`,
     `store: ${store}`,
     // Which key seals the accounts' secrets: a PostgreSQL database started from the folder of an
     // embedded one uses that folder's key file unless told otherwise (README: SECRETS_KEY_FILE).
@@ -299,7 +299,7 @@ function banner(
       ...(devAccount.owner?.password
         ? [
             '',
-            'Its development owner logs in to the console (the password is shown only now; change it at PUT /v1/me/password):',
+            `Its development owner logs in to the console at ${url}/console/ (the password is shown only now; change it at PUT /v1/me/password):`,
             `  account:           ${devAccount.name}`,
             `  e-mail:            ${devAccount.owner.email}`,
             `  password:          ${devAccount.owner.password}`,

@@ -9,6 +9,7 @@ import { startAdmin } from './admin.ts';
 import { basePath, createApp, type AppDeps } from './app.ts';
 import { clusterWide } from './cluster.ts';
 import { createWorkerApp, workerBasePath } from './worker-app.ts';
+import { consoleApp } from './console.ts';
 import { labelApp } from './label.ts';
 import type { Config } from './config.ts';
 import { createAccount, type AccountSecrets } from './domain/accounts.ts';
@@ -230,6 +231,7 @@ export async function startServer(
   const docs = existsSync(path.join(docsSite, 'index.html'));
   if (docs) root.use('/docs', express.static(docsSite));
   root.use('/label', labelApp(config.storage.mediaOrigins));
+  root.use('/console', consoleApp());
   // An export's signed download link works without a key: served before the API's authentication.
   root.use(downloadRouter(uow, transfer, now));
   // /, /healthz, /readyz, /openapi/*, /metrics and a 404 for what is not the API: all without a key.

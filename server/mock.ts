@@ -6,9 +6,10 @@
 //
 // Prism serves one document at its root, so one Prism process per generation listens on a private
 // loopback port, and a front proxy in this process routes by path. The proxy also does what Prism
-// cannot do as the contract says: it refuses a request without an API key (401, like the server;
-// Prism accepts `-u :`), answers malformed JSON with the contract's `{status_code, error}` (Prism
-// has its own problem+json shape, turned into that shape for any other error of Prism's own too),
+// cannot do as the contract says: it refuses a request without an API key or a member's session
+// cookie to an operation that is not public (401, like the server; Prism accepts `-u :`), answers
+// malformed JSON with the contract's `{status_code, error}` (Prism has its own problem+json shape,
+// turned into that shape for any other error of Prism's own too),
 // removes `Idempotent-Replayed`, which Prism copies from the header's example into every create
 // answer although only a replay carries it (and a mock keeps nothing to replay), and refuses a
 // creation's documented name that the creation does not take (400 naming it, as the server does;
@@ -26,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { notValidJson } from './domain/json.ts';
 import type { Generation } from './domain/model.ts';
+import { accessTable } from './http/access.ts';
 import { loadContract } from './http/contract.ts';
 import { creationNames } from './http/creation-names.ts';
 import { describeProblems, fromAjv, fromMessage } from './http/validation-words.ts';
@@ -48,8 +50,8 @@ interface Front {
   apis: readonly MockedApi[];
   route(url: string): MockedApi | undefined;
   notFound(path: string): string;
-  /** The 401 answer for a request without credentials, or null when it may pass. */
-  refuse(req: IncomingMessage): { error: string; headers: Record<string, string> } | null;
+  /** The 401 answer for a request (to `api`) without credentials, or null when it may pass. */
+  refuse(req: IncomingMessage, api: MockedApi): { error: string; headers: Record<string, string> } | null;
   /** The worker API's error bodies carry a `code`. */
   codes: boolean;
   /** Paths served by this process itself rather than Prism (the labeling app at /label/), with their handler. */
@@ -60,8 +62,11 @@ const customerFront: Front = {
   apis: ['current', 'legacy'],
   route: (url) => (/^\/legacy\/v1(\/|\?|$)/.test(url) ? 'legacy' : /^\/v1(\/|\?|$)/.test(url) ? 'current' : undefined),
   notFound: (p) => `Not found: the mock serves the current generation at /v1 and the older at /legacy/v1, not ${p}.`,
-  refuse: (req) =>
-    apiKeyOf(req.headers.authorization)
+  // As on the server: an operation the contract calls public (`security: []`: logging in,
+  // invitations, password links, single sign-on) needs no credential, and a member's session cookie
+  // is one (Prism checks that the operation takes it; the mock keeps no sessions: any cookie does).
+  refuse: (req, api) =>
+    apiKeyOf(req.headers.authorization) || sessionCookieOf(req) || publicOperation(api, req)
       ? null
       : {
           error: 'A valid API key is required (HTTP Basic, the key as user name, empty password).',
@@ -189,6 +194,17 @@ function sendError(res: ServerResponse, status: number, error: string, headers: 
   res.end(body);
 }
 
+/** Whether the request carries a member's session cookie (`humantask_session`, any value). */
+function sessionCookieOf(req: IncomingMessage): boolean {
+  return (req.headers.cookie ?? '').split(';').some((c) => /^\s*humantask_session=\S/.test(c));
+}
+
+/** Whether the request reaches an operation the contract lets anybody call (its x-access says public). */
+function publicOperation(api: MockedApi, req: IncomingMessage): boolean {
+  const path = (req.url ?? '/').slice(mockBasePath[api].length).split('?')[0]!;
+  return api !== 'workforce' && accessTable(loadContract(api)).match(req.method ?? 'GET', path)?.access.public === true;
+}
+
 /** The API key of HTTP Basic credentials (the user name), or '' when there is none. */
 function apiKeyOf(header: string | undefined): string {
   const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header ?? '');
@@ -210,7 +226,7 @@ async function proxy(front: Front, req: IncomingMessage, res: ServerResponse, up
   const url = req.url ?? '/';
   const gen = front.route(url);
   if (!gen) return sendError(res, 404, front.notFound(url.split('?')[0]!), {}, front.codes);
-  const refused = front.refuse(req);
+  const refused = front.refuse(req, gen);
   if (refused) return sendError(res, 401, refused.error, refused.headers, front.codes);
   const body = await readBody(req);
   if (body === null) return sendError(res, 413, `The request body is larger than ${maxBody} bytes.`, {}, front.codes);

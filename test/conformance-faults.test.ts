@@ -172,6 +172,17 @@ const cases: Record<string, Case> = {
     generations: ['current', 'legacy'],
     expectFailed: ['task-states/cancel-completed-current', 'task-states/cancel-completed-legacy'],
   },
+  'the bulk cancel ignores its filters (the proxy drops them from POST /v1/tasks/cancel)': {
+    fault: {
+      request(req) {
+        if (req.method !== 'POST' || apiPath(req.url) !== '/v1/tasks/cancel') return;
+        for (const name of [...req.url.searchParams.keys()]) if (name !== 'limit') req.url.searchParams.delete(name);
+      },
+    },
+    checks: byId('task-states/cancel-by-filter'),
+    generations: ['current'],
+    expectFailed: ['task-states/cancel-by-filter'],
+  },
   'unique_id is not enforced (the proxy drops it from creation bodies)': {
     fault: {
       request(req) {
@@ -873,6 +884,22 @@ const cases: Record<string, Case> = {
     checks: byId('result-files/callback-link'),
     expectFailed: ['result-files/callback-link'],
   },
+  'logging in wants an API key, as if it were no public operation (issue 34)': {
+    fault: {
+      response(req, res) {
+        if (req.method !== 'POST' || apiPath(req.url) !== '/v1/session' || req.headers.authorization) return;
+        Object.assign(res, refusal('A valid API key is required.', 401));
+        res.headers['www-authenticate'] = 'Basic realm="humantask"';
+      },
+    },
+    only: 'auth/no-key/loginMember',
+    expectFailed: ['auth/no-key/loginMember'],
+  },
+  'a session cookie the server never handed out is taken (the proxy sends it with the main key; issue 34)': {
+    fault: {},
+    only: 'auth/no-key/listMembers',
+    expectFailed: ['auth/no-key/listMembers'],
+  },
 };
 
 describe('the conformance suite reports planted faults', () => {
@@ -929,6 +956,13 @@ describe('the conformance suite reports planted faults', () => {
     });
     cases["a key's scopes are not enforced (issue 34)"]!.fault = asMain(['scope_missing']);
     cases["a member's role is not enforced (issue 34)"]!.fault = asMain(['role_missing']);
+    cases['a session cookie the server never handed out is taken (the proxy sends it with the main key; issue 34)']!.fault = {
+      async response(req, res, upstream) {
+        if (res.status !== 401 || !req.headers.cookie?.includes('humantask_session=')) return;
+        const { cookie: _c, 'x-csrf-token': _t, ...headers } = req.headers;
+        Object.assign(res, await upstream({ ...req, headers: { ...headers, authorization: mainAuth } }));
+      },
+    };
     cases["another account sees the main account's members and keys (issue 34)"]!.fault = {
       request(req) {
         if (req.headers.authorization === otherAuth && /^\/v1\/(members|api_keys)/.test(apiPath(req.url)))

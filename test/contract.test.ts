@@ -225,6 +225,9 @@ const quality = [
   'POST /v1/task/{taskId}/promote',
 ];
 // Issue 34: members, sessions, single sign-on, scoped keys and the activity log (current generation only).
+/** The operations the console added (issue 35). */
+const consoleOperations = ['POST /v1/tasks/cancel'];
+
 const identity = [
   'POST /v1/session',
   'GET /v1/session',
@@ -306,6 +309,7 @@ describe('coverage of the API description', () => {
         ...identity,
         ...transfer,
         ...storage,
+        ...consoleOperations,
       ].sort(),
     ],
     ['legacy', expectedEndpoints(olderTypes)],

@@ -1,9 +1,10 @@
 // The packages as users get them: `npm pack` of both workspaces (`humantask`, `@humantask/client`),
 // one `npm install <tarball>...` into a fresh folder outside the repository (the registry supplies
 // every dependency), and then what a user runs there: `npx humantask --version`, `--help`, `serve`
-// (answers over HTTP from the server bundle the package ships, and serves the labeling app as the
-// package ships it, built at pack time: neither label/'s sources nor the browser libraries are
-// installed), `conformance` against that server (passes), `mock` (says how to get Prism, an optional
+// (answers over HTTP from the server bundle the package ships, and serves the labeling app and the
+// console as the package ships them, built at pack time: neither label/'s nor console/'s sources nor
+// the browser libraries are installed; the development owner logs in to that console in Chromium),
+// `conformance` against that server (passes), `mock` (says how to get Prism, an optional
 // peer dependency, and once it is installed answers at both generations' paths), and a strict
 // TypeScript program using `@humantask/client` (the customer clients and the worker client) compiled
 // with `"types": []` by TypeScript 5.9 and by the current major, then run on plain Node.
@@ -12,7 +13,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { testBrowser } from './support/browser.ts';
+import { logInWithKeyboard, openConsole } from './support/console.ts';
 import { basicAuth } from './support/net.ts';
 import { conformanceEnv } from './support/server.ts';
 import { root } from './support/spec.ts';
@@ -115,18 +118,26 @@ it('ships the server, the mock and the conformance suite, but not the tests or t
   for (const folder of ['test', 'scripts']) expect(existsSync(path.join(installed, folder)), folder).toBe(false);
 });
 
-it("ships the labeling app built, without label/'s sources, and installs no browser library or Prism", () => {
+it('ships the labeling app and the console built, without their sources, and installs no browser library or Prism', () => {
   const installed = path.join(app, 'node_modules', 'humantask');
   for (const file of [
     'label/public/index.html',
     'dist/label/app.js',
     'dist/label/vendor/pdf.min.mjs',
     'dist/label/THIRD-PARTY-LICENSES.txt',
+    'console/public/index.html',
+    'console/public/style.css',
+    'dist/console/app.js',
+    'dist/console/THIRD-PARTY-LICENSES.txt',
   ])
     expect(existsSync(path.join(installed, file)), file).toBe(true);
-  for (const file of ['label/main.ts', 'label/players']) expect(existsSync(path.join(installed, file)), file).toBe(false);
+  for (const file of ['label/main.ts', 'label/players', 'console/main.tsx', 'console/screens'])
+    expect(existsSync(path.join(installed, file)), file).toBe(false);
+  expect(readFileSync(path.join(installed, 'dist', 'console', 'THIRD-PARTY-LICENSES.txt'), 'utf8')).toMatch(
+    /^preact \d+\.\d+\.\d+, license MIT$/m,
+  );
   const { dependencies } = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as { dependencies: object };
-  for (const name of ['three', 'konva', 'pdfjs-dist', 'dompurify', '@stoplight/prism-cli']) {
+  for (const name of ['three', 'konva', 'pdfjs-dist', 'dompurify', 'preact', '@stoplight/prism-cli']) {
     expect(Object.keys(dependencies), name).not.toContain(name);
     expect(existsSync(path.join(app, 'node_modules', name)), name).toBe(false);
   }
@@ -196,6 +207,41 @@ describe('npx humantask serve, and conformance against it', () => {
     }
     for (const missing of ['chunks/none.js', 'vendor/pdf.sandbox.min.mjs', 'THIRD-PARTY-LICENSES.txt', 'app.js.map'])
       expect((await get(missing)).status, missing).toBe(404);
+  });
+
+  it('serves the console as the package ships it: the page for every screen, app.js byte for byte', async () => {
+    const shipped = (file: string) => readFileSync(path.join(app, 'node_modules', 'humantask', 'dist', 'console', file), 'utf8');
+    const page = await fetch(`${url}/console/tasks?status=pending`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(await page.text()).toContain('<script type="module" src="/console/app.js"></script>');
+    const main = await fetch(`${url}/console/app.js`);
+    expect(main.status).toBe(200);
+    expect(main.headers.get('content-type')).toMatch(/javascript/);
+    expect(main.headers.get('cache-control')).toBe('no-cache');
+    const text = await main.text();
+    expect(text).toBe(shipped('app.js'));
+    // The roles of the contract's access table, put into the bundle when it was packed.
+    expect(text).toContain('listMembers');
+    for (const missing of ['chunks/none.js', 'THIRD-PARTY-LICENSES.txt', 'app.js.map', 'main.tsx'])
+      expect((await fetch(`${url}/console/${missing}`)).status, missing).toBe(404);
+  });
+
+  it('lets the development owner log in to the installed console and open the data manager (Chromium)', async () => {
+    const line = (label: string) => new RegExp(`^  ${label}:\\s+(\\S+)$`, 'm').exec(serverOutput())![1]!;
+    const browser = await testBrowser(inject('browserEndpoint'));
+    try {
+      const { page, problems, requests, close } = await openConsole(browser, `${url}/console/tasks`);
+      await logInWithKeyboard(page, line('account'), line('e-mail'), line('password'));
+      await page.getByRole('heading', { name: 'Tasks' }).waitFor();
+      await page.getByRole('link', { name: 'Members' }).waitFor();
+      // Before the log-in the page asks GET /v1/session, whose 401 the browser logs: nothing else.
+      expect(problems.filter((p) => !/401|Failed to load resource/.test(p))).toEqual([]);
+      expect(requests.filter((r) => !r.startsWith(url))).toEqual([]);
+      await close();
+    } finally {
+      await browser.close();
+    }
   });
 
   it("passes the conformance suite run from the installed package (every operation's examples, both generations)", async () => {

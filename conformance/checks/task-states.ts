@@ -101,6 +101,53 @@ export const taskStateChecks: Check[] = [
     },
   },
   {
+    id: 'task-states/cancel-by-filter',
+    area,
+    seed: '(our design, issue 35: POST /v1/tasks/cancel, the list filters)',
+    rule: 'POST /v1/tasks/cancel cancels the pending tasks the list filters match and no other, at most `limit` a request, with has_more until none is left.',
+    kind: 'behaviour',
+    generations: ['current'],
+    needs: ['liveKey'],
+    async run(ctx) {
+      const tag = `bulk-${unknownTaskId()}`;
+      const mine: string[] = [];
+      for (let i = 0; i < 3; i++)
+        mine.push((await createTask(ctx, 'categorization', categorization({ tags: [tag] }), { key: 'live' })).task_id);
+      const other = await createTask(ctx, 'categorization', categorization({ tags: [`${tag}-other`] }), { key: 'live' });
+      const canceled: string[] = [];
+      for (const [round, expected] of [
+        [1, { canceled: 2, has_more: true }],
+        [2, { canceled: 1, has_more: false }],
+        [3, { canceled: 0, has_more: false }],
+      ] as const) {
+        const answer = await ctx.call('POST', `/v1/tasks/cancel?tags=${tag}&limit=2`, { key: 'live' });
+        expectStatus(answer, 200, `bulk cancel, request ${round}`);
+        expectThat(
+          answer.body?.canceled === expected.canceled && answer.body?.has_more === expected.has_more,
+          `bulk cancel request ${round} of 3 matching tasks (limit 2) should cancel ${expected.canceled} with has_more ${expected.has_more}`,
+          answer.body,
+        );
+        const ids: unknown[] = Array.isArray(answer.body?.task_ids) ? answer.body.task_ids : [];
+        expectThat(
+          ids.length === answer.body?.canceled && ids.every((id) => typeof id === 'string' && mine.includes(id) && !canceled.includes(id)),
+          'task_ids should name the tasks this request canceled, each a task the filter matches, none twice',
+          answer.body,
+        );
+        canceled.push(...(ids as string[]));
+      }
+      for (const id of mine) {
+        const task = await readTask(ctx, id, 'live');
+        expectThat(task.status === 'canceled', `a task the filter matched should be canceled, it is ${task.status}`, task);
+      }
+      const untouched = await readTask(ctx, other.task_id, 'live');
+      expectThat(
+        untouched.status === 'pending',
+        `a task the filter did not match should stay pending, it is ${untouched.status}`,
+        untouched,
+      );
+    },
+  },
+  {
     id: 'task-states/cancel-pending',
     area,
     seed: '3.1 Task status > pending → canceled by cancel',

@@ -386,6 +386,39 @@ export async function cancelTask(uow: UnitOfWork, caller: Caller, taskId: string
   });
 }
 
+/**
+ * Cancels up to `limit` pending tasks the filters match (in the list's order), each as cancelTask
+ * does; `hasMore`: pending tasks still match. A filter on another status matches nothing to cancel.
+ * A task that left pending meanwhile (completed by its worker) is passed over. Run inside the
+ * request's transaction (http/activity.ts), the cancellations and their log entry commit together.
+ */
+export async function cancelMatchingTasks(
+  uow: UnitOfWork,
+  caller: Caller,
+  filters: TaskFilters,
+  limit: number,
+  clearUniqueId: boolean,
+  now: Date,
+): Promise<{ taskIds: string[]; hasMore: boolean }> {
+  if (filters.statuses && !filters.statuses.includes('pending')) return { taskIds: [], hasMore: false };
+  const { tasks } = await uow.tasks.list(
+    caller.account.accountId,
+    caller.mode,
+    { ...filters, statuses: ['pending'] },
+    { limit, after: null },
+  );
+  const taskIds: string[] = [];
+  for (const task of tasks.slice(0, limit)) {
+    try {
+      const canceled = await cancelTask(uow, caller, task.taskId, clearUniqueId, now);
+      if (canceled.status === 'canceled') taskIds.push(task.taskId);
+    } catch (err) {
+      if (!(err instanceof DomainError && err.code === 'cancel_completed')) throw err;
+    }
+  }
+  return { taskIds, hasMore: tasks.length > limit };
+}
+
 /** Runs a change on a locked task; `updated_at` moves only when the change changed something. */
 async function changeTask(
   uow: UnitOfWork,

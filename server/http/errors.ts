@@ -114,7 +114,10 @@ export function errorMapper(generation: Generation, logger: Logger, saveAnswer: 
         body = JSON.stringify({ status_code: answer.status, error: answer.message, ...requestId });
       } else logger.error({ err: safeError(saveErr) }, 'could not save the answer of an idempotent request');
     }
-    for (const [k, v] of Object.entries(answer.headers)) res.setHeader(k, v);
+    // A request that names Humantask-Mode comes from a member's console (a session's request): its
+    // 401 carries no Basic challenge, which the browser would answer with a password dialog of its own.
+    const fromConsole = req.get('humantask-mode') !== undefined;
+    for (const [k, v] of Object.entries(answer.headers)) if (!(fromConsole && k === 'WWW-Authenticate')) res.setHeader(k, v);
     res.status(answer.status).type('application/json').send(body);
   };
 }

@@ -50,7 +50,12 @@ export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['cur
 
 export function legacyHandlers(deps: HandlerDeps): HandlerTable<Operations['legacy']> {
   const results = deps.results ?? defaultResultLinks();
-  const { create, ...tasks } = taskHandlers(deps, {
+  // The bulk cancel is the current generation's only (issue 35).
+  const {
+    create,
+    cancelTasks: _currentOnly,
+    ...tasks
+  } = taskHandlers(deps, {
     task: (t) => legacyTaskView(results.show(t)),
     list: (page, limit, offset, shape) => legacyTaskListView(shownPage(page, results.show), limit, offset, shape),
     pagesByOffset: true,

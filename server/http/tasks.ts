@@ -17,6 +17,7 @@ import {
   getTask,
   listTaskCallbacks,
   listTasks,
+  cancelMatchingTasks,
   redeliverTaskCallback,
   removeTaskTags,
   setTaskMetadata,
@@ -30,6 +31,7 @@ import { canonicalType } from '../domain/type-names.ts';
 import { flag, taskFilters } from './filters.ts';
 import { HttpError } from './errors.ts';
 import { concurrentAnswer } from './idempotency.ts';
+import { noteActivity } from './activity.ts';
 import { Replay, type OperationRequest, type Operations } from './typed.ts';
 import { callbackHistoryView, type ListShape } from './views/tasks.ts';
 
@@ -160,6 +162,20 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: Handle
         ),
       });
       return views.list(page, limit, offset ?? 0, { attachmentUrl: flag(q.include_attachment_url), limited: flag(q.limited_response) });
+    },
+    /** Current generation only (handlers.ts): the list's filters, up to `limit` pending tasks canceled. */
+    async cancelTasks({ query: q, caller }: OperationRequest<Operations['current']['cancelTasks']>) {
+      const { limit: _l, clear_unique_id: _c, ...filterParams } = q;
+      const { taskIds, hasMore } = await cancelMatchingTasks(
+        uow,
+        caller,
+        taskFilters(filterParams, gen),
+        q.limit ?? 100,
+        flag(q.clear_unique_id),
+        new Date(),
+      );
+      noteActivity({ details: { canceled: taskIds.length, filters: filterParams as Json } });
+      return { canceled: taskIds.length, task_ids: taskIds, has_more: hasMore };
     },
     async cancelTask({ path, query, caller }: Shared<'cancelTask'>) {
       const clear = flag(query.clear_unique_id);

@@ -356,7 +356,10 @@ function settleBranches(e: SchemaError, shape: RequestShape, depth: number): Sch
     );
     return [{ at: e.at, keyword: 'kinds', params: { kinds: [...new Set(kinds)] } }];
   }
-  const closest = outcomes.reduce((best, o) => (o.length < best.length ? o : best));
+  // The branch the value comes closest to: one of the value's own kind (an object for an object)
+  // before one that wants another kind, then the one with fewest problems.
+  const distance = (o: SchemaError[]) => (o.some((x) => x.keyword === 'type' && x.at.length === e.at.length) ? 1000 : 0) + o.length;
+  const closest = outcomes.reduce((best, o) => (distance(o) < distance(best) ? o : best));
   return plain(closest, shape, depth + 1);
 }
 

@@ -46,7 +46,9 @@ function* files(dir: string): Generator<string> {
   }
 }
 
-describe('one server per embedded data folder', () => {
+// Each test starts the server two or three times as a process of its own (about 12 s each on an
+// idle machine, over a minute each when it is loaded): more than the default 120 s.
+describe('one server per embedded data folder', { timeout: 400_000 }, () => {
   it('refuses a second server and a direct CLI naming the holder; takes over after kill -9 without losing a task', async () => {
     const parent = mkdtempSync(path.join(tmpdir(), 'humantask-lock-'));
     dirs.push(parent);

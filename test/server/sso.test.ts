@@ -3,12 +3,12 @@
 // provider logs the person in, its redirect's parameters come back to our callback. Refused: a wrong
 // state, a code used again, an ID token for another audience, an expired ID token (the server's
 // clock moved past it), a domain the account does not allow. Members are made at the first log-in.
-import { createSign, generateKeyPairSync } from 'node:crypto';
+import { createSign } from 'node:crypto';
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testClock } from '../support/clock.ts';
+import { testProvider } from '../support/oidc.ts';
 import { accountWithOwner, send, type MemberSession } from '../support/members.ts';
 import { databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 
@@ -24,53 +24,19 @@ const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64ur
  * token answer (re-signed with the provider's own key) to play a provider that gets it wrong.
  */
 async function identityProvider(redirectUri: string) {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'k1', alg: 'RS256', use: 'sig' };
   const users: Record<string, { email: string; name: string }> = {
     ana: { email: 'ana@example.com', name: 'Ana Lima' },
     eve: { email: 'eve@elsewhere.example', name: 'Eve' },
   };
-  let nextUser = 'ana';
   /** How the proxy spoils the next ID token: its audience, or nothing. */
   let spoil: 'audience' | null = null;
   const proxy = createServer();
   const proxyPort = await listen(proxy);
   const issuer = `http://127.0.0.1:${proxyPort}`;
-  const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: 'humantask',
-        client_secret: 'provider-secret',
-        redirect_uris: [redirectUri],
-        response_types: ['code'],
-        grant_types: ['authorization_code'],
-        token_endpoint_auth_method: 'client_secret_post',
-      },
-    ],
-    jwks: { keys: [jwk as never] },
-    cookies: { keys: ['test-cookie-key'] },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    conformIdTokenClaims: false,
-    // A minute: the server's clock can pass it without the log-in attempt (10 minutes) lapsing.
-    ttl: { IdToken: 60 },
-    features: { devInteractions: { enabled: false } },
-    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
-    findAccount: async (_ctx, sub) => ({
-      accountId: sub,
-      claims: async () => ({ sub, email: users[sub]!.email, email_verified: true, name: users[sub]!.name }),
-    }),
-  });
-  const providerServer = createServer(async (req, res) => {
-    if (req.url?.startsWith('/interaction/')) {
-      // The person logs in and consents at once.
-      const details = await provider.interactionDetails(req, res);
-      const grant = new provider.Grant({ accountId: nextUser, clientId: String(details.params.client_id) });
-      grant.addOIDCScope('openid email profile');
-      await provider.interactionFinished(req, res, { login: { accountId: nextUser }, consent: { grantId: await grant.save() } });
-      return;
-    }
-    provider.callback()(req, res);
-  });
+  // A minute: the server's clock can pass it without the log-in attempt (10 minutes) lapsing.
+  const op = testProvider({ issuer, redirectUri, users, idTokenSeconds: 60 });
+  const { privateKey } = op;
+  const providerServer = createServer((req, res) => void op.handle(req, res));
   const providerPort = await listen(providerServer);
   proxy.on('request', (req: IncomingMessage, res) => {
     const chunks: Buffer[] = [];
@@ -113,9 +79,7 @@ async function identityProvider(redirectUri: string) {
   });
   return {
     issuer,
-    as(user: string) {
-      nextUser = user;
-    },
+    as: op.as,
     spoilAudience() {
       spoil = 'audience';
     },

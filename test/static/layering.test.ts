@@ -46,6 +46,7 @@ it('reports every planted violation, and nothing the exceptions allow', async ()
     'server/a.ts': "import { b } from './b.ts';\nexport const a = () => b;",
     'server/b.ts': "import { a } from './a.ts';\nexport const b = () => a;",
     'client/index.ts': "import { errors } from '../server/http/errors.ts';\nexport const x = errors;",
+    'console/main.tsx': "import { errors } from '../server/http/errors.ts';\nexport const x = errors;",
     'conformance/runner.ts':
       "import { errors } from '../server/http/errors.ts';\nimport { net } from '../test/support/net.ts';\nexport const x = [errors, net];",
     // bench/ may use test/support/, nothing else of test/.
@@ -63,7 +64,7 @@ it('reports every planted violation, and nothing the exceptions allow', async ()
 
   const result = await run(
     depcruise,
-    ['--config', config, '--output-type', 'json', 'server', 'client', 'conformance', 'bench', 'scripts', 'test'],
+    ['--config', config, '--output-type', 'json', 'server', 'client', 'console', 'conformance', 'bench', 'scripts', 'test'],
     {
       cwd: planted,
       maxBuffer: 64 << 20,
@@ -95,6 +96,7 @@ it('reports every planted violation, and nothing the exceptions allow', async ()
       // A cycle is reported once, at its first edge.
       'no-circular-in-server: server/a.ts -> server/b.ts',
       'client-not-server: client/index.ts -> server/http/errors.ts',
+      'console-browser-only: console/main.tsx -> server/http/errors.ts',
       'conformance-standalone: conformance/runner.ts -> server/http/errors.ts',
       'conformance-standalone: conformance/runner.ts -> test/support/net.ts',
       'nothing-imports-test: conformance/runner.ts -> test/support/net.ts',

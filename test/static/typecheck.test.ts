@@ -26,6 +26,10 @@ it('typechecks the labeling app for the browser (tsc -p label: DOM types, no Nod
   expect(tsc(path.join(root, 'label'))).toBe('');
 });
 
+it('typechecks the console for the browser (tsc -p console: DOM types, no Node types, TSX with Preact)', () => {
+  expect(tsc(path.join(root, 'console'))).toBe('');
+});
+
 it("typechecks the client guide's examples as a user with exactOptionalPropertyTypes would (tsc -p test/client/examples)", () => {
   expect(tsc(path.join(root, 'test', 'client', 'examples'))).toBe('');
 });

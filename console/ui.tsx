@@ -1,0 +1,42 @@
+// Small pieces every screen uses: a screen's heading (focused when the screen opens), a link inside
+// the app, the states of loading, and dates as people read them.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useRef } from 'preact/hooks';
+import type { Loaded } from './load.ts';
+import { follow } from './route.ts';
+
+export function Heading({ children }: { children: ComponentChildren }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    ref.current?.focus();
+    document.title = `${ref.current?.textContent ?? ''} — humantask console`;
+  }, []);
+  return (
+    <h1 tabIndex={-1} ref={ref}>
+      {children}
+    </h1>
+  );
+}
+
+export function Link({ href, children, current }: { href: string; children: ComponentChildren; current?: 'page' | undefined }) {
+  return (
+    <a href={href} onClick={follow} aria-current={current}>
+      {children}
+    </a>
+  );
+}
+
+/** What a load shows until it is done: a status line, or the error. */
+export function Pending<T>({ loaded, children }: { loaded: Loaded<T>; children(value: T): ComponentChildren }) {
+  if (loaded.state === 'loading') return <p role="status">Loading…</p>;
+  if (loaded.state === 'failed')
+    return (
+      <p class="notice bad" role="alert">
+        {loaded.error}
+      </p>
+    );
+  return <>{children(loaded.value)}</>;
+}
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+export const when = (iso: string | null | undefined) => (iso ? dateTime.format(new Date(iso)) : '—');
