@@ -14920,7 +14920,8 @@ export interface operations {
                  */
                 expires?: number;
                 /**
-                 * @description The server's signature of the task, the file and `expires`; without it → 403.
+                 * @description The server's signature of the task, the file and `expires` (base64url); without it, or not
+                 *     the server's, → 403. A value with other characters is no signature at all → 400.
                  * @example Xk2c
                  */
                 signature?: string;

@@ -135,10 +135,16 @@ async function resultBucket(repos: Repositories, task: Task): Promise<(BucketAcc
   return repos.storage.forBucket(task.accountId, task.mode, newest.provider, newest.bucket);
 }
 
+/** Whether the task's response has files that its row does not name yet. */
+const filesWanted = (task: Task, settings: ResultSettings) =>
+  resultFileNames(task, settings.inlineMaxBytes).length > 0 && task.resultFiles?.sha256 !== responseHash(task.response);
+
 /**
- * Writes the files of the task's response (when it has any that are not written yet) and records
- * where in `task.resultFiles`; the row is written after. A bucket that refuses the file (no
- * s3:PutObject, gone) is no loss: the file is kept under RESULTS_DIR instead.
+ * Writes the files of the task's response (when it has any its row does not name yet) and sets
+ * `task.resultFiles` to where they are; the caller records that. Never inside a transaction (a
+ * slow bucket would hold its connection). The names hold the response's hash, and a file is whole
+ * or absent, so a file no row names yet is no harm (decision record 24). A bucket that refuses the
+ * file (no s3:PutObject, gone) is no loss: the file is kept under RESULTS_DIR instead.
  */
 async function writeResultFiles(task: Task, repos: Repositories, settings: ResultSettings, net: StorageNetwork) {
   const names = resultFileNames(task, settings.inlineMaxBytes);
@@ -180,9 +186,29 @@ async function writeResultFiles(task: Task, repos: Repositories, settings: Resul
   task.resultFiles = { sha256: sha, where: { kind: 'local' }, files };
 }
 
-/** The writer the store calls before it writes a task (ports.ts ResultWriter). */
-export function resultWriter(settings: ResultSettings, net: StorageNetwork): ResultWriter {
-  return { prepare: (task, repos) => writeResultFiles(task, repos, settings, net) };
+/**
+ * Writes the task's files, then records them in its row while it still holds this response: the
+ * one way files are kept, after a task is written (the store, ports.ts ResultWriter) and when a
+ * link is read before that was done (readResultFile). A task that moved on meanwhile (another
+ * answer, a redo) keeps the record of its own response; the files written stay unnamed.
+ */
+async function writeAndRecord(task: Task, repos: Repositories, settings: ResultSettings, net: StorageNetwork) {
+  const before = task.resultFiles;
+  await writeResultFiles(task, repos, settings, net);
+  if (!task.resultFiles || task.resultFiles === before) return;
+  if (!(await repos.tasks.setResultFiles(task.taskId, task.response as Json, task.resultFiles))) task.resultFiles = before;
+}
+
+/** The writer the store calls once a task is written (ports.ts ResultWriter); `warn` hears of a write that failed after a commit. */
+export function resultWriter(settings: ResultSettings, net: StorageNetwork, warn: (message: string) => void): ResultWriter {
+  return {
+    wanted: (task) => filesWanted(task, settings),
+    writeAndRecord: (task, repos) => writeAndRecord(task, repos, settings, net),
+    failed: (task, err) =>
+      warn(
+        `the response files of task ${task.taskId} could not be written (${err instanceof Error ? err.message : String(err)}); they are written when a link to them is read`,
+      ),
+  };
 }
 
 /**
@@ -198,10 +224,8 @@ export async function readResultFile(
   net: StorageNetwork,
 ): Promise<{ bytes: number; body: AsyncIterable<Buffer> } | null> {
   if (!resultFileNames(task, settings.inlineMaxBytes).includes(file)) return null;
-  if (task.resultFiles?.sha256 !== responseHash(task.response) || !task.resultFiles.files[file]) {
-    await writeResultFiles(task, repos, settings, net);
-    if (task.resultFiles) await repos.tasks.setResultFiles(task.taskId, task.resultFiles);
-  }
+  if (task.resultFiles?.sha256 !== responseHash(task.response) || !task.resultFiles.files[file])
+    await writeAndRecord(task, repos, settings, net);
   const record = task.resultFiles;
   const stored = record?.files[file];
   if (!record || !stored) return null;

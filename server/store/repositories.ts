@@ -14,7 +14,7 @@ import type {
   UnitOfWork,
 } from '../domain/ports.ts';
 import { UniqueIdTaken } from '../domain/ports.ts';
-import type { Account, Mode, ResultFilesRecord, Task } from '../domain/model.ts';
+import type { Account, Mode, Task } from '../domain/model.ts';
 import type { Scope } from '../domain/identity/roles.ts';
 import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import type { Database, Execute, Store } from './db.ts';
@@ -281,6 +281,7 @@ function repositories(
   secrets: SecretBox,
   payloads: CallbackPayloads,
   results: ResultWriter | undefined,
+  afterCommit: Map<string, Task> | null,
 ): Repositories {
   // Account rows carry their secrets sealed; only the dispatcher, which sends them, opens them.
   const sealed = <A extends { callbackAuthKey: string; signingSecret: string }>(a: A): A => ({
@@ -288,9 +289,16 @@ function repositories(
     callbackAuthKey: secrets.seal(a.callbackAuthKey),
     signingSecret: secrets.seal(a.signingSecret),
   });
-  // A completed task's response files are written before the row that says where they are.
-  const prepared = async (list: Task[]) => {
-    if (results) for (const task of list) await results.prepare(task, repos);
+  // A completed task's response files (decision record 24) are written outside any transaction:
+  // after the statement that wrote the task, or, in a transaction, once it has committed (the last
+  // state of each task; unitOfWork below). A transaction that rolls back writes none.
+  const writeFiles = async (list: Task[]) => {
+    if (!results) return;
+    for (const task of list) {
+      if (!results.wanted(task)) afterCommit?.delete(task.taskId);
+      else if (afterCommit) afterCommit.set(task.taskId, structuredClone(task));
+      else await results.writeAndRecord(task, repos).catch((err: unknown) => results.failed(task, err));
+    }
   };
   const repos: Repositories = {
     payloads,
@@ -304,9 +312,9 @@ function repositories(
     storage: storageRepository(db, secrets),
     tasks: {
       async create(task, extras) {
-        await prepared([task]);
         try {
           const [row] = await execute<{ created: boolean }>(createTaskStatement(task, extras));
+          if (row?.created === true) await writeFiles([task]);
           return row?.created === true;
         } catch (err) {
           if (isUniqueViolation(err, 'tasks_unique_id')) throw new UniqueIdTaken();
@@ -314,16 +322,22 @@ function repositories(
         }
       },
       async update(task: Task) {
-        await prepared([task]);
         try {
           await db.update(tasks).set(task).where(eq(tasks.taskId, task.taskId));
+          await writeFiles([task]);
         } catch (err) {
           if (isUniqueViolation(err, 'tasks_unique_id')) throw new UniqueIdTaken();
           throw err;
         }
       },
-      async setResultFiles(taskId: string, record: ResultFilesRecord) {
-        await db.update(tasks).set({ resultFiles: record }).where(eq(tasks.taskId, taskId));
+      async setResultFiles(taskId, response, record) {
+        // Only while the task still holds the response the files were made from (jsonb compares by value).
+        const recorded = await db
+          .update(tasks)
+          .set({ resultFiles: record })
+          .where(and(eq(tasks.taskId, taskId), eq(tasks.status, 'completed'), sql`${tasks.response} = ${JSON.stringify(response)}::jsonb`))
+          .returning({ taskId: tasks.taskId });
+        return recorded.length > 0;
       },
       async get(accountId, mode, taskId, options) {
         const lock = options?.forUpdate ? ' FOR UPDATE' : '';
@@ -395,9 +409,9 @@ function repositories(
       },
       async createMany(list, callbacks, countLiveRequests) {
         if (list.length === 0) return;
-        await prepared(list);
         try {
           await execute(createManyStatement(list, callbacks, countLiveRequests));
+          await writeFiles(list);
         } catch (err) {
           if (isUniqueViolation(err, 'tasks_unique_id')) throw new UniqueIdTaken();
           throw err;
@@ -816,12 +830,20 @@ const noCallbackPayloads: CallbackPayloads = {
  * the store does not know: the composition root passes them in).
  */
 export function unitOfWork(store: Store, payloads: CallbackPayloads = noCallbackPayloads, results?: ResultWriter): UnitOfWork {
+  const outside = repositories(store.db, store.execute, store.secrets, payloads, results, null);
   return {
-    ...repositories(store.db, store.execute, store.secrets, payloads, results),
-    transaction: (work) =>
-      store.db.transaction((tx) => {
+    ...outside,
+    async transaction(work) {
+      // The response files of the tasks the transaction completed, written once it has committed
+      // (decision record 24): a slow bucket holds no connection (PGlite has only one).
+      const afterCommit = new Map<string, Task>();
+      const answer = await store.db.transaction((tx) => {
         const db = tx as unknown as Database;
-        return work(repositories(db, executeIn(db), store.secrets, payloads, results));
-      }),
+        return work(repositories(db, executeIn(db), store.secrets, payloads, results, afterCommit));
+      });
+      for (const task of afterCommit.values())
+        await results?.writeAndRecord(task, outside).catch((err: unknown) => results.failed(task, err));
+      return answer;
+    },
   };
 }
