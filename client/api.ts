@@ -143,6 +143,13 @@ export function buildApi(raw: Client<any>, generation: 'current' | 'legacy'): Ap
       listCallbacks: (taskId: string, o?: RequestOptions) => send('get', `${TASK}/callbacks`, init(o, { params: taskPath(taskId) })),
       redeliverCallback: (taskId: string, o?: RequestOptions) =>
         send('post', `${TASK}/callbacks/redeliver`, init(o, { params: taskPath(taskId) })),
+      readResultFile: (link: { url: string }, o?: RequestOptions) => {
+        const url = new URL(link.url);
+        const [, taskId, file] = /\/v1\/task\/([^/]+)\/files\/([^/]+)$/.exec(url.pathname) ?? [];
+        if (!taskId || !file) throw new TypeError(`humantask client: ${link.url} is not a result file link`);
+        const query = { expires: Number(url.searchParams.get('expires')), signature: url.searchParams.get('signature') ?? '' };
+        return send('get', `${TASK}/files/{file}`, init(o, { params: { path: { taskId: decodeURIComponent(taskId), file }, query } }));
+      },
       audit: (taskId: string, review: unknown, o?: RequestOptions) =>
         send('post', `${TASK}/audit`, init(o, { params: taskPath(taskId), body: review })),
     },

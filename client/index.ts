@@ -32,6 +32,7 @@ export type {
   WorkforcePaths,
 } from './worker.ts';
 export { VERSION } from './version.ts';
+export { fetchResultFile, withResultFiles, type ResultFile, type WithResultFiles } from './results.ts';
 export type { RetryOptions, FetchFn } from './http.ts';
 export type * from './types.ts';
 export type { Client, Middleware } from 'openapi-fetch';

@@ -139,6 +139,11 @@ export interface TasksApi<P, T extends boolean> {
   listCallbacks(taskId: string, options?: RequestOptions): R<P, `${TaskPath}/callbacks`, 'get', T>;
   /** `POST /v1/task/{taskId}/callbacks/redeliver`: queues a new delivery (a new `webhook-id`). Not retried but after 429. */
   redeliverCallback(taskId: string, options?: RequestOptions): R<P, `${TaskPath}/callbacks/redeliver`, 'post', T>;
+  /**
+   * `GET /v1/task/{taskId}/files/{file}`: a part of a response kept as a file, by its link (`ResultFile`,
+   * current generation); `withResultFiles` puts every such part in place.
+   */
+  readResultFile(link: { url: string }, options?: RequestOptions): R<P, `${TaskPath}/files/{file}`, 'get', T>;
   /** `POST /v1/task/{taskId}/audit`: accepts or rejects a completed task's result. */
   audit(taskId: string, review: Body<P, `${TaskPath}/audit`, 'post'>, options?: RequestOptions): R<P, `${TaskPath}/audit`, 'post', T>;
 }

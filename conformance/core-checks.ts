@@ -80,6 +80,8 @@ const ruleBeyondSchema: Record<string, number[]> = {
   updateMember: [403],
   // password_login false needs single sign-on set up and enabled, which a run cannot (see ssoOutcomes).
   updateAccountSecurity: [400],
+  // A response file link's signature is the server's: a generated one is refused (403).
+  getTaskResultFile: [403],
   ...storageOutcomes(),
   ...ssoOutcomes(),
 };
@@ -87,9 +89,16 @@ const ruleBeyondSchema: Record<string, number[]> = {
 /**
  * Operations whose contract examples are valid requests and still get a documented answer other
  * than 200 on the run's own data: an export in a format that writes some task types only (COCO)
- * meets the run's tasks of other types, a 400 naming them.
+ * meets the run's tasks of other types, a 400 naming them; a response file link is signed by the
+ * server, so the example's signature (not the server's) is refused with 403 (the result-files
+ * checks read real links).
  */
-const exampleOutcomes: Record<string, number[]> = { createExport: [400], ...storageOutcomes(), ...ssoOutcomes() };
+const exampleOutcomes: Record<string, number[]> = {
+  createExport: [400],
+  getTaskResultFile: [403],
+  ...storageOutcomes(),
+  ...ssoOutcomes(),
+};
 
 /**
  * A storage connection is tested against its bucket before it is kept: the examples' bucket, on a

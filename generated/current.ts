@@ -1402,6 +1402,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/task/{taskId}/files/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
+                 * @example 65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                taskId: components["parameters"]["TaskId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a part of a task's response kept as a file
+         * @description The file a task's response links (`ResultFile`): for `file=annotations` the response's
+         *     `annotations` array, for `file=events` a `videoplaybackannotation` response's `events`
+         *     array, as JSON. Both the link's signature and a key are needed: the key of the account and
+         *     mode that own the task (another account's key, or the other mode's, gets 404 as for any task
+         *     not its own, checked first), a link whose signature does not match 403, and a link whose
+         *     `expires` has passed 403 (read the task again for a new link). A link made for one task and file opens no other. The file read is the one of the
+         *     task's current response (after a redo, the new one). Files kept in the account's bucket are
+         *     streamed by the server with the connection's keys; a connection deleted since makes them
+         *     unreadable (404).
+         */
+        get: operations["getTaskResultFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/projects": {
         parameters: {
             query?: never;
@@ -4654,6 +4692,43 @@ export interface components {
         AnnotationResponse: {
             /** @description The boxes: `{left, top, width, height, label, attributes?}`. */
             annotations: components["schemas"]["BoxAnnotation"][];
+        };
+        /**
+         * ResultFile
+         * @description A part of a task's response that is kept as a file rather than inline (decision record 24):
+         *     every `videoplaybackannotation` response's `annotations` and `events`, and the `annotations` of
+         *     any other response larger than the server's `RESULT_INLINE_MAX_BYTES` (1 MiB by default). The
+         *     file is the part as it would have appeared inline (a JSON array), kept in the account's newest
+         *     storage connection of the task's mode, else on the server. Read it with
+         *     `GET /v1/task/{taskId}/files/{file}` at `url`, with the key of the task's account and mode; the
+         *     link is signed, and refused after `expires_at` (read the task again for a fresh one).
+         */
+        ResultFile: {
+            /**
+             * Format: uri
+             * @description The signed link to the file (`GET /v1/task/{taskId}/files/{file}?expires=...&signature=...`).
+             * @example https://api.example.com/v1/task/65f1c0a2b3c4d5e6f7a8b9c0/files/annotations?expires=1795000000&signature=Xk2c
+             */
+            url: string;
+            /**
+             * Format: date-time
+             * @description When the link stops working (`RESULT_LINK_SECONDS` after it was made, 7 days by default).
+             * @example 2026-11-28T10:00:00.000Z
+             */
+            expires_at: string;
+        };
+        /**
+         * AnnotationsFileResponse
+         * @description A response whose `annotations` are larger than the server keeps inline
+         *     (`RESULT_INLINE_MAX_BYTES`, 1 MiB of JSON by default): `annotations` is then a file
+         *     (`ResultFile`) holding the array it would have been; every other field of the type's response
+         *     (`relationships` of `namedentityrecognition`, for one) is as the type's response shows it. For
+         *     the types whose response has an `annotations` array: `annotation`, `pointannotation`,
+         *     `lineannotation`, `polygonannotation`, `imageannotation`, `documenttranscription` and
+         *     `namedentityrecognition`.
+         */
+        AnnotationsFileResponse: {
+            annotations: components["schemas"]["ResultFile"];
         };
         /**
          * PointAnnotationParams
@@ -8099,6 +8174,28 @@ export interface components {
             events: components["schemas"]["VideoEvent"][];
         };
         /**
+         * VideoPlaybackAnnotationFilesResponse
+         * @description A completed `videoplaybackannotation` task's response as the API shows it: its tracks and its
+         *     events are files (`ResultFile`), as Scale's video responses link `annotations.url` and
+         *     `events.url`. Each file holds what the inline field would (`VideoPlaybackAnnotationResponse`'s
+         *     `annotations` and `events` arrays). The typed client fetches them when asked
+         *     (`withResultFiles`).
+         * @example {
+         *       "annotations": {
+         *         "url": "https://api.example.com/v1/task/65f1c0a2b3c4d5e6f7a8b9c0/files/annotations?expires=1795000000&signature=Xk2c",
+         *         "expires_at": "2026-11-28T10:00:00.000Z"
+         *       },
+         *       "events": {
+         *         "url": "https://api.example.com/v1/task/65f1c0a2b3c4d5e6f7a8b9c0/files/events?expires=1795000000&signature=Qa9t",
+         *         "expires_at": "2026-11-28T10:00:00.000Z"
+         *       }
+         *     }
+         */
+        VideoPlaybackAnnotationFilesResponse: {
+            annotations: components["schemas"]["ResultFile"];
+            events: components["schemas"]["ResultFile"];
+        };
+        /**
          * LidarSegmentationParams
          * @description The type-specific parameters of a `lidarsegmentation` task (newer generation only), as given on
          *     creation and stored in `task.params`: a sequence of lidar point-cloud frames in which workers
@@ -8238,7 +8335,9 @@ export interface components {
          * @description The type-specific part of a task: exactly one branch per task type, chosen by `type`. `params`
          *     holds that type's parameters (`<Type>Params`); `response`, once present, is that type's result
          *     (`<Type>Response`) or, for a task that ran into an error, `{error: <message>}`
-         *     (`TaskErrorResponse`).
+         *     (`TaskErrorResponse`). A response too large to show inline, and every `videoplaybackannotation`
+         *     response, shows its bulk as signed links to files (`AnnotationsFileResponse`,
+         *     `VideoPlaybackAnnotationFilesResponse`; decision record 24).
          */
         TaskTypeDetails: {
             /**
@@ -8248,7 +8347,7 @@ export interface components {
             type: "annotation";
             params: components["schemas"]["AnnotationParams"];
             /** @description The result of a task of type `annotation`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["AnnotationResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["AnnotationResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["AnnotationsFileResponse"];
         } | {
             /**
              * @description The task type `pointannotation`.
@@ -8257,7 +8356,7 @@ export interface components {
             type: "pointannotation";
             params: components["schemas"]["PointAnnotationParams"];
             /** @description The result of a task of type `pointannotation`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["PointAnnotationResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["PointAnnotationResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["AnnotationsFileResponse"];
         } | {
             /**
              * @description The task type `lineannotation`.
@@ -8266,7 +8365,7 @@ export interface components {
             type: "lineannotation";
             params: components["schemas"]["LineAnnotationParams"];
             /** @description The result of a task of type `lineannotation`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["LineAnnotationResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["LineAnnotationResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["AnnotationsFileResponse"];
         } | {
             /**
              * @description The task type `polygonannotation`.
@@ -8275,7 +8374,7 @@ export interface components {
             type: "polygonannotation";
             params: components["schemas"]["PolygonAnnotationParams"];
             /** @description The result of a task of type `polygonannotation`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["PolygonAnnotationResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["PolygonAnnotationResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["AnnotationsFileResponse"];
         } | {
             /**
              * @description The task type `segmentannotation`.
@@ -8338,7 +8437,7 @@ export interface components {
             type: "imageannotation";
             params: components["schemas"]["ImageAnnotationParams"];
             /** @description The result of a task of type `imageannotation`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["ImageAnnotationResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["ImageAnnotationResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["AnnotationsFileResponse"];
         } | {
             /**
              * @description The task type `textcollection`.
@@ -8356,7 +8455,7 @@ export interface components {
             type: "namedentityrecognition";
             params: components["schemas"]["NamedEntityRecognitionParams"];
             /** @description The result of a task of type `namedentityrecognition`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["NamedEntityRecognitionResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["NamedEntityRecognitionResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["AnnotationsFileResponse"];
         } | {
             /**
              * @description The task type `documenttranscription`.
@@ -8365,7 +8464,7 @@ export interface components {
             type: "documenttranscription";
             params: components["schemas"]["DocumentTranscriptionParams"];
             /** @description The result of a task of type `documenttranscription`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["DocumentTranscriptionResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["DocumentTranscriptionResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["AnnotationsFileResponse"];
         } | {
             /**
              * @description The task type `videoplaybackannotation`.
@@ -8374,7 +8473,7 @@ export interface components {
             type: "videoplaybackannotation";
             params: components["schemas"]["VideoPlaybackAnnotationParams"];
             /** @description The result of a task of type `videoplaybackannotation`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["VideoPlaybackAnnotationResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["VideoPlaybackAnnotationResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["VideoPlaybackAnnotationFilesResponse"];
         } | {
             /**
              * @description The task type `lidarsegmentation`.
@@ -14808,6 +14907,79 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getTaskResultFile: {
+        parameters: {
+            query?: {
+                /**
+                 * @description When the link stops working, in Unix seconds (part of what is signed); without it → 403.
+                 * @example 1795000000
+                 */
+                expires?: number;
+                /**
+                 * @description The server's signature of the task, the file and `expires` (base64url); without it, or not
+                 *     the server's, → 403. A value with other characters is no signature at all → 400.
+                 * @example Xk2c
+                 */
+                signature?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The `task_id` of the task (24 lowercase hexadecimal characters). (The API description also names
+                 *     this path parameter `task_id`; both names denote the same identifier.) Any string that is not
+                 *     the id of a task of this account and mode, whatever its form (`fake_id_qwertyuiop` too), → 404
+                 *     with the usual error body: an id that names nothing is "not found", never "bad request" (our
+                 *     decision; clients test for 404).
+                 * @example 65f1c0a2b3c4d5e6f7a8b9c0
+                 */
+                taskId: components["parameters"]["TaskId"];
+                /**
+                 * @description Which part of the response: `annotations` or `events`. Any other name names no file of the
+                 *     task → 404 (like an id that names nothing, never 400).
+                 * @example annotations
+                 */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown[];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /**
+             * @description The link's signature does not match (a link changed, or made for another task or file),
+             *     or the link has expired; or the key may not read tasks.
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No task with this id for this account and mode, or its response keeps no such file. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

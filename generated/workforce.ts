@@ -1439,6 +1439,43 @@ export interface components {
             error: string;
         };
         /**
+         * ResultFile
+         * @description A part of a task's response that is kept as a file rather than inline (decision record 24):
+         *     every `videoplaybackannotation` response's `annotations` and `events`, and the `annotations` of
+         *     any other response larger than the server's `RESULT_INLINE_MAX_BYTES` (1 MiB by default). The
+         *     file is the part as it would have appeared inline (a JSON array), kept in the account's newest
+         *     storage connection of the task's mode, else on the server. Read it with
+         *     `GET /v1/task/{taskId}/files/{file}` at `url`, with the key of the task's account and mode; the
+         *     link is signed, and refused after `expires_at` (read the task again for a fresh one).
+         */
+        ResultFile: {
+            /**
+             * Format: uri
+             * @description The signed link to the file (`GET /v1/task/{taskId}/files/{file}?expires=...&signature=...`).
+             * @example https://api.example.com/v1/task/65f1c0a2b3c4d5e6f7a8b9c0/files/annotations?expires=1795000000&signature=Xk2c
+             */
+            url: string;
+            /**
+             * Format: date-time
+             * @description When the link stops working (`RESULT_LINK_SECONDS` after it was made, 7 days by default).
+             * @example 2026-11-28T10:00:00.000Z
+             */
+            expires_at: string;
+        };
+        /**
+         * AnnotationsFileResponse
+         * @description A response whose `annotations` are larger than the server keeps inline
+         *     (`RESULT_INLINE_MAX_BYTES`, 1 MiB of JSON by default): `annotations` is then a file
+         *     (`ResultFile`) holding the array it would have been; every other field of the type's response
+         *     (`relationships` of `namedentityrecognition`, for one) is as the type's response shows it. For
+         *     the types whose response has an `annotations` array: `annotation`, `pointannotation`,
+         *     `lineannotation`, `polygonannotation`, `imageannotation`, `documenttranscription` and
+         *     `namedentityrecognition`.
+         */
+        AnnotationsFileResponse: {
+            annotations: components["schemas"]["ResultFile"];
+        };
+        /**
          * PointAnnotationParams
          * @description The type-specific parameters of a `pointannotation` task, as sent on creation and as stored in
          *     `task.params`. The worker places a point on every instance of each object listed in
@@ -4882,6 +4919,28 @@ export interface components {
             events: components["schemas"]["VideoEvent"][];
         };
         /**
+         * VideoPlaybackAnnotationFilesResponse
+         * @description A completed `videoplaybackannotation` task's response as the API shows it: its tracks and its
+         *     events are files (`ResultFile`), as Scale's video responses link `annotations.url` and
+         *     `events.url`. Each file holds what the inline field would (`VideoPlaybackAnnotationResponse`'s
+         *     `annotations` and `events` arrays). The typed client fetches them when asked
+         *     (`withResultFiles`).
+         * @example {
+         *       "annotations": {
+         *         "url": "https://api.example.com/v1/task/65f1c0a2b3c4d5e6f7a8b9c0/files/annotations?expires=1795000000&signature=Xk2c",
+         *         "expires_at": "2026-11-28T10:00:00.000Z"
+         *       },
+         *       "events": {
+         *         "url": "https://api.example.com/v1/task/65f1c0a2b3c4d5e6f7a8b9c0/files/events?expires=1795000000&signature=Qa9t",
+         *         "expires_at": "2026-11-28T10:00:00.000Z"
+         *       }
+         *     }
+         */
+        VideoPlaybackAnnotationFilesResponse: {
+            annotations: components["schemas"]["ResultFile"];
+            events: components["schemas"]["ResultFile"];
+        };
+        /**
          * LidarSegmentationParams
          * @description The type-specific parameters of a `lidarsegmentation` task (newer generation only), as given on
          *     creation and stored in `task.params`: a sequence of lidar point-cloud frames in which workers
@@ -5021,7 +5080,9 @@ export interface components {
          * @description The type-specific part of a task: exactly one branch per task type, chosen by `type`. `params`
          *     holds that type's parameters (`<Type>Params`); `response`, once present, is that type's result
          *     (`<Type>Response`) or, for a task that ran into an error, `{error: <message>}`
-         *     (`TaskErrorResponse`).
+         *     (`TaskErrorResponse`). A response too large to show inline, and every `videoplaybackannotation`
+         *     response, shows its bulk as signed links to files (`AnnotationsFileResponse`,
+         *     `VideoPlaybackAnnotationFilesResponse`; decision record 24).
          */
         TaskTypeDetails: {
             /**
@@ -5031,7 +5092,7 @@ export interface components {
             type: "annotation";
             params: components["schemas"]["AnnotationParams"];
             /** @description The result of a task of type `annotation`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["AnnotationResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["AnnotationResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["AnnotationsFileResponse"];
         } | {
             /**
              * @description The task type `pointannotation`.
@@ -5040,7 +5101,7 @@ export interface components {
             type: "pointannotation";
             params: components["schemas"]["PointAnnotationParams"];
             /** @description The result of a task of type `pointannotation`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["PointAnnotationResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["PointAnnotationResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["AnnotationsFileResponse"];
         } | {
             /**
              * @description The task type `lineannotation`.
@@ -5049,7 +5110,7 @@ export interface components {
             type: "lineannotation";
             params: components["schemas"]["LineAnnotationParams"];
             /** @description The result of a task of type `lineannotation`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["LineAnnotationResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["LineAnnotationResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["AnnotationsFileResponse"];
         } | {
             /**
              * @description The task type `polygonannotation`.
@@ -5058,7 +5119,7 @@ export interface components {
             type: "polygonannotation";
             params: components["schemas"]["PolygonAnnotationParams"];
             /** @description The result of a task of type `polygonannotation`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["PolygonAnnotationResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["PolygonAnnotationResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["AnnotationsFileResponse"];
         } | {
             /**
              * @description The task type `segmentannotation`.
@@ -5121,7 +5182,7 @@ export interface components {
             type: "imageannotation";
             params: components["schemas"]["ImageAnnotationParams"];
             /** @description The result of a task of type `imageannotation`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["ImageAnnotationResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["ImageAnnotationResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["AnnotationsFileResponse"];
         } | {
             /**
              * @description The task type `textcollection`.
@@ -5139,7 +5200,7 @@ export interface components {
             type: "namedentityrecognition";
             params: components["schemas"]["NamedEntityRecognitionParams"];
             /** @description The result of a task of type `namedentityrecognition`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["NamedEntityRecognitionResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["NamedEntityRecognitionResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["AnnotationsFileResponse"];
         } | {
             /**
              * @description The task type `documenttranscription`.
@@ -5148,7 +5209,7 @@ export interface components {
             type: "documenttranscription";
             params: components["schemas"]["DocumentTranscriptionParams"];
             /** @description The result of a task of type `documenttranscription`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["DocumentTranscriptionResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["DocumentTranscriptionResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["AnnotationsFileResponse"];
         } | {
             /**
              * @description The task type `videoplaybackannotation`.
@@ -5157,7 +5218,7 @@ export interface components {
             type: "videoplaybackannotation";
             params: components["schemas"]["VideoPlaybackAnnotationParams"];
             /** @description The result of a task of type `videoplaybackannotation`, or `{error: <message>}` when it ran into an error. */
-            response?: components["schemas"]["VideoPlaybackAnnotationResponse"] | components["schemas"]["TaskErrorResponse"];
+            response?: components["schemas"]["VideoPlaybackAnnotationResponse"] | components["schemas"]["TaskErrorResponse"] | components["schemas"]["VideoPlaybackAnnotationFilesResponse"];
         } | {
             /**
              * @description The task type `lidarsegmentation`.

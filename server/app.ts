@@ -31,6 +31,7 @@ import { splitListFilters } from './http/filters.ts';
 import { unknownCreationTypes } from './http/tasks.ts';
 import { trainingAnswers, trainingCreations } from './http/training.ts';
 import type { StorageSettings } from './storage/s3.ts';
+import type { ResultLinks } from './results/files.ts';
 import type { TransferDeps } from './transfer/settings.ts';
 import { dispatch, type HandlerTable, type Operations } from './http/typed.ts';
 import { contractValidator } from './http/validator.ts';
@@ -78,6 +79,8 @@ export interface AppDeps {
   transfer?: TransferDeps;
   /** Customers' buckets (config.storage, and the networks an endpoint may be in); defaults when absent. */
   storage?: StorageSettings;
+  /** Responses kept as files: links and settings (config.results, the key that signs); defaults when absent. */
+  results?: ResultLinks;
 }
 
 /** The operations of tag Workforce that hash a password: creating a worker, resetting a password. */
@@ -95,9 +98,10 @@ export function handlerTable(
   identityDeps?: IdentityDeps,
   transfer?: TransferDeps,
   storage?: StorageSettings,
+  results?: ResultLinks,
 ): HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> {
   return contract.generation === 'legacy'
-    ? legacyHandlers({ uow, contract, work })
+    ? legacyHandlers({ uow, contract, work, ...(results ? { results } : {}) })
     : currentHandlers({
         uow,
         contract,
@@ -106,6 +110,7 @@ export function handlerTable(
         identityDeps,
         ...(transfer ? { transfer } : {}),
         ...(storage ? { storage } : {}),
+        ...(results ? { results } : {}),
       });
 }
 
@@ -124,6 +129,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
       deps.identityDeps,
       deps.transfer,
       deps.storage,
+      deps.results,
     ),
     access,
     deps.uow,

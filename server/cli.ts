@@ -327,11 +327,20 @@ async function onStore<T>(
   const answer = config.databaseUrl ? null : await viaRunningServer(config.dataDir, command, route);
   if (answer) return answer.result;
   const { openStore } = await import('./store/db.ts');
-  const { unitOfWork } = await import('./store/repositories.ts');
-  const { callbackPayloads } = await import('./http/views/callbacks.ts');
+  const { resultsUnitOfWork } = await import('./results/unit-of-work.ts');
   const store = await openStore(config);
+  // The server's unit of work: a callback queued here links a response's files as the server's would.
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const baseUrl = config.publicUrl ?? `http://${host}:${config.port}`;
+  const { uow } = resultsUnitOfWork(
+    store,
+    config,
+    () => baseUrl,
+    () => new Date(),
+    (m) => console.error(`humantask: ${m}`),
+  );
   try {
-    return await direct(unitOfWork(store, callbackPayloads));
+    return await direct(uow);
   } finally {
     await store.close();
   }

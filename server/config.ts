@@ -1,6 +1,6 @@
 // Configuration: every setting comes from an environment variable with a documented default, read
 // once here. README.md lists them.
-import { availableParallelism, homedir } from 'node:os';
+import { availableParallelism, homedir, tmpdir } from 'node:os';
 import path from 'node:path';
 
 export interface Config {
@@ -152,6 +152,14 @@ export interface Config {
     exportRetentionMs: number;
     exportLinkMs: number;
   };
+  /**
+   * Responses kept as files (decision record 24): a response's `annotations` above
+   * RESULT_INLINE_MAX_BYTES of JSON (default 1 MiB), and a video response's always, are files in
+   * the account's newest storage connection of the task's mode, else under RESULTS_DIR (default
+   * `<DATA_DIR>/results`, with PostgreSQL too); the links to them live RESULT_LINK_SECONDS
+   * (default 604800: 7 days).
+   */
+  results: { inlineMaxBytes: number; linkMs: number; dir: string };
   /** Callback delivery: see README.md (DELIVERY_*, CALLBACK_*, ALLOW_PRIVATE_NETWORKS). */
   delivery: {
     pollMs: number;
@@ -314,6 +322,12 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pollMs: int('TRANSFER_POLL_MS', 1000, env),
       exportRetentionMs: int('EXPORT_RETENTION_SECONDS', 604_800, env) * 1000,
       exportLinkMs: Math.max(1, int('EXPORT_LINK_SECONDS', 3600, env)) * 1000,
+    },
+    results: {
+      inlineMaxBytes: int('RESULT_INLINE_MAX_BYTES', 1024 ** 2, env),
+      linkMs: Math.max(1, int('RESULT_LINK_SECONDS', 604_800, env)) * 1000,
+      // With the database in memory (DATA_DIR=memory://) there is no data folder: the system's temporary one.
+      dir: env.RESULTS_DIR || path.join((env.DATA_DIR ?? '').startsWith('memory://') ? tmpdir() : env.DATA_DIR || './data', 'results'),
     },
     delivery: {
       pollMs: int('DELIVERY_POLL_MS', 250, env),

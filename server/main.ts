@@ -33,13 +33,12 @@ import { authFailureLimit, failureLimit, limitLog, rateLimit } from './http/auth
 import { clientAddressOf } from './http/client-address.ts';
 import { hashGate } from './domain/workforce/passwords.ts';
 import { cors, opsRouter, requestId } from './http/ops.ts';
-import { callbackPayloads } from './http/views/callbacks.ts';
+import { resultsUnitOfWork } from './results/unit-of-work.ts';
 import { databaseBuckets } from './store/buckets.ts';
 import { outboxDepth, readiness } from './store/health.ts';
 import { openStore, type Store } from './store/db.ts';
 import { parseWorkPayload, workChannel, type WorkQueue } from './store/notify.ts';
 import { safeError } from './store/errors.ts';
-import { unitOfWork } from './store/repositories.ts';
 import type { TransferDeps } from './transfer/settings.ts';
 import { exportWorker } from './transfer/exports.ts';
 import { importWorker } from './transfer/imports.ts';
@@ -102,7 +101,17 @@ export async function startServer(
   // Likewise an SMTP_URL that is no smtp(s) URL.
   const mail = createMailer(config.smtpUrl, { from: config.smtpFrom, timeoutMs: config.delivery.timeoutMs });
   const store = await openStore({ ...config, warn: (m) => logger.warn(m) });
-  const uow = unitOfWork(store, callbackPayloads);
+  // Responses kept as files (decision record 24): written once their task is, shown as links
+  // signed with the server's key to PUBLIC_URL (else where the server listens, set once it does).
+  const resultsBase = { url: config.publicUrl ?? '' };
+  const { uow, links: results } = resultsUnitOfWork(
+    store,
+    config,
+    () => resultsBase.url,
+    () => (options.now ?? wallClock)(),
+    (m) => logger.warn(m),
+  );
+  const storageNet = { ...config.storage, allowPrivateNetworks: config.delivery.allowPrivateNetworks };
   const memberSettings = {
     passwordCost: config.workers.passwordCost,
     linkTtlMs: config.members.linkTtlMs,
@@ -182,7 +191,8 @@ export async function startServer(
     identity: config.workers,
     work: config.workforce,
     media: { ...config.media, linkSeconds: config.storage.linkSeconds, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
-    storage: { ...config.storage, allowPrivateNetworks: config.delivery.allowPrivateNetworks },
+    storage: storageNet,
+    results,
     workAvailable,
     transfer,
     ...options,
@@ -342,6 +352,7 @@ export async function startServer(
   const { port } = server.address() as { port: number };
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   identityDeps.publicUrl ||= `http://${host}:${port}`;
+  resultsBase.url ||= `http://${host}:${port}`;
   return {
     url: `http://${host}:${port}`,
     store,

@@ -865,6 +865,25 @@ const cases: Record<string, Case> = {
     checks: byId('storage/export-to-bucket'),
     expectFailed: ['storage/export-to-bucket'],
   },
+  "a response file opens with another account's key (the proxy reads it with the main key)": {
+    fault: {},
+    checks: byId('result-files/video-links'),
+    expectFailed: ['result-files/video-links'],
+  },
+  'a changed response file link still opens (the proxy restores its expiry)': {
+    fault: {},
+    checks: byId('result-files/video-links'),
+    expectFailed: ['result-files/video-links'],
+  },
+  'the callback carries the tracks, not the link (the proxy puts them in)': {
+    fault: {
+      callback(body) {
+        if (body?.response?.annotations?.url) body.response = { annotations: [], events: [] };
+      },
+    },
+    checks: byId('result-files/callback-link'),
+    expectFailed: ['result-files/callback-link'],
+  },
   'logging in wants an API key, as if it were no public operation (issue 34)': {
     fault: {
       response(req, res) {
@@ -908,6 +927,23 @@ describe('the conformance suite reports planted faults', () => {
     swap.fault = {
       request(req) {
         if (req.headers.authorization === otherAuth) req.headers.authorization = mainAuth;
+      },
+    };
+    const isResultFile = (req: ProxiedRequest) => req.method === 'GET' && /^\/v1\/task\/[^/]+\/files\//.test(apiPath(req.url));
+    cases["a response file opens with another account's key (the proxy reads it with the main key)"]!.fault = {
+      request(req) {
+        if (isResultFile(req) && req.headers.authorization === otherAuth) req.headers.authorization = mainAuth;
+      },
+    };
+    // Each link read is remembered: one read again with another expiry is sent with the one first seen.
+    const expiries = new Map<string, string>();
+    cases['a changed response file link still opens (the proxy restores its expiry)']!.fault = {
+      request(req) {
+        if (!isResultFile(req)) return;
+        const key = `${req.url.pathname}?${req.url.searchParams.get('signature')}`;
+        const first = expiries.get(key);
+        if (first) req.url.searchParams.set('expires', first);
+        else expiries.set(key, req.url.searchParams.get('expires') ?? '');
       },
     };
     // Issue 34: what the access table refused, sent again as the main key (every scope).

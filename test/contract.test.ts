@@ -277,6 +277,8 @@ const storage = [
   'GET /v1/storage/connections',
   'GET /v1/storage/connections/{connectionId}',
   'DELETE /v1/storage/connections/{connectionId}',
+  // A part of a response kept as a file (decision record 24).
+  'GET /v1/task/{taskId}/files/{file}',
 ];
 // Issue 18: the worker API (/worker/v1).
 const workerApi = [

@@ -53,6 +53,8 @@ const calls: Record<string, Call> = {
   'POST /v1/task/{taskId}/audit': (c, p, b, o) => c.tasks.audit(p.taskId!, b, o),
   'GET /v1/task/{taskId}/callbacks': (c, p, _b, o) => c.tasks.listCallbacks(p.taskId!, o),
   'POST /v1/task/{taskId}/callbacks/redeliver': (c, p, _b, o) => c.tasks.redeliverCallback(p.taskId!, o),
+  'GET /v1/task/{taskId}/files/{file}': (c, p, _b, o) =>
+    c.tasks.readResultFile({ url: `http://mock/v1/task/${p.taskId}/files/${p.file}?expires=1795000000&signature=Xk2c` }, o),
   'GET /v1/projects': (c, _p, _b, o) => c.projects.list({}, o),
   'POST /v1/projects': (c, _p, b, o) => c.projects.create(b, o),
   'GET /v1/projects/{projectName}': (c, p, _b, o) => c.projects.get(p.projectName!, o),

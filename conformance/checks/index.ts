@@ -15,6 +15,7 @@ import { listChecks } from './lists.ts';
 import { markdownChecks } from './markdown.ts';
 import { paramRuleChecks } from './param-rules.ts';
 import { projectChecks } from './projects.ts';
+import { resultFileChecks } from './result-files.ts';
 import { qualityChecks } from './quality.ts';
 import { taskChangeChecks } from './task-changes.ts';
 import { storageChecks } from './storage.ts';
@@ -36,6 +37,7 @@ export const behaviourChecks: Check[] = [
   ...uniqueIdChecks,
   ...transferChecks,
   ...storageChecks,
+  ...resultFileChecks,
   ...idempotencyChecks,
   ...taskChangeChecks,
   ...paramRuleChecks,

@@ -8,6 +8,7 @@ import { operationsOfBothGenerations } from '../core-checks.ts';
 import { isRecord, operationKind } from '../fixtures.ts';
 import { expectThat, type Check } from '../types.ts';
 import { createTask, settledTask, SINK } from './helpers.ts';
+import { inlineResultFiles } from './result-files.ts';
 import { textCollectionCases, textCollectionProblems } from './test-mode-text-collection.ts';
 
 const area = 'Test mode';
@@ -806,7 +807,8 @@ export const testModeRuleChecks: Check[] = operationsOfBothGenerations()
             for (let i = 0; i < COPIES; i++)
               created.push(await createTask(ctx, type, { callback_url: SINK, instruction: 'Follow the test-mode rules.', ...body }));
           for (const [i, { task_id }] of created.entries()) {
-            const task = await settledTask(ctx, task_id, ['completed']);
+            // A response kept as files (a video's, decision record 24) is checked with its files read.
+            const task = await inlineResultFiles(ctx, await settledTask(ctx, task_id, ['completed']));
             const problems = rule.problems(task);
             expectThat(problems.length === 0, `case ${Math.floor(i / COPIES) + 1} (task ${task_id}): ${problems.join('; ')}`, {
               params: task.params,

@@ -59,6 +59,19 @@ export interface Task {
   clearUniqueIdOnError: boolean;
   testCompleteAt: Date | null;
   attachmentCheckAt: Date | null;
+  /** Where the response's files are once written (decision record 24); absent or null: none. */
+  resultFiles?: ResultFilesRecord | null;
+}
+
+/** A part of a response kept as a file (decision record 24). */
+export type ResultFileName = 'annotations' | 'events';
+
+/** Where a task's response files are: which response (its hash), where, and each file's name there. */
+export interface ResultFilesRecord {
+  /** SHA-256 (hex) of the response the files were made from: another response (a redo) needs new files. */
+  sha256: string;
+  where: { kind: 'local' } | { kind: 'bucket'; connectionId: string; provider: 's3' | 'gcs'; bucket: string };
+  files: Partial<Record<ResultFileName, { key: string; bytes: number }>>;
 }
 
 /** Who is asking: the account and the mode its key selects. */

@@ -45,7 +45,7 @@ export function taskCallback(
         error: (task.response as { error?: string } | null)?.error ?? 'The task ran into an error.',
         attachments: attachments.map(({ url, statusCode }) => ({ statusCode, url })),
       }
-    : { task_id: task.taskId, response: task.response, task: payloads.task(task) };
+    : { task_id: task.taskId, response: payloads.response ? payloads.response(task) : task.response, task: payloads.task(task) };
   return newOutboxMessage(
     {
       accountId: task.accountId,

@@ -1,5 +1,5 @@
 // What the rules need from storage. server/store implements it; the rules never see SQL.
-import type { Account, Generation, Json, Mode, Task, TaskStatus } from './model.ts';
+import type { Account, Generation, Json, Mode, ResultFilesRecord, Task, TaskStatus } from './model.ts';
 import type { WorkRepository } from './workforce/model.ts';
 import type { WorkerRepository } from './workforce/identity.ts';
 import type { ProjectQualityRepository, QualificationRepository, QualityPolicyRepository, WorkerStatsRepository } from './quality/model.ts';
@@ -52,6 +52,11 @@ export interface TaskRepository {
    */
   create(task: Task, extras: { answer?: SavedAnswer; callback?: OutboxMessage; countLiveRequestOf?: string }): Promise<boolean>;
   update(task: Task): Promise<void>;
+  /**
+   * Records where a task's response files are (written first), only while its response is still
+   * `response`, the one they hold: false when the task has moved on (another answer, a redo).
+   */
+  setResultFiles(taskId: string, response: Json, record: ResultFilesRecord): Promise<boolean>;
   /** The task if it belongs to this account and mode; with forUpdate, locked until the transaction ends. */
   get(accountId: string, mode: Mode, taskId: string, options?: { forUpdate?: boolean }): Promise<Task | null>;
   findByUniqueId(accountId: string, mode: Mode, uniqueId: string): Promise<Task | null>;
@@ -340,6 +345,23 @@ export interface CallbackPayloads {
   task(task: Task): Json;
   /** A batch as the batchCompleted webhook shows it. */
   batch(batch: Batch): Json;
+  /** A task's response as its callback shows it (files as links, decision record 24); the stored one when absent. */
+  response?(task: Task): Json | null;
+}
+
+/**
+ * Writes a completed task's response files and records where they are (decision record 24). The
+ * store calls it for each task it writes whose response has files its row does not name yet, never
+ * inside a transaction: after the statement that wrote the task, or after the transaction that did
+ * commits (a transaction that rolls back writes none), so that a slow bucket holds no connection.
+ */
+export interface ResultWriter {
+  /** Whether the task's response has files that its row does not name yet (no I/O). */
+  wanted(task: Task): boolean;
+  /** Writes the files (under names no row names yet), then records them while the task's response is still this one. */
+  writeAndRecord(task: Task, repos: Repositories): Promise<void>;
+  /** A write after a commit that failed: the request that committed is not failed for it (the file route writes it when read). */
+  failed(task: Task, err: unknown): void;
 }
 
 export interface Repositories {

@@ -7,15 +7,22 @@ import { qualityHandlers } from './quality.ts';
 import { taskHandlers, type HandlerDeps } from './tasks.ts';
 import { trainingHandlers } from './training.ts';
 import { storageHandlers } from './storage.ts';
+import { defaultResultLinks, resultHandlers } from './results.ts';
+import type { ResultLinks } from '../results/files.ts';
+import type { TaskPage } from '../domain/tasks.ts';
 import { transferHandlers } from './transfer.ts';
 import type { HandlerTable, Operations } from './typed.ts';
 import { workforceManagementHandlers } from './workforce/handlers.ts';
 import { currentTaskListView, currentTaskView, legacyTaskListView, legacyTaskView } from './views/tasks.ts';
 
+/** A page whose tasks show their response files as links (decision record 24). */
+const shownPage = (page: TaskPage, show: ResultLinks['show']): TaskPage => ({ ...page, tasks: page.tasks.map(show) });
+
 export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['current']> {
+  const results = deps.results ?? defaultResultLinks();
   const { create, ...tasks } = taskHandlers(deps, {
-    task: currentTaskView,
-    list: (page, limit, _offset, shape) => currentTaskListView(page, limit, shape),
+    task: (t) => currentTaskView(results.show(t)),
+    list: (page, limit, _offset, shape) => currentTaskListView(shownPage(page, results.show), limit, shape),
     pagesByOffset: false,
   });
   const { create: createTraining, ...training } = trainingHandlers(deps);
@@ -37,16 +44,22 @@ export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['cur
     ...identityHandlers(deps.uow, deps.identityDeps),
     ...transferHandlers(deps),
     ...storageHandlers(deps),
+    ...resultHandlers({ ...deps, results }),
   };
 }
 
 export function legacyHandlers(deps: HandlerDeps): HandlerTable<Operations['legacy']> {
+  const results = deps.results ?? defaultResultLinks();
   // The bulk cancel is the current generation's only (issue 35).
   const {
     create,
     cancelTasks: _currentOnly,
     ...tasks
-  } = taskHandlers(deps, { task: legacyTaskView, list: legacyTaskListView, pagesByOffset: true });
+  } = taskHandlers(deps, {
+    task: (t) => legacyTaskView(results.show(t)),
+    list: (page, limit, offset, shape) => legacyTaskListView(shownPage(page, results.show), limit, offset, shape),
+    pagesByOffset: true,
+  });
   const { create: createTraining, ...training } = trainingHandlers(deps);
   return {
     ...tasks,

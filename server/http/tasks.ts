@@ -7,6 +7,7 @@ import type { WorkSettings } from '../domain/workforce/work.ts';
 import type { IdentitySettings } from '../domain/workforce/identity.ts';
 import type { StorageSettings } from '../storage/s3.ts';
 import type { TransferDeps } from '../transfer/settings.ts';
+import type { ResultLinks } from '../results/files.ts';
 import {
   addTaskTags,
   auditTask,
@@ -47,6 +48,8 @@ export interface HandlerDeps {
   transfer?: TransferDeps;
   /** Customers' buckets (config.storage); defaults when absent. */
   storage?: StorageSettings;
+  /** Responses kept as files: their links and settings (config.results); defaults when absent. */
+  results?: ResultLinks;
 }
 
 /** The request of an operation whose types are the same in both generations. */

@@ -287,3 +287,19 @@ export async function putObject(
     throw new StorageError(storageFailure(err, access));
   }
 }
+
+/** Reads one object: its bytes as a stream. Throws a StorageError naming what failed (a missing object: storage_bucket_not_found's 404). */
+export async function getObject(access: BucketAccess, key: string, net: StorageNetwork): Promise<AsyncIterable<Buffer>> {
+  const literal = endpointRefusal(access.endpoint, net.allowPrivateNetworks);
+  if (literal)
+    throw new StorageError({
+      code: 'storage_unreachable',
+      message: `The storage endpoint ${access.endpoint} could not be reached: ${literal}.`,
+    });
+  try {
+    const out = await s3Client(access, net).send(new GetObjectCommand({ Bucket: access.bucket, Key: key }));
+    return out.Body as Readable;
+  } catch (err) {
+    throw new StorageError(storageFailure(err, access));
+  }
+}

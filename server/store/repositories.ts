@@ -3,6 +3,7 @@ import { and, asc, count, desc, eq, getTableColumns, gte, inArray, isNotNull, lt
 import type {
   AccountRecord,
   CallbackPayloads,
+  ResultWriter,
   ClaimedMessage,
   DeliveryAttempt,
   OutboxMessage,
@@ -274,14 +275,32 @@ function createManyStatement(list: Task[], callbacks: OutboxMessage[], countLive
   return statement(`WITH ${parts.join(', ')} SELECT (SELECT count(*) FROM task) AS created${woken}`, values);
 }
 
-function repositories(db: Database, execute: Execute, secrets: SecretBox, payloads: CallbackPayloads): Repositories {
+function repositories(
+  db: Database,
+  execute: Execute,
+  secrets: SecretBox,
+  payloads: CallbackPayloads,
+  results: ResultWriter | undefined,
+  afterCommit: Map<string, Task> | null,
+): Repositories {
   // Account rows carry their secrets sealed; only the dispatcher, which sends them, opens them.
   const sealed = <A extends { callbackAuthKey: string; signingSecret: string }>(a: A): A => ({
     ...a,
     callbackAuthKey: secrets.seal(a.callbackAuthKey),
     signingSecret: secrets.seal(a.signingSecret),
   });
-  return {
+  // A completed task's response files (decision record 24) are written outside any transaction:
+  // after the statement that wrote the task, or, in a transaction, once it has committed (the last
+  // state of each task; unitOfWork below). A transaction that rolls back writes none.
+  const writeFiles = async (list: Task[]) => {
+    if (!results) return;
+    for (const task of list) {
+      if (!results.wanted(task)) afterCommit?.delete(task.taskId);
+      else if (afterCommit) afterCommit.set(task.taskId, structuredClone(task));
+      else await results.writeAndRecord(task, repos).catch((err: unknown) => results.failed(task, err));
+    }
+  };
+  const repos: Repositories = {
     payloads,
     work: workRepository(db, execute),
     workers: workerRepository(db),
@@ -295,6 +314,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       async create(task, extras) {
         try {
           const [row] = await execute<{ created: boolean }>(createTaskStatement(task, extras));
+          if (row?.created === true) await writeFiles([task]);
           return row?.created === true;
         } catch (err) {
           if (isUniqueViolation(err, 'tasks_unique_id')) throw new UniqueIdTaken();
@@ -304,10 +324,20 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       async update(task: Task) {
         try {
           await db.update(tasks).set(task).where(eq(tasks.taskId, task.taskId));
+          await writeFiles([task]);
         } catch (err) {
           if (isUniqueViolation(err, 'tasks_unique_id')) throw new UniqueIdTaken();
           throw err;
         }
+      },
+      async setResultFiles(taskId, response, record) {
+        // Only while the task still holds the response the files were made from (jsonb compares by value).
+        const recorded = await db
+          .update(tasks)
+          .set({ resultFiles: record })
+          .where(and(eq(tasks.taskId, taskId), eq(tasks.status, 'completed'), sql`${tasks.response} = ${JSON.stringify(response)}::jsonb`))
+          .returning({ taskId: tasks.taskId });
+        return recorded.length > 0;
       },
       async get(accountId, mode, taskId, options) {
         const lock = options?.forUpdate ? ' FOR UPDATE' : '';
@@ -381,6 +411,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
         if (list.length === 0) return;
         try {
           await execute(createManyStatement(list, callbacks, countLiveRequests));
+          await writeFiles(list);
         } catch (err) {
           if (isUniqueViolation(err, 'tasks_unique_id')) throw new UniqueIdTaken();
           throw err;
@@ -784,6 +815,7 @@ function repositories(db: Database, execute: Execute, secrets: SecretBox, payloa
       },
     },
   };
+  return repos;
 }
 
 /** For a unit of work that queues no callback (a tool that only reads or seeds): asking for a payload is a bug. */
@@ -800,13 +832,21 @@ const noCallbackPayloads: CallbackPayloads = {
  * The repositories on a store. `payloads` renders queued callbacks (the HTTP layer's views, which
  * the store does not know: the composition root passes them in).
  */
-export function unitOfWork(store: Store, payloads: CallbackPayloads = noCallbackPayloads): UnitOfWork {
+export function unitOfWork(store: Store, payloads: CallbackPayloads = noCallbackPayloads, results?: ResultWriter): UnitOfWork {
+  const outside = repositories(store.db, store.execute, store.secrets, payloads, results, null);
   return {
-    ...repositories(store.db, store.execute, store.secrets, payloads),
-    transaction: (work) =>
-      store.db.transaction((tx) => {
+    ...outside,
+    async transaction(work) {
+      // The response files of the tasks the transaction completed, written once it has committed
+      // (decision record 24): a slow bucket holds no connection (PGlite has only one).
+      const afterCommit = new Map<string, Task>();
+      const answer = await store.db.transaction((tx) => {
         const db = tx as unknown as Database;
-        return work(repositories(db, executeIn(db), store.secrets, payloads));
-      }),
+        return work(repositories(db, executeIn(db), store.secrets, payloads, results, afterCommit));
+      });
+      for (const task of afterCommit.values())
+        await results?.writeAndRecord(task, outside).catch((err: unknown) => results.failed(task, err));
+      return answer;
+    },
   };
 }

@@ -17,7 +17,7 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
-import type { TaskAudit } from '../domain/model.ts';
+import type { ResultFilesRecord, TaskAudit } from '../domain/model.ts';
 import type { ImportSettings } from '../domain/ports.ts';
 import type { QualificationState } from '../domain/quality/model.ts';
 import type {
@@ -144,6 +144,8 @@ export const tasks = pgTable(
     testCompleteAt: ts('test_complete_at'),
     /** Live mode: when the attachments are to be fetched (a lease while a checker holds it). */
     attachmentCheckAt: ts('attachment_check_at'),
+    /** Where the response's files are (decision record 24), set once they are written; null when inline. */
+    resultFiles: jsonb('result_files').$type<ResultFilesRecord>(),
   },
   (t) => [
     // unique_id is unique per account and mode while it is set.

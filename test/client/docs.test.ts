@@ -32,6 +32,7 @@ const expected: Record<string, RegExp[]> = {
   'pagination.ts': [/completed categorization tasks: [1-9]/, /total: [1-9]/],
   'callbacks.ts': [/attachment failed: \[ 'https:\/\/example.com\/a.jpg' \]/, /answer: 200/],
   'worker.ts': [/task [0-9a-f]{24}: submitted \(billing\)/, /no more work for now/],
+  'result-files.ts': [/linked: true/, /^(car|truck) \d+$/m, /events: \d+/],
 };
 
 describe('docs/client.md', () => {
@@ -65,7 +66,7 @@ describe('docs/client.md', () => {
     });
 
     // In this order: quickstart creates the tasks that pagination walks.
-    it.each(['quickstart.ts', 'errors.ts', 'pagination.ts', 'callbacks.ts', 'worker.ts'])('%s', async (file) => {
+    it.each(['quickstart.ts', 'errors.ts', 'pagination.ts', 'callbacks.ts', 'worker.ts', 'result-files.ts'])('%s', async (file) => {
       const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', path.join(examplesDir, file)], {
         cwd: root,
         env: {

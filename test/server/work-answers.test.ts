@@ -6,6 +6,7 @@ import { syntheticResponse, type TaskType } from '../../server/domain/synthetic.
 import { loadContract } from '../../server/http/contract.ts';
 import { creationExamples } from '../support/examples.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
+import { basicAuth } from '../support/net.ts';
 import { createWorker, workerClient } from '../support/workers.ts';
 
 const contract = loadContract('current');
@@ -117,7 +118,16 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('answe
       if (type === 'datacollection')
         expect(stored.response).toEqual({ ...valid, time_spent_in_seconds: Math.round((done.body.active_ms as number) / 1000) });
       else expect(stored.response).toEqual(valid);
-      expect((await api('GET', `/v1/task/${taskId}`)).body).toMatchObject({ status: 'completed', response: stored.response });
+      const shown = (await api('GET', `/v1/task/${taskId}`)).body;
+      if (type !== 'videoplaybackannotation') expect(shown).toMatchObject({ status: 'completed', response: stored.response });
+      else {
+        // A video response's tracks and events are files the task links (decision record 24): they hold the answer.
+        expect(shown.status).toBe('completed');
+        for (const file of ['annotations', 'events']) {
+          const read = await fetch(shown.response[file].url, { headers: { authorization: basicAuth(server.dev.live_key) } });
+          expect(await read.json()).toEqual((stored.response as Record<string, unknown>)[file]);
+        }
+      }
     },
   );
 

@@ -1,6 +1,9 @@
 // The reference server for tests: started in this process on loopback, on embedded PGlite (in
 // memory) or on a fresh database of the test run's PostgreSQL cluster.
 import { inject } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { pino } from 'pino';
 import { readConfig, type Config } from '../../server/config.ts';
 import { createAccount, updateAccount, type AccountSecrets } from '../../server/domain/accounts.ts';
@@ -46,6 +49,7 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const databaseUrl =
     db === 'postgres' ? await clusterAt(inject('postgresUrl')).createDatabase({ template: inject('postgresTemplate') }) : undefined;
+  const resultsDir = mkdtempSync(path.join(tmpdir(), 'humantask-results-'));
   const config: Config = {
     // No callback leaves the machine unless a test turns delivery on (to a loopback receiver).
     // Worker passwords hashed at the lowest scrypt cost: tests log in often.
@@ -59,6 +63,8 @@ export async function startTestServer(
       DELIVERY_POLL_MS: '0',
       ATTACHMENT_CHECK_POLL_MS: '0',
       WORKER_PASSWORD_COST: '10',
+      // Response files of accounts without a bucket: a folder of this server's, removed with it.
+      RESULTS_DIR: resultsDir,
       ...env,
     }),
     port: 0,
@@ -76,6 +82,7 @@ export async function startTestServer(
     async close() {
       await server.close();
       if (databaseUrl) await dropDatabase(databaseUrl);
+      rmSync(resultsDir, { recursive: true, force: true });
     },
   };
 }
