@@ -159,15 +159,9 @@ async function writeResultFiles(task: Task, repos: Repositories, settings: Resul
       const files: ResultFilesRecord['files'] = {};
       for (const { file, bytes } of contents) {
         const key = bucketKey(task, sha, file);
-        await putObject(
-          bucket,
-          key,
-          (async function* () {
-            yield bytes;
-          })(),
-          { size: bytes.length, contentType: 'application/json' },
-          net,
-        );
+        // The bytes themselves, not a stream of them: the S3 client can send them again when a
+        // kept-alive connection closes under the upload.
+        await putObject(bucket, key, bytes, { size: bytes.length, contentType: 'application/json' }, net);
         files[file] = { key, bytes: bytes.length };
       }
       const where = { kind: 'bucket' as const, connectionId: bucket.connectionId, provider: bucket.provider, bucket: bucket.bucket };

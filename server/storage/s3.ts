@@ -257,13 +257,14 @@ export class StorageError extends Error {
 }
 
 /**
- * Puts one object into the bucket from a stream of `size` bytes (a single PUT: at most 5 GiB, the
- * S3 limit of one). Throws a StorageError naming what failed.
+ * Puts one object into the bucket from `size` bytes, held or streamed (a single PUT: at most 5 GiB,
+ * the S3 limit of one; only held bytes can be sent again on a retry). Throws a StorageError naming
+ * what failed.
  */
 export async function putObject(
   access: BucketAccess,
   key: string,
-  body: AsyncIterable<Buffer>,
+  body: Buffer | AsyncIterable<Buffer>,
   meta: { size: number; contentType: string },
   net: StorageNetwork,
 ): Promise<void> {
@@ -278,7 +279,7 @@ export async function putObject(
       new PutObjectCommand({
         Bucket: access.bucket,
         Key: key,
-        Body: Readable.from(body),
+        Body: Buffer.isBuffer(body) ? body : Readable.from(body),
         ContentLength: meta.size,
         ContentType: meta.contentType,
       }),
