@@ -1,29 +1,29 @@
 // The activity log (issue 35, Settings; admins and owners): who did what, when, from where, through
 // GET /v1/activity. Its filters are the operation's query parameters under the same names, kept in the
 // address as the data manager's are (a link shows the same view); pages follow `next_token`.
-import { useRef } from 'preact/hooks';
 import { client, data } from '../api.ts';
 import { useLoad } from '../load.ts';
-import { href, navigate, type Route } from '../route.ts';
+import { FilterForm, type FilterFields, filterNames } from '../filters.tsx';
+import { href, type Route } from '../route.ts';
 import { Heading, Link, Pending, when } from '../ui.tsx';
 
-const actorTypes = ['member', 'api_key', 'worker', 'operator', 'system'] as const;
-const textFilters = [
-  ['action', 'Action (e.g. api_key.created)'],
-  ['actor_id', 'Actor id'],
-  ['target_type', 'Target type'],
-  ['target_id', 'Target id'],
-] as const;
-const dateFilters = [
-  ['since', 'From'],
-  ['until', 'Before'],
-] as const;
-const filterNames = ['actor_type', ...textFilters.map(([n]) => n), ...dateFilters.map(([n]) => n)];
+const fields: FilterFields = {
+  choices: [['actor_type', 'Actor type', ['member', 'api_key', 'worker', 'operator', 'system']]],
+  texts: [
+    ['action', 'Action (e.g. api_key.created)'],
+    ['actor_id', 'Actor id'],
+    ['target_type', 'Target type'],
+    ['target_id', 'Target id'],
+  ],
+  dates: [
+    ['since', 'From'],
+    ['until', 'Before'],
+  ],
+};
 
 export function Activity({ route }: { route: Route }) {
-  const form = useRef<HTMLFormElement>(null);
   const query: Record<string, string> = {};
-  for (const name of [...filterNames, 'next_token']) {
+  for (const name of [...filterNames(fields), 'next_token']) {
     const v = route.query.get(name);
     if (v) query[name] = v;
   }
@@ -32,51 +32,10 @@ export function Activity({ route }: { route: Route }) {
     () => data(client.GET('/v1/activity', { params: { query: { ...query, limit: 50 } as Record<string, string | number> } })),
     [key],
   );
-  function apply(e: Event) {
-    e.preventDefault();
-    const values = new FormData(form.current!);
-    const next: Record<string, string> = {};
-    for (const name of filterNames) {
-      const v = String(values.get(name) ?? '').trim();
-      if (v) next[name] = v;
-    }
-    navigate(href('activity', next));
-  }
-  const value = (name: string) => route.query.get(name) ?? '';
   return (
     <>
       <Heading>Activity</Heading>
-      <form ref={form} class="filters" onSubmit={apply} aria-label="Filters">
-        <div class="field">
-          <label for="a-actor_type">Actor type</label>
-          <select id="a-actor_type" name="actor_type" value={value('actor_type')}>
-            <option value="">any</option>
-            {actorTypes.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </div>
-        {textFilters.map(([name, label]) => (
-          <div class="field" key={name}>
-            <label for={`a-${name}`}>{label}</label>
-            <input id={`a-${name}`} name={name} value={value(name)} />
-          </div>
-        ))}
-        {dateFilters.map(([name, label]) => (
-          <div class="field" key={name}>
-            <label for={`a-${name}`}>{label}</label>
-            <input id={`a-${name}`} name={name} type="date" value={value(name)} />
-          </div>
-        ))}
-        <div class="actions">
-          <button class="primary" type="submit">
-            Apply filters
-          </button>
-          <Link href={href('activity')}>Clear</Link>
-        </div>
-      </form>
+      <FilterForm route={route} screen="activity" fields={fields} idPrefix="a" />
       <Pending loaded={loaded}>
         {(list) => (
           <>

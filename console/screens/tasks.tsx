@@ -9,6 +9,7 @@ import { may } from '../access.ts';
 import { ApiError, client, data, type Role, type Schemas } from '../api.ts';
 import { useLoad } from '../load.ts';
 import { href, navigate, type Route } from '../route.ts';
+import { FilterForm, type FilterFields, filterNames } from '../filters.tsx';
 import { Heading, Link, Pending, when } from '../ui.tsx';
 
 type Status = Schemas['TaskStatus'];
@@ -20,22 +21,27 @@ const statuses: Status[] = ['pending', 'completed', 'canceled', 'error'];
 const reviewStatuses: ReviewStatus[] = ['pending', 'accepted', 'rejected', 'fixed'];
 
 /** The list's filters, by their query parameter (GET /v1/tasks); the time bounds take a date. */
-const textFilters = [
-  ['type', 'Type'],
-  ['project', 'Project'],
-  ['batch', 'Batch'],
-  ['unique_id', 'Unique id'],
-  ['tags', 'Tags (comma-separated, all must match)'],
-] as const;
-const dateFilters = [
-  ['created_after', 'Created from'],
-  ['created_before', 'Created before'],
-  ['completed_after', 'Completed from'],
-  ['completed_before', 'Completed before'],
-  ['updated_after', 'Updated from'],
-  ['updated_before', 'Updated before'],
-] as const;
-const filterNames = ['status', 'customer_review_status', ...textFilters.map(([n]) => n), ...dateFilters.map(([n]) => n)];
+const fields: FilterFields = {
+  choices: [
+    ['status', 'Status', statuses],
+    ['customer_review_status', 'Review status', reviewStatuses],
+  ],
+  texts: [
+    ['type', 'Type'],
+    ['project', 'Project'],
+    ['batch', 'Batch'],
+    ['unique_id', 'Unique id'],
+    ['tags', 'Tags (comma-separated, all must match)'],
+  ],
+  dates: [
+    ['created_after', 'Created from'],
+    ['created_before', 'Created before'],
+    ['completed_after', 'Completed from'],
+    ['completed_before', 'Completed before'],
+    ['updated_after', 'Updated from'],
+    ['updated_before', 'Updated before'],
+  ],
+};
 
 interface Column {
   id: string;
@@ -61,7 +67,7 @@ const defaultColumns = ['task_id', 'created', 'type', 'status', 'project', 'batc
 /** The list's query from the address: the filters (tags split at commas), the page's token. */
 function listQuery(route: Route): Record<string, string | string[]> {
   const q: Record<string, string | string[]> = {};
-  for (const name of filterNames) {
+  for (const name of filterNames(fields)) {
     const value = route.query.get(name);
     if (!value) continue;
     q[name] =
@@ -87,67 +93,6 @@ async function call<T>(operation: 'list' | 'cancel', q: Record<string, string | 
   const options = { querySerializer: () => search };
   const answer = operation === 'list' ? await client.GET('/v1/tasks', options) : await client.POST('/v1/tasks/cancel', options);
   return data(Promise.resolve(answer as { data?: T; error?: unknown; response: Response }));
-}
-
-function Filters({ route }: { route: Route }) {
-  const form = useRef<HTMLFormElement>(null);
-  function apply(e: Event) {
-    e.preventDefault();
-    const values = new FormData(form.current!);
-    const next: Record<string, string> = {};
-    for (const name of filterNames) {
-      const v = String(values.get(name) ?? '').trim();
-      if (v) next[name] = v;
-    }
-    const cols = route.query.get('columns');
-    if (cols) next.columns = cols;
-    navigate(href('tasks', next));
-  }
-  const value = (name: string) => route.query.get(name) ?? '';
-  return (
-    <form ref={form} class="filters" onSubmit={apply} aria-label="Filters">
-      <div class="field">
-        <label for="f-status">Status</label>
-        <select id="f-status" name="status" value={value('status')}>
-          <option value="">any</option>
-          {statuses.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div class="field">
-        <label for="f-review">Review status</label>
-        <select id="f-review" name="customer_review_status" value={value('customer_review_status')}>
-          <option value="">any</option>
-          {reviewStatuses.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
-        </select>
-      </div>
-      {textFilters.map(([name, label]) => (
-        <div class="field" key={name}>
-          <label for={`f-${name}`}>{label}</label>
-          <input id={`f-${name}`} name={name} value={value(name)} />
-        </div>
-      ))}
-      {dateFilters.map(([name, label]) => (
-        <div class="field" key={name}>
-          <label for={`f-${name}`}>{label}</label>
-          <input id={`f-${name}`} name={name} type="date" value={value(name)} />
-        </div>
-      ))}
-      <div class="actions">
-        <button class="primary" type="submit">
-          Apply filters
-        </button>
-        <Link href={href('tasks')}>Clear</Link>
-      </div>
-    </form>
-  );
 }
 
 function ColumnChooser({ route, shown }: { route: Route; shown: string[] }) {
@@ -263,7 +208,7 @@ export function TasksScreen({ route, role }: { route: Route; role: Role }) {
   return (
     <>
       <Heading>Tasks</Heading>
-      <Filters route={route} />
+      <FilterForm route={route} screen="tasks" fields={fields} idPrefix="f" keep={['columns']} />
       <ColumnChooser route={route} shown={shown} />
       {notice && (
         <p class={`notice ${notice.kind}`} role="status">
