@@ -3,7 +3,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import type { Loaded } from './load.ts';
-import { follow } from './route.ts';
+import { follow, href, type Route } from './route.ts';
 
 export function Heading({ children }: { children: ComponentChildren }) {
   const ref = useRef<HTMLHeadingElement>(null);
@@ -40,3 +40,22 @@ export function Pending<T>({ loaded, children }: { loaded: Loaded<T>; children(v
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 export const when = (iso: string | null | undefined) => (iso ? dateTime.format(new Date(iso)) : '—');
+
+/**
+ * The links between pages of a list that follows `next_token` (kept in the address with the
+ * screen's filters): back to the first page once past it, on to the next while there is one.
+ */
+export function Pager({ route, screen, next }: { route: Route; screen: string; next: string | null | undefined }) {
+  const withToken = (token: string | null) => {
+    const query = new URLSearchParams(route.query);
+    if (token) query.set('next_token', token);
+    else query.delete('next_token');
+    return href(screen, query);
+  };
+  return (
+    <div class="actions spaced">
+      {route.query.get('next_token') && <Link href={withToken(null)}>First page</Link>}
+      {next && <Link href={withToken(next)}>Next page</Link>}
+    </div>
+  );
+}

@@ -4,8 +4,8 @@
 import { client, data } from '../api.ts';
 import { useLoad } from '../load.ts';
 import { FilterForm, type FilterFields, filterNames } from '../filters.tsx';
-import { href, type Route } from '../route.ts';
-import { Heading, Link, Pending, when } from '../ui.tsx';
+import type { Route } from '../route.ts';
+import { Heading, Pager, Pending, when } from '../ui.tsx';
 
 const fields: FilterFields = {
   choices: [['actor_type', 'Actor type', ['member', 'api_key', 'worker', 'operator', 'system']]],
@@ -72,20 +72,10 @@ export function Activity({ route }: { route: Route }) {
               </tbody>
             </table>
             {list.docs.length === 0 && <p>Nothing matches.</p>}
-            <div class="actions spaced">
-              {query.next_token && <Link href={href('activity', withToken(route, null))}>First page</Link>}
-              {list.next_token && <Link href={href('activity', withToken(route, list.next_token))}>Next page</Link>}
-            </div>
+            <Pager route={route} screen="activity" next={list.next_token} />
           </>
         )}
       </Pending>
     </>
   );
-}
-
-function withToken(route: Route, token: string | null): URLSearchParams {
-  const query = new URLSearchParams(route.query);
-  if (token) query.set('next_token', token);
-  else query.delete('next_token');
-  return query;
 }

@@ -10,7 +10,7 @@ import { ApiError, client, data, type Role, type Schemas } from '../api.ts';
 import { useLoad } from '../load.ts';
 import { href, navigate, type Route } from '../route.ts';
 import { FilterForm, type FilterFields, filterNames } from '../filters.tsx';
-import { Heading, Link, Pending, when } from '../ui.tsx';
+import { Heading, Link, Pager, Pending, when } from '../ui.tsx';
 
 type Status = Schemas['TaskStatus'];
 /** A row of the list (a limited response has fewer fields: the table shows what is there). */
@@ -290,21 +290,11 @@ export function TasksScreen({ route, role }: { route: Route; role: Role }) {
                   ))}
                 </tbody>
               </table>
-              <div class="actions spaced">
-                {token && <Link href={href('tasks', withToken(route, null))}>First page</Link>}
-                {list.next_token && <Link href={href('tasks', withToken(route, list.next_token))}>Next page</Link>}
-              </div>
+              <Pager route={route} screen="tasks" next={list.next_token} />
             </>
           );
         }}
       </Pending>
     </>
   );
-}
-
-function withToken(route: Route, token: string | null): URLSearchParams {
-  const query = new URLSearchParams(route.query);
-  if (token) query.set('next_token', token);
-  else query.delete('next_token');
-  return query;
 }
