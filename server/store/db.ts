@@ -100,7 +100,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     const { PGlite } = pglite;
     const image = options.memoryImage
       ? new Blob([readFileSync(options.memoryImage)])
-      : await migratedImage(PGlite, cacheOf(options, PGlite));
+      : await migratedImage(PGlite, cacheIn(options.imageCache, PGlite));
     const client = new PGlite({ startParams: pgliteStartParams(PGlite), loadDataDir: image });
     // Nothing is left to apply (the image has every migration): drizzle only reads its journal.
     store = pgliteStore(client, await migrated(client), pglite);
@@ -119,7 +119,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
       const dir = path.resolve(options.dataDir);
       const pglite = await import('@electric-sql/pglite');
       const { PGlite } = pglite;
-      const cache = cacheOf(options, PGlite);
+      const cache = cacheIn(options.imageCache, PGlite);
       const fresh = !existsSync(path.join(dir, 'PG_VERSION'));
       // A new folder is laid out from the kept image of a migrated database when there is one.
       const image = fresh ? (cache?.file() ?? null) : null;
@@ -247,12 +247,12 @@ function migratedImage(pglite: typeof PGlite, cache: ImageCache | null = null): 
 /** Writes the image of a new, migrated in-memory database to `file` (a tar, for `memoryImage`). */
 export async function writeMemoryImage(file: string, cacheFolder: string | null = null): Promise<void> {
   const { PGlite } = await import('@electric-sql/pglite');
-  const cache = cacheFolder ? imageCache(cacheFolder, migrationsFolder, pgliteStartParams(PGlite)) : null;
-  writeFileSync(file, Buffer.from(await (await migratedImage(PGlite, cache)).arrayBuffer()));
+  writeFileSync(file, Buffer.from(await (await migratedImage(PGlite, cacheIn(cacheFolder, PGlite))).arrayBuffer()));
 }
 
-const cacheOf = (options: StoreOptions, pglite: typeof PGlite) =>
-  options.imageCache ? imageCache(options.imageCache, migrationsFolder, pgliteStartParams(pglite)) : null;
+/** The kept images of this PGlite and these migrations in `folder` (none without a folder). */
+const cacheIn = (folder: string | null | undefined, pglite: typeof PGlite) =>
+  folder ? imageCache(folder, migrationsFolder, pgliteStartParams(pglite)) : null;
 
 /**
  * PGlite lays out a new database from its archive with mode 0666 whatever the umask (the files it

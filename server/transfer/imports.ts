@@ -432,11 +432,10 @@ export function importWorker(uow: UnitOfWork, config: TransferConfig, logger: Lo
     const csv = job.format === 'csv';
     let group: FileRecord[] = [];
     const flight: { writing: Promise<ImportRecord> | null } = { writing: null };
-    /** The group being written, written: the import as it stands after it. */
+    /** Waits for the group being written; `job` is then the import as it stands after it. */
     const written = async () => {
       if (flight.writing) job = await flight.writing;
       flight.writing = null;
-      return job;
     };
     const records = fileRecords(
       piecesFrom(uow, job.importId, job.bytesRead),
