@@ -9,7 +9,8 @@ import { isRecord, operationKind } from '../fixtures.ts';
 import { expectThat, type Check } from '../types.ts';
 import { createTask, settledTask, SINK } from './helpers.ts';
 import { inlineResultFiles } from './result-files.ts';
-import { textCollectionCases, textCollectionProblems } from './test-mode-text-collection.ts';
+import { textCollectionProblems } from './test-mode-text-collection.ts';
+import { textCollectionCases } from './test-mode-text-collection-cases.ts';
 
 const area = 'Test mode';
 type Params = Record<string, any>;
