@@ -16,7 +16,8 @@ import { IdempotencyKeyBusy, savedAnswer, type IdempotencyInput } from './idempo
 import { syntheticResponse, type TaskType } from './synthetic.ts';
 import { chosenErrorResponse, testOutcomeOf } from './test-outcomes.ts';
 import { recordCustomerAudit } from './quality/calibration.ts';
-import { defaultWorkSettings, redoAfterCustomerReject, type WorkSettings } from './workforce/work.ts';
+import { redoAfterCustomerReject } from './workforce/answers.ts';
+import { defaultWorkSettings, type WorkSettings } from './workforce/work.ts';
 
 const MAX_TAGS = 5;
 

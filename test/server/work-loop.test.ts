@@ -9,16 +9,14 @@ import type { Caller } from '../../server/domain/model.ts';
 import { auditTask, cancelTask } from '../../server/domain/tasks.ts';
 import type { Assignment, FeedbackItem } from '../../server/domain/workforce/model.ts';
 import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
+import { reviewAssignment, submitAssignment } from '../../server/domain/workforce/answers.ts';
+import { getOwnAssignment, listOwnAssignments } from '../../server/domain/workforce/assignments.ts';
 import {
   claimNext,
   claimNextWaiting,
   expireLapsedLeases,
   giveBack,
-  getOwnAssignment,
   heartbeat,
-  listOwnAssignments,
-  reviewAssignment,
-  submitAssignment,
   type WorkSettings,
 } from '../../server/domain/workforce/work.ts';
 import { getStaffing, putStaffing } from '../../server/domain/workforce/staffing.ts';

@@ -7,7 +7,7 @@ import { invalid, notFound } from '../errors.ts';
 import { newTaskId } from '../ids.ts';
 import type { Caller, Json, Task } from '../model.ts';
 import type { TrainingTask, UnitOfWork } from '../ports.ts';
-import type { ResponseSchemaCheck } from '../workforce/work.ts';
+import type { ResponseSchemaCheck } from '../workforce/answers.ts';
 
 export interface PromoteInput {
   kind: TrainingTask['kind'];

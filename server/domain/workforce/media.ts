@@ -9,7 +9,8 @@ import { attachmentUrls, bucketObject } from '../attachments.ts';
 import { notFound } from '../errors.ts';
 import type { Json, Task } from '../model.ts';
 import type { UnitOfWork } from '../ports.ts';
-import { assignmentWork, whyNotHeld } from './work.ts';
+import { assignmentWork } from './assignments.ts';
+import { whyNotHeld } from './work.ts';
 
 /** The WHATWG form of an absolute http(s) URL, or null for anything else. */
 function httpUrl(text: string): string | null {

@@ -13,7 +13,7 @@ export type WorkStage = 'attempt' | 'review' | 'done' | 'canceled';
 /**
  * A worker's answer: a JSON object, the response of the task's type (one of the contract's
  * `<Type>Response` schemas). Submit and fix store one only after it passed the type's response
- * schema and the task's params (work.ts, checkedResponse); it then becomes the task's `response`.
+ * schema and the task's params (answers.ts, checkedResponse); it then becomes the task's `response`.
  */
 export interface Answer {
   [key: string]: unknown;

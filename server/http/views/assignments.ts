@@ -5,7 +5,7 @@ import type { components as Current } from '../../../generated/current.ts';
 import type { components as Workforce } from '../../../generated/workforce.ts';
 import type { Task } from '../../domain/model.ts';
 import type { Answer, Assignment, AssignmentStatus } from '../../domain/workforce/model.ts';
-import type { AssignmentWork } from '../../domain/workforce/work.ts';
+import type { AssignmentWork } from '../../domain/workforce/assignments.ts';
 import { operatorWorkerHandle } from '../../domain/workforce/handles.ts';
 import { stored } from './stored.ts';
 

@@ -1,18 +1,11 @@
 // The work loop of the worker API (issue 18): take work, heartbeat, submit, skip, release, review,
-// history. The rules are in domain/workforce/work.ts; here the wire meets them.
+// history. The rules are in domain/workforce/ (work.ts: the lease; answers.ts: submit and review;
+// assignments.ts: what a worker reads); here the wire meets them.
 import type { Assignment } from '../../domain/workforce/model.ts';
 import type { WorkerPrincipal } from '../../domain/workforce/worker.ts';
-import {
-  assignmentWork,
-  claimNextWaiting,
-  getOwnAssignment,
-  giveBack,
-  heartbeat,
-  listOwnAssignments,
-  reviewAssignment,
-  submitAssignment,
-  type AssignmentWork,
-} from '../../domain/workforce/work.ts';
+import { reviewAssignment, submitAssignment } from '../../domain/workforce/answers.ts';
+import { assignmentWork, getOwnAssignment, listOwnAssignments, type AssignmentWork } from '../../domain/workforce/assignments.ts';
+import { claimNextWaiting, giveBack, heartbeat } from '../../domain/workforce/work.ts';
 import type { SavedAnswer, UnitOfWork } from '../../domain/ports.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { HttpError, toErrorAnswer } from '../errors.ts';

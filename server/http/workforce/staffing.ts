@@ -1,9 +1,9 @@
 // Staffing of projects and batches, and who worked on a task (current generation, tag Workforce;
-// issue 18). The rules are in domain/workforce/staffing.ts and work.ts.
+// issue 18). The rules are in domain/workforce/staffing.ts and assignments.ts.
 import type { Caller } from '../../domain/model.ts';
 import { putStaffing, staffingInForce, type StaffingScope, type StaffingSource } from '../../domain/workforce/staffing.ts';
 import type { Staffing } from '../../domain/workforce/model.ts';
-import { taskAssignments } from '../../domain/workforce/work.ts';
+import { taskAssignments } from '../../domain/workforce/assignments.ts';
 import type { components } from '../../../generated/current.ts';
 import type { HandlerDeps } from '../tasks.ts';
 import type { HandlerTable, Operations } from '../typed.ts';
