@@ -203,7 +203,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
     next();
   });
   app.use(splitListFilters(contract));
-  app.use(contractValidator(generation, basePath[generation] || '/', deps.validateResponses));
+  app.use(contractValidator(generation, basePath[generation] || '/'));
   // Creating a worker and resetting a password hash one: an account waits its turn (http/hashing.ts).
   const hashing = passwordHashing(deps.hashGate, (_req, res) => [`account:${res.locals.caller.account.accountId}`]);
   app.use((req, res, next) => (req.method === 'POST' && hashingPath.test(req.path) ? hashing(req, res, next) : next()));
@@ -217,7 +217,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
     const op = access.match(req.method, req.path);
     return op && memberPasswordOperations.has(op.operationId) ? memberHashing(req, res, next) : next();
   });
-  app.use(dispatch(handlers));
+  app.use(dispatch(handlers, deps.validateResponses ? contract.checkAnswer : undefined));
   app.use(errorMapper(generation, deps.logger, saveErrorAnswer(deps.uow)));
   return app;
 }

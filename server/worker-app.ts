@@ -117,7 +117,7 @@ export function createWorkerApp(deps: AppDeps) {
     if (req.body && typeof req.body === 'object') req.body = cloneJson(req.body);
     next();
   });
-  app.use(contractValidator('workforce', workerBasePath, deps.validateResponses));
+  app.use(contractValidator('workforce', workerBasePath));
   // A log-in is counted, then waits its turn at the password hashing (http/workforce/auth.ts).
   app.use(loginLimits(failures, deps.loginFailures, deps.hashGate, deps.clientAddress));
   // Long polls recheck every second without a nudge source (main.ts wakes them on NOTIFY).
@@ -135,6 +135,7 @@ export function createWorkerApp(deps: AppDeps) {
         now,
         media: deps.media ?? defaultMediaSettings,
       }),
+      deps.validateResponses ? contract.checkAnswer : undefined,
     ),
   );
   // A lease token that opens no assignment's files (the media route: a token in the query) counts as

@@ -53,6 +53,11 @@ export interface Contract<Name extends ContractName = Generation> {
   listQueryParamsOf(method: string, path: string): ReadonlySet<string> | undefined;
   /** A validator of one schema of the document (a branch of a oneOf), compiled once (http/validation-words.ts). */
   validatorOf(schema: Json): ValidateFunction;
+  /**
+   * Checks a JSON answer of an operation against its documented response of that status: a message
+   * naming the first problems, or null when it is valid (or the operation documents no JSON body).
+   */
+  checkAnswer(operationId: string, status: number, body: unknown): string | null;
 }
 
 const contracts = new Map<ContractName, Contract<ContractName>>();
@@ -103,6 +108,7 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
   };
   const creations = new Map<string, CreationOperation>();
   const operationIds: string[] = [];
+  const operationsById = new Map<string, Json>();
   const bodies: { method: string; route: RegExp; literal: boolean; schema: Json }[] = [];
   const lists: { method: string; route: RegExp; literal: boolean; names: ReadonlySet<string> }[] = [];
   for (const [p, item] of Object.entries<Json>(doc.paths)) {
@@ -110,6 +116,7 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
       const op = item[method];
       if (!op) continue;
       operationIds.push(op.operationId);
+      operationsById.set(op.operationId, op);
       const route = new RegExp(`^${p.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
       const jsonBody = resolve(op.requestBody)?.content?.['application/json']?.schema as Json | undefined;
       if (jsonBody) bodies.push({ method: method.toUpperCase(), route, literal: !p.includes('{'), schema: jsonBody });
@@ -194,6 +201,27 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
     }
     return validate;
   };
+  // Answers are checked with this document's compiled schemas, shared by every operation (the
+  // validator's own response check compiled every schema an answer reaches again for each operation
+  // and status: most of a server's CPU in a run that reaches every operation once).
+  const answerChecks = new Map<string, ValidateFunction | null>();
+  const checkAnswer = (operationId: string, status: number, body: unknown): string | null => {
+    const key = `${operationId} ${status}`;
+    let validate = answerChecks.get(key);
+    if (validate === undefined) {
+      const responses = operationsById.get(operationId)?.responses ?? {};
+      const schema = resolve(responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default)?.content?.[
+        'application/json'
+      ]?.schema as Json | undefined;
+      validate = schema ? validatorOf(schema) : null;
+      answerChecks.set(key, validate);
+    }
+    if (!validate || validate(body)) return null;
+    return (validate.errors ?? [])
+      .slice(0, 3)
+      .map((e) => `${e.instancePath || '(the body)'} ${e.message ?? 'is invalid'}`)
+      .join('; ');
+  };
   return {
     generation,
     doc,
@@ -207,5 +235,6 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
     bodySchemaOf,
     listQueryParamsOf,
     validatorOf,
+    checkAnswer,
   };
 }

@@ -11,6 +11,7 @@ import type { operations as CurrentOperations, paths as CurrentPaths } from '../
 import type { operations as LegacyOperations, paths as LegacyPaths } from '../../generated/legacy.ts';
 import type { operations as WorkforceOperations, paths as WorkforcePaths } from '../../generated/workforce.ts';
 import type { Caller } from '../domain/model.ts';
+import type { Contract, ContractName } from './contract.ts';
 import type { Principal, Requester } from './access.ts';
 import type { WorkerPrincipal } from '../domain/workforce/worker.ts';
 import type { SavedAnswer } from '../domain/ports.ts';
@@ -217,11 +218,19 @@ type WireHandler = (request: {
  */
 export function dispatch(
   table: HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> | WorkerHandlerTable,
+  checkAnswer?: Contract<ContractName>['checkAnswer'],
 ): RequestHandler {
   const handlers = new Map(Object.entries(table) as [string, WireHandler][]);
   return async (req: OpenApiRequest, res: Response, next) => {
     try {
-      const handler = handlers.get(req.openapi?.schema.operationId ?? '');
+      const operationId = req.openapi?.schema.operationId ?? '';
+      /** A JSON answer, checked against the contract first when the server checks its answers. */
+      const send = (body: unknown) => {
+        const problem = checkAnswer?.(operationId, 200, body);
+        if (problem) throw new Error(`The answer of ${operationId} does not match the contract: ${problem}`);
+        res.status(200).json(body);
+      };
+      const handler = handlers.get(operationId);
       if (!req.openapi || !handler) throw new HttpError(404, 'Not found: no such endpoint.');
       const { caller, worker, workerToken: credential, idempotency, body, liveRequest, principal, requester } = res.locals;
       req.body = body;
@@ -259,13 +268,13 @@ export function dispatch(
       if (answer instanceof Replay) replay(res, answer.saved);
       else if (answer instanceof WithHeaders) {
         for (const [name, value] of Object.entries(answer.headers)) res.append(name, value);
-        res.status(200).json(answer.body);
+        send(answer.body);
       } else if (answer instanceof Download) {
         res.status(200).type(answer.contentType);
         await pipeline(Readable.from(answer.body), res);
       } else if (answer instanceof NoContent) res.status(204).set(answer.headers).end();
       else if (answer instanceof Streamed) await answer.send(req, res);
-      else res.status(200).json(answer);
+      else send(answer);
     } catch (err) {
       next(err);
     }
