@@ -614,13 +614,23 @@ async function removeAccess(options: Options, made: { generation: Generation; pa
 
 /**
  * Cancels the tasks a run created, a few at a time, each with the key that created it. A task that
- * has already ended (completed, cancelled, errored) answers 409 and is counted as such.
+ * has already ended (completed, cancelled, errored) answers 409 or 400 (the older generation answers
+ * a cancel of a completed task with 500): counted as such when the task, read again, is not pending.
  */
 async function cancelTasks(options: Options, tasks: { generation: Generation; id: string; key: string | null }[]) {
   let cancelled = 0;
   let alreadyDone = 0;
   const notCancelled: string[] = [];
   const queue = [...tasks];
+  /** Whether the task is no longer pending (read with the key that created it). */
+  const ended = async (task: (typeof tasks)[number]) => {
+    const res = await fetch(requestUrl(options, task.generation, `/v1/task/${encodeURIComponent(task.id)}`), {
+      headers: { ...freshConnection, ...(task.key ? { authorization: basicAuth(task.key) } : {}) },
+      signal: AbortSignal.timeout(requestTimeoutMs),
+    });
+    const body = (await res.json().catch(() => null)) as { status?: unknown } | null;
+    return res.ok && typeof body?.status === 'string' && body.status !== 'pending';
+  };
   const worker = async () => {
     for (let task = queue.shift(); task; task = queue.shift()) {
       const url = requestUrl(options, task.generation, `/v1/task/${encodeURIComponent(task.id)}/cancel`);
@@ -632,7 +642,7 @@ async function cancelTasks(options: Options, tasks: { generation: Generation; id
         });
         await res.arrayBuffer();
         if (res.ok) cancelled++;
-        else if (res.status === 409 || res.status === 400) alreadyDone++;
+        else if (res.status === 409 || res.status === 400 || (await ended(task))) alreadyDone++;
         else notCancelled.push(`${task.id}: ${res.status}`);
       } catch (err) {
         notCancelled.push(`${task.id}: ${(err as Error).message}`);
