@@ -4,7 +4,7 @@
 // test/mutation/conformance.mutation.ts: the reference server in process (on PostgreSQL when the
 // machine has it, else PGlite), one vitest test per (generation, check), so that per-test coverage
 // runs only the checks reaching a mutant.
-// A subset: npm run mutation -- --mutate server/domain/tasks.ts,server/http/tasks.ts
+// A subset: npm run mutation -- --mutate server/domain/task-creation.ts,server/http/tasks.ts
 // A uniform random sample (test/mutation/sample.mjs): npm run mutation:sample
 import { filesUnder, sampledMutatePatterns, sampleOptions } from './test/mutation/sample.mjs';
 

@@ -20,7 +20,7 @@ import pg from 'pg';
 import { readConfig } from '../server/config.ts';
 import type { Caller, Task } from '../server/domain/model.ts';
 import type { PageRequest, TaskFilters, UnitOfWork } from '../server/domain/ports.ts';
-import { listTasks } from '../server/domain/tasks.ts';
+import { listTasks } from '../server/domain/task-reads.ts';
 import { createAccount } from '../server/domain/accounts.ts';
 import { openStore } from '../server/store/db.ts';
 import { unitOfWork } from '../server/store/repositories.ts';

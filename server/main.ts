@@ -21,7 +21,7 @@ import { oidcRelyingParty } from './delivery/oidc.ts';
 import type { IdentityDeps } from './http/identity-deps.ts';
 import { wallClock } from './domain/clock.ts';
 import type { UnitOfWork } from './domain/ports.ts';
-import { completeDueTestTasks } from './domain/tasks.ts';
+import { completeDueTestTasks } from './domain/test-completion.ts';
 import { expireLapsedLeases } from './domain/workforce/work.ts';
 import { startAttachmentChecker } from './delivery/attachment-checker.ts';
 import { startDispatcher } from './delivery/dispatcher.ts';

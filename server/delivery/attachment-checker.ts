@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import { attachmentUrls, bucketObject, type BucketObject } from '../domain/attachments.ts';
 import type { Task } from '../domain/model.ts';
 import type { UnitOfWork } from '../domain/ports.ts';
-import { finishAttachmentCheck, type FailedAttachment } from '../domain/tasks.ts';
+import { finishAttachmentCheck, type FailedAttachment } from '../domain/task-changes.ts';
 import { checkObject } from '../storage/s3.ts';
 import type { SafeResponse } from './net.ts';
 import { createPoller, type Poller } from './poller.ts';

@@ -9,7 +9,7 @@ import { trainingHandlers } from './training.ts';
 import { storageHandlers } from './storage.ts';
 import { defaultResultLinks, resultHandlers } from './results.ts';
 import type { ResultLinks } from '../results/files.ts';
-import type { TaskPage } from '../domain/tasks.ts';
+import type { TaskPage } from '../domain/task-reads.ts';
 import { transferHandlers } from './transfer.ts';
 import type { HandlerTable, Operations } from './typed.ts';
 import { workforceManagementHandlers } from './workforce/handlers.ts';

@@ -3,7 +3,7 @@
 // and the caller's key are all checked: a link opens one file of one task, for its account and mode.
 import { createHmac, randomBytes } from 'node:crypto';
 import { notFound } from '../domain/errors.ts';
-import { getTask } from '../domain/tasks.ts';
+import { getTask } from '../domain/task-reads.ts';
 import { readResultFile, resultLinks, type ResultLinks } from '../results/files.ts';
 import { defaultStorageSettings } from '../storage/s3.ts';
 import { HttpError } from './errors.ts';

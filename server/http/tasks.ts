@@ -8,22 +8,19 @@ import type { IdentitySettings } from '../domain/workforce/identity.ts';
 import type { StorageSettings } from '../storage/s3.ts';
 import type { TransferDeps } from '../transfer/settings.ts';
 import type { ResultLinks } from '../results/files.ts';
+import { listTaskCallbacks, redeliverTaskCallback } from '../domain/task-callbacks.ts';
 import {
   addTaskTags,
   auditTask,
   cancelTask,
-  createTask,
   deleteTaskUniqueId,
-  getTask,
-  listTaskCallbacks,
-  listTasks,
   cancelMatchingTasks,
-  redeliverTaskCallback,
   removeTaskTags,
   setTaskMetadata,
   setTaskUniqueId,
-  type TaskPage,
-} from '../domain/tasks.ts';
+} from '../domain/task-changes.ts';
+import { createTask } from '../domain/task-creation.ts';
+import { getTask, listTasks, type TaskPage } from '../domain/task-reads.ts';
 import type { IdentityDeps } from './identity-deps.ts';
 import type { RequestHandler } from 'express';
 import { loadContract, type Contract } from './contract.ts';

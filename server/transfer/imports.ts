@@ -19,7 +19,7 @@ import type { Caller, Json } from '../domain/model.ts';
 import type { ImportProgress, ImportRecord, ImportSettings, RefusedLine, Repositories, UnitOfWork } from '../domain/ports.ts';
 import { UniqueIdTaken } from '../domain/ports.ts';
 import { projectByName } from '../domain/projects.ts';
-import { createTasksInBulk, type BulkCreation } from '../domain/tasks.ts';
+import { createTasksInBulk, type BulkCreation } from '../domain/task-bulk-creation.ts';
 import { bucketObject, bucketPrefix, bucketScheme } from '../domain/attachments.ts';
 import { safeRequest } from '../delivery/net.ts';
 import { listKeys, presignedGet, StorageError } from '../storage/s3.ts';

@@ -2,7 +2,7 @@
 // order as the app's middleware (server/app.ts) and the same messages: what cannot be stored, a
 // private callback or attachment address, numbers given as text, then the contract's body schema
 // with express-openapi-validator's Ajv settings, its errors said in the same words (http/validation-words.ts). The domain's
-// rules come after, in the transaction (domain/tasks.ts createTasksInBulk).
+// rules come after, in the transaction (domain/task-bulk-creation.ts).
 // test/server/imports.test.ts sends the same bad bodies both ways and compares the answers.
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';

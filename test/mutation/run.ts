@@ -1,7 +1,7 @@
 // `npm run mutation` (and `npm run mutation:sample`): Stryker (stryker.config.mjs) with one
 // PostgreSQL cluster for all its test runner processes, started here and stopped at the end (a
 // cluster per process would outlive every process Stryker kills after a timeout). Arguments go to
-// Stryker: npm run mutation -- --mutate server/domain/tasks.ts
+// Stryker: npm run mutation -- --mutate server/domain/task-creation.ts
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';

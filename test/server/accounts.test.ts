@@ -2,7 +2,7 @@
 // default callback URL, the per-key rate limit; and Markdown sanitizing of text-collection content.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { updateAccount } from '../../server/domain/accounts.ts';
-import { completeDueTestTasks } from '../../server/domain/tasks.ts';
+import { completeDueTestTasks } from '../../server/domain/test-completion.ts';
 import { testClock } from '../support/clock.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { until } from '../support/wait.ts';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type AccountSecrets } from '../../server/domain/accounts.ts';
 import type { Caller } from '../../server/domain/model.ts';
-import { auditTask } from '../../server/domain/tasks.ts';
+import { auditTask } from '../../server/domain/task-changes.ts';
 import type { WorkEvent } from '../../server/domain/workforce/model.ts';
 import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
 import { reviewAssignment, submitAssignment } from '../../server/domain/workforce/answers.ts';

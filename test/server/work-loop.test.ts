@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccount, type AccountSecrets } from '../../server/domain/accounts.ts';
 import { DomainError } from '../../server/domain/errors.ts';
 import type { Caller } from '../../server/domain/model.ts';
-import { auditTask, cancelTask } from '../../server/domain/tasks.ts';
+import { auditTask, cancelTask } from '../../server/domain/task-changes.ts';
 import type { Assignment, FeedbackItem } from '../../server/domain/workforce/model.ts';
 import type { WorkerPrincipal } from '../../server/domain/workforce/worker.ts';
 import { reviewAssignment, submitAssignment } from '../../server/domain/workforce/answers.ts';

@@ -4,7 +4,8 @@
 import type { components as Current } from '../../../generated/current.ts';
 import type { components as Legacy } from '../../../generated/legacy.ts';
 import type { Generation, Task, TaskStatus } from '../../domain/model.ts';
-import type { CallbackAttempt, TaskPage } from '../../domain/tasks.ts';
+import type { CallbackAttempt } from '../../domain/task-callbacks.ts';
+import type { TaskPage } from '../../domain/task-reads.ts';
 import { stored } from './stored.ts';
 
 type CurrentTask = Current['schemas']['Task'];
