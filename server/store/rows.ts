@@ -2,7 +2,7 @@
 // object back from a result row. The hot statements are written in SQL (one round trip each); the
 // columns still come from schema.ts, so there is one place where a column is named.
 import { getTableColumns, sql, type SQL } from 'drizzle-orm';
-import type { PgTable } from 'drizzle-orm/pg-core';
+import type { AnyPgColumn, PgTable } from 'drizzle-orm/pg-core';
 import { withStatementName } from './errors.ts';
 import type { Database, Execute, Statement } from './db.ts';
 
@@ -132,3 +132,6 @@ export function recordsetCodec<T>(table: PgTable): RecordsetCodec<T> {
     },
   };
 }
+
+/** Descending as the list indexes are made (drizzle's `.desc()` is DESC NULLS LAST). */
+export const descNullsLast = (column: AnyPgColumn) => sql`${column} desc nulls last`;
