@@ -1,4 +1,4 @@
-// drizzle-kit: `npm run db:generate` writes a migration for every change of server/store/schema.ts.
+// drizzle-kit: `npm run db:generate` writes a migration for every change of the tables server/store/schema.ts exports.
 import { defineConfig } from 'drizzle-kit';
 
 export default defineConfig({
