@@ -1,7 +1,7 @@
 // The contract reaches the handlers: the compiler fails when an operation of a contract has no
 // handler, and when a handler or a view answers a shape the contract does not define. Each case
 // plants one change in an in-memory copy of a source file and typechecks the server with it.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -65,11 +65,56 @@ describe('the typed HTTP boundary', { timeout: 120_000 }, () => {
     expect(errors.join('\n')).toMatch(/created_at|Date/);
   });
 
+  it('fails when a view misspells an optional field', () => {
+    const errors = errorsWith(
+      {
+        rel: 'server/http/views/tasks.ts',
+        from: 'callback_succeeded: task.callbackCompleted ?? undefined',
+        to: 'callback_succeded: task.callbackCompleted ?? undefined',
+      },
+      'server/http/views/tasks.ts',
+    );
+    expect(errors.join('\n')).toMatch(/callback_succeded/);
+  });
+
   it('fails when a view leaves out a required field', () => {
     const errors = errorsWith(
       { rel: 'server/http/views/projects.ts', from: '    self_label_batch: b.selfLabelBatch,\n', to: '' },
       'server/http/views/projects.ts',
     );
     expect(errors.join('\n')).toMatch(/self_label_batch/);
+  });
+});
+
+/**
+ * The spreads in `source` of a conditional whose branches are object literals
+ * (`...(x ? { field: x } : {})`): their fields are not checked against the wire type, so a misspelt
+ * one compiles. A view gives an optional field as its value or `undefined` (JSON leaves it out).
+ */
+function conditionalSpreads(name: string, source: string): string[] {
+  const found: string[] = [];
+  const sourceFile = ts.createSourceFile(name, source, ts.ScriptTarget.Latest, true);
+  const visit = (node: ts.Node) => {
+    if (ts.isSpreadAssignment(node)) {
+      let e: ts.Expression = node.expression;
+      while (ts.isParenthesizedExpression(e)) e = e.expression;
+      if (ts.isConditionalExpression(e) && [e.whenTrue, e.whenFalse].some((b) => ts.isObjectLiteralExpression(b)))
+        found.push(`${name}:${sourceFile.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${node.getText()}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sourceFile);
+  return found;
+}
+
+describe('the views', () => {
+  it('give optional fields as values, never as conditional spreads the compiler does not check', () => {
+    const dir = file('server/http/views');
+    const files = readdirSync(dir).filter((f) => f.endsWith('.ts'));
+    expect(files.length).toBeGreaterThan(5);
+    expect(files.flatMap((f) => conditionalSpreads(f, readFileSync(path.join(dir, f), 'utf8')))).toEqual([]);
+    // The check finds the form it refuses.
+    const planted = 'const v = { a: 1, ...(x !== null ? { callback_succeded: x } : {}) };';
+    expect(conditionalSpreads('planted.ts', planted)).toEqual(['planted.ts:1: ...(x !== null ? { callback_succeded: x } : {})']);
   });
 });

@@ -40,9 +40,9 @@ function assignmentTaskView(task: Task, calibration: boolean): Wire['AssignmentT
   return {
     task_id: task.taskId,
     instruction: task.instruction ?? '',
-    ...(task.project ? { project: task.project } : {}),
-    ...(task.batch ? { batch: task.batch } : {}),
-    ...(calibration ? { calibration } : {}),
+    project: task.project || undefined,
+    batch: task.batch || undefined,
+    calibration: calibration || undefined,
     ...stored<Wire['TaskTypeDetails']>({ type: task.type, params: task.params }),
   };
 }
@@ -73,44 +73,34 @@ export function assignmentView(
     role: a.role,
     status: wireStatus(a),
     task: assignmentTaskView(task, work.calibration ?? false),
-    ...(active
-      ? { lease_token: a.leaseToken, lease_expires_at: a.leaseExpiresAt.toISOString(), hard_deadline: a.hardDeadline.toISOString() }
-      : {}),
-    ...(a.draft ? { draft: a.draft } : {}),
-    ...(a.response && a.role !== 'review' ? { response: answer(a.response) } : {}),
-    ...(reviewed?.response
+    lease_token: active ? a.leaseToken : undefined,
+    lease_expires_at: active ? a.leaseExpiresAt.toISOString() : undefined,
+    hard_deadline: active ? a.hardDeadline.toISOString() : undefined,
+    draft: a.draft || undefined,
+    response: a.response && a.role !== 'review' ? answer(a.response) : undefined,
+    under_review: reviewed?.response
       ? {
-          under_review: {
-            response: answer(reviewed.response),
-            active_ms: reviewed.activeMs,
-            ...(work.final ? { final: true } : {}),
-            ...(work.attempts
-              ? {
-                  attempt: work.attempts.findIndex((x) => x.assignmentId === reviewed.assignmentId) + 1,
-                  attempts: work.attempts.flatMap((x) => (x.response ? [{ response: answer(x.response), active_ms: x.activeMs }] : [])),
-                }
-              : {}),
-            ...(earlierReviews.length ? { earlier_reviews: earlierReviews } : {}),
-          },
+          response: answer(reviewed.response),
+          active_ms: reviewed.activeMs,
+          final: work.final ? true : undefined,
+          attempt: work.attempts ? work.attempts.findIndex((x) => x.assignmentId === reviewed.assignmentId) + 1 : undefined,
+          attempts: work.attempts?.flatMap((x) => (x.response ? [{ response: answer(x.response), active_ms: x.activeMs }] : [])),
+          earlier_reviews: earlierReviews.length ? earlierReviews : undefined,
         }
-      : {}),
-    ...(rejection ? { feedback: rejection } : {}),
-    ...(parent?.response ? { previous_response: answer(parent.response) } : {}),
-    ...(decided ? { review: decided } : {}),
+      : undefined,
+    feedback: rejection || undefined,
+    previous_response: parent?.response ? answer(parent.response) : undefined,
+    review: decided || undefined,
     // Training is never hidden; evaluation assignments carry nothing of the kind (decision 0011).
-    ...(a.purpose === 'training' && a.qualityProject
-      ? {
-          training: {
-            project: a.qualityProject,
-            ...(a.trainingFeedback ? { feedback: stored<Wire['TrainingFeedback']>(a.trainingFeedback) } : {}),
-          },
-        }
-      : {}),
-    ...(a.skipReason ? { skip_reason: a.skipReason } : {}),
+    training:
+      a.purpose === 'training' && a.qualityProject
+        ? { project: a.qualityProject, feedback: a.trainingFeedback ? stored<Wire['TrainingFeedback']>(a.trainingFeedback) : undefined }
+        : undefined,
+    skip_reason: a.skipReason || undefined,
     active_ms: a.activeMs,
     created_at: a.issuedAt.toISOString(),
-    ...(a.submittedAt ? { submitted_at: a.submittedAt.toISOString() } : {}),
-    ...(a.endedAt ? { ended_at: a.endedAt.toISOString() } : {}),
+    submitted_at: a.submittedAt ? a.submittedAt.toISOString() : undefined,
+    ended_at: a.endedAt ? a.endedAt.toISOString() : undefined,
   };
 }
 
@@ -138,9 +128,9 @@ export function taskAssignmentView(a: Assignment, own: boolean): Current['schema
     role: a.role,
     status: wireStatus(a),
     created_at: a.issuedAt.toISOString(),
-    ...(a.submittedAt ? { submitted_at: a.submittedAt.toISOString() } : {}),
-    ...(a.endedAt ? { ended_at: a.endedAt.toISOString() } : {}),
+    submitted_at: a.submittedAt ? a.submittedAt.toISOString() : undefined,
+    ended_at: a.endedAt ? a.endedAt.toISOString() : undefined,
     active_ms: a.activeMs,
-    ...(result ? { review_result: result } : {}),
+    review_result: result || undefined,
   };
 }

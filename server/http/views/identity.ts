@@ -14,13 +14,13 @@ export function memberView(m: MemberRecord): Schemas['Member'] {
   return {
     member_id: m.memberId,
     email: m.email,
-    ...(m.displayName ? { display_name: m.displayName } : {}),
+    display_name: m.displayName || undefined,
     role: m.role,
     status: m.status,
     totp_enabled: m.totpSecret !== null,
     sso: m.ssoSubject !== null,
     created_at: iso(m.createdAt),
-    ...(m.lastLoginAt ? { last_login_at: iso(m.lastLoginAt) } : {}),
+    last_login_at: m.lastLoginAt ? iso(m.lastLoginAt) : undefined,
   };
 }
 
@@ -49,11 +49,11 @@ export function sessionSummaryView(s: MemberSessionRecord, currentId: string): S
     session_id: s.sessionId,
     via: s.via,
     created_at: iso(s.createdAt),
-    ...(s.lastUsedAt ? { last_used_at: iso(s.lastUsedAt) } : {}),
+    last_used_at: s.lastUsedAt ? iso(s.lastUsedAt) : undefined,
     expires_at: iso(s.expiresAt),
     absolute_expires_at: iso(s.absoluteExpiresAt),
-    ...(s.address ? { address: s.address } : {}),
-    ...(s.userAgent ? { user_agent: s.userAgent } : {}),
+    address: s.address || undefined,
+    user_agent: s.userAgent || undefined,
     current: s.sessionId === currentId,
   };
 }
@@ -65,7 +65,8 @@ export function linkView(
   return {
     expires_at: iso(expiresAt),
     mailed: delivery.mailed,
-    ...(!delivery.mailed ? { url: delivery.url, ...(delivery.mailError ? { mail_error: delivery.mailError } : {}) } : {}),
+    url: !delivery.mailed ? delivery.url : undefined,
+    mail_error: (!delivery.mailed && delivery.mailError) || undefined,
   };
 }
 
@@ -88,7 +89,7 @@ export function ssoSettingsView(r: AccountIdentityRecord, redirectUri: string): 
 }
 
 function actorView(a: Actor): Schemas['ActivityActor'] {
-  return { type: a.type, ...(a.id ? { id: a.id } : {}), ...(a.name ? { name: a.name } : {}) };
+  return { type: a.type, id: a.id || undefined, name: a.name || undefined };
 }
 
 export function apiKeyView(k: KeyView): Schemas['ApiKey'] {
@@ -99,11 +100,11 @@ export function apiKeyView(k: KeyView): Schemas['ApiKey'] {
     scopes: [...k.scopes],
     prefix: k.prefix,
     legacy: k.legacy,
-    ...(k.createdBy ? { created_by: actorView(k.createdBy) } : {}),
+    created_by: k.createdBy ? actorView(k.createdBy) : undefined,
     created_at: iso(k.createdAt),
-    ...(k.expiresAt ? { expires_at: iso(k.expiresAt) } : {}),
-    ...(k.lastUsedAt ? { last_used_at: iso(k.lastUsedAt) } : {}),
-    ...(k.revokedAt ? { revoked_at: iso(k.revokedAt) } : {}),
+    expires_at: k.expiresAt ? iso(k.expiresAt) : undefined,
+    last_used_at: k.lastUsedAt ? iso(k.lastUsedAt) : undefined,
+    revoked_at: k.revokedAt ? iso(k.revokedAt) : undefined,
   };
 }
 
@@ -113,10 +114,10 @@ export function activityView(e: ActivityEntry): Schemas['ActivityEntry'] {
     at: iso(e.at),
     action: e.action,
     actor: actorView(e.actor),
-    target: { type: e.targetType, ...(e.targetId !== null ? { id: e.targetId } : {}) },
-    ...(e.mode ? { mode: e.mode } : {}),
-    ...(e.address ? { address: e.address } : {}),
-    ...(e.requestId ? { request_id: e.requestId } : {}),
-    ...(e.details ? { details: e.details } : {}),
+    target: { type: e.targetType, id: e.targetId ?? undefined },
+    mode: e.mode || undefined,
+    address: e.address || undefined,
+    request_id: e.requestId || undefined,
+    details: e.details || undefined,
   };
 }

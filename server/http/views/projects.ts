@@ -18,9 +18,9 @@ export function projectView(d: ProjectDetails): Schemas['Project'] {
     archived: d.project.archived,
     param_history: history,
     paramHistory: history,
-    ontologyHistory: d.ontologies.map((v) => ({
+    ontologyHistory: d.ontologies.map((v): Schemas['ProjectOntologyVersion'] => ({
       version: v.version,
-      ...(v.name !== null ? { name: v.name } : {}),
+      name: v.name ?? undefined,
       created_at: v.createdAt.toISOString(),
       ontology: stored<Schemas['Ontology']>(v.ontology),
     })),
@@ -34,10 +34,10 @@ export function batchView(b: Batch): Schemas['Batch'] {
     project: b.project,
     name: b.name,
     status: b.status,
-    ...(b.callback !== null ? { callback: b.callback } : {}),
+    callback: b.callback ?? undefined,
     created_at: b.createdAt.toISOString(),
-    ...(b.completedAt !== null ? { completed_at: b.completedAt.toISOString() } : {}),
-    ...(b.auditedAt !== null && b.auditedAt !== undefined ? { audited_at: b.auditedAt.toISOString() } : {}),
+    completed_at: b.completedAt !== null ? b.completedAt.toISOString() : undefined,
+    audited_at: b.auditedAt !== null && b.auditedAt !== undefined ? b.auditedAt.toISOString() : undefined,
     metadata: b.metadata,
     calibration_batch: b.calibrationBatch,
     self_label_batch: b.selfLabelBatch,
@@ -61,5 +61,5 @@ export const batchListView = (
 export const batchCountsView = (counts: BatchCounts): Schemas['BatchTaskCounts'] => ({
   status: counts.status,
   ...counts.tasks,
-  ...(counts.held !== null ? { held: counts.held } : {}),
+  held: counts.held ?? undefined,
 });

@@ -15,7 +15,7 @@ export function qualityPolicyView(p: PolicyInForce): Current['schemas']['Quality
   return {
     project: p.project.name,
     version: p.version,
-    ...(p.createdAt ? { created_at: p.createdAt.toISOString() } : {}),
+    created_at: p.createdAt ? p.createdAt.toISOString() : undefined,
     ...p.policy,
   };
 }
@@ -31,8 +31,8 @@ const projectStatsView = (workerId: string, p: ProjectWorkFigures): Workforce['s
   account: accountHandle(workerId, p.accountId),
   counts: p.counts,
   active_ms: p.activeMs,
-  ...(p.training ? { training: p.training as Workforce['schemas']['TrainingProgress'] } : {}),
-  ...(p.accuracy ? { accuracy: { value: p.accuracy.value, scored: p.accuracy.scored, as_of: p.accuracy.asOf.toISOString() } } : {}),
+  training: p.training ? (p.training as Workforce['schemas']['TrainingProgress']) : undefined,
+  accuracy: p.accuracy ? { value: p.accuracy.value, scored: p.accuracy.scored, as_of: p.accuracy.asOf.toISOString() } : undefined,
 });
 
 export function workerStatsView(s: WorkerStats): Workforce['schemas']['WorkerStats'] {
@@ -41,7 +41,7 @@ export function workerStatsView(s: WorkerStats): Workforce['schemas']['WorkerSta
     as_of: s.asOf.toISOString(),
     counts: s.counts,
     active_ms: s.activeMs,
-    ...(s.medianActiveMs !== null ? { median_active_ms: s.medianActiveMs } : {}),
+    median_active_ms: s.medianActiveMs ?? undefined,
     projects: s.projects.map((p) => projectStatsView(s.workerId, p)),
   };
 }
@@ -50,7 +50,7 @@ const round = (x: number) => Math.round(x * 1e6) / 1e6;
 
 function reviewView(r: ReviewCounts): Schemas['ReviewOutcomes'] {
   const reviewed = r.accepted + r.fixed + r.rejected;
-  return { reviewed, ...r, ...(reviewed > 0 ? { reject_rate: round(r.rejected / reviewed) } : {}) };
+  return { reviewed, ...r, reject_rate: reviewed > 0 ? round(r.rejected / reviewed) : undefined };
 }
 
 export function projectQualityView(accountId: string, q: ProjectQuality): Schemas['ProjectQuality'] {
@@ -62,35 +62,39 @@ export function projectQualityView(accountId: string, q: ProjectQuality): Schema
     policy_version: q.policyVersion,
     agreement: {
       tasks: q.agreement.tasks,
-      ...(q.agreement.mean !== null ? { mean: q.agreement.mean } : {}),
-      by_field: q.agreement.byField.map((f) => ({ field: f.field, tasks: f.tasks, mean: round(f.mean) })),
+      mean: q.agreement.mean ?? undefined,
+      by_field: q.agreement.byField.map((f): Schemas['ProjectQuality']['agreement']['by_field'][number] => ({
+        field: f.field,
+        tasks: f.tasks,
+        mean: round(f.mean),
+      })),
     },
-    workers: q.workers.map((w) => ({
+    workers: q.workers.map((w): Schemas['ProjectQuality']['workers'][number] => ({
       worker: workerHandle(accountId, w.workerId, w.own),
       state: w.state,
       submitted: w.submitted,
       active_ms: w.activeMs,
-      ...(w.accuracy !== null ? { accuracy: w.accuracy, evaluation_scored: w.evaluationScores.length } : {}),
-      ...(w.consensus.agreement !== null ? { agreement: w.consensus.agreement } : {}),
-      ...(w.consensus.tasks > 0 && w.consensus.score !== null
-        ? {
-            consensus: {
+      accuracy: w.accuracy ?? undefined,
+      evaluation_scored: w.accuracy !== null ? w.evaluationScores.length : undefined,
+      agreement: w.consensus.agreement ?? undefined,
+      consensus:
+        w.consensus.tasks > 0 && w.consensus.score !== null
+          ? {
               tasks: w.consensus.tasks,
               agreed: w.consensus.agreed,
               agreed_rate: round(w.consensus.agreed / w.consensus.tasks),
               mean_score: w.consensus.score,
-            },
-          }
-        : {}),
+            }
+          : undefined,
       review: reviewView(w.review),
     })),
     workers_total: q.workersTotal,
     review: reviewView(q.review),
-    calibration: q.calibration.map((c) => ({
+    calibration: q.calibration.map((c): Schemas['ProjectQuality']['calibration'][number] => ({
       batch: c.batch,
       status: c.status,
       reviewed: c.reviewed,
-      ...(c.score !== null ? { score: c.score } : {}),
+      score: c.score ?? undefined,
       passed: c.passed,
     })),
   };

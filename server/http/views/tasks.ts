@@ -17,52 +17,55 @@ type LegacyTask = Legacy['schemas']['LegacyTask'];
  * worker answers are checked against the type's response schema), so they are asserted here, once.
  */
 type TypeDetails = Current['schemas']['TaskTypeDetails'] & Pick<Current['schemas']['TaskCommonFields'], 'params' | 'response'>;
-const typeDetails = (task: Task) =>
-  stored<TypeDetails>({ type: task.type, params: task.params, ...(task.response !== null ? { response: task.response } : {}) });
+const typeDetails = (task: Task) => stored<TypeDetails>({ type: task.type, params: task.params, response: task.response ?? undefined });
 
-/** The fields both generations show alike, around the generation's own (status, callback flag, urgency). */
-function taskFields<Status, Own extends object>(task: Task, status: Status, own: Own) {
+/** The fields both generations show alike, but for the type's own (`typeDetails`). */
+type CommonFields = Omit<Current['schemas']['TaskCommonFields'], 'type' | 'params' | 'response'>;
+
+/** The fields both generations show alike (all but the status, the callback flag and urgency). */
+const commonFields = (task: Task): CommonFields => ({
+  task_id: task.taskId,
+  instruction: task.instruction ?? undefined,
+  callback_url: task.callbackUrl ?? undefined,
+  created_at: task.createdAt.toISOString(),
+  updated_at: task.updatedAt.toISOString(),
+  completed_at: task.completedAt?.toISOString(),
+  customer_review_status: task.customerReviewStatus ?? undefined,
+  times_redone: task.timesRedone > 0 ? task.timesRedone : undefined,
+  metadata: task.metadata,
+  project_param_version: task.project !== null ? task.projectParamVersion : undefined,
+  audits: task.audits.map((a): CommonFields['audits'][number] => ({
+    audited_by: a.auditedBy,
+    audited_at: a.auditedAt.toISOString(),
+    audit_time_secs: a.auditTimeSecs,
+    audit_result: a.result,
+    audit_source: a.source,
+    comments: a.comments,
+  })),
+  unique_id: task.uniqueId ?? undefined,
+  tags: task.tags !== null && task.tags.length > 0 ? task.tags : undefined,
+  project: task.project ?? undefined,
+  batch: task.batch ?? undefined,
+});
+
+export function currentTaskView(task: Task): CurrentTask {
   return {
-    task_id: task.taskId,
+    ...commonFields(task),
     ...typeDetails(task),
-    status,
-    ...(task.instruction !== null ? { instruction: task.instruction } : {}),
-    ...(task.callbackUrl !== null ? { callback_url: task.callbackUrl } : {}),
-    ...own,
-    created_at: task.createdAt.toISOString(),
-    updated_at: task.updatedAt.toISOString(),
-    ...(task.completedAt !== null ? { completed_at: task.completedAt.toISOString() } : {}),
-    ...(task.customerReviewStatus !== null ? { customer_review_status: task.customerReviewStatus } : {}),
-    ...(task.timesRedone > 0 ? { times_redone: task.timesRedone } : {}),
-    metadata: task.metadata,
-    ...(task.project !== null ? { project_param_version: task.projectParamVersion } : {}),
-    audits: task.audits.map((a) => ({
-      audited_by: a.auditedBy,
-      audited_at: a.auditedAt.toISOString(),
-      audit_time_secs: a.auditTimeSecs,
-      audit_result: a.result,
-      audit_source: a.source,
-      ...(a.comments !== undefined ? { comments: a.comments } : {}),
-    })),
-    ...(task.uniqueId !== null ? { unique_id: task.uniqueId } : {}),
-    ...(task.tags !== null && task.tags.length > 0 ? { tags: task.tags } : {}),
-    ...(task.project !== null ? { project: task.project } : {}),
-    ...(task.batch !== null ? { batch: task.batch } : {}),
+    status: task.status,
+    callback_completed: task.callbackCompleted ?? undefined,
   };
 }
 
-export function currentTaskView(task: Task): CurrentTask {
-  return taskFields(task, task.status, {
-    ...(task.callbackCompleted !== null ? { callback_completed: task.callbackCompleted } : {}),
-  });
-}
-
 export function legacyTaskView(task: Task): LegacyTask {
-  // The older generation has no `error` status: it shows a completed task with response.error.
-  return taskFields(task, task.status === 'error' ? 'completed' : task.status, {
-    ...(task.callbackCompleted !== null ? { callback_succeeded: task.callbackCompleted } : {}),
+  return {
+    ...commonFields(task),
+    ...typeDetails(task),
+    // The older generation has no `error` status: it shows a completed task with response.error.
+    status: task.status === 'error' ? 'completed' : task.status,
+    callback_succeeded: task.callbackCompleted ?? undefined,
     urgency: task.urgency,
-  });
+  };
 }
 
 /** A task as the generation that created it shows it (in its callback). */
@@ -101,7 +104,7 @@ const listed =
       task_id: whole.task_id,
       status: whole.status as W['status'],
       metadata: whole.metadata,
-      ...(project !== undefined ? { project } : {}),
+      project: project,
       ...url,
     };
   };
@@ -112,7 +115,7 @@ export const currentTaskListView = (page: TaskPage, limit: number, shape: ListSh
   limit,
   offset: page.offset,
   has_more: page.hasMore,
-  ...(page.nextToken ? { next_token: page.nextToken } : {}),
+  next_token: page.nextToken || undefined,
 });
 
 export const legacyTaskListView = (
@@ -135,12 +138,12 @@ export function statusesFor(generation: Generation, status: TaskStatus): TaskSta
 }
 
 export const callbackHistoryView = (attempts: CallbackAttempt[]): Current['schemas']['CallbackAttemptList'] => ({
-  docs: attempts.map((a) => ({
+  docs: attempts.map((a): Current['schemas']['CallbackAttemptList']['docs'][number] => ({
     event: a.event,
     attempted_at: a.attemptedAt.toISOString(),
     url: a.url,
-    ...(a.statusCode !== null ? { status_code: a.statusCode } : {}),
-    ...(a.error !== null ? { error: a.error } : {}),
+    status_code: a.statusCode ?? undefined,
+    error: a.error ?? undefined,
     duration_ms: a.durationMs,
   })),
 });

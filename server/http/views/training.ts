@@ -16,7 +16,7 @@ export function trainingTaskView(task: TrainingTask): Schemas['TrainingTask'] {
       type: task.type,
       params: task.params,
       expected_response: task.expectedResponse,
-      ...(task.initialResponse !== null ? { initial_response: task.initialResponse } : {}),
+      initial_response: task.initialResponse ?? undefined,
     }),
     kind: task.kind,
     created_at: task.createdAt.toISOString(),

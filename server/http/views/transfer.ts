@@ -13,24 +13,27 @@ export function importView(r: ImportRecord, refused: RefusedLine[]): Schemas['Im
     // An upload is answered only once received: `receiving` is never shown.
     state: r.state === 'receiving' ? 'queued' : r.state,
     format: r.format,
-    ...(s.type !== undefined
-      ? { type: stored<Schemas['TaskType']>(s.type === 'documentranscription' ? 'documenttranscription' : s.type) }
-      : {}),
-    ...(s.project !== undefined ? { project: s.project } : {}),
-    ...(s.batch !== undefined ? { batch: s.batch } : {}),
-    ...(s.sourceUrl !== undefined ? { source_url: s.sourceUrl } : {}),
+    type:
+      s.type !== undefined ? stored<Schemas['TaskType']>(s.type === 'documentranscription' ? 'documenttranscription' : s.type) : undefined,
+    project: s.project,
+    batch: s.batch,
+    source_url: s.sourceUrl,
     bytes_total: r.bytesTotal,
     bytes_read: r.bytesRead,
     lines_read: r.linesRead,
     created: r.created,
     duplicates: r.duplicates,
     refused: r.refused,
-    refused_lines: refused.map((l) => ({ line: l.line, status_code: l.statusCode, error: l.error })),
+    refused_lines: refused.map((l): Schemas['Import']['refused_lines'][number] => ({
+      line: l.line,
+      status_code: l.statusCode,
+      error: l.error,
+    })),
     max_refused_share: r.maxRefusedShare,
-    ...(r.error !== null ? { error: r.error } : {}),
+    error: r.error ?? undefined,
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
-    ...(r.finishedAt !== null ? { finished_at: r.finishedAt.toISOString() } : {}),
+    finished_at: r.finishedAt !== null ? r.finishedAt.toISOString() : undefined,
   };
 }
 
@@ -44,14 +47,16 @@ export function exportView(r: ExportRecord, link: { url: string; expiresAt: Date
     tasks_total: r.tasksTotal,
     tasks_written: r.tasksWritten,
     skipped: r.skipped.slice(0, 100),
-    ...(r.state === 'completed' && r.sizeBytes !== null ? { size_bytes: r.sizeBytes } : {}),
-    ...(exportTarget(r) !== null ? { target: exportTarget(r)! } : {}),
-    ...(r.state === 'completed' && exportTargetUrl(r) !== null ? { target_url: exportTargetUrl(r)! } : {}),
-    ...(link ? { file_name: link.fileName, download_url: link.url, download_expires_at: link.expiresAt.toISOString() } : {}),
-    ...(r.state === 'completed' && r.expiresAt !== null ? { expires_at: r.expiresAt.toISOString() } : {}),
-    ...(r.error !== null ? { error: r.error } : {}),
+    size_bytes: r.state === 'completed' ? (r.sizeBytes ?? undefined) : undefined,
+    target: exportTarget(r) !== null ? exportTarget(r)! : undefined,
+    target_url: r.state === 'completed' && exportTargetUrl(r) !== null ? exportTargetUrl(r)! : undefined,
+    file_name: link?.fileName,
+    download_url: link?.url,
+    download_expires_at: link?.expiresAt.toISOString(),
+    expires_at: r.state === 'completed' && r.expiresAt !== null ? r.expiresAt.toISOString() : undefined,
+    error: r.error ?? undefined,
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
-    ...(r.finishedAt !== null ? { finished_at: r.finishedAt.toISOString() } : {}),
+    finished_at: r.finishedAt !== null ? r.finishedAt.toISOString() : undefined,
   };
 }

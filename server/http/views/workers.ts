@@ -15,7 +15,7 @@ export function workerView(w: WorkerRecord): Current['schemas']['Worker'] {
     calibrator: w.calibrator,
     status: w.status,
     created_at: w.createdAt.toISOString(),
-    ...(w.lastSeenAt ? { last_seen_at: w.lastSeenAt.toISOString() } : {}),
+    last_seen_at: w.lastSeenAt ? w.lastSeenAt.toISOString() : undefined,
   };
 }
 
@@ -39,7 +39,7 @@ export function workerTokenView(t: WorkerTokenRecord): Workforce['schemas']['Wor
     token_id: t.tokenId,
     name: t.name ?? '',
     created_at: t.createdAt.toISOString(),
-    ...(t.expiresAt ? { expires_at: t.expiresAt.toISOString() } : {}),
-    ...(t.lastUsedAt ? { last_used_at: t.lastUsedAt.toISOString() } : {}),
+    expires_at: t.expiresAt ? t.expiresAt.toISOString() : undefined,
+    last_used_at: t.lastUsedAt ? t.lastUsedAt.toISOString() : undefined,
   };
 }
