@@ -167,7 +167,7 @@ async function completeBatchIfDone(repos: Repositories, batch: Batch, now: Date)
           event: 'batch_completed',
           subject: batch.name,
           url: batch.callback,
-          payload: { batch: repos.payloads.batch(batch), counts: counts3 },
+          payload: repos.payloads.batchCompleted(batch, counts3),
         },
         now,
       ),

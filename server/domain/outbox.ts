@@ -39,13 +39,7 @@ export function taskCallback(
   // An error of failed attachments has its own callback; any other error (a test-mode task's chosen
   // one, decision 19) is sent as a completion, the task in `error` with its `{error}` response.
   const failed = task.status === 'error' && attachments.length > 0;
-  const payload: Json = failed
-    ? {
-        task_id: task.taskId,
-        error: (task.response as { error?: string } | null)?.error ?? 'The task ran into an error.',
-        attachments: attachments.map(({ url, statusCode }) => ({ statusCode, url })),
-      }
-    : { task_id: task.taskId, response: payloads.response ? payloads.response(task) : task.response, task: payloads.task(task) };
+  const payload = failed ? payloads.attachmentError(task, attachments) : payloads.taskCompleted(task);
   return newOutboxMessage(
     {
       accountId: task.accountId,

@@ -341,12 +341,12 @@ export interface OutboxRepository {
  * callback, in the transaction of the change, so the stored payload is the task as it was then.
  */
 export interface CallbackPayloads {
-  /** A task as the generation that created it shows it. */
-  task(task: Task): Json;
-  /** A batch as the batchCompleted webhook shows it. */
-  batch(batch: Batch): Json;
-  /** A task's response as its callback shows it (files as links, decision record 24); the stored one when absent. */
-  response?(task: Task): Json | null;
+  /** The taskCompleted webhook's body: the task as the generation that created it shows it. */
+  taskCompleted(task: Task): Json;
+  /** The attachmentError webhook's body: the attachments that could not be fetched. */
+  attachmentError(task: Task, attachments: { url: string; statusCode: number }[]): Json;
+  /** The batchCompleted webhook's body. */
+  batchCompleted(batch: Batch, counts: { completed: number; canceled: number; error: number }): Json;
 }
 
 /**

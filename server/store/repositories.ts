@@ -58,14 +58,10 @@ function repositories(
   return repos;
 }
 /** For a unit of work that queues no callback (a tool that only reads or seeds): asking for a payload is a bug. */
-const noCallbackPayloads: CallbackPayloads = {
-  task: () => {
-    throw new Error('This unit of work was opened without callback payloads (unitOfWork(store, payloads)).');
-  },
-  batch: () => {
-    throw new Error('This unit of work was opened without callback payloads (unitOfWork(store, payloads)).');
-  },
+const noPayloads = () => {
+  throw new Error('This unit of work was opened without callback payloads (unitOfWork(store, payloads)).');
 };
+const noCallbackPayloads: CallbackPayloads = { taskCompleted: noPayloads, attachmentError: noPayloads, batchCompleted: noPayloads };
 
 /**
  * The repositories on a store. `payloads` renders queued callbacks (the HTTP layer's views, which

@@ -25,7 +25,7 @@ function errorsWith(plant: { rel: string; from: string; to: string } | null, rep
     host.getSourceFile = (name, language, onError, fresh) =>
       path.normalize(name) === target ? ts.createSourceFile(name, planted, language) : getSourceFile(name, language, onError, fresh);
   }
-  const program = ts.createProgram([file('server/app.ts')], config.options, host, previous);
+  const program = ts.createProgram([file('server/app.ts'), file(reportIn)], config.options, host, previous);
   previous = program;
   const source = program.getSourceFile(file(reportIn))!;
   return program.getSemanticDiagnostics(source).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
@@ -75,6 +75,14 @@ describe('the typed HTTP boundary', { timeout: 120_000 }, () => {
       'server/http/views/tasks.ts',
     );
     expect(errors.join('\n')).toMatch(/callback_succeded/);
+  });
+
+  it("fails when a callback's body misspells a field of its webhook", () => {
+    const errors = errorsWith(
+      { rel: 'server/http/views/callbacks.ts', from: 'error: stored<', to: 'eror: stored<' },
+      'server/http/views/callbacks.ts',
+    );
+    expect(errors.join('\n')).toMatch(/eror/);
   });
 
   it('fails when a view leaves out a required field', () => {

@@ -68,10 +68,6 @@ export function legacyTaskView(task: Task): LegacyTask {
   };
 }
 
-/** A task as the generation that created it shows it (in its callback). */
-export const taskViewOf = (task: Task): CurrentTask | LegacyTask =>
-  task.generation === 'legacy' ? legacyTaskView(task) : currentTaskView(task);
-
 /** How a list shows its tasks (`include_attachment_url`, `limited_response`). */
 export interface ListShape {
   attachmentUrl: boolean;
