@@ -4,7 +4,7 @@
 import express, { type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 
-import type { Clock } from './domain/clock.ts';
+import { type Clock, wallClock } from './domain/clock.ts';
 import { cloneJson } from '../shared/json.ts';
 import type { Generation } from './domain/model.ts';
 import type { UnitOfWork } from './domain/ports.ts';
@@ -99,15 +99,17 @@ export function handlerTable(
   transfer?: TransferDeps,
   storage?: StorageSettings,
   results?: ResultLinks,
+  now?: Clock,
 ): HandlerTable<Operations['current']> | HandlerTable<Operations['legacy']> {
   return contract.generation === 'legacy'
-    ? legacyHandlers({ uow, contract, work, ...(results ? { results } : {}) })
+    ? legacyHandlers({ uow, contract, work, now, ...(results ? { results } : {}) })
     : currentHandlers({
         uow,
         contract,
         identity,
         work,
         identityDeps,
+        now,
         ...(transfer ? { transfer } : {}),
         ...(storage ? { storage } : {}),
         ...(results ? { results } : {}),
@@ -117,7 +119,7 @@ export function handlerTable(
 export function createApp(generation: Generation, deps: AppDeps) {
   const contract = loadContract(generation);
   const access = accessTable(contract);
-  const now = deps.now ?? (() => new Date());
+  const now = deps.now ?? wallClock;
   // The handlers see the store through the running operation's transaction where it records an
   // activity (http/activity.ts): the change and its entry commit together.
   const handlers = recordedHandlers(
@@ -130,6 +132,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
       deps.transfer,
       deps.storage,
       deps.results,
+      now,
     ),
     access,
     deps.uow,

@@ -3,6 +3,7 @@
 // authentications. The key (or the session and its mode) decides the account and the mode.
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import { wallClock } from '../domain/clock.ts';
 import { hashKey } from '../domain/accounts.ts';
 import type { Caller } from '../domain/model.ts';
 import type { AuthenticatedKey, UnitOfWork } from '../domain/ports.ts';
@@ -49,7 +50,7 @@ export function limitLog(logger: Pick<Logger, 'warn'> | undefined, everyMs = 60_
   return (limit: string, subject: Record<string, string>, retryAfter: number) => {
     if (!logger) return;
     const key = `${limit} ${JSON.stringify(subject)}`;
-    const now = Date.now();
+    const now = performance.now();
     if ((said.get(key) ?? -Infinity) > now - everyMs) return;
     said.delete(key);
     said.set(key, now);
@@ -96,7 +97,7 @@ export function tokenBuckets(perSecond: number, burst: number, shared?: SharedBu
     return lease && lease.until > now ? lease : null;
   };
   const retryAfter = (key: string): number => {
-    const now = Date.now();
+    const now = performance.now();
     if (!shared) {
       const tokens = level(key, now);
       return tokens >= 1 ? 0 : secondsUntilOne(tokens, perSecond);
@@ -114,7 +115,7 @@ export function tokenBuckets(perSecond: number, burst: number, shared?: SharedBu
     retryAfter,
     /** Gives a token back to `key`'s bucket: what was taken turned out not to count. */
     giveBack(key: string): Promise<void> {
-      const now = Date.now();
+      const now = performance.now();
       if (!shared) {
         if (local.has(key)) remember(local, key, { tokens: Math.min(burst, level(key, now) + 1), at: now });
         return Promise.resolve();
@@ -123,12 +124,12 @@ export function tokenBuckets(perSecond: number, burst: number, shared?: SharedBu
       givenBack.set(key, Infinity);
       return shared.giveBack(key, perSecond, burst, 1).finally(() => {
         blockedUntil.delete(key);
-        remember(givenBack, key, Date.now());
+        remember(givenBack, key, performance.now());
       });
     },
     /** Takes a token from `key`'s bucket: 0, or the seconds to wait when it had none. */
     take(key: string): number | Promise<number> {
-      const now = Date.now();
+      const now = performance.now();
       if (!shared) {
         const tokens = level(key, now);
         if (tokens < 1) return secondsUntilOne(tokens, perSecond);
@@ -141,7 +142,7 @@ export function tokenBuckets(perSecond: number, burst: number, shared?: SharedBu
         return 0;
       }
       return shared.take(key, perSecond, burst, ahead).then(({ taken, tokens }) => {
-        const at = Date.now();
+        const at = performance.now();
         // Empty, as of this statement: remembered, unless a token came back since it started (then
         // the next take asks the database again).
         if (tokens < 1 && (givenBack.get(key) ?? -Infinity) < now) remember(blockedUntil, key, at + ((1 - tokens) / perSecond) * 1000);
@@ -334,7 +335,7 @@ export function authenticate(
       const wait = failures.retryAfter(address, key ? `key:${keyHash}` : undefined);
       if (wait > 0) throw tooManyFailures(wait);
       const later = countLater?.applies(req) === true;
-      const now = identity?.now() ?? new Date();
+      const now = (identity?.now ?? wallClock)();
       const found = key ? await uow.accounts.authenticate(keyHash, { ...(later ? { countLater: true } : {}), now }) : null;
       if (!found) {
         if (key) failures.disproven(`key:${keyHash}`);

@@ -1,5 +1,6 @@
 // Handlers of tag Identity (issue 34): members, sessions, single sign-on, scoped API keys and the
 // activity log. Who may call each is the access table's business (access.ts), not these handlers'.
+import { wallClock } from '../domain/clock.ts';
 import { DomainError, notFound } from '../domain/errors.ts';
 import { listActivity, type ActivityFilters, type ActorType } from '../domain/identity/activity.ts';
 import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from '../domain/identity/keys.ts';
@@ -459,7 +460,7 @@ export function identityHandlers(uow: UnitOfWork, deps: IdentityDeps | undefined
 function defaultIdentityDeps(): IdentityDeps {
   return {
     settings: { passwordCost: 15, linkTtlMs: 7 * 86_400_000, idleMs: 3_600_000, maxMs: 43_200_000 },
-    now: () => new Date(),
+    now: wallClock,
     publicUrl: 'http://127.0.0.1:8080',
     notices: null,
     oidc: {

@@ -1,5 +1,6 @@
 // Handlers of the quality loop (issue 19): the current generation's tag Quality (the policy, the
 // project's figures, promotion of an audited task) and the worker API's own figures.
+import { wallClock } from '../domain/clock.ts';
 import { projectQuality } from '../domain/quality/metrics.ts';
 import { getQualityPolicy, setQualityPolicy } from '../domain/quality/policy.ts';
 import { promoteTask } from '../domain/quality/promote.ts';
@@ -14,6 +15,7 @@ import type { WorkerApiDeps } from './workforce/deps.ts';
 export function qualityHandlers({
   uow,
   contract,
+  now = wallClock,
 }: HandlerDeps): Pick<
   HandlerTable<Operations['current']>,
   'getProjectQualityPolicy' | 'setProjectQualityPolicy' | 'getProjectQuality' | 'promoteTask'
@@ -22,11 +24,11 @@ export function qualityHandlers({
     getProjectQualityPolicy: async ({ caller, path, query }) =>
       qualityPolicyView(await getQualityPolicy(uow, caller, path.projectName, query.version)),
     setProjectQualityPolicy: async ({ caller, path, body }) =>
-      qualityPolicyView(await setQualityPolicy(uow, caller, path.projectName, body, new Date())),
+      qualityPolicyView(await setQualityPolicy(uow, caller, path.projectName, body, now())),
     getProjectQuality: async ({ caller, path, query }) =>
       projectQualityView(
         caller.account.accountId,
-        await projectQuality(uow, caller, path.projectName, parseTimeFilter('since', query.since), new Date()),
+        await projectQuality(uow, caller, path.projectName, parseTimeFilter('since', query.since), now()),
       ),
     promoteTask: async ({ caller, path, body }) =>
       trainingTaskView(
@@ -36,7 +38,7 @@ export function qualityHandlers({
           path.taskId,
           { kind: body.kind, initialResponse: body.initial_response },
           contract.checkResponse,
-          new Date(),
+          now(),
         ),
       ),
   };

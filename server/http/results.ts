@@ -1,6 +1,7 @@
 // GET /v1/task/{taskId}/files/{file} (tag Tasks, current generation): a part of a task's response
 // kept as a file (server/results/files.ts, decision record 24). The link's signature and expiry
 // and the caller's key are all checked: a link opens one file of one task, for its account and mode.
+import { wallClock } from '../domain/clock.ts';
 import { createHmac, randomBytes } from 'node:crypto';
 import { notFound } from '../domain/errors.ts';
 import { getTask } from '../domain/task-reads.ts';
@@ -19,7 +20,7 @@ export function defaultResultLinks(): ResultLinks {
     { inlineMaxBytes: 1024 ** 2, linkMs: 604_800_000, dir: './data/results' },
     (purpose, message) => createHmac('sha256', key).update(`${purpose}\n${message}`).digest('base64url'),
     () => 'http://localhost',
-    () => new Date(),
+    wallClock,
   );
 }
 

@@ -1,5 +1,6 @@
 // Handlers of tag "Storage" (current generation): an account's connections to its buckets, each
 // tested against the bucket before it is kept (server/storage/s3.ts).
+import { wallClock } from '../domain/clock.ts';
 import { DomainError, notFound } from '../domain/errors.ts';
 import { newTaskId } from '../domain/ids.ts';
 import { recordActivity } from '../domain/identity/activity.ts';
@@ -12,7 +13,7 @@ import { storageConnectionView } from './views/storage.ts';
 
 type Request<Id extends keyof Operations['current']> = OperationRequest<Operations['current'][Id]>;
 
-export function storageHandlers({ uow, storage = defaultStorageSettings }: HandlerDeps) {
+export function storageHandlers({ uow, storage = defaultStorageSettings, now = wallClock }: HandlerDeps) {
   return {
     async createStorageConnection(request: Request<'createStorageConnection'>) {
       const { body, caller } = request;
@@ -41,21 +42,21 @@ export function storageHandlers({ uow, storage = defaultStorageSettings }: Handl
         );
       const failure = await testBucket(access, storage);
       if (failure) throw new DomainError('invalid', failure.message, failure.code);
-      const now = new Date();
+      const at = now();
       const { secretAccessKey, ...shown } = access;
       const connection = {
         ...shown,
-        connectionId: `stc_${newTaskId(now)}`,
+        connectionId: `stc_${newTaskId(at)}`,
         accountId: caller.account.accountId,
         mode: caller.mode,
         media: body.media ?? 'proxy',
-        createdAt: now,
+        createdAt: at,
       };
       // Kept and logged in one transaction, after the bucket's test (which holds none).
       const kept = await uow.transaction(async (repos) => {
         if (!(await repos.storage.insert(connection, secretAccessKey))) return false;
         const target = { type: 'storage_connection', id: connection.connectionId };
-        await recordActivity(repos, requestActivity(request, 'storage_connection.created', target, now));
+        await recordActivity(repos, requestActivity(request, 'storage_connection.created', target, at));
         return true;
       });
       if (!kept) {

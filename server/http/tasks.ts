@@ -1,5 +1,6 @@
 // Handlers of the task operations (tags Tasks and Task creation), shared by both generations: the
 // generation's views make the difference.
+import { type Clock, wallClock } from '../domain/clock.ts';
 import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
 import type { Generation, Json, Task } from '../domain/model.ts';
 import type { UnitOfWork } from '../domain/ports.ts';
@@ -47,6 +48,8 @@ export interface HandlerDeps {
   storage?: StorageSettings;
   /** Responses kept as files: their links and settings (config.results); defaults when absent. */
   results?: ResultLinks;
+  /** The server's clock (domain/clock.ts): what a handler records as now; the wall clock when absent. */
+  now?: Clock;
 }
 
 /** The request of an operation whose types are the same in both generations. */
@@ -97,7 +100,10 @@ export function unknownCreationTypes(contract: Contract): RequestHandler {
   };
 }
 
-export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: HandlerDeps, views: TaskViews<TaskWire, ListWire>) {
+export function taskHandlers<TaskWire, ListWire>(
+  { uow, contract, work, now = wallClock }: HandlerDeps,
+  views: TaskViews<TaskWire, ListWire>,
+) {
   const gen: Generation = contract.generation;
 
   /** Every task creation operation: the path names the type. */
@@ -113,7 +119,7 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: Handle
         body: body ?? {},
         paramNames: op.paramNames,
         checkMerged: op.checkMerged,
-        now: new Date(),
+        now: now(),
         idempotency,
         countLiveRequest: liveRequest?.counted === false,
         render: (task) => {
@@ -134,7 +140,7 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: Handle
 
   return {
     create,
-    getTask: async ({ path, caller }: Shared<'getTask'>) => views.task(await getTask(uow, caller, path.taskId, new Date())),
+    getTask: async ({ path, caller }: Shared<'getTask'>) => views.task(await getTask(uow, caller, path.taskId, now())),
     async listTasks({ query: q, caller }: { query: TaskListQuery; caller: Shared<'listTasks'>['caller'] }) {
       const filters = taskFilters(q, gen);
       const limit = q.limit ?? 100;
@@ -169,32 +175,32 @@ export function taskHandlers<TaskWire, ListWire>({ uow, contract, work }: Handle
         taskFilters(filterParams, gen),
         q.limit ?? 100,
         flag(q.clear_unique_id),
-        new Date(),
+        now(),
       );
       noteActivity({ details: { canceled: taskIds.length, filters: filterParams as Json } });
       return { canceled: taskIds.length, task_ids: taskIds, has_more: hasMore };
     },
     async cancelTask({ path, query, caller }: Shared<'cancelTask'>) {
       const clear = flag(query.clear_unique_id);
-      return views.task(await cancelTask(uow, caller, path.taskId, clear, new Date()));
+      return views.task(await cancelTask(uow, caller, path.taskId, clear, now()));
     },
     setTaskMetadata: async ({ path, body, caller }: Shared<'setTaskMetadata'>) =>
-      views.task(await setTaskMetadata(uow, caller, path.taskId, body, new Date())),
+      views.task(await setTaskMetadata(uow, caller, path.taskId, body, now())),
     setTaskUniqueId: async ({ path, body, caller }: Shared<'setTaskUniqueId'>) =>
-      views.task(await setTaskUniqueId(uow, caller, path.taskId, body.unique_id, new Date())),
+      views.task(await setTaskUniqueId(uow, caller, path.taskId, body.unique_id, now())),
     deleteTaskUniqueId: async ({ path, caller }: Shared<'deleteTaskUniqueId'>) =>
-      views.task(await deleteTaskUniqueId(uow, caller, path.taskId, new Date())),
+      views.task(await deleteTaskUniqueId(uow, caller, path.taskId, now())),
     addTaskTags: async ({ path, body, caller }: Shared<'addTaskTags'>) =>
-      views.task(await addTaskTags(uow, caller, path.taskId, body, new Date())),
+      views.task(await addTaskTags(uow, caller, path.taskId, body, now())),
     putTaskTags: async ({ path, body, caller }: Shared<'putTaskTags'>) =>
-      views.task(await addTaskTags(uow, caller, path.taskId, body, new Date())),
+      views.task(await addTaskTags(uow, caller, path.taskId, body, now())),
     removeTaskTags: async ({ path, body, caller }: Shared<'removeTaskTags'>) =>
-      views.task(await removeTaskTags(uow, caller, path.taskId, body ?? [], new Date())),
+      views.task(await removeTaskTags(uow, caller, path.taskId, body ?? [], now())),
     listTaskCallbacks: async ({ path, caller }: Shared<'listTaskCallbacks'>) =>
       callbackHistoryView(await listTaskCallbacks(uow, caller, path.taskId)),
     redeliverTaskCallback: async ({ path, caller }: Shared<'redeliverTaskCallback'>) =>
-      views.task(await redeliverTaskCallback(uow, caller, path.taskId, new Date())),
+      views.task(await redeliverTaskCallback(uow, caller, path.taskId, now())),
     auditTask: async ({ path, body, caller }: Shared<'auditTask'>) =>
-      views.task(await auditTask(uow, caller, path.taskId, body, new Date(), work)),
+      views.task(await auditTask(uow, caller, path.taskId, body, now(), work)),
   };
 }

@@ -1,6 +1,7 @@
 // Handlers of the training and evaluation task operations (tag "Training and evaluation"), for
 // either generation: creation per kind and type (the seed's misspelt paths and their aliases),
 // retrieval and lists.
+import { wallClock } from '../domain/clock.ts';
 import type { components } from '../../generated/current.ts';
 import type { Json } from '../domain/model.ts';
 import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
@@ -58,7 +59,7 @@ export function trainingCreations(contract: Contract): Map<string, TrainingCreat
   return creations;
 }
 
-export function trainingHandlers({ uow, contract }: HandlerDeps) {
+export function trainingHandlers({ uow, contract, now = wallClock }: HandlerDeps) {
   const creations = trainingCreations(contract);
 
   /** Every training and evaluation task creation operation: the path names the kind and the type. */
@@ -73,7 +74,7 @@ export function trainingHandlers({ uow, contract }: HandlerDeps) {
         // Typed before the contract checked it (app.ts), as every creation's body; the answers as sent.
         body: body ?? {},
         paramNames: op.paramNames,
-        now: new Date(),
+        now: now(),
         idempotency,
         render: (task) => JSON.stringify(trainingTaskView(task)),
       });

@@ -1,6 +1,7 @@
 // Handlers of tag "Imports and exports" (current generation): POST /v1/imports streams the file
 // into the import's pieces (server/transfer/imports.ts), POST /v1/exports asks for a file of the
 // list's matches (server/transfer/exports.ts); both are then done by a server process's worker.
+import { wallClock } from '../domain/clock.ts';
 import { createHmac, randomBytes } from 'node:crypto';
 import { readConfig } from '../config.ts';
 import { invalid, notFound } from '../domain/errors.ts';
@@ -26,7 +27,7 @@ function defaultTransferDeps(): TransferDeps {
     ...readConfig({}).transfer,
     allowPrivateNetworks: [],
     sign: (purpose, message) => createHmac('sha256', key).update(`${purpose}\n${message}`).digest('base64url'),
-    now: () => new Date(),
+    now: wallClock,
   };
 }
 

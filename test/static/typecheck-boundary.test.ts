@@ -126,3 +126,35 @@ describe('the views', () => {
     expect(conditionalSpreads('planted.ts', planted)).toEqual(['planted.ts:1: ...(x !== null ? { callback_succeded: x } : {})']);
   });
 });
+
+/** The places in `source` that read the wall clock themselves: `new Date()` and `Date.now()`. */
+function wallClockReads(name: string, source: string): string[] {
+  const found: string[] = [];
+  const sourceFile = ts.createSourceFile(name, source, ts.ScriptTarget.Latest, true);
+  const visit = (node: ts.Node) => {
+    const read =
+      (ts.isNewExpression(node) && node.expression.getText() === 'Date' && (node.arguments?.length ?? 0) === 0) ||
+      (ts.isCallExpression(node) && node.expression.getText() === 'Date.now');
+    if (read) found.push(`${name}:${sourceFile.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${node.getText()}`);
+    ts.forEachChild(node, visit);
+  };
+  visit(sourceFile);
+  return found;
+}
+
+describe('the HTTP layer', () => {
+  it("reads the server's one clock (domain/clock.ts, which a test moves), never the wall clock itself", () => {
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true }))
+        if (entry.isDirectory()) walk(path.join(dir, entry.name));
+        else if (entry.name.endsWith('.ts')) files.push(path.join(dir, entry.name));
+    };
+    walk(file('server/http'));
+    expect(files.length).toBeGreaterThan(20);
+    expect(files.flatMap((f) => wallClockReads(path.relative(root, f), readFileSync(f, 'utf8')))).toEqual([]);
+    // The check finds the forms it refuses (a date parsed from a value is no clock reading).
+    const planted = 'const a = new Date();\nconst b = Date.now();\nconst c = new Date(x);';
+    expect(wallClockReads('planted.ts', planted)).toEqual(['planted.ts:1: new Date()', 'planted.ts:2: Date.now()']);
+  });
+});

@@ -1,5 +1,6 @@
 // Worker identity (issue 18): log in and out, who am I, API tokens (worker API), and the account's
 // own workers (current generation, tag Workforce).
+import { wallClock } from '../../domain/clock.ts';
 import { invalid, notFound } from '../../domain/errors.ts';
 import { resetOperatorStanding, resetStanding } from '../../domain/quality/qualification.ts';
 import {
@@ -44,7 +45,7 @@ export function identityHandlers({ uow, identity, now }: WorkerApiDeps): WorkerA
     async logoutWorker({ worker, credential }) {
       if (credential.kind !== 'session')
         throw invalid('This is an API token, not a session; revoke it with DELETE /worker/v1/tokens/{tokenId}.');
-      await logout(uow, worker.workerId, credential.tokenId, new Date());
+      await logout(uow, worker.workerId, credential.tokenId, now());
       return new NoContent();
     },
     async getCurrentWorker({ worker }) {
@@ -55,15 +56,15 @@ export function identityHandlers({ uow, identity, now }: WorkerApiDeps): WorkerA
         uow,
         worker.workerId,
         { name: body.name, ...(body.expires_at ? { expiresAt: new Date(body.expires_at) } : {}) },
-        new Date(),
+        now(),
       );
       return { ...workerTokenView(record), token };
     },
     async listWorkerTokens({ worker }) {
-      return { docs: (await uow.workers.liveApiTokens(worker.workerId, new Date())).map(workerTokenView) };
+      return { docs: (await uow.workers.liveApiTokens(worker.workerId, now())).map(workerTokenView) };
     },
     async deleteWorkerToken({ worker, path }) {
-      await revokeApiToken(uow, worker.workerId, path.tokenId, new Date());
+      await revokeApiToken(uow, worker.workerId, path.tokenId, now());
       return new NoContent();
     },
   };
@@ -81,6 +82,7 @@ const workforceOf = (caller: Caller): Workforce => ({ accountId: caller.account.
 export function workerManagementHandlers({
   uow,
   identity = defaultIdentitySettings,
+  now = wallClock,
 }: HandlerDeps & { identity?: IdentitySettings }): Management {
   return {
     async createWorker({ caller, body }) {
@@ -95,7 +97,7 @@ export function workerManagementHandlers({
           ...(body.password !== undefined ? { password: body.password } : {}),
         },
         identity,
-        new Date(),
+        now(),
       );
       return { ...workerView(worker), ...(generatedPassword ? { initial_password: generatedPassword } : {}) };
     },
@@ -127,15 +129,15 @@ export function workerManagementHandlers({
             ...(body.roles !== undefined ? { roles: body.roles } : {}),
             ...(body.calibrator !== undefined ? { calibrator: body.calibrator } : {}),
           },
-          new Date(),
+          now(),
         ),
       );
     },
     async removeWorker({ caller, path }) {
-      return workerView(await removeWorker(uow, workforceOf(caller), path.workerId, new Date()));
+      return workerView(await removeWorker(uow, workforceOf(caller), path.workerId, now()));
     },
     async pauseWorker({ caller, path }) {
-      return workerView(await changeWorker(uow, workforceOf(caller), path.workerId, { status: 'paused' }, new Date()));
+      return workerView(await changeWorker(uow, workforceOf(caller), path.workerId, { status: 'paused' }, now()));
     },
     async unpauseWorker({ caller, path, body }) {
       const accountId = caller.account.accountId;
@@ -149,18 +151,18 @@ export function workerManagementHandlers({
           throw invalid(
             `${path.workerId} is a worker of the operator's workforce: only their standing in one of your projects can be reset (give project).`,
           );
-        return { worker: path.workerId, project, state: await resetOperatorStanding(uow, accountId, path.workerId, project, new Date()) };
+        return { worker: path.workerId, project, state: await resetOperatorStanding(uow, accountId, path.workerId, project, now()) };
       }
       // An unknown project changes nothing, the worker's own pause included. A test-mode worker
       // does no work, so has no standing to reset: a test key's project is only checked.
       if (project !== undefined && !(await uow.projects.get(accountId, caller.mode, project)))
         throw notFound(`Project "${project}" not found.`);
-      const worker = await changeWorker(uow, workforceOf(caller), path.workerId, { status: 'active' }, new Date());
-      if (project !== undefined && caller.mode === 'live') await resetStanding(uow, accountId, worker.workerId, project, new Date());
+      const worker = await changeWorker(uow, workforceOf(caller), path.workerId, { status: 'active' }, now());
+      if (project !== undefined && caller.mode === 'live') await resetStanding(uow, accountId, worker.workerId, project, now());
       return workerView(worker);
     },
     async resetWorkerPassword({ caller, path, body }) {
-      const reset = await resetPassword(uow, workforceOf(caller), path.workerId, body?.password, identity, new Date());
+      const reset = await resetPassword(uow, workforceOf(caller), path.workerId, body?.password, identity, now());
       return {
         worker_id: reset.worker.workerId,
         revoked_tokens: reset.revokedTokens,

@@ -1,5 +1,6 @@
 // Staffing of projects and batches, and who worked on a task (current generation, tag Workforce;
 // issue 18). The rules are in domain/workforce/staffing.ts and assignments.ts.
+import { wallClock } from '../../domain/clock.ts';
 import type { Caller } from '../../domain/model.ts';
 import { putStaffing, staffingInForce, type StaffingScope, type StaffingSource } from '../../domain/workforce/staffing.ts';
 import type { Staffing } from '../../domain/workforce/model.ts';
@@ -35,7 +36,7 @@ async function setStaffing(deps: HandlerDeps, caller: Caller, scope: StaffingSco
     caller,
     scope,
     { attempt: body.attempt, review: body.review, reviewFirst: sampling.new_worker_tasks, reviewRate: sampling.rate },
-    new Date(),
+    (deps.now ?? wallClock)(),
   );
   return staffingView(await staffingInForce(deps.uow, caller, scope));
 }
