@@ -70,6 +70,28 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('tasks
     expect(seen.body).toMatchObject({ task_id: created.body.task_id, status: 'completed', urgency: 'day' });
   });
 
+  it("shows a task's fields in the order they always had, in both generations", async () => {
+    const created = await current('POST', '/v1/task/categorization', {
+      json: { ...categorization, unique_id: `order-${db}`, tags: ['a'] },
+    });
+    const order = {
+      current: ['task_id', 'type', 'params', 'response', 'status', 'instruction', 'callback_url', 'callback_completed'],
+      legacy: ['task_id', 'type', 'params', 'response', 'status', 'instruction', 'callback_url', 'callback_succeeded', 'urgency'],
+    };
+    const rest = ['created_at', 'updated_at', 'completed_at', 'customer_review_status', 'times_redone', 'metadata'];
+    const tail = ['project_param_version', 'audits', 'unique_id', 'tags', 'project', 'batch'];
+    for (const [gen, call] of [
+      ['current', current],
+      ['legacy', legacy],
+    ] as const) {
+      const seen = await call('GET', `/v1/task/${created.body.task_id}`);
+      const keys = Object.keys(seen.body);
+      const expected = [...order[gen], ...rest, ...tail].filter((k) => keys.includes(k));
+      expect(keys, gen).toEqual(expected);
+      expect(keys.slice(0, 5), gen).toEqual(['task_id', 'type', 'params', 'response', 'status']);
+    }
+  });
+
   it('takes older-generation creation as a form body (numbers, booleans and lists as strings)', async () => {
     const form =
       'callback_url=https%3A%2F%2Fexample.com%2Fcb&attachment=https%3A%2F%2Fexample.com%2Fa.jpg' +

@@ -66,7 +66,7 @@ export function linkView(
     expires_at: iso(expiresAt),
     mailed: delivery.mailed,
     url: !delivery.mailed ? delivery.url : undefined,
-    mail_error: (!delivery.mailed && delivery.mailError) || undefined,
+    mail_error: !delivery.mailed ? delivery.mailError || undefined : undefined,
   };
 }
 

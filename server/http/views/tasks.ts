@@ -48,23 +48,33 @@ const commonFields = (task: Task): CommonFields => ({
   batch: task.batch ?? undefined,
 });
 
+// The order of the fields is the one the task objects always had: id, the type's own, status,
+// instruction and callback address, the generation's own, then the rest.
 export function currentTaskView(task: Task): CurrentTask {
+  const { task_id, instruction, callback_url, ...rest } = commonFields(task);
   return {
-    ...commonFields(task),
+    task_id,
     ...typeDetails(task),
     status: task.status,
+    instruction,
+    callback_url,
     callback_completed: task.callbackCompleted ?? undefined,
+    ...rest,
   };
 }
 
 export function legacyTaskView(task: Task): LegacyTask {
+  const { task_id, instruction, callback_url, ...rest } = commonFields(task);
   return {
-    ...commonFields(task),
+    task_id,
     ...typeDetails(task),
     // The older generation has no `error` status: it shows a completed task with response.error.
     status: task.status === 'error' ? 'completed' : task.status,
+    instruction,
+    callback_url,
     callback_succeeded: task.callbackCompleted ?? undefined,
     urgency: task.urgency,
+    ...rest,
   };
 }
 
