@@ -1,8 +1,9 @@
 // The transport under the openapi-fetch clients: Basic auth (customers) or Bearer (workers),
-// User-Agent, Idempotency-Key on creations and worker submits, typed error bodies, and retries that
+// User-Agent, Idempotency-Key where the contract takes one (generated/retry.ts), typed error bodies, and retries that
 // never make a request happen twice.
 import type { Middleware } from 'openapi-fetch';
 import { HumantaskError, errorBodyOf } from './errors.ts';
+import { retryRules, type RetryRule } from '../generated/retry.ts';
 import { VERSION } from './version.ts';
 
 export interface RetryOptions {
@@ -20,39 +21,25 @@ export interface RetryOptions {
 export type FetchFn = (request: Request) => Promise<Response>;
 
 /**
- * How a request may be retried. `safe`: it may be sent again after any failure (GET, the HTTP
- * idempotent methods, operations idempotent by the API (cancel, setMetadata, adding tags,
- * finalizing a batch), and every
- * request that carries an `Idempotency-Key`). `unsafe`: only when it surely did not run (429, or
- * a connection that was refused). `legacy-cancel`: safe, except that a 500 is the older
- * generation's documented answer to cancelling a completed task, so it is not retried.
+ * How a request may be retried. `safe`: it may be sent again after any failure (GET and the other
+ * HTTP idempotent methods, POSTs the contract marks idempotent, and every request that carries an
+ * `Idempotency-Key`), except for the statuses in `final`, which are the operation's own answer (the
+ * older generation's 500 for cancelling a completed task). Otherwise only when it surely did not
+ * run (429, or a connection that was refused).
  */
-type Policy = 'safe' | 'unsafe' | 'legacy-cancel';
+interface Policy {
+  safe: boolean;
+  final: readonly number[];
+}
 
 /** The API a client speaks: a customer generation, or the worker API (`/worker/v1`). */
 export type ApiKind = 'current' | 'legacy' | 'worker';
 
-const CUSTOMER_CREATION = /^\/v1\/(?:task|training_tasks|evaluation_tasks)\/[a-z]+$/;
-// POSTs the contract defines as idempotent: a repeat changes nothing more and answers 200.
-const CUSTOMER_IDEMPOTENT_POST =
-  /^\/v1\/(?:task\/\{taskId\}\/(?:cancel|setMetadata|tags)|batches\/\{batchName\}\/(?:setMetadata|finalize|archive|unarchive)|projects\/\{projectName\}\/(?:archive|unarchive))$/;
-/**
- * POSTs that get an `Idempotency-Key` when they have none: creations; for workers, submit (the
- * server replays a retried submit's first answer).
- */
-const CREATION: Record<ApiKind, RegExp> = {
-  current: CUSTOMER_CREATION,
-  legacy: CUSTOMER_CREATION,
-  worker: /^\/v1\/assignments\/\{assignmentId\}\/submit$/,
-};
-/**
- * POSTs safe to repeat. For workers, taking work: while the worker holds an assignment, asking
- * again answers that one (same lease), so a claim whose answer was lost is not a second claim.
- */
-const IDEMPOTENT_POST: Record<ApiKind, RegExp> = {
-  current: CUSTOMER_IDEMPOTENT_POST,
-  legacy: CUSTOMER_IDEMPOTENT_POST,
-  worker: /^\/v1\/assignments\/next$/,
+/** The contract's rules (generated from each operation's `x-retry`), by API. */
+const RULES: Record<ApiKind, Readonly<Record<string, RetryRule>>> = {
+  current: retryRules.current,
+  legacy: retryRules.legacy,
+  worker: retryRules.workforce,
 };
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 
@@ -96,21 +83,20 @@ export type PolicyMap = WeakMap<Request, Policy>;
 
 export function transportMiddleware(options: TransportOptions, policies: PolicyMap): Middleware {
   const ua = userAgentAllowed() ? userAgent(options.userAgent) : undefined;
-  const creation = CREATION[options.generation];
-  const idempotentPost = IDEMPOTENT_POST[options.generation];
+  const rules = RULES[options.generation];
   return {
     onRequest({ request, schemaPath }) {
       const h = request.headers;
       const auth = options.authorization();
       if (auth !== undefined && !h.has('authorization')) h.set('authorization', auth);
       if (ua && !h.has('user-agent')) h.set('user-agent', ua);
-      let policy: Policy = SAFE_METHODS.has(request.method) ? 'safe' : 'unsafe';
-      if (request.method === 'POST') {
-        if (creation.test(schemaPath) && !h.has('idempotency-key')) h.set('idempotency-key', newIdempotencyKey());
-        if (h.has('idempotency-key') || idempotentPost.test(schemaPath)) policy = 'safe';
-        if (options.generation === 'legacy' && schemaPath.endsWith('/cancel')) policy = 'legacy-cancel';
-      }
-      policies.set(request, policy);
+      const rule = request.method === 'POST' ? rules[schemaPath] : undefined;
+      // An operation that takes a key gets one, the same on every attempt.
+      if (rule?.repeat === 'key' && !h.has('idempotency-key')) h.set('idempotency-key', newIdempotencyKey());
+      policies.set(request, {
+        safe: SAFE_METHODS.has(request.method) || rule !== undefined || h.has('idempotency-key'),
+        final: rule?.final ?? [],
+      });
       return request;
     },
     async onResponse({ request, response, schemaPath }) {
@@ -129,12 +115,12 @@ export function transportMiddleware(options: TransportOptions, policies: PolicyM
 
 function policyOf(request: Request, policies: PolicyMap): Policy {
   // A request replaced by a later middleware is not in the map: judge it by method and key.
-  return policies.get(request) ?? (SAFE_METHODS.has(request.method) || request.headers.has('idempotency-key') ? 'safe' : 'unsafe');
+  return policies.get(request) ?? { safe: SAFE_METHODS.has(request.method) || request.headers.has('idempotency-key'), final: [] };
 }
 
 function retryableStatus(status: number, policy: Policy): boolean {
   if (status === 429) return true; // refused before it ran: safe for every request
-  if (policy === 'unsafe' || (policy === 'legacy-cancel' && status === 500)) return false;
+  if (!policy.safe || policy.final.includes(status)) return false;
   return status === 408 || (status >= 500 && status !== 501 && status !== 505);
 }
 
@@ -142,7 +128,7 @@ function retryableError(err: unknown, policy: Policy, signal: AbortSignal): bool
   if (signal.aborted) return false;
   const name = (err as { name?: string } | null)?.name;
   if (name === 'AbortError' || name === 'TimeoutError') return false;
-  if (policy !== 'unsafe') return true;
+  if (policy.safe) return true;
   // Node's fetch names the cause; a refused connection never reached the server.
   return (err as { cause?: { code?: string } } | null)?.cause?.code === 'ECONNREFUSED';
 }

@@ -9,6 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { parse, stringify } from 'yaml';
 import { accessTable } from './access-table.ts';
+import { retryRules } from './retry-rules.ts';
 import { apis, root, runBin } from './lib.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a parsed YAML document, walked by the keys the OpenAPI format defines
@@ -60,7 +61,9 @@ try {
   }
   // Who may call what: the x-access of both generations' operations, as one table.
   writeFileSync(path.join(outDir, 'access.md'), accessTable({ current: bundles.current!, legacy: bundles.legacy! }));
+  // How the typed client may send each POST again: the x-retry of every API's operations.
+  writeFileSync(path.join(outDir, 'retry.ts'), retryRules(bundles));
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
-console.log(`generated ${apis.map((g) => `${g}.openapi.yaml ${g}.ts`).join(' ')} access.md in ${outDir}`);
+console.log(`generated ${apis.map((g) => `${g}.openapi.yaml ${g}.ts`).join(' ')} access.md retry.ts in ${outDir}`);

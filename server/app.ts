@@ -25,7 +25,7 @@ import { loadContract, type Contract } from './http/contract.ts';
 import { creationNames } from './http/creation-names.ts';
 import { errorMapper, HttpError } from './http/errors.ts';
 import { currentHandlers, legacyHandlers } from './http/handlers.ts';
-import { idempotency, idempotentCreation, saveErrorAnswer } from './http/idempotency.ts';
+import { idempotency, saveErrorAnswer } from './http/idempotency.ts';
 import { refusePrivateTargets } from './http/targets.ts';
 import { splitListFilters } from './http/filters.ts';
 import { unknownCreationTypes } from './http/tasks.ts';
@@ -173,8 +173,7 @@ export function createApp(generation: Generation, deps: AppDeps) {
   app.use(deps.rateLimit);
   app.use(...bodyParsers(contract.acceptsForms), storableInput(contract), unknownCreationTypes(contract));
   const trainingPaths = trainingCreations(contract);
-  app.use(idempotency(deps.idempotencyTtlMs, (p) => contract.creations.has(p) || trainingPaths.has(p), deps.now));
-  app.use(idempotentCreation(deps.uow, deps.idempotencyTtlMs, new Set(['/v1/projects', '/v1/batches']), deps.now));
+  app.use(idempotency(deps.idempotencyTtlMs, contract.takesKey, deps.now));
   app.use(
     refusePrivateTargets(deps.allowPrivateNetworks ?? [], (p) =>
       contract.creations.has(p) ? 'task' : p === '/v1/batches' ? 'batch' : null,

@@ -13,7 +13,7 @@ import { dropAbsentNulls } from './http/coerce.ts';
 import { loadContract } from './http/contract.ts';
 import { dispatch } from './http/typed.ts';
 import { contractValidator } from './http/validator.ts';
-import { idempotency } from './http/idempotency.ts';
+import { idempotency, saveErrorAnswer } from './http/idempotency.ts';
 import { defaultWorkSettings, maxDraftBytes } from './domain/workforce/work.ts';
 import { authenticateWorker, loginLimits } from './http/workforce/auth.ts';
 import { workerErrorMapper } from './http/workforce/errors.ts';
@@ -108,7 +108,7 @@ export function createWorkerApp(deps: AppDeps) {
     storableInput(contract),
   );
   // A submit may carry an Idempotency-Key: a retry gets the first answer (http/workforce/assignments.ts).
-  app.use(idempotency(deps.idempotencyTtlMs, (p) => /^\/v1\/assignments\/[^/]+\/submit$/.test(p), now));
+  app.use(idempotency(deps.idempotencyTtlMs, contract.takesKey, now));
   // A null in a body means "not given" (as at /v1); the validator fills defaults into a copy.
   app.use((req, res, next) => {
     const schema = req.body && typeof req.body === 'object' ? contract.bodySchemaOf(req.method, req.path) : undefined;
@@ -150,6 +150,6 @@ export function createWorkerApp(deps: AppDeps) {
       () => next(err),
     );
   });
-  app.use(workerErrorMapper(deps.logger));
+  app.use(workerErrorMapper(deps.logger, saveErrorAnswer(deps.uow)));
   return app;
 }

@@ -10,7 +10,8 @@ import { type Actor, type NewActivity, recordActivity } from '../domain/identity
 import type { Json } from '../domain/model.ts';
 import type { Repositories, UnitOfWork } from '../domain/ports.ts';
 import type { AccessTable, Principal } from './access.ts';
-import { AfterCommit, Replay, type HandlerTable, type OperationRequest, type Operations, WithHeaders } from './typed.ts';
+import { Replay } from './idempotency.ts';
+import { AfterCommit, type HandlerTable, type OperationRequest, type Operations, WithHeaders } from './typed.ts';
 
 /** One request's transaction, begun when first needed. */
 class RequestTransaction {

@@ -47,6 +47,8 @@ export interface Contract<Name extends ContractName = Generation> {
   checkResponse(type: string, response: Json): string | null;
   /** Property names a schema defines, through allOf/anyOf/oneOf and if/then. */
   propertyNames(schema: Json | undefined): Set<string>;
+  /** Whether the operation a request reaches takes an Idempotency-Key (`x-retry: {repeat: key}`: http/idempotency.ts). */
+  takesKey(method: string, path: string): boolean;
   /** The JSON body schema of the operation a request reaches (`POST`, `/v1/batches/b/finalize`), if it has one. */
   bodySchemaOf(method: string, path: string): Json | undefined;
   /** The list filters (query parameters typed as arrays) of the operation a request reaches, if it has any. */
@@ -111,6 +113,7 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
   const operationsById = new Map<string, Json>();
   const bodies: { method: string; route: RegExp; literal: boolean; schema: Json }[] = [];
   const lists: { method: string; route: RegExp; literal: boolean; names: ReadonlySet<string> }[] = [];
+  const keyed: { method: string; route: RegExp }[] = [];
   for (const [p, item] of Object.entries<Json>(doc.paths)) {
     for (const method of ['get', 'post', 'put', 'patch', 'delete']) {
       const op = item[method];
@@ -119,6 +122,7 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
       operationsById.set(op.operationId, op);
       const route = new RegExp(`^${p.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
       const jsonBody = resolve(op.requestBody)?.content?.['application/json']?.schema as Json | undefined;
+      if (op['x-retry']?.repeat === 'key') keyed.push({ method: method.toUpperCase(), route });
       if (jsonBody) bodies.push({ method: method.toUpperCase(), route, literal: !p.includes('{'), schema: jsonBody });
       const listNames = [...(item.parameters ?? []), ...(op.parameters ?? [])]
         .map((ref: Json) => resolve(ref))
@@ -160,6 +164,7 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
   bodies.sort((a, b) => Number(b.literal) - Number(a.literal));
   lists.sort((a, b) => Number(b.literal) - Number(a.literal));
   const bodySchemaOf = (method: string, path: string) => bodies.find((b) => b.method === method && b.route.test(path))?.schema;
+  const takesKey = (method: string, path: string) => keyed.some((k) => k.method === method && k.route.test(path));
   const listQueryParamsOf = (method: string, path: string) => lists.find((l) => l.method === method && l.route.test(path))?.names;
   const responseChecks = new Map<string, ValidateFunction>();
   const checkResponse = (type: string, response: Json): string | null => {
@@ -232,6 +237,7 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
     paramNamesOf,
     checkResponse,
     propertyNames: (schema) => propertyNames(schema),
+    takesKey,
     bodySchemaOf,
     listQueryParamsOf,
     validatorOf,

@@ -111,7 +111,12 @@ export function errorMapper(generation: Generation, logger: Logger, saveAnswer: 
       // The key belongs to a different request (409), or its request is still running (429).
       if (saveErr instanceof HttpError) {
         answer = toErrorAnswer(saveErr, generation);
-        body = JSON.stringify({ status_code: answer.status, error: answer.message, ...requestId });
+        body = JSON.stringify({
+          status_code: answer.status,
+          error: answer.message,
+          ...(answer.code ? { code: answer.code } : {}),
+          ...requestId,
+        });
       } else logger.error({ err: safeError(saveErr) }, 'could not save the answer of an idempotent request');
     }
     // A request that names Humantask-Mode comes from a member's console (a session's request): its

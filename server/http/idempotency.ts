@@ -1,15 +1,38 @@
-// Idempotency-Key on creation requests: a request whose key was seen gets the saved answer again
-// (status and body byte for byte, `Idempotent-Replayed: true`) and creates nothing. The key is
-// claimed where the answer is written, so a request costs no extra round trip for it.
+// Idempotency-Key, in one place. Which requests take a key is the contract's to say (operations
+// with `x-retry: {repeat: key}`); the key is checked and the request fingerprinted before anything
+// runs (`idempotency`); the answer is kept under the key and a request with a key already answered
+// gets that answer again (status and body byte for byte, `Idempotent-Replayed: true`) and does
+// nothing. The key is claimed one of two ways: in the creating statement, with the answer (task and
+// training creation, domain/idempotency.ts: no extra round trip, never a task without its answer),
+// or held around the operation (`underKey`: projects, batches, a worker's submit). An error answer
+// is kept by the error mapper (`saveErrorAnswer`), the same for both.
 import type { RequestHandler, Response } from 'express';
 import { wallClock, type Clock } from '../domain/clock.ts';
 import { sha256 } from '../domain/ids.ts';
-import type { Caller } from '../domain/model.ts';
-import { savedAnswer, type IdempotencyInput } from '../domain/idempotency.ts';
+import type { Caller, Mode } from '../domain/model.ts';
+import type { IdempotencyInput } from '../domain/idempotency.ts';
 import type { SavedAnswer, UnitOfWork } from '../domain/ports.ts';
 import { HttpError } from './errors.ts';
 
-export type IdempotencyContext = IdempotencyInput;
+export interface IdempotencyContext extends IdempotencyInput {
+  /** Where an operation holding the key keeps it (`underKey`); else the caller's account and mode. */
+  owner?: KeyOwner;
+}
+
+/** Where a key is kept: keys are per account and mode, a worker's apart from everyone else's. */
+export interface KeyOwner {
+  accountId: string;
+  mode: Mode;
+  /** The key as stored (a worker's is prefixed with the worker). */
+  key: string;
+}
+
+/** The owner of a customer's key: the account and mode of the API key (or session) used. */
+export const ownerOf = (caller: Caller, idem: IdempotencyInput): KeyOwner => ({
+  accountId: caller.account.accountId,
+  mode: caller.mode,
+  key: idem.key,
+});
 
 const validKey = /^[\x21-\x7E]{1,255}$/;
 
@@ -31,8 +54,20 @@ function canonical(value: unknown): string {
   return `${out}}`;
 }
 
-function fingerprintOf(method: string, path: string, body: unknown): string {
-  return sha256(`${method}\n${path}\n${canonical(body)}`);
+/**
+ * Before the operation: checks the key of a request that takes one (`takesKey`, from the contract)
+ * and notes it with the request's fingerprint for the operation. `now` is the clock that the key's
+ * retention is reckoned by.
+ */
+export function idempotency(ttlMs: number, takesKey: (method: string, path: string) => boolean, now: Clock = wallClock): RequestHandler {
+  return (req, res, next) => {
+    const key = req.get('Idempotency-Key');
+    if (key === undefined || !takesKey(req.method, req.path)) return next();
+    if (!validKey.test(key)) return next(new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters.'));
+    const fingerprint = sha256(`${req.method}\n${req.baseUrl + req.path}\n${canonical(req.body)}`);
+    res.locals.idempotency = { key, fingerprint, ttlMs, at: now() } satisfies IdempotencyContext;
+    next();
+  };
 }
 
 export function replay(res: Response, saved: SavedAnswer) {
@@ -40,91 +75,93 @@ export function replay(res: Response, saved: SavedAnswer) {
   res.status(saved.statusCode).type('application/json').send(saved.body);
 }
 
-/** The answer saved for a key (of the caller's mode: keys are per mode), checked against this request: the same request, or 409. */
-function matchingAnswer(saved: SavedAnswer, fingerprint: string): SavedAnswer {
-  if (saved.fingerprint !== fingerprint) {
-    throw new HttpError(409, 'The Idempotency-Key was already used for a different request.');
+/**
+ * The key is held by an earlier or concurrent request: what that request answered, to be replayed
+ * (409 when it was a different request, 429 while it still runs).
+ */
+export async function concurrentAnswer(uow: UnitOfWork, owner: KeyOwner, idem: IdempotencyInput): Promise<SavedAnswer> {
+  const saved = await uow.idempotency.find(owner.accountId, owner.mode, owner.key);
+  if (!saved || saved.statusCode === 0) {
+    throw new HttpError(
+      429,
+      'A request with this Idempotency-Key is still in progress; retry after 1 second.',
+      { 'Retry-After': '1' },
+      'rate_limited',
+    );
+  }
+  if (saved.fingerprint !== idem.fingerprint) {
+    throw new HttpError(409, 'The Idempotency-Key was already used for a different request.', {}, 'idempotency_mismatch');
   }
   return saved;
-}
-
-/**
- * Before a creation handler: checks the key and notes it for the handler, which claims it in the
- * creating statement (or finds it held, and replays what was answered under it). `now` is the clock
- * that the key's retention is reckoned by.
- */
-export function idempotency(ttlMs: number, isCreation: (path: string) => boolean, now: Clock = wallClock): RequestHandler {
-  return (req, res, next) => {
-    const key = req.get('Idempotency-Key');
-    if (key === undefined || req.method !== 'POST' || !isCreation(req.path)) return next();
-    if (!validKey.test(key)) return next(new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters.'));
-    const fingerprint = fingerprintOf(req.method, req.baseUrl + req.path, req.body);
-    res.locals.idempotency = { key, fingerprint, ttlMs, at: now() } satisfies IdempotencyContext;
-    next();
-  };
-}
-
-/**
- * An error answer of a request with a key (after authentication; not 401/429/5xx) is saved under
- * the key. If the key was used before, that request's answer is replayed instead (true: answered).
- */
-export function saveErrorAnswer(uow: UnitOfWork) {
-  return async (res: Response, statusCode: number, body: string): Promise<boolean> => {
-    const { idempotency: idem, caller } = res.locals;
-    if (!idem || ![400, 402, 404, 409].includes(statusCode)) return false;
-    if (await uow.idempotency.claim(savedAnswer(caller, idem, { statusCode, body }))) return false;
-    replay(res, await concurrentAnswer(uow, caller, idem));
-    return true;
-  };
-}
-
-/**
- * The key is held by an earlier or concurrent request with the same key (the rules threw
- * IdempotencyKeyBusy): what that request answered, to be replayed.
- */
-export async function concurrentAnswer(uow: UnitOfWork, caller: Caller, idem: IdempotencyContext): Promise<SavedAnswer> {
-  const saved = await uow.idempotency.find(caller.account.accountId, caller.mode, idem.key);
-  if (!saved || saved.statusCode === 0) {
-    throw new HttpError(429, 'A request with this Idempotency-Key is still in progress; retry after 1 second.', { 'Retry-After': '1' });
-  }
-  return matchingAnswer(saved, idem.fingerprint);
 }
 
 /** How long a key is held for a request still running (a crash frees it after that). */
 const inProgressMs = 60_000;
 
+/** An answer saved under a key, sent again as it was. */
+export class Replay {
+  constructor(readonly saved: SavedAnswer) {}
+}
+
 /**
- * Idempotency-Key on creations whose handler does not claim the key itself (projects, batches):
- * the key is claimed before the handler runs, and the answer is saved under it before it is sent.
- * A 5xx frees the key. A crash between the creation and the saving leaves the key held for a minute;
- * a retry after that meets the created object's name (409), never a second object.
+ * Runs an operation that does not claim the key in its own statement under its request's key: the
+ * key is held (a placeholder) while it runs and then keeps its answer, as the client gets it (the
+ * JSON of what `run` answers). A request whose key is held gets that answer replayed instead. When
+ * the operation fails the key is freed, and the error mapper keeps the error answer if it is one
+ * to keep. A crash between the work and the keeping leaves the key held for a minute; a retry after
+ * that meets what the work did (a project's name taken: 409), never a second object.
  */
-export function idempotentCreation(uow: UnitOfWork, ttlMs: number, paths: ReadonlySet<string>, now: Clock = wallClock): RequestHandler {
-  return async (req, res, next) => {
-    const key = req.get('Idempotency-Key');
-    if (key === undefined || req.method !== 'POST' || !paths.has(req.path)) return next();
-    try {
-      if (!validKey.test(key)) throw new HttpError(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
-      const { caller } = res.locals;
-      const idem: IdempotencyContext = { key, fingerprint: fingerprintOf(req.method, req.baseUrl + req.path, req.body), ttlMs, at: now() };
-      const placeholder = savedAnswer(caller, { ...idem, ttlMs: Math.min(ttlMs, inProgressMs) }, { statusCode: 0, body: '' });
-      if (!(await uow.idempotency.claim(placeholder))) return replay(res, await concurrentAnswer(uow, caller, idem));
-      const send = res.send.bind(res);
-      res.send = (body?: unknown) => {
-        const status = res.statusCode;
-        const saving =
-          status >= 500 || typeof body !== 'string'
-            ? uow.idempotency.release(caller.account.accountId, caller.mode, key)
-            : uow.idempotency.update({ ...placeholder, statusCode: status, body, expiresAt: new Date(idem.at.getTime() + ttlMs) });
-        saving.then(
-          () => send(body),
-          () => send(body),
-        );
-        return res;
-      };
-      next();
-    } catch (err) {
-      next(err);
-    }
+export async function underKey<T>(
+  uow: UnitOfWork,
+  idem: IdempotencyContext | undefined,
+  ownerOfKey: (idem: IdempotencyInput) => KeyOwner,
+  run: () => Promise<T>,
+): Promise<T | Replay> {
+  if (!idem) return run();
+  const owner = ownerOfKey(idem);
+  idem.owner = owner;
+  const placeholder: SavedAnswer = {
+    ...owner,
+    fingerprint: idem.fingerprint,
+    statusCode: 0,
+    body: '',
+    createdAt: idem.at,
+    expiresAt: new Date(idem.at.getTime() + Math.min(idem.ttlMs, inProgressMs)),
+  };
+  if (!(await uow.idempotency.claim(placeholder))) return new Replay(await concurrentAnswer(uow, owner, idem));
+  let answer: T;
+  try {
+    answer = await run();
+  } catch (err) {
+    await uow.idempotency.release(owner.accountId, owner.mode, owner.key);
+    throw err;
+  }
+  const expiresAt = new Date(idem.at.getTime() + idem.ttlMs);
+  await uow.idempotency.update({ ...placeholder, statusCode: 200, body: JSON.stringify(answer), expiresAt });
+  return answer;
+}
+
+/**
+ * The error mapper's: an error answer of a request with a key (a refusal: 400, 402, 404, 409; not
+ * 401, 429 or 5xx) is kept under the key. If the key was answered meanwhile, that answer is
+ * replayed instead (true: answered).
+ */
+export function saveErrorAnswer(uow: UnitOfWork) {
+  return async (res: Response, statusCode: number, body: string): Promise<boolean> => {
+    const idem: IdempotencyContext | undefined = res.locals.idempotency;
+    const caller: Caller | undefined = res.locals.caller;
+    const owner = idem?.owner ?? (idem && caller ? ownerOf(caller, idem) : undefined);
+    if (!idem || !owner || ![400, 402, 404, 409].includes(statusCode)) return false;
+    const saved: SavedAnswer = {
+      ...owner,
+      fingerprint: idem.fingerprint,
+      statusCode,
+      body,
+      createdAt: idem.at,
+      expiresAt: new Date(idem.at.getTime() + idem.ttlMs),
+    };
+    if (await uow.idempotency.claim(saved)) return false;
+    replay(res, await concurrentAnswer(uow, owner, idem));
+    return true;
   };
 }

@@ -5,6 +5,7 @@ import { batchStatus, createBatch, finalizeBatch, getBatch, listBatches, setBatc
 import { createProject, getProject, listProjects, setProjectArchived, setProjectOntology, setProjectParams } from '../domain/projects.ts';
 import { canonicalType } from '../domain/type-names.ts';
 import { batchFilters, projectFilters } from './filters.ts';
+import { ownerOf, underKey } from './idempotency.ts';
 import type { HandlerDeps } from './tasks.ts';
 import type { OperationRequest, Operations } from './typed.ts';
 import { batchCountsView, batchListView, batchView, projectListView, projectView } from './views/projects.ts';
@@ -13,10 +14,15 @@ type Request<Id extends keyof Operations['current']> = OperationRequest<Operatio
 
 export function projectHandlers({ uow, contract, now = wallClock }: HandlerDeps) {
   return {
-    async createProject({ body, caller }: Request<'createProject'>) {
+    async createProject({ body, caller, idempotency }: Request<'createProject'>) {
       // An alias names its type here too.
       const type = canonicalType(body.type);
-      return projectView(await createProject(uow, caller, { ...body, type }, contract.paramNamesOf(type), now()));
+      return underKey(
+        uow,
+        idempotency,
+        (key) => ownerOf(caller, key),
+        async () => projectView(await createProject(uow, caller, { ...body, type }, contract.paramNamesOf(type), now())),
+      );
     },
     listProjects: async ({ query, caller }: Request<'listProjects'>) =>
       projectListView(await listProjects(uow, caller, projectFilters(query))),
@@ -29,7 +35,13 @@ export function projectHandlers({ uow, contract, now = wallClock }: HandlerDeps)
       projectView(await setProjectArchived(uow, caller, path.projectName, true)),
     unarchiveProject: async ({ path, caller }: Request<'unarchiveProject'>) =>
       projectView(await setProjectArchived(uow, caller, path.projectName, false)),
-    createBatch: async ({ body, caller }: Request<'createBatch'>) => batchView(await createBatch(uow, caller, body, now())),
+    createBatch: async ({ body, caller, idempotency }: Request<'createBatch'>) =>
+      underKey(
+        uow,
+        idempotency,
+        (key) => ownerOf(caller, key),
+        async () => batchView(await createBatch(uow, caller, body, now())),
+      ),
     getBatch: async ({ path, caller }: Request<'getBatch'>) => batchView(await getBatch(uow, caller, path.batchName)),
     async listBatches({ query: q, caller }: Request<'listBatches'>) {
       const limit = q.limit ?? 100;

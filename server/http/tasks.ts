@@ -28,9 +28,9 @@ import { loadContract, type Contract } from './contract.ts';
 import { canonicalType } from '../domain/type-names.ts';
 import { flag, taskFilters } from './filters.ts';
 import { HttpError } from './errors.ts';
-import { concurrentAnswer } from './idempotency.ts';
+import { concurrentAnswer, ownerOf, Replay } from './idempotency.ts';
 import { noteActivity } from './activity.ts';
-import { Replay, type OperationRequest, type Operations } from './typed.ts';
+import type { OperationRequest, Operations } from './typed.ts';
 import { callbackHistoryView, type ListShape } from './views/tasks.ts';
 
 export interface HandlerDeps {
@@ -134,7 +134,7 @@ export function taskHandlers<TaskWire, ListWire>(
       if (!(err instanceof IdempotencyKeyBusy) || !idempotency) throw err;
       // The creating statement ran (and counted the request); the key was held by another request.
       if (liveRequest) liveRequest.counted = true;
-      return new Replay(await concurrentAnswer(uow, caller, idempotency));
+      return new Replay(await concurrentAnswer(uow, ownerOf(caller, idempotency), idempotency));
     }
   };
 

@@ -8,10 +8,10 @@ import { IdempotencyKeyBusy } from '../domain/idempotency.ts';
 import { createTrainingTask, getTrainingTask, listTrainingTasks, type TrainingKind } from '../domain/training.ts';
 import type { Contract, Json as Schema } from './contract.ts';
 import { HttpError } from './errors.ts';
-import { concurrentAnswer } from './idempotency.ts';
+import { concurrentAnswer, ownerOf, Replay } from './idempotency.ts';
 import { trainingFilters } from './filters.ts';
 import type { CreationRequest, HandlerDeps } from './tasks.ts';
-import { Replay, type OperationRequest, type Operations } from './typed.ts';
+import type { OperationRequest, Operations } from './typed.ts';
 import { trainingTaskListView, trainingTaskView } from './views/training.ts';
 
 type Schemas = components['schemas'];
@@ -81,7 +81,7 @@ export function trainingHandlers({ uow, contract, now = wallClock }: HandlerDeps
       return trainingTaskView(task);
     } catch (err) {
       if (!(err instanceof IdempotencyKeyBusy) || !idempotency) throw err;
-      return new Replay(await concurrentAnswer(uow, caller, idempotency));
+      return new Replay(await concurrentAnswer(uow, ownerOf(caller, idempotency), idempotency));
     }
   };
 

@@ -14,9 +14,8 @@ import type { Caller } from '../domain/model.ts';
 import type { Contract, ContractName } from './contract.ts';
 import type { Principal, Requester } from './access.ts';
 import type { WorkerPrincipal } from '../domain/workforce/worker.ts';
-import type { SavedAnswer } from '../domain/ports.ts';
 import { HttpError } from './errors.ts';
-import { replay, type IdempotencyContext } from './idempotency.ts';
+import { Replay, replay, type IdempotencyContext } from './idempotency.ts';
 
 // What the middlewares before a handler leave for it, typed once for the whole app.
 declare global {
@@ -121,11 +120,6 @@ export interface LiveRequest {
 export interface WorkerOperationRequest<Op> extends Omit<OperationRequest<Op>, 'caller' | 'principal' | 'requester'> {
   worker: WorkerPrincipal;
   credential: WorkerCredential;
-}
-
-/** An answer saved under an Idempotency-Key, sent again as it was (status and body byte for byte). */
-export class Replay {
-  constructor(readonly saved: SavedAnswer) {}
 }
 
 /** A 200 answer with headers of its own (a log-in's Set-Cookie). */

@@ -281,15 +281,45 @@ describe.each(['current', 'legacy'] as const)('%s generation against the referen
     }
   });
 
+  it('retries a project or batch creation whose connection was reset, creating one of each', async () => {
+    const account = await freshAccount(server);
+    for (const create of [
+      (c: ReturnType<typeof make>) => c.projects.create({ type: 'categorization', name: 'once' }),
+      (c: ReturnType<typeof make>) => c.batches.create({ name: 'once-batch', project: 'once' }),
+    ]) {
+      const proxy = await resetOnceProxy(server.url);
+      try {
+        const c = make(gen, account.test_key, { retry: { retries: 2, minDelayMs: 10, maxDelayMs: 50 } }, proxy.url);
+        const created = await create(c);
+        ok(created);
+        expect(proxy.resets).toBe(1);
+        // The first attempt created it; the retry got that answer again instead of 409.
+        expect(created.response.headers.get('idempotent-replayed')).toBe('true');
+      } finally {
+        await proxy.close();
+      }
+    }
+    const reader = make(gen, account.test_key);
+    const projects = await reader.projects.list();
+    ok(projects);
+    expect(projects.data.map((p: { name: string }) => p.name)).toEqual(['once']);
+    const batches = await reader.batches.list();
+    ok(batches);
+    expect(batches.data.docs.map((b: { name: string }) => b.name)).toEqual(['once-batch']);
+  });
+
   it('does not retry a non-idempotent request after a connection reset', async () => {
     const account = await freshAccount(server);
+    ok(await make(gen, account.test_key).projects.create({ type: 'categorization', name: 'versions' }));
     const proxy = await resetOnceProxy(server.url);
     try {
       const c = make(gen, account.test_key, { retry: { retries: 2, minDelayMs: 10, maxDelayMs: 50 } }, proxy.url);
-      await expect(c.projects.create({ type: 'categorization', name: 'once' })).rejects.toThrow();
+      await expect(c.projects.setParams('versions', { instruction: 'Which animal?' })).rejects.toThrow();
       expect(proxy.resets).toBe(1);
-      // The server did create it; a blind retry would have answered 409.
-      ok(await make(gen, account.test_key).projects.get('once'));
+      // The server did set them, once: a blind retry would have made a second version.
+      const project = await make(gen, account.test_key).projects.get('versions');
+      ok(project);
+      expect(project.data.param_history).toHaveLength(1);
     } finally {
       await proxy.close();
     }

@@ -6,11 +6,10 @@ import type { WorkerPrincipal } from '../../domain/workforce/worker.ts';
 import { reviewAssignment, submitAssignment } from '../../domain/workforce/answers.ts';
 import { assignmentWork, getOwnAssignment, listOwnAssignments, type AssignmentWork } from '../../domain/workforce/assignments.ts';
 import { claimNextWaiting, giveBack, heartbeat } from '../../domain/workforce/work.ts';
-import type { SavedAnswer, UnitOfWork } from '../../domain/ports.ts';
-import { DomainError } from '../../domain/errors.ts';
-import { HttpError, toErrorAnswer } from '../errors.ts';
-import type { IdempotencyContext } from '../idempotency.ts';
-import { NoContent, Replay, type WorkerHandlerTable } from '../typed.ts';
+import type { IdempotencyInput } from '../../domain/idempotency.ts';
+import type { UnitOfWork } from '../../domain/ports.ts';
+import { underKey } from '../idempotency.ts';
+import { NoContent, type WorkerHandlerTable } from '../typed.ts';
 import { assignmentView, domainStatuses, heartbeatView } from '../views/assignments.ts';
 import type { WorkerApiDeps } from './deps.ts';
 
@@ -33,58 +32,6 @@ async function view(uow: UnitOfWork, work: AssignmentWork) {
     at = earlier;
   }
   return assignmentView({ ...work, parent, calibration, redone });
-}
-
-/**
- * A submit with an Idempotency-Key: the key is held (per worker) while the submit runs, then keeps
- * its answer; a retry gets that answer again, a different request with the key 409.
- */
-async function idempotent<T>(
-  uow: UnitOfWork,
-  worker: WorkerPrincipal,
-  accountId: string,
-  idem: IdempotencyContext | undefined,
-  run: () => Promise<T>,
-): Promise<T | Replay> {
-  if (!idem) return run();
-  const now = idem.at;
-  const saved: SavedAnswer = {
-    accountId,
-    key: `worker ${worker.workerId} ${idem.key}`,
-    mode: 'live',
-    fingerprint: idem.fingerprint,
-    statusCode: 0,
-    body: '',
-    createdAt: now,
-    expiresAt: new Date(now.getTime() + Math.min(idem.ttlMs, 60_000)),
-  };
-  if (!(await uow.idempotency.claim(saved))) {
-    const held = await uow.idempotency.find(accountId, saved.mode, saved.key);
-    if (!held || held.statusCode === 0)
-      throw new HttpError(
-        429,
-        'A request with this Idempotency-Key is still in progress; retry after 1 second.',
-        { 'Retry-After': '1' },
-        'rate_limited',
-      );
-    if (held.fingerprint !== idem.fingerprint)
-      throw new HttpError(409, 'The Idempotency-Key was already used for a different request.', {}, 'idempotency_mismatch');
-    return new Replay(held);
-  }
-  const keep = (statusCode: number, body: unknown) =>
-    uow.idempotency.update({ ...saved, statusCode, body: JSON.stringify(body), expiresAt: new Date(now.getTime() + idem.ttlMs) });
-  try {
-    const answer = await run();
-    await keep(200, answer);
-    return answer;
-  } catch (err) {
-    // A refusal (400, 404, 409) is the answer to this request too; anything else frees the key.
-    const refusal = err instanceof DomainError ? toErrorAnswer(err, 'current') : null;
-    if (refusal && refusal.status < 500)
-      await keep(refusal.status, { status_code: refusal.status, error: refusal.message, ...(refusal.code ? { code: refusal.code } : {}) });
-    else await uow.idempotency.release(accountId, saved.mode, saved.key);
-    throw err;
-  }
 }
 
 export function assignmentHandlers({
@@ -145,7 +92,13 @@ export function assignmentHandlers({
       ),
     submitAssignment: async ({ worker, path, body, idempotency }) => {
       const mine = await getOwnAssignment(uow, worker, path.assignmentId);
-      return idempotent(uow, worker, mine.assignment.accountId, idempotency, async () => {
+      // A worker's key is theirs alone, kept with the account whose task it is.
+      const owner = (key: IdempotencyInput) => ({
+        accountId: mine.assignment.accountId,
+        mode: 'live' as const,
+        key: `worker ${worker.workerId} ${key.key}`,
+      });
+      return underKey(uow, idempotency, owner, async () => {
         const out = await submitAssignment(
           uow,
           worker,

@@ -96,6 +96,22 @@ describe('retries', () => {
     expect(new Set(s.sent.map((r) => r.body)).size).toBe(1);
   });
 
+  it('give every operation that takes an Idempotency-Key one, and retry it with that key', async () => {
+    const calls = [
+      (c: ReturnType<typeof client>) => c.projects.create({ type: 'categorization', name: 'p' }),
+      (c: ReturnType<typeof client>) => c.batches.create({ project: 'p', name: 'b' }),
+      (c: ReturnType<typeof client>) => c.tasks.create('categorization', body),
+    ];
+    for (const call of calls) {
+      const s = scripted(networkError(), failure(502), json(200, {}));
+      expect((await call(client(s.fetch))).ok).toBe(true);
+      expect(s.sent).toHaveLength(3);
+      const keys = new Set(s.sent.map((r) => r.headers.get('idempotency-key')));
+      expect(keys.size).toBe(1);
+      expect([...keys][0]).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+
   it('give up after `retries` and return the last answer', async () => {
     const s = scripted(failure(500), failure(502), failure(503), failure(504), json(200, task));
     const res = await client(s.fetch).tasks.get(task.task_id);
@@ -126,16 +142,18 @@ describe('retries', () => {
   });
 
   it('retry a request that is not idempotent only when it surely did not run (429, refused connection)', async () => {
-    const project = { type: 'categorization' as const, name: 'p' };
+    // Setting a project's parameters makes a new version each time: not idempotent, no key.
+    const params = { instruction: 'Which animal?' };
     for (const answer of [failure(500), failure(503), networkError('ECONNRESET')]) {
       const s = scripted(answer, json(200, {}));
       const c = client(s.fetch);
-      await c.projects.create(project).catch(() => undefined);
+      await c.projects.setParams('p', params).catch(() => undefined);
       expect(s.sent).toHaveLength(1);
+      expect(s.sent[0]!.headers.get('idempotency-key')).toBeNull();
     }
     for (const answer of [failure(429), networkError('ECONNREFUSED')]) {
       const s = scripted(answer, json(200, {}));
-      expect((await client(s.fetch).projects.create(project)).ok).toBe(true);
+      expect((await client(s.fetch).projects.setParams('p', params)).ok).toBe(true);
       expect(s.sent).toHaveLength(2);
     }
   });
