@@ -5,6 +5,7 @@
 // module reads that table from the bundled contract at start (a missing or malformed entry stops the
 // start) and checks each request against it, before the request's body is read. Handlers check no
 // role or scope.
+import { isRecord } from '../../shared/json.ts';
 import type { Request, RequestHandler } from 'express';
 import { isRole, isScope, roleAtLeast, type Role, type Scope } from '../domain/identity/roles.ts';
 import type { Mode } from '../domain/model.ts';
@@ -61,9 +62,9 @@ export interface AccessTable {
 }
 
 function readAccess(operationId: string, raw: unknown): Access {
-  const a = raw as Record<string, unknown> | undefined;
   const bad = (why: string) => new Error(`the contract's x-access of ${operationId} ${why}`);
-  if (!a || typeof a !== 'object') throw bad('is missing');
+  if (!isRecord(raw)) throw bad('is missing');
+  const a = raw;
   if (a.public === true) {
     return {
       public: true,
@@ -74,11 +75,12 @@ function readAccess(operationId: string, raw: unknown): Access {
     };
   }
   if (!isRole(a.role)) throw bad(`names no role (${String(a.role)})`);
-  if (a.scope !== undefined && !isScope(a.scope)) throw bad(`names an unknown scope (${String(a.scope)})`);
+  const scope = a.scope === undefined ? null : a.scope;
+  if (scope !== null && !isScope(scope)) throw bad(`names an unknown scope (${String(scope)})`);
   return {
     public: false,
     role: a.role,
-    scope: (a.scope as Scope | undefined) ?? null,
+    scope,
     secondFactorSetup: a.second_factor_setup === true,
     activity: typeof a.activity === 'string' ? a.activity : null,
   };

@@ -5,6 +5,7 @@
 // hashing a password or asking an identity provider, holds no lock); domain functions that open a
 // transaction of their own join it. Handlers that record themselves (a log-in: the member is known
 // only once the password is checked) are left alone.
+import { isRecord } from '../../shared/json.ts';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type Actor, type NewActivity, recordActivity } from '../domain/identity/activity.ts';
 import type { Json } from '../domain/model.ts';
@@ -78,16 +79,20 @@ export function ambientUnitOfWork(base: UnitOfWork): UnitOfWork {
       if (prop === 'transaction') return <T>(work: (repos: Repositories) => Promise<T>) => current.repos().then(work);
       const cached = repositoryProxies.get(prop);
       if (cached) return cached;
-      const repository = (target as unknown as Record<string, Record<string, unknown>>)[prop];
+      const repository: unknown = Reflect.get(target, prop);
       if (!repository || typeof repository !== 'object') return repository;
-      // Methods that wait for the request's transaction, then run in it.
+      // Methods that wait for the request's transaction, then run in it (the same repository's).
       const proxy = new Proxy(repository, {
         get(repo, method) {
-          const value = repo[method as string];
+          const value: unknown = Reflect.get(repo, method);
           if (typeof value !== 'function') return value;
           return async (...args: unknown[]) => {
-            const repos = (await ambient.getStore()!.repos()) as unknown as Record<string, Record<string, (...a: unknown[]) => unknown>>;
-            return repos[prop]![method as string]!(...args);
+            const request = ambient.getStore();
+            if (!request) throw new Error(`${prop}.${String(method)} was called after its request's transaction ended.`);
+            const inTransaction: unknown = Reflect.get(await request.repos(), prop);
+            const run: unknown = inTransaction && typeof inTransaction === 'object' ? Reflect.get(inTransaction, method) : undefined;
+            if (typeof run !== 'function') throw new Error(`${prop}.${String(method)} is no method of the transaction's repositories.`);
+            return Reflect.apply(run, inTransaction, args);
           };
         },
       });
@@ -132,18 +137,23 @@ const pathTargets: [param: string, type: string][] = [
 ];
 
 /** What an operation changed: its path's object, else the object its answer names. */
-function targetOf(action: string, path: Record<string, string>, answer: unknown): { type: string; id: string | null } {
-  for (const [param, type] of pathTargets) if (path[param] !== undefined) return { type, id: path[param]! };
-  const a = (answer instanceof WithHeaders ? answer.body : answer) as Record<string, unknown> | undefined;
+function targetOf(action: string, path: unknown, answer: unknown): { type: string; id: string | null } {
+  const params = isRecord(path) ? path : {};
+  for (const [param, type] of pathTargets) {
+    const id = params[param];
+    if (typeof id === 'string') return { type, id };
+  }
+  const body = answer instanceof WithHeaders ? answer.body : answer;
+  const a = isRecord(body) ? body : {};
   const type = action.slice(0, action.indexOf('.')).replace(/s$/, '');
   const named =
-    a?.name ??
-    a?.worker_id ??
-    (a?.member as { member_id?: string } | undefined)?.member_id ??
-    (a?.key as { key_id?: string } | undefined)?.key_id ??
-    a?.export_id ??
-    a?.import_id ??
-    a?.connection_id;
+    a.name ??
+    a.worker_id ??
+    (isRecord(a.member) ? a.member.member_id : undefined) ??
+    (isRecord(a.key) ? a.key.key_id : undefined) ??
+    a.export_id ??
+    a.import_id ??
+    a.connection_id;
   return { type, id: typeof named === 'string' ? named : null };
 }
 
@@ -173,9 +183,7 @@ export function recordedHandlers<T extends HandlerTable<Operations['current']> |
   selfRecorded: ReadonlySet<string> = new Set(),
 ): T {
   const wrapped: Record<string, unknown> = { ...handlers };
-  for (const [operationId, handler] of Object.entries(
-    handlers as Record<string, (request: OperationRequest<unknown>) => Promise<unknown>>,
-  )) {
+  for (const [operationId, handler] of Object.entries<(request: OperationRequest<unknown>) => Promise<unknown>>(handlers)) {
     const action = table.byId.get(operationId)?.access.activity;
     if (!action || selfRecorded.has(operationId)) continue;
     wrapped[operationId] = async (request: OperationRequest<unknown>) => {
@@ -183,7 +191,7 @@ export function recordedHandlers<T extends HandlerTable<Operations['current']> |
       try {
         const answer = await ambient.run(tx, () => handler(request));
         if (!(answer instanceof Replay)) {
-          const target = { ...targetOf(action, request.path as Record<string, string>, answer), ...tx.target };
+          const target = { ...targetOf(action, request.path, answer), ...tx.target };
           const accountId = request.caller?.account.accountId ?? tx.accountId;
           if (accountId)
             await recordActivity(await tx.repos(), {

@@ -7,6 +7,7 @@ import { wallClock } from '../domain/clock.ts';
 import { hashKey } from '../domain/accounts.ts';
 import type { Caller } from '../domain/model.ts';
 import type { AuthenticatedKey, UnitOfWork } from '../domain/ports.ts';
+import { whenAnswerEnds } from './answer-end.ts';
 import type { AccessTable } from './access.ts';
 import { peerAddress, type ClientAddress } from './client-address.ts';
 import { HttpError, authChallenge } from './errors.ts';
@@ -359,12 +360,10 @@ export function authenticate(
         };
         // An answer its work did not count waits for the count (as the lookup's count did): what a
         // client was answered is counted, crash or not.
-        const end = res.end.bind(res) as (...args: unknown[]) => typeof res;
-        res.end = ((...args: unknown[]) => {
-          if (live.counted) return end(...args);
-          void count().then(() => end(...args));
-          return res;
-        }) as typeof res.end;
+        whenAnswerEnds(res, (end) => {
+          if (live.counted) end();
+          else void count().then(end);
+        });
         // A client that went away before its answer.
         res.once('close', () => {
           if (!live.counted) void count();

@@ -49,7 +49,7 @@ function storable(value: unknown): boolean {
   if (value && typeof value === 'object') {
     for (const k in value) {
       if (!Object.hasOwn(value, k)) continue;
-      if (text.test(k) || !storable((value as Record<string, unknown>)[k])) return false;
+      if (text.test(k) || !storable(Reflect.get(value, k))) return false;
     }
   }
   return true;

@@ -125,7 +125,7 @@ function coerceValue(value: unknown, schemas: Json[], resolve: Resolve, mode: Mo
   }
   if (value && typeof value === 'object') {
     const out: Json = {};
-    for (const [k, v] of Object.entries(value as Json)) {
+    for (const [k, v] of Object.entries(value)) {
       if (v === null && nullMeansAbsent(schemas, k, resolve)) continue;
       out[k] = coerceValue(
         v,
@@ -151,7 +151,7 @@ export function coerceBody(body: unknown, schema: Json, resolve: Resolve, form: 
   const mode = { types: true, form };
   if (!body || typeof body !== 'object' || Array.isArray(body)) return coerceValue(body, [top], resolve, mode);
   const out: Json = {};
-  for (const [k, v] of Object.entries(body as Json)) {
+  for (const [k, v] of Object.entries(body)) {
     if (v === null && (nullMeansAbsent([top], k, resolve) || schemasOfProperty(top, k, resolve, true).length === 0)) continue;
     out[k] = asSent?.has(k) ? v : coerceValue(v, schemasOfProperty(top, k, resolve), resolve, mode);
   }

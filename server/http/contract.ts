@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
+import { isRecord } from '../../shared/json.ts';
 import type { Generation } from '../domain/model.ts';
 import { coerceBody } from './coerce.ts';
 
@@ -62,20 +63,24 @@ export interface Contract<Name extends ContractName = Generation> {
   checkAnswer(operationId: string, status: number, body: unknown): string | null;
 }
 
-const contracts = new Map<ContractName, Contract<ContractName>>();
+/** Reads a contract the first time it is asked for, then answers that one. */
+function once<N extends ContractName>(name: N): () => Contract<N> {
+  let contract: Contract<N> | undefined;
+  return () => (contract ??= readContract(name));
+}
+const contracts: { [N in ContractName]: () => Contract<N> } = {
+  current: once('current'),
+  legacy: once('legacy'),
+  workforce: once('workforce'),
+};
 
 /** The contract of a generation (or of the worker API), read and compiled once per process. */
 export function loadContract<Name extends ContractName>(generation: Name): Contract<Name> {
-  let contract = contracts.get(generation) as Contract<Name> | undefined;
-  if (!contract) {
-    contract = readContract(generation);
-    contracts.set(generation, contract);
-  }
-  return contract;
+  return contracts[generation]();
 }
 
 function readContract<Name extends ContractName>(generation: Name): Contract<Name> {
-  const doc = parse(readFileSync(path.join(generatedDir, `${generation}.openapi.yaml`), 'utf8')) as Json;
+  const doc: Json = parse(readFileSync(path.join(generatedDir, `${generation}.openapi.yaml`), 'utf8'));
   // The document does not change: each reference is followed once (requests resolve the same ones).
   const targets = new Map<string, Json | undefined>();
   const target = (ref: string): Json | undefined => {
@@ -121,7 +126,7 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
       operationIds.push(op.operationId);
       operationsById.set(op.operationId, op);
       const route = new RegExp(`^${p.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
-      const jsonBody = resolve(op.requestBody)?.content?.['application/json']?.schema as Json | undefined;
+      const jsonBody: Json | undefined = resolve(op.requestBody)?.content?.['application/json']?.schema;
       if (op['x-retry']?.repeat === 'key') keyed.push({ method: method.toUpperCase(), route });
       if (jsonBody) bodies.push({ method: method.toUpperCase(), route, literal: !p.includes('{'), schema: jsonBody });
       const listNames = [...(item.parameters ?? []), ...(op.parameters ?? [])]
@@ -131,7 +136,7 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
       if (listNames.length) lists.push({ method: method.toUpperCase(), route, literal: !p.includes('{'), names: new Set(listNames) });
       const m = /^\/v1\/task\/([a-z]+)$/.exec(p);
       if (method === 'post' && m) {
-        const bodySchema = op.requestBody.content['application/json'].schema as Json;
+        const bodySchema: Json = op.requestBody.content['application/json'].schema;
         // The stored type of the alias path (documentranscription) is its canonical type.
         const example = Object.values<Json>(op.responses['200'].content['application/json'].examples)[0]!;
         const type = String(example.value.type);
@@ -171,8 +176,8 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
     let validate = responseChecks.get(type);
     if (!validate) {
       const branch = details.oneOf.map(resolve).find((b: Json) => b.properties.type.const === type);
-      const ref = branch?.properties.response?.oneOf?.[0]?.$ref as string | undefined;
-      if (!ref) return `cannot be checked: no response schema for task type "${type}"`;
+      const ref: unknown = branch?.properties.response?.oneOf?.[0]?.$ref;
+      if (typeof ref !== 'string') return `cannot be checked: no response schema for task type "${type}"`;
       validate = ajv.compile({ $ref: `${generation}${ref}` });
       responseChecks.set(type, validate);
     }
@@ -201,7 +206,9 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
   const validatorOf = (schema: Json): ValidateFunction => {
     let validate = nodeChecks.get(schema);
     if (!validate) {
-      validate = ajv.compile(absolute(schema) as Json);
+      const compiled = absolute(schema);
+      if (!isRecord(compiled)) throw new Error('a schema of the contract is not an object');
+      validate = ajv.compile(compiled);
       nodeChecks.set(schema, validate);
     }
     return validate;
@@ -215,9 +222,8 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
     let validate = answerChecks.get(key);
     if (validate === undefined) {
       const responses = operationsById.get(operationId)?.responses ?? {};
-      const schema = resolve(responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default)?.content?.[
-        'application/json'
-      ]?.schema as Json | undefined;
+      const schema: Json | undefined = resolve(responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default)
+        ?.content?.['application/json']?.schema;
       validate = schema ? validatorOf(schema) : null;
       answerChecks.set(key, validate);
     }

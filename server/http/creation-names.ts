@@ -89,11 +89,9 @@ function takenBy(name: string, creations: Creation[]): string {
       types: [...new Set(taking.map((c) => c.type))].sort(),
     };
   };
-  const [tasks, training, evaluation] = (['task', 'training', 'evaluation'] as const).map(typesOf) as [
-    ReturnType<typeof typesOf>,
-    ReturnType<typeof typesOf>,
-    ReturnType<typeof typesOf>,
-  ];
+  const tasks = typesOf('task');
+  const training = typesOf('training');
+  const evaluation = typesOf('evaluation');
   const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
   const parts: string[] = [];
   const trainingAlike = same(training.types, evaluation.types);
@@ -136,7 +134,7 @@ export function creationNames(generation: Generation): CreationNames {
     refusal(path, body) {
       const creation = byPath.get(path);
       if (!creation || !body || typeof body !== 'object' || Array.isArray(body)) return null;
-      const refused = Object.entries(body as Json)
+      const refused = Object.entries(body)
         .filter(([name, value]) => value !== null && value !== undefined && !creation.takes.has(name) && documented.has(name))
         .map(([name]) => name);
       if (refused.length === 0) return null;

@@ -65,7 +65,7 @@ export function splitListFilters(contract: Contract): RequestHandler {
     // Only lists take list filters, and lists are read by GET.
     const lists = req.method === 'GET' ? contract.listQueryParamsOf(req.method, req.path) : undefined;
     if (!lists) return next();
-    const query = req.query as Record<string, unknown>;
+    const query: Record<string, unknown> = req.query;
     let split: Record<string, unknown> | undefined;
     for (const name of lists) {
       if (query[name] === undefined) continue;
@@ -78,9 +78,9 @@ export function splitListFilters(contract: Contract): RequestHandler {
 }
 
 /** A list filter's values (split already by splitListFilters), or undefined when it was not given or is empty. */
-const listOf = <T extends string>(value: readonly T[] | T | undefined): T[] | undefined => {
+const listOf = (value: readonly string[] | string | undefined): string[] | undefined => {
   if (value === undefined) return undefined;
-  const items = listItems(value) as T[];
+  const items = listItems(value);
   return items.length ? [...new Set(items)] : undefined;
 };
 
@@ -92,9 +92,15 @@ const typesOf = (value: readonly string[] | string | undefined) => {
 
 /** Leaves out what was not given, so that equal filters are equal objects. */
 function given<F extends object>(filters: F): F {
-  for (const key of Object.keys(filters) as (keyof F)[]) if (filters[key] === undefined) delete filters[key];
+  for (const key in filters) if (filters[key] === undefined) delete filters[key];
   return filters;
 }
+
+const taskStatuses: ReadonlySet<string> = new Set<TaskStatus>(['pending', 'completed', 'canceled', 'error']);
+const batchStatuses: ReadonlySet<string> = new Set<BatchStatus>(['staging', 'in_progress', 'completed']);
+const isBatchStatus = (s: string): s is BatchStatus => batchStatuses.has(s);
+/** A status the contract let through (the validator checked each against the generation's list). */
+const isTaskStatus = (s: string): s is TaskStatus => taskStatuses.has(s);
 
 /** The task list's query of either generation (the older one has fewer statuses). */
 export interface TaskListQuery {
@@ -122,7 +128,7 @@ export function taskFilters(q: TaskListQuery, generation: Generation): TaskFilte
     // created_after/created_before are start_time/end_time by other names: both bounds apply.
     startTime: latest(parseTimeFilter('start_time', q.start_time), parseTimeFilter('created_after', q.created_after)),
     endTime: earliest(parseTimeFilter('end_time', q.end_time), parseTimeFilter('created_before', q.created_before)),
-    statuses: statuses && [...new Set(statuses.flatMap((s) => statusesFor(generation, s as TaskStatus)))],
+    statuses: statuses && [...new Set(statuses.filter(isTaskStatus).flatMap((s) => statusesFor(generation, s)))],
     types: typesOf(q.type),
     projects: listOf(q.project),
     batches: listOf(q.batch),
@@ -152,7 +158,7 @@ export interface BatchListQuery {
 export function batchFilters(q: BatchListQuery): BatchFilters {
   return given({
     projects: listOf(q.project),
-    statuses: listOf(q.status),
+    statuses: listOf(q.status)?.filter(isBatchStatus),
     startTime: parseTimeFilter('start_time', q.start_time),
     endTime: parseTimeFilter('end_time', q.end_time),
     completedAfter: parseTimeFilter('completed_after', q.completed_after),

@@ -6,6 +6,7 @@
 // gives up its place.
 import type { Request, RequestHandler, Response } from 'express';
 import type { HashGate } from '../domain/workforce/passwords.ts';
+import { whenAnswerEnds } from './answer-end.ts';
 import { HttpError } from './errors.ts';
 
 export function passwordHashing(gate: HashGate, subjectsOf: (req: Request, res: Response) => string[]): RequestHandler {
@@ -25,11 +26,10 @@ export function passwordHashing(gate: HashGate, subjectsOf: (req: Request, res: 
         new HttpError(503, 'The server is checking as many passwords as it can; retry after 1 second.', { 'Retry-After': '1' }, 'busy'),
       );
     let started = false;
-    const end = res.end.bind(res) as (...args: unknown[]) => Response;
-    res.end = ((...args: unknown[]) => {
+    whenAnswerEnds(res, (end) => {
       ticket.release();
-      return end(...args);
-    }) as Response['end'];
+      end();
+    });
     res.once('close', () => {
       if (!started) ticket.release();
     });

@@ -49,7 +49,7 @@ function canonical(value: unknown): string {
   out = '{';
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i]!;
-    out += `${i > 0 ? ',' : ''}${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`;
+    out += `${i > 0 ? ',' : ''}${JSON.stringify(k)}:${canonical(Reflect.get(value, k))}`;
   }
   return `${out}}`;
 }
@@ -108,8 +108,10 @@ export class Replay {
  * key is held (a placeholder) while it runs and then keeps its answer, as the client gets it (the
  * JSON of what `run` answers). A request whose key is held gets that answer replayed instead. When
  * the operation fails the key is freed, and the error mapper keeps the error answer if it is one
- * to keep. A crash between the work and the keeping leaves the key held for a minute; a retry after
- * that meets what the work did (a project's name taken: 409), never a second object.
+ * to keep. An operation that records an activity runs in its request's transaction (activity.ts),
+ * so its key, its work and its answer commit together. Otherwise a crash between the work and the
+ * keeping leaves the key held for a minute; a retry after that meets what the work did (a worker's
+ * submit: the assignment is submitted, 409), never the work done twice.
  */
 export async function underKey<T>(
   uow: UnitOfWork,

@@ -2,7 +2,7 @@
 // activity log. Who may call each is the access table's business (access.ts), not these handlers'.
 import { wallClock } from '../domain/clock.ts';
 import { DomainError, notFound } from '../domain/errors.ts';
-import { listActivity, type ActivityFilters, type ActorType } from '../domain/identity/activity.ts';
+import { listActivity, type ActivityFilters } from '../domain/identity/activity.ts';
 import { createApiKey, getApiKey, listApiKeys, revokeApiKey } from '../domain/identity/keys.ts';
 import {
   acceptInvitation,
@@ -436,7 +436,7 @@ export function identityHandlers(uow: UnitOfWork, deps: IdentityDeps | undefined
       const filters: ActivityFilters = {};
       if (query.action?.endsWith('.*')) filters.actionPrefix = query.action.slice(0, -2);
       else if (query.action) filters.action = query.action;
-      if (query.actor_type) filters.actorType = query.actor_type as ActorType;
+      if (query.actor_type) filters.actorType = query.actor_type;
       if (query.actor_id) filters.actorId = query.actor_id;
       if (query.target_type) filters.targetType = query.target_type;
       if (query.target_id) filters.targetId = query.target_id;

@@ -10,7 +10,8 @@ import { parse } from 'yaml';
 import type { Readiness } from '../store/health.ts';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const version = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
+const packageJson: { version: string } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+const version = packageJson.version;
 
 /** A client's X-Request-Id is kept when it is 1 to 128 of these characters; otherwise one is made. */
 const requestIdPattern = /^[A-Za-z0-9._:@+=/-]{1,128}$/;

@@ -3,6 +3,7 @@
 // a literal IP address (in any spelling the URL parser normalizes: 2130706433, 0x7f.1, [::1]) and
 // the `localhost` names. A name that resolves to such an address is refused when it is fetched
 // (delivery/net.ts), whatever it resolved to at creation: DNS answers change.
+import { isRecord } from '../../shared/json.ts';
 import { isIP } from 'node:net';
 import type { RequestHandler } from 'express';
 import { attachmentUrls } from '../domain/attachments.ts';
@@ -58,8 +59,8 @@ export function refusePrivateTargets(
 ): RequestHandler {
   return (req, _res, next) => {
     const kind = req.method === 'POST' ? fieldsOf(req.path) : null;
-    const body = req.body as Json | undefined;
-    if (!kind || !body || typeof body !== 'object') return next();
+    const body: unknown = req.body;
+    if (!kind || !isRecord(body)) return next();
     const problem = privateTargetProblem(body, kind, allowPrivateNetworks);
     next(problem ? new HttpError(400, problem) : undefined);
   };

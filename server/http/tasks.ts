@@ -177,7 +177,7 @@ export function taskHandlers<TaskWire, ListWire>(
         flag(q.clear_unique_id),
         now(),
       );
-      noteActivity({ details: { canceled: taskIds.length, filters: filterParams as Json } });
+      noteActivity({ details: { canceled: taskIds.length, filters: filterParams } });
       return { canceled: taskIds.length, task_ids: taskIds, has_more: hasMore };
     },
     async cancelTask({ path, query, caller }: Shared<'cancelTask'>) {

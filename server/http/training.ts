@@ -35,12 +35,14 @@ export interface TrainingCreation {
  */
 export function trainingCreations(contract: Contract): Map<string, TrainingCreation> {
   const { doc, resolve, propertyNames } = contract;
-  const branches = ((resolve(doc.components.schemas.TrainingTask)?.oneOf ?? []) as Schema[]).map((b) => resolve(b)!);
+  const oneOf: Schema[] = resolve(doc.components.schemas.TrainingTask)?.oneOf ?? [];
+  const branches = oneOf.map((b) => resolve(b)!);
   const creations = new Map<string, TrainingCreation>();
   for (const [p, item] of Object.entries<Schema>(doc.paths)) {
     const m = /^\/v1\/(training|evaluation)_tasks\/[a-z]+$/.exec(p);
+    const kind = m?.[1] === 'training' || m?.[1] === 'evaluation' ? m[1] : undefined;
     const op = item.post;
-    if (!m || !op) continue;
+    if (!kind || !op) continue;
     // The path's kind may be misspelt (segmentannoation); the type it creates is the one its
     // answer's example shows, as for task creation (contract.ts).
     const examples = resolve(op.responses['200'])?.content['application/json'].examples ?? {};
@@ -50,7 +52,7 @@ export function trainingCreations(contract: Contract): Map<string, TrainingCreat
     creations.set(p, {
       operationId: op.operationId,
       path: p,
-      kind: m[1] as TrainingKind,
+      kind,
       type,
       paramNames: propertyNames(branch.properties.params),
       bodySchema: op.requestBody.content['application/json'].schema,

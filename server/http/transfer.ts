@@ -1,6 +1,7 @@
 // Handlers of tag "Imports and exports" (current generation): POST /v1/imports streams the file
 // into the import's pieces (server/transfer/imports.ts), POST /v1/exports asks for a file of the
 // list's matches (server/transfer/exports.ts); both are then done by a server process's worker.
+import { isRecord } from '../../shared/json.ts';
 import { wallClock } from '../domain/clock.ts';
 import { createHmac, randomBytes } from 'node:crypto';
 import { readConfig } from '../config.ts';
@@ -41,8 +42,8 @@ function paramsOf(value: unknown): Json {
       throw invalid('params must be a JSON object of creation parameters.');
     }
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('params must be a JSON object of creation parameters.');
-  return parsed as Json;
+  if (!isRecord(parsed)) throw invalid('params must be a JSON object of creation parameters.');
+  return parsed;
 }
 
 async function importOf(uow: UnitOfWork, caller: Caller, importId: string) {
@@ -63,7 +64,7 @@ export function transferHandlers({ uow, transfer }: HandlerDeps) {
       if (q.type !== undefined) settings.type = q.type;
       if (q.project !== undefined) settings.project = q.project;
       if (q.batch !== undefined) settings.batch = q.batch;
-      if (q.params !== undefined) settings.params = paramsOf(q.params as unknown);
+      if (q.params !== undefined) settings.params = paramsOf(q.params);
       if (q.attachment_column !== undefined) settings.attachmentColumn = q.attachment_column;
       if (q.source_url !== undefined) settings.sourceUrl = q.source_url;
       // The activity log's entry commits with the import's queueing (an upload takes no transaction).

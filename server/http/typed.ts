@@ -132,13 +132,13 @@ export class WithHeaders<A> {
 
 /**
  * An answer made after the operation's transaction commits (http/activity.ts): an invitation is
- * mailed once it is stored, and no lock is held while the mail server answers. `afterCommit` types
- * it as the answer it will be.
+ * mailed once it is stored, and no lock is held while the mail server answers. Typed by the answer
+ * it will be.
  */
-export class AfterCommit {
-  constructor(readonly finish: () => Promise<unknown>) {}
+export class AfterCommit<A> {
+  constructor(readonly finish: () => Promise<A>) {}
 }
-export const afterCommit = <A>(finish: () => Promise<A>): A => new AfterCommit(finish) as unknown as A;
+export const afterCommit = <A>(finish: () => Promise<A>): AfterCommit<A> => new AfterCommit(finish);
 
 /** A 204 answer (the worker API's log-out, or no work for now), with its headers. */
 export class NoContent {
@@ -177,7 +177,7 @@ type DownloadOf<Op> = Op extends { responses: { 200: { content: infer C } } }
 
 export type OperationHandler<Op> = (
   request: OperationRequest<Op>,
-) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op> | DownloadOf<Op> | WithHeaders<AnswerOf<Op>>>;
+) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op> | DownloadOf<Op> | WithHeaders<AnswerOf<Op>> | AfterCommit<AnswerOf<Op>>>;
 export type WorkerOperationHandler<Op> = (
   request: WorkerOperationRequest<Op>,
 ) => Promise<AnswerOf<Op> | Replay | NoContentOf<Op> | StreamedOf<Op>>;

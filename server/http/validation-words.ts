@@ -16,6 +16,7 @@
 // and schema paths, which neither validator hands on, and still pick among branches by heuristics
 // without the discriminator). What they do that applies here is small; it is written here.
 import type { ErrorObject } from 'ajv/dist/2020.js';
+import { list, strings } from '../../shared/json.ts';
 import { callbackAddressPattern } from '../domain/callback-address.ts';
 import type { Contract, ContractName, Json } from './contract.ts';
 
@@ -141,11 +142,11 @@ function words(e: SchemaError): string {
     case 'emptyParameter':
       return 'must not be empty';
     case 'anyOfRequired': {
-      const names = p.names as string[];
+      const names = strings(p.names);
       return names.length > 2 ? `needs one of: ${names.join(', ')}` : `needs ${names.join(' or ')}`;
     }
     case 'kinds':
-      return `must be ${(p.kinds as string[]).join(' or ')}`;
+      return `must be ${strings(p.kinds).join(' or ')}`;
     case 'not':
       return 'is not allowed here';
     case 'oneOf':
@@ -168,7 +169,7 @@ function said(e: SchemaError): string {
 /** Ajv's own error objects (an import line's check), as problems of the request part `part`. */
 export function fromAjv(errors: readonly ErrorObject[], part: string[] = []): SchemaError[] {
   return errors.map((e) => {
-    const params = e.params as Record<string, unknown>;
+    const params: Record<string, unknown> = e.params;
     const named = params.missingProperty ?? params.additionalProperty ?? params.unevaluatedProperty;
     const at = [
       ...part,
@@ -258,7 +259,7 @@ function pointerSegments(pointer: string): string[] {
 
 function valueAt(data: unknown, at: readonly string[]): unknown {
   let v = data;
-  for (const seg of at) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[seg] : undefined;
+  for (const seg of at) v = v !== null && typeof v === 'object' ? Reflect.get(v, seg) : undefined;
   return v;
 }
 
@@ -324,7 +325,7 @@ function settleBranches(e: SchemaError, shape: RequestShape, depth: number): Sch
   const tag = discriminatorOf(branches.map((b) => applying(b, contract.resolve, false)));
   let candidates = branches;
   if (tag !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    const given = (value as Record<string, unknown>)[tag];
+    const given = Reflect.get(value, tag);
     const allowed = branches.flatMap((b) => fixedValues(applying(b, contract.resolve, false), tag) ?? []);
     if (given === undefined) return [{ at: [...e.at, tag], keyword: 'required', params: {} }];
     candidates = branches.filter((b) => (fixedValues(applying(b, contract.resolve, false), tag) ?? []).includes(given));
@@ -352,7 +353,7 @@ function settleBranches(e: SchemaError, shape: RequestShape, depth: number): Sch
             .map((t) => typeWords[t] ?? t)
         : x!.keyword === 'const'
           ? [JSON.stringify(x!.params.allowedValue)]
-          : ((x!.params.allowedValues as unknown[] | undefined) ?? []).map((v) => JSON.stringify(v)),
+          : list(x!.params.allowedValues).map((v) => JSON.stringify(v)),
     );
     return [{ at: e.at, keyword: 'kinds', params: { kinds: [...new Set(kinds)] } }];
   }

@@ -20,7 +20,9 @@ export function contractValidator(name: ContractName, baseUrl: string): RequestH
   let validator = validators.get(key);
   if (!validator) {
     // The validator gets its own copy of the bundled contract (it fills in and rewrites parts).
-    const apiSpec = { ...structuredClone(loadContract(name).doc), servers: [{ url: baseUrl }] } as unknown as ValidatorOptions['apiSpec'];
+    // (The bundle was checked against the OpenAPI schema: its required parts are named to type it.)
+    const { openapi, info, paths, ...rest } = structuredClone(loadContract(name).doc);
+    const apiSpec: ValidatorOptions['apiSpec'] = { ...rest, openapi, info, paths, servers: [{ url: baseUrl }] };
     validator = OpenApiValidator.middleware({
       apiSpec,
       validateRequests: { coerceTypes: false, allowUnknownQueryParameters: false, allErrors: true },

@@ -158,3 +158,44 @@ describe('the HTTP layer', () => {
     expect(wallClockReads('planted.ts', planted)).toEqual(['planted.ts:1: new Date()', 'planted.ts:2: Date.now()']);
   });
 });
+
+/**
+ * The type assertions in `source` (`x as T`, `<T>x`; `as const` is none): each is a place where the
+ * compiler is told instead of asked. A double assertion (`x as unknown as T`) counts twice.
+ */
+function typeAssertions(name: string, source: string): string[] {
+  const found: string[] = [];
+  const sourceFile = ts.createSourceFile(name, source, ts.ScriptTarget.Latest, true);
+  const visit = (node: ts.Node) => {
+    const asserted =
+      (ts.isAsExpression(node) || ts.isTypeAssertionExpression(node)) &&
+      !(ts.isTypeReferenceNode(node.type) && node.type.typeName.getText() === 'const');
+    if (asserted)
+      found.push(`${name}:${sourceFile.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${node.getText().split('\n')[0]}`);
+    ts.forEachChild(node, visit);
+  };
+  visit(sourceFile);
+  return found;
+}
+
+describe('the HTTP layer’s types', () => {
+  it('asserts a type in at most 10 places: the wire is typed by the contract, not told', () => {
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true }))
+        if (entry.isDirectory()) walk(path.join(dir, entry.name));
+        else if (entry.name.endsWith('.ts')) files.push(path.join(dir, entry.name));
+    };
+    walk(file('server/http'));
+    const found = files.flatMap((f) => typeAssertions(path.relative(root, f), readFileSync(f, 'utf8')));
+    expect(found.length, found.join('\n')).toBeLessThanOrEqual(10);
+    // The count sees every form, and `as const` is no assertion.
+    const planted = 'const a = x as T;\nconst b = <T>x;\nconst c = x as unknown as T;\nconst d = [1] as const;';
+    expect(typeAssertions('planted.ts', planted)).toEqual([
+      'planted.ts:1: x as T',
+      'planted.ts:2: <T>x',
+      'planted.ts:3: x as unknown as T',
+      'planted.ts:3: x as unknown',
+    ]);
+  });
+});

@@ -65,8 +65,8 @@ export interface ProjectWorkFigures {
   project: string;
   counts: WorkCounts;
   activeMs: number;
-  /** The worker's training standing (the contract's TrainingProgress); absent before any training. */
-  training?: Record<string, unknown>;
+  /** The worker's training standing; absent before any training. */
+  training?: TrainingProgress;
   /** The rolling accuracy as of `asOf`; absent while nothing is scored. */
   accuracy?: { value: number; scored: number; asOf: Date };
 }
@@ -83,6 +83,22 @@ export interface WorkerStatsRepository {
 
 /** A worker's standing in a project (the contract's TrainingProgress `state`). */
 export type QualificationState = 'training' | 'qualified' | 'waiting' | 'failed' | 'paused';
+
+/**
+ * Where a worker stands in a project's training, as the contract's TrainingProgress shows it (also
+ * kept with a training answer's feedback, in this form).
+ */
+export interface TrainingProgress {
+  state: QualificationState;
+  scored: number;
+  required: number;
+  mean_score?: number;
+  pass_score?: number;
+  tries: number;
+  max_tries: number;
+  /** ISO 8601: when a waiting worker may try again. */
+  retry_after?: string;
+}
 
 export interface Qualification {
   workerId: string;

@@ -27,7 +27,7 @@ import type { Project, Repositories, UnitOfWork } from '../ports.ts';
 import type { Answer, Assignment, Lease, TaskWork, WorkEvent } from '../workforce/model.ts';
 import type { WorkerPrincipal } from '../workforce/worker.ts';
 import { trainingDifferences } from './differences.ts';
-import type { Qualification, QualificationState, QualityPolicy, QualityTask } from './model.ts';
+import type { Qualification, QualificationState, QualityPolicy, QualityTask, TrainingProgress } from './model.ts';
 import { projectPolicy } from './policy.ts';
 import { scoreAnswers } from './score.ts';
 
@@ -144,7 +144,7 @@ export async function claimTraining(
 }
 
 /** Where the worker stands in the project's training (the contract's TrainingProgress). */
-async function progressOf(repos: Repositories, q: Qualification, policy: QualityPolicy, required: number): Promise<Json> {
+async function progressOf(repos: Repositories, q: Qualification, policy: QualityPolicy, required: number): Promise<TrainingProgress> {
   const scores =
     q.tryStartedAt && q.state === 'training'
       ? await repos.qualification.scores(q.workerId, q.accountId, q.project, 'training', Math.max(required, 1), q.tryStartedAt)
@@ -171,7 +171,7 @@ export async function trainingProgress(
   q: Qualification,
   project: Project,
   policy: QualityPolicy,
-): Promise<Json | null> {
+): Promise<TrainingProgress | null> {
   if (q.state === 'qualified' && q.tries === 0) return null;
   return progressOf(repos, q, policy, (await tryTasks(repos, project, policy)).length);
 }

@@ -8,6 +8,7 @@ import type { ProjectWorkFigures, ReviewCounts } from '../../domain/quality/mode
 import type { WorkerStats } from '../../domain/quality/stats.ts';
 import { sha256 } from '../../domain/ids.ts';
 import { workerHandle } from './assignments.ts';
+import { stored } from './stored.ts';
 
 type Schemas = Current['schemas'];
 
@@ -31,7 +32,7 @@ const projectStatsView = (workerId: string, p: ProjectWorkFigures): Workforce['s
   account: accountHandle(workerId, p.accountId),
   counts: p.counts,
   active_ms: p.activeMs,
-  training: p.training ? (p.training as Workforce['schemas']['TrainingProgress']) : undefined,
+  training: p.training ?? undefined,
   accuracy: p.accuracy ? { value: p.accuracy.value, scored: p.accuracy.scored, as_of: p.accuracy.asOf.toISOString() } : undefined,
 });
 
@@ -56,7 +57,7 @@ function reviewView(r: ReviewCounts): Schemas['ReviewOutcomes'] {
 export function projectQualityView(accountId: string, q: ProjectQuality): Schemas['ProjectQuality'] {
   return {
     project: q.project,
-    type: q.type as Schemas['TaskType'],
+    type: stored<Schemas['TaskType']>(q.type),
     since: q.since.toISOString(),
     as_of: q.asOf.toISOString(),
     policy_version: q.policyVersion,

@@ -105,14 +105,13 @@ const listed =
     const whole = view(task);
     const url = shape.attachmentUrl ? attachmentUrl(task) : {};
     if (!shape.limited) return { ...whole, ...url };
-    const { project } = whole;
-    return {
+    const limited: Pick<W, 'task_id' | 'status' | 'metadata' | 'project'> = {
       task_id: whole.task_id,
-      status: whole.status as W['status'],
+      status: whole.status,
       metadata: whole.metadata,
-      project: project,
-      ...url,
+      project: whole.project,
     };
+    return { ...limited, ...url };
   };
 
 export const currentTaskListView = (page: TaskPage, limit: number, shape: ListShape): Current['schemas']['TaskList'] => ({
