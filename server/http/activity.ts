@@ -212,5 +212,7 @@ export function recordedHandlers<T extends HandlerTable<Operations['current']> |
       }
     };
   }
+  // Each wrapper takes and answers what its handler does, so this is still the table it was given;
+  // the compiler cannot follow that across the keys of a generic table, hence the one assertion.
   return wrapped as T;
 }
