@@ -94,83 +94,12 @@ describe('the typed HTTP boundary', { timeout: 120_000 }, () => {
   });
 });
 
-/**
- * The spreads in `source` of a conditional whose branches are object literals
- * (`...(x ? { field: x } : {})`): their fields are not checked against the wire type, so a misspelt
- * one compiles. A view gives an optional field as its value or `undefined` (JSON leaves it out).
- */
-function conditionalSpreads(name: string, source: string): string[] {
+/** The nodes of `source` that `match`, as `name:line: text` (the node's first line). */
+function nodesWhere(name: string, source: string, match: (node: ts.Node) => boolean): string[] {
   const found: string[] = [];
   const sourceFile = ts.createSourceFile(name, source, ts.ScriptTarget.Latest, true);
   const visit = (node: ts.Node) => {
-    if (ts.isSpreadAssignment(node)) {
-      let e: ts.Expression = node.expression;
-      while (ts.isParenthesizedExpression(e)) e = e.expression;
-      if (ts.isConditionalExpression(e) && [e.whenTrue, e.whenFalse].some((b) => ts.isObjectLiteralExpression(b)))
-        found.push(`${name}:${sourceFile.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${node.getText()}`);
-    }
-    ts.forEachChild(node, visit);
-  };
-  visit(sourceFile);
-  return found;
-}
-
-describe('the views', () => {
-  it('give optional fields as values, never as conditional spreads the compiler does not check', () => {
-    const dir = file('server/http/views');
-    const files = readdirSync(dir).filter((f) => f.endsWith('.ts'));
-    expect(files.length).toBeGreaterThan(5);
-    expect(files.flatMap((f) => conditionalSpreads(f, readFileSync(path.join(dir, f), 'utf8')))).toEqual([]);
-    // The check finds the form it refuses.
-    const planted = 'const v = { a: 1, ...(x !== null ? { callback_succeded: x } : {}) };';
-    expect(conditionalSpreads('planted.ts', planted)).toEqual(['planted.ts:1: ...(x !== null ? { callback_succeded: x } : {})']);
-  });
-});
-
-/** The places in `source` that read the wall clock themselves: `new Date()` and `Date.now()`. */
-function wallClockReads(name: string, source: string): string[] {
-  const found: string[] = [];
-  const sourceFile = ts.createSourceFile(name, source, ts.ScriptTarget.Latest, true);
-  const visit = (node: ts.Node) => {
-    const read =
-      (ts.isNewExpression(node) && node.expression.getText() === 'Date' && (node.arguments?.length ?? 0) === 0) ||
-      (ts.isCallExpression(node) && node.expression.getText() === 'Date.now');
-    if (read) found.push(`${name}:${sourceFile.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${node.getText()}`);
-    ts.forEachChild(node, visit);
-  };
-  visit(sourceFile);
-  return found;
-}
-
-describe('the HTTP layer', () => {
-  it("reads the server's one clock (domain/clock.ts, which a test moves), never the wall clock itself", () => {
-    const files: string[] = [];
-    const walk = (dir: string) => {
-      for (const entry of readdirSync(dir, { withFileTypes: true }))
-        if (entry.isDirectory()) walk(path.join(dir, entry.name));
-        else if (entry.name.endsWith('.ts')) files.push(path.join(dir, entry.name));
-    };
-    walk(file('server/http'));
-    expect(files.length).toBeGreaterThan(20);
-    expect(files.flatMap((f) => wallClockReads(path.relative(root, f), readFileSync(f, 'utf8')))).toEqual([]);
-    // The check finds the forms it refuses (a date parsed from a value is no clock reading).
-    const planted = 'const a = new Date();\nconst b = Date.now();\nconst c = new Date(x);';
-    expect(wallClockReads('planted.ts', planted)).toEqual(['planted.ts:1: new Date()', 'planted.ts:2: Date.now()']);
-  });
-});
-
-/**
- * The type assertions in `source` (`x as T`, `<T>x`; `as const` is none): each is a place where the
- * compiler is told instead of asked. A double assertion (`x as unknown as T`) counts twice.
- */
-function typeAssertions(name: string, source: string): string[] {
-  const found: string[] = [];
-  const sourceFile = ts.createSourceFile(name, source, ts.ScriptTarget.Latest, true);
-  const visit = (node: ts.Node) => {
-    const asserted =
-      (ts.isAsExpression(node) || ts.isTypeAssertionExpression(node)) &&
-      !(ts.isTypeReferenceNode(node.type) && node.type.typeName.getText() === 'const');
-    if (asserted)
+    if (match(node))
       found.push(`${name}:${sourceFile.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${node.getText().split('\n')[0]}`);
     ts.forEachChild(node, visit);
   };
@@ -178,16 +107,78 @@ function typeAssertions(name: string, source: string): string[] {
   return found;
 }
 
-describe('the HTTP layer’s types', () => {
+/** Every TypeScript file under `dir` (relative to the root), with its path relative to the root. */
+function filesUnder(dir: string): string[] {
+  const files: string[] = [];
+  const walk = (at: string) => {
+    for (const entry of readdirSync(at, { withFileTypes: true }))
+      if (entry.isDirectory()) walk(path.join(at, entry.name));
+      else if (entry.name.endsWith('.ts')) files.push(path.relative(root, path.join(at, entry.name)));
+  };
+  walk(file(dir));
+  return files;
+}
+
+/**
+ * The spreads in `source` of a conditional whose branches are object literals
+ * (`...(x ? { field: x } : {})`): their fields are not checked against the wire type, so a misspelt
+ * one compiles. A view gives an optional field as its value or `undefined` (JSON leaves it out).
+ */
+const conditionalSpreads = (name: string, source: string) =>
+  nodesWhere(name, source, (node) => {
+    if (!ts.isSpreadAssignment(node)) return false;
+    let e: ts.Expression = node.expression;
+    while (ts.isParenthesizedExpression(e)) e = e.expression;
+    return ts.isConditionalExpression(e) && [e.whenTrue, e.whenFalse].some((b) => ts.isObjectLiteralExpression(b));
+  });
+
+describe('the views', () => {
+  it('give optional fields as values, never as conditional spreads the compiler does not check', () => {
+    const files = filesUnder('server/http/views');
+    expect(files.length).toBeGreaterThan(5);
+    expect(files.flatMap((f) => conditionalSpreads(f, readFileSync(file(f), 'utf8')))).toEqual([]);
+    // The check finds the form it refuses.
+    const planted = 'const v = { a: 1, ...(x !== null ? { callback_succeded: x } : {}) };';
+    expect(conditionalSpreads('planted.ts', planted)).toEqual(['planted.ts:1: ...(x !== null ? { callback_succeded: x } : {})']);
+  });
+});
+
+/** The places in `source` that read the wall clock themselves: `new Date()` and `Date.now()`. */
+const wallClockReads = (name: string, source: string) =>
+  nodesWhere(
+    name,
+    source,
+    (node) =>
+      (ts.isNewExpression(node) && node.expression.getText() === 'Date' && (node.arguments?.length ?? 0) === 0) ||
+      (ts.isCallExpression(node) && node.expression.getText() === 'Date.now'),
+  );
+
+/**
+ * The type assertions in `source` (`x as T`, `<T>x`; `as const` is none): each is a place where the
+ * compiler is told instead of asked. A double assertion (`x as unknown as T`) counts twice.
+ */
+const typeAssertions = (name: string, source: string) =>
+  nodesWhere(
+    name,
+    source,
+    (node) =>
+      (ts.isAsExpression(node) || ts.isTypeAssertionExpression(node)) &&
+      !(ts.isTypeReferenceNode(node.type) && node.type.typeName.getText() === 'const'),
+  );
+
+describe('the HTTP layer', () => {
+  const files = filesUnder('server/http');
+
+  it("reads the server's one clock (domain/clock.ts, which a test moves), never the wall clock itself", () => {
+    expect(files.length).toBeGreaterThan(20);
+    expect(files.flatMap((f) => wallClockReads(f, readFileSync(file(f), 'utf8')))).toEqual([]);
+    // The check finds the forms it refuses (a date parsed from a value is no clock reading).
+    const planted = 'const a = new Date();\nconst b = Date.now();\nconst c = new Date(x);';
+    expect(wallClockReads('planted.ts', planted)).toEqual(['planted.ts:1: new Date()', 'planted.ts:2: Date.now()']);
+  });
+
   it('asserts a type in at most 10 places: the wire is typed by the contract, not told', () => {
-    const files: string[] = [];
-    const walk = (dir: string) => {
-      for (const entry of readdirSync(dir, { withFileTypes: true }))
-        if (entry.isDirectory()) walk(path.join(dir, entry.name));
-        else if (entry.name.endsWith('.ts')) files.push(path.join(dir, entry.name));
-    };
-    walk(file('server/http'));
-    const found = files.flatMap((f) => typeAssertions(path.relative(root, f), readFileSync(f, 'utf8')));
+    const found = files.flatMap((f) => typeAssertions(f, readFileSync(file(f), 'utf8')));
     expect(found.length, found.join('\n')).toBeLessThanOrEqual(10);
     // The count sees every form, and `as const` is no assertion.
     const planted = 'const a = x as T;\nconst b = <T>x;\nconst c = x as unknown as T;\nconst d = [1] as const;';
