@@ -61,10 +61,9 @@ export interface AccessTable {
   byId: Map<string, AccessOperation>;
 }
 
-function readAccess(operationId: string, raw: unknown): Access {
+function readAccess(operationId: string, a: unknown): Access {
   const bad = (why: string) => new Error(`the contract's x-access of ${operationId} ${why}`);
-  if (!isRecord(raw)) throw bad('is missing');
-  const a = raw;
+  if (!isRecord(a)) throw bad('is missing');
   if (a.public === true) {
     return {
       public: true,

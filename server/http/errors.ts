@@ -92,33 +92,43 @@ export function toErrorAnswer(err: any, generation: Generation, request?: Valida
  */
 export type SaveAnswer = (res: import('express').Response, statusCode: number, body: string) => Promise<boolean>;
 
+/**
+ * An error answer kept under the request's Idempotency-Key (both APIs' error mappers): the answer
+ * and body to send, or null when the key had an answer already, which was sent instead. A key of a
+ * different request (409) or of one still running (429) turns the answer into that refusal.
+ */
+export async function keptUnderKey(
+  res: import('express').Response,
+  answer: ErrorAnswer,
+  bodyOf: (answer: ErrorAnswer) => string,
+  saveAnswer: SaveAnswer,
+  logger: Logger,
+): Promise<{ answer: ErrorAnswer; body: string } | null> {
+  const body = bodyOf(answer);
+  try {
+    if (await saveAnswer(res, answer.status, body)) return null;
+  } catch (saveErr) {
+    if (saveErr instanceof HttpError) {
+      const refusal = toErrorAnswer(saveErr, 'current');
+      return { answer: refusal, body: bodyOf(refusal) };
+    }
+    logger.error({ err: safeError(saveErr) }, 'could not save the answer of an idempotent request');
+  }
+  return { answer, body };
+}
+
 export function errorMapper(generation: Generation, logger: Logger, saveAnswer: SaveAnswer): ErrorRequestHandler {
   return async (err, req, res, _next) => {
-    let answer = toErrorAnswer(err, generation, { contract: generation, method: req.method, path: req.path, body: req.body }); // Stryker disable next-line all: which failures are logged; no client sees the log
-    if (answer.status >= 500 && !(err instanceof DomainError))
+    const mapped = toErrorAnswer(err, generation, { contract: generation, method: req.method, path: req.path, body: req.body }); // Stryker disable next-line all: which failures are logged; no client sees the log
+    if (mapped.status >= 500 && !(err instanceof DomainError))
       logger.error({ err: safeError(err), url: req.originalUrl }, 'request failed');
     // The request id (see ops.ts) lets a caller quote the failed request to the operator.
     const requestId = typeof res.locals.requestId === 'string' ? { request_id: res.locals.requestId } : {};
-    let body = JSON.stringify({
-      status_code: answer.status,
-      error: answer.message,
-      ...(answer.code ? { code: answer.code } : {}),
-      ...requestId,
-    });
-    try {
-      if (await saveAnswer(res, answer.status, body)) return;
-    } catch (saveErr) {
-      // The key belongs to a different request (409), or its request is still running (429).
-      if (saveErr instanceof HttpError) {
-        answer = toErrorAnswer(saveErr, generation);
-        body = JSON.stringify({
-          status_code: answer.status,
-          error: answer.message,
-          ...(answer.code ? { code: answer.code } : {}),
-          ...requestId,
-        });
-      } else logger.error({ err: safeError(saveErr) }, 'could not save the answer of an idempotent request');
-    }
+    const bodyOf = (a: ErrorAnswer) =>
+      JSON.stringify({ status_code: a.status, error: a.message, ...(a.code ? { code: a.code } : {}), ...requestId });
+    const kept = await keptUnderKey(res, mapped, bodyOf, saveAnswer, logger);
+    if (!kept) return;
+    const { answer, body } = kept;
     // A request that names Humantask-Mode comes from a member's console (a session's request): its
     // 401 carries no Basic challenge, which the browser would answer with a password dialog of its own.
     const fromConsole = req.get('humantask-mode') !== undefined;

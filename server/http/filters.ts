@@ -96,11 +96,12 @@ function given<F extends object>(filters: F): F {
   return filters;
 }
 
+// A status filter's values, typed: the validator checked each against the contract's list, so these
+// guards narrow and drop nothing.
 const taskStatuses: ReadonlySet<string> = new Set<TaskStatus>(['pending', 'completed', 'canceled', 'error']);
+const isTaskStatus = (s: string): s is TaskStatus => taskStatuses.has(s);
 const batchStatuses: ReadonlySet<string> = new Set<BatchStatus>(['staging', 'in_progress', 'completed']);
 const isBatchStatus = (s: string): s is BatchStatus => batchStatuses.has(s);
-/** A status the contract let through (the validator checked each against the generation's list). */
-const isTaskStatus = (s: string): s is TaskStatus => taskStatuses.has(s);
 
 /** The task list's query of either generation (the older one has fewer statuses). */
 export interface TaskListQuery {

@@ -32,7 +32,7 @@ const projectStatsView = (workerId: string, p: ProjectWorkFigures): Workforce['s
   account: accountHandle(workerId, p.accountId),
   counts: p.counts,
   active_ms: p.activeMs,
-  training: p.training ?? undefined,
+  training: p.training,
   accuracy: p.accuracy ? { value: p.accuracy.value, scored: p.accuracy.scored, as_of: p.accuracy.asOf.toISOString() } : undefined,
 });
 

@@ -4,7 +4,7 @@ import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { DomainError } from '../../domain/errors.ts';
 import { safeError } from '../../store/errors.ts';
-import { HttpError, toErrorAnswer, type SaveAnswer } from '../errors.ts';
+import { HttpError, keptUnderKey, toErrorAnswer, type ErrorAnswer, type SaveAnswer } from '../errors.ts';
 
 export const bearerChallenge = { 'WWW-Authenticate': 'Bearer realm="humantask-worker"' };
 
@@ -25,34 +25,22 @@ export function workerErrorMapper(logger: Logger, saveAnswer: SaveAnswer): Error
   return async (err, req, res, _next) => {
     // The worker API has no generation; 'current' only decides a cancel of a completed task, which
     // the worker API never does.
-    let answer = toErrorAnswer(err, 'current', { contract: 'workforce', method: req.method, path: req.path, body: req.body });
+    const mapped = toErrorAnswer(err, 'current', { contract: 'workforce', method: req.method, path: req.path, body: req.body });
     // A 502 of the media route is a customer's host failing, said in the answer: not ours to log.
     if (
-      answer.status >= 500 &&
-      answer.status !== 501 &&
+      mapped.status >= 500 &&
+      mapped.status !== 501 &&
       !(err instanceof DomainError) &&
-      !(err instanceof HttpError && answer.status === 502)
+      !(err instanceof HttpError && mapped.status === 502)
     )
       logger.error({ err: safeError(err), url: req.originalUrl }, 'request failed');
     const requestId = typeof res.locals.requestId === 'string' ? { request_id: res.locals.requestId } : {};
-    const bodyOf = () =>
-      JSON.stringify({
-        status_code: answer.status,
-        error: answer.message,
-        code: answer.code ?? codeOfStatus[answer.status] ?? 'internal',
-        ...requestId,
-      });
-    let body = bodyOf();
-    try {
-      // A refused submit with an Idempotency-Key: the refusal is its answer (http/idempotency.ts).
-      if (await saveAnswer(res, answer.status, body)) return;
-    } catch (saveErr) {
-      // The key belongs to a different request (409), or its request is still running (429).
-      if (saveErr instanceof HttpError) {
-        answer = toErrorAnswer(saveErr, 'current');
-        body = bodyOf();
-      } else logger.error({ err: safeError(saveErr) }, 'could not save the answer of an idempotent request');
-    }
+    const bodyOf = (a: ErrorAnswer) =>
+      JSON.stringify({ status_code: a.status, error: a.message, code: a.code ?? codeOfStatus[a.status] ?? 'internal', ...requestId });
+    // A refused submit with an Idempotency-Key: the refusal is its answer (http/idempotency.ts).
+    const kept = await keptUnderKey(res, mapped, bodyOf, saveAnswer, logger);
+    if (!kept) return;
+    const { answer, body } = kept;
     const headers = answer.status === 401 ? { ...answer.headers, ...bearerChallenge } : answer.headers;
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     res.status(answer.status).type('application/json').send(body);
