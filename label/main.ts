@@ -150,6 +150,13 @@ async function takeNext() {
   }
 }
 
+// A tab closed while it waits for work stops waiting, as Esc does (leaving the state withdraws the
+// question): Chromium may keep a closed tab's connection open, and the server would lease the next
+// task to a page that is gone until the lease lapsed. Back from the back/forward cache, it is idle.
+addEventListener('pagehide', () => {
+  if (machine.is('waiting')) showIdle();
+});
+
 function handleError(err: unknown, what: string) {
   if (err instanceof ApiError && err.status === 401) return showLogin('Your session has ended; log in again.');
   const text = err instanceof ApiError ? `${what}: ${err.message}` : `${what}: the server cannot be reached.`;
