@@ -9,9 +9,11 @@ import { sessionLapsed } from './load.ts';
 import { LogIn, SetPassword, SsoCallback, TotpSetup } from './login.tsx';
 import { href, navigate, useRoute, type Route } from './route.ts';
 import { Activity } from './screens/activity.tsx';
+import { BatchesScreen } from './screens/batches.tsx';
 import { Home } from './screens/home.tsx';
 import { ApiKeys } from './screens/keys.tsx';
 import { Members } from './screens/members.tsx';
+import { ProjectsScreen, ProjectView } from './screens/projects.tsx';
 import { Sessions } from './screens/sessions.tsx';
 import { TaskView } from './screens/task.tsx';
 import { TasksScreen } from './screens/tasks.tsx';
@@ -39,6 +41,24 @@ const screens: Screen[] = [
       ) : (
         <TaskView route={route} role={session.member.role} />
       ),
+  },
+  {
+    path: 'projects',
+    title: 'Projects',
+    needs: 'listProjects',
+    // The list, and under it one project's page (projects/<name>).
+    draw: ({ session, route }) =>
+      route.path === 'projects' ? (
+        <ProjectsScreen route={route} role={session.member.role} />
+      ) : (
+        <ProjectView route={route} role={session.member.role} />
+      ),
+  },
+  {
+    path: 'batches',
+    title: 'Batches',
+    needs: 'listBatches',
+    draw: ({ session, route }) => <BatchesScreen route={route} role={session.member.role} />,
   },
   { path: 'members', title: 'Members', needs: 'listMembers', draw: () => <Members /> },
   { path: 'api-keys', title: 'API keys', needs: 'listApiKeys', draw: () => <ApiKeys /> },

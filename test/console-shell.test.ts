@@ -100,7 +100,16 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the c
       await logInWithKeyboard(page, account, owner.email, owner.password);
       await page.getByRole('heading', { name: account }).waitFor();
       const nav = page.getByRole('navigation', { name: 'Screens' });
-      expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'Tasks', 'Members', 'API keys', 'Activity', 'Your sessions']);
+      expect(await nav.getByRole('link').allTextContents()).toEqual([
+        'Home',
+        'Tasks',
+        'Projects',
+        'Batches',
+        'Members',
+        'API keys',
+        'Activity',
+        'Your sessions',
+      ]);
       await expectNoAxeViolation(page);
       await consoleScreenshot(page, 'home');
 
@@ -145,7 +154,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the c
         await page.getByRole('heading', { name: 'Not for your role' }).waitFor();
         expect(await page.getByText(`Your role (${role}) may not open Members.`).count()).toBe(1);
         const nav = page.getByRole('navigation', { name: 'Screens' });
-        expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'Tasks', 'Your sessions']);
+        expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'Tasks', 'Projects', 'Batches', 'Your sessions']);
         const refused = await page.evaluate(async () => {
           const res = await fetch('/v1/members', { headers: { 'humantask-mode': 'test' } });
           return { status: res.status, body: await res.json() };

@@ -7,11 +7,11 @@
 // task back to be redone). What the member's role may not call is not drawn (access.ts).
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { instructionHtml } from '../../label/instruction.ts';
 import type { Player, PlayerFactory } from '../../label/players/types.ts';
 import type { Assignment, Draft } from '../../label/api.ts';
 import { may } from '../access.ts';
 import { client, data, type Role, type Schemas } from '../api.ts';
+import { Instruction, media } from '../instruction.tsx';
 import { useLoad } from '../load.ts';
 import { href, type Route } from '../route.ts';
 import { Heading, Link, Pending, when } from '../ui.tsx';
@@ -25,13 +25,6 @@ type Task = {
   params?: unknown;
   created_at: string;
 } & Record<string, unknown>;
-
-/**
- * Where a player loads a task's files from. Files of the console's own origin, data: and blob: URLs
- * load as they are; a file on a customer's host is not loaded by the page (its policy keeps images
- * and media to its own origin, decision 23) until the members' media route exists.
- */
-const media = (url: string) => url;
 
 /** The task as the worker API's assignment would carry it: what a player reads. */
 function asAssignment(task: Task): Assignment {
@@ -92,15 +85,6 @@ function ResponseView({ task }: { task: Task }) {
       )}
     </section>
   );
-}
-
-function Instruction({ text }: { text: string }) {
-  const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    // Markdown or HTML of the customer's, sanitized by the labeling app's own rules (label/instruction.ts).
-    if (ref.current) ref.current.innerHTML = instructionHtml(text, media);
-  }, [text]);
-  return <div class="instruction" ref={ref} />;
 }
 
 function Facts({ task }: { task: Task }) {
