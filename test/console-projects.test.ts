@@ -97,6 +97,10 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('proje
       await page.getByLabel('The other parameters (JSON)').fill('{"categories": [stop]}');
       await page.getByRole('button', { name: 'Save as version 2' }).click();
       await page.getByRole('alert').filter({ hasText: 'The other parameters are not JSON' }).waitFor();
+      // Parameters the server refuses: its reason shown, nothing stored.
+      await page.getByLabel('The other parameters (JSON)').fill('{"categories": "stop"}');
+      await page.getByRole('button', { name: 'Save as version 2' }).click();
+      await page.getByRole('alert').filter({ hasText: 'categories must be array' }).waitFor();
       expect((await live('GET', '/v1/projects/street-signs')).body.param_history).toHaveLength(2);
 
       await page.getByRole('button', { name: 'Archive' }).click();

@@ -88,6 +88,27 @@ export const projectChecks: Check[] = [
     },
   },
   {
+    id: 'projects/params-checked',
+    area,
+    seed: '2.5 Project (versioned parameters); the contract: parameters checked against the type, none required',
+    rule: "A project's parameters are checked against its type's parameter schema (none required): a bad value in createProject's params or in setParams is a 400 naming it, and stores no project and no version.",
+    kind: 'behaviour',
+    async run(ctx) {
+      const name = ctx.unique('proj');
+      const refused = await ctx.call('POST', '/v1/projects', { json: { type: 'categorization', name, params: { categories: 'stop' } } });
+      expectError(refused, 400, 'a project created with categories "stop" (not an array)');
+      expectThat(refused.body?.error?.includes('categories'), 'the refusal should name categories', refused.body);
+      expectStatus(await ctx.call('GET', `/v1/projects/${encodeURIComponent(name)}`), 404, 'reading the refused project');
+      await createProject(ctx, { type: 'categorization', name, params: { instruction: 'Pick one.' } });
+      const bad = await ctx.call('POST', `/v1/projects/${encodeURIComponent(name)}/setParams`, { json: { categories: 'stop' } });
+      expectError(bad, 400, 'setParams with categories "stop" (not an array)');
+      expectThat(bad.body?.error?.includes('categories'), 'the refusal should name categories', bad.body);
+      const read = await ctx.call('GET', `/v1/projects/${encodeURIComponent(name)}`);
+      expectStatus(read, 200, 'reading the project');
+      expectThat(read.body?.paramHistory?.length === 1, 'a refused setParams should add no version', read.body?.paramHistory);
+    },
+  },
+  {
     id: 'projects/merge-latest',
     area,
     seed: '2.5 Project > merge rule (latest version; task parameters override; instruction concatenated)',

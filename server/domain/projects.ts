@@ -11,9 +11,24 @@ export interface ProjectDetails {
   ontologies: OntologyVersion[];
 }
 
-/** Only the type's own parameters and `instruction` are kept in a version; other keys are ignored. */
-function versionParams(params: Json, paramNames: ReadonlySet<string>): Json {
-  return Object.fromEntries(Object.entries(params).filter(([k]) => paramNames.has(k) || k === 'instruction'));
+/** The contract's rules for a task type's parameters (http/contract.ts). */
+export interface ParamRules {
+  /** The parameter names of a task type (those a version keeps). */
+  namesOf(type: string): ReadonlySet<string>;
+  /** Checks each given parameter against its schema for the type (none is required): a message naming the first bad one, or null. */
+  check(type: string, params: Json): string | null;
+}
+
+/**
+ * The parameters a version keeps: only the type's own and `instruction` (other keys are ignored),
+ * each a valid value for the type; a bad one → 400 naming it (`where`: the body's key that holds them).
+ */
+function versionParams(params: Json, type: string, rules: ParamRules, where: string): Json {
+  const names = rules.namesOf(type);
+  const kept = Object.fromEntries(Object.entries(params).filter(([k]) => names.has(k) || k === 'instruction'));
+  const problem = rules.check(type, kept);
+  if (problem) throw invalid(`${where}${problem}`);
+  return kept;
 }
 
 async function details(repos: Repositories, project: Project): Promise<ProjectDetails> {
@@ -43,11 +58,12 @@ export async function createProject(
   uow: UnitOfWork,
   caller: Caller,
   input: CreateProjectInput,
-  paramNames: ReadonlySet<string>,
+  rules: ParamRules,
   now: Date,
 ): Promise<ProjectDetails> {
   assertTypeEnabled(caller, input.type);
   if (input.rapid && input.studio) throw invalid('A project is rapid or studio, not both.');
+  const params = input.params ? versionParams(input.params, input.type, rules, 'params.') : null;
   return uow.transaction(async (repos) => {
     const project: Project = {
       projectId: newTaskId(now),
@@ -61,14 +77,7 @@ export async function createProject(
       createdAt: now,
     };
     if (!(await repos.projects.insert(project))) throw conflict(`A project named "${input.name}" exists already.`);
-    if (input.params) {
-      await repos.projects.addParamVersion({
-        projectId: project.projectId,
-        version: 0,
-        params: versionParams(input.params, paramNames),
-        createdAt: now,
-      });
-    }
+    if (params) await repos.projects.addParamVersion({ projectId: project.projectId, version: 0, params, createdAt: now });
     return details(repos, project);
   });
 }
@@ -94,7 +103,7 @@ export async function setProjectParams(
   caller: Caller,
   name: string,
   body: Json,
-  paramNamesOf: (type: string) => ReadonlySet<string>,
+  rules: ParamRules,
   now: Date,
 ): Promise<ProjectDetails> {
   return uow.transaction(async (repos) => {
@@ -102,7 +111,7 @@ export async function setProjectParams(
     const versions = await repos.projects.paramVersions([project.projectId]);
     const latest = versions.at(-1);
     const { patch, ...given } = body;
-    const params = versionParams(given, paramNamesOf(project.type));
+    const params = versionParams(given, project.type, rules, '');
     await repos.projects.addParamVersion({
       projectId: project.projectId,
       version: latest ? latest.version + 1 : 0,

@@ -8,6 +8,7 @@ import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import { isRecord } from '../../shared/json.ts';
 import type { Generation } from '../domain/model.ts';
+import type { ParamRules } from '../domain/projects.ts';
 import { coerceBody } from './coerce.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: a parsed YAML document, walked by the keys the OpenAPI format defines
@@ -41,6 +42,8 @@ export interface Contract<Name extends ContractName = Generation> {
   acceptsForms: boolean;
   /** The parameter names of a task type (those kept in `params`). */
   paramNamesOf(type: string): ReadonlySet<string>;
+  /** The rules of a project's parameter versions: the names of a type's parameters, and each one's schema. */
+  paramRules: ParamRules;
   /**
    * Checks a worker's answer against the type's `<Type>Response` schema: a message naming the first
    * problems (JSON pointer and rule), or null when it is valid.
@@ -213,6 +216,31 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
     }
     return validate;
   };
+  /** Every schema the body schema gives the property `name` (one per branch of a oneOf or if/then). */
+  const propertySchemas = (schema: Json | undefined, name: string, out: Json[] = []): Json[] => {
+    const s = resolve(schema);
+    if (!s) return out;
+    if (s.properties?.[name]) out.push(s.properties[name]);
+    for (const sub of [...(s.allOf ?? []), ...(s.anyOf ?? []), ...(s.oneOf ?? []), s.then, s.else]) propertySchemas(sub, name, out);
+    return out;
+  };
+  const paramRules: ParamRules = {
+    namesOf: paramNamesOf,
+    check(type, params) {
+      const creation = [...creations.values()].find((c) => c.type === type);
+      if (!creation) return null;
+      // As a task's creation takes them: numbers may come as the strings a client sent.
+      const typed = coerceBody(params, creation.bodySchema, resolve, false);
+      if (!isRecord(typed)) return null;
+      for (const [name, value] of Object.entries(typed)) {
+        const schemas = propertySchemas(creation.bodySchema, name);
+        if (schemas.length === 0 || schemas.some((schema) => validatorOf(schema)(value))) continue;
+        const e = validatorOf(schemas[0]!).errors?.[0];
+        return `${name}${e?.instancePath.replaceAll('/', '.') ?? ''} ${e?.message ?? 'is invalid'}`;
+      }
+      return null;
+    },
+  };
   // Answers are checked with this document's compiled schemas, shared by every operation (the
   // validator's own response check compiled every schema an answer reaches again for each operation
   // and status: most of a server's CPU in a run that reaches every operation once).
@@ -241,6 +269,7 @@ function readContract<Name extends ContractName>(generation: Name): Contract<Nam
     resolve,
     acceptsForms,
     paramNamesOf,
+    paramRules,
     checkResponse,
     propertyNames: (schema) => propertyNames(schema),
     takesKey,

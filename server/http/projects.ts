@@ -21,14 +21,14 @@ export function projectHandlers({ uow, contract, now = wallClock }: HandlerDeps)
         uow,
         idempotency,
         (key) => ownerOf(caller, key),
-        async () => projectView(await createProject(uow, caller, { ...body, type }, contract.paramNamesOf(type), now())),
+        async () => projectView(await createProject(uow, caller, { ...body, type }, contract.paramRules, now())),
       );
     },
     listProjects: async ({ query, caller }: Request<'listProjects'>) =>
       projectListView(await listProjects(uow, caller, projectFilters(query))),
     getProject: async ({ path, caller }: Request<'getProject'>) => projectView(await getProject(uow, caller, path.projectName)),
     setProjectParams: async ({ path, body, caller }: Request<'setProjectParams'>) =>
-      projectView(await setProjectParams(uow, caller, path.projectName, body, contract.paramNamesOf, now())),
+      projectView(await setProjectParams(uow, caller, path.projectName, body, contract.paramRules, now())),
     setProjectOntology: async ({ path, body, caller }: Request<'setProjectOntology'>) =>
       projectView(await setProjectOntology(uow, caller, path.projectName, body, now())),
     archiveProject: async ({ path, caller }: Request<'archiveProject'>) =>

@@ -174,15 +174,17 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('bound
     expect((await api('GET', '/v1/tasks')).body.total).toBe(0);
   });
 
-  it('a project keeping min_vertices 10^6 as a string cannot make a task of it: 400, nothing stored', async () => {
+  it('a project refuses min_vertices 10^6 given as a string: 400 naming it, no version, and no task made of it', async () => {
     const api = client(server, 'current', (await createAccount(server.uow, `project-bound-${db}`, new Date())).test_key);
     expect((await api('POST', '/v1/projects', { json: { type: 'lineannotation', name: 'lines' } })).status).toBe(200);
-    await api('POST', '/v1/projects/lines/setParams', { json: { min_vertices: '1000000', objects_to_annotate: ['lane'] } });
+    const set = await api('POST', '/v1/projects/lines/setParams', { json: { min_vertices: '1000000', objects_to_annotate: ['lane'] } });
+    expect(set.status, set.text).toBe(400);
+    expect(set.body.error).toContain('min_vertices');
+    expect((await api('GET', '/v1/projects/lines')).body.param_history).toEqual([]);
     const res = await api('POST', '/v1/task/lineannotation', {
       json: { project: 'lines', callback_url: cb, attachment: 'https://example.com/a.jpg' },
     });
     expect(res.status, res.text.slice(0, 300)).toBe(400);
-    expect(res.body.error).toContain('min_vertices');
     expect((await api('GET', '/v1/tasks')).body.total).toBe(0);
   });
 

@@ -261,7 +261,18 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('proje
     expect((await live('POST', '/v1/projects', { json: { type: 'categorization', name: 'both', rapid: true, studio: true } })).status).toBe(
       400,
     );
+    // A parameter that is no valid value for the type: named, and no project or version stored.
+    const badParams = await live('POST', '/v1/projects', { json: { type: 'categorization', name: 'bad', params: { categories: 'stop' } } });
+    expect(badParams.status).toBe(400);
+    expect(badParams.body.error).toBe('params.categories must be array');
     expect((await live('GET', '/v1/projects')).body.length).toBe(before);
+    const versions = (await live('GET', '/v1/projects/tickets')).body.param_history.length;
+    const badVersion = await live('POST', '/v1/projects/tickets/setParams', { json: { patch: true, categories: ['a', 'a'] } });
+    expect(badVersion.status).toBe(400);
+    expect(badVersion.body.error).toContain('categories');
+    expect((await live('GET', '/v1/projects/tickets')).body.param_history).toHaveLength(versions);
+    // None is required, and numbers may come as the strings a form sends.
+    expect((await live('POST', '/v1/projects/tickets/setParams', { json: { patch: true, allow_multiple: 'true' } })).status).toBe(200);
     expect((await live('POST', '/v1/projects/tickets/setOntology', { json: { ontology: [] } })).status).toBe(400);
     expect((await live('POST', '/v1/batches', { json: { project: 'nope', name: 'x' } })).status).toBe(404);
     expect((await live('POST', '/v1/batches', { json: { project: 'tickets', name: 'cal', calibration_batch: true } })).status).toBe(400);
