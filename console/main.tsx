@@ -17,6 +17,7 @@ import { ProjectsScreen, ProjectView } from './screens/projects.tsx';
 import { Sessions } from './screens/sessions.tsx';
 import { TaskView } from './screens/task.tsx';
 import { TasksScreen } from './screens/tasks.tsx';
+import { Workforce } from './screens/workforce.tsx';
 import { Heading, Link } from './ui.tsx';
 
 interface Screen {
@@ -59,6 +60,12 @@ const screens: Screen[] = [
     title: 'Batches',
     needs: 'listBatches',
     draw: ({ session, route }) => <BatchesScreen route={route} role={session.member.role} />,
+  },
+  {
+    path: 'workforce',
+    title: 'Workforce',
+    needs: 'listWorkers',
+    draw: ({ session, route }) => <Workforce route={route} role={session.member.role} />,
   },
   { path: 'members', title: 'Members', needs: 'listMembers', draw: () => <Members /> },
   { path: 'api-keys', title: 'API keys', needs: 'listApiKeys', draw: () => <ApiKeys /> },

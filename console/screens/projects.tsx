@@ -2,7 +2,8 @@
 // request) and a new project (POST /v1/projects); one project's page: its facts, archive and unarchive,
 // its instruction as a worker sees it, a new parameter version (POST .../setParams, the instruction and
 // the other parameters as JSON), two versions compared side by side (`from` and `to` in the address),
-// and its ontology versions. Changes are offered to the roles that may make them (access.ts).
+// its ontology versions, and its staffing (staffing.tsx). Changes are offered to the roles that may
+// make them (access.ts).
 import { useState } from 'preact/hooks';
 import { may } from '../access.ts';
 import { client, data, type Role, type Schemas } from '../api.ts';
@@ -11,6 +12,7 @@ import { useLoad } from '../load.ts';
 import { href, navigate, type Route } from '../route.ts';
 import { Heading, Link, Pending, when } from '../ui.tsx';
 import { compareVersions, type Change } from '../versions.ts';
+import { StaffingPanel } from './staffing.tsx';
 
 type Project = Schemas['Project'];
 type Version = Schemas['ProjectParamVersion'];
@@ -412,6 +414,7 @@ export function ProjectView({ route, role }: { route: Route; role: Role }) {
                   <p>The latest version has no instruction: each task gives its own.</p>
                 )}
               </section>
+              {may(role, 'getProjectStaffing') && <StaffingPanel project={project.name} role={role} />}
               <Comparison project={project} route={route} />
               <Versions project={project} />
               {may(role, 'setProjectParams') && (
