@@ -2885,6 +2885,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The state of the account's work
+         * @description The account's work in the mode of the credential at a glance, as the console's overview shows it:
+         *     tasks by type and status, completions per day over the last `days` days (UTC), pending tasks by
+         *     project, callbacks given up on, and paused workers. Counts are kept with every change, so the
+         *     answer does not grow with the number of tasks (only with the types, statuses, projects and days
+         *     it names). Our addition: the API description has no such operation.
+         */
+        get: operations["getOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/training_tasks": {
         parameters: {
             query?: never;
@@ -11601,6 +11625,99 @@ export interface components {
             next_token?: string;
         };
         /**
+         * Overview
+         * @description The state of the account's work in the mode of the credential, at `as_of`: its tasks by type and
+         *     status, completions per day, pending tasks by project, callbacks given up on, and paused
+         *     workers. Counts come from the counters the server keeps with every change (the same as the task
+         *     list's `total`), so the answer costs the same for ten tasks as for millions.
+         * @example {
+         *       "as_of": "2026-11-29T10:00:00.000Z",
+         *       "tasks": [
+         *         {
+         *           "type": "categorization",
+         *           "status": "completed",
+         *           "count": 1200
+         *         },
+         *         {
+         *           "type": "categorization",
+         *           "status": "pending",
+         *           "count": 40
+         *         },
+         *         {
+         *           "type": "imageannotation",
+         *           "status": "pending",
+         *           "count": 310
+         *         }
+         *       ],
+         *       "completed_per_day": [
+         *         {
+         *           "day": "2026-11-28",
+         *           "count": 512
+         *         },
+         *         {
+         *           "day": "2026-11-29",
+         *           "count": 88
+         *         }
+         *       ],
+         *       "pending_by_project": [
+         *         {
+         *           "project": "street-scenes",
+         *           "count": 310
+         *         },
+         *         {
+         *           "project": null,
+         *           "count": 40
+         *         }
+         *       ],
+         *       "failed_callbacks": 2,
+         *       "paused_workers": 1
+         *     }
+         */
+        Overview: {
+            /**
+             * Format: date-time
+             * @description When the figures were read (ISO 8601 UTC with milliseconds).
+             * @example 2026-11-29T10:00:00.000Z
+             */
+            as_of: string;
+            /**
+             * @description How many tasks there are of each type in each status; a type and status without tasks is left
+             *     out. Sorted by type, then status.
+             */
+            tasks: {
+                type: components["schemas"]["TaskType"];
+                status: components["schemas"]["TaskStatus"];
+                count: number;
+            }[];
+            /**
+             * @description Tasks completed on each day (UTC) of the last `days` days, today included, the oldest first; a
+             *     day without completions has count 0. A task completes once (its `completed_at`).
+             */
+            completed_per_day: {
+                /**
+                 * Format: date
+                 * @example 2026-11-28
+                 */
+                day: string;
+                count: number;
+            }[];
+            /**
+             * @description Pending tasks by project, the most first (ties by name), at most 50 projects; `project` null
+             *     counts the pending tasks of no project. A project without pending tasks is left out.
+             */
+            pending_by_project: {
+                project: string | null;
+                count: number;
+            }[];
+            /**
+             * @description Callbacks the server gave up on (every retry failed) in the last `days` days: see each task's
+             *     `GET /v1/task/{taskId}/callbacks`, and redeliver it there.
+             */
+            failed_callbacks: number;
+            /** @description The account's own workers of the mode whose status is `paused` (they get no new work). */
+            paused_workers: number;
+        };
+        /**
          * TrainingTaskList
          * @description One page of training tasks (under `/v1/training_tasks`) or evaluation tasks (under
          *     `/v1/evaluation_tasks`), ordered by `created_at` descending, ties by `id` descending, with
@@ -12860,6 +12977,12 @@ export interface components {
          * @example 2026-11-22T23:59:59Z
          */
         ActivityUntil: components["schemas"]["TimeFilter"];
+        /**
+         * @description How many days of completions `completed_per_day` covers, today (UTC) included: 1 to 90, default
+         *     30 (our decision; the period is bounded so that the answer is too).
+         * @example 30
+         */
+        OverviewDays: number;
         /**
          * @description The `id` of a training task of this account and mode (24 lowercase hex characters). Unknown
          *     id, an evaluation task's id, or any other string → 404.
@@ -17615,6 +17738,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ActivityList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getOverview: {
+        parameters: {
+            query?: {
+                /**
+                 * @description How many days of completions `completed_per_day` covers, today (UTC) included: 1 to 90, default
+                 *     30 (our decision; the period is bounded so that the answer is too).
+                 * @example 30
+                 */
+                days?: components["parameters"]["OverviewDays"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overview. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Overview"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -155,7 +155,14 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the c
         await page.getByRole('heading', { name: 'Not for your role' }).waitFor();
         expect(await page.getByText(`Your role (${role}) may not open Members.`).count()).toBe(1);
         const nav = page.getByRole('navigation', { name: 'Screens' });
-        expect(await nav.getByRole('link').allTextContents()).toEqual(['Home', 'Tasks', 'Projects', 'Batches', 'Workforce', 'Your sessions']);
+        expect(await nav.getByRole('link').allTextContents()).toEqual([
+          'Home',
+          'Tasks',
+          'Projects',
+          'Batches',
+          'Workforce',
+          'Your sessions',
+        ]);
         const refused = await page.evaluate(async () => {
           const res = await fetch('/v1/members', { headers: { 'humantask-mode': 'test' } });
           return { status: res.status, body: await res.json() };

@@ -109,9 +109,11 @@ describe.concurrent.each(generations)('the %s client decodes every documented ex
   // The client has no convenience methods for tags Workforce, Quality, Imports and exports, Storage
   // and Identity yet (issues 18, 19, 36, 37, 34; `humantask import`/`export` is the client of
   // imports, the console of Identity): their raw GET/POST/... calls are typed from the contract all the same.
-  // Nor for `POST /v1/tasks/cancel` (issue 35, the console's cancel of what a filter matches) yet.
+  // Nor for the console's own operations yet (issue 35): `POST /v1/tasks/cancel` (the cancel of what a
+  // filter matches) and `GET /v1/overview`.
   const noMethod = (o: (typeof ops)[number]) =>
     o.op.operationId === 'cancelTasks' ||
+    o.op.operationId === 'getOverview' ||
     o.op.tags?.some(
       (t: string) => t === 'Workforce' || t === 'Quality' || t === 'Imports and exports' || t === 'Storage' || t === 'Identity',
     ) === true;

@@ -14,6 +14,7 @@ import { isolationChecks } from './isolation.ts';
 import { listChecks } from './lists.ts';
 import { markdownChecks } from './markdown.ts';
 import { paramRuleChecks } from './param-rules.ts';
+import { overviewChecks } from './overview.ts';
 import { projectChecks } from './projects.ts';
 import { resultFileChecks } from './result-files.ts';
 import { qualityChecks } from './quality.ts';
@@ -45,6 +46,7 @@ export const behaviourChecks: Check[] = [
   ...errorChecks,
   ...listChecks,
   ...projectChecks,
+  ...overviewChecks,
   ...batchChecks,
   ...wildChecks,
   ...clientEdgeChecks,

@@ -384,6 +384,8 @@ export interface Repositories {
   qualification: QualificationRepository;
   /** The list counters and the tag index that triggers keep, checked and rebuilt (`humantask counts`). */
   counts: CountsRepository;
+  /** The overview's figures (GET /v1/overview). */
+  overview: OverviewRepository;
   /** Customer identity (issue 34): members, their sessions and links, log-in rules, SSO log-ins, scoped keys, the activity log. */
   members: MemberRepository;
   memberSessions: MemberSessionRepository;
@@ -429,6 +431,23 @@ export interface CountsRepository {
   check(limit: number): Promise<CountCheck>;
   /** Both rebuilt from the tasks. Run it in a transaction: writers of tasks wait until it commits. */
   rebuild(): Promise<void>;
+}
+
+/** What the overview shows (GET /v1/overview), as the store reads it: each figure of one account and mode. */
+export interface OverviewFigures {
+  /** Tasks by type and status (those with tasks only). */
+  tasks: { type: string; status: string; count: number }[];
+  /** Tasks completed per UTC day (`YYYY-MM-DD`) since the given time; days without completions are absent. */
+  completedByDay: Map<string, number>;
+  /** Pending tasks by project, the most first, at most `projects`; null: of no project. */
+  pendingByProject: { project: string | null; count: number }[];
+  failedCallbacks: number;
+  pausedWorkers: number;
+}
+
+export interface OverviewRepository {
+  /** Each figure read from what the server keeps per account (the task counters, indexes): none reads every task. */
+  figures(accountId: string, mode: Mode, since: Date, projects: number): Promise<OverviewFigures>;
 }
 
 /** The repositories, and a way to run several operations as one transaction. */

@@ -2,6 +2,7 @@
 // operationId. A contract operation without a handler here fails the compile (HandlerTable is
 // exhaustive); test/static/typecheck-boundary.test.ts proves it.
 import { identityHandlers } from './identity.ts';
+import { overviewHandlers } from './overview.ts';
 import { projectHandlers } from './projects.ts';
 import { qualityHandlers } from './quality.ts';
 import { taskHandlers, type HandlerDeps } from './tasks.ts';
@@ -41,6 +42,7 @@ export function currentHandlers(deps: HandlerDeps): HandlerTable<Operations['cur
     ...trainingCreations(createTraining),
     ...workforceManagementHandlers(deps),
     ...qualityHandlers(deps),
+    ...overviewHandlers(deps),
     ...identityHandlers(deps.uow, deps.identityDeps),
     ...transferHandlers(deps),
     ...storageHandlers(deps),

@@ -10,6 +10,7 @@ import { workerRepository } from './workers.ts';
 import { qualityRepository } from './quality.ts';
 import { qualificationRepository } from './qualification.ts';
 import { countsRepository } from './counts.ts';
+import { overviewRepository } from './overview.ts';
 import { identityRepositories } from './identity.ts';
 import { taskRepository } from './tasks.ts';
 import { idempotencyRepository } from './idempotency.ts';
@@ -44,6 +45,7 @@ function repositories(
     quality: qualityRepository(db, execute),
     qualification: qualificationRepository(db, execute),
     counts: countsRepository(execute),
+    overview: overviewRepository(execute),
     ...identityRepositories(db, secrets),
     transfer: transferRepository(db, execute),
     storage: storageRepository(db, secrets),

@@ -33,6 +33,8 @@ export const outbox = pgTable(
   (t) => [
     index('outbox_due').on(t.nextAttemptAt).where(sql`${t.deliveredAt} is null and ${t.failedAt} is null`),
     index('outbox_subject').on(t.accountId, t.subject),
+    // The callbacks given up on, per account and mode, by when (the overview counts them).
+    index('outbox_failed').on(t.accountId, t.mode, t.failedAt).where(sql`${t.failedAt} is not null`),
   ],
 );
 

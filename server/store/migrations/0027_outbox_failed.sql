@@ -1,0 +1,1 @@
+CREATE INDEX "outbox_failed" ON "outbox" USING btree ("account_id","mode","failed_at") WHERE "outbox"."failed_at" is not null;
