@@ -14,6 +14,7 @@ import { Home } from './screens/home.tsx';
 import { ApiKeys } from './screens/keys.tsx';
 import { Members } from './screens/members.tsx';
 import { ProjectsScreen, ProjectView } from './screens/projects.tsx';
+import { QualityScreen } from './screens/quality.tsx';
 import { Sessions } from './screens/sessions.tsx';
 import { TaskView } from './screens/task.tsx';
 import { TasksScreen } from './screens/tasks.tsx';
@@ -66,6 +67,12 @@ const screens: Screen[] = [
     title: 'Workforce',
     needs: 'listWorkers',
     draw: ({ session, route }) => <Workforce route={route} role={session.member.role} />,
+  },
+  {
+    path: 'quality',
+    title: 'Quality',
+    needs: 'getProjectQuality',
+    draw: ({ session, route }) => <QualityScreen route={route} role={session.member.role} />,
   },
   { path: 'members', title: 'Members', needs: 'listMembers', draw: () => <Members /> },
   { path: 'api-keys', title: 'API keys', needs: 'listApiKeys', draw: () => <ApiKeys /> },

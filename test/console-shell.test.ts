@@ -106,6 +106,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the c
         'Projects',
         'Batches',
         'Workforce',
+        'Quality',
         'Members',
         'API keys',
         'Activity',
@@ -161,6 +162,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the c
           'Projects',
           'Batches',
           'Workforce',
+          'Quality',
           'Your sessions',
         ]);
         const refused = await page.evaluate(async () => {
