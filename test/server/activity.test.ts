@@ -228,4 +228,27 @@ describe.each(databases)('the activity log (%s)', (db) => {
     const deleted = await byMember('DELETE', `/v1/storage/connections/${connectionId}`);
     await expectEntry('storage_connection.deleted', deleted.requestId, ownerActor(), { type: 'storage_connection', id: connectionId });
   });
+
+  it('pages the whole log by next_token, newest first, each entry once; a token is refused with other filters', async () => {
+    const all = (await owner.call('GET', '/v1/activity?limit=100')).body.docs.map((e: { activity_id: string }) => e.activity_id);
+    expect(all.length).toBeGreaterThan(4);
+    const walked: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await owner.call('GET', `/v1/activity?limit=2${token ? `&next_token=${encodeURIComponent(token)}` : ''}`);
+      expect(page.status, page.text).toBe(200);
+      walked.push(...page.body.docs.map((e: { activity_id: string }) => e.activity_id));
+      token = page.body.next_token;
+    } while (token && walked.length < 200);
+    expect(walked.slice(0, all.length)).toEqual(all);
+    expect(new Set(walked).size).toBe(walked.length);
+    const first = await owner.call('GET', '/v1/activity?limit=2');
+    const other = await owner.call(
+      'GET',
+      `/v1/activity?limit=2&action=member.invited&next_token=${encodeURIComponent(first.body.next_token)}`,
+    );
+    expect(other.status).toBe(400);
+    expect(other.body.error).toContain('next_token');
+    expect((await owner.call('GET', '/v1/activity?next_token=nonsense')).status).toBe(400);
+  });
 });

@@ -2,8 +2,7 @@
 // makes, written in the transaction that makes the change. Who (a member, a key, a worker, the
 // operator), what (an action and its target), when, from where and with which request.
 import { randomBytes } from 'node:crypto';
-import { invalid } from '../errors.ts';
-import { sha256 } from '../ids.ts';
+import { positionToken, queryBinding, readPositionToken } from '../page-token.ts';
 import type { Json, Mode } from '../model.ts';
 
 export type ActorType = 'member' | 'api_key' | 'worker' | 'operator' | 'system';
@@ -124,20 +123,9 @@ export async function listActivity(
   filters: ActivityFilters,
   page: { limit: number; nextToken?: string | undefined },
 ): Promise<ActivityPage> {
-  const binding = sha256(JSON.stringify(['activity', accountId, filters])).slice(0, 16);
-  let after: { at: Date; activityId: string } | undefined;
-  if (page.nextToken) {
-    let decoded: { t?: unknown; i?: unknown; b?: unknown } = {};
-    try {
-      decoded = JSON.parse(Buffer.from(page.nextToken, 'base64url').toString('utf8'));
-    } catch {
-      // not a token: refused below
-    }
-    if (typeof decoded.t !== 'number' || typeof decoded.i !== 'string' || !/^act_[0-9a-f]{24}$/.test(decoded.i))
-      throw invalid('next_token is not a token of this API.');
-    if (decoded.b !== binding) throw invalid('next_token belongs to another query: repeat the request with the same filters.');
-    after = { at: new Date(decoded.t), activityId: decoded.i };
-  }
+  const binding = queryBinding(['activity', accountId, filters]);
+  const position = page.nextToken ? readPositionToken(page.nextToken, binding, /^act_[0-9a-f]{24}$/) : undefined;
+  const after = position ? { at: position.at, activityId: position.id } : undefined;
   const rows = await repos.activity.list(accountId, filters, { limit: page.limit + 1, ...(after ? { after } : {}) });
   const entries = rows.slice(0, page.limit);
   const hasMore = rows.length > page.limit;
@@ -145,8 +133,6 @@ export async function listActivity(
   return {
     entries,
     hasMore,
-    ...(hasMore && last
-      ? { nextToken: Buffer.from(JSON.stringify({ t: last.at.getTime(), i: last.activityId, b: binding })).toString('base64url') }
-      : {}),
+    ...(hasMore && last ? { nextToken: positionToken({ at: last.at, id: last.activityId }, binding) } : {}),
   };
 }

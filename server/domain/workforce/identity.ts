@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { DomainError, invalid, notFound } from '../errors.ts';
 import { sha256 } from '../ids.ts';
+import { positionToken, queryBinding, readPositionToken } from '../page-token.ts';
 import type { Mode } from '../model.ts';
 import { workforceIdOf, type Workforce } from './handles.ts';
 import type { WorkRepository } from './model.ts';
@@ -443,20 +444,9 @@ export async function listWorkers(
   workforce: Workforce,
   filter: { status?: WorkerStatus; limit: number; nextToken?: string },
 ): Promise<WorkerPage> {
-  const binding = sha256(JSON.stringify(['workers', workforce.accountId, workforce.mode, filter.status ?? null])).slice(0, 16);
-  let after: { createdAt: Date; workerId: string } | undefined;
-  if (filter.nextToken) {
-    let decoded: { c?: unknown; i?: unknown; b?: unknown } = {};
-    try {
-      decoded = JSON.parse(Buffer.from(filter.nextToken, 'base64url').toString('utf8'));
-    } catch {
-      // not a token: refused below
-    }
-    if (typeof decoded.c !== 'number' || typeof decoded.i !== 'string' || !/^wkr_[0-9a-f]{24}$/.test(decoded.i))
-      throw invalid('next_token is not a token of this API.');
-    if (decoded.b !== binding) throw invalid('next_token belongs to another query: repeat the request with the same filters and API key.');
-    after = { createdAt: new Date(decoded.c), workerId: decoded.i };
-  }
+  const binding = queryBinding(['workers', workforce.accountId, workforce.mode, filter.status ?? null]);
+  const position = filter.nextToken ? readPositionToken(filter.nextToken, binding, /^wkr_[0-9a-f]{24}$/) : undefined;
+  const after = position ? { createdAt: position.at, workerId: position.id } : undefined;
   const rows = await store.workers.list(workforce, {
     ...(filter.status ? { status: filter.status } : {}),
     limit: filter.limit + 1,
@@ -468,8 +458,6 @@ export async function listWorkers(
   return {
     workers,
     hasMore,
-    ...(hasMore && last
-      ? { nextToken: Buffer.from(JSON.stringify({ c: last.createdAt.getTime(), i: last.workerId, b: binding })).toString('base64url') }
-      : {}),
+    ...(hasMore && last ? { nextToken: positionToken({ at: last.createdAt, id: last.workerId }, binding) } : {}),
   };
 }
