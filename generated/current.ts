@@ -11706,6 +11706,7 @@ export interface components {
              *     counts the pending tasks of no project. A project without pending tasks is left out.
              */
             pending_by_project: {
+                /** @description The project's name; null for the tasks of no project. */
                 project: string | null;
                 count: number;
             }[];
