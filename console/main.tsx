@@ -10,6 +10,7 @@ import { LogIn, SetPassword, SsoCallback, TotpSetup } from './login.tsx';
 import { href, navigate, useRoute, type Route } from './route.ts';
 import { Activity } from './screens/activity.tsx';
 import { BatchesScreen } from './screens/batches.tsx';
+import { Deliveries } from './screens/deliveries.tsx';
 import { Home } from './screens/home.tsx';
 import { ApiKeys } from './screens/keys.tsx';
 import { Members } from './screens/members.tsx';
@@ -73,6 +74,12 @@ const screens: Screen[] = [
     title: 'Quality',
     needs: 'getProjectQuality',
     draw: ({ session, route }) => <QualityScreen route={route} role={session.member.role} />,
+  },
+  {
+    path: 'deliveries',
+    title: 'Deliveries',
+    needs: 'listCallbacks',
+    draw: ({ session, route }) => <Deliveries route={route} role={session.member.role} />,
   },
   { path: 'members', title: 'Members', needs: 'listMembers', draw: () => <Members /> },
   { path: 'api-keys', title: 'API keys', needs: 'listApiKeys', draw: () => <ApiKeys /> },

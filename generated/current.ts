@@ -2909,6 +2909,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/callbacks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the account's callbacks
+         * @description The callbacks of the account in the mode of the credential, the newest first, with how their
+         *     delivery went: to find those that failed or are still being retried, and to redeliver a task's
+         *     (`POST /v1/task/{taskId}/callbacks/redeliver`). Each callback's attempts are at
+         *     `GET /v1/task/{taskId}/callbacks`. Paged with `next_token` (bound to the account, the mode and
+         *     the filters). (Our addition, for the console's Deliveries: the API description has no such
+         *     operation; other webhook providers offer the same.)
+         */
+        get: operations["listCallbacks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/training_tasks": {
         parameters: {
             query?: never;
@@ -11719,6 +11744,83 @@ export interface components {
             paused_workers: number;
         };
         /**
+         * CallbackMessage
+         * @description One callback the server sends (or sent) for the account: what it reports, where it goes, and how
+         *     its delivery went. Each redelivery of a task's callback is a callback of its own.
+         */
+        CallbackMessage: {
+            /**
+             * @description The callback's id (also its `webhook-id` header).
+             * @example 01a224d30675531c85db8342
+             */
+            callback_id: string;
+            /** @enum {string} */
+            event: "task_completed" | "attachment_error" | "batch_completed";
+            /**
+             * @description The task it reports (`task_completed`, `attachment_error`).
+             * @example 65f1c0a2b3c4d5e6f7a8b9c0
+             */
+            task_id?: string;
+            /**
+             * @description The batch it reports (`batch_completed`).
+             * @example street-scenes-week-47
+             */
+            batch?: string;
+            /**
+             * @description Where it is sent.
+             * @example https://example.com/humantask/callback
+             */
+            url: string;
+            /**
+             * Format: date-time
+             * @description When it was queued.
+             */
+            created_at: string;
+            /**
+             * @description `pending`: not delivered yet (queued, or waiting for `next_attempt_at`); `delivered`: the
+             *     receiver answered 2xx; `failed`: every retry failed and the server gave up.
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed";
+            /** @description How many times it was sent. */
+            attempts: number;
+            /** @description The latest attempt; absent before the first. */
+            last_attempt?: {
+                /** Format: date-time */
+                attempted_at: string;
+                /** @description The receiver's status; absent when no answer came (see `error`). */
+                status_code?: number;
+                /** @description Why no answer came (refused, timed out, ...). */
+                error?: string;
+                duration_ms: number;
+            };
+            /**
+             * Format: date-time
+             * @description When it is sent next (`pending` only).
+             */
+            next_attempt_at?: string;
+            /** Format: date-time */
+            delivered_at?: string;
+            /**
+             * Format: date-time
+             * @description When the server gave up.
+             */
+            failed_at?: string;
+        };
+        /**
+         * CallbackMessageList
+         * @description One page of the account's callbacks, the newest first (ties by `callback_id` descending).
+         */
+        CallbackMessageList: {
+            docs: components["schemas"]["CallbackMessage"][];
+            /** @description The page size used. */
+            limit: number;
+            /** @description True when callbacks follow this page; pass `next_token` to get them. */
+            has_more: boolean;
+            /** @description The cursor of the next page; present only when `has_more` is true. */
+            next_token?: string;
+        };
+        /**
          * TrainingTaskList
          * @description One page of training tasks (under `/v1/training_tasks`) or evaluation tasks (under
          *     `/v1/evaluation_tasks`), ordered by `created_at` descending, ties by `id` descending, with
@@ -12984,6 +13086,18 @@ export interface components {
          * @example 30
          */
         OverviewDays: number;
+        /**
+         * @description Only callbacks in this state: `pending` (not yet delivered: queued, or waiting for its next
+         *     retry), `delivered`, or `failed` (every retry failed: the server gave up). Listed the newest
+         *     first; `failed` ones by when the server gave up, the latest first.
+         * @example failed
+         */
+        CallbackStateFilter: "pending" | "delivered" | "failed";
+        /**
+         * @description Only callbacks of this event.
+         * @example task_completed
+         */
+        CallbackEventFilter: "task_completed" | "attachment_error" | "batch_completed";
         /**
          * @description The `id` of a training task of this account and mode (24 lowercase hex characters). Unknown
          *     id, an evaluation task's id, or any other string → 404.
@@ -17771,6 +17885,58 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Overview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    listCallbacks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only callbacks in this state: `pending` (not yet delivered: queued, or waiting for its next
+                 *     retry), `delivered`, or `failed` (every retry failed: the server gave up). Listed the newest
+                 *     first; `failed` ones by when the server gave up, the latest first.
+                 * @example failed
+                 */
+                state?: components["parameters"]["CallbackStateFilter"];
+                /**
+                 * @description Only callbacks of this event.
+                 * @example task_completed
+                 */
+                event?: components["parameters"]["CallbackEventFilter"];
+                /**
+                 * @description Results per page: an integer from 1 to 100, default 100. Out of range or not an integer → 400.
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Cursor paging: the `next_token` of the previous page; omit it for the first page. The token is
+                 *     opaque and bound to the account, the mode (API key) and every filter of the call that produced
+                 *     it: reusing it with other filter values, or with another key → 400. `limit` may change from
+                 *     page to page. Tasks created during the walk do not make it skip or repeat a task.
+                 *     No example value is given: a token is only ever valid for the key and filters that produced
+                 *     it, so no fixed value could be replayed.
+                 */
+                next_token?: components["parameters"]["NextToken"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of callbacks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallbackMessageList"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -107,6 +107,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the c
         'Batches',
         'Workforce',
         'Quality',
+        'Deliveries',
         'Members',
         'API keys',
         'Activity',
@@ -163,6 +164,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the c
           'Batches',
           'Workforce',
           'Quality',
+          'Deliveries',
           'Your sessions',
         ]);
         const refused = await page.evaluate(async () => {

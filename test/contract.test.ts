@@ -227,7 +227,7 @@ const quality = [
 // Issue 34: members, sessions, single sign-on, scoped keys and the activity log (current generation only).
 /** The operations the console added (issue 35). */
 // Issue 35: what the console's screens need that the API description has not.
-const consoleOperations = ['POST /v1/tasks/cancel', 'GET /v1/overview'];
+const consoleOperations = ['POST /v1/tasks/cancel', 'GET /v1/overview', 'GET /v1/callbacks'];
 
 const identity = [
   'POST /v1/session',

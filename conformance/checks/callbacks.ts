@@ -333,6 +333,41 @@ export const callbackChecks: Check[] = [
     },
   },
   {
+    id: 'callbacks/account-list',
+    area,
+    seed: "Our addition (the console's Deliveries): GET /v1/callbacks lists the account's callbacks",
+    rule: "After a task's completion callback was delivered, GET /v1/callbacks?state=delivered lists it (task_id, url, attempts, the 2xx last attempt), newest first, and ?state=pending does not.",
+    kind: 'behaviour',
+    generations: ['current'],
+    needs: ['callback'],
+    async run(ctx) {
+      const { box, task } = await calledBackTask(ctx);
+      await flagBecomes(ctx, task.task_id, true);
+      const find = async (state: string) => {
+        // Other checks call back meanwhile: walk a few pages of the newest.
+        let token: string | undefined;
+        for (let page = 0; page < 5; page++) {
+          const read = await ctx.call(
+            'GET',
+            `/v1/callbacks?state=${state}&limit=100${token ? `&next_token=${encodeURIComponent(token)}` : ''}`,
+          );
+          expectStatus(read, 200, `listing the ${state} callbacks`);
+          const found = (read.body?.docs ?? []).find((d: { task_id?: string }) => d.task_id === task.task_id);
+          if (found || !read.body?.next_token) return found;
+          token = read.body.next_token;
+        }
+        return undefined;
+      };
+      const listed = await find('delivered');
+      expectThat(
+        listed?.event === 'task_completed' && listed.url === box.url && listed.attempts >= 1 && listed.last_attempt?.status_code === 200,
+        `the delivered callback of task ${task.task_id} should be listed with url ${box.url} and its 200`,
+        listed,
+      );
+      expectThat((await find('pending')) === undefined, 'a delivered callback should not be listed as pending');
+    },
+  },
+  {
     id: 'callbacks/history-refused',
     area,
     seed: '6.2 Delivery rules (no connection is a failed attempt); decision: GET /v1/task/{taskId}/callbacks lists the delivery attempts',

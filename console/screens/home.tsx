@@ -149,9 +149,14 @@ export function Home({ session, route }: { session: MemberSession; route: Route 
               <h2 id="alerts-title">Needs attention</h2>
               <ul class="alerts">
                 <li>
-                  {overview.failed_callbacks === 0
-                    ? 'No callback was given up on in the last 30 days.'
-                    : `${overview.failed_callbacks.toLocaleString()} callback${overview.failed_callbacks === 1 ? ' was' : 's were'} given up on in the last 30 days: redeliver from each task's page.`}
+                  {overview.failed_callbacks === 0 ? (
+                    'No callback was given up on in the last 30 days.'
+                  ) : (
+                    <Link href={href('deliveries', { state: 'failed' })}>
+                      {overview.failed_callbacks.toLocaleString()} callback{overview.failed_callbacks === 1 ? ' was' : 's were'} given up on
+                      in the last 30 days
+                    </Link>
+                  )}
                 </li>
                 <li>
                   {overview.paused_workers === 0 ? (

@@ -317,8 +317,24 @@ export type ClaimedMessage = { message: OutboxMessage } & (
   | { unreadableSecrets: string }
 );
 
+/** A callback as the account's list shows it: the message, and its latest attempt. */
+export interface ListedCallback {
+  message: OutboxMessage;
+  lastAttempt: Pick<DeliveryAttempt, 'attemptedAt' | 'statusCode' | 'error' | 'durationMs'> | null;
+}
+
+export interface CallbackFilters {
+  state?: 'pending' | 'delivered' | 'failed' | undefined;
+  event?: OutboxMessage['event'] | undefined;
+}
+
 export interface OutboxRepository {
   add(message: OutboxMessage): Promise<void>;
+  /**
+   * Up to `limit` callbacks of the account and mode, the newest first (failed ones by `failedAt`),
+   * after a keyset position of that order.
+   */
+  page(accountId: string, mode: Mode, filters: CallbackFilters, limit: number, after?: { at: Date; id: string }): Promise<ListedCallback[]>;
   forSubject(accountId: string, subject: string): Promise<OutboxMessage[]>;
   /** Messages that failed for good, newest first (for the operator). */
   failed(limit: number): Promise<OutboxMessage[]>;

@@ -20,6 +20,40 @@ export function outboxRepository(db: Database, execute: Execute, secrets: Secret
         SELECT pg_notify('${workChannel}', $${values.push(workPayload('outbox'))})`;
       await execute(statement(text, values));
     },
+    async page(accountId, mode, filters, limit, after) {
+      const values: unknown[] = [accountId, mode];
+      const add = (v: unknown) => `$${values.push(v)}`;
+      // Each order walks an index of its own (schema/outbox.ts): outbox_failed for the failed ones,
+      // outbox_pending for those still to deliver, outbox_account for the rest.
+      const key = filters.state === 'failed' ? 'o.failed_at' : 'o.created_at';
+      const where = ['o.account_id = $1', 'o.mode = $2'];
+      if (filters.state === 'failed') where.push('o.failed_at IS NOT NULL');
+      if (filters.state === 'pending') where.push('o.delivered_at IS NULL AND o.failed_at IS NULL');
+      if (filters.state === 'delivered') where.push('o.delivered_at IS NOT NULL');
+      if (filters.event) where.push(`o.event = ${add(filters.event)}`);
+      if (after) where.push(`(${key}, o.id) < (${add(after.at.toISOString())}::timestamptz, ${add(after.id)})`);
+      const text = `SELECT ${outboxRow.qualified('o')}, la.attempted_at AS last_attempted_at, la.status_code AS last_status_code,
+          la.error AS last_error, la.duration_ms AS last_duration_ms
+        FROM outbox o LEFT JOIN LATERAL (
+          SELECT d.attempted_at, d.status_code, d.error, d.duration_ms FROM delivery_attempts d
+          WHERE d.account_id = o.account_id AND d.subject = o.subject AND d.message_id = o.id
+          ORDER BY d.attempted_at DESC, d.id DESC LIMIT 1) la ON true
+        WHERE ${where.join(' AND ')}
+        ORDER BY ${key} DESC, o.id DESC LIMIT ${add(limit)}`;
+      const rows = await execute<Record<string, unknown>>(statement(text, values));
+      return rows.map((r) => ({
+        message: outboxRow.fromRow(r),
+        lastAttempt:
+          r.last_attempted_at == null
+            ? null
+            : {
+                attemptedAt: r.last_attempted_at instanceof Date ? r.last_attempted_at : new Date(String(r.last_attempted_at)),
+                statusCode: r.last_status_code == null ? null : Number(r.last_status_code),
+                error: r.last_error == null ? null : String(r.last_error),
+                durationMs: Number(r.last_duration_ms),
+              },
+      }));
+    },
     async forSubject(accountId, subject) {
       return db
         .select()

@@ -33,8 +33,12 @@ export const outbox = pgTable(
   (t) => [
     index('outbox_due').on(t.nextAttemptAt).where(sql`${t.deliveredAt} is null and ${t.failedAt} is null`),
     index('outbox_subject').on(t.accountId, t.subject),
-    // The callbacks given up on, per account and mode, by when (the overview counts them).
+    // The callbacks given up on, per account and mode, by when (the overview counts them, the
+    // account's list of failed ones walks them).
     index('outbox_failed').on(t.accountId, t.mode, t.failedAt).where(sql`${t.failedAt} is not null`),
+    // The account's list of callbacks, the newest first: all of them, and those still to deliver.
+    index('outbox_account').on(t.accountId, t.mode, t.createdAt, t.id),
+    index('outbox_pending').on(t.accountId, t.mode, t.createdAt, t.id).where(sql`${t.deliveredAt} is null and ${t.failedAt} is null`),
   ],
 );
 

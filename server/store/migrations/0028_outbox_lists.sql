@@ -1,0 +1,2 @@
+CREATE INDEX "outbox_account" ON "outbox" USING btree ("account_id","mode","created_at","id");--> statement-breakpoint
+CREATE INDEX "outbox_pending" ON "outbox" USING btree ("account_id","mode","created_at","id") WHERE "outbox"."delivered_at" is null and "outbox"."failed_at" is null;
