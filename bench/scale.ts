@@ -6,7 +6,8 @@
 // made of 1,000 tasks. Then `humantask serve` (a child process) answers list pages at depth 0, 10 %
 // and 90 % (reached with a next_token that the domain's own listTasks encodes for the Nth row) and
 // filtered lists of both accounts, each timed several times, all interleaved: each page of the big
-// account is compared with the same page of the small one in the same run. EXPLAIN ANALYZE of the server's exact SQL (captured at the pg client) goes with each case.
+// account is compared with the same page of the small one in the same run; the overview (GET
+// /v1/overview, the console's first screen) of both accounts too. EXPLAIN ANALYZE of the server's exact SQL (captured at the pg client) goes with each case.
 // Then delivery: 10,000 test-mode tasks with a callback URL to a loopback receiver are created
 // while delivery is off, and a server with delivery on sends them all at once.
 // Writes bench/results/scale-<date>.json and docs/internal/performance-scale.md.
@@ -635,6 +636,12 @@ async function main(): Promise<number> {
     if (capture.statements.length === 0) throw new Error('the list queries were not captured');
     explained.set(c, await explain(db, capture.statements));
   }
+  // The overview's one statement (GET /v1/overview, the console's first screen), of the big account.
+  capture.statements = [];
+  capture.on = true;
+  await uow.overview.figures(accountId, 'live', new Date(Date.now() - 30 * 86_400_000), 50);
+  capture.on = false;
+  const overviewExplained = await explain(db, capture.statements);
   await store.close();
 
   // 4. Timed over HTTP by `humantask serve` on the loaded database, both accounts' cases in turn.
@@ -679,6 +686,33 @@ async function main(): Promise<number> {
     const first = list.find((l) => l.case === 'first page');
     if (first && first.total !== live) throw new Error(`the first page's total is ${first.total}, count(*) ${live}`);
   }
+  // The overview of both accounts, interleaved, with the server's own times from its access log.
+  console.log('timing the overview over HTTP ...');
+  const overviewApis = [apiOf(server.url, keys.live), ...(smallAccount ? [apiOf(server.url, smallAccount.live_key)] : [])];
+  const overviewBefore = server.output().length;
+  const overviewSamples = overviewApis.map(() => [] as number[]);
+  for (let round = 0; round < WARMUP + SAMPLES; round++)
+    for (const [i, api] of overviewApis.entries()) {
+      const r = await api('GET', '/v1/overview?days=30');
+      if (r.status !== 200) throw new Error(`GET /v1/overview: ${r.status} ${JSON.stringify(r.body)}`);
+      if (round >= WARMUP) overviewSamples[i]!.push(r.ms);
+    }
+  await new Promise((r) => setTimeout(r, 200));
+  const overviewLogged = server
+    .output()
+    .slice(overviewBefore)
+    .split('\n')
+    .filter((line) => line.startsWith('{') && line.includes('"/v1/overview'))
+    .map((line) => (JSON.parse(line) as { ms: number }).ms);
+  const overviewServer = (i: number) =>
+    overviewLogged.length === (WARMUP + SAMPLES) * overviewApis.length
+      ? spread(overviewLogged.filter((_, k) => k % overviewApis.length === i && k >= WARMUP * overviewApis.length))
+      : null;
+  const overview = {
+    big: { tasks: liveTasks, ms: spread(overviewSamples[0]!), serverMs: overviewServer(0) },
+    small: smallAccount ? { tasks: smallLiveTasks, ms: spread(overviewSamples[1]!), serverMs: overviewServer(1) } : null,
+    explain: overviewExplained,
+  };
   const readRssMb = rssMbOf(server.pid);
 
   // 5. Delivery: test-mode tasks completed while delivery is off, then sent at once; first to a
@@ -729,6 +763,30 @@ async function main(): Promise<number> {
         },
       ];
     }),
+    (() => {
+      const ms = (overview.big.serverMs ?? overview.big.ms).median;
+      return {
+        target: `overview (GET /v1/overview): median ≤ 500 ms (${overview.big.serverMs ? 'server time' : 'over HTTP'})`,
+        measured: `${ms} ms`,
+        met: ms <= 500,
+      };
+    })(),
+    ...(overview.small
+      ? (() => {
+          const serverTime = Boolean(overview.big.serverMs && overview.small.serverMs);
+          const [now, then] = serverTime
+            ? [overview.big.serverMs!.median, overview.small.serverMs!.median]
+            : [overview.big.ms.median, overview.small.ms.median];
+          const times = round(now / then, 2);
+          return [
+            {
+              target: `overview: ≤ 3 × the overview of ${overview.small.tasks.toLocaleString('en')} tasks (${then} ms, ${serverTime ? 'server time' : 'over HTTP'})`,
+              measured: `${times} ×`,
+              met: times <= 3,
+            },
+          ];
+        })()
+      : []),
     ...(delivery && capCheck
       ? [
           {
@@ -790,6 +848,7 @@ async function main(): Promise<number> {
     small: small && { tasks: small.tasks, from: small.from, lists: earlier ? null : smallLists },
     versusSmall: Object.fromEntries(lists.map((l) => [l.case, versusSmall(l)?.times ?? null])),
     readServerRssMb: readRssMb,
+    overview,
     delivery,
     capCheck,
     targets,
@@ -820,6 +879,12 @@ async function main(): Promise<number> {
           String(l.explain.pageMs ?? ''),
         ]),
       ]),
+  );
+  console.log(
+    `\noverview: median ${overview.big.ms.median} ms over HTTP, ${overview.big.serverMs?.median ?? '?'} ms in the server, SQL ${overview.explain.executionMs} ms` +
+      (overview.small
+        ? ` (at ${overview.small.tasks} tasks: ${overview.small.ms.median} ms, ${overview.small.serverMs?.median ?? '?'} ms in the server)`
+        : ''),
   );
   for (const d of delivery && capCheck ? [delivery, capCheck] : []) {
     console.log(

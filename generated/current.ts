@@ -2896,9 +2896,10 @@ export interface paths {
          * The state of the account's work
          * @description The account's work in the mode of the credential at a glance, as the console's overview shows it:
          *     tasks by type and status, completions per day over the last `days` days (UTC), pending tasks by
-         *     project, callbacks given up on, and paused workers. Counts are kept with every change, so the
-         *     answer does not grow with the number of tasks (only with the types, statuses, projects and days
-         *     it names). Our addition: the API description has no such operation.
+         *     project, callbacks given up on, and paused workers. The counts by type, status and project are
+         *     kept with every change and do not grow with the number of tasks; the completions per day are
+         *     counted over the tasks completed in the period (see `Overview`). Our addition: the API
+         *     description has no such operation.
          */
         get: operations["getOverview"];
         put?: never;
@@ -11653,8 +11654,10 @@ export interface components {
          * Overview
          * @description The state of the account's work in the mode of the credential, at `as_of`: its tasks by type and
          *     status, completions per day, pending tasks by project, callbacks given up on, and paused
-         *     workers. Counts come from the counters the server keeps with every change (the same as the task
-         *     list's `total`), so the answer costs the same for ten tasks as for millions.
+         *     workers. The counts by type, status and project come from the counters the server keeps with
+         *     every change (the same as the task list's `total`) and cost the same at any number of tasks; the
+         *     completions per day are counted from the index of completion times, so they cost in proportion to
+         *     the tasks completed in the period.
          * @example {
          *       "as_of": "2026-11-29T10:00:00.000Z",
          *       "tasks": [
