@@ -5,14 +5,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, client, data, type MemberSession } from './api.ts';
 import { currentRoute, href, navigate } from './route.ts';
-
-function Problem({ error }: { error: string | null }) {
-  return error ? (
-    <p class="notice bad" role="alert">
-      {error}
-    </p>
-  ) : null;
-}
+import { Problem } from './ui.tsx';
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 

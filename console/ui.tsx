@@ -26,6 +26,29 @@ export function Link({ href, children, current }: { href: string; children: Comp
   );
 }
 
+/** A refusal or failure of what the member just did, read out at once; nothing when there is none. */
+export function Problem({ error }: { error: string | null }) {
+  return error ? (
+    <p class="notice bad" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
+/** What came of an action (done, or refused), as a status line; nothing when there is none. */
+export interface Said {
+  kind: 'good' | 'bad' | 'warn';
+  text: string;
+}
+
+export function Notice({ notice }: { notice: Said | null }) {
+  return notice ? (
+    <p class={`notice ${notice.kind}`} role="status">
+      {notice.text}
+    </p>
+  ) : null;
+}
+
 /** What a load shows until it is done: a status line, or the error. */
 export function Pending<T>({ loaded, children }: { loaded: Loaded<T>; children(value: T): ComponentChildren }) {
   if (loaded.state === 'loading') return <p role="status">Loading…</p>;

@@ -12,6 +12,7 @@ import { startClockedDispatcher } from './support/delivery-clock.ts';
 import { accountWithOwner, memberWithRole, type MemberSession } from './support/members.ts';
 import { startReceiver, type Receiver } from './support/receiver.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { ticketTask } from './support/tasks.ts';
 
 let browser: Browser;
 let server: TestServer;
@@ -24,14 +25,6 @@ let delivered: string;
 let failed: string;
 const account = 'deliveries';
 
-const task = (callback_url: string) => ({
-  callback_url,
-  instruction: 'Pick one',
-  attachment_type: 'text',
-  attachment: 'My invoice is wrong.',
-  categories: ['billing', 'support'],
-});
-
 beforeAll(async () => {
   [browser, server, ok, bad] = await Promise.all([
     testBrowser(inject('browserEndpoint')),
@@ -43,7 +36,7 @@ beforeAll(async () => {
   manager = await memberWithRole(server, account, made.owner, 'manager');
   viewer = await memberWithRole(server, account, made.owner, 'viewer');
   const created = async (url: string) => {
-    const r = await manager.call('POST', '/v1/task/categorization', { json: task(url) });
+    const r = await manager.call('POST', '/v1/task/categorization', { json: ticketTask({ callback_url: url }) });
     expect(r.status, r.text).toBe(200);
     return r.body.task_id as string;
   };

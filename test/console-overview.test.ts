@@ -5,24 +5,16 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { testBrowser } from './support/browser.ts';
-import { consoleScreenshot, expectNoAxeViolation, logInWithKeyboard, openConsole } from './support/console.ts';
+import { consoleScreenshot, expectNoAxeViolation, logInWithKeyboard, openConsole, paintedPixels } from './support/console.ts';
 import { accountWithOwner, memberWithRole, type MemberSession } from './support/members.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { until } from './support/wait.ts';
+import { ticketTask } from './support/tasks.ts';
 
 let browser: Browser;
 let server: TestServer;
 let viewer: MemberSession;
 const account = 'overview';
-
-const task = (extra: Record<string, unknown> = {}) => ({
-  callback_url: 'https://example.com/cb',
-  instruction: 'Pick one',
-  attachment_type: 'text',
-  attachment: 'My invoice is wrong.',
-  categories: ['billing', 'support'],
-  ...extra,
-});
 
 beforeAll(async () => {
   [browser, server] = await Promise.all([testBrowser(inject('browserEndpoint')), startTestServer('pglite')]);
@@ -32,11 +24,11 @@ beforeAll(async () => {
   const live = (method: string, path: string, json?: unknown) => manager.call(method, path, { mode: 'live', ...(json ? { json } : {}) });
   expect((await live('POST', '/v1/projects', { name: 'receipts', type: 'categorization' })).status).toBe(200);
   for (const extra of [{ project: 'receipts' }, { project: 'receipts' }, { project: 'receipts' }, {}])
-    expect((await live('POST', '/v1/task/categorization', task(extra))).status).toBe(200);
+    expect((await live('POST', '/v1/task/categorization', ticketTask(extra))).status).toBe(200);
   const worker = await live('POST', '/v1/workforce/workers', { email: 'wen@example.com', display_name: 'Wen', roles: ['labeler'] });
   expect((await live('POST', `/v1/workforce/workers/${worker.body.worker_id}/pause`)).status).toBe(200);
   // Test mode: two tasks that complete at once.
-  for (let i = 0; i < 2; i++) expect((await manager.call('POST', '/v1/task/categorization', { json: task() })).status).toBe(200);
+  for (let i = 0; i < 2; i++) expect((await manager.call('POST', '/v1/task/categorization', { json: ticketTask() })).status).toBe(200);
   await until(
     async () => (await manager.call('GET', '/v1/overview')).body.completed_per_day.at(-1).count === 2,
     'the test tasks completed',
@@ -78,16 +70,7 @@ describe('the overview', () => {
       const canvas = page.getByRole('img', { name: /Tasks completed per day over the last 30 days: 2 in all/ });
       await canvas.waitFor();
       // The chart drew something: the canvas has painted pixels.
-      await expect
-        .poll(() =>
-          canvas.evaluate((c: HTMLCanvasElement) => {
-            const { data } = c.getContext('2d')!.getImageData(0, 0, c.width, c.height);
-            let painted = 0;
-            for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) painted++;
-            return painted;
-          }),
-        )
-        .toBeGreaterThan(1000);
+      await expect.poll(() => paintedPixels(canvas)).toBeGreaterThan(1000);
       await page.getByText('Each day as a table').click();
       const today = new Date().toISOString().slice(0, 10);
       const days = page.locator('table.days tbody tr');

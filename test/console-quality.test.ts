@@ -7,7 +7,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { takeAndSubmit } from './support/assignments.ts';
 import { testBrowser } from './support/browser.ts';
-import { consoleScreenshot, expectNoAxeViolation, logInWithKeyboard, openConsole } from './support/console.ts';
+import { consoleScreenshot, expectNoAxeViolation, logInWithKeyboard, openConsole, paintedPixels } from './support/console.ts';
 import { accountWithOwner, memberWithRole, type MemberSession } from './support/members.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { logIn, workerClient } from './support/workers.ts';
@@ -83,16 +83,7 @@ describe('the quality screen', () => {
         expect(await row.locator('td').nth(5).textContent()).toBe('50 %');
       }
       const canvas = page.getByRole('img', { name: /Evaluation accuracy and agreement of 2 workers/ });
-      await expect
-        .poll(() =>
-          canvas.evaluate((c: HTMLCanvasElement) => {
-            const { data } = c.getContext('2d')!.getImageData(0, 0, c.width, c.height);
-            let painted = 0;
-            for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) painted++;
-            return painted;
-          }),
-        )
-        .toBeGreaterThan(1000);
+      await expect.poll(() => paintedPixels(canvas)).toBeGreaterThan(1000);
       await expectNoAxeViolation(page);
       await consoleScreenshot(page, 'quality');
       // The address alone shows the same view.

@@ -9,7 +9,7 @@ import { client, data, type Role, type Schemas } from '../api.ts';
 import { FilterForm, type FilterFields, filterNames } from '../filters.tsx';
 import { useLoad } from '../load.ts';
 import { href, type Route } from '../route.ts';
-import { Heading, Link, Pending, when } from '../ui.tsx';
+import { Heading, Link, Pending, when, Notice, type Said } from '../ui.tsx';
 import { projectHref } from './projects.tsx';
 
 type Batch = Schemas['Batch'];
@@ -66,7 +66,7 @@ export function BatchesScreen({ route, role }: { route: Route; role: Role }) {
   const offset = Math.max(0, Math.floor(Number(route.query.get('offset')) || 0));
   const key = `${JSON.stringify(query)} ${offset}`;
   const [loaded, reload] = useLoad(() => loadPage(query, offset), [key]);
-  const [notice, setNotice] = useState<{ kind: 'good' | 'bad'; text: string } | null>(null);
+  const [notice, setNotice] = useState<Said | null>(null);
   const finalizing = may(role, 'finalizeBatch');
   async function finalize(batch: Batch) {
     try {
@@ -88,11 +88,7 @@ export function BatchesScreen({ route, role }: { route: Route; role: Role }) {
     <>
       <Heading>Batches</Heading>
       <FilterForm route={route} screen="batches" fields={fields} idPrefix="b" />
-      {notice && (
-        <p class={`notice ${notice.kind}`} role="status">
-          {notice.text}
-        </p>
-      )}
+      <Notice notice={notice} />
       <Pending loaded={loaded}>
         {({ list, counts }) =>
           list.docs.length === 0 ? (

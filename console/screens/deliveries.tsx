@@ -9,7 +9,7 @@ import { client, data, type Role, type Schemas } from '../api.ts';
 import { FilterForm, type FilterFields, filterNames } from '../filters.tsx';
 import { useLoad } from '../load.ts';
 import { href, type Route } from '../route.ts';
-import { Heading, Link, Pager, Pending, when } from '../ui.tsx';
+import { Heading, Link, Pager, Pending, when, Notice, type Said } from '../ui.tsx';
 
 type Callback = Schemas['CallbackMessage'];
 
@@ -43,7 +43,7 @@ export function Deliveries({ route, role }: { route: Route; role: Role }) {
   const key = JSON.stringify(query);
   const [loaded, reload] = useLoad(() => data(client.GET('/v1/callbacks', { params: { query: { ...query, limit: 50 } } })), [key]);
   const [chosen, setChosen] = useState<Set<string>>(new Set());
-  const [notice, setNotice] = useState<{ kind: 'good' | 'bad'; text: string } | null>(null);
+  const [notice, setNotice] = useState<Said | null>(null);
   const redelivering = may(role, 'redeliverTaskCallback');
   const toggle = (taskId: string) => {
     const nextSet = new Set(chosen);
@@ -72,11 +72,7 @@ export function Deliveries({ route, role }: { route: Route; role: Role }) {
     <>
       <Heading>Deliveries</Heading>
       <FilterForm route={route} screen="deliveries" fields={fields} idPrefix="d" />
-      {notice && (
-        <p class={`notice ${notice.kind}`} role="status">
-          {notice.text}
-        </p>
-      )}
+      <Notice notice={notice} />
       <Pending loaded={loaded}>
         {(list) =>
           list.docs.length === 0 ? (

@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import { client, data, type Schemas } from '../api.ts';
 import { useLoad } from '../load.ts';
-import { Heading, Pending, when } from '../ui.tsx';
+import { Heading, Pending, when, Problem, Notice, type Said } from '../ui.tsx';
 
 type Scope = Schemas['ApiKeyScope'];
 const scopes: Scope[] = ['tasks:read', 'tasks:write', 'projects:write', 'workforce', 'exports', 'admin'];
@@ -66,11 +66,7 @@ function NewKey({ onCreated }: { onCreated(created: Schemas['ApiKeyCreated']): v
         <label for="key-expires">Expires (optional; the start of that day, UTC)</label>
         <input id="key-expires" type="date" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
       </div>
-      {error && (
-        <p class="notice bad" role="alert">
-          {error}
-        </p>
-      )}
+      <Problem error={error} />
       <div class="actions">
         <button class="primary" type="submit">
           Create the key
@@ -87,7 +83,7 @@ export function ApiKeys() {
     [withRevoked],
   );
   const [created, setCreated] = useState<Schemas['ApiKeyCreated'] | null>(null);
-  const [notice, setNotice] = useState<{ kind: 'good' | 'bad'; text: string } | null>(null);
+  const [notice, setNotice] = useState<Said | null>(null);
   async function revoke(key: Schemas['ApiKey']) {
     try {
       await data(client.DELETE('/v1/api_keys/{keyId}', { params: { path: { keyId: key.key_id } } }));
@@ -108,11 +104,7 @@ export function ApiKeys() {
           </p>
         </div>
       )}
-      {notice && (
-        <p class={`notice ${notice.kind}`} role="status">
-          {notice.text}
-        </p>
-      )}
+      <Notice notice={notice} />
       <div class="actions toolbar">
         <label class="choice">
           <input type="checkbox" checked={withRevoked} onChange={() => setWithRevoked(!withRevoked)} /> Show revoked and expired keys

@@ -10,7 +10,7 @@ import { client, data, type Role, type Schemas } from '../api.ts';
 import { Instruction } from '../instruction.tsx';
 import { useLoad } from '../load.ts';
 import { href, navigate, type Route } from '../route.ts';
-import { Heading, Link, Pending, when } from '../ui.tsx';
+import { Heading, Link, Pending, when, Problem, Notice, type Said } from '../ui.tsx';
 import { compareVersions, type Change } from '../versions.ts';
 import { StaffingPanel } from './staffing.tsx';
 
@@ -79,11 +79,7 @@ function NewProject() {
         <label for="project-instruction">Instruction (Markdown; optional)</label>
         <textarea id="project-instruction" rows={4} value={instruction} onInput={(e) => setInstruction(e.currentTarget.value)} />
       </div>
-      {error && (
-        <p class="notice bad" role="alert">
-          {error}
-        </p>
-      )}
+      <Problem error={error} />
       <div class="actions">
         <button class="primary" type="submit">
           Create the project
@@ -187,11 +183,7 @@ function NewVersion({ project, onSaved }: { project: Project; onSaved(p: Project
         <label for="version-params">The other parameters (JSON)</label>
         <textarea id="version-params" class="mono" rows={6} value={others} onInput={(e) => setOthers(e.currentTarget.value)} />
       </div>
-      {error && (
-        <p class="notice bad" role="alert">
-          {error}
-        </p>
-      )}
+      <Problem error={error} />
       <div class="actions">
         <button class="primary" type="submit">
           Save as version {project.param_history.length}
@@ -351,7 +343,7 @@ function Ontologies({ project }: { project: Project }) {
 export function ProjectView({ route, role }: { route: Route; role: Role }) {
   const name = decodeURIComponent(route.path.slice('projects/'.length));
   const [loaded] = useLoad(() => data(client.GET('/v1/projects/{projectName}', { params: { path: { projectName: name } } })), [name]);
-  const [notice, setNotice] = useState<{ kind: 'good' | 'bad'; text: string } | null>(null);
+  const [notice, setNotice] = useState<Said | null>(null);
   const [saved, setSaved] = useState<Project | null>(null);
   async function archive(project: Project, to: boolean) {
     try {
@@ -379,11 +371,7 @@ export function ProjectView({ route, role }: { route: Route; role: Role }) {
           const latest = project.param_history.at(-1);
           return (
             <div class="stack">
-              {notice && (
-                <p class={`notice ${notice.kind}`} role="status">
-                  {notice.text}
-                </p>
-              )}
+              <Notice notice={notice} />
               <section class="panel" aria-labelledby="facts-title">
                 <h2 id="facts-title">Facts</h2>
                 <dl class="facts">

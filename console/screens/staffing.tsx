@@ -6,7 +6,7 @@ import { useState } from 'preact/hooks';
 import { may } from '../access.ts';
 import { client, data, type Role, type Schemas } from '../api.ts';
 import { useLoad } from '../load.ts';
-import { Pending, when } from '../ui.tsx';
+import { Pending, when, Problem } from '../ui.tsx';
 
 type Staffing = Schemas['Staffing'];
 type Subject = Schemas['StaffingSubject'];
@@ -104,11 +104,7 @@ function StaffingForm({
           <input id="staff-rate" type="number" min={0} max={1} step={0.01} value={rate} onInput={(e) => setRate(e.currentTarget.value)} />
         </div>
       </fieldset>
-      {error && (
-        <p class="notice bad" role="alert">
-          {error}
-        </p>
-      )}
+      <Problem error={error} />
       <div class="actions spaced">
         <button class="primary" type="submit">
           Save the staffing

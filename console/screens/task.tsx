@@ -14,7 +14,7 @@ import { client, data, type Role, type Schemas } from '../api.ts';
 import { Instruction, media } from '../instruction.tsx';
 import { useLoad } from '../load.ts';
 import { href, type Route } from '../route.ts';
-import { Heading, Link, Pending, when } from '../ui.tsx';
+import { Heading, Link, Pending, when, Problem, Notice, type Said } from '../ui.tsx';
 
 /** The task as the view reads it (the contract's Task is a union per type; the view reads the common fields). */
 type Task = {
@@ -197,7 +197,7 @@ function Audits({ task }: { task: Task }) {
 function Deliveries({ task, role }: { task: Task; role: Role }) {
   const taskId = task.task_id;
   const [loaded, reload] = useLoad(() => data(client.GET('/v1/task/{taskId}/callbacks', { params: { path: { taskId } } })), [taskId]);
-  const [notice, setNotice] = useState<{ kind: 'good' | 'bad'; text: string } | null>(null);
+  const [notice, setNotice] = useState<Said | null>(null);
   const mayRedeliver = may(role, 'redeliverTaskCallback') && (task.status === 'completed' || task.status === 'error');
   async function redeliver() {
     try {
@@ -224,11 +224,7 @@ function Deliveries({ task, role }: { task: Task; role: Role }) {
           </button>
         )}
       </div>
-      {notice && (
-        <p class={`notice ${notice.kind}`} role="status">
-          {notice.text}
-        </p>
-      )}
+      <Notice notice={notice} />
       <Pending loaded={loaded}>
         {(list) =>
           list.docs.length === 0 ? (
@@ -303,11 +299,7 @@ function Review({ task, onReviewed }: { task: Task; onReviewed(): void }) {
         >
           <label for="review-remarks">Remarks (kept on the audit; with a rejection, what to mend)</label>
           <textarea id="review-remarks" rows={3} value={remarks} onInput={(e) => setRemarks(e.currentTarget.value)} />
-          {error && (
-            <p class="notice bad" role="alert">
-              {error}
-            </p>
-          )}
+          <Problem error={error} />
           <div class="actions">
             <button type="button" class="primary" disabled={busy} onClick={() => review(true)}>
               Accept the result

@@ -10,7 +10,7 @@ import { ApiError, client, data, type Role, type Schemas } from '../api.ts';
 import { useLoad } from '../load.ts';
 import { href, navigate, type Route } from '../route.ts';
 import { FilterForm, type FilterFields, filterNames } from '../filters.tsx';
-import { Heading, Link, Pager, Pending, when } from '../ui.tsx';
+import { Heading, Link, Notice, Pager, Pending, type Said, when } from '../ui.tsx';
 
 type Status = Schemas['TaskStatus'];
 /** A row of the list (a limited response has fewer fields: the table shows what is there). */
@@ -128,7 +128,7 @@ export function TasksScreen({ route, role }: { route: Route; role: Role }) {
   const shown = (route.query.get('columns') ?? defaultColumns.join(',')).split(',').filter((id) => columns.some((c) => c.id === id));
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [active, setActive] = useState(0);
-  const [notice, setNotice] = useState<{ kind: 'good' | 'bad' | 'warn'; text: string } | null>(null);
+  const [notice, setNotice] = useState<Said | null>(null);
   const [confirmAll, setConfirmAll] = useState(false);
   const [busy, setBusy] = useState(false);
   const body = useRef<HTMLTableSectionElement>(null);
@@ -210,11 +210,7 @@ export function TasksScreen({ route, role }: { route: Route; role: Role }) {
       <Heading>Tasks</Heading>
       <FilterForm route={route} screen="tasks" fields={fields} idPrefix="f" keep={['columns']} />
       <ColumnChooser route={route} shown={shown} />
-      {notice && (
-        <p class={`notice ${notice.kind}`} role="status">
-          {notice.text}
-        </p>
-      )}
+      <Notice notice={notice} />
       <Pending loaded={loaded}>
         {(list) => {
           const rows = list.docs as Task[];

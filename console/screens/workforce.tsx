@@ -9,7 +9,7 @@ import { client, data, type Role, type Schemas } from '../api.ts';
 import { FilterForm, type FilterFields, filterNames } from '../filters.tsx';
 import { useLoad } from '../load.ts';
 import type { Route } from '../route.ts';
-import { Heading, Pager, Pending, when } from '../ui.tsx';
+import { Heading, Pager, Pending, when, Problem, Notice, type Said } from '../ui.tsx';
 
 type Worker = Schemas['Worker'];
 type WorkerRole = Schemas['WorkerRole'];
@@ -74,11 +74,7 @@ function NewWorker({ onCreated }: { onCreated(w: Schemas['WorkerCreated']): void
       <label class="choice">
         <input type="checkbox" checked={calibrator} onChange={() => setCalibrator(!calibrator)} /> Calibrator (answers calibration batches)
       </label>
-      {error && (
-        <p class="notice bad" role="alert">
-          {error}
-        </p>
-      )}
+      <Problem error={error} />
       <div class="actions spaced">
         <button class="primary" type="submit">
           Create the worker
@@ -221,7 +217,7 @@ export function Workforce({ route, role }: { route: Route; role: Role }) {
   }
   const key = JSON.stringify(query);
   const [loaded, reload] = useLoad(() => data(client.GET('/v1/workforce/workers', { params: { query: { ...query, limit: 50 } } })), [key]);
-  const [notice, setNotice] = useState<{ kind: 'good' | 'bad'; text: string } | null>(null);
+  const [notice, setNotice] = useState<Said | null>(null);
   const [created, setCreated] = useState<Schemas['WorkerCreated'] | null>(null);
   const changes = may(role, 'updateWorker');
   const done = (text: string, kind: 'good' | 'bad' = 'good') => {
@@ -247,11 +243,7 @@ export function Workforce({ route, role }: { route: Route; role: Role }) {
           )}
         </div>
       )}
-      {notice && (
-        <p class={`notice ${notice.kind}`} role="status">
-          {notice.text}
-        </p>
-      )}
+      <Notice notice={notice} />
       <Pending loaded={loaded}>
         {(list) =>
           list.docs.length === 0 ? (

@@ -9,14 +9,7 @@ import { startClockedDispatcher } from '../support/delivery-clock.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { until } from '../support/wait.ts';
-
-const task = (callback_url: string) => ({
-  callback_url,
-  instruction: 'Pick one',
-  attachment_type: 'text',
-  attachment: 'My invoice is wrong.',
-  categories: ['billing', 'support'],
-});
+import { ticketTask } from '../support/tasks.ts';
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the account callbacks on %s', (db) => {
   let server: TestServer;
@@ -44,12 +37,12 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the a
     let delivered: string;
     let failed: string;
     try {
-      delivered = (await api('POST', '/v1/task/categorization', { json: task(ok.url) })).body.task_id;
+      delivered = (await api('POST', '/v1/task/categorization', { json: ticketTask({ callback_url: ok.url }) })).body.task_id;
       expect((await dispatcher.runRetries(account.account_id, delivered)).deliveredAt).toBeInstanceOf(Date);
-      failed = (await api('POST', '/v1/task/categorization', { json: task(bad.url) })).body.task_id;
+      failed = (await api('POST', '/v1/task/categorization', { json: ticketTask({ callback_url: bad.url }) })).body.task_id;
       expect((await dispatcher.runRetries(account.account_id, failed)).failedAt).toBeInstanceOf(Date);
-      expect((await stranger('POST', '/v1/task/categorization', { json: task(ok.url) })).status).toBe(200);
-      later = (await api('POST', '/v1/task/categorization', { json: task(bad.url) })).body.task_id;
+      expect((await stranger('POST', '/v1/task/categorization', { json: ticketTask({ callback_url: ok.url }) })).status).toBe(200);
+      later = (await api('POST', '/v1/task/categorization', { json: ticketTask({ callback_url: bad.url }) })).body.task_id;
       await until(async () => (await server.uow.outbox.forSubject(account.account_id, later))[0]?.attempts === 1, 'the first attempt');
     } finally {
       await dispatcher.stop();

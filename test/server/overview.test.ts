@@ -10,15 +10,7 @@ import { startClockedDispatcher } from '../support/delivery-clock.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { client, databases, hasPostgres, startTestServer, type TestServer } from '../support/server.ts';
 import { until } from '../support/wait.ts';
-
-const task = (extra: Record<string, unknown> = {}) => ({
-  callback_url: 'https://example.com/cb',
-  instruction: 'Pick one',
-  attachment_type: 'text',
-  attachment: 'My invoice is wrong.',
-  categories: ['billing', 'support'],
-  ...extra,
-});
+import { ticketTask } from '../support/tasks.ts';
 
 describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the overview on %s', (db) => {
   let server: TestServer;
@@ -39,7 +31,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the o
       expect((await live('POST', '/v1/projects', { json: { type: 'categorization', name } })).status).toBe(200);
     const made: string[] = [];
     for (const project of ['north', 'north', 'north', 'south', undefined, undefined]) {
-      const r = await live('POST', '/v1/task/categorization', { json: task(project ? { project } : {}) });
+      const r = await live('POST', '/v1/task/categorization', { json: ticketTask(project ? { project } : {}) });
       expect(r.status, r.text).toBe(200);
       made.push(r.body.task_id);
     }
@@ -49,9 +41,9 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the o
     });
     expect((await live('POST', `/v1/workforce/workers/${worker.body.worker_id}/pause`)).status).toBe(200);
     // The other mode, and another account: never counted here.
-    for (let i = 0; i < 2; i++) expect((await test('POST', '/v1/task/categorization', { json: task() })).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await test('POST', '/v1/task/categorization', { json: ticketTask() })).status).toBe(200);
     const stranger = client(server, 'current', (await createAccount(server.uow, `overview-other-${db}`, new Date())).live_key);
-    expect((await stranger('POST', '/v1/task/categorization', { json: task() })).status).toBe(200);
+    expect((await stranger('POST', '/v1/task/categorization', { json: ticketTask() })).status).toBe(200);
 
     const seen = await live('GET', '/v1/overview?days=3');
     expect(seen.status, seen.text).toBe(200);
@@ -91,7 +83,7 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the o
     const test = client(server, 'current', account.test_key);
     const dispatcher = startClockedDispatcher(server.uow, createMailer(undefined));
     try {
-      const created = await test('POST', '/v1/task/categorization', { json: task({ callback_url: hook.url }) });
+      const created = await test('POST', '/v1/task/categorization', { json: ticketTask({ callback_url: hook.url }) });
       expect(created.status, created.text).toBe(200);
       expect((await test('GET', '/v1/overview')).body.failed_callbacks).toBe(0);
       const message = await dispatcher.runRetries(account.account_id, created.body.task_id);

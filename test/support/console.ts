@@ -4,7 +4,7 @@
 import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import axe from 'axe-core';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { root } from './spec.ts';
 
@@ -74,3 +74,12 @@ export async function consoleScreenshot(page: Page, name: string): Promise<void>
   await page.screenshot({ path: file });
   if (process.env.UPDATE_SCREENSHOTS === '1') copyFileSync(file, path.join(root, 'docs', `console-${name}.png`));
 }
+
+/** How many pixels of a chart's canvas are painted (not transparent): 0 while nothing is drawn. */
+export const paintedPixels = (canvas: Locator) =>
+  canvas.evaluate((c: HTMLCanvasElement) => {
+    const { data } = c.getContext('2d')!.getImageData(0, 0, c.width, c.height);
+    let painted = 0;
+    for (let i = 3; i < data.length; i += 4) if (data[i]! > 0) painted++;
+    return painted;
+  });
