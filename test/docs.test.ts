@@ -233,7 +233,22 @@ describe('docs site', () => {
         );
       let shown = await page.evaluate(section, [summary, where] as const);
       if (!shown) {
-        await link.evaluate((a: HTMLAnchorElement) => a.click());
+        // Redoc may lay out the sidebar again meanwhile (a busy machine sees it): the link is then
+        // gone until its group is opened again.
+        for (let tries = 0; tries < 3; tries++) {
+          if ((await link.count()) === 0)
+            await page
+              .locator(`a[href="/${tag}"]`)
+              .first()
+              .evaluate((a: HTMLAnchorElement) => a.click());
+          const clicked = await link
+            .evaluate((a: HTMLAnchorElement) => a.click(), undefined, { timeout: 5_000 })
+            .then(
+              () => true,
+              () => false,
+            );
+          if (clicked) break;
+        }
         shown = await page.waitForFunction(section, [summary, where] as const, { timeout: 10_000, polling: 50 }).then(
           () => true,
           () => false,
