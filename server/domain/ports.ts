@@ -320,7 +320,7 @@ export type ClaimedMessage = { message: OutboxMessage } & (
 /** A callback as the account's list shows it: the message, and its latest attempt. */
 export interface ListedCallback {
   message: OutboxMessage;
-  lastAttempt: Pick<DeliveryAttempt, 'attemptedAt' | 'statusCode' | 'error' | 'durationMs'> | null;
+  lastAttempt: DeliveryAttempt | null;
 }
 
 export interface CallbackFilters {

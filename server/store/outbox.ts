@@ -2,6 +2,7 @@
 // and their delivery attempts.
 import { and, asc, desc, eq, isNotNull } from 'drizzle-orm';
 import type { ClaimedMessage, DeliveryAttempt, OutboxMessage, Repositories } from '../domain/ports.ts';
+import { isRecord } from '../../shared/json.ts';
 import type { Database, Execute } from './db.ts';
 import type { SecretBox } from './secrets.ts';
 import { rowCodec, statement } from './rows.ts';
@@ -32,26 +33,18 @@ export function outboxRepository(db: Database, execute: Execute, secrets: Secret
       if (filters.state === 'delivered') where.push('o.delivered_at IS NOT NULL');
       if (filters.event) where.push(`o.event = ${add(filters.event)}`);
       if (after) where.push(`(${key}, o.id) < (${add(after.at.toISOString())}::timestamptz, ${add(after.id)})`);
-      const text = `SELECT ${outboxRow.qualified('o')}, la.attempted_at AS last_attempted_at, la.status_code AS last_status_code,
-          la.error AS last_error, la.duration_ms AS last_duration_ms
-        FROM outbox o LEFT JOIN LATERAL (
-          SELECT d.attempted_at, d.status_code, d.error, d.duration_ms FROM delivery_attempts d
+      // The latest attempt as one JSON object keyed by column: read back by the attempts' own codec.
+      const text = `SELECT ${outboxRow.qualified('o')}, (
+          SELECT row_to_json(d) FROM delivery_attempts d
           WHERE d.account_id = o.account_id AND d.subject = o.subject AND d.message_id = o.id
-          ORDER BY d.attempted_at DESC, d.id DESC LIMIT 1) la ON true
+          ORDER BY d.attempted_at DESC, d.id DESC LIMIT 1) AS last_attempt
+        FROM outbox o
         WHERE ${where.join(' AND ')}
         ORDER BY ${key} DESC, o.id DESC LIMIT ${add(limit)}`;
       const rows = await execute<Record<string, unknown>>(statement(text, values));
       return rows.map((r) => ({
         message: outboxRow.fromRow(r),
-        lastAttempt:
-          r.last_attempted_at == null
-            ? null
-            : {
-                attemptedAt: r.last_attempted_at instanceof Date ? r.last_attempted_at : new Date(String(r.last_attempted_at)),
-                statusCode: r.last_status_code == null ? null : Number(r.last_status_code),
-                error: r.last_error == null ? null : String(r.last_error),
-                durationMs: Number(r.last_duration_ms),
-              },
+        lastAttempt: isRecord(r.last_attempt) ? attemptRow.fromRow(r.last_attempt) : null,
       }));
     },
     async forSubject(accountId, subject) {

@@ -71,7 +71,16 @@ describe.each(databases.filter((db) => db === 'pglite' || hasPostgres()))('the a
         delivered_at: expect.any(String),
       }),
     ]);
-    for (const doc of all.body.docs) expect(doc.callback_id).toMatch(/^[0-9a-f]{24}$/);
+    for (const doc of all.body.docs) {
+      expect(doc.callback_id).toMatch(/^[0-9a-f]{24}$/);
+      // The last attempt is the task's latest in its own history, to the millisecond.
+      const history = (await api('GET', `/v1/task/${doc.task_id}/callbacks`)).body.docs;
+      expect(doc.last_attempt).toEqual({
+        attempted_at: history.at(-1).attempted_at,
+        status_code: history.at(-1).status_code,
+        duration_ms: history.at(-1).duration_ms,
+      });
+    }
     expect(all.body.docs[1]).not.toHaveProperty('next_attempt_at');
 
     const ids = (r: { body: { docs: { task_id: string }[] } }) => r.body.docs.map((d) => d.task_id);
