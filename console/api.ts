@@ -24,6 +24,9 @@ export class ApiError extends Error {
   }
 }
 
+/** What went wrong, in the words to show: the API's error, or the failure's own message. */
+export const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
 const unsafe = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** What the API client sends with each request: the session's CSRF token and the mode. */

@@ -1,7 +1,7 @@
 // Loading a screen's data: the answer, or the error to show; again when the inputs change. A lapsed
 // session (401) brings the log-in back (main.tsx listens for it).
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError } from './api.ts';
+import { ApiError, messageOf } from './api.ts';
 
 export type Loaded<T> = { state: 'loading' } | { state: 'done'; value: T } | { state: 'failed'; error: string };
 
@@ -17,7 +17,7 @@ export function useLoad<T>(load: () => Promise<T>, inputs: unknown[]): [Loaded<T
       (value) => current && setLoaded({ state: 'done', value }),
       (err) => {
         if (err instanceof ApiError && err.status === 401) sessionLapsed.dispatchEvent(new Event('lapsed'));
-        if (current) setLoaded({ state: 'failed', error: err instanceof Error ? err.message : String(err) });
+        if (current) setLoaded({ state: 'failed', error: messageOf(err) });
       },
     );
     return () => {

@@ -3,11 +3,9 @@
 // password reset's links (their token in the fragment, which no server log sees), and the second
 // factor's setup an account can require. Each through the Identity operations of the contract.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, client, data, type MemberSession } from './api.ts';
+import { ApiError, client, data, type MemberSession, messageOf } from './api.ts';
 import { currentRoute, href, navigate } from './route.ts';
 import { Problem } from './ui.tsx';
-
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** Focuses a screen's heading when it appears, so that keyboard and screen reader start there. */
 function useHeading() {
@@ -41,7 +39,7 @@ export function LogIn({ onSession }: { onSession(session: MemberSession): void }
       if (err instanceof ApiError && err.code === 'totp_required') {
         setTotp('');
         setError(null);
-      } else setError(message(err));
+      } else setError(messageOf(err));
     } finally {
       setBusy(false);
     }
@@ -57,7 +55,7 @@ export function LogIn({ onSession }: { onSession(session: MemberSession): void }
       sessionStorage.setItem('humantask.console.after', location.pathname + location.search);
       location.assign(start.authorization_url);
     } catch (err) {
-      setError(message(err));
+      setError(messageOf(err));
       setBusy(false);
     }
   }
@@ -152,7 +150,7 @@ export function SsoCallback({ onSession }: { onSession(session: MemberSession): 
         navigate(after?.startsWith('/console/') && !after.startsWith('/console/sso/') ? after : href(''), true);
         onSession(session);
       },
-      (err) => setError(message(err)),
+      (err) => setError(messageOf(err)),
     );
   }, []);
   return (
@@ -195,7 +193,7 @@ export function SetPassword({ purpose }: { purpose: 'invitation' | 'reset' }) {
           : await data(client.POST('/v1/password_resets/complete', { body: { token, password } }));
       setDone(accepted.account);
     } catch (err) {
-      setError(message(err));
+      setError(messageOf(err));
     }
   }
 
@@ -257,7 +255,7 @@ export function TotpSetup({ onDone, onLogOut }: { onDone(): void; onLogOut(): vo
   const [error, setError] = useState<string | null>(null);
   const heading = useHeading();
   useEffect(() => {
-    data(client.POST('/v1/me/totp')).then(setEnrollment, (err) => setError(message(err)));
+    data(client.POST('/v1/me/totp')).then(setEnrollment, (err) => setError(messageOf(err)));
   }, []);
   async function confirm(e: Event) {
     e.preventDefault();
@@ -266,7 +264,7 @@ export function TotpSetup({ onDone, onLogOut }: { onDone(): void; onLogOut(): vo
       await data(client.PUT('/v1/me/totp', { body: { code } }));
       onDone();
     } catch (err) {
-      setError(message(err));
+      setError(messageOf(err));
     }
   }
   return (

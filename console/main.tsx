@@ -4,7 +4,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { may, type OperationId } from './access.ts';
-import { client, currentSession, data, sessionState, type MemberSession, type Mode } from './api.ts';
+import { client, currentSession, data, messageOf, sessionState, type MemberSession, type Mode } from './api.ts';
 import { sessionLapsed } from './load.ts';
 import { LogIn, SetPassword, SsoCallback, TotpSetup } from './login.tsx';
 import { href, navigate, useRoute, type Route } from './route.ts';
@@ -167,7 +167,7 @@ function App() {
     sessionState.csrf = s?.csrf_token ?? null;
     setSession(s);
   };
-  const refresh = () => currentSession().then(adopt, (err) => setProblem(String(err instanceof Error ? err.message : err)));
+  const refresh = () => currentSession().then(adopt, (err) => setProblem(messageOf(err)));
   const publicPage = route.path === 'sso/callback' || route.path === 'accept-invitation' || route.path === 'reset-password';
   useEffect(() => {
     if (!publicPage && session === undefined) refresh();

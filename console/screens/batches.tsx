@@ -5,7 +5,7 @@
 // in staging, offered to the roles that may call it (access.ts).
 import { useState } from 'preact/hooks';
 import { may } from '../access.ts';
-import { client, data, type Role, type Schemas } from '../api.ts';
+import { client, data, type Role, type Schemas, messageOf } from '../api.ts';
 import { FilterForm, type FilterFields, filterNames } from '../filters.tsx';
 import { useLoad } from '../load.ts';
 import { href, type Route } from '../route.ts';
@@ -80,7 +80,7 @@ export function BatchesScreen({ route, role }: { route: Route; role: Role }) {
       });
       reload();
     } catch (err) {
-      setNotice({ kind: 'bad', text: `${batch.name} was not finalized: ${err instanceof Error ? err.message : String(err)}` });
+      setNotice({ kind: 'bad', text: `${batch.name} was not finalized: ${messageOf(err)}` });
     }
   }
   const page = (to: number) => href('batches', { ...query, ...(to > 0 ? { offset: String(to) } : {}) });

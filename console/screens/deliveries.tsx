@@ -5,7 +5,7 @@
 // offered to the roles that may (access.ts).
 import { useState } from 'preact/hooks';
 import { may } from '../access.ts';
-import { client, data, type Role, type Schemas } from '../api.ts';
+import { client, data, type Role, type Schemas, messageOf } from '../api.ts';
 import { FilterForm, type FilterFields, filterNames } from '../filters.tsx';
 import { useLoad } from '../load.ts';
 import { href, type Route } from '../route.ts';
@@ -57,7 +57,7 @@ export function Deliveries({ route, role }: { route: Route; role: Role }) {
       try {
         await data(client.POST('/v1/task/{taskId}/callbacks/redeliver', { params: { path: { taskId } } }));
       } catch (err) {
-        refused.push(`${taskId}: ${err instanceof Error ? err.message : String(err)}`);
+        refused.push(`${taskId}: ${messageOf(err)}`);
       }
     }
     const sent = taskIds.length - refused.length;

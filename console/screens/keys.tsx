@@ -3,7 +3,7 @@
 // (POST /v1/api_keys: the secret is shown once, here), and revoke (DELETE /v1/api_keys/{keyId}).
 // The two keys of old are listed as full-scope keys and are not revoked here.
 import { useState } from 'preact/hooks';
-import { client, data, type Schemas } from '../api.ts';
+import { client, data, type Schemas, messageOf } from '../api.ts';
 import { useLoad } from '../load.ts';
 import { Heading, Pending, when, Problem, Notice, type Said } from '../ui.tsx';
 
@@ -30,7 +30,7 @@ function NewKey({ onCreated }: { onCreated(created: Schemas['ApiKeyCreated']): v
       setName('');
       onCreated(created);
     } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
+      setError(messageOf(err));
     }
   }
   const toggle = (s: Scope) => {
@@ -90,7 +90,7 @@ export function ApiKeys() {
       setNotice({ kind: 'good', text: `Revoked ${key.name} (${key.prefix}…).` });
       reload();
     } catch (err) {
-      setNotice({ kind: 'bad', text: err instanceof Error ? err.message : String(err) });
+      setNotice({ kind: 'bad', text: messageOf(err) });
     }
   }
   return (

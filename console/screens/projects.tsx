@@ -6,7 +6,7 @@
 // make them (access.ts).
 import { useState } from 'preact/hooks';
 import { may } from '../access.ts';
-import { client, data, type Role, type Schemas } from '../api.ts';
+import { client, data, type Role, type Schemas, messageOf } from '../api.ts';
 import { Instruction } from '../instruction.tsx';
 import { useLoad } from '../load.ts';
 import { href, navigate, type Route } from '../route.ts';
@@ -18,29 +18,32 @@ type Project = Schemas['Project'];
 type Version = Schemas['ProjectParamVersion'];
 type TaskType = Schemas['TaskType'];
 
-const taskTypes: TaskType[] = [
-  'imageannotation',
-  'categorization',
-  'comparison',
-  'textcollection',
-  'namedentityrecognition',
-  'transcription',
-  'audiotranscription',
-  'documenttranscription',
-  'videoplaybackannotation',
-  'lidarsegmentation',
-  'annotation',
-  'pointannotation',
-  'lineannotation',
-  'polygonannotation',
-  'segmentannotation',
-  'datacollection',
-];
+/** Every task type a project may have, in the menu's order: a type the contract adds or drops is a compile error here. */
+const typeMenu: Record<TaskType, true> = {
+  imageannotation: true,
+  categorization: true,
+  comparison: true,
+  textcollection: true,
+  namedentityrecognition: true,
+  transcription: true,
+  audiotranscription: true,
+  documenttranscription: true,
+  videoplaybackannotation: true,
+  lidarsegmentation: true,
+  annotation: true,
+  pointannotation: true,
+  lineannotation: true,
+  polygonannotation: true,
+  segmentannotation: true,
+  datacollection: true,
+};
+const taskTypes = Object.keys(typeMenu) as TaskType[];
+
+/** Which of the three kinds of project it is. */
+const kindOf = (p: Project) => (p.rapid ? 'Rapid' : p.studio ? 'Studio' : 'Standard');
 
 /** The address of a project's page. */
 export const projectHref = (name: string, query: Record<string, string> = {}) => href(`projects/${encodeURIComponent(name)}`, query);
-
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 function NewProject() {
   const [name, setName] = useState('');
@@ -55,7 +58,7 @@ function NewProject() {
       const project = await data(client.POST('/v1/projects', { body, headers: { 'Idempotency-Key': crypto.randomUUID() } }));
       navigate(projectHref(project.name));
     } catch (err) {
-      setError(message(err));
+      setError(messageOf(err));
     }
   }
   return (
@@ -127,7 +130,7 @@ export function ProjectsScreen({ route, role }: { route: Route; role: Role }) {
                       <td>{p.type}</td>
                       <td>{when(p.created_at)}</td>
                       <td>{p.param_history.length}</td>
-                      <td>{p.rapid ? 'Rapid' : p.studio ? 'Studio' : 'Standard'}</td>
+                      <td>{kindOf(p)}</td>
                     </tr>
                   ))}
               </tbody>
@@ -158,7 +161,7 @@ function NewVersion({ project, onSaved }: { project: Project; onSaved(p: Project
     try {
       params = JSON.parse(others || '{}');
     } catch (err) {
-      return setError(`The other parameters are not JSON: ${message(err)}`);
+      return setError(`The other parameters are not JSON: ${messageOf(err)}`);
     }
     if (!params || typeof params !== 'object' || Array.isArray(params))
       return setError('The other parameters must be a JSON object, as {"objects_to_annotate": ["car"]}.');
@@ -166,7 +169,7 @@ function NewVersion({ project, onSaved }: { project: Project; onSaved(p: Project
       const body = { ...(params as Record<string, unknown>), instruction };
       onSaved(await data(client.POST('/v1/projects/{projectName}/setParams', { params: { path: { projectName: project.name } }, body })));
     } catch (err) {
-      setError(message(err));
+      setError(messageOf(err));
     }
   }
   return (
@@ -356,7 +359,7 @@ export function ProjectView({ route, role }: { route: Route; role: Role }) {
       setSaved(p);
       setNotice({ kind: 'good', text: p.archived ? `Archived ${p.name}: it takes no new task.` : `${p.name} is in use again.` });
     } catch (err) {
-      setNotice({ kind: 'bad', text: message(err) });
+      setNotice({ kind: 'bad', text: messageOf(err) });
     }
   }
   return (
@@ -380,7 +383,7 @@ export function ProjectView({ route, role }: { route: Route; role: Role }) {
                   <dt>Created</dt>
                   <dd>{when(project.created_at)}</dd>
                   <dt>Kind</dt>
-                  <dd>{project.rapid ? 'Rapid' : project.studio ? 'Studio' : 'Standard'}</dd>
+                  <dd>{kindOf(project)}</dd>
                   <dt>Archived</dt>
                   <dd>{project.archived ? 'yes: it takes no new task' : 'no'}</dd>
                 </dl>

@@ -4,7 +4,7 @@
 // from is said: set on the project, or the default (nothing set).
 import { useState } from 'preact/hooks';
 import { may } from '../access.ts';
-import { client, data, type Role, type Schemas } from '../api.ts';
+import { client, data, type Role, type Schemas, messageOf } from '../api.ts';
 import { useLoad } from '../load.ts';
 import { Pending, when, Problem } from '../ui.tsx';
 
@@ -78,7 +78,7 @@ function StaffingForm({
       const body = { attempt, review, review_sampling: { new_worker_tasks: Number(newWorkerTasks), rate: Number(rate) } };
       onSaved(await data(client.PUT('/v1/projects/{projectName}/staffing', { params: { path: { projectName: project } }, body })));
     } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
+      setError(messageOf(err));
     }
   }
   return (

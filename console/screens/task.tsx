@@ -10,7 +10,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Player, PlayerFactory } from '../../label/players/types.ts';
 import type { Assignment, Draft } from '../../label/api.ts';
 import { may } from '../access.ts';
-import { client, data, type Role, type Schemas } from '../api.ts';
+import { client, data, type Role, type Schemas, messageOf } from '../api.ts';
 import { Instruction, media } from '../instruction.tsx';
 import { useLoad } from '../load.ts';
 import { href, type Route } from '../route.ts';
@@ -205,7 +205,7 @@ function Deliveries({ task, role }: { task: Task; role: Role }) {
       setNotice({ kind: 'good', text: 'The callback is queued again.' });
       reload();
     } catch (err) {
-      setNotice({ kind: 'bad', text: err instanceof Error ? err.message : String(err) });
+      setNotice({ kind: 'bad', text: messageOf(err) });
     }
   }
   return (
@@ -282,7 +282,7 @@ function Review({ task, onReviewed }: { task: Task; onReviewed(): void }) {
       setRemarks('');
       onReviewed();
     } catch (err) {
-      setError(err instanceof Error ? err.message : String(err));
+      setError(messageOf(err));
     }
     setBusy(false);
   }

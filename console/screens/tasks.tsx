@@ -6,7 +6,7 @@
 // pending matches. Cancel is offered to the roles that may call it (access.ts).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { may } from '../access.ts';
-import { ApiError, client, data, type Role, type Schemas } from '../api.ts';
+import { ApiError, client, data, type Role, type Schemas, messageOf } from '../api.ts';
 import { useLoad } from '../load.ts';
 import { href, navigate, type Route } from '../route.ts';
 import { FilterForm, type FilterFields, filterNames } from '../filters.tsx';
@@ -198,7 +198,7 @@ export function TasksScreen({ route, role }: { route: Route; role: Role }) {
       }
       setNotice({ kind: 'good', text: `Canceled ${total} pending task${total === 1 ? '' : 's'} that matched the filters.` });
     } catch (err) {
-      setNotice({ kind: 'bad', text: `Canceled ${total}, then: ${err instanceof Error ? err.message : String(err)}` });
+      setNotice({ kind: 'bad', text: `Canceled ${total}, then: ${messageOf(err)}` });
     }
     setBusy(false);
     setSelected(new Set());

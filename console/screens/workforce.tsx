@@ -5,7 +5,7 @@
 // may make them (access.ts); who may work on which project is the project's staffing (projects.tsx).
 import { useState } from 'preact/hooks';
 import { may } from '../access.ts';
-import { client, data, type Role, type Schemas } from '../api.ts';
+import { client, data, type Role, type Schemas, messageOf } from '../api.ts';
 import { FilterForm, type FilterFields, filterNames } from '../filters.tsx';
 import { useLoad } from '../load.ts';
 import type { Route } from '../route.ts';
@@ -17,8 +17,6 @@ type WorkerRole = Schemas['WorkerRole'];
 const workerRoles: WorkerRole[] = ['labeler', 'reviewer', 'lead'];
 
 const fields: FilterFields = { choices: [['status', 'Status', ['active', 'paused', 'removed']]], texts: [], dates: [] };
-
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /** Checkboxes of a worker's roles. */
 function RoleChoice({ chosen, onChange, legend }: { chosen: WorkerRole[]; onChange(roles: WorkerRole[]): void; legend: string }) {
@@ -56,7 +54,7 @@ function NewWorker({ onCreated }: { onCreated(w: Schemas['WorkerCreated']): void
       setEmail('');
       setName('');
     } catch (err) {
-      setError(message(err));
+      setError(messageOf(err));
     }
   }
   return (
@@ -94,7 +92,7 @@ function WorkerRow({ worker, changes, onDone }: { worker: Worker; changes: boole
     try {
       onDone(await what());
     } catch (err) {
-      onDone(`${worker.display_name}: ${message(err)}`, 'bad');
+      onDone(`${worker.display_name}: ${messageOf(err)}`, 'bad');
     }
   };
   const removed = worker.status === 'removed';
